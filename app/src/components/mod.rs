@@ -1,0 +1,2 @@
+//! Widgets shared by several pages.
+pub mod hydration_marker;

@@ -1,0 +1,9 @@
+# Shared environment for the project's scripts: where tools and build output live.
+# Kept outside the clone so that a fresh clone on the same machine reuses them.
+# Source it; it does not install anything.
+CS_CACHE="${COUNTERSIGN_CACHE:-$HOME/.cache/countersign}"
+export CS_CACHE
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$CS_CACHE/target}"
+export PATH="$CS_CACHE/tools/bin:$CS_CACHE/npm/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+# Tell Playwright never to download a browser: Debian's chromium is used instead.
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1

@@ -1,0 +1,59 @@
+//! The one error type of the API. Every failure leaves as `{"error": {"code", "message", "details"?}}`.
+
+use axum::{
+    Json,
+    http::StatusCode,
+    response::{IntoResponse, Response},
+};
+use serde_json::{Value, json};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{message}")]
+    Unprocessable { message: String, details: Value },
+    /// Anything unexpected: logged in full, answered without detail.
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+impl ApiError {
+    fn status_and_code(&self) -> (StatusCode, &'static str) {
+        match self {
+            Self::BadRequest(_) => (StatusCode::BAD_REQUEST, "bad_request"),
+            Self::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
+            Self::Conflict(_) => (StatusCode::CONFLICT, "conflict"),
+            Self::Unprocessable { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "unprocessable"),
+            Self::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        }
+    }
+}
+
+/// Builds the JSON error body every error response uses.
+pub fn error_body(code: &str, message: &str, details: Option<&Value>) -> Value {
+    let mut error = json!({ "code": code, "message": message });
+    if let Some(details) = details {
+        error["details"] = details.clone();
+    }
+    json!({ "error": error })
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, code) = self.status_and_code();
+        let (message, details) = match &self {
+            Self::Internal(err) => {
+                tracing::error!(error = ?err, "internal error");
+                ("internal server error".to_owned(), None)
+            }
+            Self::Unprocessable { message, details } => (message.clone(), Some(details)),
+            other => (other.to_string(), None),
+        };
+        (status, Json(error_body(code, &message, details))).into_response()
+    }
+}

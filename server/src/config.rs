@@ -1,0 +1,83 @@
+//! Configuration from environment variables, with defaults that run the demo offline.
+
+use std::{net::SocketAddr, path::PathBuf};
+
+use anyhow::Context;
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Address to listen on; port 0 picks a free port (tests use it).
+    pub addr: SocketAddr,
+    /// `sqlite://…` URL of the database.
+    pub database_url: String,
+    /// `tracing` filter directives, e.g. `info,countersign=debug`.
+    pub log_filter: String,
+    /// Log one JSON object per line instead of human-readable text.
+    pub log_json: bool,
+    /// Where cargo-leptos wrote the site (`pkg/` with the WASM, JS and CSS).
+    pub site_root: PathBuf,
+}
+
+impl Config {
+    /// Reads `COUNTERSIGN_*` variables (and the `LEPTOS_*` ones cargo-leptos sets when it runs
+    /// the server).
+    pub fn from_env() -> anyhow::Result<Self> {
+        Self::from_lookup(|key| std::env::var(key).ok())
+    }
+
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> anyhow::Result<Self> {
+        let addr_text = get("COUNTERSIGN_ADDR")
+            .or_else(|| get("LEPTOS_SITE_ADDR"))
+            .unwrap_or_else(|| "127.0.0.1:3000".to_owned());
+        let addr = addr_text
+            .parse()
+            .with_context(|| format!("COUNTERSIGN_ADDR={addr_text:?} is not a socket address like 127.0.0.1:3000"))?;
+        let data_dir = PathBuf::from(get("COUNTERSIGN_DATA_DIR").unwrap_or_else(|| "data".to_owned()));
+        let database_url = get("DATABASE_URL")
+            .unwrap_or_else(|| format!("sqlite://{}", data_dir.join("countersign.db").display()));
+        if !database_url.starts_with("sqlite:") {
+            anyhow::bail!("DATABASE_URL={database_url:?}: only sqlite: URLs are supported");
+        }
+        let log_filter = get("RUST_LOG").unwrap_or_else(|| "info,countersign=debug".to_owned());
+        let log_json = matches!(get("COUNTERSIGN_LOG_JSON").as_deref(), Some("1" | "true"));
+        let site_root = PathBuf::from(
+            get("COUNTERSIGN_SITE_ROOT").or_else(|| get("LEPTOS_SITE_ROOT")).unwrap_or_else(|| "target/site".to_owned()),
+        );
+        Ok(Self { addr, database_url, log_filter, log_json, site_root })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn config(vars: &[(&str, &str)]) -> anyhow::Result<Config> {
+        let map: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Config::from_lookup(|k| map.get(k).cloned())
+    }
+
+    #[test]
+    fn defaults_run_the_demo_on_a_local_sqlite_file() {
+        let c = config(&[]).unwrap();
+        assert_eq!(c.addr.to_string(), "127.0.0.1:3000");
+        assert_eq!(c.database_url, "sqlite://data/countersign.db");
+    }
+
+    #[test]
+    fn the_data_dir_moves_the_default_database() {
+        let c = config(&[("COUNTERSIGN_DATA_DIR", "/var/lib/cs")]).unwrap();
+        assert_eq!(c.database_url, "sqlite:///var/lib/cs/countersign.db");
+    }
+
+    #[test]
+    fn a_bad_address_is_reported_with_its_variable() {
+        let err = config(&[("COUNTERSIGN_ADDR", "nope")]).unwrap_err().to_string();
+        assert!(err.contains("COUNTERSIGN_ADDR"), "{err}");
+    }
+
+    #[test]
+    fn a_non_sqlite_database_url_is_refused() {
+        assert!(config(&[("DATABASE_URL", "mysql://x")]).is_err());
+    }
+}

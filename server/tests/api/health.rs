@@ -1,0 +1,34 @@
+use crate::helpers::spawn_app;
+
+#[tokio::test]
+async fn healthz_reports_ok_with_a_reachable_database() {
+    let app = spawn_app().await;
+    let response = app.client.get(app.url("/healthz")).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let body: serde_json::Value = response.json().await.unwrap();
+    assert_eq!(body["status"], "ok");
+    assert_eq!(body["database"], "ok");
+}
+
+#[tokio::test]
+async fn the_database_file_is_created_and_migrated_on_start_up() {
+    let app = spawn_app().await;
+    assert!(app.data_dir.path().join("countersign.db").exists());
+}
+
+#[tokio::test]
+async fn the_home_page_is_server_rendered() {
+    let app = spawn_app().await;
+    let response = app.client.get(app.url("/")).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let html = response.text().await.unwrap();
+    assert!(html.contains("<h1>Countersign</h1>"), "{html}");
+    assert!(html.contains("/pkg/countersign.js"), "hydration script is linked: {html}");
+}
+
+#[tokio::test]
+async fn an_unknown_page_is_a_404() {
+    let app = spawn_app().await;
+    let response = app.client.get(app.url("/no/such/page")).send().await.unwrap();
+    assert_eq!(response.status(), 404);
+}
