@@ -2,6 +2,7 @@
 //! server (SSR) and the browser (hydrated WASM).
 
 pub mod components;
+pub mod domain;
 pub mod pages;
 
 use leptos::prelude::*;

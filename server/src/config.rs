@@ -1,6 +1,6 @@
 //! Configuration from environment variables, with defaults that run the demo offline.
 
-use std::{net::SocketAddr, path::PathBuf};
+use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
 use anyhow::Context;
 
@@ -16,6 +16,12 @@ pub struct Config {
     pub log_json: bool,
     /// Where cargo-leptos wrote the site (`pkg/` with the WASM, JS and CSS).
     pub site_root: PathBuf,
+    /// Agent configuration file (TOML); `None` uses the built-in demo configuration.
+    pub agents_path: Option<PathBuf>,
+    /// Largest request body accepted, in bytes (larger ones get 413).
+    pub body_limit: usize,
+    /// How often overdue approvals are looked for.
+    pub sweep_interval: Duration,
 }
 
 impl Config {
@@ -43,7 +49,17 @@ impl Config {
         let site_root = PathBuf::from(
             get("COUNTERSIGN_SITE_ROOT").or_else(|| get("LEPTOS_SITE_ROOT")).unwrap_or_else(|| "target/site".to_owned()),
         );
-        Ok(Self { addr, database_url, log_filter, log_json, site_root })
+        let agents_path = get("COUNTERSIGN_AGENTS").filter(|p| !p.is_empty()).map(PathBuf::from);
+        let body_limit = number(&get, "COUNTERSIGN_BODY_LIMIT", 64 * 1024)?;
+        let sweep_interval = Duration::from_millis(number(&get, "COUNTERSIGN_SWEEP_MS", 250)?.max(10) as u64);
+        Ok(Self { addr, database_url, log_filter, log_json, site_root, agents_path, body_limit, sweep_interval })
+    }
+}
+
+fn number(get: &impl Fn(&str) -> Option<String>, key: &str, default: usize) -> anyhow::Result<usize> {
+    match get(key) {
+        None => Ok(default),
+        Some(text) => text.trim().parse().with_context(|| format!("{key}={text:?} is not a whole number")),
     }
 }
 
@@ -74,6 +90,12 @@ mod tests {
     fn a_bad_address_is_reported_with_its_variable() {
         let err = config(&[("COUNTERSIGN_ADDR", "nope")]).unwrap_err().to_string();
         assert!(err.contains("COUNTERSIGN_ADDR"), "{err}");
+    }
+
+    #[test]
+    fn a_bad_number_is_reported_with_its_variable() {
+        let err = config(&[("COUNTERSIGN_BODY_LIMIT", "lots")]).unwrap_err().to_string();
+        assert!(err.contains("COUNTERSIGN_BODY_LIMIT"), "{err}");
     }
 
     #[test]

@@ -1,8 +1,14 @@
 //! Countersign server: HTTP API, SSE, server-side rendering and the durable approval engine.
 
+pub mod agents;
 pub mod api;
+pub mod bus;
 pub mod config;
+pub mod model;
+pub mod orchestrator;
+pub mod policy;
 pub mod startup;
 pub mod state;
 pub mod store;
 pub mod telemetry;
+pub mod tools;

@@ -1,9 +1,10 @@
-//! Builds the application (database, router, Leptos SSR) and serves it.
+//! Builds the application (database, agents, orchestrator, router, Leptos SSR) and serves it
+//! with its background sweeper beside it.
 
 use std::{net::SocketAddr, sync::Arc};
 
 use anyhow::Context;
-use axum::Router;
+use axum::{Router, extract::DefaultBodyLimit};
 use leptos::prelude::LeptosOptions;
 use leptos_axum::{LeptosRoutes, generate_route_list};
 use tokio::net::TcpListener;
@@ -11,18 +12,49 @@ use tower_http::trace::TraceLayer;
 use tower_sessions::{Expiry, SessionManagerLayer, cookie::SameSite};
 use tower_sessions_sqlx_store::SqliteStore;
 
-use crate::{api, config::Config, state::AppState, store::Store};
+use crate::{
+    agents::AgentsConfig,
+    api,
+    bus::Bus,
+    config::Config,
+    model::{Model, scripted::ScriptedModel},
+    orchestrator::{BeforeCommitHook, Orchestrator, sweeper},
+    state::AppState,
+    store::Store,
+    tools::Registry,
+};
+
+/// Parts tests (and later, configuration) may replace.
+#[derive(Default)]
+pub struct Parts {
+    pub model: Option<Arc<dyn Model>>,
+    pub before_commit: Option<BeforeCommitHook>,
+}
 
 pub struct Application {
     listener: TcpListener,
     router: Router,
+    orchestrator: Arc<Orchestrator>,
+    sweep_interval: std::time::Duration,
 }
 
 impl Application {
     pub async fn build(config: Config) -> anyhow::Result<Self> {
-        let store = Store::connect(&config.database_url).await?;
+        Self::build_with(config, Parts::default()).await
+    }
+
+    pub async fn build_with(config: Config, parts: Parts) -> anyhow::Result<Self> {
+        let tools = Arc::new(Registry::builtin());
+        let agents = Arc::new(match &config.agents_path {
+            Some(path) => AgentsConfig::load(path, &tools)?,
+            None => AgentsConfig::demo(&tools)?,
+        });
+        let store = Store::connect(&config.database_url, Bus::default()).await?;
         let sessions = SqliteStore::new(store.pool().clone());
         sessions.migrate().await.context("failed to create the session table")?;
+
+        let model = parts.model.unwrap_or_else(|| Arc::new(ScriptedModel::default()));
+        let orchestrator = Orchestrator::new(store.clone(), model, tools, agents, parts.before_commit);
 
         let listener = TcpListener::bind(config.addr)
             .await
@@ -33,7 +65,9 @@ impl Application {
             .site_root(config.site_root.to_string_lossy().into_owned())
             .site_addr(addr)
             .build();
-        let state = AppState { leptos_options, store, config: Arc::new(config) };
+        let sweep_interval = config.sweep_interval;
+        let body_limit = config.body_limit;
+        let state = AppState { leptos_options, store, orchestrator: orchestrator.clone(), config: Arc::new(config) };
 
         let session_layer = SessionManagerLayer::new(sessions)
             .with_same_site(SameSite::Lax)
@@ -49,24 +83,30 @@ impl Application {
                 move || app::shell(options.clone())
             })
             .fallback(leptos_axum::file_and_error_handler::<AppState, _>(app::shell))
+            .layer(DefaultBodyLimit::max(body_limit))
             .layer(session_layer)
             .layer(TraceLayer::new_for_http())
             .with_state(state);
-        Ok(Self { listener, router })
+        Ok(Self { listener, router, orchestrator, sweep_interval })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
         self.listener.local_addr().expect("BUG: a bound listener has an address")
     }
 
-    /// Serves until Ctrl-C / SIGTERM.
+    /// Resumes interrupted tasks, then serves until Ctrl-C / SIGTERM with the sweeper beside it.
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
+        let resumed = sweeper::resume_all(&self.orchestrator).await?;
+        if resumed > 0 {
+            tracing::info!(resumed, "resumed tasks left mid-way");
+        }
         // Printed on stdout (not only logged) so scripts and tests can find the chosen port.
         println!("Countersign listening on http://{}", self.local_addr());
-        axum::serve(self.listener, self.router)
-            .with_graceful_shutdown(shutdown_signal())
-            .await
-            .context("server error")
+        let server = axum::serve(self.listener, self.router).with_graceful_shutdown(shutdown_signal());
+        tokio::select! {
+            result = server => result.context("server error"),
+            () = sweeper::run(self.orchestrator, self.sweep_interval) => Ok(()),
+        }
     }
 }
 

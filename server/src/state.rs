@@ -1,13 +1,16 @@
 //! The one application state shared by every handler.
 
+use std::sync::Arc;
+
 use axum::extract::FromRef;
 use leptos::prelude::LeptosOptions;
 
-use crate::{config::Config, store::Store};
+use crate::{config::Config, orchestrator::Orchestrator, store::Store};
 
 #[derive(Clone, FromRef)]
 pub struct AppState {
     pub leptos_options: LeptosOptions,
     pub store: Store,
-    pub config: std::sync::Arc<Config>,
+    pub orchestrator: Arc<Orchestrator>,
+    pub config: Arc<Config>,
 }

@@ -15,6 +15,10 @@ pub enum ApiError {
     NotFound(String),
     #[error("{0}")]
     Conflict(String),
+    #[error("{0}")]
+    PayloadTooLarge(String),
+    #[error("{0}")]
+    UnsupportedMediaType(String),
     #[error("{message}")]
     Unprocessable { message: String, details: Value },
     /// Anything unexpected: logged in full, answered without detail.
@@ -28,6 +32,8 @@ impl ApiError {
             Self::BadRequest(_) => (StatusCode::BAD_REQUEST, "bad_request"),
             Self::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
             Self::Conflict(_) => (StatusCode::CONFLICT, "conflict"),
+            Self::PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
+            Self::UnsupportedMediaType(_) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"),
             Self::Unprocessable { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "unprocessable"),
             Self::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         }
@@ -55,5 +61,17 @@ impl IntoResponse for ApiError {
             other => (other.to_string(), None),
         };
         (status, Json(error_body(code, &message, details))).into_response()
+    }
+}
+
+impl From<crate::orchestrator::DecisionError> for ApiError {
+    fn from(err: crate::orchestrator::DecisionError) -> Self {
+        use crate::orchestrator::DecisionError as E;
+        match err {
+            E::NotFound(m) => Self::NotFound(m),
+            E::Conflict(m) => Self::Conflict(m),
+            E::Invalid { message, details } => Self::Unprocessable { message, details: Value::Array(details) },
+            E::Internal(e) => Self::Internal(e),
+        }
     }
 }

@@ -1,15 +1,30 @@
 //! The REST API and SSE routes, one module per resource, merged into one router.
 
+mod approvals;
+mod conversations;
 pub mod error;
+mod extract;
 mod health;
+pub mod openapi;
+mod orders;
 mod stream;
+mod tasks;
 
-use axum::Router;
+use axum::{Router, routing::any};
 
 use crate::state::AppState;
 
 pub use error::ApiError;
 
 pub fn router() -> Router<AppState> {
-    Router::new().merge(health::router()).merge(stream::router())
+    Router::new()
+        .merge(health::router())
+        .merge(stream::router())
+        .merge(conversations::router())
+        .merge(approvals::router())
+        .merge(tasks::router())
+        .merge(orders::router())
+        .merge(openapi::router())
+        // Unknown API paths get the JSON error shape, not the app's HTML 404 page.
+        .route("/api/{*rest}", any(|| async { ApiError::NotFound("no such API route".into()) }))
 }

@@ -1,0 +1,224 @@
+//! The event log of a conversation (DESIGN decision 1). Every event has a per-conversation
+//! sequence number; the SSE stream sends `body.name()` as the event name and `seq` as its `id:`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One stored event of a conversation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    pub seq: i64,
+    pub conversation_id: String,
+    /// RFC 3339 time the event was appended.
+    pub at: String,
+    #[serde(flatten)]
+    pub body: EventBody,
+}
+
+/// What happened. Serialized with `"type": "<kebab-case name>"`, which is also the SSE event name.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum EventBody {
+    UserMessage {
+        task_id: String,
+        text: String,
+    },
+    AssistantMessage {
+        task_id: String,
+        text: String,
+    },
+    /// The model proposed a call. Every call gets one, gated or not.
+    ToolCall {
+        task_id: String,
+        call_id: String,
+        tool: String,
+        agent: String,
+        args: Value,
+        summary: String,
+        risk: Risk,
+    },
+    /// A gate stopped the call; it waits for a human until `deadline`.
+    ApprovalRequired {
+        task_id: String,
+        approval_id: String,
+        call_id: String,
+        tool: String,
+        args: Value,
+        gate: String,
+        summary: String,
+        risk: Risk,
+        /// RFC 3339.
+        deadline: String,
+    },
+    ApprovalDecided {
+        task_id: String,
+        approval_id: String,
+        call_id: String,
+        outcome: ApprovalOutcome,
+        /// Who decided: a user name, or `system` for timeouts and aborts.
+        decided_by: String,
+        reason: Option<String>,
+        original_args: Value,
+        /// Present when the human changed the arguments before approving.
+        edited_args: Option<Value>,
+    },
+    ToolStarted {
+        task_id: String,
+        call_id: String,
+    },
+    ToolResult {
+        task_id: String,
+        call_id: String,
+        /// `false` when the tool failed (or was interrupted); the output then describes the error.
+        ok: bool,
+        output: Value,
+    },
+    TaskStatus {
+        task_id: String,
+        status: TaskStatus,
+        message: Option<String>,
+    },
+}
+
+impl EventBody {
+    /// The SSE event name (kebab-case), e.g. `approval-required`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::UserMessage { .. } => "user-message",
+            Self::AssistantMessage { .. } => "assistant-message",
+            Self::ToolCall { .. } => "tool-call",
+            Self::ApprovalRequired { .. } => "approval-required",
+            Self::ApprovalDecided { .. } => "approval-decided",
+            Self::ToolStarted { .. } => "tool-started",
+            Self::ToolResult { .. } => "tool-result",
+            Self::TaskStatus { .. } => "task-status",
+        }
+    }
+
+    pub fn task_id(&self) -> &str {
+        match self {
+            Self::UserMessage { task_id, .. }
+            | Self::AssistantMessage { task_id, .. }
+            | Self::ToolCall { task_id, .. }
+            | Self::ApprovalRequired { task_id, .. }
+            | Self::ApprovalDecided { task_id, .. }
+            | Self::ToolStarted { task_id, .. }
+            | Self::ToolResult { task_id, .. }
+            | Self::TaskStatus { task_id, .. } => task_id,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Risk {
+    Low,
+    Medium,
+    High,
+}
+
+impl Risk {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+        }
+    }
+}
+
+/// How an approval ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalOutcome {
+    Approved,
+    Rejected,
+    /// The deadline passed and the timeout action rejected it.
+    Expired,
+    /// The task was aborted while the approval was pending.
+    Canceled,
+}
+
+impl ApprovalOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Approved => "approved",
+            Self::Rejected => "rejected",
+            Self::Expired => "expired",
+            Self::Canceled => "canceled",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    Working,
+    InputRequired,
+    Completed,
+    Failed,
+    Canceled,
+}
+
+impl TaskStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Working => "working",
+            Self::InputRequired => "input_required",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Canceled => "canceled",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "working" => Self::Working,
+            "input_required" => Self::InputRequired,
+            "completed" => Self::Completed,
+            "failed" => Self::Failed,
+            "canceled" => Self::Canceled,
+            _ => return None,
+        })
+    }
+
+    /// A finished task accepts no more decisions and lets the user send the next message.
+    pub fn is_final(self) -> bool {
+        matches!(self, Self::Completed | Self::Failed | Self::Canceled)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn events_serialize_with_their_kebab_case_name_as_type() {
+        let body = EventBody::TaskStatus { task_id: "t".into(), status: TaskStatus::InputRequired, message: None };
+        let v = serde_json::to_value(&body).unwrap();
+        assert_eq!(v["type"], "task-status");
+        assert_eq!(v["status"], "input_required");
+        assert_eq!(body.name(), "task-status");
+    }
+
+    #[test]
+    fn an_event_round_trips_through_json() {
+        let e = Event {
+            seq: 3,
+            conversation_id: "c".into(),
+            at: "2026-11-21T10:00:00Z".into(),
+            body: EventBody::ToolResult { task_id: "t".into(), call_id: "k".into(), ok: true, output: json!({"a": 1}) },
+        };
+        let text = serde_json::to_string(&e).unwrap();
+        assert_eq!(serde_json::from_str::<Event>(&text).unwrap(), e);
+    }
+
+    #[test]
+    fn task_status_parses_what_it_prints() {
+        for s in [TaskStatus::Working, TaskStatus::InputRequired, TaskStatus::Completed, TaskStatus::Failed, TaskStatus::Canceled] {
+            assert_eq!(TaskStatus::parse(s.as_str()), Some(s));
+        }
+        assert_eq!(TaskStatus::parse("paused"), None);
+    }
+}

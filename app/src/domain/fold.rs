@@ -1,0 +1,412 @@
+//! The one fold from a conversation's events to what the UI shows (DESIGN decision 1).
+//! The server runs it to render a page and to answer `GET /api/conversations/{id}`; the browser
+//! runs the same `apply` on every live SSE event. Nothing else decides a card's state.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::event::{ApprovalOutcome, Event, EventBody, Risk, TaskStatus};
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ConversationView {
+    /// Sequence number of the last event folded in; live events at or below it are ignored.
+    pub last_seq: i64,
+    pub items: Vec<Item>,
+    pub tasks: Vec<TaskView>,
+}
+
+/// One entry of the chat, in the order it happened. Decisions are not items: they change cards.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Item {
+    User { seq: i64, task_id: String, text: String },
+    Assistant { seq: i64, task_id: String, text: String },
+    Card(Card),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskView {
+    pub task_id: String,
+    pub status: TaskStatus,
+    pub message: Option<String>,
+}
+
+/// What the UI shows for one tool call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Card {
+    pub call_id: String,
+    pub task_id: String,
+    pub tool: String,
+    pub agent: String,
+    pub summary: String,
+    /// The arguments the call runs (or ran) with: the edited ones after an edit.
+    pub args: Value,
+    pub risk: Risk,
+    pub status: CardStatus,
+    pub approval: Option<CardApproval>,
+    pub decision: Option<CardDecision>,
+    /// The tool's output (or error description) once it finished.
+    pub result: Option<Value>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CardApproval {
+    pub approval_id: String,
+    pub gate: String,
+    /// RFC 3339.
+    pub deadline: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CardDecision {
+    pub outcome: ApprovalOutcome,
+    pub decided_by: String,
+    pub reason: Option<String>,
+    pub original_args: Value,
+    pub edited_args: Option<Value>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CardStatus {
+    Requested,
+    PendingApproval,
+    Approved,
+    Rejected,
+    Expired,
+    Canceled,
+    Executing,
+    Completed,
+    Failed,
+}
+
+impl CardStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Requested => "requested",
+            Self::PendingApproval => "pending_approval",
+            Self::Approved => "approved",
+            Self::Rejected => "rejected",
+            Self::Expired => "expired",
+            Self::Canceled => "canceled",
+            Self::Executing => "executing",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+        }
+    }
+
+    /// The call was refused: it never ran, whatever result the model was told.
+    fn is_refused(self) -> bool {
+        matches!(self, Self::Rejected | Self::Expired | Self::Canceled)
+    }
+}
+
+/// Folds a whole event log.
+pub fn fold<'a>(events: impl IntoIterator<Item = &'a Event>) -> ConversationView {
+    let mut view = ConversationView::default();
+    for event in events {
+        view.apply(event);
+    }
+    view
+}
+
+impl ConversationView {
+    /// Applies one event. Events at or below `last_seq` were already applied and are skipped,
+    /// so replaying an overlap (server render, then SSE from the same point) changes nothing.
+    pub fn apply(&mut self, event: &Event) {
+        if event.seq <= self.last_seq {
+            return;
+        }
+        self.last_seq = event.seq;
+        match &event.body {
+            EventBody::UserMessage { task_id, text } => {
+                self.items.push(Item::User { seq: event.seq, task_id: task_id.clone(), text: text.clone() })
+            }
+            EventBody::AssistantMessage { task_id, text } => {
+                self.items.push(Item::Assistant { seq: event.seq, task_id: task_id.clone(), text: text.clone() })
+            }
+            EventBody::ToolCall { task_id, call_id, tool, agent, args, summary, risk } => self.items.push(Item::Card(Card {
+                call_id: call_id.clone(),
+                task_id: task_id.clone(),
+                tool: tool.clone(),
+                agent: agent.clone(),
+                summary: summary.clone(),
+                args: args.clone(),
+                risk: *risk,
+                status: CardStatus::Requested,
+                approval: None,
+                decision: None,
+                result: None,
+            })),
+            EventBody::ApprovalRequired { call_id, approval_id, gate, deadline, args, summary, risk, .. } => {
+                if let Some(card) = self.card_mut(call_id) {
+                    card.status = CardStatus::PendingApproval;
+                    card.args = args.clone();
+                    card.summary = summary.clone();
+                    card.risk = *risk;
+                    card.approval =
+                        Some(CardApproval { approval_id: approval_id.clone(), gate: gate.clone(), deadline: deadline.clone() });
+                }
+            }
+            EventBody::ApprovalDecided { call_id, outcome, decided_by, reason, original_args, edited_args, .. } => {
+                if let Some(card) = self.card_mut(call_id) {
+                    card.status = match outcome {
+                        ApprovalOutcome::Approved => CardStatus::Approved,
+                        ApprovalOutcome::Rejected => CardStatus::Rejected,
+                        ApprovalOutcome::Expired => CardStatus::Expired,
+                        ApprovalOutcome::Canceled => CardStatus::Canceled,
+                    };
+                    if let Some(edited) = edited_args {
+                        card.args = edited.clone();
+                    }
+                    card.decision = Some(CardDecision {
+                        outcome: *outcome,
+                        decided_by: decided_by.clone(),
+                        reason: reason.clone(),
+                        original_args: original_args.clone(),
+                        edited_args: edited_args.clone(),
+                    });
+                }
+            }
+            EventBody::ToolStarted { call_id, .. } => {
+                if let Some(card) = self.card_mut(call_id) {
+                    card.status = CardStatus::Executing;
+                }
+            }
+            EventBody::ToolResult { call_id, ok, output, .. } => {
+                if let Some(card) = self.card_mut(call_id) {
+                    if !card.status.is_refused() {
+                        card.status = if *ok { CardStatus::Completed } else { CardStatus::Failed };
+                    }
+                    card.result = Some(output.clone());
+                }
+            }
+            EventBody::TaskStatus { task_id, status, message } => {
+                let view = TaskView { task_id: task_id.clone(), status: *status, message: message.clone() };
+                match self.tasks.iter_mut().find(|t| &t.task_id == task_id) {
+                    Some(existing) => *existing = view,
+                    None => self.tasks.push(view),
+                }
+            }
+        }
+    }
+
+    fn card_mut(&mut self, call_id: &str) -> Option<&mut Card> {
+        // Newest first: the call being decided is almost always near the end.
+        self.items.iter_mut().rev().find_map(|item| match item {
+            Item::Card(card) if card.call_id == call_id => Some(card),
+            _ => None,
+        })
+    }
+
+    pub fn cards(&self) -> impl Iterator<Item = &Card> {
+        self.items.iter().filter_map(|item| match item {
+            Item::Card(card) => Some(card),
+            _ => None,
+        })
+    }
+
+    pub fn card(&self, call_id: &str) -> Option<&Card> {
+        self.cards().find(|c| c.call_id == call_id)
+    }
+
+    pub fn pending_count(&self) -> usize {
+        self.cards().filter(|c| c.status == CardStatus::PendingApproval).count()
+    }
+
+    /// The most recent task, which decides whether the composer is usable.
+    pub fn current_task(&self) -> Option<&TaskView> {
+        self.tasks.last()
+    }
+
+    pub fn task(&self, task_id: &str) -> Option<&TaskView> {
+        self.tasks.iter().find(|t| t.task_id == task_id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Builds a log with consecutive sequence numbers.
+    struct Log(Vec<Event>);
+
+    impl Log {
+        fn new() -> Self {
+            Self(Vec::new())
+        }
+        fn push(&mut self, body: EventBody) -> &mut Self {
+            let seq = self.0.len() as i64 + 1;
+            self.0.push(Event { seq, conversation_id: "c1".into(), at: "2026-11-21T10:00:00Z".into(), body });
+            self
+        }
+        fn user(&mut self, task: &str, text: &str) -> &mut Self {
+            self.push(EventBody::UserMessage { task_id: task.into(), text: text.into() })
+        }
+        fn call(&mut self, task: &str, call: &str, args: Value) -> &mut Self {
+            self.push(EventBody::ToolCall {
+                task_id: task.into(),
+                call_id: call.into(),
+                tool: "process_refund".into(),
+                agent: "support".into(),
+                args,
+                summary: format!("refund for {call}"),
+                risk: Risk::High,
+            })
+        }
+        fn gate(&mut self, task: &str, call: &str, args: Value) -> &mut Self {
+            self.push(EventBody::ApprovalRequired {
+                task_id: task.into(),
+                approval_id: format!("a-{call}"),
+                call_id: call.into(),
+                tool: "process_refund".into(),
+                args,
+                gate: "refunds".into(),
+                summary: format!("refund for {call}"),
+                risk: Risk::High,
+                deadline: "2026-11-21T10:05:00Z".into(),
+            })
+        }
+        fn decide(&mut self, task: &str, call: &str, outcome: ApprovalOutcome, edited: Option<Value>) -> &mut Self {
+            self.push(EventBody::ApprovalDecided {
+                task_id: task.into(),
+                approval_id: format!("a-{call}"),
+                call_id: call.into(),
+                outcome,
+                decided_by: "ada".into(),
+                reason: (outcome != ApprovalOutcome::Approved).then(|| "no".to_string()),
+                original_args: json!({"order_id": 1}),
+                edited_args: edited,
+            })
+        }
+        fn started(&mut self, task: &str, call: &str) -> &mut Self {
+            self.push(EventBody::ToolStarted { task_id: task.into(), call_id: call.into() })
+        }
+        fn result(&mut self, task: &str, call: &str, ok: bool) -> &mut Self {
+            self.push(EventBody::ToolResult { task_id: task.into(), call_id: call.into(), ok, output: json!({"ok": ok}) })
+        }
+        fn status(&mut self, task: &str, status: TaskStatus) -> &mut Self {
+            self.push(EventBody::TaskStatus { task_id: task.into(), status, message: None })
+        }
+        fn view(&self) -> ConversationView {
+            fold(&self.0)
+        }
+    }
+
+    fn statuses(view: &ConversationView) -> Vec<(&str, CardStatus)> {
+        view.cards().map(|c| (c.call_id.as_str(), c.status)).collect()
+    }
+
+    #[test]
+    fn an_ungated_call_goes_requested_executing_completed() {
+        let mut log = Log::new();
+        log.user("t", "hi").call("t", "k1", json!({}));
+        assert_eq!(statuses(&log.view()), [("k1", CardStatus::Requested)]);
+        log.started("t", "k1");
+        assert_eq!(statuses(&log.view()), [("k1", CardStatus::Executing)]);
+        log.result("t", "k1", true);
+        assert_eq!(statuses(&log.view()), [("k1", CardStatus::Completed)]);
+    }
+
+    #[test]
+    fn a_gated_call_waits_then_follows_its_approval_to_completion() {
+        let mut log = Log::new();
+        log.user("t", "refund").call("t", "k1", json!({"order_id": 1})).gate("t", "k1", json!({"order_id": 1}));
+        log.status("t", TaskStatus::InputRequired);
+        let view = log.view();
+        assert_eq!(statuses(&view), [("k1", CardStatus::PendingApproval)]);
+        assert_eq!(view.pending_count(), 1);
+        assert_eq!(view.card("k1").unwrap().approval.as_ref().unwrap().approval_id, "a-k1");
+        assert_eq!(view.current_task().unwrap().status, TaskStatus::InputRequired);
+
+        log.decide("t", "k1", ApprovalOutcome::Approved, None);
+        assert_eq!(statuses(&log.view()), [("k1", CardStatus::Approved)]);
+        log.started("t", "k1").result("t", "k1", true).status("t", TaskStatus::Completed);
+        let view = log.view();
+        assert_eq!(statuses(&view), [("k1", CardStatus::Completed)]);
+        assert_eq!(view.pending_count(), 0);
+    }
+
+    #[test]
+    fn a_mixed_batch_keeps_rejected_cards_rejected_after_their_result() {
+        let mut log = Log::new();
+        log.user("t", "refund both");
+        for k in ["k1", "k2", "k3"] {
+            log.call("t", k, json!({})).gate("t", k, json!({}));
+        }
+        assert_eq!(log.view().pending_count(), 3);
+        log.decide("t", "k1", ApprovalOutcome::Approved, None).started("t", "k1").result("t", "k1", true);
+        log.decide("t", "k2", ApprovalOutcome::Rejected, None).result("t", "k2", false);
+        log.decide("t", "k3", ApprovalOutcome::Approved, None).started("t", "k3").result("t", "k3", false);
+        assert_eq!(
+            statuses(&log.view()),
+            [("k1", CardStatus::Completed), ("k2", CardStatus::Rejected), ("k3", CardStatus::Failed)]
+        );
+        assert_eq!(log.view().card("k2").unwrap().decision.as_ref().unwrap().reason.as_deref(), Some("no"));
+    }
+
+    #[test]
+    fn an_edit_replaces_the_card_args_and_keeps_the_original() {
+        let mut log = Log::new();
+        log.user("t", "refund").call("t", "k1", json!({"order_id": 1, "amount": 40})).gate("t", "k1", json!({"order_id": 1, "amount": 40}));
+        log.decide("t", "k1", ApprovalOutcome::Approved, Some(json!({"order_id": 1, "amount": 25})));
+        let view = log.view();
+        let card = view.card("k1").unwrap();
+        assert_eq!(card.args, json!({"order_id": 1, "amount": 25}));
+        assert_eq!(card.decision.as_ref().unwrap().original_args, json!({"order_id": 1}));
+        assert_eq!(card.decision.as_ref().unwrap().edited_args, Some(json!({"order_id": 1, "amount": 25})));
+    }
+
+    #[test]
+    fn a_timeout_expires_the_card() {
+        let mut log = Log::new();
+        log.user("t", "refund").call("t", "k1", json!({})).gate("t", "k1", json!({}));
+        log.decide("t", "k1", ApprovalOutcome::Expired, None).result("t", "k1", false);
+        assert_eq!(statuses(&log.view()), [("k1", CardStatus::Expired)]);
+    }
+
+    #[test]
+    fn an_abort_cancels_pending_cards_and_the_task() {
+        let mut log = Log::new();
+        log.user("t", "refund").call("t", "k1", json!({})).gate("t", "k1", json!({}));
+        log.decide("t", "k1", ApprovalOutcome::Canceled, None).status("t", TaskStatus::Canceled);
+        let view = log.view();
+        assert_eq!(statuses(&view), [("k1", CardStatus::Canceled)]);
+        assert_eq!(view.current_task().unwrap().status, TaskStatus::Canceled);
+    }
+
+    #[test]
+    fn replayed_events_are_ignored_so_an_overlap_duplicates_nothing() {
+        let mut log = Log::new();
+        log.user("t", "refund").call("t", "k1", json!({})).gate("t", "k1", json!({}));
+        let mut view = log.view();
+        for event in &log.0 {
+            view.apply(event);
+        }
+        assert_eq!(view, log.view());
+        assert_eq!(view.items.len(), 2);
+    }
+
+    #[test]
+    fn folding_incrementally_equals_folding_at_once() {
+        let mut log = Log::new();
+        log.user("t", "a").call("t", "k1", json!({})).gate("t", "k1", json!({})).decide("t", "k1", ApprovalOutcome::Rejected, None);
+        log.result("t", "k1", false).push(EventBody::AssistantMessage { task_id: "t".into(), text: "done".into() });
+        let (head, tail) = log.0.split_at(3);
+        let mut view = fold(head);
+        for e in tail {
+            view.apply(e);
+        }
+        assert_eq!(view, log.view());
+        assert!(matches!(view.items.last(), Some(Item::Assistant { text, .. }) if text == "done"));
+    }
+
+    #[test]
+    fn decision_events_never_become_chat_items() {
+        let mut log = Log::new();
+        log.user("t", "a").call("t", "k1", json!({})).gate("t", "k1", json!({})).decide("t", "k1", ApprovalOutcome::Approved, None);
+        let view = log.view();
+        assert_eq!(view.items.len(), 2, "one user bubble and one card: {:?}", view.items);
+    }
+}

@@ -1,0 +1,104 @@
+//! JSON bodies of the REST API, shared by the server and its Rust clients (the hydrated UI).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{ApprovalOutcome, Event, Risk, TaskStatus, fold::ConversationView};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Conversation {
+    pub id: String,
+    pub title: String,
+    pub agent: String,
+    pub created_at: String,
+    /// Sequence number of its newest event.
+    pub last_seq: i64,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewConversation {
+    pub title: Option<String>,
+    pub agent: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ConversationDetail {
+    pub conversation: Conversation,
+    pub events: Vec<Event>,
+    pub view: ConversationView,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewMessage {
+    pub text: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Task {
+    pub id: String,
+    pub conversation_id: String,
+    pub status: TaskStatus,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// One row of the approval queue.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Approval {
+    pub id: String,
+    pub conversation_id: String,
+    pub conversation_title: String,
+    pub task_id: String,
+    pub call_id: String,
+    pub agent: String,
+    pub tool: String,
+    pub args: Value,
+    pub gate: String,
+    pub summary: String,
+    pub risk: Risk,
+    /// `pending`, or how it ended.
+    pub state: String,
+    pub created_at: String,
+    pub deadline: String,
+    pub age_seconds: i64,
+    pub decided_at: Option<String>,
+    pub decided_by: Option<String>,
+    pub reason: Option<String>,
+    pub edited_args: Option<Value>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApproveRequest {
+    /// Replacement arguments; validated against the tool's JSON schema.
+    pub args: Option<Value>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RejectRequest {
+    pub reason: Option<String>,
+}
+
+/// What a decision endpoint answers.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DecisionOutcome {
+    pub approval_id: String,
+    pub call_id: String,
+    pub outcome: ApprovalOutcome,
+}
+
+/// A demo-domain order (the built-in tools act on these).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Order {
+    pub id: i64,
+    pub customer: String,
+    pub item: String,
+    /// Dollars.
+    pub amount: f64,
+    pub refunded: f64,
+    /// `open`, `canceled` or `refunded`.
+    pub status: String,
+}

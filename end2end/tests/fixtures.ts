@@ -1,0 +1,90 @@
+// A Countersign server per test worker: the real binary, a fresh SQLite file in a temporary
+// directory, a free port chosen by the OS. Stopped (and its data removed) when the worker ends.
+import { test as base, expect } from "@playwright/test";
+import { spawn, ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+export class Server {
+  url = "";
+  private proc?: ChildProcess;
+  readonly dataDir = mkdtempSync(path.join(tmpdir(), "countersign-e2e-"));
+
+  /** Starts the binary; with `port` it reuses a previous port (a restart the page can reconnect to). */
+  async start(port = 0): Promise<void> {
+    const bin = process.env.COUNTERSIGN_BIN;
+    const siteRoot = process.env.COUNTERSIGN_SITE_ROOT;
+    if (!bin || !siteRoot) throw new Error("COUNTERSIGN_BIN and COUNTERSIGN_SITE_ROOT must be set (run `make test`)");
+    const proc = spawn(bin, [], {
+      env: {
+        ...process.env,
+        COUNTERSIGN_ADDR: `127.0.0.1:${port}`,
+        COUNTERSIGN_DATA_DIR: this.dataDir,
+        COUNTERSIGN_SITE_ROOT: siteRoot,
+        RUST_LOG: process.env.E2E_SERVER_LOG ?? "warn",
+      },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    this.proc = proc;
+    this.url = await new Promise<string>((resolve, reject) => {
+      let seen = "";
+      const timer = setTimeout(() => reject(new Error(`server did not start: ${seen}`)), 30_000);
+      proc.stdout!.on("data", (chunk: Buffer) => {
+        seen += chunk.toString();
+        const match = seen.match(/listening on (http:\/\/\S+)/);
+        if (match) {
+          clearTimeout(timer);
+          resolve(match[1]);
+        }
+      });
+      proc.on("exit", (code) => {
+        clearTimeout(timer);
+        reject(new Error(`server exited with ${code}: ${seen}`));
+      });
+    });
+  }
+
+  get port(): number {
+    return Number(new URL(this.url).port);
+  }
+
+  async stop(signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
+    const proc = this.proc;
+    if (!proc || proc.exitCode !== null) return;
+    const exited = new Promise((resolve) => proc.once("exit", resolve));
+    proc.kill(signal);
+    await exited;
+  }
+
+  async restart(): Promise<void> {
+    const port = this.port;
+    await this.stop("SIGKILL");
+    await this.start(port);
+  }
+
+  cleanup(): void {
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+export const test = base.extend<{}, { server: Server }>({
+  server: [
+    async ({}, use) => {
+      const server = new Server();
+      await server.start();
+      await use(server);
+      await server.stop();
+      server.cleanup();
+    },
+    { scope: "worker" },
+  ],
+  baseURL: async ({ server }, use) => use(server.url),
+});
+
+/** Waits until the WASM client has hydrated the server-rendered page. */
+export async function waitForHydration(page: import("@playwright/test").Page): Promise<void> {
+  await expect(page.locator("#hydration-marker")).toHaveAttribute("data-hydrated", "true");
+}
+
+export { expect };

@@ -1,0 +1,93 @@
+-- The approval engine (DESIGN decisions 1-4). Times are Unix milliseconds (INTEGER).
+
+CREATE TABLE conversations (
+    id          TEXT PRIMARY KEY NOT NULL,
+    title       TEXT NOT NULL,
+    agent       TEXT NOT NULL,
+    created_at  INTEGER NOT NULL,
+    -- Sequence number of the newest event; bumped in the transaction that appends.
+    last_seq    INTEGER NOT NULL DEFAULT 0
+);
+
+-- One row per event, never updated: the truth of a conversation.
+CREATE TABLE events (
+    conversation_id TEXT NOT NULL REFERENCES conversations(id),
+    seq             INTEGER NOT NULL,
+    task_id         TEXT NOT NULL,
+    kind            TEXT NOT NULL,
+    body            TEXT NOT NULL,  -- JSON of app::domain::EventBody
+    created_at      INTEGER NOT NULL,
+    PRIMARY KEY (conversation_id, seq)
+);
+
+-- Projection: one row per user turn.
+CREATE TABLE tasks (
+    id              TEXT PRIMARY KEY NOT NULL,
+    conversation_id TEXT NOT NULL REFERENCES conversations(id),
+    status          TEXT NOT NULL CHECK (status IN ('working', 'input_required', 'completed', 'failed', 'canceled')),
+    -- Number of model steps taken; a bound against runaway loops.
+    steps           INTEGER NOT NULL DEFAULT 0,
+    created_at      INTEGER NOT NULL,
+    updated_at      INTEGER NOT NULL
+);
+CREATE INDEX tasks_by_conversation ON tasks (conversation_id, created_at);
+CREATE INDEX tasks_by_status ON tasks (status);
+
+-- Projection: one row per proposed tool call, with its execution state.
+CREATE TABLE tool_calls (
+    id              TEXT PRIMARY KEY NOT NULL,
+    task_id         TEXT NOT NULL REFERENCES tasks(id),
+    conversation_id TEXT NOT NULL REFERENCES conversations(id),
+    step            INTEGER NOT NULL,
+    position        INTEGER NOT NULL,
+    tool            TEXT NOT NULL,
+    args            TEXT NOT NULL,  -- JSON the call runs with (edited args after an edit)
+    state           TEXT NOT NULL CHECK (state IN (
+                        'pending_approval', 'approved', 'rejected', 'expired', 'canceled',
+                        'executing', 'succeeded', 'failed')),
+    created_at      INTEGER NOT NULL,
+    updated_at      INTEGER NOT NULL
+);
+CREATE INDEX tool_calls_by_task ON tool_calls (task_id, step, position);
+
+-- Projection: the approval queue. State machine enforced by conditional UPDATEs.
+CREATE TABLE approvals (
+    id              TEXT PRIMARY KEY NOT NULL,
+    call_id         TEXT NOT NULL UNIQUE REFERENCES tool_calls(id),
+    task_id         TEXT NOT NULL REFERENCES tasks(id),
+    conversation_id TEXT NOT NULL REFERENCES conversations(id),
+    agent           TEXT NOT NULL,
+    tool            TEXT NOT NULL,
+    args            TEXT NOT NULL,  -- JSON as proposed
+    gate            TEXT NOT NULL,
+    summary         TEXT NOT NULL,
+    risk            TEXT NOT NULL CHECK (risk IN ('low', 'medium', 'high')),
+    state           TEXT NOT NULL CHECK (state IN ('pending', 'approved', 'rejected', 'expired', 'canceled')),
+    timeout_action  TEXT NOT NULL CHECK (timeout_action IN ('reject', 'approve')),
+    created_at      INTEGER NOT NULL,
+    deadline        INTEGER NOT NULL,
+    decided_at      INTEGER,
+    decided_by      TEXT,
+    reason          TEXT,
+    edited_args     TEXT
+);
+CREATE INDEX approvals_by_state ON approvals (state, created_at);
+CREATE INDEX approvals_pending_deadline ON approvals (deadline) WHERE state = 'pending';
+CREATE INDEX approvals_by_task ON approvals (task_id);
+
+-- The demo domain the built-in tools act on.
+CREATE TABLE orders (
+    id             INTEGER PRIMARY KEY NOT NULL,
+    customer       TEXT NOT NULL,
+    item           TEXT NOT NULL,
+    amount_cents   INTEGER NOT NULL CHECK (amount_cents >= 0),
+    refunded_cents INTEGER NOT NULL DEFAULT 0 CHECK (refunded_cents >= 0 AND refunded_cents <= amount_cents),
+    status         TEXT NOT NULL CHECK (status IN ('open', 'canceled', 'refunded'))
+);
+INSERT INTO orders (id, customer, item, amount_cents, status) VALUES
+    (1001, 'alice', 'Espresso machine', 24900, 'open'),
+    (1002, 'alice', 'Coffee grinder', 8950, 'open'),
+    (1003, 'bob', 'Milk frother', 3999, 'open'),
+    (1004, 'bob', 'Barista course', 120000, 'open'),
+    (1005, 'carol', 'Descaling kit', 1500, 'open'),
+    (1006, 'alice', 'Travel mug', 2500, 'open');

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Builds Countersign in release mode and serves it (default http://127.0.0.1:3000).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+. scripts/env.sh
+bash scripts/install-tools.sh
+echo "[run] building (release; the first build takes several minutes) ..."
+# cargo-leptos passes LEPTOS_SITE_ADDR (127.0.0.1:3000); COUNTERSIGN_ADDR overrides it.
+exec cargo leptos serve --release

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Runs every test: Rust unit + integration tests, then the Playwright suite in Debian chromium
+# against a debug build of the site (each test worker starts its own server on a free port).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+. scripts/env.sh
+bash scripts/install-tools.sh --with-browser
+
+# cargo-leptos builds debug code with `--cfg erase_components`; giving cargo test the same flags
+# lets both share one build instead of compiling the workspace twice.
+echo "[test] unit and integration tests"
+RUSTFLAGS="--cfg erase_components" cargo test -p app -p server
+
+echo "[test] building the site (debug) for the end-to-end tests"
+cargo leptos build
+
+echo "[test] end-to-end tests (Playwright, Debian chromium)"
+cd end2end
+COUNTERSIGN_BIN="$CARGO_TARGET_DIR/debug/countersign" \
+COUNTERSIGN_SITE_ROOT="$CARGO_TARGET_DIR/site" \
+  npx playwright test

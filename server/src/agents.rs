@@ -1,0 +1,261 @@
+//! Agent configuration: which tools each agent has and which gates stop its calls.
+//! Read from a TOML file (`COUNTERSIGN_AGENTS`) or the built-in demo configuration, and
+//! validated at start-up with errors that name the file, the agent and the key.
+
+use std::{collections::BTreeSet, path::Path, time::Duration};
+
+use anyhow::{Context, bail};
+use serde::Deserialize;
+
+use crate::tools::Registry;
+
+/// The demo configuration used when no file is given.
+pub const DEMO_TOML: &str = include_str!("agents.demo.toml");
+
+#[derive(Clone, Debug)]
+pub struct AgentsConfig {
+    pub agents: Vec<Agent>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Agent {
+    pub name: String,
+    pub description: String,
+    pub tools: Vec<String>,
+    pub gates: Vec<Gate>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Gate {
+    pub name: String,
+    pub rule: GateRule,
+    pub timeout: Duration,
+    pub timeout_action: TimeoutAction,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum GateRule {
+    /// The named tools.
+    Tools(BTreeSet<String>),
+    /// Every tool.
+    All,
+    /// Tools whose metadata says they are destructive.
+    Destructive,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeoutAction {
+    Reject,
+    Approve,
+}
+
+impl TimeoutAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Reject => "reject",
+            Self::Approve => "approve",
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    #[serde(default)]
+    defaults: FileDefaults,
+    agents: Vec<FileAgent>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct FileDefaults {
+    timeout_secs: f64,
+    timeout_action: TimeoutAction,
+}
+
+impl Default for FileDefaults {
+    fn default() -> Self {
+        Self { timeout_secs: 300.0, timeout_action: TimeoutAction::Reject }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileAgent {
+    name: String,
+    #[serde(default)]
+    description: String,
+    tools: Vec<String>,
+    /// Shorthand for a `tools` gate named `require_approval` (kagent's field); a subset of `tools`.
+    #[serde(default)]
+    require_approval: Vec<String>,
+    #[serde(default)]
+    gates: Vec<FileGate>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileGate {
+    name: String,
+    kind: String,
+    #[serde(default)]
+    tools: Vec<String>,
+    timeout_secs: Option<f64>,
+    timeout_action: Option<TimeoutAction>,
+}
+
+impl AgentsConfig {
+    pub fn demo(registry: &Registry) -> anyhow::Result<Self> {
+        Self::parse(DEMO_TOML, "built-in demo configuration", registry)
+    }
+
+    pub fn load(path: &Path, registry: &Registry) -> anyhow::Result<Self> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read agent config {}", path.display()))?;
+        Self::parse(&text, &path.display().to_string(), registry)
+    }
+
+    /// Parses and validates; `origin` names the file in every error.
+    pub fn parse(text: &str, origin: &str, registry: &Registry) -> anyhow::Result<Self> {
+        let file: FileConfig = toml::from_str(text).with_context(|| format!("{origin}: invalid agent configuration"))?;
+        let defaults = &file.defaults;
+        check_timeout(defaults.timeout_secs).with_context(|| format!("{origin}: defaults.timeout_secs"))?;
+        if file.agents.is_empty() {
+            bail!("{origin}: declare at least one [[agents]]");
+        }
+        let mut agents = Vec::new();
+        let mut names = BTreeSet::new();
+        for agent in file.agents {
+            let at = format!("{origin}: agent {:?}", agent.name);
+            if !names.insert(agent.name.clone()) {
+                bail!("{at}: the name is used twice");
+            }
+            for tool in &agent.tools {
+                if registry.get(tool).is_none() {
+                    bail!("{at}: tools names unknown tool {tool:?} (known: {})", registry.names().collect::<Vec<_>>().join(", "));
+                }
+            }
+            let mut gates = Vec::new();
+            if !agent.require_approval.is_empty() {
+                for tool in &agent.require_approval {
+                    if !agent.tools.contains(tool) {
+                        bail!("{at}: require_approval names {tool:?}, which is not in the agent's tools");
+                    }
+                }
+                gates.push(Gate {
+                    name: "require_approval".into(),
+                    rule: GateRule::Tools(agent.require_approval.iter().cloned().collect()),
+                    timeout: Duration::from_secs_f64(defaults.timeout_secs),
+                    timeout_action: defaults.timeout_action,
+                });
+            }
+            for gate in agent.gates {
+                let gat = format!("{at}: gate {:?}", gate.name);
+                let rule = match gate.kind.as_str() {
+                    "tools" => {
+                        if gate.tools.is_empty() {
+                            bail!("{gat}: kind \"tools\" needs a non-empty tools list");
+                        }
+                        for tool in &gate.tools {
+                            if !agent.tools.contains(tool) {
+                                bail!("{gat}: tools names {tool:?}, which is not in the agent's tools");
+                            }
+                        }
+                        GateRule::Tools(gate.tools.into_iter().collect())
+                    }
+                    "all" => GateRule::All,
+                    "destructive" => GateRule::Destructive,
+                    other => bail!("{gat}: unknown kind {other:?} (expected tools, all or destructive)"),
+                };
+                let timeout_secs = gate.timeout_secs.unwrap_or(defaults.timeout_secs);
+                check_timeout(timeout_secs).with_context(|| format!("{gat}: timeout_secs"))?;
+                gates.push(Gate {
+                    name: gate.name,
+                    rule,
+                    timeout: Duration::from_secs_f64(timeout_secs),
+                    timeout_action: gate.timeout_action.unwrap_or(defaults.timeout_action),
+                });
+            }
+            agents.push(Agent { name: agent.name, description: agent.description, tools: agent.tools, gates });
+        }
+        Ok(Self { agents })
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Agent> {
+        self.agents.iter().find(|a| a.name == name)
+    }
+
+    /// The agent new conversations use when they name none.
+    pub fn default_agent(&self) -> &Agent {
+        self.agents.first().expect("BUG: validation requires at least one agent")
+    }
+}
+
+fn check_timeout(secs: f64) -> anyhow::Result<()> {
+    if !(secs.is_finite() && secs > 0.0 && secs <= 30.0 * 24.0 * 3600.0) {
+        bail!("must be a number of seconds between 0 and 30 days, got {secs}");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> anyhow::Result<AgentsConfig> {
+        AgentsConfig::parse(text, "test.toml", &Registry::builtin())
+    }
+
+    fn err(text: &str) -> String {
+        format!("{:#}", parse(text).unwrap_err())
+    }
+
+    #[test]
+    fn the_demo_configuration_is_valid() {
+        let config = AgentsConfig::demo(&Registry::builtin()).unwrap();
+        assert_eq!(config.default_agent().name, "support");
+        assert!(!config.default_agent().gates.is_empty());
+    }
+
+    #[test]
+    fn require_approval_becomes_a_tools_gate_with_the_default_timeout() {
+        let config = parse(
+            "[defaults]\ntimeout_secs = 2\n[[agents]]\nname = \"a\"\ntools = [\"get_order\", \"cancel_order\"]\nrequire_approval = [\"cancel_order\"]",
+        )
+        .unwrap();
+        let gate = &config.agents[0].gates[0];
+        assert_eq!(gate.rule, GateRule::Tools(["cancel_order".to_string()].into()));
+        assert_eq!(gate.timeout, Duration::from_secs(2));
+        assert_eq!(gate.timeout_action, TimeoutAction::Reject);
+    }
+
+    #[test]
+    fn require_approval_must_be_a_subset_of_tools() {
+        let e = err("[[agents]]\nname = \"a\"\ntools = [\"get_order\"]\nrequire_approval = [\"cancel_order\"]");
+        assert!(e.contains("test.toml") && e.contains("\"a\"") && e.contains("cancel_order"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_tool_is_named_in_the_error() {
+        let e = err("[[agents]]\nname = \"a\"\ntools = [\"launch_rockets\"]");
+        assert!(e.contains("launch_rockets"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_gate_kind_is_named_in_the_error() {
+        let e = err("[[agents]]\nname = \"a\"\ntools = [\"get_order\"]\n[[agents.gates]]\nname = \"g\"\nkind = \"vibes\"");
+        assert!(e.contains("\"g\"") && e.contains("vibes"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_key_is_refused() {
+        let e = err("[[agents]]\nname = \"a\"\ntools = []\nrequire_aproval = [\"x\"]");
+        assert!(e.contains("require_aproval"), "{e}");
+    }
+
+    #[test]
+    fn a_negative_timeout_is_refused() {
+        let e = err("[[agents]]\nname = \"a\"\ntools = [\"get_order\"]\n[[agents.gates]]\nname = \"g\"\nkind = \"all\"\ntimeout_secs = -1");
+        assert!(e.contains("timeout_secs"), "{e}");
+    }
+}

@@ -1,0 +1,166 @@
+//! Conversations: create, list, read (history + folded cards), post a message, stream events.
+
+use std::{collections::VecDeque, convert::Infallible};
+
+use app::domain::{
+    Event, fold,
+    wire::{Conversation, ConversationDetail, NewConversation, NewMessage},
+};
+use axum::{
+    Json, Router,
+    extract::{Path, State},
+    http::{HeaderMap, StatusCode},
+    response::sse::{self, KeepAlive, Sse},
+    routing::{get, post},
+};
+use futures::Stream;
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+
+use super::{
+    ApiError,
+    extract::{ApiJson, ApiQuery},
+    stream::{ResumeQuery, resume_point},
+};
+use crate::{
+    orchestrator::StartError,
+    state::AppState,
+    store::{Store, conversations, events},
+};
+
+const MAX_MESSAGE_CHARS: usize = 8_000;
+const MAX_TITLE_CHARS: usize = 200;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/api/conversations", post(create).get(list))
+        .route("/api/conversations/{id}", get(read))
+        .route("/api/conversations/{id}/messages", post(post_message))
+        .route("/api/conversations/{id}/events", get(stream))
+}
+
+pub async fn load(store: &Store, id: &str) -> Result<Conversation, ApiError> {
+    conversations::get(store.pool(), id).await?.ok_or_else(|| ApiError::NotFound(format!("conversation {id} does not exist")))
+}
+
+fn unprocessable(field: &str, message: String) -> ApiError {
+    ApiError::Unprocessable { message: message.clone(), details: json!([{ "path": format!("/{field}"), "message": message }]) }
+}
+
+#[tracing::instrument(skip(state, body))]
+async fn create(State(state): State<AppState>, ApiJson(body): ApiJson<NewConversation>) -> Result<(StatusCode, Json<Conversation>), ApiError> {
+    let agents = state.orchestrator.agents();
+    let agent = match body.agent.as_deref() {
+        None => agents.default_agent(),
+        Some(name) => agents.get(name).ok_or_else(|| unprocessable("agent", format!("unknown agent {name:?}")))?,
+    };
+    let title = body.title.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty()).unwrap_or_else(|| "New chat".into());
+    if title.chars().count() > MAX_TITLE_CHARS {
+        return Err(unprocessable("title", format!("the title is longer than {MAX_TITLE_CHARS} characters")));
+    }
+    let conversation = conversations::create(state.store.pool(), &title, &agent.name).await?;
+    Ok((StatusCode::CREATED, Json(conversation)))
+}
+
+#[tracing::instrument(skip(state))]
+async fn list(State(state): State<AppState>) -> Result<Json<Vec<Conversation>>, ApiError> {
+    Ok(Json(conversations::list(state.store.pool(), 200).await?))
+}
+
+#[tracing::instrument(skip(state))]
+async fn read(State(state): State<AppState>, Path(id): Path<String>) -> Result<Json<ConversationDetail>, ApiError> {
+    let conversation = load(&state.store, &id).await?;
+    let events = events::after(state.store.pool(), &id, 0).await?;
+    let view = fold(&events);
+    Ok(Json(ConversationDetail { conversation, events, view }))
+}
+
+#[tracing::instrument(skip(state, body))]
+async fn post_message(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<NewMessage>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let conversation = load(&state.store, &id).await?;
+    let text = body.text.trim();
+    if text.is_empty() {
+        return Err(unprocessable("text", "the message is empty".into()));
+    }
+    if text.chars().count() > MAX_MESSAGE_CHARS {
+        return Err(unprocessable("text", format!("the message is longer than {MAX_MESSAGE_CHARS} characters")));
+    }
+    match state.orchestrator.start_turn(&conversation, text).await {
+        Ok(task_id) => Ok((StatusCode::ACCEPTED, Json(json!({ "task_id": task_id })))),
+        Err(err @ StartError::Busy(_)) => Err(ApiError::Conflict(err.to_string())),
+        Err(StartError::Internal(err)) => Err(err.into()),
+    }
+}
+
+/// The conversation's event log as SSE: stored events after the resume point, then live ones.
+/// The bus only wakes the stream up; what it sends is always read from the store, in order,
+/// so nothing is missed or sent twice.
+#[tracing::instrument(skip(state, headers))]
+async fn stream(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    ApiQuery(query): ApiQuery<ResumeQuery>,
+) -> Result<Sse<impl Stream<Item = Result<sse::Event, Infallible>>>, ApiError> {
+    load(&state.store, &id).await?;
+    let after = resume_point(&headers, &query);
+    // Subscribe before reading the backlog so nothing committed in between is missed.
+    let wake = state.store.bus().subscribe();
+    let cursor = Cursor { store: state.store.clone(), conversation_id: id, last: after, backlog: VecDeque::new(), wake };
+    let stream = futures::stream::unfold(cursor, |mut cursor| async move {
+        let event = cursor.next().await?;
+        Some((Ok(to_sse(&event)), cursor))
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+pub fn to_sse(event: &Event) -> sse::Event {
+    sse::Event::default()
+        .event(event.body.name())
+        .id(event.seq.to_string())
+        .data(serde_json::to_string(event).expect("BUG: events serialize"))
+}
+
+struct Cursor {
+    store: Store,
+    conversation_id: String,
+    last: i64,
+    backlog: VecDeque<Event>,
+    wake: broadcast::Receiver<Event>,
+}
+
+impl Cursor {
+    /// The next event after `last`; waits for one. `None` ends the stream (server shutting down
+    /// or the database failing — the client reconnects with Last-Event-ID).
+    async fn next(&mut self) -> Option<Event> {
+        loop {
+            if let Some(event) = self.backlog.pop_front() {
+                self.last = event.seq;
+                return Some(event);
+            }
+            match events::after(self.store.pool(), &self.conversation_id, self.last).await {
+                Ok(events) if !events.is_empty() => {
+                    self.backlog.extend(events);
+                    continue;
+                }
+                Ok(_) => {}
+                Err(err) => {
+                    tracing::error!(error = ?err, "SSE backlog read failed");
+                    return None;
+                }
+            }
+            loop {
+                match self.wake.recv().await {
+                    Ok(event) if event.conversation_id == self.conversation_id && event.seq > self.last => break,
+                    Ok(_) => continue,
+                    Err(broadcast::error::RecvError::Lagged(_)) => break,
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,226 @@
+//! The scripted model: a deterministic demo planner, not an LLM. It understands a few requests
+//! about the demo orders (see README) and turns tool results and rejections into a plain answer.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::{ChatMessage, Model, ModelReply, ModelRequest, ProposedCall};
+
+/// Counts its calls so tests can prove the model is not called while approvals are pending.
+#[derive(Default)]
+pub struct ScriptedModel {
+    calls: AtomicU64,
+}
+
+impl ScriptedModel {
+    pub fn calls(&self) -> u64 {
+        self.calls.load(Ordering::SeqCst)
+    }
+}
+
+pub const HELP: &str = "I am Countersign's scripted demo agent. Try: \"list orders of alice\", \"look up order 1001\", \
+\"refund order 1001\", \"refund $25 on order 1002\", \"cancel order 1003 and 1005\", \"cancel all orders of alice\".";
+
+#[derive(Debug, PartialEq)]
+enum Intent {
+    List { customer: Option<String> },
+    Get(Vec<i64>),
+    Cancel(Vec<i64>),
+    Refund { orders: Vec<i64>, amount: Option<f64> },
+    /// "cancel/refund all orders of NAME": list first, then act on each open order.
+    ForAll { action: &'static str, customer: String },
+    Help,
+}
+
+fn numbers(text: &str) -> Vec<i64> {
+    text.split(|c: char| !c.is_ascii_digit()).filter(|w| w.len() >= 3).filter_map(|w| w.parse().ok()).collect()
+}
+
+fn amount(text: &str) -> Option<f64> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    for (i, w) in words.iter().enumerate() {
+        if let Some(rest) = w.strip_prefix('$') {
+            return rest.trim_end_matches([',', '.']).parse().ok();
+        }
+        if words.get(i + 1).is_some_and(|n| n.starts_with("dollar")) {
+            return w.parse().ok();
+        }
+    }
+    None
+}
+
+fn customer_after(text: &str, marker: &str) -> Option<String> {
+    let at = text.find(marker)? + marker.len();
+    let name: String = text[at..].trim().chars().take_while(|c| c.is_alphanumeric() || *c == '-' || *c == '_').collect();
+    (!name.is_empty()).then_some(name)
+}
+
+fn intent(text: &str) -> Intent {
+    let t = text.to_lowercase();
+    let customer = customer_after(&t, " of ").or_else(|| customer_after(&t, " for customer "));
+    if (t.contains("cancel") || t.contains("refund")) && t.contains("all") {
+        if let Some(customer) = customer {
+            let action = if t.contains("cancel") { "cancel_order" } else { "process_refund" };
+            return Intent::ForAll { action, customer };
+        }
+    }
+    let ids = numbers(&t);
+    if t.contains("refund") && !ids.is_empty() {
+        // An amount applies only to a single order; "$25" is not an order number.
+        let amount = amount(&t);
+        let orders = ids.into_iter().filter(|id| Some(*id as f64) != amount).collect::<Vec<_>>();
+        return Intent::Refund { amount: if orders.len() == 1 { amount } else { None }, orders };
+    }
+    if t.contains("cancel") && !ids.is_empty() {
+        return Intent::Cancel(ids);
+    }
+    if t.contains("order") && (t.contains("list") || t.contains("show") || t.contains("all")) {
+        return Intent::List { customer };
+    }
+    if !ids.is_empty() {
+        return Intent::Get(ids);
+    }
+    Intent::Help
+}
+
+fn call(tool: &str, args: Value) -> ProposedCall {
+    ProposedCall { id: format!("call_{}", uuid::Uuid::now_v7().simple()), tool: tool.into(), args }
+}
+
+fn plan(intent: Intent) -> ModelReply {
+    let (text, calls) = match intent {
+        Intent::List { customer } => {
+            (None, vec![call("list_orders", customer.map(|c| json!({ "customer": c })).unwrap_or_else(|| json!({})))])
+        }
+        Intent::Get(ids) => (None, ids.into_iter().map(|id| call("get_order", json!({ "order_id": id }))).collect()),
+        Intent::Cancel(ids) => (
+            Some(format!("I will cancel {} once approved.", orders_phrase(&ids))),
+            ids.into_iter().map(|id| call("cancel_order", json!({ "order_id": id }))).collect(),
+        ),
+        Intent::Refund { orders, amount } => (
+            Some(format!("I will refund {} once approved.", orders_phrase(&orders))),
+            orders
+                .into_iter()
+                .map(|id| {
+                    let args = match amount {
+                        Some(a) => json!({ "order_id": id, "amount": a }),
+                        None => json!({ "order_id": id }),
+                    };
+                    call("process_refund", args)
+                })
+                .collect(),
+        ),
+        Intent::ForAll { customer, .. } => {
+            (Some(format!("Let me find the orders of {customer} first.")), vec![call("list_orders", json!({ "customer": customer }))])
+        }
+        Intent::Help => (Some(HELP.to_owned()), Vec::new()),
+    };
+    ModelReply { text, calls }
+}
+
+fn orders_phrase(ids: &[i64]) -> String {
+    let list: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
+    match list.len() {
+        1 => format!("order {}", list[0]),
+        _ => format!("orders {}", list.join(", ")),
+    }
+}
+
+/// One sentence about a finished call, including why it did not run.
+fn describe(tool: &str, ok: bool, output: &Value, note: Option<&str>) -> String {
+    let status = output.get("status").and_then(Value::as_str);
+    let reason = output.get("reason").and_then(Value::as_str);
+    let mut sentence = if status == Some("rejected") {
+        match reason {
+            Some(r) if !r.is_empty() => format!("The reviewer rejected {tool} (reason: {r})."),
+            _ => format!("The reviewer rejected {tool}."),
+        }
+    } else if let Some(message) = output.get("message").and_then(Value::as_str) {
+        if ok { format!("{message}.") } else { format!("{tool} failed: {message}.") }
+    } else if let Some(error) = output.get("error").and_then(Value::as_str) {
+        format!("{tool} failed: {error}.")
+    } else {
+        format!("{tool} finished.")
+    };
+    if note.is_some() {
+        sentence.push_str(" (A reviewer edited the arguments before approving.)");
+    }
+    sentence
+}
+
+fn answer(results: &[(&str, bool, &Value, Option<&str>)]) -> ModelReply {
+    let text = results.iter().map(|(tool, ok, output, note)| describe(tool, *ok, output, *note)).collect::<Vec<_>>().join(" ");
+    ModelReply { text: Some(text), calls: Vec::new() }
+}
+
+#[async_trait]
+impl Model for ScriptedModel {
+    async fn respond(&self, request: &ModelRequest<'_>) -> anyhow::Result<ModelReply> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let messages = &request.messages;
+        let Some(user_at) = messages.iter().rposition(|m| matches!(m, ChatMessage::User { .. })) else {
+            return Ok(ModelReply { text: Some(HELP.to_owned()), calls: Vec::new() });
+        };
+        let ChatMessage::User { text } = &messages[user_at] else { unreachable!("found by rposition") };
+        let turn = &messages[user_at + 1..];
+        if turn.is_empty() {
+            return Ok(plan(intent(text)));
+        }
+        // Results of the latest batch of calls (everything after the last assistant message).
+        let last_assistant = turn.iter().rposition(|m| matches!(m, ChatMessage::Assistant { .. })).unwrap_or(0);
+        let results: Vec<(&str, bool, &Value, Option<&str>)> = turn[last_assistant..]
+            .iter()
+            .filter_map(|m| match m {
+                ChatMessage::ToolResult { tool, ok, output, note, .. } => Some((tool.as_str(), *ok, output, note.as_deref())),
+                _ => None,
+            })
+            .collect();
+        // Second step of "cancel/refund all orders of NAME": act on each open order listed.
+        if let Intent::ForAll { action, customer } = intent(text) {
+            if let [("list_orders", true, output, _)] = results.as_slice() {
+                let open: Vec<i64> = output["orders"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|o| o["status"] == "open")
+                    .filter_map(|o| o["id"].as_i64())
+                    .collect();
+                if open.is_empty() {
+                    return Ok(ModelReply { text: Some(format!("{customer} has no open orders.")), calls: Vec::new() });
+                }
+                let verb = if action == "cancel_order" { "cancel" } else { "refund" };
+                return Ok(ModelReply {
+                    text: Some(format!("{customer} has {} open: I will {verb} each once approved.", orders_phrase(&open))),
+                    calls: open.into_iter().map(|id| call(action, json!({ "order_id": id }))).collect(),
+                });
+            }
+        }
+        Ok(answer(&results))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_are_understood() {
+        assert_eq!(intent("Please refund order 1001"), Intent::Refund { orders: vec![1001], amount: None });
+        assert_eq!(intent("refund $25 on order 1002"), Intent::Refund { orders: vec![1002], amount: Some(25.0) });
+        assert_eq!(intent("refund order 1001 and 1002"), Intent::Refund { orders: vec![1001, 1002], amount: None });
+        assert_eq!(intent("cancel order 1003 and 1005"), Intent::Cancel(vec![1003, 1005]));
+        assert_eq!(intent("Cancel all orders of Alice"), Intent::ForAll { action: "cancel_order", customer: "alice".into() });
+        assert_eq!(intent("list orders of bob"), Intent::List { customer: Some("bob".into()) });
+        assert_eq!(intent("what about order 1004?"), Intent::Get(vec![1004]));
+        assert_eq!(intent("hello"), Intent::Help);
+    }
+
+    #[test]
+    fn a_rejection_reason_reaches_the_answer() {
+        let output = json!({ "status": "rejected", "reason": "duplicate refund" });
+        let reply = answer(&[("process_refund", false, &output, None)]);
+        assert!(reply.text.unwrap().contains("duplicate refund"));
+    }
+}

@@ -1,0 +1,201 @@
+//! Human (and timeout) decisions on approvals. Each is one transaction: the conditional
+//! approval update, the call's new state, the events, and the task's status (DESIGN decision 3).
+
+use std::sync::Arc;
+
+use app::domain::{ApprovalOutcome, EventBody, TaskStatus, wire::DecisionOutcome};
+use serde_json::{Value, json};
+
+use super::Orchestrator;
+use crate::{
+    store::{
+        Write,
+        approvals::{self, ApprovalRow},
+        calls,
+        tasks::{self, TaskRow},
+        time::now_ms,
+    },
+    tools::schema,
+};
+
+#[derive(Clone, Debug)]
+pub enum Decision {
+    Approve { args: Option<Value> },
+    Reject { reason: Option<String> },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DecisionError {
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{message}")]
+    Invalid { message: String, details: Vec<Value> },
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+/// Who decided, as recorded in the event and the approval row.
+pub const SYSTEM: &str = "system";
+
+impl Orchestrator {
+    /// Approves or rejects one approval, then lets the task go on.
+    pub async fn decide(self: &Arc<Self>, approval_id: &str, decision: Decision, actor: &str) -> Result<DecisionOutcome, DecisionError> {
+        let mut w = self.store.write().await?;
+        let approval = approvals::get(&mut *w.tx, approval_id)
+            .await?
+            .ok_or_else(|| DecisionError::NotFound(format!("approval {approval_id} does not exist")))?;
+        let task = self.waiting_task(&mut w, &approval.task_id).await?;
+        let outcome = match decision {
+            Decision::Approve { args } => {
+                let edited = match args {
+                    Some(args) if args != approval.args() => Some(self.validated(&approval, args)?),
+                    _ => None,
+                };
+                self.apply(&mut w, &task, &approval, ApprovalOutcome::Approved, actor, None, edited).await?
+            }
+            Decision::Reject { reason } => {
+                self.apply(&mut w, &task, &approval, ApprovalOutcome::Rejected, actor, reason, None).await?
+            }
+        };
+        w.commit().await?;
+        self.trigger(&task.id);
+        Ok(outcome)
+    }
+
+    /// Decides every pending approval of a task the same way (Approve All / Reject All).
+    pub async fn decide_all(self: &Arc<Self>, task_id: &str, decision: Decision, actor: &str) -> Result<Vec<DecisionOutcome>, DecisionError> {
+        let mut w = self.store.write().await?;
+        let task = self.waiting_task(&mut w, task_id).await?;
+        let pending = approvals::pending_for_task(&mut *w.tx, task_id).await?;
+        if pending.is_empty() {
+            return Err(DecisionError::Conflict(format!("task {task_id} has no pending approval")));
+        }
+        let (outcome, reason) = match decision {
+            Decision::Approve { .. } => (ApprovalOutcome::Approved, None),
+            Decision::Reject { reason } => (ApprovalOutcome::Rejected, reason),
+        };
+        let mut outcomes = Vec::new();
+        for approval in &pending {
+            outcomes.push(self.apply(&mut w, &task, approval, outcome, actor, reason.clone(), None).await?);
+        }
+        w.commit().await?;
+        self.trigger(task_id);
+        Ok(outcomes)
+    }
+
+    /// Applies an approval's timeout action; a no-op when a human decided first.
+    pub async fn time_out(self: &Arc<Self>, approval_id: &str) -> Result<(), DecisionError> {
+        let mut w = self.store.write().await?;
+        let Some(approval) = approvals::get(&mut *w.tx, approval_id).await? else { return Ok(()) };
+        if approval.state != "pending" || approval.deadline > now_ms() {
+            return Ok(());
+        }
+        let task = self.waiting_task(&mut w, &approval.task_id).await?;
+        let outcome = if approval.timeout_action == "approve" { ApprovalOutcome::Approved } else { ApprovalOutcome::Expired };
+        self.apply(&mut w, &task, &approval, outcome, SYSTEM, Some("timed out".into()), None).await?;
+        w.commit().await?;
+        self.trigger(&task.id);
+        Ok(())
+    }
+
+    /// Stops a task: pending approvals and approved-but-unrun calls are canceled.
+    pub async fn abort(self: &Arc<Self>, task_id: &str, actor: &str) -> Result<(), DecisionError> {
+        let mut w = self.store.write().await?;
+        let task = tasks::get(&mut *w.tx, task_id)
+            .await?
+            .ok_or_else(|| DecisionError::NotFound(format!("task {task_id} does not exist")))?;
+        if task.status().is_final() {
+            return Err(DecisionError::Conflict(format!("task {task_id} is already {}", task.status().as_str())));
+        }
+        let reason = Some(format!("task aborted by {actor}"));
+        for approval in approvals::pending_for_task(&mut *w.tx, task_id).await? {
+            self.apply(&mut w, &task, &approval, ApprovalOutcome::Canceled, actor, reason.clone(), None).await?;
+        }
+        for call in calls::in_states(&mut *w.tx, task_id, &["approved"]).await? {
+            if calls::transition(&mut w.tx, &call.id, "approved", "canceled", None).await? {
+                let output = json!({ "status": "rejected", "reason": reason });
+                w.append(&task.conversation_id, EventBody::ToolResult { task_id: task.id.clone(), call_id: call.id, ok: false, output })
+                    .await?;
+            }
+        }
+        let message = Some(format!("aborted by {actor}"));
+        tasks::transition(&mut w, &task, &[TaskStatus::Working, TaskStatus::InputRequired], TaskStatus::Canceled, message).await?;
+        w.commit().await?;
+        Ok(())
+    }
+
+    async fn waiting_task(&self, w: &mut Write, task_id: &str) -> Result<TaskRow, DecisionError> {
+        let task = tasks::get(&mut *w.tx, task_id)
+            .await?
+            .ok_or_else(|| DecisionError::NotFound(format!("task {task_id} does not exist")))?;
+        if task.status() != TaskStatus::InputRequired {
+            return Err(DecisionError::Conflict(format!(
+                "task {task_id} is {}, not waiting for a decision",
+                task.status().as_str()
+            )));
+        }
+        Ok(task)
+    }
+
+    fn validated(&self, approval: &ApprovalRow, args: Value) -> Result<Value, DecisionError> {
+        let tool = self
+            .tools
+            .get(&approval.tool)
+            .ok_or_else(|| DecisionError::Conflict(format!("tool {} is no longer available", approval.tool)))?;
+        let details = schema::violations(&tool.spec().input_schema, &args);
+        if !details.is_empty() {
+            return Err(DecisionError::Invalid {
+                message: format!("the edited arguments do not match the schema of {}", approval.tool),
+                details,
+            });
+        }
+        Ok(args)
+    }
+
+    /// The state changes and events of one decision, inside the caller's transaction.
+    #[allow(clippy::too_many_arguments)]
+    async fn apply(
+        &self,
+        w: &mut Write,
+        task: &TaskRow,
+        approval: &ApprovalRow,
+        outcome: ApprovalOutcome,
+        actor: &str,
+        reason: Option<String>,
+        edited: Option<Value>,
+    ) -> Result<DecisionOutcome, DecisionError> {
+        let decided = approvals::decide(&mut w.tx, &approval.id, outcome.as_str(), actor, reason.as_deref(), edited.as_ref()).await?;
+        if !decided {
+            let now = approvals::get(&mut *w.tx, &approval.id).await?.map(|a| a.state).unwrap_or_default();
+            return Err(DecisionError::Conflict(format!("approval {} is already {now}", approval.id)));
+        }
+        calls::transition(&mut w.tx, &approval.call_id, "pending_approval", outcome.as_str(), edited.as_ref()).await?;
+        let cid = &approval.conversation_id;
+        w.append(
+            cid,
+            EventBody::ApprovalDecided {
+                task_id: task.id.clone(),
+                approval_id: approval.id.clone(),
+                call_id: approval.call_id.clone(),
+                outcome,
+                decided_by: actor.to_owned(),
+                reason: reason.clone(),
+                original_args: approval.args(),
+                edited_args: edited,
+            },
+        )
+        .await?;
+        if outcome != ApprovalOutcome::Approved {
+            // What the model is told instead of a result.
+            let output = json!({ "status": "rejected", "reason": reason.clone().unwrap_or_else(|| "rejected by a reviewer".into()) });
+            w.append(cid, EventBody::ToolResult { task_id: task.id.clone(), call_id: approval.call_id.clone(), ok: false, output })
+                .await?;
+        }
+        if outcome != ApprovalOutcome::Canceled && approvals::pending_for_task(&mut *w.tx, &task.id).await?.is_empty() {
+            tasks::transition(w, task, &[TaskStatus::InputRequired], TaskStatus::Working, None).await?;
+        }
+        Ok(DecisionOutcome { approval_id: approval.id.clone(), call_id: approval.call_id.clone(), outcome })
+    }
+}

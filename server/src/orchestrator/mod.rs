@@ -1,0 +1,85 @@
+//! The orchestrator drives tasks from the event log (DESIGN decision 2): it runs approved calls,
+//! asks the model for the next step when nothing is pending, and stops when a gate asks for a
+//! human. Nothing waits in memory for a decision: a decision is a database write followed by
+//! `trigger`, and a restart resumes every task that was working.
+
+mod decide;
+mod step;
+pub mod sweeper;
+
+use std::{collections::HashMap, sync::Arc};
+
+use parking_lot::Mutex;
+
+use crate::{agents::AgentsConfig, model::Model, store::Store, tools::Registry};
+
+pub use decide::{Decision, DecisionError};
+pub use step::StartError;
+
+/// Test hook run after a built-in tool applied its effect and before the transaction commits.
+pub type BeforeCommitHook = Arc<dyn Fn(&str) -> anyhow::Result<()> + Send + Sync>;
+
+pub struct Orchestrator {
+    store: Store,
+    model: Arc<dyn Model>,
+    tools: Arc<Registry>,
+    agents: Arc<AgentsConfig>,
+    /// Tasks being driven in this process, with a "run again" flag set by triggers that
+    /// arrived meanwhile. Guards against two drivers for one task, not a wait for a human.
+    running: Mutex<HashMap<String, bool>>,
+    before_commit: Option<BeforeCommitHook>,
+}
+
+impl Orchestrator {
+    pub fn new(
+        store: Store,
+        model: Arc<dyn Model>,
+        tools: Arc<Registry>,
+        agents: Arc<AgentsConfig>,
+        before_commit: Option<BeforeCommitHook>,
+    ) -> Arc<Self> {
+        Arc::new(Self { store, model, tools, agents, running: Mutex::new(HashMap::new()), before_commit })
+    }
+
+    pub fn agents(&self) -> &AgentsConfig {
+        &self.agents
+    }
+
+    pub fn tools(&self) -> &Registry {
+        &self.tools
+    }
+
+    /// Makes sure the task gets driven: starts a driver, or tells the running one to look again.
+    pub fn trigger(self: &Arc<Self>, task_id: &str) {
+        {
+            let mut running = self.running.lock();
+            if let Some(again) = running.get_mut(task_id) {
+                *again = true;
+                return;
+            }
+            running.insert(task_id.to_owned(), false);
+        }
+        let this = Arc::clone(self);
+        let task_id = task_id.to_owned();
+        tokio::spawn(async move {
+            loop {
+                if let Err(err) = this.drive(&task_id).await {
+                    // Left as is in the database; the sweeper retries working tasks.
+                    tracing::error!(task_id, error = ?err, "driving the task failed");
+                }
+                let mut running = this.running.lock();
+                match running.get_mut(&task_id) {
+                    Some(again) if *again => *again = false,
+                    _ => {
+                        running.remove(&task_id);
+                        break;
+                    }
+                }
+            }
+        });
+    }
+
+    pub fn is_running(&self, task_id: &str) -> bool {
+        self.running.lock().contains_key(task_id)
+    }
+}

@@ -1,0 +1,267 @@
+//! Driving one task: run approved calls, report interrupted ones, and when nothing of the
+//! current step is pending, ask the model for the next step and record what it proposes.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use app::domain::{EventBody, TaskStatus, wire::Conversation};
+use serde_json::json;
+use sqlx::Connection;
+
+use super::Orchestrator;
+use crate::{
+    model::{ModelRequest, transcript},
+    policy,
+    store::{
+        approvals::{self, NewApproval},
+        calls::{self, CallRow, NewCall},
+        conversations, events,
+        tasks::{self, TaskRow},
+        time::{new_id, now_ms},
+    },
+    tools::{ToolError, schema},
+};
+
+/// A bound on model steps per task, against a model that never stops calling tools.
+const MAX_STEPS: i64 = 16;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("the conversation's current task {0} has not finished")]
+    Busy(String),
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+impl Orchestrator {
+    /// Records the user's message as a new task and starts driving it.
+    pub async fn start_turn(self: &Arc<Self>, conversation: &Conversation, text: &str) -> Result<String, StartError> {
+        let mut w = self.store.write().await?;
+        if let Some(open) = tasks::open_in_conversation(&mut *w.tx, &conversation.id).await? {
+            return Err(StartError::Busy(open.id));
+        }
+        let task_id = tasks::insert(&mut w.tx, &conversation.id).await?;
+        w.append(&conversation.id, EventBody::UserMessage { task_id: task_id.clone(), text: text.to_owned() }).await?;
+        w.append(&conversation.id, EventBody::TaskStatus { task_id: task_id.clone(), status: TaskStatus::Working, message: None })
+            .await?;
+        w.commit().await?;
+        self.trigger(&task_id);
+        Ok(task_id)
+    }
+
+    /// Advances the task as far as it can go without a human.
+    pub(super) async fn drive(self: &Arc<Self>, task_id: &str) -> anyhow::Result<()> {
+        loop {
+            let Some(task) = tasks::get(self.store.pool(), task_id).await? else { return Ok(()) };
+            if task.status().is_final() {
+                return Ok(());
+            }
+            let calls = calls::for_step(self.store.pool(), task_id, task.steps).await?;
+            if let Some(call) = calls.iter().find(|c| c.state == "approved") {
+                self.execute(call).await?;
+                continue;
+            }
+            if let Some(call) = calls.iter().find(|c| c.state == "executing") {
+                self.interrupted(call).await?;
+                continue;
+            }
+            if calls.iter().any(|c| c.state == "pending_approval") {
+                return Ok(());
+            }
+            if task.status() == TaskStatus::InputRequired {
+                // Every approval was decided; the decision normally flips this already.
+                let mut w = self.store.write().await?;
+                tasks::transition(&mut w, &task, &[TaskStatus::InputRequired], TaskStatus::Working, None).await?;
+                w.commit().await?;
+                continue;
+            }
+            if task.steps >= MAX_STEPS {
+                self.fail(&task, format!("the agent stopped after {MAX_STEPS} steps without an answer")).await?;
+                return Ok(());
+            }
+            self.model_step(&task).await?;
+        }
+    }
+
+    async fn fail(&self, task: &TaskRow, message: String) -> anyhow::Result<()> {
+        let mut w = self.store.write().await?;
+        tasks::transition(&mut w, task, &[TaskStatus::Working, TaskStatus::InputRequired], TaskStatus::Failed, Some(message))
+            .await?;
+        w.commit().await?;
+        Ok(())
+    }
+
+    /// Calls the model once and records its reply: text, calls, approvals, the task's new status.
+    async fn model_step(&self, task: &TaskRow) -> anyhow::Result<()> {
+        let conversation = conversations::get(self.store.pool(), &task.conversation_id)
+            .await?
+            .context("BUG: a task's conversation exists")?;
+        let agent = self.agents.get(&conversation.agent).unwrap_or_else(|| self.agents.default_agent());
+        let history = events::after(self.store.pool(), &conversation.id, 0).await?;
+        let request = ModelRequest {
+            agent,
+            tools: agent.tools.iter().filter_map(|name| self.tools.get(name)).map(|t| t.spec()).collect(),
+            messages: transcript(&history),
+        };
+        let reply = match self.model.respond(&request).await {
+            Ok(reply) => reply,
+            Err(err) => {
+                tracing::warn!(task_id = task.id, error = ?err, "model failed");
+                return self.fail(task, format!("the model failed: {err:#}")).await;
+            }
+        };
+
+        let mut w = self.store.write().await?;
+        // Counting the step only while the task is working makes an abort win over a late reply.
+        let Some(step) = tasks::take_step(&mut w.tx, &task.id).await? else { return Ok(()) };
+        let cid = &conversation.id;
+        if let Some(text) = reply.text.filter(|t| !t.trim().is_empty()) {
+            w.append(cid, EventBody::AssistantMessage { task_id: task.id.clone(), text }).await?;
+        }
+        let mut pending = false;
+        for (position, call) in reply.calls.iter().enumerate() {
+            let tool = self.tools.get(&call.tool).filter(|_| agent.tools.contains(&call.tool));
+            let (summary, risk) = match tool {
+                Some(t) => (t.summarize(&call.args), t.risk(&call.args)),
+                None => (format!("Unknown tool {}", call.tool), app::domain::Risk::High),
+            };
+            w.append(
+                cid,
+                EventBody::ToolCall {
+                    task_id: task.id.clone(),
+                    call_id: call.id.clone(),
+                    tool: call.tool.clone(),
+                    agent: agent.name.clone(),
+                    args: call.args.clone(),
+                    summary: summary.clone(),
+                    risk,
+                },
+            )
+            .await?;
+            let refusal = match tool {
+                None => Some(json!({ "error": format!("unknown tool {}", call.tool) })),
+                Some(t) => {
+                    let violations = schema::violations(&t.spec().input_schema, &call.args);
+                    (!violations.is_empty()).then(|| json!({ "error": "invalid arguments", "details": violations }))
+                }
+            };
+            let gate = tool.and_then(|t| policy::gate_for(agent, t.spec()));
+            let state = match (&refusal, gate) {
+                (Some(_), _) => "failed",
+                (None, Some(_)) => "pending_approval",
+                (None, None) => "approved",
+            };
+            let new_call = NewCall {
+                id: &call.id,
+                task_id: &task.id,
+                conversation_id: cid,
+                step,
+                position: position as i64,
+                tool: &call.tool,
+                args: &call.args,
+                state,
+            };
+            calls::insert(&mut w.tx, new_call).await?;
+            if let Some(output) = refusal {
+                w.append(cid, EventBody::ToolResult { task_id: task.id.clone(), call_id: call.id.clone(), ok: false, output }).await?;
+            } else if let Some(gate) = gate {
+                pending = true;
+                let approval_id = new_id();
+                let deadline = now_ms() + gate.timeout.as_millis() as i64;
+                let new_approval = NewApproval {
+                    id: &approval_id,
+                    call_id: &call.id,
+                    task_id: &task.id,
+                    conversation_id: cid,
+                    agent: &agent.name,
+                    tool: &call.tool,
+                    args: &call.args,
+                    gate: &gate.name,
+                    summary: &summary,
+                    risk,
+                    timeout_action: gate.timeout_action.as_str(),
+                    deadline,
+                };
+                approvals::insert(&mut w.tx, new_approval).await?;
+                w.append(
+                    cid,
+                    EventBody::ApprovalRequired {
+                        task_id: task.id.clone(),
+                        approval_id,
+                        call_id: call.id.clone(),
+                        tool: call.tool.clone(),
+                        args: call.args.clone(),
+                        gate: gate.name.clone(),
+                        summary,
+                        risk,
+                        deadline: crate::store::time::rfc3339(deadline),
+                    },
+                )
+                .await?;
+            }
+        }
+        if reply.calls.is_empty() {
+            tasks::transition(&mut w, task, &[TaskStatus::Working], TaskStatus::Completed, None).await?;
+        } else if pending {
+            tasks::transition(&mut w, task, &[TaskStatus::Working], TaskStatus::InputRequired, None).await?;
+        }
+        w.commit().await?;
+        Ok(())
+    }
+
+    /// Runs one approved call. A built-in tool's effect, the call's new state and its result
+    /// are one transaction: all of it commits or none of it (DESIGN decision 4).
+    async fn execute(&self, call: &CallRow) -> anyhow::Result<()> {
+        let mut w = self.store.write().await?;
+        if !calls::transition(&mut w.tx, &call.id, "approved", "executing", None).await? {
+            return Ok(()); // someone else ran or canceled it
+        }
+        let task_id = call.task_id.clone();
+        w.append(&call.conversation_id, EventBody::ToolStarted { task_id: task_id.clone(), call_id: call.id.clone() }).await?;
+        let args = call.args();
+        let outcome = match self.tools.get(&call.tool) {
+            None => Err(format!("unknown tool {}", call.tool)),
+            Some(tool) => {
+                // A savepoint, so a failing tool leaves no partial effect but its failure is recorded.
+                let mut savepoint = w.tx.begin().await.context("failed to open a savepoint")?;
+                match tool.run(&mut savepoint, &args).await {
+                    Ok(output) => {
+                        savepoint.commit().await.context("failed to release savepoint")?;
+                        Ok(output)
+                    }
+                    Err(ToolError::Failed(failure)) => {
+                        savepoint.rollback().await.context("failed to roll back savepoint")?;
+                        Err(failure.0)
+                    }
+                    Err(ToolError::Internal(err)) => return Err(err),
+                }
+            }
+        };
+        let (state, ok, output) = match outcome {
+            Ok(output) => ("succeeded", true, output),
+            Err(error) => ("failed", false, json!({ "error": error, "message": error })),
+        };
+        calls::transition(&mut w.tx, &call.id, "executing", state, None).await?;
+        w.append(&call.conversation_id, EventBody::ToolResult { task_id, call_id: call.id.clone(), ok, output }).await?;
+        if let Some(hook) = &self.before_commit {
+            hook(&call.id)?;
+        }
+        w.commit().await?;
+        Ok(())
+    }
+
+    /// A call found `executing` by a driver was cut off by a crash: it is never re-run silently.
+    async fn interrupted(&self, call: &CallRow) -> anyhow::Result<()> {
+        let mut w = self.store.write().await?;
+        if calls::transition(&mut w.tx, &call.id, "executing", "failed", None).await? {
+            let output = json!({ "status": "interrupted", "error": "interrupted — not retried", "message": "interrupted — not retried" });
+            w.append(
+                &call.conversation_id,
+                EventBody::ToolResult { task_id: call.task_id.clone(), call_id: call.id.clone(), ok: false, output },
+            )
+            .await?;
+        }
+        w.commit().await?;
+        Ok(())
+    }
+}

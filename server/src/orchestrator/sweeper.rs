@@ -1,0 +1,43 @@
+//! Background work beside the HTTP server: apply timeout actions to overdue approvals (their
+//! deadlines are stored, so this survives restarts) and resume tasks that need a driver.
+
+use std::{sync::Arc, time::Duration};
+
+use super::{DecisionError, Orchestrator};
+use crate::store::{approvals, tasks, time::now_ms};
+
+/// Resumes every task a crash or restart left mid-way.
+pub async fn resume_all(orchestrator: &Arc<Orchestrator>) -> anyhow::Result<usize> {
+    let ids = tasks::needing_work(orchestrator.store.pool()).await?;
+    for id in &ids {
+        if !orchestrator.is_running(id) {
+            orchestrator.trigger(id);
+        }
+    }
+    Ok(ids.len())
+}
+
+/// Runs forever: timeouts every `interval`, and a resume pass every 20 intervals.
+pub async fn run(orchestrator: Arc<Orchestrator>, interval: Duration) {
+    let mut ticks: u64 = 0;
+    loop {
+        tokio::time::sleep(interval).await;
+        ticks += 1;
+        match approvals::overdue(orchestrator.store.pool(), now_ms()).await {
+            Ok(ids) => {
+                for id in ids {
+                    match orchestrator.time_out(&id).await {
+                        Ok(()) | Err(DecisionError::Conflict(_) | DecisionError::NotFound(_)) => {}
+                        Err(err) => tracing::error!(approval_id = id, error = ?err, "timeout failed"),
+                    }
+                }
+            }
+            Err(err) => tracing::error!(error = ?err, "timeout sweep failed"),
+        }
+        if ticks % 20 == 0 {
+            if let Err(err) = resume_all(&orchestrator).await {
+                tracing::error!(error = ?err, "resume sweep failed");
+            }
+        }
+    }
+}

@@ -1,0 +1,176 @@
+//! The approval queue projection. Every state change is a conditional
+//! `UPDATE … WHERE state = 'pending'` (DESIGN decision 3); the loser of a race changes nothing.
+
+use anyhow::Context;
+use app::domain::{Risk, wire};
+use serde_json::Value;
+use sqlx::{SqliteConnection, SqliteExecutor};
+
+use super::time::{now_ms, rfc3339};
+
+#[derive(sqlx::FromRow, Clone, Debug)]
+pub struct ApprovalRow {
+    pub id: String,
+    pub call_id: String,
+    pub task_id: String,
+    pub conversation_id: String,
+    pub conversation_title: String,
+    pub agent: String,
+    pub tool: String,
+    pub args: String,
+    pub gate: String,
+    pub summary: String,
+    pub risk: String,
+    pub state: String,
+    pub timeout_action: String,
+    pub created_at: i64,
+    pub deadline: i64,
+    pub decided_at: Option<i64>,
+    pub decided_by: Option<String>,
+    pub reason: Option<String>,
+    pub edited_args: Option<String>,
+}
+
+fn parse_risk(s: &str) -> Risk {
+    match s {
+        "high" => Risk::High,
+        "medium" => Risk::Medium,
+        _ => Risk::Low,
+    }
+}
+
+impl ApprovalRow {
+    pub fn args(&self) -> Value {
+        serde_json::from_str(&self.args).unwrap_or(Value::Null)
+    }
+
+    pub fn to_wire(&self, now: i64) -> wire::Approval {
+        wire::Approval {
+            id: self.id.clone(),
+            conversation_id: self.conversation_id.clone(),
+            conversation_title: self.conversation_title.clone(),
+            task_id: self.task_id.clone(),
+            call_id: self.call_id.clone(),
+            agent: self.agent.clone(),
+            tool: self.tool.clone(),
+            args: self.args(),
+            gate: self.gate.clone(),
+            summary: self.summary.clone(),
+            risk: parse_risk(&self.risk),
+            state: self.state.clone(),
+            created_at: rfc3339(self.created_at),
+            deadline: rfc3339(self.deadline),
+            age_seconds: ((now - self.created_at) / 1000).max(0),
+            decided_at: self.decided_at.map(rfc3339),
+            decided_by: self.decided_by.clone(),
+            reason: self.reason.clone(),
+            edited_args: self.edited_args.as_deref().and_then(|a| serde_json::from_str(a).ok()),
+        }
+    }
+}
+
+const SELECT: &str = "SELECT a.id, a.call_id, a.task_id, a.conversation_id, c.title AS conversation_title, a.agent,
+    a.tool, a.args, a.gate, a.summary, a.risk, a.state, a.timeout_action, a.created_at, a.deadline, a.decided_at,
+    a.decided_by, a.reason, a.edited_args
+    FROM approvals a JOIN conversations c ON c.id = a.conversation_id";
+
+pub struct NewApproval<'a> {
+    pub id: &'a str,
+    pub call_id: &'a str,
+    pub task_id: &'a str,
+    pub conversation_id: &'a str,
+    pub agent: &'a str,
+    pub tool: &'a str,
+    pub args: &'a Value,
+    pub gate: &'a str,
+    pub summary: &'a str,
+    pub risk: Risk,
+    pub timeout_action: &'a str,
+    pub deadline: i64,
+}
+
+pub async fn insert(conn: &mut SqliteConnection, a: NewApproval<'_>) -> anyhow::Result<()> {
+    sqlx::query(
+        "INSERT INTO approvals (id, call_id, task_id, conversation_id, agent, tool, args, gate, summary, risk, state,
+            timeout_action, created_at, deadline)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)",
+    )
+    .bind(a.id)
+    .bind(a.call_id)
+    .bind(a.task_id)
+    .bind(a.conversation_id)
+    .bind(a.agent)
+    .bind(a.tool)
+    .bind(a.args.to_string())
+    .bind(a.gate)
+    .bind(a.summary)
+    .bind(a.risk.as_str())
+    .bind(a.timeout_action)
+    .bind(now_ms())
+    .bind(a.deadline)
+    .execute(conn)
+    .await
+    .context("failed to record approval")?;
+    Ok(())
+}
+
+pub async fn get(db: impl SqliteExecutor<'_>, id: &str) -> anyhow::Result<Option<ApprovalRow>> {
+    sqlx::query_as(&format!("{SELECT} WHERE a.id = ?")).bind(id).fetch_optional(db).await.context("failed to load approval")
+}
+
+pub async fn pending_for_task(db: impl SqliteExecutor<'_>, task_id: &str) -> anyhow::Result<Vec<ApprovalRow>> {
+    sqlx::query_as(&format!("{SELECT} WHERE a.task_id = ? AND a.state = 'pending' ORDER BY a.created_at, a.id"))
+        .bind(task_id)
+        .fetch_all(db)
+        .await
+        .context("failed to load pending approvals")
+}
+
+/// The one conditional write that decides an approval. False when it was no longer pending.
+pub async fn decide(
+    conn: &mut SqliteConnection,
+    id: &str,
+    to: &str,
+    decided_by: &str,
+    reason: Option<&str>,
+    edited_args: Option<&Value>,
+) -> anyhow::Result<bool> {
+    let result = sqlx::query(
+        "UPDATE approvals SET state = ?, decided_at = ?, decided_by = ?, reason = ?, edited_args = ?
+         WHERE id = ? AND state = 'pending'",
+    )
+    .bind(to)
+    .bind(now_ms())
+    .bind(decided_by)
+    .bind(reason)
+    .bind(edited_args.map(|a| a.to_string()))
+    .bind(id)
+    .execute(conn)
+    .await
+    .context("failed to decide approval")?;
+    Ok(result.rows_affected() == 1)
+}
+
+/// Pending approvals whose deadline has passed.
+pub async fn overdue(db: impl SqliteExecutor<'_>, now: i64) -> anyhow::Result<Vec<String>> {
+    sqlx::query_scalar("SELECT id FROM approvals WHERE state = 'pending' AND deadline <= ? ORDER BY deadline LIMIT 100")
+        .bind(now)
+        .fetch_all(db)
+        .await
+        .context("failed to find overdue approvals")
+}
+
+/// The queue: `state` filters (`pending`, `decided` for all others, or one exact state); newest first.
+pub async fn list(db: impl SqliteExecutor<'_>, state: Option<&str>, limit: i64) -> anyhow::Result<Vec<ApprovalRow>> {
+    let (filter, bind) = match state {
+        None => ("1 = 1", None),
+        Some("decided") => ("a.state <> 'pending'", None),
+        Some(s) => ("a.state = ?", Some(s)),
+    };
+    let sql = format!("{SELECT} WHERE {filter} ORDER BY a.created_at DESC, a.id DESC LIMIT ?");
+    let mut query = sqlx::query_as(&sql);
+    if let Some(s) = bind {
+        query = query.bind(s);
+    }
+    query.bind(limit).fetch_all(db).await.context("failed to list approvals")
+}

@@ -1,0 +1,110 @@
+//! Tool calls and their execution state (DESIGN decision 3, second half):
+//! `pending_approval → approved | rejected | expired | canceled`, `approved → executing → succeeded | failed`.
+
+use anyhow::Context;
+use serde_json::Value;
+use sqlx::{SqliteConnection, SqliteExecutor};
+
+use super::time::now_ms;
+
+#[derive(sqlx::FromRow, Clone, Debug)]
+pub struct CallRow {
+    pub id: String,
+    pub task_id: String,
+    pub conversation_id: String,
+    pub step: i64,
+    pub position: i64,
+    pub tool: String,
+    pub args: String,
+    pub state: String,
+}
+
+impl CallRow {
+    pub fn args(&self) -> Value {
+        serde_json::from_str(&self.args).unwrap_or(Value::Null)
+    }
+}
+
+pub struct NewCall<'a> {
+    pub id: &'a str,
+    pub task_id: &'a str,
+    pub conversation_id: &'a str,
+    pub step: i64,
+    pub position: i64,
+    pub tool: &'a str,
+    pub args: &'a Value,
+    pub state: &'a str,
+}
+
+pub async fn insert(conn: &mut SqliteConnection, call: NewCall<'_>) -> anyhow::Result<()> {
+    let now = now_ms();
+    sqlx::query(
+        "INSERT INTO tool_calls (id, task_id, conversation_id, step, position, tool, args, state, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(call.id)
+    .bind(call.task_id)
+    .bind(call.conversation_id)
+    .bind(call.step)
+    .bind(call.position)
+    .bind(call.tool)
+    .bind(call.args.to_string())
+    .bind(call.state)
+    .bind(now)
+    .bind(now)
+    .execute(conn)
+    .await
+    .with_context(|| format!("failed to record tool call {}", call.id))?;
+    Ok(())
+}
+
+pub async fn get(db: impl SqliteExecutor<'_>, id: &str) -> anyhow::Result<Option<CallRow>> {
+    sqlx::query_as("SELECT id, task_id, conversation_id, step, position, tool, args, state FROM tool_calls WHERE id = ?")
+        .bind(id)
+        .fetch_optional(db)
+        .await
+        .context("failed to load tool call")
+}
+
+/// The calls the model proposed in one step of a task, in the order it proposed them.
+pub async fn for_step(db: impl SqliteExecutor<'_>, task_id: &str, step: i64) -> anyhow::Result<Vec<CallRow>> {
+    sqlx::query_as(
+        "SELECT id, task_id, conversation_id, step, position, tool, args, state FROM tool_calls
+         WHERE task_id = ? AND step = ? ORDER BY position",
+    )
+    .bind(task_id)
+    .bind(step)
+    .fetch_all(db)
+    .await
+    .context("failed to load tool calls")
+}
+
+/// Conditional transition: true when the call was in `from` and is now in `to`.
+pub async fn transition(conn: &mut SqliteConnection, id: &str, from: &str, to: &str, args: Option<&Value>) -> anyhow::Result<bool> {
+    let result = sqlx::query(
+        "UPDATE tool_calls SET state = ?, args = COALESCE(?, args), updated_at = ? WHERE id = ? AND state = ?",
+    )
+    .bind(to)
+    .bind(args.map(|a| a.to_string()))
+    .bind(now_ms())
+    .bind(id)
+    .bind(from)
+    .execute(conn)
+    .await
+    .with_context(|| format!("failed to move tool call {id} from {from} to {to}"))?;
+    Ok(result.rows_affected() == 1)
+}
+
+/// Calls of a task in one of `states`.
+pub async fn in_states(db: impl SqliteExecutor<'_>, task_id: &str, states: &[&str]) -> anyhow::Result<Vec<CallRow>> {
+    let placeholders = vec!["?"; states.len()].join(", ");
+    let sql = format!(
+        "SELECT id, task_id, conversation_id, step, position, tool, args, state FROM tool_calls
+         WHERE task_id = ? AND state IN ({placeholders}) ORDER BY step, position"
+    );
+    let mut query = sqlx::query_as(&sql).bind(task_id);
+    for s in states {
+        query = query.bind(*s);
+    }
+    query.fetch_all(db).await.context("failed to load tool calls")
+}

@@ -1,0 +1,57 @@
+//! Conversations (chats).
+
+use anyhow::Context;
+use app::domain::wire::Conversation;
+use sqlx::SqlitePool;
+
+use super::time::{new_id, now_ms, rfc3339};
+
+#[derive(sqlx::FromRow)]
+struct Row {
+    id: String,
+    title: String,
+    agent: String,
+    created_at: i64,
+    last_seq: i64,
+}
+
+impl From<Row> for Conversation {
+    fn from(r: Row) -> Self {
+        Conversation { id: r.id, title: r.title, agent: r.agent, created_at: rfc3339(r.created_at), last_seq: r.last_seq }
+    }
+}
+
+const COLUMNS: &str = "id, title, agent, created_at, last_seq";
+
+pub async fn create(pool: &SqlitePool, title: &str, agent: &str) -> anyhow::Result<Conversation> {
+    let row: Row = sqlx::query_as(&format!(
+        "INSERT INTO conversations (id, title, agent, created_at) VALUES (?, ?, ?, ?) RETURNING {COLUMNS}"
+    ))
+    .bind(new_id())
+    .bind(title)
+    .bind(agent)
+    .bind(now_ms())
+    .fetch_one(pool)
+    .await
+    .context("failed to create conversation")?;
+    Ok(row.into())
+}
+
+pub async fn get(pool: &SqlitePool, id: &str) -> anyhow::Result<Option<Conversation>> {
+    let row: Option<Row> = sqlx::query_as(&format!("SELECT {COLUMNS} FROM conversations WHERE id = ?"))
+        .bind(id)
+        .fetch_optional(pool)
+        .await
+        .context("failed to load conversation")?;
+    Ok(row.map(Into::into))
+}
+
+/// Newest first.
+pub async fn list(pool: &SqlitePool, limit: i64) -> anyhow::Result<Vec<Conversation>> {
+    let rows: Vec<Row> = sqlx::query_as(&format!("SELECT {COLUMNS} FROM conversations ORDER BY created_at DESC, id DESC LIMIT ?"))
+        .bind(limit)
+        .fetch_all(pool)
+        .await
+        .context("failed to list conversations")?;
+    Ok(rows.into_iter().map(Into::into).collect())
+}

@@ -1,0 +1,58 @@
+//! The append-only event log.
+
+use anyhow::Context;
+use app::domain::{Event, EventBody};
+use sqlx::{SqliteConnection, SqlitePool};
+
+use super::time::{now_ms, rfc3339};
+
+/// Appends one event with the conversation's next sequence number.
+pub async fn append(conn: &mut SqliteConnection, conversation_id: &str, body: EventBody) -> anyhow::Result<Event> {
+    let seq: i64 = sqlx::query_scalar("UPDATE conversations SET last_seq = last_seq + 1 WHERE id = ? RETURNING last_seq")
+        .bind(conversation_id)
+        .fetch_one(&mut *conn)
+        .await
+        .context("failed to take the next sequence number")?;
+    let now = now_ms();
+    let json = serde_json::to_string(&body).context("failed to encode event")?;
+    sqlx::query("INSERT INTO events (conversation_id, seq, task_id, kind, body, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+        .bind(conversation_id)
+        .bind(seq)
+        .bind(body.task_id())
+        .bind(body.name())
+        .bind(json)
+        .bind(now)
+        .execute(&mut *conn)
+        .await
+        .context("failed to append event")?;
+    Ok(Event { seq, conversation_id: conversation_id.to_owned(), at: rfc3339(now), body })
+}
+
+#[derive(sqlx::FromRow)]
+struct EventRow {
+    conversation_id: String,
+    seq: i64,
+    body: String,
+    created_at: i64,
+}
+
+impl EventRow {
+    fn into_event(self) -> anyhow::Result<Event> {
+        let body: EventBody = serde_json::from_str(&self.body)
+            .with_context(|| format!("corrupt event {}#{}", self.conversation_id, self.seq))?;
+        Ok(Event { seq: self.seq, conversation_id: self.conversation_id, at: rfc3339(self.created_at), body })
+    }
+}
+
+/// Events of a conversation after sequence number `after`, in order.
+pub async fn after(pool: &SqlitePool, conversation_id: &str, after: i64) -> anyhow::Result<Vec<Event>> {
+    let rows: Vec<EventRow> = sqlx::query_as(
+        "SELECT conversation_id, seq, body, created_at FROM events WHERE conversation_id = ? AND seq > ? ORDER BY seq",
+    )
+    .bind(conversation_id)
+    .bind(after)
+    .fetch_all(pool)
+    .await
+    .context("failed to load events")?;
+    rows.into_iter().map(EventRow::into_event).collect()
+}

@@ -1,0 +1,126 @@
+//! Tasks: one user turn and everything the agent does for it. `status` is a projection of the
+//! task's `task-status` events, written in the same transaction.
+
+use anyhow::Context;
+use app::domain::{EventBody, TaskStatus, wire::Task};
+use sqlx::{SqliteConnection, SqliteExecutor};
+
+use super::{
+    Write,
+    time::{new_id, now_ms, rfc3339},
+};
+
+#[derive(sqlx::FromRow, Clone, Debug)]
+pub struct TaskRow {
+    pub id: String,
+    pub conversation_id: String,
+    pub status: String,
+    pub steps: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+impl TaskRow {
+    pub fn status(&self) -> TaskStatus {
+        TaskStatus::parse(&self.status).expect("BUG: the CHECK constraint admits only known statuses")
+    }
+
+    pub fn to_wire(&self) -> Task {
+        Task {
+            id: self.id.clone(),
+            conversation_id: self.conversation_id.clone(),
+            status: self.status(),
+            created_at: rfc3339(self.created_at),
+            updated_at: rfc3339(self.updated_at),
+        }
+    }
+}
+
+const COLUMNS: &str = "id, conversation_id, status, steps, created_at, updated_at";
+
+pub async fn get(db: impl SqliteExecutor<'_>, id: &str) -> anyhow::Result<Option<TaskRow>> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM tasks WHERE id = ?"))
+        .bind(id)
+        .fetch_optional(db)
+        .await
+        .context("failed to load task")
+}
+
+/// The conversation's newest task that has not finished, if any.
+pub async fn open_in_conversation(db: impl SqliteExecutor<'_>, conversation_id: &str) -> anyhow::Result<Option<TaskRow>> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM tasks WHERE conversation_id = ? AND status IN ('working', 'input_required')
+         ORDER BY created_at DESC LIMIT 1"
+    ))
+    .bind(conversation_id)
+    .fetch_optional(db)
+    .await
+    .context("failed to find open task")
+}
+
+pub async fn ids_with_status(db: impl SqliteExecutor<'_>, status: TaskStatus) -> anyhow::Result<Vec<String>> {
+    sqlx::query_scalar("SELECT id FROM tasks WHERE status = ?")
+        .bind(status.as_str())
+        .fetch_all(db)
+        .await
+        .context("failed to list tasks")
+}
+
+pub async fn insert(conn: &mut SqliteConnection, conversation_id: &str) -> anyhow::Result<String> {
+    let id = new_id();
+    let now = now_ms();
+    sqlx::query("INSERT INTO tasks (id, conversation_id, status, created_at, updated_at) VALUES (?, ?, 'working', ?, ?)")
+        .bind(&id)
+        .bind(conversation_id)
+        .bind(now)
+        .bind(now)
+        .execute(conn)
+        .await
+        .context("failed to create task")?;
+    Ok(id)
+}
+
+/// Moves the task from one of `from` to `to` and appends the `task-status` event.
+/// Returns false (and writes nothing) when the task was not in one of `from`.
+pub async fn transition(
+    w: &mut Write,
+    task: &TaskRow,
+    from: &[TaskStatus],
+    to: TaskStatus,
+    message: Option<String>,
+) -> anyhow::Result<bool> {
+    let allowed: Vec<&str> = from.iter().map(|s| s.as_str()).collect();
+    let placeholders = vec!["?"; allowed.len()].join(", ");
+    let sql = format!("UPDATE tasks SET status = ?, updated_at = ? WHERE id = ? AND status IN ({placeholders})");
+    let mut query = sqlx::query(&sql).bind(to.as_str()).bind(now_ms()).bind(&task.id);
+    for s in &allowed {
+        query = query.bind(*s);
+    }
+    let changed = query.execute(&mut *w.tx).await.context("failed to update task status")?.rows_affected() == 1;
+    if changed {
+        w.append(&task.conversation_id, EventBody::TaskStatus { task_id: task.id.clone(), status: to, message }).await?;
+    }
+    Ok(changed)
+}
+
+/// Counts one more model step, only while the task is still working (an abort stops it).
+pub async fn take_step(conn: &mut SqliteConnection, task_id: &str) -> anyhow::Result<Option<i64>> {
+    sqlx::query_scalar("UPDATE tasks SET steps = steps + 1, updated_at = ? WHERE id = ? AND status = 'working' RETURNING steps")
+        .bind(now_ms())
+        .bind(task_id)
+        .fetch_optional(conn)
+        .await
+        .context("failed to count a model step")
+}
+
+/// Tasks a driver should look at: working ones, and any with an approved call not yet run or
+/// a call left executing by a crash.
+pub async fn needing_work(db: impl SqliteExecutor<'_>) -> anyhow::Result<Vec<String>> {
+    sqlx::query_scalar(
+        "SELECT id FROM tasks WHERE status = 'working'
+         UNION SELECT DISTINCT task_id FROM tool_calls WHERE state IN ('approved', 'executing')",
+    )
+    .fetch_all(db)
+    .await
+    .context("failed to find tasks needing work")
+}

@@ -1,0 +1,86 @@
+//! Tools an agent can call, behind one `Tool` trait, and the registry that finds them by name.
+
+pub mod orders;
+pub mod schema;
+
+use std::{collections::BTreeMap, sync::Arc};
+
+use app::domain::Risk;
+use async_trait::async_trait;
+use serde_json::Value;
+use sqlx::SqliteConnection;
+
+/// What the registry knows of a tool without calling it.
+#[derive(Clone, Debug)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the arguments.
+    pub input_schema: Value,
+    pub read_only: bool,
+    pub destructive: bool,
+}
+
+/// A tool failure the model and the user are told about (not a server error).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ToolFailure(pub String);
+
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    #[error(transparent)]
+    Failed(#[from] ToolFailure),
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+#[async_trait]
+pub trait Tool: Send + Sync {
+    fn spec(&self) -> &ToolSpec;
+
+    /// One line a reviewer reads on the card, e.g. "Refund $25.00 on order 1001".
+    fn summarize(&self, args: &Value) -> String;
+
+    fn risk(&self, _args: &Value) -> Risk {
+        let spec = self.spec();
+        if spec.destructive {
+            Risk::High
+        } else if spec.read_only {
+            Risk::Low
+        } else {
+            Risk::Medium
+        }
+    }
+
+    /// Runs the call inside the transaction that records its result, so a built-in effect
+    /// commits together with its result or not at all (DESIGN decision 4).
+    async fn run(&self, conn: &mut SqliteConnection, args: &Value) -> Result<Value, ToolError>;
+}
+
+#[derive(Clone, Default)]
+pub struct Registry {
+    tools: BTreeMap<String, Arc<dyn Tool>>,
+}
+
+impl Registry {
+    /// The demo tools on the orders domain.
+    pub fn builtin() -> Self {
+        let mut registry = Self::default();
+        for tool in orders::all() {
+            registry.register(tool);
+        }
+        registry
+    }
+
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        self.tools.insert(tool.spec().name.clone(), tool);
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.get(name)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tools.keys().map(String::as_str)
+    }
+}

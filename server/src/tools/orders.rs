@@ -1,0 +1,216 @@
+//! Built-in demo tools on the orders table: list, look up, cancel, refund.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use sqlx::SqliteConnection;
+
+use super::{Tool, ToolError, ToolFailure, ToolSpec};
+use crate::store::orders::{self, OrderRow};
+
+pub fn all() -> Vec<Arc<dyn Tool>> {
+    vec![Arc::new(ListOrders::new()), Arc::new(GetOrder::new()), Arc::new(CancelOrder::new()), Arc::new(ProcessRefund::new())]
+}
+
+fn dollars(cents: i64) -> String {
+    format!("${}.{:02}", cents / 100, cents % 100)
+}
+
+fn order_id(args: &Value) -> Option<i64> {
+    args.get("order_id").and_then(Value::as_i64)
+}
+
+async fn load(conn: &mut SqliteConnection, args: &Value) -> Result<OrderRow, ToolError> {
+    let id = order_id(args).ok_or_else(|| ToolFailure("order_id must be an integer".into()))?;
+    orders::get(&mut *conn, id).await?.ok_or_else(|| ToolFailure(format!("order {id} does not exist")).into())
+}
+
+fn order_id_schema() -> Value {
+    json!({ "type": "integer", "minimum": 1, "description": "The order number, e.g. 1001" })
+}
+
+pub struct ListOrders(ToolSpec);
+
+impl ListOrders {
+    fn new() -> Self {
+        Self(ToolSpec {
+            name: "list_orders".into(),
+            description: "List orders, optionally of one customer".into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": { "customer": { "type": "string", "minLength": 1 } },
+                "additionalProperties": false
+            }),
+            read_only: true,
+            destructive: false,
+        })
+    }
+}
+
+#[async_trait]
+impl Tool for ListOrders {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+
+    fn summarize(&self, args: &Value) -> String {
+        match args.get("customer").and_then(Value::as_str) {
+            Some(c) => format!("List the orders of {c}"),
+            None => "List all orders".into(),
+        }
+    }
+
+    async fn run(&self, conn: &mut SqliteConnection, args: &Value) -> Result<Value, ToolError> {
+        let customer = args.get("customer").and_then(Value::as_str);
+        let rows = orders::list(&mut *conn, customer).await?;
+        let message = format!("{} order(s){}", rows.len(), customer.map(|c| format!(" of {c}")).unwrap_or_default());
+        Ok(json!({ "orders": rows.iter().map(OrderRow::to_wire).collect::<Vec<_>>(), "message": message }))
+    }
+}
+
+pub struct GetOrder(ToolSpec);
+
+impl GetOrder {
+    fn new() -> Self {
+        Self(ToolSpec {
+            name: "get_order".into(),
+            description: "Look up one order".into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": { "order_id": order_id_schema() },
+                "required": ["order_id"],
+                "additionalProperties": false
+            }),
+            read_only: true,
+            destructive: false,
+        })
+    }
+}
+
+#[async_trait]
+impl Tool for GetOrder {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+
+    fn summarize(&self, args: &Value) -> String {
+        format!("Look up order {}", order_id(args).map(|i| i.to_string()).unwrap_or_else(|| "?".into()))
+    }
+
+    async fn run(&self, conn: &mut SqliteConnection, args: &Value) -> Result<Value, ToolError> {
+        let order = load(conn, args).await?;
+        let message = format!(
+            "Order {} ({}, {}) for {} is {}",
+            order.id,
+            order.item,
+            dollars(order.amount_cents),
+            order.customer,
+            order.status
+        );
+        Ok(json!({ "order": order.to_wire(), "message": message }))
+    }
+}
+
+pub struct CancelOrder(ToolSpec);
+
+impl CancelOrder {
+    fn new() -> Self {
+        Self(ToolSpec {
+            name: "cancel_order".into(),
+            description: "Cancel an open order".into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": { "order_id": order_id_schema() },
+                "required": ["order_id"],
+                "additionalProperties": false
+            }),
+            read_only: false,
+            destructive: true,
+        })
+    }
+}
+
+#[async_trait]
+impl Tool for CancelOrder {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+
+    fn summarize(&self, args: &Value) -> String {
+        format!("Cancel order {}", order_id(args).map(|i| i.to_string()).unwrap_or_else(|| "?".into()))
+    }
+
+    async fn run(&self, conn: &mut SqliteConnection, args: &Value) -> Result<Value, ToolError> {
+        let order = load(conn, args).await?;
+        if order.status != "open" {
+            return Err(ToolFailure(format!("order {} is {}, only open orders can be canceled", order.id, order.status)).into());
+        }
+        orders::set_status(conn, order.id, "canceled").await?;
+        Ok(json!({ "order_id": order.id, "status": "canceled", "message": format!("Canceled order {}", order.id) }))
+    }
+}
+
+pub struct ProcessRefund(ToolSpec);
+
+impl ProcessRefund {
+    fn new() -> Self {
+        Self(ToolSpec {
+            name: "process_refund".into(),
+            description: "Refund money on an order; without an amount, refunds what is left".into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "order_id": order_id_schema(),
+                    "amount": { "type": "number", "exclusiveMinimum": 0, "description": "Dollars to refund" }
+                },
+                "required": ["order_id"],
+                "additionalProperties": false
+            }),
+            read_only: false,
+            destructive: true,
+        })
+    }
+}
+
+#[async_trait]
+impl Tool for ProcessRefund {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+
+    fn summarize(&self, args: &Value) -> String {
+        let order = order_id(args).map(|i| i.to_string()).unwrap_or_else(|| "?".into());
+        match args.get("amount").and_then(Value::as_f64) {
+            Some(amount) => format!("Refund {} on order {order}", dollars((amount * 100.0).round() as i64)),
+            None => format!("Refund the rest of order {order}"),
+        }
+    }
+
+    async fn run(&self, conn: &mut SqliteConnection, args: &Value) -> Result<Value, ToolError> {
+        let order = load(conn, args).await?;
+        if order.status == "canceled" {
+            return Err(ToolFailure(format!("order {} is canceled", order.id)).into());
+        }
+        let left = order.amount_cents - order.refunded_cents;
+        let cents = match args.get("amount").and_then(Value::as_f64) {
+            Some(amount) => (amount * 100.0).round() as i64,
+            None => left,
+        };
+        if cents <= 0 || cents > left {
+            return Err(ToolFailure(format!(
+                "cannot refund {} on order {}: {} is left to refund",
+                dollars(cents.max(0)),
+                order.id,
+                dollars(left)
+            ))
+            .into());
+        }
+        orders::add_refund(conn, order.id, cents).await?;
+        Ok(json!({
+            "order_id": order.id,
+            "refunded": cents as f64 / 100.0,
+            "message": format!("Refunded {} on order {}", dollars(cents), order.id)
+        }))
+    }
+}
