@@ -1,33 +1,91 @@
 //! `spawn_app()` and the small clients the integration tests share.
 
-use std::time::Duration;
+use std::{sync::Arc, time::Duration};
 
-use countersign::{config::Config, startup::Application};
-use eventsource_stream::{Event, Eventsource};
+use app::domain::{
+    Event, EventBody, TaskStatus,
+    wire::{Approval, ConversationDetail, Order},
+};
+use countersign::{
+    config::Config,
+    model::scripted::ScriptedModel,
+    orchestrator::BeforeCommitHook,
+    startup::{Application, Parts},
+};
+use eventsource_stream::Eventsource;
 use futures::{Stream, StreamExt};
+use serde_json::{Value, json};
 
 pub struct TestApp {
     pub base_url: String,
     pub client: reqwest::Client,
+    pub model: Arc<ScriptedModel>,
     /// Kept alive for the whole test: dropping it deletes the database.
-    pub data_dir: tempfile::TempDir,
+    pub data_dir: Arc<tempfile::TempDir>,
+}
+
+/// Agent configuration whose approvals time out after `secs`.
+pub fn agents_with_timeout(secs: f64) -> String {
+    format!(
+        "[defaults]\ntimeout_secs = {secs}\n[[agents]]\nname = \"support\"\n\
+         tools = [\"list_orders\", \"get_order\", \"cancel_order\", \"process_refund\"]\n\
+         require_approval = [\"cancel_order\", \"process_refund\"]\n"
+    )
+}
+
+#[derive(Default)]
+pub struct Options {
+    pub agents_toml: Option<String>,
+    pub before_commit: Option<BeforeCommitHook>,
+    pub body_limit: Option<usize>,
 }
 
 /// Starts the real application on 127.0.0.1:0 with a fresh database in a temporary directory.
 pub async fn spawn_app() -> TestApp {
+    spawn_app_with(Options::default()).await
+}
+
+pub async fn spawn_app_with(options: Options) -> TestApp {
     let data_dir = tempfile::tempdir().expect("temp dir");
+    let agents_path = options.agents_toml.map(|toml| {
+        let path = data_dir.path().join("agents.toml");
+        std::fs::write(&path, toml).expect("write agents.toml");
+        path.display().to_string()
+    });
+    let body_limit = options.body_limit.map(|n| n.to_string());
     let config = Config::from_lookup(|key| match key {
         "COUNTERSIGN_ADDR" => Some("127.0.0.1:0".to_owned()),
         "COUNTERSIGN_DATA_DIR" => Some(data_dir.path().display().to_string()),
+        "COUNTERSIGN_AGENTS" => agents_path.clone(),
+        "COUNTERSIGN_BODY_LIMIT" => body_limit.clone(),
+        "COUNTERSIGN_SWEEP_MS" => Some("20".to_owned()),
         "RUST_LOG" => Some(std::env::var("TEST_LOG").unwrap_or_else(|_| "warn".to_owned())),
         _ => None,
     })
     .expect("test config");
     countersign::telemetry::init(&config.log_filter, false);
-    let app = Application::build(config).await.expect("application builds");
+    let model = Arc::new(ScriptedModel::default());
+    let parts = Parts { model: Some(model.clone()), before_commit: options.before_commit };
+    let app = Application::build_with(config, parts).await.expect("application builds");
     let base_url = format!("http://{}", app.local_addr());
     tokio::spawn(app.run_until_stopped());
-    TestApp { base_url, client: reqwest::Client::new(), data_dir }
+    TestApp { base_url, client: reqwest::Client::new(), model, data_dir: Arc::new(data_dir) }
+}
+
+/// Polls until `check` returns Some, for at most 10 seconds.
+pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
 }
 
 impl TestApp {
@@ -35,8 +93,75 @@ impl TestApp {
         format!("{}{}", self.base_url, path)
     }
 
-    /// Opens an SSE stream, optionally resuming after `last_event_id`.
-    pub async fn sse(&self, path: &str, last_event_id: Option<&str>) -> impl Stream<Item = Event> + Unpin {
+    pub async fn get_json(&self, path: &str) -> (u16, Value) {
+        let response = self.client.get(self.url(path)).send().await.expect("GET");
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    pub async fn post_json(&self, path: &str, body: Value) -> (u16, Value) {
+        let response = self.client.post(self.url(path)).json(&body).send().await.expect("POST");
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    pub async fn create_conversation(&self) -> String {
+        let (status, body) = self.post_json("/api/conversations", json!({ "title": "test" })).await;
+        assert_eq!(status, 201, "{body}");
+        body["id"].as_str().unwrap().to_owned()
+    }
+
+    /// Posts a message and returns the new task id.
+    pub async fn say(&self, conversation: &str, text: &str) -> String {
+        let (status, body) = self.post_json(&format!("/api/conversations/{conversation}/messages"), json!({ "text": text })).await;
+        assert_eq!(status, 202, "{body}");
+        body["task_id"].as_str().unwrap().to_owned()
+    }
+
+    pub async fn detail(&self, conversation: &str) -> ConversationDetail {
+        let (status, body) = self.get_json(&format!("/api/conversations/{conversation}")).await;
+        assert_eq!(status, 200, "{body}");
+        serde_json::from_value(body).expect("conversation detail")
+    }
+
+    pub async fn task_status(&self, task: &str) -> TaskStatus {
+        let (status, body) = self.get_json(&format!("/api/tasks/{task}")).await;
+        assert_eq!(status, 200, "{body}");
+        serde_json::from_value(body["status"].clone()).unwrap()
+    }
+
+    /// Waits until the task reaches `status`.
+    pub async fn wait_task(&self, task: &str, status: TaskStatus) {
+        eventually(&format!("task {task} to be {}", status.as_str()), || async {
+            (self.task_status(task).await == status).then_some(())
+        })
+        .await
+    }
+
+    pub async fn pending_approvals_of(&self, task: &str) -> Vec<Approval> {
+        let (status, body) = self.get_json("/api/approvals?status=pending").await;
+        assert_eq!(status, 200, "{body}");
+        let all: Vec<Approval> = serde_json::from_value(body).unwrap();
+        all.into_iter().filter(|a| a.task_id == task).collect()
+    }
+
+    /// Starts a turn and waits until it stops on `n` pending approvals.
+    pub async fn pending_turn(&self, conversation: &str, text: &str, n: usize) -> (String, Vec<Approval>) {
+        let task = self.say(conversation, text).await;
+        self.wait_task(&task, TaskStatus::InputRequired).await;
+        let mut approvals = self.pending_approvals_of(&task).await;
+        assert_eq!(approvals.len(), n, "pending approvals: {approvals:?}");
+        approvals.sort_by(|a, b| a.call_id.cmp(&b.call_id));
+        (task, approvals)
+    }
+
+    pub async fn order(&self, id: i64) -> Order {
+        let (status, body) = self.get_json(&format!("/api/orders/{id}")).await;
+        assert_eq!(status, 200, "{body}");
+        serde_json::from_value(body).unwrap()
+    }
+
+    pub async fn sse(&self, path: &str, last_event_id: Option<&str>) -> impl Stream<Item = eventsource_stream::Event> + Unpin + use<> {
         let mut request = self.client.get(self.url(path)).header("accept", "text/event-stream");
         if let Some(id) = last_event_id {
             request = request.header("last-event-id", id);
@@ -49,9 +174,76 @@ impl TestApp {
     }
 }
 
-/// Collects events until the stream ends or `n` arrived; fails after a generous timeout.
-pub async fn take_events(stream: impl Stream<Item = Event> + Unpin, n: usize) -> Vec<Event> {
+/// Collects `n` events; fails after a generous timeout.
+pub async fn take_events(stream: impl Stream<Item = eventsource_stream::Event> + Unpin, n: usize) -> Vec<eventsource_stream::Event> {
     tokio::time::timeout(Duration::from_secs(10), stream.take(n).collect::<Vec<_>>())
         .await
         .expect("SSE events within 10 s")
+}
+
+/// Events of one kind, by name.
+pub fn named<'a>(events: &'a [Event], name: &str) -> Vec<&'a Event> {
+    events.iter().filter(|e| e.body.name() == name).collect()
+}
+
+pub fn assistant_texts(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::AssistantMessage { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Asserts the JSON error shape and returns the code.
+pub fn error_code(body: &Value) -> &str {
+    assert!(body["error"]["message"].is_string(), "error shape: {body}");
+    body["error"]["code"].as_str().expect("error code")
+}
+
+/// The real `countersign` binary, for tests that kill and restart the process.
+pub struct BinaryServer {
+    child: tokio::process::Child,
+    pub app: TestApp,
+}
+
+impl BinaryServer {
+    /// Starts the binary on a free port with the database in `data_dir`.
+    pub async fn start(data_dir: Arc<tempfile::TempDir>, agents_toml: Option<&str>) -> Self {
+        use tokio::io::AsyncBufReadExt;
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_countersign"));
+        command
+            .env("COUNTERSIGN_ADDR", "127.0.0.1:0")
+            .env("COUNTERSIGN_DATA_DIR", data_dir.path())
+            .env("COUNTERSIGN_SWEEP_MS", "20")
+            .env("RUST_LOG", "warn")
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        if let Some(toml) = agents_toml {
+            let path = data_dir.path().join("agents.toml");
+            std::fs::write(&path, toml).unwrap();
+            command.env("COUNTERSIGN_AGENTS", path);
+        }
+        let mut child = command.spawn().expect("spawn countersign");
+        let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let base_url = tokio::time::timeout(Duration::from_secs(30), async {
+            while let Some(line) = lines.next_line().await.unwrap() {
+                if let Some(url) = line.split("listening on ").nth(1) {
+                    return url.trim().to_owned();
+                }
+            }
+            panic!("countersign exited before listening");
+        })
+        .await
+        .expect("countersign starts within 30 s");
+        let app = TestApp { base_url, client: reqwest::Client::new(), model: Arc::new(ScriptedModel::default()), data_dir };
+        Self { child, app }
+    }
+
+    /// SIGKILL: no shutdown code runs.
+    pub async fn kill(mut self) -> Arc<tempfile::TempDir> {
+        self.child.kill().await.expect("kill -9");
+        self.app.data_dir.clone()
+    }
 }

@@ -2,5 +2,11 @@
 
 mod helpers;
 
+mod bad_input;
+mod cycle;
+mod decisions;
+mod durability;
 mod health;
+mod openapi;
 mod sse;
+mod stream;

@@ -1,0 +1,112 @@
+//! Bad input gets a clear JSON error and changes nothing.
+
+use serde_json::{Value, json};
+
+use crate::helpers::{Options, TestApp, error_code, spawn_app, spawn_app_with};
+
+async fn raw_post(app: &TestApp, path: &str, content_type: &str, body: impl Into<reqwest::Body>) -> (u16, Value) {
+    let response = app.client.post(app.url(path)).header("content-type", content_type).body(body).send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+async fn conversation_count(app: &TestApp) -> usize {
+    app.get_json("/api/conversations").await.1.as_array().unwrap().len()
+}
+
+#[tokio::test]
+async fn malformed_json_is_400_and_creates_nothing() {
+    let app = spawn_app().await;
+    let (status, body) = raw_post(&app, "/api/conversations", "application/json", "{\"title\": ").await;
+    assert_eq!((status, error_code(&body)), (400, "bad_request"), "{body}");
+    assert_eq!(conversation_count(&app).await, 0);
+}
+
+#[tokio::test]
+async fn wrong_types_and_missing_fields_are_422() {
+    let app = spawn_app().await;
+    let (status, body) = app.post_json("/api/conversations", json!({ "title": 5 })).await;
+    assert_eq!((status, error_code(&body)), (422, "unprocessable"));
+    let c = app.create_conversation().await;
+    let path = format!("/api/conversations/{c}/messages");
+    for bad in [json!({}), json!({ "text": 42 }), json!({ "text": "   " }), json!({ "text": "x".repeat(8001) }), json!({ "txt": "hi" })] {
+        let (status, body) = app.post_json(&path, bad.clone()).await;
+        assert_eq!((status, error_code(&body)), (422, "unprocessable"), "{bad}");
+    }
+    assert!(app.detail(&c).await.events.is_empty(), "no event was appended");
+}
+
+#[tokio::test]
+async fn a_missing_content_type_is_415() {
+    let app = spawn_app().await;
+    let (status, body) = raw_post(&app, "/api/conversations", "text/plain", "{}").await;
+    assert_eq!((status, error_code(&body)), (415, "unsupported_media_type"));
+}
+
+#[tokio::test]
+async fn an_unknown_agent_is_422() {
+    let app = spawn_app().await;
+    let (status, body) = app.post_json("/api/conversations", json!({ "agent": "nobody" })).await;
+    assert_eq!((status, error_code(&body)), (422, "unprocessable"));
+    assert!(body["error"]["message"].as_str().unwrap().contains("nobody"));
+}
+
+#[tokio::test]
+async fn unknown_ids_are_404_everywhere() {
+    let app = spawn_app().await;
+    for path in ["/api/conversations/nope", "/api/tasks/nope", "/api/orders/9999", "/api/orders/abc", "/api/no-such-route"] {
+        let (status, body) = app.get_json(path).await;
+        assert_eq!((status, error_code(&body)), (404, "not_found"), "{path}");
+    }
+    let (status, body) = app.post_json("/api/conversations/nope/messages", json!({ "text": "hi" })).await;
+    assert_eq!((status, error_code(&body)), (404, "not_found"));
+    let response = app.client.get(app.url("/api/conversations/nope/events")).send().await.unwrap();
+    assert_eq!(response.status(), 404);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(error_code(&body), "not_found");
+}
+
+#[tokio::test]
+async fn a_body_over_the_limit_is_413_and_changes_nothing() {
+    let app = spawn_app_with(Options { body_limit: Some(1024), ..Default::default() }).await;
+    let c = app.create_conversation().await;
+    let big = json!({ "text": "x".repeat(4096) }).to_string();
+    let (status, body) = raw_post(&app, &format!("/api/conversations/{c}/messages"), "application/json", big).await;
+    assert_eq!((status, error_code(&body)), (413, "payload_too_large"), "{body}");
+    assert!(app.detail(&c).await.events.is_empty());
+}
+
+#[tokio::test]
+async fn a_second_message_while_the_task_waits_is_409() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    app.pending_turn(&c, "refund order 1001", 1).await;
+    let before = app.detail(&c).await.events.len();
+    let (status, body) = app.post_json(&format!("/api/conversations/{c}/messages"), json!({ "text": "hello?" })).await;
+    assert_eq!((status, error_code(&body)), (409, "conflict"));
+    assert_eq!(app.detail(&c).await.events.len(), before);
+}
+
+#[tokio::test]
+async fn bad_query_parameters_are_422() {
+    let app = spawn_app().await;
+    for path in ["/api/approvals?status=maybe", "/api/approvals?limit=0", "/api/approvals?limit=abc"] {
+        let (status, body) = app.get_json(path).await;
+        assert_eq!((status, error_code(&body)), (422, "unprocessable"), "{path}");
+    }
+}
+
+#[tokio::test]
+async fn malformed_decision_bodies_are_refused_and_the_approval_stays_pending() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let path = format!("/api/approvals/{}/approve", approvals[0].id);
+    let (status, _) = raw_post(&app, &path, "application/json", "{oops").await;
+    assert_eq!(status, 400);
+    let (status, _) = app.post_json(&path, json!({ "args": 5 })).await;
+    assert_eq!(status, 422);
+    let (status, _) = app.post_json(&format!("/api/approvals/{}/reject", approvals[0].id), json!({ "reason": ["x"] })).await;
+    assert_eq!(status, 422);
+    assert_eq!(app.pending_approvals_of(&task).await.len(), 1);
+}

@@ -1,0 +1,224 @@
+//! The human-in-the-loop cycle over HTTP with the scripted model.
+
+use std::time::Duration;
+
+use app::domain::{ApprovalOutcome, CardStatus, EventBody, TaskStatus};
+use serde_json::json;
+
+use crate::helpers::{assistant_texts, named, spawn_app};
+
+#[tokio::test]
+async fn a_call_no_gate_matches_runs_at_once_and_the_task_completes() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let task = app.say(&c, "look up order 1001").await;
+    app.wait_task(&task, TaskStatus::Completed).await;
+    let detail = app.detail(&c).await;
+    let card = detail.view.cards().next().expect("a card");
+    assert_eq!((card.tool.as_str(), card.status), ("get_order", CardStatus::Completed));
+    assert!(named(&detail.events, "approval-required").is_empty());
+    assert!(assistant_texts(&detail.events).last().unwrap().contains("Espresso machine"));
+}
+
+#[tokio::test]
+async fn a_gated_call_stops_as_a_pending_approval_and_the_task_waits_for_input() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let approval = &approvals[0];
+    assert_eq!(approval.tool, "process_refund");
+    assert_eq!(approval.args, json!({ "order_id": 1001 }));
+    assert_eq!(approval.gate, "refunds-and-cancellations");
+    assert_eq!(approval.conversation_id, c);
+    assert_eq!(approval.summary, "Refund the rest of order 1001");
+
+    let detail = app.detail(&c).await;
+    let required = named(&detail.events, "approval-required");
+    assert_eq!(required.len(), 1);
+    match &required[0].body {
+        EventBody::ApprovalRequired { approval_id, call_id, tool, args, gate, summary, risk, deadline, task_id } => {
+            assert_eq!((approval_id, call_id, task_id), (&approval.id, &approval.call_id, &task));
+            assert_eq!((tool.as_str(), gate.as_str(), summary.as_str()), ("process_refund", "refunds-and-cancellations", approval.summary.as_str()));
+            assert_eq!(args, &json!({ "order_id": 1001 }));
+            assert_eq!(risk.as_str(), "high");
+            assert!(deadline.ends_with('Z'), "{deadline}");
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    assert_eq!(detail.view.pending_count(), 1);
+    assert_eq!(app.order(1001).await.status, "open", "the tool did not run");
+}
+
+#[tokio::test]
+async fn while_an_approval_is_pending_the_model_is_not_called_and_the_tool_never_runs() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (task, _) = app.pending_turn(&c, "refund order 1001", 1).await;
+    assert_eq!(app.model.calls(), 1);
+    let events_before = app.detail(&c).await.events.len();
+    // Many sweeper ticks (20 ms each) and resume passes go by.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(app.model.calls(), 1, "the model was called while an approval was pending");
+    assert_eq!(app.order(1001).await.refunded, 0.0);
+    assert_eq!(app.detail(&c).await.events.len(), events_before);
+    assert_eq!(app.task_status(&task).await, TaskStatus::InputRequired);
+}
+
+#[tokio::test]
+async fn approving_runs_the_same_call_before_the_model_is_asked_again() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let (status, body) = app.post_json(&format!("/api/approvals/{}/approve", approvals[0].id), json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["outcome"], "approved");
+    app.wait_task(&task, TaskStatus::Completed).await;
+
+    let detail = app.detail(&c).await;
+    let result = named(&detail.events, "tool-result");
+    assert_eq!(result.len(), 1);
+    let EventBody::ToolResult { call_id, ok, .. } = &result[0].body else { unreachable!() };
+    assert_eq!(call_id, &approvals[0].call_id, "the same call id ran");
+    assert!(ok);
+    // One model call proposed the refund, one more turned its result into the answer.
+    assert_eq!(app.model.calls(), 2);
+    let answer = detail.events.iter().rev().find(|e| e.body.name() == "assistant-message").unwrap();
+    assert!(result[0].seq < answer.seq, "the tool ran before the model answered");
+    assert!(assistant_texts(&detail.events).last().unwrap().contains("Refunded $249.00 on order 1001"));
+    let order = app.order(1001).await;
+    assert_eq!((order.status.as_str(), order.refunded), ("refunded", 249.0));
+    assert_eq!(detail.view.card(call_id).unwrap().status, CardStatus::Completed);
+}
+
+#[tokio::test]
+async fn rejecting_sends_the_reason_to_the_model_and_the_tool_never_runs() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "cancel order 1003", 1).await;
+    let (status, body) =
+        app.post_json(&format!("/api/approvals/{}/reject", approvals[0].id), json!({ "reason": "customer changed their mind" })).await;
+    assert_eq!(status, 200, "{body}");
+    app.wait_task(&task, TaskStatus::Completed).await;
+    let detail = app.detail(&c).await;
+    let EventBody::ToolResult { ok, output, .. } = &named(&detail.events, "tool-result")[0].body else { unreachable!() };
+    assert!(!ok);
+    assert_eq!(output, &json!({ "status": "rejected", "reason": "customer changed their mind" }));
+    assert!(assistant_texts(&detail.events).last().unwrap().contains("customer changed their mind"));
+    assert_eq!(app.order(1003).await.status, "open");
+    assert_eq!(detail.view.cards().next().unwrap().status, CardStatus::Rejected);
+}
+
+#[tokio::test]
+async fn each_approved_call_runs_when_decided_and_the_model_waits_for_the_last_decision() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "cancel order 1003 and 1005", 2).await;
+    let first = approvals.iter().find(|a| a.args["order_id"] == 1003).unwrap();
+    let second = approvals.iter().find(|a| a.args["order_id"] == 1005).unwrap();
+
+    app.post_json(&format!("/api/approvals/{}/approve", first.id), json!({})).await;
+    crate::helpers::eventually("order 1003 canceled", || async { (app.order(1003).await.status == "canceled").then_some(()) }).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(app.model.calls(), 1, "the model waits while order 1005 is pending");
+    assert_eq!(app.task_status(&task).await, TaskStatus::InputRequired);
+
+    app.post_json(&format!("/api/approvals/{}/reject", second.id), json!({ "reason": "keep it" })).await;
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(app.model.calls(), 2);
+    assert_eq!(app.order(1005).await.status, "open");
+    let answer = assistant_texts(&app.detail(&c).await.events).pop().unwrap();
+    assert!(answer.contains("Canceled order 1003") && answer.contains("keep it"), "{answer}");
+}
+
+#[tokio::test]
+async fn approve_all_runs_every_pending_call_of_the_task() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (task, _) = app.pending_turn(&c, "refund order 1001 and 1002", 2).await;
+    let (status, body) = app.post_json(&format!("/api/tasks/{task}/approve-all"), json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body.as_array().unwrap().len(), 2);
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(app.order(1001).await.status, "refunded");
+    assert_eq!(app.order(1002).await.status, "refunded");
+    let view = app.detail(&c).await.view;
+    assert!(view.cards().all(|c| c.status == CardStatus::Completed));
+}
+
+#[tokio::test]
+async fn reject_all_rejects_every_pending_call_with_the_reason() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (task, _) = app.pending_turn(&c, "refund order 1001 and 1002", 2).await;
+    let (status, _) = app.post_json(&format!("/api/tasks/{task}/reject-all"), json!({ "reason": "fraud check" })).await;
+    assert_eq!(status, 200);
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(app.order(1001).await.status, "open");
+    let detail = app.detail(&c).await;
+    assert!(detail.view.cards().all(|c| c.status == CardStatus::Rejected));
+    assert!(assistant_texts(&detail.events).last().unwrap().contains("fraud check"));
+}
+
+#[tokio::test]
+async fn a_two_step_plan_lists_first_then_asks_for_each_cancellation() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "cancel all orders of alice", 3).await;
+    let ids: Vec<i64> = approvals.iter().map(|a| a.args["order_id"].as_i64().unwrap()).collect();
+    assert!(ids.contains(&1001) && ids.contains(&1002) && ids.contains(&1006), "{ids:?}");
+    app.post_json(&format!("/api/tasks/{task}/approve-all"), json!({})).await;
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(app.order(1006).await.status, "canceled");
+}
+
+#[tokio::test]
+async fn editing_the_args_runs_the_edited_call_and_tells_the_model() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let edited = json!({ "order_id": 1001, "amount": 10 });
+    let (status, body) = app.post_json(&format!("/api/approvals/{}/approve", approvals[0].id), json!({ "args": edited })).await;
+    assert_eq!(status, 200, "{body}");
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(app.order(1001).await.refunded, 10.0);
+    let detail = app.detail(&c).await;
+    let EventBody::ApprovalDecided { original_args, edited_args, outcome, .. } = &named(&detail.events, "approval-decided")[0].body
+    else {
+        unreachable!()
+    };
+    assert_eq!((original_args, edited_args.as_ref(), *outcome), (&json!({ "order_id": 1001 }), Some(&edited), ApprovalOutcome::Approved));
+    assert_eq!(detail.view.cards().next().unwrap().args, edited);
+    assert!(assistant_texts(&detail.events).last().unwrap().contains("edited the arguments"));
+}
+
+#[tokio::test]
+async fn aborting_cancels_pending_approvals_and_frees_the_conversation() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let (status, body) = app.post_json(&format!("/api/tasks/{task}/abort"), json!({})).await;
+    assert_eq!((status, body["status"].as_str()), (200, Some("canceled")));
+    let (_, approval) = app.get_json(&format!("/api/approvals/{}", approvals[0].id)).await;
+    assert_eq!(approval["state"], "canceled");
+    assert_eq!(app.detail(&c).await.view.cards().next().unwrap().status, CardStatus::Canceled);
+    assert_eq!(app.order(1001).await.refunded, 0.0);
+    // The next message starts a new task.
+    let next = app.say(&c, "look up order 1002").await;
+    app.wait_task(&next, TaskStatus::Completed).await;
+}
+
+#[tokio::test]
+async fn the_approval_list_is_newest_first_with_age_and_deadline() {
+    let app = spawn_app().await;
+    let a = app.create_conversation().await;
+    let b = app.create_conversation().await;
+    app.pending_turn(&a, "cancel order 1003", 1).await;
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    app.pending_turn(&b, "cancel order 1005", 1).await;
+    let (_, list) = app.get_json("/api/approvals?status=pending").await;
+    let list = list.as_array().unwrap();
+    assert_eq!(list.len(), 2);
+    assert_eq!(list[0]["conversation_id"], b.as_str());
+    assert_eq!(list[1]["conversation_id"], a.as_str());
+    assert!(list[0]["age_seconds"].is_i64() && list[0]["deadline"].is_string() && list[0]["args"].is_object());
+}

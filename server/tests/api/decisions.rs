@@ -1,0 +1,97 @@
+//! The approval state machine in SQL: one winner, 409 for the rest, 404 for unknown ids.
+
+use app::domain::TaskStatus;
+use serde_json::json;
+
+use crate::helpers::{error_code, named, spawn_app};
+
+#[tokio::test]
+async fn a_second_decision_on_the_same_approval_gets_409_and_changes_nothing() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let path = format!("/api/approvals/{}", approvals[0].id);
+    assert_eq!(app.post_json(&format!("{path}/approve"), json!({})).await.0, 200);
+    app.wait_task(&task, TaskStatus::Completed).await;
+    let before = app.detail(&c).await.events;
+
+    let (status, body) = app.post_json(&format!("{path}/approve"), json!({})).await;
+    assert_eq!((status, error_code(&body)), (409, "conflict"));
+    let (status, _) = app.post_json(&format!("{path}/reject"), json!({ "reason": "late" })).await;
+    assert_eq!(status, 409);
+
+    assert_eq!(app.detail(&c).await.events, before, "nothing was appended");
+    assert_eq!(app.order(1001).await.refunded, 249.0, "refunded once");
+    let (_, approval) = app.get_json(&path).await;
+    assert_eq!(approval["state"], "approved");
+}
+
+#[tokio::test]
+async fn twenty_concurrent_decisions_have_exactly_one_winner_and_one_effect() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund $20 on order 1004", 1).await;
+    let id = approvals[0].id.clone();
+    let requests = (0..20).map(|i| {
+        let app = &app;
+        let path = format!("/api/approvals/{id}/{}", if i % 2 == 0 { "approve" } else { "reject" });
+        async move { app.post_json(&path, json!({})).await.0 }
+    });
+    let statuses = futures::future::join_all(requests).await;
+    assert_eq!(statuses.iter().filter(|s| **s == 200).count(), 1, "{statuses:?}");
+    assert_eq!(statuses.iter().filter(|s| **s == 409).count(), 19, "{statuses:?}");
+    app.wait_task(&task, TaskStatus::Completed).await;
+    let detail = app.detail(&c).await;
+    assert_eq!(named(&detail.events, "approval-decided").len(), 1);
+    assert_eq!(named(&detail.events, "tool-result").len(), 1);
+    let refunded = app.order(1004).await.refunded;
+    assert!(refunded == 20.0 || refunded == 0.0, "at most one refund: {refunded}");
+}
+
+#[tokio::test]
+async fn an_unknown_approval_is_404() {
+    let app = spawn_app().await;
+    for path in ["/api/approvals/nope", "/api/approvals/nope/approve", "/api/approvals/nope/reject"] {
+        let response = if path.ends_with("nope") {
+            app.get_json(path).await
+        } else {
+            app.post_json(path, json!({})).await
+        };
+        assert_eq!((response.0, error_code(&response.1)), (404, "not_found"), "{path}");
+    }
+    for path in ["/api/tasks/nope/approve-all", "/api/tasks/nope/reject-all", "/api/tasks/nope/abort"] {
+        assert_eq!(app.post_json(path, json!({})).await.0, 404, "{path}");
+    }
+}
+
+#[tokio::test]
+async fn a_decision_on_a_task_that_is_not_waiting_for_input_is_409() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "cancel order 1003", 1).await;
+    assert_eq!(app.post_json(&format!("/api/tasks/{task}/abort"), json!({})).await.0, 200);
+    let (status, body) = app.post_json(&format!("/api/approvals/{}/approve", approvals[0].id), json!({})).await;
+    assert_eq!(status, 409, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("canceled"), "{body}");
+    assert_eq!(app.post_json(&format!("/api/tasks/{task}/approve-all"), json!({})).await.0, 409);
+    assert_eq!(app.post_json(&format!("/api/tasks/{task}/abort"), json!({})).await.0, 409);
+    assert_eq!(app.order(1003).await.status, "open");
+}
+
+#[tokio::test]
+async fn invalid_edited_args_get_422_with_the_schema_errors_and_the_approval_stays_pending() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let path = format!("/api/approvals/{}/approve", approvals[0].id);
+    let events_before = app.detail(&c).await.events;
+    for bad in [json!({ "order_id": "1001" }), json!({ "order_id": 1001, "amount": -5 }), json!({ "amount": 5 }), json!({ "order_id": 1001, "extra": true })] {
+        let (status, body) = app.post_json(&path, json!({ "args": bad })).await;
+        assert_eq!((status, error_code(&body)), (422, "unprocessable"), "{bad}: {body}");
+        let details = body["error"]["details"].as_array().expect("schema errors listed");
+        assert!(!details.is_empty() && details[0]["message"].is_string(), "{body}");
+    }
+    assert_eq!(app.detail(&c).await.events, events_before, "nothing changed");
+    assert_eq!(app.pending_approvals_of(&task).await.len(), 1);
+    assert_eq!(app.task_status(&task).await, TaskStatus::InputRequired);
+}

@@ -1,0 +1,128 @@
+//! Durable pause (DESIGN decision 2) and effects that happen once (decision 4).
+
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Duration,
+};
+
+use app::domain::{ApprovalOutcome, CardStatus, EventBody, TaskStatus};
+use serde_json::json;
+
+use crate::helpers::{BinaryServer, Options, agents_with_timeout, assistant_texts, named, spawn_app, spawn_app_with};
+
+#[tokio::test]
+async fn a_pending_approval_survives_kill_9_and_runs_once_after_restart() {
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let first = BinaryServer::start(dir.clone(), None).await;
+    let c = first.app.create_conversation().await;
+    let (task, approvals) = first.app.pending_turn(&c, "refund order 1001 and 1002", 2).await;
+    let dir = first.kill().await;
+
+    let second = BinaryServer::start(dir, None).await;
+    let app = &second.app;
+    assert_eq!(app.pending_approvals_of(&task).await.len(), 2, "both approvals are still pending");
+    for approval in &approvals {
+        let (status, body) = app.post_json(&format!("/api/approvals/{}/approve", approval.id), json!({})).await;
+        assert_eq!(status, 200, "{body}");
+    }
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(app.order(1001).await.refunded, 249.0);
+    assert_eq!(app.order(1002).await.refunded, 89.5);
+    let detail = app.detail(&c).await;
+    assert_eq!(named(&detail.events, "tool-result").len(), 2, "each tool ran once");
+    assert!(detail.view.cards().all(|card| card.status == CardStatus::Completed));
+}
+
+#[tokio::test]
+async fn a_deadline_that_passes_while_the_server_is_down_expires_after_restart() {
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let toml = agents_with_timeout(1.0);
+    let first = BinaryServer::start(dir.clone(), Some(&toml)).await;
+    let c = first.app.create_conversation().await;
+    let (task, _) = first.app.pending_turn(&c, "cancel order 1003", 1).await;
+    let dir = first.kill().await;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+
+    let second = BinaryServer::start(dir, Some(&toml)).await;
+    second.app.wait_task(&task, TaskStatus::Completed).await;
+    let detail = second.app.detail(&c).await;
+    let decided = named(&detail.events, "approval-decided");
+    assert_eq!(decided.len(), 1);
+    let EventBody::ApprovalDecided { outcome, reason, decided_by, .. } = &decided[0].body else { unreachable!() };
+    assert_eq!((*outcome, reason.as_deref(), decided_by.as_str()), (ApprovalOutcome::Expired, Some("timed out"), "system"));
+    assert_eq!(second.app.order(1003).await.status, "open");
+}
+
+#[tokio::test]
+async fn an_approval_times_out_after_the_gate_timeout_with_reason_timed_out() {
+    let app = spawn_app_with(Options { agents_toml: Some(agents_with_timeout(0.3)), ..Default::default() }).await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    app.wait_task(&task, TaskStatus::Completed).await;
+    let (_, approval) = app.get_json(&format!("/api/approvals/{}", approvals[0].id)).await;
+    assert_eq!((approval["state"].as_str(), approval["reason"].as_str()), (Some("expired"), Some("timed out")));
+    let detail = app.detail(&c).await;
+    assert_eq!(detail.view.cards().next().unwrap().status, CardStatus::Expired);
+    assert!(assistant_texts(&detail.events).last().unwrap().contains("timed out"));
+    assert_eq!(app.order(1001).await.refunded, 0.0);
+    // A human who comes too late gets 409.
+    assert_eq!(app.post_json(&format!("/api/approvals/{}/approve", approvals[0].id), json!({})).await.0, 409);
+}
+
+#[tokio::test]
+async fn a_failure_between_the_effect_and_the_commit_leaves_no_effect_and_the_retry_applies_it_once() {
+    let failed_once = Arc::new(AtomicBool::new(false));
+    let hook_flag = failed_once.clone();
+    let hook: countersign::orchestrator::BeforeCommitHook = Arc::new(move |_call_id: &str| {
+        if hook_flag.swap(true, Ordering::SeqCst) { Ok(()) } else { anyhow::bail!("injected crash before commit") }
+    });
+    let app = spawn_app_with(Options { before_commit: Some(hook), ..Default::default() }).await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund $30 on order 1004", 1).await;
+    app.post_json(&format!("/api/approvals/{}/approve", approvals[0].id), json!({})).await;
+    crate::helpers::eventually("the injected failure", || async { failed_once.load(Ordering::SeqCst).then_some(()) }).await;
+
+    // The sweeper's resume pass retries the call; it commits exactly once.
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(app.order(1004).await.refunded, 30.0, "refunded once, not twice");
+    let detail = app.detail(&c).await;
+    assert_eq!(named(&detail.events, "tool-started").len(), 1, "the rolled-back attempt left no event");
+    assert_eq!(named(&detail.events, "tool-result").len(), 1);
+}
+
+#[tokio::test]
+async fn re_delivering_an_approval_after_success_applies_no_second_effect() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund $5 on order 1003", 1).await;
+    let path = format!("/api/approvals/{}/approve", approvals[0].id);
+    assert_eq!(app.post_json(&path, json!({})).await.0, 200);
+    app.wait_task(&task, TaskStatus::Completed).await;
+    for _ in 0..3 {
+        assert_eq!(app.post_json(&path, json!({})).await.0, 409);
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(app.order(1003).await.refunded, 5.0);
+}
+
+#[tokio::test]
+async fn storage_grows_linearly_with_the_conversation() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let db = sqlx::SqlitePool::connect(&format!("sqlite://{}", app.data_dir.path().join("countersign.db").display())).await.unwrap();
+    let mut sizes = Vec::new();
+    for _ in 0..6 {
+        let (task, approvals) = app.pending_turn(&c, "refund $1 on order 1004", 1).await;
+        app.post_json(&format!("/api/approvals/{}/approve", approvals[0].id), json!({})).await;
+        app.wait_task(&task, TaskStatus::Completed).await;
+        let bytes: i64 = sqlx::query_scalar("SELECT SUM(LENGTH(body)) FROM events").fetch_one(&db).await.unwrap();
+        sizes.push(bytes);
+    }
+    let per_turn: Vec<i64> = sizes.windows(2).map(|w| w[1] - w[0]).collect();
+    let (min, max) = (per_turn.iter().min().unwrap(), per_turn.iter().max().unwrap());
+    // Each turn adds about the same bytes; re-storing history would make later turns grow.
+    assert!(*max as f64 <= *min as f64 * 1.2, "bytes per turn {per_turn:?}");
+}
