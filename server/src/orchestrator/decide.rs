@@ -46,6 +46,9 @@ impl Orchestrator {
         let approval = approvals::get(&mut *w.tx, approval_id)
             .await?
             .ok_or_else(|| DecisionError::NotFound(format!("approval {approval_id} does not exist")))?;
+        if approval.state != "pending" {
+            return Err(DecisionError::Conflict(format!("approval {approval_id} is already {}", approval.state)));
+        }
         let task = self.waiting_task(&mut w, &approval.task_id).await?;
         let outcome = match decision {
             Decision::Approve { args } => {
