@@ -21,7 +21,7 @@ pub struct ConversationView {
 pub enum Item {
     User { seq: i64, task_id: String, text: String },
     Assistant { seq: i64, task_id: String, text: String },
-    Card(Card),
+    Card(Box<Card>),
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -125,7 +125,7 @@ impl ConversationView {
             EventBody::AssistantMessage { task_id, text } => {
                 self.items.push(Item::Assistant { seq: event.seq, task_id: task_id.clone(), text: text.clone() })
             }
-            EventBody::ToolCall { task_id, call_id, tool, agent, args, summary, risk } => self.items.push(Item::Card(Card {
+            EventBody::ToolCall { task_id, call_id, tool, agent, args, summary, risk } => self.items.push(Item::Card(Box::new(Card {
                 call_id: call_id.clone(),
                 task_id: task_id.clone(),
                 tool: tool.clone(),
@@ -137,7 +137,7 @@ impl ConversationView {
                 approval: None,
                 decision: None,
                 result: None,
-            })),
+            }))),
             EventBody::ApprovalRequired { call_id, approval_id, gate, deadline, args, summary, risk, .. } => {
                 if let Some(card) = self.card_mut(call_id) {
                     card.status = CardStatus::PendingApproval;
@@ -194,14 +194,14 @@ impl ConversationView {
     fn card_mut(&mut self, call_id: &str) -> Option<&mut Card> {
         // Newest first: the call being decided is almost always near the end.
         self.items.iter_mut().rev().find_map(|item| match item {
-            Item::Card(card) if card.call_id == call_id => Some(card),
+            Item::Card(card) if card.call_id == call_id => Some(card.as_mut()),
             _ => None,
         })
     }
 
     pub fn cards(&self) -> impl Iterator<Item = &Card> {
         self.items.iter().filter_map(|item| match item {
-            Item::Card(card) => Some(card),
+            Item::Card(card) => Some(card.as_ref()),
             _ => None,
         })
     }

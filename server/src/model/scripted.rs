@@ -60,11 +60,12 @@ fn customer_after(text: &str, marker: &str) -> Option<String> {
 fn intent(text: &str) -> Intent {
     let t = text.to_lowercase();
     let customer = customer_after(&t, " of ").or_else(|| customer_after(&t, " for customer "));
-    if (t.contains("cancel") || t.contains("refund")) && t.contains("all") {
-        if let Some(customer) = customer {
-            let action = if t.contains("cancel") { "cancel_order" } else { "process_refund" };
-            return Intent::ForAll { action, customer };
-        }
+    if (t.contains("cancel") || t.contains("refund"))
+        && t.contains("all")
+        && let Some(customer) = customer
+    {
+        let action = if t.contains("cancel") { "cancel_order" } else { "process_refund" };
+        return Intent::ForAll { action, customer };
     }
     let ids = numbers(&t);
     if t.contains("refund") && !ids.is_empty() {
@@ -178,24 +179,24 @@ impl Model for ScriptedModel {
             })
             .collect();
         // Second step of "cancel/refund all orders of NAME": act on each open order listed.
-        if let Intent::ForAll { action, customer } = intent(text) {
-            if let [("list_orders", true, output, _)] = results.as_slice() {
-                let open: Vec<i64> = output["orders"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter(|o| o["status"] == "open")
-                    .filter_map(|o| o["id"].as_i64())
-                    .collect();
-                if open.is_empty() {
-                    return Ok(ModelReply { text: Some(format!("{customer} has no open orders.")), calls: Vec::new() });
-                }
-                let verb = if action == "cancel_order" { "cancel" } else { "refund" };
-                return Ok(ModelReply {
-                    text: Some(format!("{customer} has {} open: I will {verb} each once approved.", orders_phrase(&open))),
-                    calls: open.into_iter().map(|id| call(action, json!({ "order_id": id }))).collect(),
-                });
+        if let Intent::ForAll { action, customer } = intent(text)
+            && let [("list_orders", true, output, _)] = results.as_slice()
+        {
+            let open: Vec<i64> = output["orders"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|o| o["status"] == "open")
+                .filter_map(|o| o["id"].as_i64())
+                .collect();
+            if open.is_empty() {
+                return Ok(ModelReply { text: Some(format!("{customer} has no open orders.")), calls: Vec::new() });
             }
+            let verb = if action == "cancel_order" { "cancel" } else { "refund" };
+            return Ok(ModelReply {
+                text: Some(format!("{customer} has {} open: I will {verb} each once approved.", orders_phrase(&open))),
+                calls: open.into_iter().map(|id| call(action, json!({ "order_id": id }))).collect(),
+            });
         }
         Ok(answer(&results))
     }

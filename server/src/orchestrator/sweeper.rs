@@ -34,10 +34,10 @@ pub async fn run(orchestrator: Arc<Orchestrator>, interval: Duration) {
             }
             Err(err) => tracing::error!(error = ?err, "timeout sweep failed"),
         }
-        if ticks % 20 == 0 {
-            if let Err(err) = resume_all(&orchestrator).await {
-                tracing::error!(error = ?err, "resume sweep failed");
-            }
+        if ticks.is_multiple_of(20)
+            && let Err(err) = resume_all(&orchestrator).await
+        {
+            tracing::error!(error = ?err, "resume sweep failed");
         }
     }
 }
