@@ -1,14 +1,18 @@
 //! Countersign's Leptos application: pages, components and the domain types shared by the
 //! server (SSR) and the browser (hydrated WASM).
 
+pub mod client;
 pub mod components;
+pub mod data;
 pub mod domain;
+pub mod live;
 pub mod pages;
+pub mod time;
 
 use leptos::prelude::*;
 use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
 use leptos_router::{
-    StaticSegment,
+    ParamSegment, SsrMode, StaticSegment,
     components::{Route, Router, Routes},
 };
 
@@ -45,7 +49,9 @@ pub fn App() -> impl IntoView {
             <components::hydration_marker::HydrationMarker />
             <main>
                 <Routes fallback=pages::not_found::NotFound>
-                    <Route path=StaticSegment("") view=pages::home::HomePage />
+                    // Async: the whole page, every card in its state, is in the HTML before any script runs.
+                    <Route path=StaticSegment("") view=pages::chat::ChatPage ssr=SsrMode::Async />
+                    <Route path=(StaticSegment("c"), ParamSegment("id")) view=pages::chat::ChatPage ssr=SsrMode::Async />
                 </Routes>
             </main>
         </Router>

@@ -1,4 +1,4 @@
-// A Countersign server per test worker: the real binary, a fresh SQLite file in a temporary
+// A Countersign server per test: the real binary, a fresh SQLite file in a temporary
 // directory, a free port chosen by the OS. Stopped (and its data removed) when the worker ends.
 import { test as base, expect } from "@playwright/test";
 import { spawn, ChildProcess } from "node:child_process";
@@ -68,17 +68,15 @@ export class Server {
   }
 }
 
-export const test = base.extend<{}, { server: Server }>({
-  server: [
-    async ({}, use) => {
-      const server = new Server();
-      await server.start();
-      await use(server);
-      await server.stop();
-      server.cleanup();
-    },
-    { scope: "worker" },
-  ],
+// A fresh server and database per test: tests cannot see each other's orders or chats.
+export const test = base.extend<{ server: Server }>({
+  server: async ({}, use) => {
+    const server = new Server();
+    await server.start();
+    await use(server);
+    await server.stop();
+    server.cleanup();
+  },
   baseURL: async ({ server }, use) => use(server.url),
 });
 
@@ -88,3 +86,31 @@ export async function waitForHydration(page: import("@playwright/test").Page): P
 }
 
 export { expect };
+
+/** Opens a new chat from the home page and returns its URL path. */
+export async function newChat(page: import("@playwright/test").Page): Promise<void> {
+  await page.goto("/");
+  await waitForHydration(page);
+  await page.getByRole("button", { name: "New chat" }).click();
+  await expect(page).toHaveURL(/\/c\/[0-9a-f-]+$/);
+  await waitForHydration(page);
+  await expect(page.locator("#composer-input")).toBeEnabled();
+}
+
+/** Sends a message through the composer. */
+export async function say(page: import("@playwright/test").Page, text: string): Promise<void> {
+  await page.locator("#composer-input").fill(text);
+  await page.getByRole("button", { name: "Send" }).click();
+}
+
+export function cards(page: import("@playwright/test").Page) {
+  return page.locator(".tool-card");
+}
+
+/** Fails the test on any page error or console error. */
+export function collectErrors(page: import("@playwright/test").Page): string[] {
+  const errors: string[] = [];
+  page.on("pageerror", (err) => errors.push(err.message));
+  page.on("console", (msg) => msg.type() === "error" && errors.push(msg.text()));
+  return errors;
+}

@@ -1,20 +1,21 @@
-import { test, expect, waitForHydration } from "./fixtures";
+import { test, expect, waitForHydration, collectErrors } from "./fixtures";
 
-test("the home page hydrates and its button responds", async ({ page }) => {
-  const errors: string[] = [];
-  page.on("pageerror", (err) => errors.push(err.message));
-  page.on("console", (msg) => msg.type() === "error" && errors.push(msg.text()));
-
+test("the home page hydrates and New chat opens an empty chat", async ({ page }) => {
+  const errors = collectErrors(page);
   await page.goto("/");
   await expect(page.getByRole("heading", { name: "Countersign" })).toBeVisible();
   await waitForHydration(page);
-
-  const count = page.locator("#approval-count");
-  await expect(count).toHaveText("0");
-  await page.getByRole("button", { name: "Countersign" }).click();
-  await page.getByRole("button", { name: "Countersign" }).click();
-  await expect(count).toHaveText("2");
-
+  await page.getByRole("button", { name: "New chat" }).click();
+  await expect(page).toHaveURL(/\/c\/[0-9a-f-]+$/);
+  await expect(page.getByText("Ask the agent something")).toBeVisible();
+  await expect(page.locator("#composer-input")).toBeEnabled();
+  await expect(page.getByRole("navigation", { name: "Chats" }).getByRole("link", { name: "New chat" })).toBeVisible();
   await page.screenshot({ path: "screenshots/home.png", fullPage: true });
   expect(errors).toEqual([]);
+});
+
+test("an unknown chat says so with a 404", async ({ page }) => {
+  const response = await page.goto("/c/does-not-exist");
+  expect(response?.status()).toBe(404);
+  await expect(page.getByRole("alert")).toHaveText("This conversation does not exist.");
 });

@@ -6,6 +6,7 @@ pub mod bus;
 pub mod config;
 pub mod model;
 pub mod orchestrator;
+pub mod page_data;
 pub mod policy;
 pub mod startup;
 pub mod state;

@@ -78,10 +78,18 @@ impl Application {
         let routes = generate_route_list(app::App);
         let router = Router::new()
             .merge(api::router())
-            .leptos_routes(&state, routes, {
-                let options = state.leptos_options.clone();
-                move || app::shell(options.clone())
-            })
+            .leptos_routes_with_context(
+                &state,
+                routes,
+                {
+                    let data = crate::page_data::data_source(state.store.clone());
+                    move || leptos::prelude::provide_context(data.clone())
+                },
+                {
+                    let options = state.leptos_options.clone();
+                    move || app::shell(options.clone())
+                },
+            )
             .fallback(leptos_axum::file_and_error_handler::<AppState, _>(app::shell))
             .layer(DefaultBodyLimit::max(body_limit))
             .layer(session_layer)

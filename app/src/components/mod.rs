@@ -1,2 +1,11 @@
-//! Widgets shared by several pages.
+//! Widgets, one per file, mirroring the page: the chat view and its tool cards, the composer,
+//! the conversation list.
+pub mod batch_bar;
+pub mod card_actions;
+pub mod chat_view;
+pub mod composer;
+pub mod conversation_list;
 pub mod hydration_marker;
+pub mod json_diff;
+pub mod status_badge;
+pub mod tool_card;

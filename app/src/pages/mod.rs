@@ -1,3 +1,3 @@
 //! One module per page of the app.
-pub mod home;
+pub mod chat;
 pub mod not_found;

@@ -54,7 +54,7 @@ async fn create(State(state): State<AppState>, ApiJson(body): ApiJson<NewConvers
         None => agents.default_agent(),
         Some(name) => agents.get(name).ok_or_else(|| unprocessable("agent", format!("unknown agent {name:?}")))?,
     };
-    let title = body.title.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty()).unwrap_or_else(|| "New chat".into());
+    let title = body.title.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty()).unwrap_or_else(|| conversations::DEFAULT_TITLE.into());
     if title.chars().count() > MAX_TITLE_CHARS {
         return Err(unprocessable("title", format!("the title is longer than {MAX_TITLE_CHARS} characters")));
     }

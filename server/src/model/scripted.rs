@@ -51,10 +51,11 @@ fn amount(text: &str) -> Option<f64> {
     None
 }
 
+/// The word after `marker`, as typed (tools validate it; the UI shows it as text).
 fn customer_after(text: &str, marker: &str) -> Option<String> {
     let at = text.find(marker)? + marker.len();
-    let name: String = text[at..].trim().chars().take_while(|c| c.is_alphanumeric() || *c == '-' || *c == '_').collect();
-    (!name.is_empty()).then_some(name)
+    let name = text[at..].split_whitespace().next()?.trim_end_matches(['?', '.', ',', '!']);
+    (!name.is_empty()).then(|| name.to_owned())
 }
 
 fn intent(text: &str) -> Intent {

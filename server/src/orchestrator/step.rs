@@ -40,6 +40,7 @@ impl Orchestrator {
         if let Some(open) = tasks::open_in_conversation(&mut *w.tx, &conversation.id).await? {
             return Err(StartError::Busy(open.id));
         }
+        conversations::title_from_first_message(&mut w.tx, &conversation.id, text).await?;
         let task_id = tasks::insert(&mut w.tx, &conversation.id).await?;
         w.append(&conversation.id, EventBody::UserMessage { task_id: task_id.clone(), text: text.to_owned() }).await?;
         w.append(&conversation.id, EventBody::TaskStatus { task_id: task_id.clone(), status: TaskStatus::Working, message: None })

@@ -55,3 +55,21 @@ pub async fn list(pool: &SqlitePool, limit: i64) -> anyhow::Result<Vec<Conversat
         .context("failed to list conversations")?;
     Ok(rows.into_iter().map(Into::into).collect())
 }
+
+/// Names a chat after its first message while it still has the default title.
+pub async fn title_from_first_message(conn: &mut sqlx::SqliteConnection, id: &str, text: &str) -> anyhow::Result<()> {
+    let mut title: String = text.chars().take(60).collect();
+    if text.chars().count() > 60 {
+        title.push('…');
+    }
+    sqlx::query("UPDATE conversations SET title = ? WHERE id = ? AND title = ? AND last_seq = 0")
+        .bind(title)
+        .bind(id)
+        .bind(DEFAULT_TITLE)
+        .execute(conn)
+        .await
+        .context("failed to title conversation")?;
+    Ok(())
+}
+
+pub const DEFAULT_TITLE: &str = "New chat";

@@ -1,0 +1,109 @@
+//! The browser's client of the REST API (gloo-net). Errors come back as the server's readable
+//! message. On the server these calls are never made (handlers run only in the browser), so the
+//! SSR build has stubs that say so.
+
+use serde::{Serialize, de::DeserializeOwned};
+
+/// A failed request, as a person should read it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ApiFailure {
+    pub status: u16,
+    pub message: String,
+    /// Schema violations of a 422, as `path: message` lines.
+    pub details: Vec<String>,
+}
+
+impl std::fmt::Display for ApiFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Reads the API's `{"error": {"message", "details"}}` body.
+pub fn failure_from_body(status: u16, body: &str) -> ApiFailure {
+    let value: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
+    let message = value["error"]["message"]
+        .as_str()
+        .map(str::to_owned)
+        .unwrap_or_else(|| format!("the server answered {status}"));
+    let details = value["error"]["details"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .map(|d| match (d["path"].as_str(), d["message"].as_str()) {
+                    (Some(path), Some(message)) if !path.is_empty() => format!("{path}: {message}"),
+                    (_, Some(message)) => message.to_owned(),
+                    _ => d.to_string(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    ApiFailure { status, message, details }
+}
+
+#[cfg(feature = "hydrate")]
+mod imp {
+    use super::*;
+    use gloo_net::http::{Request, Response};
+
+    async fn read<T: DeserializeOwned>(response: Result<Response, gloo_net::Error>) -> Result<T, ApiFailure> {
+        let response = response.map_err(|e| ApiFailure {
+            status: 0,
+            message: format!("cannot reach the server ({e})"),
+            details: vec![],
+        })?;
+        let status = response.status();
+        let text = response.text().await.unwrap_or_default();
+        if !(200..300).contains(&status) {
+            return Err(failure_from_body(status, &text));
+        }
+        serde_json::from_str(&text).map_err(|e| ApiFailure { status, message: format!("unexpected answer: {e}"), details: vec![] })
+    }
+
+    pub async fn get<T: DeserializeOwned>(path: &str) -> Result<T, ApiFailure> {
+        read(Request::get(path).send().await).await
+    }
+
+    pub async fn post<B: Serialize, T: DeserializeOwned>(path: &str, body: &B) -> Result<T, ApiFailure> {
+        let request = Request::post(path).json(body).map_err(|e| ApiFailure { status: 0, message: e.to_string(), details: vec![] })?;
+        read(request.send().await).await
+    }
+}
+
+#[cfg(not(feature = "hydrate"))]
+mod imp {
+    use super::*;
+
+    fn unavailable() -> ApiFailure {
+        ApiFailure { status: 0, message: "only available in the browser".into(), details: vec![] }
+    }
+
+    pub async fn get<T: DeserializeOwned>(_path: &str) -> Result<T, ApiFailure> {
+        Err(unavailable())
+    }
+
+    pub async fn post<B: Serialize, T: DeserializeOwned>(_path: &str, _body: &B) -> Result<T, ApiFailure> {
+        Err(unavailable())
+    }
+}
+
+pub use imp::{get, post};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_422_body_yields_its_message_and_each_violation() {
+        let body = r#"{"error":{"code":"unprocessable","message":"bad args","details":[{"path":"/amount","message":"not a number"}]}}"#;
+        let failure = failure_from_body(422, body);
+        assert_eq!(failure.message, "bad args");
+        assert_eq!(failure.details, vec!["/amount: not a number".to_string()]);
+    }
+
+    #[test]
+    fn a_body_that_is_not_the_error_shape_still_reads_well() {
+        assert_eq!(failure_from_body(502, "<html>").message, "the server answered 502");
+    }
+}

@@ -1,0 +1,148 @@
+use std::time::Duration;
+
+use leptos::{html, prelude::*, task::spawn_local};
+use leptos_meta::Title;
+
+use super::{batch_bar::BatchBar, composer::Composer, tool_card::ToolCard};
+use crate::{
+    client::{self, ApiFailure},
+    data::ChatData,
+    domain::{CardStatus, ConversationView, Item, TaskStatus, wire::Task},
+    live::{self, LinkState},
+    time::now_ms,
+};
+
+/// One row of the thread; cards are keyed by call id so a decision re-renders only its card.
+#[derive(Clone, PartialEq)]
+enum Row {
+    User(i64, String),
+    Assistant(i64, String),
+    Card(String),
+}
+
+impl Row {
+    fn key(&self) -> String {
+        match self {
+            Row::User(seq, _) | Row::Assistant(seq, _) => format!("m{seq}"),
+            Row::Card(call_id) => call_id.clone(),
+        }
+    }
+}
+
+fn rows(view: &ConversationView) -> Vec<Row> {
+    view.items
+        .iter()
+        .map(|item| match item {
+            Item::User { seq, text, .. } => Row::User(*seq, text.clone()),
+            Item::Assistant { seq, text, .. } => Row::Assistant(*seq, text.clone()),
+            Item::Card(card) => Row::Card(card.call_id.clone()),
+        })
+        .collect()
+}
+
+/// `(task, pending)` when this card is the first of two or more pending calls of its turn.
+fn batch_before(view: &ConversationView, call_id: &str) -> Option<(String, usize)> {
+    let card = view.card(call_id).filter(|c| c.status == CardStatus::PendingApproval)?;
+    let pending: Vec<&str> = view
+        .cards()
+        .filter(|c| c.task_id == card.task_id && c.status == CardStatus::PendingApproval)
+        .map(|c| c.call_id.as_str())
+        .collect();
+    (pending.len() >= 2 && pending[0] == call_id).then(|| (card.task_id.clone(), pending.len()))
+}
+
+/// The open chat: the thread folded from the event log, kept live over SSE, and the composer.
+#[component]
+pub fn ChatView(data: ChatData, #[prop(into)] on_sent: Callback<()>) -> impl IntoView {
+    let conversation = data.conversation.clone();
+    let view = RwSignal::new(data.view);
+    let link = RwSignal::new(LinkState::Connecting);
+    let now = RwSignal::new(now_ms());
+    live::follow(conversation.id.clone(), view, link);
+    #[cfg(feature = "hydrate")]
+    if let Ok(handle) = set_interval_with_handle(move || now.set(now_ms()), Duration::from_secs(1)) {
+        on_cleanup(move || handle.clear());
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = Duration::from_secs(1);
+
+    let thread = NodeRef::<html::Div>::new();
+    let row_count = Memo::new(move |_| view.with(|v| v.items.len()));
+    Effect::new(move |_| {
+        row_count.track();
+        if let Some(el) = thread.get() {
+            el.set_scroll_top(el.scroll_height());
+        }
+    });
+
+    let pending = Memo::new(move |_| view.with(ConversationView::pending_count));
+    let title = move || match pending.get() {
+        0 => "Countersign".to_owned(),
+        n => format!("({n}) Countersign"),
+    };
+    let task_note = move || {
+        view.with(|v| {
+            let task = v.current_task()?;
+            let text = match task.status {
+                TaskStatus::Failed => format!("This turn failed: {}", task.message.clone().unwrap_or_default()),
+                TaskStatus::Canceled => format!("This turn was stopped ({}).", task.message.clone().unwrap_or_else(|| "aborted".into())),
+                _ => return None,
+            };
+            Some(view! { <p class="task-note" role="status">{text}</p> })
+        })
+    };
+    let open_task = Memo::new(move |_| {
+        view.with(|v| v.current_task().filter(|t| matches!(t.status, TaskStatus::Working | TaskStatus::InputRequired)).map(|t| t.task_id.clone()))
+    });
+    let abort_error = RwSignal::new(None::<ApiFailure>);
+    let abort = move |_| {
+        let Some(task_id) = open_task.get_untracked() else { return };
+        spawn_local(async move {
+            if let Err(e) = client::post::<_, Task>(&format!("/api/tasks/{task_id}/abort"), &serde_json::json!({})).await {
+                abort_error.set(Some(e));
+            }
+        });
+    };
+
+    view! {
+        <Title text=title />
+        <header class="chat-header">
+            <h2>{conversation.title.clone()}</h2>
+            <span class="agent-name">"Agent: " {conversation.agent.clone()}</span>
+            <span class="link-state" data-state=move || format!("{:?}", link.get()).to_lowercase() role="status">
+                {move || (link.get() == LinkState::Reconnecting).then_some("Reconnecting…")}
+            </span>
+        </header>
+        <div class="thread" node_ref=thread role="log" aria-label="Conversation">
+            {move || view.with(|v| v.items.is_empty()).then(|| view! {
+                <p class="muted empty-thread">"Ask the agent something, e.g. “refund order 1001” or “cancel all orders of alice”."</p>
+            })}
+            <For each=move || view.with(rows) key=Row::key let:row>
+                {match row {
+                    Row::User(_, text) => view! { <div class="bubble bubble-user">{text}</div> }.into_any(),
+                    Row::Assistant(_, text) => view! { <div class="bubble bubble-assistant">{text}</div> }.into_any(),
+                    Row::Card(call_id) => view! { <CardRow call_id view now /> }.into_any(),
+                }}
+            </For>
+            {task_note}
+        </div>
+        <Show when=move || open_task.get().is_some()>
+            <button class="btn btn-link abort" on:click=abort>"Stop this turn"</button>
+        </Show>
+        {move || abort_error.get().map(|e| view! { <p class="error" role="alert">{e.message}</p> })}
+        <Composer conversation_id=conversation.id.clone() view on_sent />
+    }
+}
+
+#[component]
+fn CardRow(call_id: String, view: RwSignal<ConversationView>, now: RwSignal<i64>) -> impl IntoView {
+    let card = {
+        let call_id = call_id.clone();
+        Memo::new(move |_| view.with(|v| v.card(&call_id).cloned()))
+    };
+    let batch = Memo::new(move |_| view.with(|v| batch_before(v, &call_id)));
+    view! {
+        {move || batch.get().map(|(task_id, pending)| view! { <BatchBar task_id pending /> })}
+        {move || card.get().map(|card| view! { <ToolCard card now /> })}
+    }
+}

@@ -1,0 +1,69 @@
+use leptos::{prelude::*, task::spawn_local};
+use serde_json::Value;
+
+use crate::{
+    client::{self, ApiFailure},
+    domain::{ConversationView, TaskStatus, wire::NewMessage},
+};
+
+/// Why the composer is disabled, or `None` when the user may write.
+pub fn busy_reason(view: &ConversationView) -> Option<String> {
+    match view.current_task()?.status {
+        TaskStatus::Working => Some("The agent is working…".into()),
+        TaskStatus::InputRequired => {
+            let n = view.pending_count();
+            Some(format!("Waiting for your decision on {n} tool call{}", if n == 1 { "" } else { "s" }))
+        }
+        _ => None,
+    }
+}
+
+/// The message box. Disabled (and saying why) while the current task is not finished.
+#[component]
+pub fn Composer(conversation_id: String, view: RwSignal<ConversationView>, #[prop(into)] on_sent: Callback<()>) -> impl IntoView {
+    let text = RwSignal::new(String::new());
+    let sending = RwSignal::new(false);
+    let error = RwSignal::new(None::<ApiFailure>);
+    let reason = Memo::new(move |_| view.with(busy_reason));
+    let disabled = move || sending.get() || reason.get().is_some();
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let message = text.get_untracked().trim().to_owned();
+        if message.is_empty() || disabled() {
+            return;
+        }
+        let conversation_id = conversation_id.clone();
+        sending.set(true);
+        error.set(None);
+        spawn_local(async move {
+            let result = client::post::<_, Value>(&format!("/api/conversations/{conversation_id}/messages"), &NewMessage { text: message }).await;
+            sending.set(false);
+            match result {
+                Ok(_) => {
+                    text.set(String::new());
+                    on_sent.run(());
+                }
+                Err(failure) => error.set(Some(failure)),
+            }
+        });
+    };
+    view! {
+        <form class="composer" on:submit=submit>
+            <label class="visually-hidden" for="composer-input">"Message"</label>
+            <input
+                id="composer-input"
+                type="text"
+                autocomplete="off"
+                maxlength="8000"
+                placeholder="Ask the agent, e.g. “refund order 1001”"
+                bind:value=text
+                disabled=disabled
+            />
+            <button type="submit" class="btn btn-primary" disabled=disabled>
+                {move || if sending.get() { "Sending…" } else { "Send" }}
+            </button>
+            <p class="composer-status" aria-live="polite">{move || reason.get()}</p>
+            {move || error.get().map(|e| view! { <p class="error" role="alert">{e.message}</p> })}
+        </form>
+    }
+}

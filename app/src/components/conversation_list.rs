@@ -1,0 +1,66 @@
+use leptos::{prelude::*, task::spawn_local};
+use leptos_router::{components::A, hooks::use_navigate};
+
+use crate::{
+    client::{self, ApiFailure},
+    data::Loaded,
+    domain::wire::{Conversation, NewConversation},
+};
+
+/// The sidebar: New chat and the list of chats, the open one marked.
+#[component]
+pub fn ConversationList(conversations: Resource<Loaded<Vec<Conversation>>>, #[prop(into)] selected: Signal<Option<String>>) -> impl IntoView {
+    let creating = RwSignal::new(false);
+    let error = RwSignal::new(None::<ApiFailure>);
+    let navigate = use_navigate();
+    let new_chat = move |_| {
+        let navigate = navigate.clone();
+        creating.set(true);
+        error.set(None);
+        spawn_local(async move {
+            let result = client::post::<_, Conversation>("/api/conversations", &NewConversation::default()).await;
+            creating.set(false);
+            match result {
+                Ok(conversation) => {
+                    conversations.refetch();
+                    navigate(&format!("/c/{}", conversation.id), Default::default());
+                }
+                Err(failure) => error.set(Some(failure)),
+            }
+        });
+    };
+    let list = move || {
+        Suspend::new(async move {
+            match conversations.await {
+                Ok(list) if list.is_empty() => view! { <p class="muted">"No chats yet."</p> }.into_any(),
+                Ok(list) => view! {
+                    <ul class="conversation-list">
+                        {list
+                            .into_iter()
+                            .map(|c| {
+                                let id = c.id.clone();
+                                let current = Signal::derive(move || selected.get().as_deref() == Some(id.as_str()));
+                                view! {
+                                    <li class:current=current>
+                                        <A href=format!("/c/{}", c.id) attr:aria-current=move || current.get().then_some("page")>{c.title}</A>
+                                    </li>
+                                }
+                            })
+                            .collect_view()}
+                    </ul>
+                }
+                .into_any(),
+                Err(e) => view! { <p class="error" role="alert">{format!("Could not load chats: {e}")}</p> }.into_any(),
+            }
+        })
+    };
+    view! {
+        <nav class="sidebar" aria-label="Chats">
+            <button class="btn btn-primary new-chat" disabled=move || creating.get() on:click=new_chat>
+                {move || if creating.get() { "Creating…" } else { "New chat" }}
+            </button>
+            {move || error.get().map(|e| view! { <p class="error" role="alert">{e.message}</p> })}
+            <Transition fallback=|| view! { <p class="muted">"Loading chats…"</p> }>{list}</Transition>
+        </nav>
+    }
+}

@@ -1,0 +1,182 @@
+use leptos::{prelude::*, task::spawn_local};
+use serde_json::Value;
+
+use super::{
+    card_actions::{EditForm, RejectForm},
+    json_diff::{JsonDiff, pretty},
+    status_badge::{RiskBadge, StatusBadge},
+};
+use crate::{
+    client::{self, ApiFailure},
+    domain::{
+        ApprovalOutcome, Card, CardStatus,
+        wire::{ApproveRequest, DecisionOutcome},
+    },
+    time::{countdown, parse_rfc3339_ms},
+};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Idle,
+    Rejecting,
+    Editing,
+}
+
+/// Sends an approval (with edited args or not); the card's new state arrives over SSE.
+pub fn send_approve(approval_id: String, args: Option<Value>, busy: RwSignal<bool>, error: RwSignal<Option<ApiFailure>>) {
+    busy.set(true);
+    error.set(None);
+    spawn_local(async move {
+        let result = client::post::<_, DecisionOutcome>(&format!("/api/approvals/{approval_id}/approve"), &ApproveRequest { args }).await;
+        busy.set(false);
+        if let Err(failure) = result {
+            error.set(Some(failure));
+        }
+    });
+}
+
+/// One tool call: what it is, its state, and for a pending one the decision controls.
+#[component]
+pub fn ToolCard(card: Card, now: RwSignal<i64>) -> impl IntoView {
+    let pending = card.status == CardStatus::PendingApproval;
+    let approval_id = card.approval.as_ref().map(|a| a.approval_id.clone()).unwrap_or_default();
+    let deadline = card.approval.as_ref().and_then(|a| parse_rfc3339_ms(&a.deadline));
+    let mode = RwSignal::new(Mode::Idle);
+    let busy = RwSignal::new(false);
+    let error = RwSignal::new(None::<ApiFailure>);
+
+    let approve = {
+        let approval_id = approval_id.clone();
+        move || send_approve(approval_id.clone(), None, busy, error)
+    };
+    let on_keydown = {
+        let approve = approve.clone();
+        move |ev: leptos::ev::KeyboardEvent| {
+            use leptos::wasm_bindgen::JsCast;
+            if !pending || busy.get_untracked() || ev.ctrl_key() || ev.meta_key() || ev.alt_key() {
+                return;
+            }
+            let typing = ev
+                .target()
+                .and_then(|t| t.dyn_into::<leptos::web_sys::Element>().ok())
+                .is_some_and(|el| matches!(el.tag_name().as_str(), "INPUT" | "TEXTAREA"));
+            if typing {
+                return;
+            }
+            match ev.key().as_str() {
+                "a" => {
+                    ev.prevent_default();
+                    approve();
+                }
+                "r" => {
+                    ev.prevent_default();
+                    mode.set(Mode::Rejecting);
+                }
+                _ => {}
+            }
+        }
+    };
+
+    let decision = card.decision.clone().map(|d| {
+        let verb = match d.outcome {
+            ApprovalOutcome::Approved => "Approved",
+            ApprovalOutcome::Rejected => "Rejected",
+            ApprovalOutcome::Expired => "Expired",
+            ApprovalOutcome::Canceled => "Canceled",
+        };
+        let who = if d.decided_by == "system" { String::new() } else { format!(" by {}", d.decided_by) };
+        let reason = d.reason.clone().map(|r| format!(": {r}")).unwrap_or_default();
+        let diff = d.edited_args.clone().map(|edited| {
+            let before = pretty(&d.original_args);
+            let after = pretty(&edited);
+            view! {
+                <p class="edited-note">"Arguments edited before approval:"</p>
+                <JsonDiff before=Signal::stored(before) after=Signal::stored(after) />
+            }
+        });
+        view! {
+            <p class="decision">{format!("{verb}{who}{reason}")}</p>
+            {diff}
+        }
+    });
+    let result = card.result.clone().map(|output| {
+        let text = output
+            .get("message")
+            .or_else(|| output.get("error"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .unwrap_or_else(|| pretty(&output));
+        let class = if card.status == CardStatus::Failed { "result result-error" } else { "result" };
+        view! { <p class=class>{text}</p> }
+    });
+    let args_text = pretty(&card.args);
+    let original_args = pretty(&card.args);
+    let controls = pending.then(|| {
+        let reject_id = approval_id.clone();
+        let edit_id = approval_id.clone();
+        let approve_click = approve.clone();
+        view! {
+            <p class="countdown" aria-live="off">
+                "Expires in "
+                <span class="time-left">
+                    {move || deadline.map(|d| countdown(d - now.get())).unwrap_or_else(|| "—".into())}
+                </span>
+            </p>
+            <div class="actions" role="group" aria-label="Decision">
+                <button class="btn btn-approve" disabled=move || busy.get() on:click=move |_| approve_click()>
+                    "Approve"
+                </button>
+                <button class="btn btn-reject" disabled=move || busy.get() on:click=move |_| mode.set(Mode::Rejecting)>
+                    "Reject"
+                </button>
+                <button class="btn" disabled=move || busy.get() on:click=move |_| mode.set(Mode::Editing)>
+                    "Edit"
+                </button>
+            </div>
+            <Show when=move || mode.get() == Mode::Rejecting>
+                <RejectForm approval_id=reject_id.clone() busy error on_cancel=Callback::new(move |_| mode.set(Mode::Idle)) />
+            </Show>
+            <Show when=move || mode.get() == Mode::Editing>
+                <EditForm
+                    approval_id=edit_id.clone()
+                    original=original_args.clone()
+                    busy
+                    error
+                    on_cancel=Callback::new(move |_| mode.set(Mode::Idle))
+                />
+            </Show>
+        }
+    });
+
+    view! {
+        <article
+            class=format!("tool-card card-{}", card.status.as_str())
+            data-call-id=card.call_id.clone()
+            data-status=card.status.as_str()
+            tabindex=if pending { "0" } else { "-1" }
+            aria-label=format!("Tool call {}: {}", card.tool, card.summary)
+            on:keydown=on_keydown
+        >
+            <header class="card-header">
+                <code class="tool-name">{card.tool.clone()}</code>
+                <span class="agent">"by " {card.agent.clone()}</span>
+                <RiskBadge risk=card.risk />
+                <StatusBadge status=card.status />
+            </header>
+            <p class="summary">{card.summary.clone()}</p>
+            <details class="args" open=pending>
+                <summary>"Arguments"</summary>
+                <pre class="json">{args_text}</pre>
+            </details>
+            {decision}
+            {result}
+            {controls}
+            {move || error.get().map(|e| view! {
+                <div class="error" role="alert">
+                    <p>{e.message.clone()}</p>
+                    <ul>{e.details.iter().map(|d| view! { <li>{d.clone()}</li> }).collect_view()}</ul>
+                </div>
+            })}
+        </article>
+    }
+}

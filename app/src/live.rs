@@ -1,0 +1,151 @@
+//! The browser's live link to a conversation: an `EventSource` on
+//! `/api/conversations/{id}/events?after=N` that hands every event to a callback. The browser
+//! reconnects by itself (sending `Last-Event-ID`); if it gives up, this reconnects after a pause.
+
+use leptos::prelude::*;
+
+/// What the page shows about the link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkState {
+    Connecting,
+    Live,
+    Reconnecting,
+}
+
+#[cfg(feature = "hydrate")]
+mod imp {
+    use std::{
+        cell::{Cell, RefCell},
+        rc::Rc,
+        time::Duration,
+    };
+
+    use leptos::prelude::*;
+    use wasm_bindgen::{JsCast, closure::Closure};
+    use web_sys::{EventSource, MessageEvent};
+
+    use super::LinkState;
+    use crate::domain::Event;
+
+    const EVENT_NAMES: [&str; 8] = [
+        "user-message",
+        "assistant-message",
+        "tool-call",
+        "approval-required",
+        "approval-decided",
+        "tool-started",
+        "tool-result",
+        "task-status",
+    ];
+
+    struct Connection {
+        source: EventSource,
+        _listeners: Vec<Closure<dyn FnMut(web_sys::Event)>>,
+    }
+
+    struct Inner {
+        conversation_id: String,
+        last_seq: Cell<i64>,
+        stopped: Cell<bool>,
+        connection: RefCell<Option<Connection>>,
+        on_event: Box<dyn Fn(Event)>,
+        on_state: Box<dyn Fn(LinkState)>,
+    }
+
+    /// Open while alive; dropping it closes the stream.
+    pub struct Subscription(Rc<Inner>);
+
+    impl Drop for Subscription {
+        fn drop(&mut self) {
+            self.0.stopped.set(true);
+            if let Some(connection) = self.0.connection.borrow_mut().take() {
+                connection.source.close();
+            }
+        }
+    }
+
+    pub fn subscribe(conversation_id: String, after: i64, on_event: impl Fn(Event) + 'static, on_state: impl Fn(LinkState) + 'static) -> Subscription {
+        let inner = Rc::new(Inner {
+            conversation_id,
+            last_seq: Cell::new(after),
+            stopped: Cell::new(false),
+            connection: RefCell::new(None),
+            on_event: Box::new(on_event),
+            on_state: Box::new(on_state),
+        });
+        connect(&inner);
+        Subscription(inner)
+    }
+
+    fn connect(inner: &Rc<Inner>) {
+        let url = format!("/api/conversations/{}/events?after={}", inner.conversation_id, inner.last_seq.get());
+        let Ok(source) = EventSource::new(&url) else {
+            (inner.on_state)(LinkState::Reconnecting);
+            return;
+        };
+        let mut listeners = Vec::new();
+        for name in EVENT_NAMES {
+            let weak = Rc::downgrade(inner);
+            let listener = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
+                let Some(inner) = weak.upgrade() else { return };
+                let Some(data) = e.dyn_ref::<MessageEvent>().and_then(|m| m.data().as_string()) else { return };
+                match serde_json::from_str::<Event>(&data) {
+                    Ok(event) => {
+                        inner.last_seq.set(inner.last_seq.get().max(event.seq));
+                        (inner.on_event)(event);
+                    }
+                    Err(err) => leptos::logging::error!("unreadable event: {err}"),
+                }
+            });
+            let _ = source.add_event_listener_with_callback(name, listener.as_ref().unchecked_ref());
+            listeners.push(listener);
+        }
+        let weak = Rc::downgrade(inner);
+        let on_open = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
+            if let Some(inner) = weak.upgrade() {
+                (inner.on_state)(LinkState::Live);
+            }
+        });
+        let _ = source.add_event_listener_with_callback("open", on_open.as_ref().unchecked_ref());
+        listeners.push(on_open);
+        let weak = Rc::downgrade(inner);
+        let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
+            let Some(inner) = weak.upgrade() else { return };
+            (inner.on_state)(LinkState::Reconnecting);
+            let closed = inner.connection.borrow().as_ref().is_some_and(|c| c.source.ready_state() == EventSource::CLOSED);
+            if closed && !inner.stopped.get() {
+                // The browser gave up (e.g. an error status); try again from the last event seen.
+                let weak = Rc::downgrade(&inner);
+                set_timeout(
+                    move || {
+                        if let Some(inner) = weak.upgrade().filter(|i| !i.stopped.get()) {
+                            connect(&inner);
+                        }
+                    },
+                    Duration::from_secs(2),
+                );
+            }
+        });
+        let _ = source.add_event_listener_with_callback("error", on_error.as_ref().unchecked_ref());
+        listeners.push(on_error);
+        if let Some(old) = inner.connection.borrow_mut().replace(Connection { source, _listeners: listeners }) {
+            old.source.close();
+        }
+    }
+}
+
+/// Keeps `view` folded with the conversation's live events while the calling component lives,
+/// and `link` telling whether the stream is up. Does nothing on the server.
+pub fn follow(conversation_id: String, view: RwSignal<crate::domain::ConversationView>, link: RwSignal<LinkState>) {
+    #[cfg(feature = "hydrate")]
+    {
+        let after = view.with_untracked(|v| v.last_seq);
+        let subscription = imp::subscribe(conversation_id, after, move |event| view.update(|v| v.apply(&event)), move |state| link.set(state));
+        let subscription = send_wrapper::SendWrapper::new(subscription);
+        on_cleanup(move || drop(subscription));
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = (conversation_id, view, link);
+    }
+}

@@ -1,0 +1,56 @@
+use leptos::prelude::*;
+use leptos_router::hooks::use_params_map;
+
+use crate::{
+    components::{chat_view::ChatView, conversation_list::ConversationList},
+    data::{chat_loader, conversations_loader},
+};
+
+/// `/` and `/c/:id`: the chat list beside the open chat.
+#[component]
+pub fn ChatPage() -> impl IntoView {
+    let params = use_params_map();
+    let selected = Memo::new(move |_| params.read().get("id"));
+    let load_list = conversations_loader();
+    let conversations = Resource::new(|| (), move |_| load_list());
+    view! {
+        <div class="layout">
+            <ConversationList conversations selected />
+            <section class="chat" aria-label="Chat">
+                {move || match selected.get() {
+                    None => view! {
+                        <div class="welcome">
+                            <h2>"Countersign"</h2>
+                            <p>"Chat with an agent whose risky tool calls wait for your approval. Start with "<strong>"New chat"</strong>"."</p>
+                        </div>
+                    }
+                    .into_any(),
+                    Some(id) => view! { <OpenChat id on_sent=Callback::new(move |_| conversations.refetch()) /> }.into_any(),
+                }}
+            </section>
+        </div>
+    }
+}
+
+#[component]
+fn OpenChat(id: String, on_sent: Callback<()>) -> impl IntoView {
+    let load = chat_loader();
+    let chat = Resource::new(move || id.clone(), move |id| load(id));
+    view! {
+        <Suspense fallback=|| view! { <p class="muted">"Loading the conversation…"</p> }>
+            {move || Suspend::new(async move {
+                match chat.await {
+                    Ok(Some(data)) => view! { <ChatView data on_sent /> }.into_any(),
+                    Ok(None) => {
+                        #[cfg(feature = "ssr")]
+                        if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
+                            response.set_status(http::StatusCode::NOT_FOUND);
+                        }
+                        view! { <p class="error" role="alert">"This conversation does not exist."</p> }.into_any()
+                    }
+                    Err(e) => view! { <p class="error" role="alert">{format!("Could not load the conversation: {e}")}</p> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}

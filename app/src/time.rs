@@ -1,0 +1,77 @@
+//! Time on both sides without a date library in the WASM bundle: the API's RFC 3339 UTC strings
+//! (`2026-11-21T10:00:00.000Z`) to Unix milliseconds, and the current time.
+
+/// Parses `YYYY-MM-DDTHH:MM:SS[.fff]Z`. `None` for anything else.
+pub fn parse_rfc3339_ms(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':' || !s.ends_with('Z') {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    let millis = match s.get(19..s.len() - 1) {
+        Some("") => 0,
+        Some(frac) if frac.starts_with('.') && frac.len() > 1 => {
+            let digits = &frac[1..frac.len().min(4)];
+            digits.parse::<i64>().ok()? * 10_i64.pow(3 - digits.len() as u32)
+        }
+        _ => return None,
+    };
+    // Days from civil (Howard Hinnant's algorithm).
+    let y = if mo <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (mo + if mo > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(((days * 24 + h) * 60 + mi) * 60_000 + sec * 1000 + millis)
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub fn now_ms() -> i64 {
+    #[cfg(feature = "hydrate")]
+    {
+        js_sys::Date::now() as i64
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+    }
+}
+
+/// `4:59`, `0:07`, or `expired`.
+pub fn countdown(remaining_ms: i64) -> String {
+    if remaining_ms <= 0 {
+        return "expired".into();
+    }
+    let secs = (remaining_ms + 999) / 1000;
+    if secs >= 3600 { format!("{}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60) } else { format!("{}:{:02}", secs / 60, secs % 60) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_api_format() {
+        assert_eq!(parse_rfc3339_ms("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(parse_rfc3339_ms("1970-01-01T00:00:01.5Z"), Some(1500));
+        assert_eq!(parse_rfc3339_ms("2026-11-21T22:08:09.857Z"), Some(1_795_298_889_857));
+        assert_eq!(parse_rfc3339_ms("2000-02-29T12:00:00.000Z"), Some(951_825_600_000));
+    }
+
+    #[test]
+    fn refuses_other_formats() {
+        assert_eq!(parse_rfc3339_ms("yesterday"), None);
+        assert_eq!(parse_rfc3339_ms("2026-11-21 22:08:09Z"), None);
+    }
+
+    #[test]
+    fn countdowns_read_like_a_clock() {
+        assert_eq!(countdown(299_001), "5:00");
+        assert_eq!(countdown(7_000), "0:07");
+        assert_eq!(countdown(3_600_000), "1:00:00");
+        assert_eq!(countdown(0), "expired");
+    }
+}

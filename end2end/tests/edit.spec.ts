@@ -1,0 +1,51 @@
+import { test, expect, newChat, say, cards } from "./fixtures";
+
+test("editing args: invalid JSON and schema violations show inline; a valid edit runs with the edited value", async ({ page, server }) => {
+  await newChat(page);
+  await say(page, "refund order 1001");
+  const card = cards(page).first();
+  await expect(card).toHaveAttribute("data-status", "pending_approval");
+  await card.getByRole("button", { name: "Edit" }).click();
+  const editor = card.getByLabel("Arguments (JSON)");
+  const submit = card.getByRole("button", { name: "Approve with these arguments" });
+
+  await editor.fill('{"order_id": 1001, "amount": ');
+  await submit.click();
+  await expect(card.getByRole("alert")).toContainText("Not valid JSON");
+  await expect(card).toHaveAttribute("data-status", "pending_approval");
+
+  await editor.fill('{"order_id": 1001, "amount": -5}');
+  await submit.click();
+  await expect(card.getByRole("alert")).toContainText("do not match the schema");
+  await expect(card.getByRole("alert")).toContainText("/amount");
+  await expect(card).toHaveAttribute("data-status", "pending_approval");
+
+  await editor.fill('{"order_id": 1001, "amount": 10}');
+  await expect(card.locator(".diff-added")).toContainText('"amount": 10');
+  await submit.click();
+  await expect(card).toHaveAttribute("data-status", "completed");
+  await expect(card.locator(".edited-note")).toBeVisible();
+  await expect(card.locator(".json-diff .diff-added")).toContainText('"amount": 10');
+  const order = await (await page.request.get(`${server.url}/api/orders/1001`)).json();
+  expect(order.refunded).toBe(10);
+  await expect(page.locator(".bubble-assistant").last()).toContainText("edited the arguments");
+});
+
+test("HTML in a tool argument is shown as text, never run", async ({ page }) => {
+  let dialogs = 0;
+  page.on("dialog", async (d) => {
+    dialogs++;
+    await d.dismiss();
+  });
+  await newChat(page);
+  const payload = "<img/src=x/onerror=window.__pwned=1><script>window.__pwned=2</script>";
+  await say(page, `list orders of ${payload}`);
+  const card = cards(page).first();
+  await expect(card).toHaveAttribute("data-status", "completed");
+  await expect(card.locator("pre.json")).toContainText("<script>window.__pwned=2</script>");
+  await page.reload();
+  await expect(card.locator("pre.json")).toContainText("<img/src=x/onerror=window.__pwned=1>");
+  expect(await page.evaluate(() => (window as any).__pwned)).toBeUndefined();
+  expect(dialogs).toBe(0);
+  await expect(page.locator("img[src=x]")).toHaveCount(0);
+});
