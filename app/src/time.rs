@@ -45,7 +45,7 @@ pub fn countdown(remaining_ms: i64) -> String {
     if remaining_ms <= 0 {
         return "expired".into();
     }
-    let secs = (remaining_ms + 999) / 1000;
+    let secs = remaining_ms / 1000;
     if secs >= 3600 { format!("{}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60) } else { format!("{}:{:02}", secs / 60, secs % 60) }
 }
 
@@ -69,9 +69,10 @@ mod tests {
 
     #[test]
     fn countdowns_read_like_a_clock() {
-        assert_eq!(countdown(299_001), "5:00");
+        assert_eq!(countdown(299_001), "4:59");
         assert_eq!(countdown(7_000), "0:07");
         assert_eq!(countdown(3_600_000), "1:00:00");
         assert_eq!(countdown(0), "expired");
+        assert_eq!(countdown(500), "0:00");
     }
 }

@@ -65,7 +65,7 @@ test("Approve All runs both calls; a mixed second turn continues and the compose
   await expect(page).toHaveTitle("(2) Countersign");
   const bar = page.locator(".batch-bar");
   await expect(bar).toContainText("2 calls wait for your decision");
-  await page.screenshot({ path: "screenshots/pending-approve-all.png", fullPage: true });
+  await page.screenshot({ path: "screenshots/pending-approve-all.png" });
   await bar.getByRole("button", { name: "Approve All" }).click();
   await expect(cards(page).nth(0)).toHaveAttribute("data-status", "completed");
   await expect(cards(page).nth(1)).toHaveAttribute("data-status", "completed");
@@ -83,7 +83,7 @@ test("Approve All runs both calls; a mixed second turn continues and the compose
   await say(page, "look up order 1004");
   await expect(cards(page)).toHaveCount(5);
   await expect(cards(page).nth(4)).toHaveAttribute("data-status", "completed");
-  await page.screenshot({ path: "screenshots/resolved.png", fullPage: true });
+  await page.locator(".thread").screenshot({ path: "screenshots/resolved.png" });
 });
 
 test("reload while pending keeps the card pending and working; reload after decision shows it resolved once", async ({ page }) => {

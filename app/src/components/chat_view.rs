@@ -70,11 +70,26 @@ pub fn ChatView(data: ChatData, #[prop(into)] on_sent: Callback<()>) -> impl Int
     let row_count = Memo::new(move |_| view.with(|v| v.items.len()));
     Effect::new(move |_| {
         row_count.track();
+        // Keep the newest row in sight; the composer sits below the thread.
         if let Some(el) = thread.get() {
-            el.set_scroll_top(el.scroll_height());
+            el.scroll_into_view_with_bool(false);
         }
     });
 
+    // A new chat is named after its first message (the server does the same when it stores it).
+    let stored_title = conversation.title.clone();
+    let chat_title = move || {
+        view.with(|v| match v.items.first() {
+            Some(Item::User { text, .. }) if stored_title == "New chat" => {
+                let mut t: String = text.chars().take(60).collect();
+                if text.chars().count() > 60 {
+                    t.push('…');
+                }
+                t
+            }
+            _ => stored_title.clone(),
+        })
+    };
     let pending = Memo::new(move |_| view.with(ConversationView::pending_count));
     let title = move || match pending.get() {
         0 => "Countersign".to_owned(),
@@ -107,7 +122,7 @@ pub fn ChatView(data: ChatData, #[prop(into)] on_sent: Callback<()>) -> impl Int
     view! {
         <Title text=title />
         <header class="chat-header">
-            <h2>{conversation.title.clone()}</h2>
+            <h2>{chat_title}</h2>
             <span class="agent-name">"Agent: " {conversation.agent.clone()}</span>
             <span class="link-state" data-state=move || format!("{:?}", link.get()).to_lowercase() role="status">
                 {move || (link.get() == LinkState::Reconnecting).then_some("Reconnecting…")}

@@ -99,7 +99,9 @@ pub fn ToolCard(card: Card, now: RwSignal<i64>) -> impl IntoView {
             {diff}
         }
     });
-    let result = card.result.clone().map(|output| {
+    // A refused call never ran: its decision line says why, the model's stub result is not shown.
+    let refused = matches!(card.status, CardStatus::Rejected | CardStatus::Expired | CardStatus::Canceled);
+    let result = card.result.clone().filter(|_| !refused).map(|output| {
         let text = output
             .get("message")
             .or_else(|| output.get("error"))

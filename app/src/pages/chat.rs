@@ -35,7 +35,7 @@ pub fn ChatPage() -> impl IntoView {
 #[component]
 fn OpenChat(id: String, on_sent: Callback<()>) -> impl IntoView {
     let load = chat_loader();
-    let chat = Resource::new(move || id.clone(), move |id| load(id));
+    let chat = Resource::new(move || id.clone(), load);
     view! {
         <Suspense fallback=|| view! { <p class="muted">"Loading the conversation…"</p> }>
             {move || Suspend::new(async move {
