@@ -24,12 +24,13 @@ pub fn diff_lines(before: &str, after: &str) -> Vec<DiffLine> {
             out.push(DiffLine::Same(a[i].to_owned()));
             i += 1;
             j += 1;
-        } else if j < b.len() && (i == a.len() || lcs[i][j + 1] >= lcs[i + 1][j]) {
-            out.push(DiffLine::Added(b[j].to_owned()));
-            j += 1;
-        } else {
+        } else if i < a.len() && (j == b.len() || lcs[i + 1][j] >= lcs[i][j + 1]) {
+            // Removals first, so a changed line reads "- old" then "+ new".
             out.push(DiffLine::Removed(a[i].to_owned()));
             i += 1;
+        } else {
+            out.push(DiffLine::Added(b[j].to_owned()));
+            j += 1;
         }
     }
     out

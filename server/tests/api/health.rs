@@ -17,13 +17,24 @@ async fn the_database_file_is_created_and_migrated_on_start_up() {
 }
 
 #[tokio::test]
-async fn the_home_page_is_server_rendered() {
+async fn the_home_page_is_server_rendered_with_the_hydration_script() {
     let app = spawn_app().await;
     let response = app.client.get(app.url("/")).send().await.unwrap();
     assert_eq!(response.status(), 200);
     let html = response.text().await.unwrap();
-    assert!(html.contains("<h1>Countersign</h1>"), "{html}");
+    assert!(html.contains("New chat"), "{html}");
     assert!(html.contains("/pkg/countersign.js"), "hydration script is linked: {html}");
+}
+
+#[tokio::test]
+async fn a_chat_page_is_rendered_with_its_cards_in_their_state() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    app.pending_turn(&c, "refund order 1001", 1).await;
+    let html = app.client.get(app.url(&format!("/c/{c}"))).send().await.unwrap().text().await.unwrap();
+    assert!(html.contains(r#"data-status="pending_approval""#), "{html}");
+    assert!(html.contains("Refund the rest of order 1001"), "{html}");
+    assert!(html.contains("<title>(1) Countersign</title>"), "{html}");
 }
 
 #[tokio::test]
