@@ -126,3 +126,20 @@ async fn storage_grows_linearly_with_the_conversation() {
     // Each turn adds about the same bytes; re-storing history would make later turns grow.
     assert!(*max as f64 <= *min as f64 * 1.2, "bytes per turn {per_turn:?}");
 }
+
+#[tokio::test]
+async fn a_config_naming_an_unknown_tool_stops_start_up_with_a_message_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("agents.toml");
+    std::fs::write(&path, "[[agents]]\nname = \"ops\"\ntools = [\"get_order\"]\nrequire_approval = [\"wipe_disk\"]\n").unwrap();
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_countersign"))
+        .env("COUNTERSIGN_ADDR", "127.0.0.1:0")
+        .env("COUNTERSIGN_DATA_DIR", dir.path())
+        .env("COUNTERSIGN_AGENTS", &path)
+        .output()
+        .await
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("wipe_disk") && stderr.contains("agents.toml") && stderr.contains("\"ops\""), "{stderr}");
+}
