@@ -69,6 +69,12 @@ mod imp {
         let request = Request::post(path).json(body).map_err(|e| ApiFailure { status: 0, message: e.to_string(), details: vec![] })?;
         read(request.send().await).await
     }
+
+    /// A request whose answer has no body (204).
+    pub async fn delete(path: &str) -> Result<(), ApiFailure> {
+        let response = Request::delete(path).send().await.map_err(|e| ApiFailure { status: 0, message: e.to_string(), details: vec![] })?;
+        if response.ok() { Ok(()) } else { Err(failure_from_body(response.status(), &response.text().await.unwrap_or_default())) }
+    }
 }
 
 #[cfg(not(feature = "hydrate"))]
@@ -86,9 +92,13 @@ mod imp {
     pub async fn post<B: Serialize, T: DeserializeOwned>(_path: &str, _body: &B) -> Result<T, ApiFailure> {
         Err(unavailable())
     }
+
+    pub async fn delete(_path: &str) -> Result<(), ApiFailure> {
+        Err(unavailable())
+    }
 }
 
-pub use imp::{get, post};
+pub use imp::{delete, get, post};
 
 #[cfg(test)]
 mod tests {

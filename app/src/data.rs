@@ -6,13 +6,46 @@ use std::{future::Future, pin::Pin};
 
 use serde::{Deserialize, Serialize};
 
-use crate::domain::{ConversationView, wire::Conversation};
+use crate::domain::{
+    ConversationView,
+    wire::{Approval, Conversation, Me},
+};
 
 /// What the chat page needs: the conversation and the fold of its events so far.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ChatData {
     pub conversation: Conversation,
     pub view: ConversationView,
+}
+
+/// Which approvals the queue page shows.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct QueueQuery {
+    /// `pending` or `decided`.
+    pub status: String,
+    pub oldest_first: bool,
+    pub tool: Option<String>,
+    pub user: Option<String>,
+    pub risk: Option<String>,
+}
+
+impl QueueQuery {
+    /// The same filter as `/api/approvals` query parameters.
+    pub fn to_query_string(&self) -> String {
+        let mut q = format!("status={}&order={}&limit=200", self.status, if self.oldest_first { "oldest" } else { "newest" });
+        for (key, value) in [("tool", &self.tool), ("user", &self.user), ("risk", &self.risk)] {
+            if let Some(v) = value.as_deref().filter(|v| !v.is_empty()) {
+                q.push_str(&format!("&{key}={}", encode(v)));
+            }
+        }
+        q
+    }
+}
+
+fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") })
+        .collect()
 }
 
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -24,24 +57,61 @@ pub mod ssr {
 
     use super::*;
 
-    /// Implemented by the server over its store.
+    pub use http::request::Parts;
+
+    /// Implemented by the server over its store. `parts` is the page request: who is asking.
     pub trait PageData: Send + Sync {
-        fn conversations(&self) -> BoxFuture<Loaded<Vec<Conversation>>>;
-        fn chat(&self, id: String) -> BoxFuture<Loaded<Option<ChatData>>>;
+        fn me(&self, parts: &Parts) -> Option<Me>;
+        fn conversations(&self, parts: &Parts) -> BoxFuture<Loaded<Vec<Conversation>>>;
+        fn chat(&self, parts: &Parts, id: String) -> BoxFuture<Loaded<Option<ChatData>>>;
+        fn approvals(&self, parts: &Parts, query: QueueQuery) -> BoxFuture<Loaded<Vec<Approval>>>;
+    }
+
+    /// The data source and the request, as SSR loaders need them.
+    pub(crate) fn context() -> Option<(DataSource, Parts)> {
+        Some((leptos::prelude::use_context::<DataSource>()?, leptos::prelude::use_context::<Parts>()?))
+    }
+
+    pub(crate) fn missing<T: Send + 'static>() -> BoxFuture<Loaded<T>> {
+        Box::pin(async { Err("no data source".to_owned()) })
     }
 
     #[derive(Clone)]
     pub struct DataSource(pub Arc<dyn PageData>);
 }
 
+/// The logged-in user (None: anonymous), to hand to a `Resource`.
+pub fn me_loader() -> impl Fn() -> BoxFuture<Loaded<Option<Me>>> + Clone + Send + Sync + 'static {
+    #[cfg(feature = "ssr")]
+    {
+        let me = ssr::context().and_then(|(source, parts)| source.0.me(&parts));
+        move || -> BoxFuture<Loaded<Option<Me>>> {
+            let me = me.clone();
+            Box::pin(async move { Ok(me) })
+        }
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        move || -> BoxFuture<Loaded<Option<Me>>> {
+            browser(async {
+                match crate::client::get::<Me>("/api/session").await {
+                    Ok(me) => Ok(Some(me)),
+                    Err(e) if e.status == 401 => Ok(None),
+                    Err(e) => Err(e.message),
+                }
+            })
+        }
+    }
+}
+
 /// A loader for the conversation list, to hand to a `Resource`.
 pub fn conversations_loader() -> impl Fn() -> BoxFuture<Loaded<Vec<Conversation>>> + Clone + Send + Sync + 'static {
     #[cfg(feature = "ssr")]
     {
-        let source = leptos::prelude::use_context::<ssr::DataSource>();
-        move || match source.clone() {
-            Some(source) => source.0.conversations(),
-            None => Box::pin(async { Err("no data source".to_owned()) }),
+        let context = ssr::context();
+        move || match context.clone() {
+            Some((source, parts)) => source.0.conversations(&parts),
+            None => ssr::missing(),
         }
     }
     #[cfg(not(feature = "ssr"))]
@@ -52,14 +122,14 @@ pub fn conversations_loader() -> impl Fn() -> BoxFuture<Loaded<Vec<Conversation>
     }
 }
 
-/// A loader for one chat, to hand to a `Resource`. `Ok(None)`: no such conversation.
+/// A loader for one chat, to hand to a `Resource`. `Ok(None)`: no such conversation (or not yours).
 pub fn chat_loader() -> impl Fn(String) -> BoxFuture<Loaded<Option<ChatData>>> + Clone + Send + Sync + 'static {
     #[cfg(feature = "ssr")]
     {
-        let source = leptos::prelude::use_context::<ssr::DataSource>();
-        move |id| match source.clone() {
-            Some(source) => source.0.chat(id),
-            None => Box::pin(async { Err("no data source".to_owned()) }),
+        let context = ssr::context();
+        move |id| match context.clone() {
+            Some((source, parts)) => source.0.chat(&parts, id),
+            None => ssr::missing(),
         }
     }
     #[cfg(not(feature = "ssr"))]
@@ -71,6 +141,26 @@ pub fn chat_loader() -> impl Fn(String) -> BoxFuture<Loaded<Option<ChatData>>> +
                     Err(e) if e.status == 404 => Ok(None),
                     Err(e) => Err(e.message),
                 }
+            })
+        }
+    }
+}
+
+/// A loader for the approval queue, to hand to a `Resource`.
+pub fn approvals_loader() -> impl Fn(QueueQuery) -> BoxFuture<Loaded<Vec<Approval>>> + Clone + Send + Sync + 'static {
+    #[cfg(feature = "ssr")]
+    {
+        let context = ssr::context();
+        move |query| match context.clone() {
+            Some((source, parts)) => source.0.approvals(&parts, query),
+            None => ssr::missing(),
+        }
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        move |query: QueueQuery| -> BoxFuture<Loaded<Vec<Approval>>> {
+            browser(async move {
+                crate::client::get::<Vec<Approval>>(&format!("/api/approvals?{}", query.to_query_string())).await.map_err(|e| e.message)
             })
         }
     }

@@ -47,11 +47,15 @@ pub fn App() -> impl IntoView {
         <Title text="Countersign" />
         <Router>
             <components::hydration_marker::HydrationMarker />
+            <components::top_bar::TopBar />
             <main>
                 <Routes fallback=pages::not_found::NotFound>
                     // Async: the whole page, every card in its state, is in the HTML before any script runs.
                     <Route path=StaticSegment("") view=pages::chat::ChatPage ssr=SsrMode::Async />
                     <Route path=(StaticSegment("c"), ParamSegment("id")) view=pages::chat::ChatPage ssr=SsrMode::Async />
+                    <Route path=StaticSegment("approvals") view=pages::queue::QueuePage ssr=SsrMode::Async />
+                    <Route path=StaticSegment("audit") view=pages::audit::AuditPage />
+                    <Route path=StaticSegment("login") view=pages::login::LoginPage />
                 </Routes>
             </main>
         </Router>

@@ -149,3 +149,36 @@ pub fn follow(conversation_id: String, view: RwSignal<crate::domain::Conversatio
         let _ = (conversation_id, view, link);
     }
 }
+
+/// Calls `on_change` whenever the approval queue changes (`/api/approvals/events`), while the
+/// calling component lives. The browser reconnects by itself; a reconnect also calls `on_change`
+/// so nothing decided meanwhile is missed. Does nothing on the server.
+pub fn on_queue_change(on_change: impl Fn() + 'static) {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::{JsCast, closure::Closure};
+        let Ok(source) = web_sys::EventSource::new("/api/approvals/events") else { return };
+        let on_change = std::rc::Rc::new(on_change);
+        let mut listeners = Vec::new();
+        let mut opened_once = false;
+        for name in ["queue-changed", "open"] {
+            let on_change = on_change.clone();
+            let is_open = name == "open";
+            let listener = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
+                if is_open && !opened_once {
+                    opened_once = true;
+                    return;
+                }
+                on_change();
+            });
+            let _ = source.add_event_listener_with_callback(name, listener.as_ref().unchecked_ref());
+            listeners.push(listener);
+        }
+        let held = send_wrapper::SendWrapper::new((source, listeners));
+        on_cleanup(move || held.0.close());
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = on_change;
+    }
+}

@@ -1,4 +1,4 @@
-import { test, expect, newChat, say, cards, collectErrors, waitForHydration } from "./fixtures";
+import { test, expect, newChat, say, cards, collectErrors, waitForHydration, logIn } from "./fixtures";
 
 test("approving a refund: pending card, Approve, completed, the order really changed", async ({ page, server }) => {
   const errors = collectErrors(page);
@@ -33,7 +33,7 @@ test("rejecting with a reason: rejected badge, the answer mentions the reason", 
   await card.getByLabel("Reason (optional, the agent sees it)").fill("customer called back");
   await card.getByRole("button", { name: "Confirm reject" }).click();
   await expect(card).toHaveAttribute("data-status", "rejected");
-  await expect(card.locator(".decision")).toHaveText("Rejected by anonymous: customer called back");
+  await expect(card.locator(".decision")).toHaveText("Rejected by alice: customer called back");
   await expect(page.locator(".bubble-assistant").last()).toContainText("customer called back");
   const order = await (await page.request.get(`${server.url}/api/orders/1003`)).json();
   expect(order.status).toBe("open");
@@ -116,6 +116,7 @@ test("reload while pending keeps the card pending and working; reload after deci
 
 test("the server-rendered page already shows every card state before any script runs", async ({ browser, server }) => {
   const context = await browser.newContext({ javaScriptEnabled: false });
+  await logIn(context, server, "alice");
   const api = context.request;
   const conversation = await (await api.post(`${server.url}/api/conversations`, { data: {} })).json();
   await api.post(`${server.url}/api/conversations/${conversation.id}/messages`, { data: { text: "cancel order 1003" } });

@@ -1,21 +1,37 @@
 // A Countersign server per test: the real binary, a fresh SQLite file in a temporary
 // directory, a free port chosen by the OS. Stopped (and its data removed) when the worker ends.
-import { test as base, expect } from "@playwright/test";
-import { spawn, ChildProcess } from "node:child_process";
+import { test as base, expect, BrowserContext } from "@playwright/test";
+import { spawn, spawnSync, ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+
+/** Password of every test user. */
+export const PASSWORD = "e2e-password-1";
+
+function binary(): string {
+  const bin = process.env.COUNTERSIGN_BIN;
+  if (!bin) throw new Error("COUNTERSIGN_BIN must be set (run `./x test`)");
+  return bin;
+}
 
 export class Server {
   url = "";
   private proc?: ChildProcess;
   readonly dataDir = mkdtempSync(path.join(tmpdir(), "countersign-e2e-"));
 
+  /** Creates a user with the CLI (`countersign user add`), password on stdin. */
+  addUser(name: string, admin = false): void {
+    const args = ["user", "add", name, ...(admin ? ["--admin"] : [])];
+    const result = spawnSync(binary(), args, { input: `${PASSWORD}\n`, env: { ...process.env, COUNTERSIGN_DATA_DIR: this.dataDir } });
+    if (result.status !== 0) throw new Error(`user add ${name}: ${result.stderr}`);
+  }
+
   /** Starts the binary; with `port` it reuses a previous port (a restart the page can reconnect to). */
   async start(port = 0): Promise<void> {
-    const bin = process.env.COUNTERSIGN_BIN;
+    const bin = binary();
     const siteRoot = process.env.COUNTERSIGN_SITE_ROOT;
-    if (!bin || !siteRoot) throw new Error("COUNTERSIGN_BIN and COUNTERSIGN_SITE_ROOT must be set (run `make test`)");
+    if (!siteRoot) throw new Error("COUNTERSIGN_SITE_ROOT must be set (run `./x test`)");
     const proc = spawn(bin, [], {
       env: {
         ...process.env,
@@ -68,16 +84,30 @@ export class Server {
   }
 }
 
-// A fresh server and database per test: tests cannot see each other's orders or chats.
+/** Logs a browser context in through the JSON API; its pages share the session cookie. */
+export async function logIn(context: BrowserContext, server: Server, username: string): Promise<void> {
+  const response = await context.request.post(`${server.url}/api/session`, { data: { username, password: PASSWORD } });
+  if (!response.ok()) throw new Error(`login ${username}: ${response.status()}`);
+}
+
+// A fresh server and database per test (users alice and bob, admin root); `page` is logged in
+// as alice.
 export const test = base.extend<{ server: Server }>({
   server: async ({}, use) => {
     const server = new Server();
+    server.addUser("alice");
+    server.addUser("bob");
+    server.addUser("root", true);
     await server.start();
     await use(server);
     await server.stop();
     server.cleanup();
   },
   baseURL: async ({ server }, use) => use(server.url),
+  page: async ({ page, server }, use) => {
+    await logIn(page.context(), server, "alice");
+    await use(page);
+  },
 });
 
 /** Waits until the WASM client has hydrated the server-rendered page. */

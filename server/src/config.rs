@@ -22,6 +22,12 @@ pub struct Config {
     pub body_limit: usize,
     /// How often overdue approvals are looked for.
     pub sweep_interval: Duration,
+    /// Decision requests each user may make per minute (more get 429).
+    pub decisions_per_minute: u32,
+    /// Mark the session cookie `Secure` (serve over https).
+    pub secure_cookies: bool,
+    /// Create the documented demo accounts at start-up (only with the built-in demo agents).
+    pub demo_accounts: bool,
 }
 
 impl Config {
@@ -52,7 +58,22 @@ impl Config {
         let agents_path = get("COUNTERSIGN_AGENTS").filter(|p| !p.is_empty()).map(PathBuf::from);
         let body_limit = number(&get, "COUNTERSIGN_BODY_LIMIT", 64 * 1024)?;
         let sweep_interval = Duration::from_millis(number(&get, "COUNTERSIGN_SWEEP_MS", 250)?.max(10) as u64);
-        Ok(Self { addr, database_url, log_filter, log_json, site_root, agents_path, body_limit, sweep_interval })
+        let decisions_per_minute = number(&get, "COUNTERSIGN_DECISIONS_PER_MINUTE", 120)?.clamp(1, u32::MAX as usize) as u32;
+        let secure_cookies = matches!(get("COUNTERSIGN_SECURE_COOKIES").as_deref(), Some("1" | "true"));
+        let demo_accounts = agents_path.is_none() && matches!(get("COUNTERSIGN_DEMO_ACCOUNTS").as_deref(), Some("1" | "true"));
+        Ok(Self {
+            addr,
+            database_url,
+            log_filter,
+            log_json,
+            site_root,
+            agents_path,
+            body_limit,
+            sweep_interval,
+            decisions_per_minute,
+            secure_cookies,
+            demo_accounts,
+        })
     }
 }
 

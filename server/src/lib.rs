@@ -2,6 +2,8 @@
 
 pub mod agents;
 pub mod api;
+pub mod auth;
+pub mod cli;
 pub mod bus;
 pub mod config;
 pub mod model;

@@ -1,15 +1,26 @@
-//! What server-side rendering reads: the same store queries the API uses, behind the
-//! `PageData` trait the app crate defines.
+//! What server-side rendering reads: the same store queries and visibility rules as the API,
+//! behind the `PageData` trait the app crate defines.
 
 use app::{
     data::{
-        BoxFuture, ChatData, Loaded,
-        ssr::{DataSource, PageData},
+        BoxFuture, ChatData, Loaded, QueueQuery,
+        ssr::{DataSource, PageData, Parts},
     },
-    domain::{fold, wire::Conversation},
+    domain::{
+        fold,
+        wire::{Approval, Conversation, Me},
+    },
 };
 
-use crate::store::{Store, conversations, events};
+use crate::{
+    api::session::me_of,
+    auth::Viewer,
+    store::{
+        Store, approvals, conversations, events,
+        time::now_ms,
+        users::User,
+    },
+};
 
 struct StorePages(Store);
 
@@ -18,18 +29,55 @@ fn unavailable(err: anyhow::Error) -> String {
     "the server could not read its database".into()
 }
 
+fn viewer(parts: &Parts) -> Option<User> {
+    parts.extensions.get::<Viewer>().and_then(|v| v.0.clone())
+}
+
+fn sees(user: &User, owner_id: Option<&str>) -> bool {
+    user.is_admin() || owner_id == Some(user.id.as_str())
+}
+
 impl PageData for StorePages {
-    fn conversations(&self) -> BoxFuture<Loaded<Vec<Conversation>>> {
-        let store = self.0.clone();
-        Box::pin(async move { conversations::list(store.pool(), 200).await.map_err(unavailable) })
+    fn me(&self, parts: &Parts) -> Option<Me> {
+        viewer(parts).as_ref().map(me_of)
     }
 
-    fn chat(&self, id: String) -> BoxFuture<Loaded<Option<ChatData>>> {
-        let store = self.0.clone();
+    fn conversations(&self, parts: &Parts) -> BoxFuture<Loaded<Vec<Conversation>>> {
+        let (store, user) = (self.0.clone(), viewer(parts));
         Box::pin(async move {
-            let Some(conversation) = conversations::get(store.pool(), &id).await.map_err(unavailable)? else { return Ok(None) };
+            let user = user.ok_or("log in first")?;
+            let owner = (!user.is_admin()).then_some(user.id.as_str());
+            conversations::list(store.pool(), owner, 200).await.map_err(unavailable)
+        })
+    }
+
+    fn chat(&self, parts: &Parts, id: String) -> BoxFuture<Loaded<Option<ChatData>>> {
+        let (store, user) = (self.0.clone(), viewer(parts));
+        Box::pin(async move {
+            let user = user.ok_or("log in first")?;
+            let conversation = conversations::get(store.pool(), &id).await.map_err(unavailable)?;
+            let Some(conversation) = conversation.filter(|c| sees(&user, c.owner_id.as_deref())) else { return Ok(None) };
             let events = events::after(store.pool(), &id, 0).await.map_err(unavailable)?;
             Ok(Some(ChatData { conversation, view: fold(&events) }))
+        })
+    }
+
+    fn approvals(&self, parts: &Parts, query: QueueQuery) -> BoxFuture<Loaded<Vec<Approval>>> {
+        let (store, user) = (self.0.clone(), viewer(parts));
+        Box::pin(async move {
+            let user = user.ok_or("log in first")?;
+            let filter = approvals::Filter {
+                state: Some(if query.status == "decided" { "decided" } else { "pending" }),
+                owner_id: (!user.is_admin()).then_some(user.id.as_str()),
+                tool: query.tool.as_deref().filter(|t| !t.is_empty()),
+                username: query.user.as_deref().filter(|t| !t.is_empty()),
+                risk: query.risk.as_deref().filter(|t| !t.is_empty()),
+                oldest_first: query.oldest_first,
+                limit: 200,
+            };
+            let rows = approvals::list(store.pool(), &filter).await.map_err(unavailable)?;
+            let now = now_ms();
+            Ok(rows.iter().map(|r| r.to_wire(now)).collect())
         })
     }
 }

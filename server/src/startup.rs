@@ -4,7 +4,7 @@
 use std::{net::SocketAddr, sync::Arc};
 
 use anyhow::Context;
-use axum::{Router, extract::DefaultBodyLimit};
+use axum::{Router, extract::DefaultBodyLimit, middleware};
 use leptos::prelude::LeptosOptions;
 use leptos_axum::{LeptosRoutes, generate_route_list};
 use tokio::net::TcpListener;
@@ -15,6 +15,7 @@ use tower_sessions_sqlx_store::SqliteStore;
 use crate::{
     agents::AgentsConfig,
     api,
+    auth::{self, rate_limit::DecisionLimiter},
     bus::Bus,
     config::Config,
     model::{Model, scripted::ScriptedModel},
@@ -50,6 +51,9 @@ impl Application {
             None => AgentsConfig::demo(&tools)?,
         });
         let store = Store::connect(&config.database_url, Bus::default()).await?;
+        if config.demo_accounts {
+            seed_demo_accounts(&store).await?;
+        }
         let sessions = SqliteStore::new(store.pool().clone());
         sessions.migrate().await.context("failed to create the session table")?;
 
@@ -67,12 +71,15 @@ impl Application {
             .build();
         let sweep_interval = config.sweep_interval;
         let body_limit = config.body_limit;
-        let state = AppState { leptos_options, store, orchestrator: orchestrator.clone(), config: Arc::new(config) };
+        let secure_cookies = config.secure_cookies;
+        let decisions = DecisionLimiter::new(config.decisions_per_minute);
+        let state = AppState { leptos_options, store, orchestrator: orchestrator.clone(), config: Arc::new(config), decisions };
 
         let session_layer = SessionManagerLayer::new(sessions)
+            .with_name("countersign_session")
             .with_same_site(SameSite::Lax)
             .with_http_only(true)
-            .with_secure(false)
+            .with_secure(secure_cookies)
             .with_expiry(Expiry::OnInactivity(tower_sessions::cookie::time::Duration::days(7)));
 
         let routes = generate_route_list(app::App);
@@ -92,6 +99,10 @@ impl Application {
             )
             .fallback(leptos_axum::file_and_error_handler::<AppState, _>(app::shell))
             .layer(DefaultBodyLimit::max(body_limit))
+            // Outermost last: sessions, then who is asking, then the cross-site and login checks.
+            .layer(middleware::from_fn(auth::pages::require_login))
+            .layer(middleware::from_fn(auth::csrf::same_origin_only))
+            .layer(middleware::from_fn_with_state(state.clone(), auth::resolve))
             .layer(session_layer)
             .layer(TraceLayer::new_for_http())
             .with_state(state);
@@ -110,12 +121,25 @@ impl Application {
         }
         // Printed on stdout (not only logged) so scripts and tests can find the chosen port.
         println!("Countersign listening on http://{}", self.local_addr());
-        let server = axum::serve(self.listener, self.router).with_graceful_shutdown(shutdown_signal());
+        let service = self.router.into_make_service_with_connect_info::<SocketAddr>();
+        let server = axum::serve(self.listener, service).with_graceful_shutdown(shutdown_signal());
         tokio::select! {
             result = server => result.context("server error"),
             () = sweeper::run(self.orchestrator, self.sweep_interval) => Ok(()),
         }
     }
+}
+
+/// The accounts the README documents for trying the demo: `demo` (user) and `admin`.
+async fn seed_demo_accounts(store: &Store) -> anyhow::Result<()> {
+    use crate::store::users::{self, Role};
+    for (name, password, role) in [("demo", "demo-password", Role::User), ("admin", "admin-password", Role::Admin)] {
+        if users::credentials(store.pool(), name).await?.is_none() {
+            crate::cli::add_user(store, name, password.to_owned(), role).await?;
+            tracing::info!(user = name, "created demo account");
+        }
+    }
+    Ok(())
 }
 
 async fn shutdown_signal() {

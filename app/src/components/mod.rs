@@ -9,3 +9,4 @@ pub mod hydration_marker;
 pub mod json_diff;
 pub mod status_badge;
 pub mod tool_card;
+pub mod top_bar;

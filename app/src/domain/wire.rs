@@ -13,6 +13,9 @@ pub struct Conversation {
     pub created_at: String,
     /// Sequence number of its newest event.
     pub last_seq: i64,
+    /// The user who owns it (None for chats from before accounts existed).
+    pub owner_id: Option<String>,
+    pub owner: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -48,6 +51,8 @@ pub struct Task {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Approval {
     pub id: String,
+    /// User name of the conversation's owner.
+    pub owner: Option<String>,
     pub conversation_id: String,
     pub conversation_title: String,
     pub task_id: String,
@@ -65,6 +70,8 @@ pub struct Approval {
     pub age_seconds: i64,
     pub decided_at: Option<String>,
     pub decided_by: Option<String>,
+    /// Seconds from request to decision.
+    pub decision_seconds: Option<i64>,
     pub reason: Option<String>,
     pub edited_args: Option<Value>,
 }
@@ -101,4 +108,20 @@ pub struct Order {
     pub refunded: f64,
     /// `open`, `canceled` or `refunded`.
     pub status: String,
+}
+
+/// The logged-in user, as pages and clients see them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Me {
+    pub id: String,
+    pub username: String,
+    /// `user` or `admin`.
+    pub role: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Login {
+    pub username: String,
+    pub password: String,
 }

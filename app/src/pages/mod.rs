@@ -1,3 +1,6 @@
 //! One module per page of the app.
+pub mod audit;
 pub mod chat;
+pub mod login;
 pub mod not_found;
+pub mod queue;

@@ -11,12 +11,16 @@ use serde_json::json;
 
 use super::{
     ApiError,
-    extract::{Actor, ApiJson, ApiQuery},
+    extract::{ApiJson, ApiQuery},
 };
 use crate::{
-    orchestrator::Decision,
+    auth::CurrentUser,
+    orchestrator::{Actor, Decision},
     state::AppState,
-    store::{approvals, time::now_ms},
+    store::{
+        approvals::{self, ApprovalRow, Filter},
+        time::now_ms,
+    },
 };
 
 pub fn router() -> Router<AppState> {
@@ -34,10 +38,33 @@ const STATES: [&str; 7] = ["pending", "decided", "approved", "rejected", "expire
 struct ListQuery {
     status: Option<String>,
     limit: Option<i64>,
+    tool: Option<String>,
+    /// Owner's user name.
+    user: Option<String>,
+    risk: Option<String>,
+    /// `newest` (default) or `oldest`.
+    order: Option<String>,
 }
 
-#[tracing::instrument(skip(state))]
-async fn list(State(state): State<AppState>, ApiQuery(query): ApiQuery<ListQuery>) -> Result<Json<Vec<Approval>>, ApiError> {
+/// The decision's actor as the audit trail records it.
+pub fn actor(user: &CurrentUser) -> Actor {
+    Actor { name: user.user.username.clone(), role: user.user.role.as_str().into(), ip: user.ip.clone(), user_agent: user.user_agent.clone() }
+}
+
+/// The approval if it exists and `user` may see it; 404 otherwise.
+async fn visible(state: &AppState, user: &CurrentUser, id: &str) -> Result<ApprovalRow, ApiError> {
+    approvals::get(state.store.pool(), id)
+        .await?
+        .filter(|a| user.can_see(a.owner_id.as_deref()))
+        .ok_or_else(|| ApiError::NotFound(format!("approval {id} does not exist")))
+}
+
+fn bad_param(name: &str, message: String) -> ApiError {
+    ApiError::Unprocessable { message: message.clone(), details: json!([{ "path": format!("/{name}"), "message": message }]) }
+}
+
+#[tracing::instrument(skip(state, user))]
+async fn list(State(state): State<AppState>, user: CurrentUser, ApiQuery(query): ApiQuery<ListQuery>) -> Result<Json<Vec<Approval>>, ApiError> {
     let status = query.status.as_deref().unwrap_or("pending");
     if !STATES.contains(&status) {
         return Err(ApiError::Unprocessable {
@@ -52,37 +79,56 @@ async fn list(State(state): State<AppState>, ApiQuery(query): ApiQuery<ListQuery
             details: json!([{ "path": "/limit", "message": "between 1 and 500" }]),
         });
     }
-    let filter = (status != "all").then_some(status);
-    let rows = approvals::list(state.store.pool(), filter, limit).await?;
+    if let Some(risk) = query.risk.as_deref().filter(|r| !["low", "medium", "high"].contains(r)) {
+        return Err(bad_param("risk", format!("unknown risk {risk:?}; expected low, medium or high")));
+    }
+    let oldest_first = match query.order.as_deref() {
+        None | Some("newest") => false,
+        Some("oldest") => true,
+        Some(other) => return Err(bad_param("order", format!("unknown order {other:?}; expected newest or oldest"))),
+    };
+    let filter = Filter {
+        state: (status != "all").then_some(status),
+        owner_id: user.owner_filter(),
+        tool: query.tool.as_deref(),
+        username: query.user.as_deref(),
+        risk: query.risk.as_deref(),
+        oldest_first,
+        limit,
+    };
+    let rows = approvals::list(state.store.pool(), &filter).await?;
     let now = now_ms();
     Ok(Json(rows.iter().map(|r| r.to_wire(now)).collect()))
 }
 
-#[tracing::instrument(skip(state))]
-async fn read(State(state): State<AppState>, Path(id): Path<String>) -> Result<Json<Approval>, ApiError> {
-    let row = approvals::get(state.store.pool(), &id).await?.ok_or_else(|| ApiError::NotFound(format!("approval {id} does not exist")))?;
-    Ok(Json(row.to_wire(now_ms())))
+#[tracing::instrument(skip(state, user))]
+async fn read(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<Json<Approval>, ApiError> {
+    Ok(Json(visible(&state, &user, &id).await?.to_wire(now_ms())))
 }
 
 /// The body is optional: no body, `{}` or `{"args": {...}}` to approve with edited arguments.
-#[tracing::instrument(skip(state, body))]
+#[tracing::instrument(skip(state, user, body))]
 async fn approve(
     State(state): State<AppState>,
-    Actor(actor): Actor,
+    user: CurrentUser,
     Path(id): Path<String>,
     body: Option<ApiJson<ApproveRequest>>,
 ) -> Result<Json<DecisionOutcome>, ApiError> {
+    state.decisions.check(&user.user.id)?;
+    visible(&state, &user, &id).await?;
     let args = body.and_then(|ApiJson(b)| b.args);
-    Ok(Json(state.orchestrator.decide(&id, Decision::Approve { args }, &actor).await?))
+    Ok(Json(state.orchestrator.decide(&id, Decision::Approve { args }, &actor(&user)).await?))
 }
 
-#[tracing::instrument(skip(state, body))]
+#[tracing::instrument(skip(state, user, body))]
 async fn reject(
     State(state): State<AppState>,
-    Actor(actor): Actor,
+    user: CurrentUser,
     Path(id): Path<String>,
     body: Option<ApiJson<RejectRequest>>,
 ) -> Result<Json<DecisionOutcome>, ApiError> {
+    state.decisions.check(&user.user.id)?;
+    visible(&state, &user, &id).await?;
     let reason = body.and_then(|ApiJson(b)| b.reason).map(|r| r.trim().to_owned()).filter(|r| !r.is_empty());
-    Ok(Json(state.orchestrator.decide(&id, Decision::Reject { reason }, &actor).await?))
+    Ok(Json(state.orchestrator.decide(&id, Decision::Reject { reason }, &actor(&user)).await?))
 }

@@ -23,6 +23,7 @@ use super::{
     stream::{ResumeQuery, resume_point},
 };
 use crate::{
+    auth::CurrentUser,
     orchestrator::StartError,
     state::AppState,
     store::{Store, conversations, events},
@@ -39,16 +40,20 @@ pub fn router() -> Router<AppState> {
         .route("/api/conversations/{id}/events", get(stream))
 }
 
-pub async fn load(store: &Store, id: &str) -> Result<Conversation, ApiError> {
-    conversations::get(store.pool(), id).await?.ok_or_else(|| ApiError::NotFound(format!("conversation {id} does not exist")))
+/// The conversation if it exists and `user` may see it; 404 otherwise (existence is not revealed).
+pub async fn visible(store: &Store, user: &CurrentUser, id: &str) -> Result<Conversation, ApiError> {
+    conversations::get(store.pool(), id)
+        .await?
+        .filter(|c| user.can_see(c.owner_id.as_deref()))
+        .ok_or_else(|| ApiError::NotFound(format!("conversation {id} does not exist")))
 }
 
 fn unprocessable(field: &str, message: String) -> ApiError {
     ApiError::Unprocessable { message: message.clone(), details: json!([{ "path": format!("/{field}"), "message": message }]) }
 }
 
-#[tracing::instrument(skip(state, body))]
-async fn create(State(state): State<AppState>, ApiJson(body): ApiJson<NewConversation>) -> Result<(StatusCode, Json<Conversation>), ApiError> {
+#[tracing::instrument(skip(state, user, body))]
+async fn create(State(state): State<AppState>, user: CurrentUser, ApiJson(body): ApiJson<NewConversation>) -> Result<(StatusCode, Json<Conversation>), ApiError> {
     let agents = state.orchestrator.agents();
     let agent = match body.agent.as_deref() {
         None => agents.default_agent(),
@@ -58,30 +63,31 @@ async fn create(State(state): State<AppState>, ApiJson(body): ApiJson<NewConvers
     if title.chars().count() > MAX_TITLE_CHARS {
         return Err(unprocessable("title", format!("the title is longer than {MAX_TITLE_CHARS} characters")));
     }
-    let conversation = conversations::create(state.store.pool(), &title, &agent.name).await?;
+    let conversation = conversations::create(state.store.pool(), &title, &agent.name, &user.user.id).await?;
     Ok((StatusCode::CREATED, Json(conversation)))
 }
 
-#[tracing::instrument(skip(state))]
-async fn list(State(state): State<AppState>) -> Result<Json<Vec<Conversation>>, ApiError> {
-    Ok(Json(conversations::list(state.store.pool(), 200).await?))
+#[tracing::instrument(skip(state, user))]
+async fn list(State(state): State<AppState>, user: CurrentUser) -> Result<Json<Vec<Conversation>>, ApiError> {
+    Ok(Json(conversations::list(state.store.pool(), user.owner_filter(), 200).await?))
 }
 
-#[tracing::instrument(skip(state))]
-async fn read(State(state): State<AppState>, Path(id): Path<String>) -> Result<Json<ConversationDetail>, ApiError> {
-    let conversation = load(&state.store, &id).await?;
+#[tracing::instrument(skip(state, user))]
+async fn read(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<Json<ConversationDetail>, ApiError> {
+    let conversation = visible(&state.store, &user, &id).await?;
     let events = events::after(state.store.pool(), &id, 0).await?;
     let view = fold(&events);
     Ok(Json(ConversationDetail { conversation, events, view }))
 }
 
-#[tracing::instrument(skip(state, body))]
+#[tracing::instrument(skip(state, user, body))]
 async fn post_message(
     State(state): State<AppState>,
+    user: CurrentUser,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<NewMessage>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let conversation = load(&state.store, &id).await?;
+    let conversation = visible(&state.store, &user, &id).await?;
     let text = body.text.trim();
     if text.is_empty() {
         return Err(unprocessable("text", "the message is empty".into()));
@@ -99,14 +105,15 @@ async fn post_message(
 /// The conversation's event log as SSE: stored events after the resume point, then live ones.
 /// The bus only wakes the stream up; what it sends is always read from the store, in order,
 /// so nothing is missed or sent twice.
-#[tracing::instrument(skip(state, headers))]
+#[tracing::instrument(skip(state, user, headers))]
 async fn stream(
     State(state): State<AppState>,
+    user: CurrentUser,
     Path(id): Path<String>,
     headers: HeaderMap,
     ApiQuery(query): ApiQuery<ResumeQuery>,
 ) -> Result<Sse<impl Stream<Item = Result<sse::Event, Infallible>>>, ApiError> {
-    load(&state.store, &id).await?;
+    visible(&state.store, &user, &id).await?;
     let after = resume_point(&headers, &query);
     // Subscribe before reading the backlog so nothing committed in between is missed.
     let wake = state.store.bus().subscribe();

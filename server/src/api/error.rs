@@ -12,6 +12,10 @@ pub enum ApiError {
     #[error("{0}")]
     BadRequest(String),
     #[error("{0}")]
+    Unauthorized(String),
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0}")]
     NotFound(String),
     #[error("{0}")]
     Conflict(String),
@@ -21,6 +25,8 @@ pub enum ApiError {
     UnsupportedMediaType(String),
     #[error("{message}")]
     Unprocessable { message: String, details: Value },
+    #[error("too many decisions; try again in {retry_after_secs} s")]
+    TooManyRequests { retry_after_secs: u64 },
     /// Anything unexpected: logged in full, answered without detail.
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
@@ -30,11 +36,14 @@ impl ApiError {
     fn status_and_code(&self) -> (StatusCode, &'static str) {
         match self {
             Self::BadRequest(_) => (StatusCode::BAD_REQUEST, "bad_request"),
+            Self::Unauthorized(_) => (StatusCode::UNAUTHORIZED, "unauthorized"),
+            Self::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
             Self::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
             Self::Conflict(_) => (StatusCode::CONFLICT, "conflict"),
             Self::PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
             Self::UnsupportedMediaType(_) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"),
             Self::Unprocessable { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "unprocessable"),
+            Self::TooManyRequests { .. } => (StatusCode::TOO_MANY_REQUESTS, "too_many_requests"),
             Self::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         }
     }
@@ -60,7 +69,11 @@ impl IntoResponse for ApiError {
             Self::Unprocessable { message, details } => (message.clone(), Some(details)),
             other => (other.to_string(), None),
         };
-        (status, Json(error_body(code, &message, details))).into_response()
+        let mut response = (status, Json(error_body(code, &message, details))).into_response();
+        if let Self::TooManyRequests { retry_after_secs } = self {
+            response.headers_mut().insert(axum::http::header::RETRY_AFTER, retry_after_secs.into());
+        }
+        response
     }
 }
 

@@ -76,15 +76,3 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
 fn query_rejection(rejection: QueryRejection) -> ApiError {
     ApiError::Unprocessable { message: "invalid query parameters".into(), details: json!({ "reason": rejection.body_text() }) }
 }
-
-/// Who is making the request. Accounts come later; until then every caller is `anonymous`,
-/// and handlers already take the actor so authorization slots in here.
-pub struct Actor(pub String);
-
-impl<S: Send + Sync> FromRequestParts<S> for Actor {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(_parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
-        Ok(Self("anonymous".into()))
-    }
-}

@@ -1,14 +1,19 @@
 //! The REST API and SSE routes, one module per resource, merged into one router.
 
 mod approvals;
+pub mod audit;
 mod conversations;
 pub mod error;
 mod extract;
 mod health;
 pub mod openapi;
 mod orders;
+mod queue;
+pub mod session;
 mod stream;
 mod tasks;
+mod tokens;
+mod users;
 
 use axum::{Router, routing::any};
 
@@ -25,6 +30,11 @@ pub fn router() -> Router<AppState> {
         .merge(tasks::router())
         .merge(orders::router())
         .merge(openapi::router())
+        .merge(session::router())
+        .merge(tokens::router())
+        .merge(users::router())
+        .merge(audit::router())
+        .merge(queue::router())
         // Unknown API paths get the JSON error shape, not the app's HTML 404 page.
         .route("/api/{*rest}", any(|| async { ApiError::NotFound("no such API route".into()) }))
 }

@@ -7,11 +7,13 @@ use axum::{
     routing::{get, post},
 };
 
-use super::{
-    ApiError,
-    extract::{Actor, ApiJson},
+use super::{ApiError, approvals::actor, conversations::visible, extract::ApiJson};
+use crate::{
+    auth::CurrentUser,
+    orchestrator::Decision,
+    state::AppState,
+    store::tasks::{self, TaskRow},
 };
-use crate::{orchestrator::Decision, state::AppState, store::tasks};
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -21,31 +23,43 @@ pub fn router() -> Router<AppState> {
         .route("/api/tasks/{id}/abort", post(abort))
 }
 
-#[tracing::instrument(skip(state))]
-async fn read(State(state): State<AppState>, Path(id): Path<String>) -> Result<Json<Task>, ApiError> {
-    let task = tasks::get(state.store.pool(), &id).await?.ok_or_else(|| ApiError::NotFound(format!("task {id} does not exist")))?;
-    Ok(Json(task.to_wire()))
+/// The task if it exists and `user` may see its conversation; 404 otherwise.
+async fn visible_task(state: &AppState, user: &CurrentUser, id: &str) -> Result<TaskRow, ApiError> {
+    let not_found = || ApiError::NotFound(format!("task {id} does not exist"));
+    let task = tasks::get(state.store.pool(), id).await?.ok_or_else(not_found)?;
+    visible(&state.store, user, &task.conversation_id).await.map_err(|_| not_found())?;
+    Ok(task)
 }
 
-#[tracing::instrument(skip(state))]
-async fn approve_all(State(state): State<AppState>, Actor(actor): Actor, Path(id): Path<String>) -> Result<Json<Vec<DecisionOutcome>>, ApiError> {
-    Ok(Json(state.orchestrator.decide_all(&id, Decision::Approve { args: None }, &actor).await?))
+#[tracing::instrument(skip(state, user))]
+async fn read(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<Json<Task>, ApiError> {
+    Ok(Json(visible_task(&state, &user, &id).await?.to_wire()))
 }
 
-#[tracing::instrument(skip(state, body))]
+#[tracing::instrument(skip(state, user))]
+async fn approve_all(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<Json<Vec<DecisionOutcome>>, ApiError> {
+    state.decisions.check(&user.user.id)?;
+    visible_task(&state, &user, &id).await?;
+    Ok(Json(state.orchestrator.decide_all(&id, Decision::Approve { args: None }, &actor(&user)).await?))
+}
+
+#[tracing::instrument(skip(state, user, body))]
 async fn reject_all(
     State(state): State<AppState>,
-    Actor(actor): Actor,
+    user: CurrentUser,
     Path(id): Path<String>,
     body: Option<ApiJson<RejectRequest>>,
 ) -> Result<Json<Vec<DecisionOutcome>>, ApiError> {
+    state.decisions.check(&user.user.id)?;
+    visible_task(&state, &user, &id).await?;
     let reason = body.and_then(|ApiJson(b)| b.reason).map(|r| r.trim().to_owned()).filter(|r| !r.is_empty());
-    Ok(Json(state.orchestrator.decide_all(&id, Decision::Reject { reason }, &actor).await?))
+    Ok(Json(state.orchestrator.decide_all(&id, Decision::Reject { reason }, &actor(&user)).await?))
 }
 
-#[tracing::instrument(skip(state))]
-async fn abort(State(state): State<AppState>, Actor(actor): Actor, Path(id): Path<String>) -> Result<Json<Task>, ApiError> {
-    state.orchestrator.abort(&id, &actor).await?;
-    let task = tasks::get(state.store.pool(), &id).await?.ok_or_else(|| ApiError::NotFound(format!("task {id} does not exist")))?;
-    Ok(Json(task.to_wire()))
+#[tracing::instrument(skip(state, user))]
+async fn abort(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<Json<Task>, ApiError> {
+    state.decisions.check(&user.user.id)?;
+    visible_task(&state, &user, &id).await?;
+    state.orchestrator.abort(&id, &actor(&user)).await?;
+    Ok(Json(visible_task(&state, &user, &id).await?.to_wire()))
 }

@@ -11,12 +11,29 @@ use crate::{
     store::{
         Write,
         approvals::{self, ApprovalRow},
+        audit,
         calls,
         tasks::{self, TaskRow},
         time::now_ms,
     },
     tools::schema,
 };
+
+/// Who decides, for the event log and the audit trail.
+#[derive(Clone, Debug)]
+pub struct Actor {
+    pub name: String,
+    pub role: String,
+    pub ip: Option<String>,
+    pub user_agent: Option<String>,
+}
+
+impl Actor {
+    /// Timeouts and other decisions the server makes itself.
+    pub fn system() -> Self {
+        Self { name: SYSTEM.into(), role: SYSTEM.into(), ip: None, user_agent: None }
+    }
+}
 
 #[derive(Clone, Debug)]
 pub enum Decision {
@@ -41,7 +58,7 @@ pub const SYSTEM: &str = "system";
 
 impl Orchestrator {
     /// Approves or rejects one approval, then lets the task go on.
-    pub async fn decide(self: &Arc<Self>, approval_id: &str, decision: Decision, actor: &str) -> Result<DecisionOutcome, DecisionError> {
+    pub async fn decide(self: &Arc<Self>, approval_id: &str, decision: Decision, actor: &Actor) -> Result<DecisionOutcome, DecisionError> {
         let mut w = self.store.write().await?;
         let approval = approvals::get(&mut *w.tx, approval_id)
             .await?
@@ -68,7 +85,7 @@ impl Orchestrator {
     }
 
     /// Decides every pending approval of a task the same way (Approve All / Reject All).
-    pub async fn decide_all(self: &Arc<Self>, task_id: &str, decision: Decision, actor: &str) -> Result<Vec<DecisionOutcome>, DecisionError> {
+    pub async fn decide_all(self: &Arc<Self>, task_id: &str, decision: Decision, actor: &Actor) -> Result<Vec<DecisionOutcome>, DecisionError> {
         let mut w = self.store.write().await?;
         let task = self.waiting_task(&mut w, task_id).await?;
         let pending = approvals::pending_for_task(&mut *w.tx, task_id).await?;
@@ -97,14 +114,14 @@ impl Orchestrator {
         }
         let task = self.waiting_task(&mut w, &approval.task_id).await?;
         let outcome = if approval.timeout_action == "approve" { ApprovalOutcome::Approved } else { ApprovalOutcome::Expired };
-        self.apply(&mut w, &task, &approval, outcome, SYSTEM, Some("timed out".into()), None).await?;
+        self.apply(&mut w, &task, &approval, outcome, &Actor::system(), Some("timed out".into()), None).await?;
         w.commit().await?;
         self.trigger(&task.id);
         Ok(())
     }
 
     /// Stops a task: pending approvals and approved-but-unrun calls are canceled.
-    pub async fn abort(self: &Arc<Self>, task_id: &str, actor: &str) -> Result<(), DecisionError> {
+    pub async fn abort(self: &Arc<Self>, task_id: &str, actor: &Actor) -> Result<(), DecisionError> {
         let mut w = self.store.write().await?;
         let task = tasks::get(&mut *w.tx, task_id)
             .await?
@@ -112,7 +129,7 @@ impl Orchestrator {
         if task.status().is_final() {
             return Err(DecisionError::Conflict(format!("task {task_id} is already {}", task.status().as_str())));
         }
-        let reason = Some(format!("task aborted by {actor}"));
+        let reason = Some(format!("task aborted by {}", actor.name));
         for approval in approvals::pending_for_task(&mut *w.tx, task_id).await? {
             self.apply(&mut w, &task, &approval, ApprovalOutcome::Canceled, actor, reason.clone(), None).await?;
         }
@@ -123,8 +140,15 @@ impl Orchestrator {
                     .await?;
             }
         }
-        let message = Some(format!("aborted by {actor}"));
+        let message = Some(format!("aborted by {}", actor.name));
         tasks::transition(&mut w, &task, &[TaskStatus::Working, TaskStatus::InputRequired], TaskStatus::Canceled, message).await?;
+        audit::append(
+            &mut w.tx,
+            "task.aborted",
+            &actor.name,
+            json!({ "task_id": task.id, "conversation_id": task.conversation_id, "role": actor.role, "ip": actor.ip, "user_agent": actor.user_agent }),
+        )
+        .await?;
         w.commit().await?;
         Ok(())
     }
@@ -165,11 +189,11 @@ impl Orchestrator {
         task: &TaskRow,
         approval: &ApprovalRow,
         outcome: ApprovalOutcome,
-        actor: &str,
+        actor: &Actor,
         reason: Option<String>,
         edited: Option<Value>,
     ) -> Result<DecisionOutcome, DecisionError> {
-        let decided = approvals::decide(&mut w.tx, &approval.id, outcome.as_str(), actor, reason.as_deref(), edited.as_ref()).await?;
+        let decided = approvals::decide(&mut w.tx, &approval.id, outcome.as_str(), &actor.name, reason.as_deref(), edited.as_ref()).await?;
         if !decided {
             let now = approvals::get(&mut *w.tx, &approval.id).await?.map(|a| a.state).unwrap_or_default();
             return Err(DecisionError::Conflict(format!("approval {} is already {now}", approval.id)));
@@ -183,11 +207,32 @@ impl Orchestrator {
                 approval_id: approval.id.clone(),
                 call_id: approval.call_id.clone(),
                 outcome,
-                decided_by: actor.to_owned(),
+                decided_by: actor.name.clone(),
                 reason: reason.clone(),
                 original_args: approval.args(),
-                edited_args: edited,
+                edited_args: edited.clone(),
             },
+        )
+        .await?;
+        let kind = if reason.as_deref() == Some("timed out") && actor.name == SYSTEM { "approval.timed_out" } else { "approval.decided" };
+        audit::append(
+            &mut w.tx,
+            kind,
+            &actor.name,
+            json!({
+                "approval_id": approval.id,
+                "call_id": approval.call_id,
+                "conversation_id": approval.conversation_id,
+                "tool": approval.tool,
+                "outcome": outcome.as_str(),
+                "role": actor.role,
+                "ip": actor.ip,
+                "user_agent": actor.user_agent,
+                "seconds_to_decide": (now_ms() - approval.created_at) / 1000,
+                "original_args": approval.args(),
+                "edited_args": edited,
+                "reason": reason,
+            }),
         )
         .await?;
         if outcome != ApprovalOutcome::Approved {

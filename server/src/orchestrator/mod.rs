@@ -13,7 +13,7 @@ use parking_lot::Mutex;
 
 use crate::{agents::AgentsConfig, model::Model, store::Store, tools::Registry};
 
-pub use decide::{Decision, DecisionError};
+pub use decide::{Actor, Decision, DecisionError};
 pub use step::StartError;
 
 /// Test hook run after a built-in tool applied its effect and before the transaction commits.

@@ -12,8 +12,10 @@ use super::Orchestrator;
 use crate::{
     model::{ModelRequest, transcript},
     policy,
+    orchestrator::decide::SYSTEM,
     store::{
         approvals::{self, NewApproval},
+        audit,
         calls::{self, CallRow, NewCall},
         conversations, events,
         tasks::{self, TaskRow},
@@ -184,6 +186,16 @@ impl Orchestrator {
                     deadline,
                 };
                 approvals::insert(&mut w.tx, new_approval).await?;
+                audit::append(
+                    &mut w.tx,
+                    "approval.requested",
+                    &agent.name,
+                    json!({
+                        "approval_id": approval_id, "call_id": call.id, "conversation_id": cid, "task_id": task.id,
+                        "tool": call.tool, "args": call.args, "gate": gate.name, "risk": risk.as_str(), "deadline": crate::store::time::rfc3339(deadline),
+                    }),
+                )
+                .await?;
                 w.append(
                     cid,
                     EventBody::ApprovalRequired {
@@ -243,6 +255,13 @@ impl Orchestrator {
             Err(error) => ("failed", false, json!({ "error": error, "message": error })),
         };
         calls::transition(&mut w.tx, &call.id, "executing", state, None).await?;
+        audit::append(
+            &mut w.tx,
+            "tool.outcome",
+            SYSTEM,
+            json!({ "call_id": call.id, "conversation_id": call.conversation_id, "tool": call.tool, "args": args, "ok": ok, "output": output }),
+        )
+        .await?;
         w.append(&call.conversation_id, EventBody::ToolResult { task_id, call_id: call.id.clone(), ok, output }).await?;
         if let Some(hook) = &self.before_commit {
             hook(&call.id)?;
@@ -256,6 +275,13 @@ impl Orchestrator {
         let mut w = self.store.write().await?;
         if calls::transition(&mut w.tx, &call.id, "executing", "failed", None).await? {
             let output = json!({ "status": "interrupted", "error": "interrupted — not retried", "message": "interrupted — not retried" });
+            audit::append(
+                &mut w.tx,
+                "tool.outcome",
+                SYSTEM,
+                json!({ "call_id": call.id, "conversation_id": call.conversation_id, "tool": call.tool, "ok": false, "output": output }),
+            )
+            .await?;
             w.append(
                 &call.conversation_id,
                 EventBody::ToolResult { task_id: call.task_id.clone(), call_id: call.id.clone(), ok: false, output },

@@ -15,6 +15,8 @@ pub struct ApprovalRow {
     pub task_id: String,
     pub conversation_id: String,
     pub conversation_title: String,
+    pub owner_id: Option<String>,
+    pub owner: Option<String>,
     pub agent: String,
     pub tool: String,
     pub args: String,
@@ -47,6 +49,7 @@ impl ApprovalRow {
     pub fn to_wire(&self, now: i64) -> wire::Approval {
         wire::Approval {
             id: self.id.clone(),
+            owner: self.owner.clone(),
             conversation_id: self.conversation_id.clone(),
             conversation_title: self.conversation_title.clone(),
             task_id: self.task_id.clone(),
@@ -63,16 +66,17 @@ impl ApprovalRow {
             age_seconds: ((now - self.created_at) / 1000).max(0),
             decided_at: self.decided_at.map(rfc3339),
             decided_by: self.decided_by.clone(),
+            decision_seconds: self.decided_at.map(|d| (d - self.created_at) / 1000),
             reason: self.reason.clone(),
             edited_args: self.edited_args.as_deref().and_then(|a| serde_json::from_str(a).ok()),
         }
     }
 }
 
-const SELECT: &str = "SELECT a.id, a.call_id, a.task_id, a.conversation_id, c.title AS conversation_title, a.agent,
-    a.tool, a.args, a.gate, a.summary, a.risk, a.state, a.timeout_action, a.created_at, a.deadline, a.decided_at,
-    a.decided_by, a.reason, a.edited_args
-    FROM approvals a JOIN conversations c ON c.id = a.conversation_id";
+const SELECT: &str = "SELECT a.id, a.call_id, a.task_id, a.conversation_id, c.title AS conversation_title,
+    c.owner_id, u.username AS owner, a.agent, a.tool, a.args, a.gate, a.summary, a.risk, a.state, a.timeout_action,
+    a.created_at, a.deadline, a.decided_at, a.decided_by, a.reason, a.edited_args
+    FROM approvals a JOIN conversations c ON c.id = a.conversation_id LEFT JOIN users u ON u.id = c.owner_id";
 
 pub struct NewApproval<'a> {
     pub id: &'a str,
@@ -160,17 +164,41 @@ pub async fn overdue(db: impl SqliteExecutor<'_>, now: i64) -> anyhow::Result<Ve
         .context("failed to find overdue approvals")
 }
 
-/// The queue: `state` filters (`pending`, `decided` for all others, or one exact state); newest first.
-pub async fn list(db: impl SqliteExecutor<'_>, state: Option<&str>, limit: i64) -> anyhow::Result<Vec<ApprovalRow>> {
-    let (filter, bind) = match state {
-        None => ("1 = 1", None),
-        Some("decided") => ("a.state <> 'pending'", None),
-        Some(s) => ("a.state = ?", Some(s)),
+/// What the queue asks for. Every field narrows the list; `None` means any.
+#[derive(Debug, Default)]
+pub struct Filter<'a> {
+    /// `pending`, `decided` (every other state), or one exact state.
+    pub state: Option<&'a str>,
+    /// Only approvals of this owner's conversations (a non-admin viewer).
+    pub owner_id: Option<&'a str>,
+    pub tool: Option<&'a str>,
+    pub username: Option<&'a str>,
+    pub risk: Option<&'a str>,
+    pub oldest_first: bool,
+    pub limit: i64,
+}
+
+/// The queue, newest first unless `oldest_first`.
+pub async fn list(db: impl SqliteExecutor<'_>, f: &Filter<'_>) -> anyhow::Result<Vec<ApprovalRow>> {
+    let state_clause = match f.state {
+        None => "1 = 1",
+        Some("decided") => "a.state <> 'pending'",
+        Some(_) => "a.state = ?1",
     };
-    let sql = format!("{SELECT} WHERE {filter} ORDER BY a.created_at DESC, a.id DESC LIMIT ?");
-    let mut query = sqlx::query_as(&sql);
-    if let Some(s) = bind {
-        query = query.bind(s);
-    }
-    query.bind(limit).fetch_all(db).await.context("failed to list approvals")
+    let order = if f.oldest_first { "ASC" } else { "DESC" };
+    let sql = format!(
+        "{SELECT} WHERE {state_clause} AND (?2 IS NULL OR c.owner_id = ?2) AND (?3 IS NULL OR a.tool = ?3)
+         AND (?4 IS NULL OR u.username = ?4) AND (?5 IS NULL OR a.risk = ?5)
+         ORDER BY a.created_at {order}, a.id {order} LIMIT ?6"
+    );
+    sqlx::query_as(&sql)
+        .bind(f.state)
+        .bind(f.owner_id)
+        .bind(f.tool)
+        .bind(f.username)
+        .bind(f.risk)
+        .bind(f.limit)
+        .fetch_all(db)
+        .await
+        .context("failed to list approvals")
 }

@@ -13,32 +13,43 @@ struct Row {
     agent: String,
     created_at: i64,
     last_seq: i64,
+    owner_id: Option<String>,
+    owner: Option<String>,
 }
 
 impl From<Row> for Conversation {
     fn from(r: Row) -> Self {
-        Conversation { id: r.id, title: r.title, agent: r.agent, created_at: rfc3339(r.created_at), last_seq: r.last_seq }
+        Conversation {
+            id: r.id,
+            title: r.title,
+            agent: r.agent,
+            created_at: rfc3339(r.created_at),
+            last_seq: r.last_seq,
+            owner_id: r.owner_id,
+            owner: r.owner,
+        }
     }
 }
 
-const COLUMNS: &str = "id, title, agent, created_at, last_seq";
+const SELECT: &str = "SELECT c.id, c.title, c.agent, c.created_at, c.last_seq, c.owner_id, u.username AS owner
+    FROM conversations c LEFT JOIN users u ON u.id = c.owner_id";
 
-pub async fn create(pool: &SqlitePool, title: &str, agent: &str) -> anyhow::Result<Conversation> {
-    let row: Row = sqlx::query_as(&format!(
-        "INSERT INTO conversations (id, title, agent, created_at) VALUES (?, ?, ?, ?) RETURNING {COLUMNS}"
-    ))
-    .bind(new_id())
-    .bind(title)
-    .bind(agent)
-    .bind(now_ms())
-    .fetch_one(pool)
-    .await
-    .context("failed to create conversation")?;
-    Ok(row.into())
+pub async fn create(pool: &SqlitePool, title: &str, agent: &str, owner_id: &str) -> anyhow::Result<Conversation> {
+    let id = new_id();
+    sqlx::query("INSERT INTO conversations (id, title, agent, created_at, owner_id) VALUES (?, ?, ?, ?, ?)")
+        .bind(&id)
+        .bind(title)
+        .bind(agent)
+        .bind(now_ms())
+        .bind(owner_id)
+        .execute(pool)
+        .await
+        .context("failed to create conversation")?;
+    get(pool, &id).await?.context("BUG: the conversation just created exists")
 }
 
 pub async fn get(pool: &SqlitePool, id: &str) -> anyhow::Result<Option<Conversation>> {
-    let row: Option<Row> = sqlx::query_as(&format!("SELECT {COLUMNS} FROM conversations WHERE id = ?"))
+    let row: Option<Row> = sqlx::query_as(&format!("{SELECT} WHERE c.id = ?"))
         .bind(id)
         .fetch_optional(pool)
         .await
@@ -46,13 +57,16 @@ pub async fn get(pool: &SqlitePool, id: &str) -> anyhow::Result<Option<Conversat
     Ok(row.map(Into::into))
 }
 
-/// Newest first.
-pub async fn list(pool: &SqlitePool, limit: i64) -> anyhow::Result<Vec<Conversation>> {
-    let rows: Vec<Row> = sqlx::query_as(&format!("SELECT {COLUMNS} FROM conversations ORDER BY created_at DESC, id DESC LIMIT ?"))
-        .bind(limit)
-        .fetch_all(pool)
-        .await
-        .context("failed to list conversations")?;
+/// Newest first; `owner_id` None lists everyone's (admins).
+pub async fn list(pool: &SqlitePool, owner_id: Option<&str>, limit: i64) -> anyhow::Result<Vec<Conversation>> {
+    let rows: Vec<Row> = sqlx::query_as(&format!(
+        "{SELECT} WHERE ?1 IS NULL OR c.owner_id = ?1 ORDER BY c.created_at DESC, c.id DESC LIMIT ?2"
+    ))
+    .bind(owner_id)
+    .bind(limit)
+    .fetch_all(pool)
+    .await
+    .context("failed to list conversations")?;
     Ok(rows.into_iter().map(Into::into).collect())
 }
 

@@ -2,12 +2,14 @@
 //! A state change and the event that records it are written in one transaction (`Write`).
 
 pub mod approvals;
+pub mod audit;
 pub mod calls;
 pub mod conversations;
 pub mod events;
 pub mod orders;
 pub mod tasks;
 pub mod time;
+pub mod users;
 
 use std::{str::FromStr, time::Duration};
 

@@ -16,12 +16,39 @@ use eventsource_stream::Eventsource;
 use futures::{Stream, StreamExt};
 use serde_json::{Value, json};
 
+#[derive(Clone)]
 pub struct TestApp {
     pub base_url: String,
+    /// Sends alice's API token (a plain user) unless made with `as_user`.
     pub client: reqwest::Client,
     pub model: Arc<ScriptedModel>,
     /// Kept alive for the whole test: dropping it deletes the database.
     pub data_dir: Arc<tempfile::TempDir>,
+    /// API token of each test user: alice and bob (users), root (admin).
+    pub tokens: Arc<std::collections::HashMap<String, String>>,
+}
+
+pub const PASSWORD: &str = "test-password-1";
+
+/// A client that sends `token` on every request.
+pub fn client_with_token(token: &str) -> reqwest::Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(reqwest::header::AUTHORIZATION, format!("Bearer {token}").parse().unwrap());
+    reqwest::Client::builder().default_headers(headers).build().unwrap()
+}
+
+/// Creates alice, bob (users) and root (admin), each with a token.
+async fn create_users(database_url: &str) -> std::collections::HashMap<String, String> {
+    use countersign::{auth::tokens, bus::Bus, cli::add_user, store::{Store, users::{self, Role}}};
+    let store = Store::connect(database_url, Bus::default()).await.expect("store");
+    let mut map = std::collections::HashMap::new();
+    for (name, role) in [("alice", Role::User), ("bob", Role::User), ("root", Role::Admin)] {
+        let user = add_user(&store, name, PASSWORD.to_owned(), role).await.expect("user");
+        let token = tokens::generate();
+        users::insert_token(store.pool(), &user.id, "tests", &tokens::digest(&token)).await.expect("token");
+        map.insert(name.to_owned(), token);
+    }
+    map
 }
 
 /// Agent configuration whose approvals time out after `secs`.
@@ -38,6 +65,7 @@ pub struct Options {
     pub agents_toml: Option<String>,
     pub before_commit: Option<BeforeCommitHook>,
     pub body_limit: Option<usize>,
+    pub decisions_per_minute: Option<u32>,
 }
 
 /// Starts the real application on 127.0.0.1:0 with a fresh database in a temporary directory.
@@ -53,11 +81,13 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
         path.display().to_string()
     });
     let body_limit = options.body_limit.map(|n| n.to_string());
+    let decisions = options.decisions_per_minute.map(|n| n.to_string());
     let config = Config::from_lookup(|key| match key {
         "COUNTERSIGN_ADDR" => Some("127.0.0.1:0".to_owned()),
         "COUNTERSIGN_DATA_DIR" => Some(data_dir.path().display().to_string()),
         "COUNTERSIGN_AGENTS" => agents_path.clone(),
         "COUNTERSIGN_BODY_LIMIT" => body_limit.clone(),
+        "COUNTERSIGN_DECISIONS_PER_MINUTE" => decisions.clone(),
         "COUNTERSIGN_SWEEP_MS" => Some("20".to_owned()),
         "RUST_LOG" => Some(std::env::var("TEST_LOG").unwrap_or_else(|_| "warn".to_owned())),
         _ => None,
@@ -66,10 +96,12 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
     countersign::telemetry::init(&config.log_filter, false);
     let model = Arc::new(ScriptedModel::default());
     let parts = Parts { model: Some(model.clone()), before_commit: options.before_commit };
+    let database_url = config.database_url.clone();
     let app = Application::build_with(config, parts).await.expect("application builds");
     let base_url = format!("http://{}", app.local_addr());
     tokio::spawn(app.run_until_stopped());
-    TestApp { base_url, client: reqwest::Client::new(), model, data_dir: Arc::new(data_dir) }
+    let tokens = Arc::new(create_users(&database_url).await);
+    TestApp { base_url, client: client_with_token(&tokens["alice"]), model, data_dir: Arc::new(data_dir), tokens }
 }
 
 /// Polls until `check` returns Some, for at most 10 seconds.
@@ -89,6 +121,16 @@ where
 }
 
 impl TestApp {
+    /// The same app seen by another test user (alice, bob or root).
+    pub fn as_user(&self, name: &str) -> TestApp {
+        TestApp { client: client_with_token(&self.tokens[name]), ..self.clone() }
+    }
+
+    /// The same app without credentials.
+    pub fn anonymous(&self) -> TestApp {
+        TestApp { client: reqwest::Client::new(), ..self.clone() }
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.base_url, path)
     }
@@ -225,6 +267,7 @@ impl BinaryServer {
             std::fs::write(&path, toml).unwrap();
             command.env("COUNTERSIGN_AGENTS", path);
         }
+        let token = cli_token(data_dir.path()).await;
         let mut child = command.spawn().expect("spawn countersign");
         let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
         let base_url = tokio::time::timeout(Duration::from_secs(30), async {
@@ -237,7 +280,8 @@ impl BinaryServer {
         })
         .await
         .expect("countersign starts within 30 s");
-        let app = TestApp { base_url, client: reqwest::Client::new(), model: Arc::new(ScriptedModel::default()), data_dir };
+        let tokens = Arc::new(std::collections::HashMap::from([("alice".to_owned(), token.clone())]));
+        let app = TestApp { base_url, client: client_with_token(&token), model: Arc::new(ScriptedModel::default()), data_dir, tokens };
         Self { child, app }
     }
 
@@ -246,4 +290,30 @@ impl BinaryServer {
         self.child.kill().await.expect("kill -9");
         self.app.data_dir.clone()
     }
+}
+
+/// Runs the `countersign` CLI against the database in `data_dir`; returns (success, stdout, stderr).
+pub async fn cli(data_dir: &std::path::Path, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
+    use tokio::io::AsyncWriteExt;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_countersign"))
+        .args(args)
+        .env("COUNTERSIGN_DATA_DIR", data_dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn countersign cli");
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin.unwrap_or("").as_bytes()).await.unwrap();
+    drop(input);
+    let out = child.wait_with_output().await.unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// alice's token in the database of `data_dir`, made with the CLI (alice is created if needed).
+async fn cli_token(data_dir: &std::path::Path) -> String {
+    let _ = cli(data_dir, &["user", "add", "alice"], Some(&format!("{PASSWORD}\n"))).await;
+    let (ok, stdout, stderr) = cli(data_dir, &["token", "create", "--user", "alice", "--name", "tests"], None).await;
+    assert!(ok, "token create: {stderr}");
+    stdout.trim().to_owned()
 }

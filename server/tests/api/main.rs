@@ -8,5 +8,6 @@ mod decisions;
 mod durability;
 mod health;
 mod openapi;
+mod people;
 mod sse;
 mod stream;

@@ -1,0 +1,58 @@
+use leptos::{prelude::*, task::spawn_local};
+use leptos_router::components::A;
+
+use crate::{
+    client,
+    data::{Loaded, me_loader},
+    domain::wire::Me,
+};
+
+/// Brand, navigation for admins, who is logged in, and Log out.
+#[component]
+pub fn TopBar() -> impl IntoView {
+    let load = me_loader();
+    let me: Resource<Loaded<Option<Me>>> = Resource::new(|| (), move |_| load());
+    let logout = move |_| {
+        spawn_local(async move {
+            let _ = gloo_logout().await;
+            navigate_hard("/login");
+        });
+    };
+    view! {
+        <header class="top-bar">
+            <a class="brand" href="/">"Countersign"</a>
+            <Transition fallback=|| ()>
+                {move || Suspend::new(async move {
+                    me.await.ok().flatten().map(|me| {
+                        let admin = me.role == "admin";
+                        view! {
+                            <nav class="top-links" aria-label="Main">
+                                <A href="/">"Chats"</A>
+                                <A href="/approvals">"Approval queue"</A>
+                                {admin.then(|| view! { <A href="/audit">"Audit"</A> })}
+                            </nav>
+                            <span class="whoami">{me.username.clone()} {admin.then_some(" (admin)")}</span>
+                            <button class="btn btn-small" on:click=logout>"Log out"</button>
+                        }
+                    })
+                })}
+            </Transition>
+        </header>
+    }
+}
+
+async fn gloo_logout() -> Result<(), client::ApiFailure> {
+    client::delete("/api/session").await
+}
+
+/// A full page load (so the server renders the next page with the new session state).
+pub fn navigate_hard(path: &str) {
+    #[cfg(feature = "hydrate")]
+    {
+        let _ = leptos::prelude::window().location().set_href(path);
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = path;
+    }
+}

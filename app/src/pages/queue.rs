@@ -1,0 +1,155 @@
+use std::time::Duration;
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_query_map;
+
+use crate::{
+    components::tool_card::ToolCard,
+    data::{QueueQuery, approvals_loader},
+    domain::{
+        Card, CardStatus,
+        fold::CardApproval,
+        wire::Approval,
+    },
+    live,
+    time::now_ms,
+};
+
+/// A pending approval as the same card the chat shows.
+fn card_of(a: &Approval) -> Card {
+    Card {
+        call_id: a.call_id.clone(),
+        task_id: a.task_id.clone(),
+        tool: a.tool.clone(),
+        agent: a.agent.clone(),
+        summary: a.summary.clone(),
+        args: a.args.clone(),
+        risk: a.risk,
+        status: CardStatus::PendingApproval,
+        approval: Some(CardApproval { approval_id: a.id.clone(), gate: a.gate.clone(), deadline: a.deadline.clone() }),
+        decision: None,
+        result: None,
+    }
+}
+
+fn age(seconds: i64) -> String {
+    match seconds {
+        s if s < 60 => format!("{s} s ago"),
+        s if s < 3600 => format!("{} min ago", s / 60),
+        s => format!("{} h ago", s / 3600),
+    }
+}
+
+/// `/approvals`: every pending approval the viewer may decide (all users' for admins), live;
+/// and the decided history.
+#[component]
+pub fn QueuePage() -> impl IntoView {
+    let query = use_query_map();
+    let filter = Memo::new(move |_| {
+        let q = query.read();
+        let get = |k: &str| q.get(k).filter(|v| !v.is_empty());
+        QueueQuery {
+            status: if get("status").as_deref() == Some("decided") { "decided".into() } else { "pending".into() },
+            oldest_first: get("order").as_deref() == Some("oldest"),
+            tool: get("tool"),
+            user: get("user"),
+            risk: get("risk"),
+        }
+    });
+    let load = approvals_loader();
+    let approvals = Resource::new(move || filter.get(), load);
+    live::on_queue_change(move || approvals.refetch());
+    let now = RwSignal::new(now_ms());
+    #[cfg(feature = "hydrate")]
+    if let Ok(handle) = set_interval_with_handle(move || now.set(now_ms()), Duration::from_secs(1)) {
+        on_cleanup(move || handle.clear());
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = Duration::from_secs(1);
+
+    let decided = move || filter.get().status == "decided";
+    let value = move |k: &'static str| move || query.read().get(k).unwrap_or_default();
+    view! {
+        <Title text=move || if decided() { "Decided approvals · Countersign".to_owned() } else { "Approval queue · Countersign".to_owned() } />
+        <section class="queue card">
+            <h1>"Approval queue"</h1>
+            <nav class="tabs" aria-label="Queue">
+                <a href="/approvals" aria-current=move || (!decided()).then_some("page")>"Pending"</a>
+                <a href="/approvals?status=decided" aria-current=move || decided().then_some("page")>"Decided"</a>
+            </nav>
+            <form class="filters" method="get" action="/approvals">
+                <input type="hidden" name="status" prop:value=move || filter.get().status />
+                <label>"Tool" <input type="text" name="tool" prop:value=value("tool") placeholder="any" /></label>
+                <label>"User" <input type="text" name="user" prop:value=value("user") placeholder="any" /></label>
+                <label>"Risk"
+                    <select name="risk" prop:value=value("risk")>
+                        <option value="">"any"</option>
+                        <option value="high">"high"</option>
+                        <option value="medium">"medium"</option>
+                        <option value="low">"low"</option>
+                    </select>
+                </label>
+                <label>"Order"
+                    <select name="order" prop:value=move || if filter.get().oldest_first { "oldest" } else { "newest" }>
+                        <option value="newest">"newest first"</option>
+                        <option value="oldest">"oldest first"</option>
+                    </select>
+                </label>
+                <button type="submit" class="btn">"Filter"</button>
+            </form>
+            <Transition fallback=|| view! { <p class="muted">"Loading approvals…"</p> }>
+                {move || Suspend::new(async move {
+                    match approvals.await {
+                        Err(e) => view! { <p class="error" role="alert">{format!("Could not load approvals: {e}")}</p> }.into_any(),
+                        Ok(list) if list.is_empty() => view! { <p class="muted empty-queue">"Nothing here."</p> }.into_any(),
+                        Ok(list) if decided() => view! { <DecidedTable list /> }.into_any(),
+                        Ok(list) => view! {
+                            <p class="queue-count">{format!("{} pending", list.len())}</p>
+                            <ul class="queue-list">
+                                {list.into_iter().map(|a| view! {
+                                    <li class="queue-item" data-approval-id=a.id.clone()>
+                                        <p class="queue-meta">
+                                            <strong>{a.owner.clone().unwrap_or_else(|| "—".into())}</strong>
+                                            " in "
+                                            <a href=format!("/c/{}", a.conversation_id)>{a.conversation_title.clone()}</a>
+                                            " · " {age(a.age_seconds)}
+                                        </p>
+                                        <ToolCard card=card_of(&a) now />
+                                    </li>
+                                }).collect_view()}
+                            </ul>
+                        }.into_any(),
+                    }
+                })}
+            </Transition>
+        </section>
+    }
+}
+
+#[component]
+fn DecidedTable(list: Vec<Approval>) -> impl IntoView {
+    view! {
+        <div class="table-wrap">
+            <table class="decided">
+                <thead>
+                    <tr><th>"Tool"</th><th>"Summary"</th><th>"User"</th><th>"Outcome"</th><th>"Decided by"</th><th>"When"</th><th>"Took"</th><th>"Reason"</th></tr>
+                </thead>
+                <tbody>
+                    {list.into_iter().map(|a| view! {
+                        <tr data-approval-id=a.id.clone()>
+                            <td><code>{a.tool.clone()}</code></td>
+                            <td>{a.summary.clone()}</td>
+                            <td>{a.owner.clone().unwrap_or_default()}</td>
+                            <td><span class=format!("badge status status-{}", a.state)>{a.state.clone()}</span></td>
+                            <td>{a.decided_by.clone().unwrap_or_default()}</td>
+                            <td>{a.decided_at.clone().unwrap_or_default()}</td>
+                            <td>{a.decision_seconds.map(|s| format!("{s} s")).unwrap_or_default()}</td>
+                            <td>{a.reason.clone().unwrap_or_default()}</td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+}

@@ -1,0 +1,92 @@
+import { test, expect, newChat, say, cards, waitForHydration, logIn, PASSWORD } from "./fixtures";
+
+test("logging in and out", async ({ browser, server }) => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(`${server.url}/`);
+  await expect(page).toHaveURL(/\/login\?next=\/$/);
+  await waitForHydration(page);
+  await page.getByLabel("User name").fill("alice");
+  await page.getByLabel("Password").fill("not-the-password");
+  await page.getByRole("button", { name: "Log in" }).click();
+  await expect(page.getByRole("alert")).toHaveText("wrong user name or password");
+  await page.getByLabel("Password").fill(PASSWORD);
+  await page.getByRole("button", { name: "Log in" }).click();
+  await expect(page).toHaveURL(`${server.url}/`);
+  await expect(page.locator(".whoami")).toHaveText("alice");
+  await page.screenshot({ path: "screenshots/logged-in.png" });
+  await page.getByRole("button", { name: "Log out" }).click();
+  await expect(page).toHaveURL(/\/login$/);
+  await page.goto(`${server.url}/approvals`);
+  await expect(page).toHaveURL(/\/login\?next=\/approvals$/);
+  await context.close();
+});
+
+test("an admin approves from the queue and the user's chat updates live", async ({ page, browser, server }) => {
+  await newChat(page);
+  await say(page, "refund order 1001 and 1002");
+  await expect(cards(page)).toHaveCount(2);
+  await expect(cards(page).nth(1)).toHaveAttribute("data-status", "pending_approval");
+
+  const adminContext = await browser.newContext();
+  await logIn(adminContext, server, "root");
+  const admin = await adminContext.newPage();
+  await admin.goto(`${server.url}/approvals`);
+  await waitForHydration(admin);
+  const items = admin.locator(".queue-item");
+  await expect(items).toHaveCount(2);
+  await expect(items.first().locator(".queue-meta")).toContainText("alice");
+  await admin.screenshot({ path: "screenshots/queue.png" });
+  await items.filter({ hasText: "order 1002" }).getByRole("button", { name: "Approve", exact: true }).click();
+
+  // Decided ones leave the queue; the user's chat follows without a reload.
+  await expect(items).toHaveCount(1);
+  const refund1002 = cards(page).filter({ hasText: "order 1002" });
+  await expect(refund1002).toHaveAttribute("data-status", "completed");
+  await expect(refund1002.locator(".decision")).toHaveText("Approved by root");
+
+  // And a decision in the chat leaves the queue live too.
+  await cards(page).filter({ hasText: "order 1001" }).getByRole("button", { name: "Reject", exact: true }).click();
+  await cards(page).filter({ hasText: "order 1001" }).getByRole("button", { name: "Confirm reject" }).click();
+  await expect(items).toHaveCount(0);
+  await expect(admin.getByText("Nothing here.")).toBeVisible();
+
+  await admin.getByRole("link", { name: "Decided" }).click();
+  const rows = admin.locator("table.decided tbody tr");
+  await expect(rows).toHaveCount(2);
+  await expect(rows.filter({ hasText: "order 1002" })).toContainText("root");
+  await expect(rows.filter({ hasText: "order 1001" })).toContainText("alice");
+  await adminContext.close();
+});
+
+test("a user cannot open another user's chat", async ({ page, browser, server }) => {
+  await newChat(page);
+  await say(page, "cancel order 1003");
+  await expect(cards(page).first()).toHaveAttribute("data-status", "pending_approval");
+  const alicesChat = page.url();
+
+  const bobContext = await browser.newContext();
+  await logIn(bobContext, server, "bob");
+  const bob = await bobContext.newPage();
+  const response = await bob.goto(alicesChat);
+  expect(response?.status()).toBe(404);
+  await expect(bob.getByRole("alert")).toHaveText("This conversation does not exist.");
+  await expect(bob.locator(".tool-card")).toHaveCount(0);
+  await bob.goto(`${server.url}/approvals`);
+  await expect(bob.getByText("Nothing here.")).toBeVisible();
+  await bobContext.close();
+});
+
+test("the audit page shows the chain verifies", async ({ browser, server, page }) => {
+  await newChat(page);
+  await say(page, "cancel order 1003");
+  await cards(page).first().getByRole("button", { name: "Approve", exact: true }).click();
+  await expect(cards(page).first()).toHaveAttribute("data-status", "completed");
+  const adminContext = await browser.newContext();
+  await logIn(adminContext, server, "root");
+  const admin = await adminContext.newPage();
+  await admin.goto(`${server.url}/audit`);
+  await expect(admin.locator(".chain-ok")).toContainText("The chain verifies");
+  await expect(admin.locator(".audit-table")).toContainText("approval.decided");
+  await adminContext.close();
+});

@@ -1,0 +1,71 @@
+//! The audit trail for admins: pages, a JSON Lines export, and chain verification.
+
+use axum::{
+    Json, Router,
+    extract::State,
+    http::header,
+    response::IntoResponse,
+    routing::get,
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{ApiError, extract::ApiQuery};
+use crate::{
+    auth::CurrentUser,
+    state::AppState,
+    store::audit::{self, Verification},
+};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/api/audit", get(list))
+        .route("/api/audit/export", get(export))
+        .route("/api/audit/verify", get(verify))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AuditQuery {
+    /// Entries after this id (pagination cursor).
+    after: Option<i64>,
+    kind: Option<String>,
+    actor: Option<String>,
+    limit: Option<i64>,
+}
+
+async fn list(State(state): State<AppState>, user: CurrentUser, ApiQuery(q): ApiQuery<AuditQuery>) -> Result<Json<Value>, ApiError> {
+    user.require_admin()?;
+    let limit = q.limit.unwrap_or(100);
+    if !(1..=1000).contains(&limit) {
+        return Err(ApiError::Unprocessable { message: "limit must be between 1 and 1000".into(), details: json!([{ "path": "/limit", "message": "1 to 1000" }]) });
+    }
+    let rows = audit::page(state.store.pool(), q.after.unwrap_or(0), q.kind.as_deref(), q.actor.as_deref(), limit).await?;
+    let next = (rows.len() as i64 == limit).then(|| rows.last().map(|r| r.id)).flatten();
+    Ok(Json(json!({ "entries": rows.iter().map(|r| r.to_json()).collect::<Vec<_>>(), "next_after": next })))
+}
+
+async fn export(State(state): State<AppState>, user: CurrentUser) -> Result<impl IntoResponse, ApiError> {
+    user.require_admin()?;
+    Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], export_lines(&state.store).await?))
+}
+
+/// Every entry as one JSON line, oldest first.
+pub async fn export_lines(store: &crate::store::Store) -> anyhow::Result<String> {
+    let mut out = String::new();
+    let mut after = 0;
+    loop {
+        let rows = audit::page(store.pool(), after, None, None, 1000).await?;
+        let Some(last) = rows.last() else { return Ok(out) };
+        after = last.id;
+        for row in &rows {
+            out.push_str(&row.to_json().to_string());
+            out.push('\n');
+        }
+    }
+}
+
+async fn verify(State(state): State<AppState>, user: CurrentUser) -> Result<Json<Verification>, ApiError> {
+    user.require_admin()?;
+    Ok(Json(audit::verify(state.store.pool()).await?))
+}

@@ -1,0 +1,96 @@
+//! Logging in and out. `POST /api/session` (JSON) for the hydrated page and scripts;
+//! `POST /login` (form) so the login form also works before the page has hydrated.
+
+use app::domain::wire::{Login, Me};
+use axum::{
+    Form, Json, Router,
+    extract::{Query, State},
+    http::StatusCode,
+    response::{IntoResponse, Redirect, Response},
+    routing::post,
+};
+use serde::Deserialize;
+use tower_sessions::Session;
+
+use super::{ApiError, extract::ApiJson};
+use crate::{
+    auth::{CurrentUser, SESSION_USER, password},
+    state::AppState,
+    store::users::{self, User},
+};
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/api/session", post(login).get(me).delete(logout)).route("/login", post(login_form))
+}
+
+pub fn me_of(user: &User) -> Me {
+    Me { id: user.id.clone(), username: user.username.clone(), role: user.role.as_str().into() }
+}
+
+/// Checks the password (same work whether or not the user exists) and starts a fresh session.
+async fn authenticate(state: &AppState, session: &Session, login: Login) -> Result<User, ApiError> {
+    let credentials = users::credentials(state.store.pool(), login.username.trim()).await?;
+    let (user, hash) = match credentials {
+        Some(c) => (Some(c.user), Some(c.password_hash)),
+        None => (None, None),
+    };
+    let ok = password::verify(login.password, hash).await?;
+    let user = user.filter(|_| ok).ok_or_else(|| ApiError::Unauthorized("wrong user name or password".into()))?;
+    // A new session id on login: a session id planted before login is worthless.
+    session.cycle_id().await.map_err(|e| anyhow::anyhow!("session: {e}"))?;
+    session.insert(SESSION_USER, &user.id).await.map_err(|e| anyhow::anyhow!("session: {e}"))?;
+    Ok(user)
+}
+
+#[tracing::instrument(skip_all)]
+async fn login(State(state): State<AppState>, session: Session, ApiJson(body): ApiJson<Login>) -> Result<Json<Me>, ApiError> {
+    Ok(Json(me_of(&authenticate(&state, &session, body).await?)))
+}
+
+#[derive(Deserialize)]
+struct Next {
+    next: Option<String>,
+}
+
+/// Only local paths: `//evil.example` or `https://…` would send the user elsewhere.
+fn safe_next(next: Option<String>) -> String {
+    next.filter(|n| n.starts_with('/') && !n.starts_with("//") && !n.contains('\\')).unwrap_or_else(|| "/".into())
+}
+
+#[tracing::instrument(skip_all)]
+async fn login_form(State(state): State<AppState>, session: Session, Query(next): Query<Next>, Form(body): Form<Login>) -> Response {
+    let target = safe_next(next.next);
+    match authenticate(&state, &session, body).await {
+        Ok(_) => Redirect::to(&target).into_response(),
+        Err(ApiError::Unauthorized(_)) => Redirect::to(&format!("/login?failed=1&next={}", urlencode(&target))).into_response(),
+        Err(other) => other.into_response(),
+    }
+}
+
+fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| if b.is_ascii_alphanumeric() || b"-_./~".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") })
+        .collect()
+}
+
+async fn me(user: CurrentUser) -> Json<Me> {
+    Json(me_of(&user.user))
+}
+
+async fn logout(session: Session) -> Result<StatusCode, ApiError> {
+    session.flush().await.map_err(|e| anyhow::anyhow!("session: {e}"))?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::safe_next;
+
+    #[test]
+    fn only_local_paths_are_followed_after_login() {
+        assert_eq!(safe_next(Some("/c/123".into())), "/c/123");
+        assert_eq!(safe_next(Some("//evil.example".into())), "/");
+        assert_eq!(safe_next(Some("https://evil.example".into())), "/");
+        assert_eq!(safe_next(None), "/");
+    }
+}

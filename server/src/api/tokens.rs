@@ -1,0 +1,71 @@
+//! Personal API tokens: create (the secret is shown once), list, revoke.
+
+use axum::{
+    Json, Router,
+    extract::{Path, State},
+    http::StatusCode,
+    routing::{get, post},
+};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::{ApiError, extract::ApiJson};
+use crate::{
+    auth::{CurrentUser, tokens},
+    state::AppState,
+    store::{
+        time::rfc3339,
+        users::{self, TokenInfo},
+    },
+};
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/api/tokens", get(list).post(create)).route("/api/tokens/{id}/revoke", post(revoke))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewToken {
+    name: String,
+}
+
+#[derive(Serialize)]
+struct CreatedToken {
+    id: String,
+    name: String,
+    /// Shown once; only its hash is stored.
+    token: String,
+}
+
+#[derive(Serialize)]
+struct TokenView {
+    #[serde(flatten)]
+    info: TokenInfo,
+    created_at: String,
+}
+
+async fn create(State(state): State<AppState>, user: CurrentUser, ApiJson(body): ApiJson<NewToken>) -> Result<(StatusCode, Json<CreatedToken>), ApiError> {
+    let name = body.name.trim().to_owned();
+    if name.is_empty() || name.chars().count() > 100 {
+        return Err(ApiError::Unprocessable {
+            message: "a token needs a name of 1 to 100 characters".into(),
+            details: json!([{ "path": "/name", "message": "1 to 100 characters" }]),
+        });
+    }
+    let token = tokens::generate();
+    let id = users::insert_token(state.store.pool(), &user.user.id, &name, &tokens::digest(&token)).await?;
+    Ok((StatusCode::CREATED, Json(CreatedToken { id, name, token })))
+}
+
+async fn list(State(state): State<AppState>, user: CurrentUser) -> Result<Json<Vec<TokenView>>, ApiError> {
+    let tokens = users::tokens_of(state.store.pool(), &user.user.id).await?;
+    Ok(Json(tokens.into_iter().map(|info| TokenView { created_at: rfc3339(info.created_at_ms), info }).collect()))
+}
+
+async fn revoke(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
+    if users::revoke_token(state.store.pool(), &user.user.id, &id).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::NotFound(format!("no live token {id}")))
+    }
+}

@@ -1,0 +1,102 @@
+//! Who is asking (session cookie or bearer token), and what they may see.
+//!
+//! `resolve` runs once per request and leaves a `Viewer` in the request extensions; the
+//! `CurrentUser` extractor turns a missing viewer into 401. A user sees only their own
+//! conversations and approvals — another user's answer 404, so existence is not revealed — and
+//! an admin sees all.
+
+pub mod csrf;
+pub mod pages;
+pub mod password;
+pub mod rate_limit;
+pub mod tokens;
+
+use axum::{
+    extract::{FromRequestParts, Request, State},
+    http::{HeaderMap, header, request::Parts},
+    middleware::Next,
+    response::Response,
+};
+use tower_sessions::Session;
+
+use crate::{
+    api::ApiError,
+    state::AppState,
+    store::users::{self, User},
+};
+
+/// Session key holding the logged-in user's id.
+pub const SESSION_USER: &str = "user_id";
+
+/// The resolved identity of a request (None: anonymous).
+#[derive(Clone, Debug, Default)]
+pub struct Viewer(pub Option<User>);
+
+/// Middleware: finds the user behind a bearer token or the session cookie.
+pub async fn resolve(State(state): State<AppState>, mut req: Request, next: Next) -> Result<Response, ApiError> {
+    let user = match bearer(req.headers()) {
+        Some(token) => Some(
+            users::user_for_token(state.store.pool(), &tokens::digest(token))
+                .await?
+                .ok_or_else(|| ApiError::Unauthorized("the API token is unknown or revoked".into()))?,
+        ),
+        None => match req.extensions().get::<Session>() {
+            Some(session) => match session.get::<String>(SESSION_USER).await.map_err(|e| anyhow::anyhow!("session: {e}"))? {
+                Some(id) => users::get(state.store.pool(), &id).await?,
+                None => None,
+            },
+            None => None,
+        },
+    };
+    req.extensions_mut().insert(Viewer(user));
+    Ok(next.run(req).await)
+}
+
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    value.strip_prefix("Bearer ").map(str::trim)
+}
+
+/// A logged-in user, with where the request came from (for the audit trail).
+#[derive(Clone, Debug)]
+pub struct CurrentUser {
+    pub user: User,
+    pub ip: Option<String>,
+    pub user_agent: Option<String>,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for CurrentUser {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        let user = parts
+            .extensions
+            .get::<Viewer>()
+            .and_then(|v| v.0.clone())
+            .ok_or_else(|| ApiError::Unauthorized("log in or send an API token".into()))?;
+        let ip = parts
+            .headers
+            .get("x-forwarded-for")
+            .and_then(|v| v.to_str().ok())
+            .map(|v| v.split(',').next().unwrap_or_default().trim().to_owned())
+            .or_else(|| parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip().to_string()));
+        let user_agent = parts.headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        Ok(Self { user, ip, user_agent })
+    }
+}
+
+impl CurrentUser {
+    /// May this user see a conversation owned by `owner_id`?
+    pub fn can_see(&self, owner_id: Option<&str>) -> bool {
+        self.user.is_admin() || owner_id == Some(self.user.id.as_str())
+    }
+
+    pub fn require_admin(&self) -> Result<(), ApiError> {
+        if self.user.is_admin() { Ok(()) } else { Err(ApiError::Forbidden("only admins may do this".into())) }
+    }
+
+    /// `None` for admins (everything), else the user's id.
+    pub fn owner_filter(&self) -> Option<&str> {
+        (!self.user.is_admin()).then_some(self.user.id.as_str())
+    }
+}

@@ -1,0 +1,36 @@
+//! Pages need a logged-in user: anonymous page requests are sent to `/login?next=…`.
+
+use axum::{
+    extract::Request,
+    http::{Method, header},
+    middleware::Next,
+    response::{IntoResponse, Redirect, Response},
+};
+
+use super::Viewer;
+
+const PUBLIC: [&str; 4] = ["/api/", "/pkg/", "/healthz", "/login"];
+
+pub async fn require_login(req: Request, next: Next) -> Response {
+    let path = req.uri().path();
+    let anonymous = req.extensions().get::<Viewer>().is_none_or(|v| v.0.is_none());
+    let is_page = matches!(*req.method(), Method::GET | Method::HEAD) && !PUBLIC.iter().any(|p| path.starts_with(p));
+    if anonymous && is_page {
+        let next_path = req.uri().path_and_query().map(|p| p.as_str()).unwrap_or("/");
+        let target = format!("/login?next={}", encode(next_path));
+        let mut response = Redirect::to(&target).into_response();
+        response.headers_mut().insert(header::CACHE_CONTROL, "no-store".parse().expect("BUG: valid header"));
+        return response;
+    }
+    next.run(req).await
+}
+
+/// Percent-encodes what may not appear raw in a query value.
+fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}

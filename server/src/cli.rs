@@ -1,0 +1,239 @@
+//! The `countersign` command line: `serve` (the default) and the admin subcommands. Errors are
+//! one line on stderr and a non-zero exit code.
+
+use std::io::{BufRead, IsTerminal};
+
+use anyhow::{Context, bail};
+use clap::{Parser, Subcommand};
+use serde_json::{Value, json};
+
+use crate::{
+    auth::{password, tokens},
+    bus::Bus,
+    config::Config,
+    store::{
+        Store, audit,
+        users::{self, Role},
+    },
+};
+
+#[derive(Parser)]
+#[command(name = "countersign", version, about = "Human approval for AI agents' risky tool calls")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Serve the web app and API (the default).
+    Serve,
+    /// Manage accounts (in the configured database).
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Manage personal API tokens (in the configured database).
+    #[command(subcommand)]
+    Token(TokenCommand),
+    /// Decide approvals on a running server, with an API token.
+    #[command(subcommand)]
+    Approvals(ApprovalsCommand),
+    /// Check or export the audit trail (in the configured database).
+    #[command(subcommand)]
+    Audit(AuditCommand),
+}
+
+#[derive(Subcommand)]
+pub enum UserCommand {
+    /// Create a user. The password is read from stdin (first line) or asked for at a terminal.
+    Add {
+        name: String,
+        #[arg(long)]
+        admin: bool,
+    },
+    /// List users.
+    List,
+}
+
+#[derive(Subcommand)]
+pub enum TokenCommand {
+    /// Create a token for a user and print it (only this once).
+    Create {
+        #[arg(long)]
+        user: String,
+        #[arg(long)]
+        name: String,
+    },
+    /// Revoke one of a user's tokens by id.
+    Revoke {
+        #[arg(long)]
+        user: String,
+        id: String,
+    },
+}
+
+#[derive(clap::Args)]
+pub struct Remote {
+    /// Base URL of the running server.
+    #[arg(long, env = "COUNTERSIGN_URL", default_value = "http://127.0.0.1:3000")]
+    server: String,
+    /// API token (create one with `countersign token create`).
+    #[arg(long, env = "COUNTERSIGN_TOKEN", hide_env_values = true)]
+    token: String,
+}
+
+#[derive(Subcommand)]
+pub enum ApprovalsCommand {
+    /// List pending approvals.
+    List {
+        #[command(flatten)]
+        remote: Remote,
+    },
+    /// Approve one approval.
+    Approve {
+        id: String,
+        #[command(flatten)]
+        remote: Remote,
+    },
+    /// Reject one approval.
+    Reject {
+        id: String,
+        #[arg(long)]
+        reason: Option<String>,
+        #[command(flatten)]
+        remote: Remote,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum AuditCommand {
+    /// Check the hash chain; exits 1 and names the first broken entry if it does not hold.
+    Verify,
+    /// Print every entry as JSON Lines.
+    Export,
+}
+
+async fn open_store(config: &Config) -> anyhow::Result<Store> {
+    Store::connect(&config.database_url, Bus::default()).await
+}
+
+fn read_password(name: &str) -> anyhow::Result<String> {
+    let stdin = std::io::stdin();
+    let password = if stdin.is_terminal() {
+        let first = rpassword::prompt_password(format!("Password for {name}: ")).context("cannot read the password")?;
+        let second = rpassword::prompt_password("Again: ").context("cannot read the password")?;
+        if first != second {
+            bail!("the two passwords differ");
+        }
+        first
+    } else {
+        let mut line = String::new();
+        stdin.lock().read_line(&mut line).context("cannot read the password from stdin")?;
+        line.trim_end_matches(['\r', '\n']).to_owned()
+    };
+    if password.chars().count() < password::MIN_LENGTH {
+        bail!("the password must have at least {} characters", password::MIN_LENGTH);
+    }
+    Ok(password)
+}
+
+/// Creates a user; the one place accounts are made (CLI, demo seeding, tests).
+pub async fn add_user(store: &Store, name: &str, password_text: String, role: Role) -> anyhow::Result<users::User> {
+    let name = name.trim();
+    if name.is_empty() || name.len() > 64 || !name.chars().all(|c| c.is_alphanumeric() || "-_.@".contains(c)) {
+        bail!("a user name has 1 to 64 letters, digits or - _ . @");
+    }
+    let hash = password::hash(password_text).await?;
+    users::insert(store.pool(), name, &hash, role).await?.with_context(|| format!("user {name} already exists"))
+}
+
+async fn user_named(store: &Store, name: &str) -> anyhow::Result<users::User> {
+    let credentials = users::credentials(store.pool(), name).await?.with_context(|| format!("no user {name}"))?;
+    Ok(credentials.user)
+}
+
+async fn remote(remote: &Remote, method: reqwest::Method, path: &str, body: Option<Value>) -> anyhow::Result<Value> {
+    let url = format!("{}{}", remote.server.trim_end_matches('/'), path);
+    let mut request = reqwest::Client::new().request(method, &url).bearer_auth(&remote.token);
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request.send().await.with_context(|| format!("cannot reach {url}"))?;
+    let status = response.status();
+    let value: Value = response.json().await.unwrap_or(Value::Null);
+    if !status.is_success() {
+        let message = value["error"]["message"].as_str().unwrap_or("request failed");
+        bail!("{status}: {message}");
+    }
+    Ok(value)
+}
+
+/// Runs a non-serve subcommand.
+pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
+    match command {
+        Command::Serve => unreachable!("serve is handled by main"),
+        Command::User(UserCommand::Add { name, admin }) => {
+            let password = read_password(&name)?;
+            let store = open_store(&config).await?;
+            let user = add_user(&store, &name, password, if admin { Role::Admin } else { Role::User }).await?;
+            println!("created {} {}", user.role.as_str(), user.username);
+        }
+        Command::User(UserCommand::List) => {
+            for user in users::list(open_store(&config).await?.pool()).await? {
+                println!("{}\t{}\t{}", user.username, user.role.as_str(), user.created_at);
+            }
+        }
+        Command::Token(TokenCommand::Create { user, name }) => {
+            let store = open_store(&config).await?;
+            let user = user_named(&store, &user).await?;
+            let token = tokens::generate();
+            let id = users::insert_token(store.pool(), &user.id, &name, &tokens::digest(&token)).await?;
+            eprintln!("token {id} for {} (shown once):", user.username);
+            println!("{token}");
+        }
+        Command::Token(TokenCommand::Revoke { user, id }) => {
+            let store = open_store(&config).await?;
+            let user = user_named(&store, &user).await?;
+            if !users::revoke_token(store.pool(), &user.id, &id).await? {
+                bail!("{} has no live token {id}", user.username);
+            }
+            println!("revoked {id}");
+        }
+        Command::Approvals(ApprovalsCommand::List { remote: r }) => {
+            let list = remote(&r, reqwest::Method::GET, "/api/approvals?status=pending", None).await?;
+            for a in list.as_array().into_iter().flatten() {
+                println!(
+                    "{}\t{}\t{}\t{}\t{}",
+                    a["id"].as_str().unwrap_or(""),
+                    a["owner"].as_str().unwrap_or("-"),
+                    a["tool"].as_str().unwrap_or(""),
+                    a["risk"].as_str().unwrap_or(""),
+                    a["summary"].as_str().unwrap_or("")
+                );
+            }
+        }
+        Command::Approvals(ApprovalsCommand::Approve { id, remote: r }) => {
+            let out = remote(&r, reqwest::Method::POST, &format!("/api/approvals/{id}/approve"), Some(json!({}))).await?;
+            println!("{}", out["outcome"].as_str().unwrap_or("approved"));
+        }
+        Command::Approvals(ApprovalsCommand::Reject { id, reason, remote: r }) => {
+            let out = remote(&r, reqwest::Method::POST, &format!("/api/approvals/{id}/reject"), Some(json!({ "reason": reason }))).await?;
+            println!("{}", out["outcome"].as_str().unwrap_or("rejected"));
+        }
+        Command::Audit(AuditCommand::Verify) => {
+            let report = audit::verify(open_store(&config).await?.pool()).await?;
+            if !report.ok {
+                bail!(
+                    "audit chain broken at entry {}: {} ({} entries read)",
+                    report.first_broken.unwrap_or_default(),
+                    report.problem.unwrap_or_default(),
+                    report.entries
+                );
+            }
+            println!("audit chain ok: {} entries", report.entries);
+        }
+        Command::Audit(AuditCommand::Export) => {
+            print!("{}", crate::api::audit::export_lines(&open_store(&config).await?).await?);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,168 @@
+//! Accounts and API tokens. Password hashes and token hashes never leave this module's row
+//! types (they are not `Serialize`).
+
+use anyhow::Context;
+use serde::Serialize;
+use sqlx::SqliteExecutor;
+
+use super::time::{new_id, now_ms, rfc3339};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    User,
+    Admin,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::Admin => "admin",
+        }
+    }
+
+    fn parse(s: &str) -> Self {
+        if s == "admin" { Self::Admin } else { Self::User }
+    }
+}
+
+/// Who is acting: what handlers and the orchestrator see of a user.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct User {
+    pub id: String,
+    pub username: String,
+    pub role: Role,
+    pub created_at: String,
+}
+
+impl User {
+    pub fn is_admin(&self) -> bool {
+        self.role == Role::Admin
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct UserRow {
+    id: String,
+    username: String,
+    role: String,
+    created_at: i64,
+}
+
+impl From<UserRow> for User {
+    fn from(r: UserRow) -> Self {
+        User { id: r.id, username: r.username, role: Role::parse(&r.role), created_at: rfc3339(r.created_at) }
+    }
+}
+
+/// A user with the stored password hash, for logging in only.
+pub struct Credentials {
+    pub user: User,
+    pub password_hash: String,
+}
+
+pub async fn insert(db: impl SqliteExecutor<'_>, username: &str, password_hash: &str, role: Role) -> anyhow::Result<Option<User>> {
+    let row: Option<UserRow> = sqlx::query_as(
+        "INSERT INTO users (id, username, password_hash, role, created_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (username) DO NOTHING RETURNING id, username, role, created_at",
+    )
+    .bind(new_id())
+    .bind(username)
+    .bind(password_hash)
+    .bind(role.as_str())
+    .bind(now_ms())
+    .fetch_optional(db)
+    .await
+    .context("failed to create user")?;
+    Ok(row.map(Into::into))
+}
+
+pub async fn get(db: impl SqliteExecutor<'_>, id: &str) -> anyhow::Result<Option<User>> {
+    let row: Option<UserRow> = sqlx::query_as("SELECT id, username, role, created_at FROM users WHERE id = ?")
+        .bind(id)
+        .fetch_optional(db)
+        .await
+        .context("failed to load user")?;
+    Ok(row.map(Into::into))
+}
+
+pub async fn credentials(db: impl SqliteExecutor<'_>, username: &str) -> anyhow::Result<Option<Credentials>> {
+    let row: Option<(String, String, String, i64, String)> =
+        sqlx::query_as("SELECT id, username, role, created_at, password_hash FROM users WHERE username = ?")
+            .bind(username)
+            .fetch_optional(db)
+            .await
+            .context("failed to load credentials")?;
+    Ok(row.map(|(id, username, role, created_at, password_hash)| Credentials {
+        user: UserRow { id, username, role, created_at }.into(),
+        password_hash,
+    }))
+}
+
+pub async fn list(db: impl SqliteExecutor<'_>) -> anyhow::Result<Vec<User>> {
+    let rows: Vec<UserRow> = sqlx::query_as("SELECT id, username, role, created_at FROM users ORDER BY username")
+        .fetch_all(db)
+        .await
+        .context("failed to list users")?;
+    Ok(rows.into_iter().map(Into::into).collect())
+}
+
+#[derive(Clone, Debug, Serialize, sqlx::FromRow)]
+pub struct TokenInfo {
+    pub id: String,
+    pub name: String,
+    #[serde(skip)]
+    pub created_at_ms: i64,
+    pub revoked: bool,
+}
+
+pub async fn insert_token(db: impl SqliteExecutor<'_>, user_id: &str, name: &str, token_hash: &str) -> anyhow::Result<String> {
+    let id = new_id();
+    sqlx::query("INSERT INTO api_tokens (id, user_id, name, token_hash, created_at) VALUES (?, ?, ?, ?, ?)")
+        .bind(&id)
+        .bind(user_id)
+        .bind(name)
+        .bind(token_hash)
+        .bind(now_ms())
+        .execute(db)
+        .await
+        .context("failed to store token")?;
+    Ok(id)
+}
+
+/// The user a live (not revoked) token belongs to.
+pub async fn user_for_token(db: impl SqliteExecutor<'_>, token_hash: &str) -> anyhow::Result<Option<User>> {
+    let row: Option<UserRow> = sqlx::query_as(
+        "SELECT u.id, u.username, u.role, u.created_at FROM api_tokens t JOIN users u ON u.id = t.user_id
+         WHERE t.token_hash = ? AND t.revoked_at IS NULL",
+    )
+    .bind(token_hash)
+    .fetch_optional(db)
+    .await
+    .context("failed to check token")?;
+    Ok(row.map(Into::into))
+}
+
+pub async fn tokens_of(db: impl SqliteExecutor<'_>, user_id: &str) -> anyhow::Result<Vec<TokenInfo>> {
+    sqlx::query_as(
+        "SELECT id, name, created_at AS created_at_ms, revoked_at IS NOT NULL AS revoked FROM api_tokens
+         WHERE user_id = ? ORDER BY created_at",
+    )
+    .bind(user_id)
+    .fetch_all(db)
+    .await
+    .context("failed to list tokens")
+}
+
+/// Revokes one of the user's tokens; false when there is no such live token.
+pub async fn revoke_token(db: impl SqliteExecutor<'_>, user_id: &str, token_id: &str) -> anyhow::Result<bool> {
+    let result = sqlx::query("UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL")
+        .bind(now_ms())
+        .bind(token_id)
+        .bind(user_id)
+        .execute(db)
+        .await
+        .context("failed to revoke token")?;
+    Ok(result.rows_affected() == 1)
+}

@@ -1,0 +1,244 @@
+//! Accounts, sessions, authorization, CSRF, rate limits, tokens and the audit trail.
+
+use std::sync::Arc;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::{BinaryServer, Options, PASSWORD, TestApp, cli, error_code, spawn_app, spawn_app_with};
+
+async fn status(app: &TestApp, method: &str, path: &str) -> u16 {
+    let request = match method {
+        "GET" => app.client.get(app.url(path)),
+        _ if path.ends_with("/messages") => app.client.post(app.url(path)).json(&json!({ "text": "hi" })),
+        _ => app.client.post(app.url(path)).json(&json!({})),
+    };
+    request.send().await.unwrap().status().as_u16()
+}
+
+#[tokio::test]
+async fn every_route_answers_each_kind_of_caller_as_documented_and_refusals_change_nothing() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let a = &approvals[0].id;
+    let before = app.detail(&c).await.events;
+
+    // (method, path, anonymous, alice = owner, bob = other user, root = admin); 0 = not sent.
+    let table: Vec<(&str, String, u16, u16, u16, u16)> = vec![
+        ("GET", format!("/api/conversations/{c}"), 401, 200, 404, 200),
+        ("GET", format!("/api/tasks/{task}"), 401, 200, 404, 200),
+        ("GET", format!("/api/approvals/{a}"), 401, 200, 404, 200),
+        ("GET", "/api/conversations".into(), 401, 200, 200, 200),
+        ("GET", "/api/approvals".into(), 401, 200, 200, 200),
+        ("GET", "/api/orders/1001".into(), 401, 200, 200, 200),
+        ("GET", "/api/tokens".into(), 401, 200, 200, 200),
+        ("GET", "/api/session".into(), 401, 200, 200, 200),
+        ("GET", "/api/users".into(), 401, 403, 403, 200),
+        ("GET", "/api/audit".into(), 401, 403, 403, 200),
+        ("GET", "/api/audit/verify".into(), 401, 403, 403, 200),
+        ("GET", "/api/audit/export".into(), 401, 403, 403, 200),
+        ("POST", format!("/api/conversations/{c}/messages"), 401, 0, 404, 0),
+        ("POST", format!("/api/approvals/{a}/approve"), 401, 0, 404, 0),
+        ("POST", format!("/api/approvals/{a}/reject"), 401, 0, 404, 0),
+        ("POST", format!("/api/tasks/{task}/approve-all"), 401, 0, 404, 0),
+        ("POST", format!("/api/tasks/{task}/reject-all"), 401, 0, 404, 0),
+        ("POST", format!("/api/tasks/{task}/abort"), 401, 0, 404, 0),
+        ("POST", "/api/conversations".into(), 401, 0, 0, 0),
+    ];
+    let callers = [("anonymous", app.anonymous()), ("alice", app.clone()), ("bob", app.as_user("bob")), ("root", app.as_user("root"))];
+    for (method, path, anonymous, alice, bob, root) in &table {
+        for ((who, caller), expected) in callers.iter().zip([anonymous, alice, bob, root]) {
+            if *expected != 0 {
+                assert_eq!(status(caller, method, path).await, *expected, "{who} {method} {path}");
+            }
+        }
+    }
+    // The SSE stream follows the same rules.
+    for ((who, caller), expected) in callers.iter().zip([401, 200, 404, 200]) {
+        let response = caller.client.get(caller.url(&format!("/api/conversations/{c}/events"))).send().await.unwrap();
+        assert_eq!(response.status().as_u16(), expected, "{who} events");
+    }
+    // Lists show only what the caller may see.
+    assert_eq!(app.as_user("bob").get_json("/api/approvals").await.1.as_array().unwrap().len(), 0);
+    assert_eq!(app.as_user("bob").get_json("/api/conversations").await.1.as_array().unwrap().len(), 0);
+    assert_eq!(app.as_user("root").get_json("/api/approvals").await.1.as_array().unwrap().len(), 1);
+
+    assert_eq!(app.detail(&c).await.events, before, "no refused request changed anything");
+    assert_eq!(app.pending_approvals_of(&task).await.len(), 1);
+
+    // An admin decides for the user; the decision records who.
+    let (code, _) = app.as_user("root").post_json(&format!("/api/approvals/{a}/approve"), json!({})).await;
+    assert_eq!(code, 200);
+    let (_, approval) = app.get_json(&format!("/api/approvals/{a}")).await;
+    assert_eq!(approval["decided_by"], "root");
+    assert_eq!(approval["owner"], "alice");
+}
+
+fn cookie_client() -> reqwest::Client {
+    reqwest::Client::builder().cookie_store(true).build().unwrap()
+}
+
+async fn login(app: &TestApp, client: &reqwest::Client, user: &str, password: &str) -> StatusCode {
+    client.post(app.url("/api/session")).json(&json!({ "username": user, "password": password })).send().await.unwrap().status()
+}
+
+#[tokio::test]
+async fn a_session_logs_in_with_the_right_password_only_and_logs_out() {
+    let app = spawn_app().await;
+    let client = cookie_client();
+    assert_eq!(login(&app, &client, "alice", "wrong-password").await, 401);
+    assert_eq!(login(&app, &client, "nobody", PASSWORD).await, 401);
+    assert_eq!(client.get(app.url("/api/session")).send().await.unwrap().status(), 401);
+    let response = client.post(app.url("/api/session")).json(&json!({ "username": "alice", "password": PASSWORD })).send().await.unwrap();
+    let cookie = response.headers()["set-cookie"].to_str().unwrap().to_owned();
+    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"), "{cookie}");
+    let me: Value = client.get(app.url("/api/session")).send().await.unwrap().json().await.unwrap();
+    assert_eq!((me["username"].as_str(), me["role"].as_str()), (Some("alice"), Some("user")));
+    assert_eq!(client.delete(app.url("/api/session")).send().await.unwrap().status(), 204);
+    assert_eq!(client.get(app.url("/api/session")).send().await.unwrap().status(), 401);
+}
+
+#[tokio::test]
+async fn a_cross_site_post_with_a_session_cookie_is_refused_and_changes_nothing() {
+    let app = spawn_app().await;
+    let client = cookie_client();
+    assert_eq!(login(&app, &client, "alice", PASSWORD).await, 200);
+    let post = |headers: &[(&str, &str)]| {
+        let mut request = client.post(app.url("/api/conversations")).json(&json!({}));
+        for (k, v) in headers {
+            request = request.header(*k, *v);
+        }
+        request.send()
+    };
+    let refused = post(&[("origin", "https://evil.example")]).await.unwrap();
+    assert_eq!(refused.status(), 403);
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(error_code(&body), "forbidden");
+    assert_eq!(post(&[("sec-fetch-site", "cross-site")]).await.unwrap().status(), 403);
+    assert_eq!(app.get_json("/api/conversations").await.1.as_array().unwrap().len(), 0, "nothing was created");
+    let host = app.base_url.trim_start_matches("http://").to_owned();
+    assert_eq!(post(&[("origin", &app.base_url), ("host", &host)]).await.unwrap().status(), 201);
+    assert_eq!(post(&[("sec-fetch-site", "same-origin")]).await.unwrap().status(), 201);
+}
+
+#[tokio::test]
+async fn decisions_over_the_per_user_limit_get_429_with_retry_after() {
+    let app = spawn_app_with(Options { decisions_per_minute: Some(2), ..Default::default() }).await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let path = format!("/api/approvals/{}/reject", approvals[0].id);
+    let bob = app.as_user("bob");
+    // Bob's refused attempts use up bob's budget, not alice's.
+    for _ in 0..2 {
+        assert_eq!(bob.post_json(&path, json!({})).await.0, 404);
+    }
+    let response = bob.client.post(bob.url(&path)).json(&json!({})).send().await.unwrap();
+    assert_eq!(response.status(), 429);
+    assert!(response.headers()["retry-after"].to_str().unwrap().parse::<u64>().unwrap() >= 1);
+    assert_eq!(app.pending_approvals_of(&task).await.len(), 1, "still pending");
+    assert_eq!(app.post_json(&path, json!({ "reason": "no" })).await.0, 200, "alice has her own budget");
+}
+
+#[tokio::test]
+async fn a_revoked_token_no_longer_works() {
+    let app = spawn_app().await;
+    let (code, created) = app.post_json("/api/tokens", json!({ "name": "script" })).await;
+    assert_eq!(code, 201);
+    let token = created["token"].as_str().unwrap();
+    let scripted = TestApp { client: crate::helpers::client_with_token(token), ..app.clone() };
+    assert_eq!(scripted.get_json("/api/session").await.0, 200);
+    let listed = app.get_json("/api/tokens").await.1;
+    assert!(listed.as_array().unwrap().iter().all(|t| t.get("token").is_none() && t.get("token_hash").is_none()), "{listed}");
+    assert_eq!(app.post_json(&format!("/api/tokens/{}/revoke", created["id"].as_str().unwrap()), json!({})).await.0, 204);
+    assert_eq!(scripted.get_json("/api/session").await.0, 401);
+}
+
+#[tokio::test]
+async fn pages_send_anonymous_visitors_to_the_login_page() {
+    let app = spawn_app().await;
+    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let response = client.get(app.url("/c/abc?x=1")).send().await.unwrap();
+    assert_eq!(response.status(), 303);
+    assert_eq!(response.headers()["location"], "/login?next=/c/abc%3Fx%3D1");
+    assert_eq!(client.get(app.url("/login")).send().await.unwrap().status(), 200);
+    // The login form works without JavaScript too.
+    let form = client
+        .post(app.url("/login?next=/c/abc"))
+        .form(&[("username", "alice"), ("password", PASSWORD)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!((form.status().as_u16(), form.headers()["location"].to_str().unwrap()), (303, "/c/abc"));
+    assert!(form.headers()["set-cookie"].to_str().unwrap().starts_with("countersign_session="));
+}
+
+#[tokio::test]
+async fn the_audit_trail_records_the_cycle_and_verify_finds_the_first_edited_entry() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001 and 1002", 2).await;
+    app.post_json(&format!("/api/approvals/{}/approve", approvals[0].id), json!({ "args": { "order_id": approvals[0].args["order_id"], "amount": 1 } })).await;
+    app.post_json(&format!("/api/approvals/{}/reject", approvals[1].id), json!({ "reason": "duplicate" })).await;
+    app.wait_task(&task, app::domain::TaskStatus::Completed).await;
+
+    let root = app.as_user("root");
+    let (_, page) = root.get_json("/api/audit?limit=100").await;
+    let entries = page["entries"].as_array().unwrap();
+    let kinds: Vec<&str> = entries.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds.iter().filter(|k| **k == "approval.requested").count(), 2, "{kinds:?}");
+    assert_eq!(kinds.iter().filter(|k| **k == "approval.decided").count(), 2);
+    assert!(kinds.contains(&"tool.outcome"));
+    let decided = entries.iter().find(|e| e["kind"] == "approval.decided" && e["data"]["outcome"] == "approved").unwrap();
+    assert_eq!(decided["actor"], "alice");
+    assert_eq!(decided["data"]["role"], "user");
+    assert_eq!(decided["data"]["edited_args"]["amount"], 1);
+    assert!(decided["data"]["seconds_to_decide"].is_i64() && decided["data"]["original_args"].is_object());
+    let (_, verify) = root.get_json("/api/audit/verify").await;
+    assert_eq!(verify["ok"], true, "{verify}");
+    let export = root.client.get(root.url("/api/audit/export")).send().await.unwrap().text().await.unwrap();
+    assert_eq!(export.lines().count(), entries.len());
+
+    // Append-only: the database refuses an edit...
+    let db = sqlx::SqlitePool::connect(&format!("sqlite://{}", app.data_dir.path().join("countersign.db").display())).await.unwrap();
+    assert!(sqlx::query("UPDATE audit_log SET actor = 'mallory' WHERE id = 3").execute(&db).await.is_err());
+    // ...so a tamperer must drop the trigger first; verify still finds the edited entry.
+    sqlx::query("DROP TRIGGER audit_log_no_update").execute(&db).await.unwrap();
+    sqlx::query("UPDATE audit_log SET entry = replace(entry, '\"alice\"', '\"mallory\"') WHERE id = (SELECT MIN(id) FROM audit_log WHERE kind = 'approval.decided')")
+        .execute(&db)
+        .await
+        .unwrap();
+    let tampered: i64 = sqlx::query_scalar("SELECT MIN(id) FROM audit_log WHERE kind = 'approval.decided'").fetch_one(&db).await.unwrap();
+    let (_, verify) = root.get_json("/api/audit/verify").await;
+    assert_eq!((verify["ok"].as_bool(), verify["first_broken"].as_i64()), (Some(false), Some(tampered)), "{verify}");
+    let (ok, _, stderr) = cli(app.data_dir.path(), &["audit", "verify"], None).await;
+    assert!(!ok);
+    assert!(stderr.contains(&format!("entry {tampered}")), "{stderr}");
+}
+
+#[tokio::test]
+async fn the_cli_creates_users_refuses_weak_passwords_and_decides_on_a_running_server() {
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let (ok, _, stderr) = cli(dir.path(), &["user", "add", "weak"], Some("short\n")).await;
+    assert!(!ok && stderr.starts_with("error: ") && stderr.contains("at least 8"), "{stderr}");
+    let (ok, stdout, _) = cli(dir.path(), &["user", "add", "boss", "--admin"], Some("long-enough-pw\n")).await;
+    assert!(ok && stdout.contains("created admin boss"), "{stdout}");
+    let (ok, _, stderr) = cli(dir.path(), &["user", "add", "boss"], Some("long-enough-pw\n")).await;
+    assert!(!ok && stderr.contains("already exists"), "{stderr}");
+
+    let server = BinaryServer::start(dir.clone(), None).await;
+    let c = server.app.create_conversation().await;
+    let (task, approvals) = server.app.pending_turn(&c, "cancel order 1003", 1).await;
+    let token = &server.app.tokens["alice"];
+    let url = server.app.base_url.clone();
+    let remote = ["--server", url.as_str(), "--token", token.as_str()];
+    let (ok, listed, stderr) = cli(dir.path(), &[&["approvals", "list"][..], &remote].concat(), None).await;
+    assert!(ok && listed.contains(&approvals[0].id) && listed.contains("cancel_order"), "{listed}{stderr}");
+    let (ok, out, _) = cli(dir.path(), &[&["approvals", "approve", approvals[0].id.as_str()][..], &remote].concat(), None).await;
+    assert!(ok && out.trim() == "approved", "{out}");
+    server.app.wait_task(&task, app::domain::TaskStatus::Completed).await;
+    let (ok, _, stderr) = cli(dir.path(), &[&["approvals", "approve", approvals[0].id.as_str()][..], &remote].concat(), None).await;
+    assert!(!ok && stderr.contains("409"), "{stderr}");
+    let (ok, out, _) = cli(dir.path(), &["audit", "verify"], None).await;
+    assert!(ok && out.starts_with("audit chain ok"), "{out}");
+}
