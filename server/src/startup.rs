@@ -9,7 +9,7 @@ use leptos::prelude::LeptosOptions;
 use leptos_axum::{LeptosRoutes, generate_route_list};
 use tokio::net::TcpListener;
 use tower_http::trace::TraceLayer;
-use tower_sessions::{Expiry, SessionManagerLayer, cookie::SameSite};
+use tower_sessions::{ExpiredDeletion, Expiry, SessionManagerLayer, cookie::SameSite};
 use tower_sessions_sqlx_store::SqliteStore;
 
 use crate::{
@@ -56,6 +56,8 @@ impl Application {
         }
         let sessions = SqliteStore::new(store.pool().clone());
         sessions.migrate().await.context("failed to create the session table")?;
+        // Expired sessions are deleted hourly so the table does not grow without bound.
+        tokio::spawn(sessions.clone().continuously_delete_expired(tokio::time::Duration::from_secs(3600)));
 
         let model = parts.model.unwrap_or_else(|| Arc::new(ScriptedModel::default()));
         let orchestrator = Orchestrator::new(store.clone(), model, tools, agents, parts.before_commit);

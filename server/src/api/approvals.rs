@@ -51,6 +51,11 @@ pub fn actor(user: &CurrentUser) -> Actor {
     Actor { name: user.user.username.clone(), role: user.user.role.as_str().into(), ip: user.ip.clone(), user_agent: user.user_agent.clone() }
 }
 
+/// The rejection reason of an optional body; blank means none.
+pub fn reason_of(body: Option<ApiJson<RejectRequest>>) -> Option<String> {
+    body.and_then(|ApiJson(b)| b.reason).map(|r| r.trim().to_owned()).filter(|r| !r.is_empty())
+}
+
 /// The approval if it exists and `user` may see it; 404 otherwise.
 async fn visible(state: &AppState, user: &CurrentUser, id: &str) -> Result<ApprovalRow, ApiError> {
     approvals::get(state.store.pool(), id)
@@ -129,6 +134,5 @@ async fn reject(
 ) -> Result<Json<DecisionOutcome>, ApiError> {
     state.decisions.check(&user.user.id)?;
     visible(&state, &user, &id).await?;
-    let reason = body.and_then(|ApiJson(b)| b.reason).map(|r| r.trim().to_owned()).filter(|r| !r.is_empty());
-    Ok(Json(state.orchestrator.decide(&id, Decision::Reject { reason }, &actor(&user)).await?))
+    Ok(Json(state.orchestrator.decide(&id, Decision::Reject { reason: reason_of(body) }, &actor(&user)).await?))
 }

@@ -7,7 +7,12 @@ use axum::{
     routing::{get, post},
 };
 
-use super::{ApiError, approvals::actor, conversations::visible, extract::ApiJson};
+use super::{
+    ApiError,
+    approvals::{actor, reason_of},
+    conversations::visible,
+    extract::ApiJson,
+};
 use crate::{
     auth::CurrentUser,
     orchestrator::Decision,
@@ -52,8 +57,7 @@ async fn reject_all(
 ) -> Result<Json<Vec<DecisionOutcome>>, ApiError> {
     state.decisions.check(&user.user.id)?;
     visible_task(&state, &user, &id).await?;
-    let reason = body.and_then(|ApiJson(b)| b.reason).map(|r| r.trim().to_owned()).filter(|r| !r.is_empty());
-    Ok(Json(state.orchestrator.decide_all(&id, Decision::Reject { reason }, &actor(&user)).await?))
+    Ok(Json(state.orchestrator.decide_all(&id, Decision::Reject { reason: reason_of(body) }, &actor(&user)).await?))
 }
 
 #[tracing::instrument(skip(state, user))]

@@ -242,3 +242,15 @@ async fn the_cli_creates_users_refuses_weak_passwords_and_decides_on_a_running_s
     let (ok, out, _) = cli(dir.path(), &["audit", "verify"], None).await;
     assert!(ok && out.starts_with("audit chain ok"), "{out}");
 }
+
+#[tokio::test]
+async fn a_session_survives_a_server_restart() {
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let first = BinaryServer::start(dir.clone(), None).await;
+    let client = cookie_client();
+    assert_eq!(login(&first.app, &client, "alice", PASSWORD).await, 200);
+    let dir = first.kill().await;
+    let second = BinaryServer::start(dir, None).await;
+    let me = client.get(second.app.url("/api/session")).send().await.unwrap();
+    assert_eq!(me.status(), 200, "the cookie from before the restart still logs alice in");
+}
