@@ -21,8 +21,42 @@ pub struct AgentsConfig {
 pub struct Agent {
     pub name: String,
     pub description: String,
+    /// Sent to real models as the system message.
+    pub system_prompt: String,
+    pub model: ModelConfig,
     pub tools: Vec<String>,
     pub gates: Vec<Gate>,
+}
+
+/// Which model drives an agent.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(tag = "provider", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ModelConfig {
+    /// The built-in deterministic demo planner.
+    Scripted,
+    /// Any OpenAI-compatible chat completions endpoint (OpenAI, Ollama, vLLM, llama.cpp, LM Studio).
+    Openai {
+        /// e.g. `https://api.openai.com/v1` or `http://127.0.0.1:11434/v1` (Ollama).
+        base_url: String,
+        model: String,
+        /// Name of the environment variable holding the API key (none for local servers).
+        api_key_env: Option<String>,
+        temperature: Option<f64>,
+        /// Retries on 429 / 5xx / connection errors, with exponential backoff.
+        #[serde(default = "default_retries")]
+        max_retries: u32,
+        /// Seconds before a request gives up.
+        #[serde(default = "default_request_timeout")]
+        timeout_secs: f64,
+    },
+}
+
+fn default_retries() -> u32 {
+    3
+}
+
+fn default_request_timeout() -> f64 {
+    120.0
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -86,6 +120,10 @@ struct FileAgent {
     name: String,
     #[serde(default)]
     description: String,
+    #[serde(default)]
+    system_prompt: Option<String>,
+    #[serde(default)]
+    model: Option<ModelConfig>,
     tools: Vec<String>,
     /// Shorthand for a `tools` gate named `require_approval` (kagent's field); a subset of `tools`.
     #[serde(default)]
@@ -176,7 +214,20 @@ impl AgentsConfig {
                     timeout_action: gate.timeout_action.unwrap_or(defaults.timeout_action),
                 });
             }
-            agents.push(Agent { name: agent.name, description: agent.description, tools: agent.tools, gates });
+            let model = agent.model.unwrap_or(ModelConfig::Scripted);
+            if let ModelConfig::Openai { base_url, model, timeout_secs, .. } = &model {
+                if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+                    bail!("{at}: model.base_url must start with http:// or https://, got {base_url:?}");
+                }
+                if model.trim().is_empty() {
+                    bail!("{at}: model.model must name the model, e.g. \"llama3.1\"");
+                }
+                check_timeout(*timeout_secs).with_context(|| format!("{at}: model.timeout_secs"))?;
+            }
+            let system_prompt = agent.system_prompt.unwrap_or_else(|| {
+                format!("You are {}, an agent that acts through tools. Some tool calls need a human's approval; if one is rejected, say so and do not retry it.", agent.name)
+            });
+            agents.push(Agent { name: agent.name, description: agent.description, system_prompt, model, tools: agent.tools, gates });
         }
         Ok(Self { agents })
     }
@@ -245,6 +296,32 @@ mod tests {
     fn an_unknown_gate_kind_is_named_in_the_error() {
         let e = err("[[agents]]\nname = \"a\"\ntools = [\"get_order\"]\n[[agents.gates]]\nname = \"g\"\nkind = \"vibes\"");
         assert!(e.contains("\"g\"") && e.contains("vibes"), "{e}");
+    }
+
+    #[test]
+    fn an_openai_compatible_model_is_read_with_defaults() {
+        let config = parse(
+            "[[agents]]\nname = \"a\"\ntools = []\n[agents.model]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:11434/v1\"\nmodel = \"llama3.1\"",
+        )
+        .unwrap();
+        match &config.agents[0].model {
+            ModelConfig::Openai { model, max_retries, api_key_env, .. } => {
+                assert_eq!((model.as_str(), *max_retries, api_key_env.as_deref()), ("llama3.1", 3, None))
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_model_without_a_url_scheme_is_refused() {
+        let e = err("[[agents]]\nname = \"a\"\ntools = []\n[agents.model]\nprovider = \"openai\"\nbase_url = \"localhost:1\"\nmodel = \"m\"");
+        assert!(e.contains("base_url"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_provider_is_refused() {
+        let e = err("[[agents]]\nname = \"a\"\ntools = []\n[agents.model]\nprovider = \"skynet\"");
+        assert!(e.contains("skynet"), "{e}");
     }
 
     #[test]

@@ -30,7 +30,14 @@ mod tests {
     }
 
     fn agent(gates: Vec<Gate>) -> Agent {
-        Agent { name: "a".into(), description: String::new(), tools: vec![], gates }
+        Agent {
+            name: "a".into(),
+            description: String::new(),
+            system_prompt: String::new(),
+            model: crate::agents::ModelConfig::Scripted,
+            tools: vec![],
+            gates,
+        }
     }
 
     #[test]

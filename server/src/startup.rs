@@ -18,7 +18,7 @@ use crate::{
     auth::{self, rate_limit::DecisionLimiter},
     bus::Bus,
     config::Config,
-    model::{Model, scripted::ScriptedModel},
+    model::{Model, Models},
     orchestrator::{BeforeCommitHook, Orchestrator, sweeper},
     state::AppState,
     store::Store,
@@ -59,8 +59,8 @@ impl Application {
         // Expired sessions are deleted hourly so the table does not grow without bound.
         tokio::spawn(sessions.clone().continuously_delete_expired(tokio::time::Duration::from_secs(3600)));
 
-        let model = parts.model.unwrap_or_else(|| Arc::new(ScriptedModel::default()));
-        let orchestrator = Orchestrator::new(store.clone(), model, tools, agents, parts.before_commit);
+        let models = Models::build(&agents, parts.model)?;
+        let orchestrator = Orchestrator::new(store.clone(), models, tools, agents, parts.before_commit);
 
         let listener = TcpListener::bind(config.addr)
             .await

@@ -1,6 +1,7 @@
 //! The model behind an agent: given the conversation so far, it answers and/or proposes tool
 //! calls. The built-in `ScriptedModel` is the default; real providers implement the same trait.
 
+pub mod openai;
 pub mod scripted;
 
 use app::domain::{ApprovalOutcome, Event, EventBody};
@@ -75,4 +76,39 @@ pub fn transcript(events: &[Event]) -> Vec<ChatMessage> {
         }
     }
     messages
+}
+
+/// The model for each agent, built from the agent configuration at start-up.
+pub struct Models {
+    by_agent: std::collections::HashMap<String, std::sync::Arc<dyn Model>>,
+}
+
+impl Models {
+    /// `override_all` (tests) replaces every agent's model.
+    pub fn build(agents: &crate::agents::AgentsConfig, override_all: Option<std::sync::Arc<dyn Model>>) -> anyhow::Result<Self> {
+        use crate::agents::ModelConfig;
+        let mut by_agent = std::collections::HashMap::new();
+        for agent in &agents.agents {
+            let model: std::sync::Arc<dyn Model> = match (&override_all, &agent.model) {
+                (Some(model), _) => model.clone(),
+                (None, ModelConfig::Scripted) => std::sync::Arc::new(scripted::ScriptedModel::default()),
+                (None, ModelConfig::Openai { base_url, model, api_key_env, temperature, max_retries, timeout_secs }) => {
+                    let api_key = match api_key_env {
+                        Some(var) => Some(std::env::var(var).map_err(|_| {
+                            anyhow::anyhow!("agent {:?}: model.api_key_env names {var}, which is not set", agent.name)
+                        })?),
+                        None => None,
+                    };
+                    let timeout = std::time::Duration::from_secs_f64(*timeout_secs);
+                    std::sync::Arc::new(openai::OpenAiModel::new(base_url, model, api_key, *temperature, *max_retries, timeout)?)
+                }
+            };
+            by_agent.insert(agent.name.clone(), model);
+        }
+        Ok(Self { by_agent })
+    }
+
+    pub fn for_agent(&self, name: &str) -> Option<&std::sync::Arc<dyn Model>> {
+        self.by_agent.get(name)
+    }
 }

@@ -11,7 +11,7 @@ use std::{collections::HashMap, sync::Arc};
 
 use parking_lot::Mutex;
 
-use crate::{agents::AgentsConfig, model::Model, store::Store, tools::Registry};
+use crate::{agents::AgentsConfig, model::Models, store::Store, tools::Registry};
 
 pub use decide::{Actor, Decision, DecisionError};
 pub use step::StartError;
@@ -21,7 +21,7 @@ pub type BeforeCommitHook = Arc<dyn Fn(&str) -> anyhow::Result<()> + Send + Sync
 
 pub struct Orchestrator {
     store: Store,
-    model: Arc<dyn Model>,
+    models: Models,
     tools: Arc<Registry>,
     agents: Arc<AgentsConfig>,
     /// Tasks being driven in this process, with a "run again" flag set by triggers that
@@ -33,12 +33,12 @@ pub struct Orchestrator {
 impl Orchestrator {
     pub fn new(
         store: Store,
-        model: Arc<dyn Model>,
+        models: Models,
         tools: Arc<Registry>,
         agents: Arc<AgentsConfig>,
         before_commit: Option<BeforeCommitHook>,
     ) -> Arc<Self> {
-        Arc::new(Self { store, model, tools, agents, running: Mutex::new(HashMap::new()), before_commit })
+        Arc::new(Self { store, models, tools, agents, running: Mutex::new(HashMap::new()), before_commit })
     }
 
     pub fn agents(&self) -> &AgentsConfig {

@@ -106,7 +106,8 @@ impl Orchestrator {
             tools: agent.tools.iter().filter_map(|name| self.tools.get(name)).map(|t| t.spec()).collect(),
             messages: transcript(&history),
         };
-        let reply = match self.model.respond(&request).await {
+        let model = self.models.for_agent(&agent.name).context("BUG: every configured agent has a model")?;
+        let reply = match model.respond(&request).await {
             Ok(reply) => reply,
             Err(err) => {
                 tracing::warn!(task_id = task.id, error = ?err, "model failed");

@@ -66,6 +66,8 @@ pub struct Options {
     pub before_commit: Option<BeforeCommitHook>,
     pub body_limit: Option<usize>,
     pub decisions_per_minute: Option<u32>,
+    /// Use the models the agent config names instead of the counting scripted model.
+    pub configured_models: bool,
 }
 
 /// Starts the real application on 127.0.0.1:0 with a fresh database in a temporary directory.
@@ -95,7 +97,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
     .expect("test config");
     countersign::telemetry::init(&config.log_filter, false);
     let model = Arc::new(ScriptedModel::default());
-    let parts = Parts { model: Some(model.clone()), before_commit: options.before_commit };
+    let parts = Parts { model: (!options.configured_models).then(|| model.clone() as _), before_commit: options.before_commit };
     let database_url = config.database_url.clone();
     let app = Application::build_with(config, parts).await.expect("application builds");
     let base_url = format!("http://{}", app.local_addr());

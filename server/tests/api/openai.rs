@@ -1,0 +1,141 @@
+//! The OpenAI-compatible provider against a local fake server speaking the real wire format.
+
+use std::sync::{Arc, Mutex};
+
+use app::domain::{CardStatus, TaskStatus};
+use axum::{Json, Router, extract::State, http::StatusCode, response::IntoResponse, routing::post};
+use serde_json::{Value, json};
+
+use crate::helpers::{Options, assistant_texts, spawn_app_with};
+
+/// What the fake answers next: an error status, or an SSE stream of these chunks.
+#[derive(Clone)]
+enum Reply {
+    Status(u16),
+    Stream(Vec<Value>),
+}
+
+#[derive(Clone, Default)]
+struct Fake {
+    replies: Arc<Mutex<Vec<Reply>>>,
+    requests: Arc<Mutex<Vec<Value>>>,
+}
+
+async fn completions(State(fake): State<Fake>, Json(body): Json<Value>) -> axum::response::Response {
+    fake.requests.lock().unwrap().push(body);
+    let reply = {
+        let mut replies = fake.replies.lock().unwrap();
+        if replies.is_empty() { Reply::Status(500) } else { replies.remove(0) }
+    };
+    match reply {
+        Reply::Status(code) => (StatusCode::from_u16(code).unwrap(), Json(json!({ "error": { "message": "fake failure" } }))).into_response(),
+        Reply::Stream(chunks) => {
+            let mut text = String::new();
+            for chunk in chunks {
+                text.push_str(&format!("data: {chunk}\n\n"));
+            }
+            text.push_str("data: [DONE]\n\n");
+            ([("content-type", "text/event-stream")], text).into_response()
+        }
+    }
+}
+
+async fn start_fake(replies: Vec<Reply>) -> (String, Fake) {
+    let fake = Fake { replies: Arc::new(Mutex::new(replies)), ..Default::default() };
+    let router = Router::new().route("/v1/chat/completions", post(completions)).with_state(fake.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    (url, fake)
+}
+
+fn agents(base_url: &str, retries: u32) -> String {
+    format!(
+        "[[agents]]\nname = \"support\"\ntools = [\"get_order\", \"process_refund\"]\nrequire_approval = [\"process_refund\"]\n\
+         [agents.model]\nprovider = \"openai\"\nbase_url = \"{base_url}\"\nmodel = \"fake-1\"\nmax_retries = {retries}\ntimeout_secs = 5\n"
+    )
+}
+
+fn chunk(delta: Value) -> Value {
+    json!({ "id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "fake-1", "choices": [{ "index": 0, "delta": delta, "finish_reason": null }] })
+}
+
+fn text_stream(parts: &[&str]) -> Reply {
+    Reply::Stream(parts.iter().map(|p| chunk(json!({ "content": p }))).collect())
+}
+
+#[tokio::test]
+async fn a_streamed_tool_call_split_across_chunks_waits_for_approval_and_its_result_goes_back_to_the_model() {
+    let first = Reply::Stream(vec![
+        chunk(json!({ "role": "assistant", "content": "" })),
+        chunk(json!({ "tool_calls": [{ "index": 0, "id": "call_abc", "type": "function", "function": { "name": "process_refund", "arguments": "" } }] })),
+        chunk(json!({ "tool_calls": [{ "index": 0, "function": { "arguments": "{\"order_id\": 10" } }] })),
+        chunk(json!({ "tool_calls": [{ "index": 0, "function": { "arguments": "01, \"amount\": 12.5}" } }] })),
+    ]);
+    let (url, fake) = start_fake(vec![first, text_stream(&["Refund ", "done."])]).await;
+    let app = spawn_app_with(Options { agents_toml: Some(agents(&url, 0)), configured_models: true, ..Default::default() }).await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "please refund 12.50 on order 1001", 1).await;
+    assert_eq!(approvals[0].call_id, "call_abc", "the provider's call id is kept");
+    assert_eq!(approvals[0].args, json!({ "order_id": 1001, "amount": 12.5 }));
+
+    let request = fake.requests.lock().unwrap()[0].clone();
+    assert_eq!(request["model"], "fake-1");
+    assert_eq!(request["stream"], true);
+    assert_eq!(request["messages"][0]["role"], "system");
+    assert_eq!(request["messages"][1], json!({ "role": "user", "content": "please refund 12.50 on order 1001" }));
+    let tools: Vec<&str> = request["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    assert_eq!(tools, ["get_order", "process_refund"]);
+
+    app.post_json(&format!("/api/approvals/{}/approve", approvals[0].id), json!({})).await;
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(app.order(1001).await.refunded, 12.5);
+    let second = fake.requests.lock().unwrap()[1].clone();
+    let messages = second["messages"].as_array().unwrap();
+    assert_eq!(messages[2]["tool_calls"][0]["id"], "call_abc");
+    let tool_message = &messages[3];
+    assert_eq!((tool_message["role"].as_str(), tool_message["tool_call_id"].as_str()), (Some("tool"), Some("call_abc")));
+    assert!(tool_message["content"].as_str().unwrap().contains("Refunded $12.50"), "{tool_message}");
+    assert_eq!(assistant_texts(&app.detail(&c).await.events).last().unwrap(), "Refund done.");
+}
+
+#[tokio::test]
+async fn a_5xx_then_a_429_are_retried_with_backoff() {
+    let (url, fake) = start_fake(vec![Reply::Status(503), Reply::Status(429), text_stream(&["Hello!"])]).await;
+    let app = spawn_app_with(Options { agents_toml: Some(agents(&url, 3)), configured_models: true, ..Default::default() }).await;
+    let c = app.create_conversation().await;
+    let task = app.say(&c, "hi").await;
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(fake.requests.lock().unwrap().len(), 3);
+    assert_eq!(assistant_texts(&app.detail(&c).await.events), ["Hello!"]);
+}
+
+#[tokio::test]
+async fn an_unreachable_model_fails_the_turn_with_a_readable_message() {
+    let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", closed.local_addr().unwrap());
+    drop(closed);
+    let app = spawn_app_with(Options { agents_toml: Some(agents(&url, 1)), configured_models: true, ..Default::default() }).await;
+    let c = app.create_conversation().await;
+    let task = app.say(&c, "hi").await;
+    app.wait_task(&task, TaskStatus::Failed).await;
+    let view = app.detail(&c).await.view;
+    let message = view.current_task().unwrap().message.clone().unwrap();
+    assert!(message.contains("cannot reach the model"), "{message}");
+    // The conversation is usable again.
+    assert!(view.cards().all(|c| c.status != CardStatus::PendingApproval));
+}
+
+#[tokio::test]
+async fn a_tool_call_with_arguments_that_break_the_schema_is_reported_not_run() {
+    let bad = Reply::Stream(vec![chunk(json!({ "tool_calls": [{ "index": 0, "id": "call_x", "function": { "name": "get_order", "arguments": "{\"order_id\": \"abc\"}" } }] }))]);
+    let (url, _fake) = start_fake(vec![bad, text_stream(&["Sorry."])]).await;
+    let app = spawn_app_with(Options { agents_toml: Some(agents(&url, 0)), configured_models: true, ..Default::default() }).await;
+    let c = app.create_conversation().await;
+    let task = app.say(&c, "look up order abc").await;
+    app.wait_task(&task, TaskStatus::Completed).await;
+    let view = app.detail(&c).await.view;
+    let card = view.card("call_x").unwrap();
+    assert_eq!(card.status, CardStatus::Failed);
+    assert_eq!(card.result.as_ref().unwrap()["error"], "invalid arguments");
+}
