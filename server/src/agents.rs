@@ -75,6 +75,31 @@ pub enum GateRule {
     All,
     /// Tools whose metadata says they are destructive.
     Destructive,
+    /// A CEL expression over `tool`, `args`, `user` and `agent`, compiled at start-up.
+    Rule(Rule),
+    /// Matches when any of its parts matches.
+    Any(Vec<GateRule>),
+    /// Turns approvals off for the agent: nothing is gated.
+    Disabled,
+}
+
+/// A compiled CEL expression; compared and printed by its source.
+#[derive(Clone)]
+pub struct Rule {
+    pub source: String,
+    pub program: std::sync::Arc<cel::Program>,
+}
+
+impl PartialEq for Rule {
+    fn eq(&self, other: &Self) -> bool {
+        self.source == other.source
+    }
+}
+
+impl std::fmt::Debug for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Rule({:?})", self.source)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -135,12 +160,52 @@ struct FileAgent {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileGate {
+    /// Required for top-level gates; parts of an `any` gate have none.
+    #[serde(default)]
     name: String,
     kind: String,
     #[serde(default)]
     tools: Vec<String>,
+    /// For `kind = "rule"`: a CEL expression, e.g. `tool == "process_refund" && args.amount > 100`.
+    rule: Option<String>,
+    /// For `kind = "any"`: the parts, as inline tables.
+    #[serde(default)]
+    of: Vec<FileGate>,
     timeout_secs: Option<f64>,
     timeout_action: Option<TimeoutAction>,
+}
+
+/// Checks and compiles one gate's matching rule; `at` names the gate in errors.
+fn gate_rule(gate: FileGate, agent_tools: &[String], at: &str) -> anyhow::Result<GateRule> {
+    Ok(match gate.kind.as_str() {
+        "tools" => {
+            if gate.tools.is_empty() {
+                bail!("{at}: kind \"tools\" needs a non-empty tools list");
+            }
+            for tool in &gate.tools {
+                if !agent_tools.contains(tool) {
+                    bail!("{at}: tools names {tool:?}, which is not in the agent's tools");
+                }
+            }
+            GateRule::Tools(gate.tools.into_iter().collect())
+        }
+        "all" => GateRule::All,
+        "destructive" => GateRule::Destructive,
+        "disabled" => GateRule::Disabled,
+        "rule" => {
+            let source = gate.rule.with_context(|| format!("{at}: kind \"rule\" needs rule = \"<CEL expression>\""))?;
+            let program = cel::Program::compile(&source).map_err(|e| anyhow::anyhow!("{at}: the rule does not compile: {e}"))?;
+            GateRule::Rule(Rule { source, program: std::sync::Arc::new(program) })
+        }
+        "any" => {
+            if gate.of.is_empty() {
+                bail!("{at}: kind \"any\" needs parts: of = [{{ kind = ... }}, ...]");
+            }
+            let parts = gate.of.into_iter().enumerate().map(|(i, part)| gate_rule(part, agent_tools, &format!("{at} part {}", i + 1)));
+            GateRule::Any(parts.collect::<anyhow::Result<_>>()?)
+        }
+        other => bail!("{at}: unknown kind {other:?} (expected tools, all, destructive, rule, any or disabled)"),
+    })
 }
 
 impl AgentsConfig {
@@ -189,29 +254,18 @@ impl AgentsConfig {
             }
             for gate in agent.gates {
                 let gat = format!("{at}: gate {:?}", gate.name);
-                let rule = match gate.kind.as_str() {
-                    "tools" => {
-                        if gate.tools.is_empty() {
-                            bail!("{gat}: kind \"tools\" needs a non-empty tools list");
-                        }
-                        for tool in &gate.tools {
-                            if !agent.tools.contains(tool) {
-                                bail!("{gat}: tools names {tool:?}, which is not in the agent's tools");
-                            }
-                        }
-                        GateRule::Tools(gate.tools.into_iter().collect())
-                    }
-                    "all" => GateRule::All,
-                    "destructive" => GateRule::Destructive,
-                    other => bail!("{gat}: unknown kind {other:?} (expected tools, all or destructive)"),
-                };
-                let timeout_secs = gate.timeout_secs.unwrap_or(defaults.timeout_secs);
+                if gate.name.trim().is_empty() {
+                    bail!("{at}: every gate needs a name");
+                }
+                let (name, timeout_secs, timeout_action) = (gate.name.clone(), gate.timeout_secs, gate.timeout_action);
+                let rule = gate_rule(gate, &agent.tools, &gat)?;
+                let timeout_secs = timeout_secs.unwrap_or(defaults.timeout_secs);
                 check_timeout(timeout_secs).with_context(|| format!("{gat}: timeout_secs"))?;
                 gates.push(Gate {
-                    name: gate.name,
+                    name,
                     rule,
                     timeout: Duration::from_secs_f64(timeout_secs),
-                    timeout_action: gate.timeout_action.unwrap_or(defaults.timeout_action),
+                    timeout_action: timeout_action.unwrap_or(defaults.timeout_action),
                 });
             }
             let model = agent.model.unwrap_or(ModelConfig::Scripted);
@@ -328,6 +382,21 @@ mod tests {
     fn an_unknown_key_is_refused() {
         let e = err("[[agents]]\nname = \"a\"\ntools = []\nrequire_aproval = [\"x\"]");
         assert!(e.contains("require_aproval"), "{e}");
+    }
+
+    #[test]
+    fn a_rule_that_does_not_compile_is_refused_naming_the_gate() {
+        let e = err("[[agents]]\nname = \"a\"\ntools = [\"get_order\"]\n[[agents.gates]]\nname = \"big\"\nkind = \"rule\"\nrule = \"args.amount >\"");
+        assert!(e.contains("\"big\"") && e.contains("does not compile"), "{e}");
+    }
+
+    #[test]
+    fn an_any_gate_reads_its_parts() {
+        let config = parse(
+            "[[agents]]\nname = \"a\"\ntools = [\"get_order\"]\n[[agents.gates]]\nname = \"g\"\nkind = \"any\"\nof = [{ kind = \"destructive\" }, { kind = \"rule\", rule = \"user == 'eve'\" }]",
+        )
+        .unwrap();
+        assert!(matches!(&config.agents[0].gates[0].rule, GateRule::Any(parts) if parts.len() == 2));
     }
 
     #[test]

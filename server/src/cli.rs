@@ -40,6 +40,15 @@ pub enum Command {
     /// Check or export the audit trail (in the configured database).
     #[command(subcommand)]
     Audit(AuditCommand),
+    /// Check an agent configuration file.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+#[derive(Subcommand)]
+pub enum ConfigCommand {
+    /// Validate FILE as the server would at start-up; prints a summary or the first problem.
+    Check { file: std::path::PathBuf },
 }
 
 #[derive(Subcommand)]
@@ -230,6 +239,14 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
                 );
             }
             println!("audit chain ok: {} entries", report.entries);
+        }
+        Command::Config(ConfigCommand::Check { file }) => {
+            let config = crate::agents::AgentsConfig::load(&file, &crate::tools::Registry::builtin())?;
+            for agent in &config.agents {
+                let gates: Vec<String> = agent.gates.iter().map(|g| g.name.clone()).collect();
+                println!("agent {}: {} tool(s), gates: {}", agent.name, agent.tools.len(), if gates.is_empty() { "none".into() } else { gates.join(", ") });
+            }
+            println!("{} is valid", file.display());
         }
         Command::Audit(AuditCommand::Export) => {
             print!("{}", crate::api::audit::export_lines(&open_store(&config).await?).await?);

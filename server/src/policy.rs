@@ -1,17 +1,60 @@
 //! Which gate, if any, stops a proposed call. Pure: no I/O, no clock.
 
+use serde_json::Value;
+
 use crate::{
-    agents::{Agent, Gate, GateRule},
+    agents::{Agent, Gate, GateRule, Rule},
     tools::ToolSpec,
 };
 
-/// The first of the agent's gates that matches the tool, in declaration order.
-pub fn gate_for<'a>(agent: &'a Agent, tool: &ToolSpec) -> Option<&'a Gate> {
-    agent.gates.iter().find(|gate| match &gate.rule {
-        GateRule::Tools(names) => names.contains(&tool.name),
+/// What a gate may look at.
+pub struct Call<'a> {
+    pub tool: &'a ToolSpec,
+    pub args: &'a Value,
+    /// User name of the conversation's owner.
+    pub user: &'a str,
+}
+
+/// The first of the agent's gates that matches the call, in declaration order. A `disabled`
+/// gate turns approvals off for the agent.
+pub fn gate_for<'a>(agent: &'a Agent, call: &Call<'_>) -> Option<&'a Gate> {
+    if agent.gates.iter().any(|g| g.rule == GateRule::Disabled) {
+        return None;
+    }
+    agent.gates.iter().find(|gate| matches(&gate.rule, agent, call))
+}
+
+fn matches(rule: &GateRule, agent: &Agent, call: &Call<'_>) -> bool {
+    match rule {
+        GateRule::Tools(names) => names.contains(&call.tool.name),
         GateRule::All => true,
-        GateRule::Destructive => tool.destructive,
-    })
+        GateRule::Destructive => call.tool.destructive,
+        GateRule::Rule(rule) => evaluate(rule, agent, call),
+        GateRule::Any(parts) => parts.iter().any(|p| matches(p, agent, call)),
+        GateRule::Disabled => false,
+    }
+}
+
+/// Fail-closed: a rule that cannot be evaluated (a missing field, a type error) matches, so
+/// the call waits for a human rather than running unchecked.
+fn evaluate(rule: &Rule, agent: &Agent, call: &Call<'_>) -> bool {
+    let mut context = cel::Context::default();
+    let args = cel::to_value(call.args).unwrap_or(cel::Value::Null);
+    context.add_variable_from_value("args", args);
+    context.add_variable_from_value("tool", call.tool.name.clone());
+    context.add_variable_from_value("user", call.user.to_owned());
+    context.add_variable_from_value("agent", agent.name.clone());
+    match rule.program.execute(&context) {
+        Ok(cel::Value::Bool(b)) => b,
+        Ok(other) => {
+            tracing::warn!(rule = rule.source, result = ?other, "gate rule did not give a boolean; asking for approval");
+            true
+        }
+        Err(err) => {
+            tracing::warn!(rule = rule.source, error = %err, "gate rule failed; asking for approval");
+            true
+        }
+    }
 }
 
 #[cfg(test)]
@@ -40,29 +83,68 @@ mod tests {
         }
     }
 
+    fn check<'a>(a: &'a Agent, tool: &ToolSpec, args: Value, user: &str) -> Option<&'a Gate> {
+        gate_for(a, &Call { tool, args: &args, user })
+    }
+
+    fn rule(source: &str) -> GateRule {
+        GateRule::Rule(Rule { source: source.into(), program: std::sync::Arc::new(cel::Program::compile(source).unwrap()) })
+    }
+
     #[test]
     fn a_tools_gate_matches_only_its_tools() {
         let a = agent(vec![gate("g", GateRule::Tools(["refund".to_string()].into()))]);
-        assert_eq!(gate_for(&a, &spec("refund", true)).map(|g| g.name.as_str()), Some("g"));
-        assert!(gate_for(&a, &spec("lookup", false)).is_none());
+        assert_eq!(check(&a, &spec("refund", true), json!({}), "u").map(|g| g.name.as_str()), Some("g"));
+        assert!(check(&a, &spec("lookup", false), json!({}), "u").is_none());
     }
 
     #[test]
     fn a_destructive_gate_reads_the_tool_metadata() {
         let a = agent(vec![gate("d", GateRule::Destructive)]);
-        assert!(gate_for(&a, &spec("delete", true)).is_some());
-        assert!(gate_for(&a, &spec("read", false)).is_none());
+        assert!(check(&a, &spec("delete", true), json!({}), "u").is_some());
+        assert!(check(&a, &spec("read", false), json!({}), "u").is_none());
     }
 
     #[test]
     fn an_all_gate_matches_everything_and_the_first_match_wins() {
         let a = agent(vec![gate("d", GateRule::Destructive), gate("all", GateRule::All)]);
-        assert_eq!(gate_for(&a, &spec("delete", true)).unwrap().name, "d");
-        assert_eq!(gate_for(&a, &spec("read", false)).unwrap().name, "all");
+        assert_eq!(check(&a, &spec("delete", true), json!({}), "u").unwrap().name, "d");
+        assert_eq!(check(&a, &spec("read", false), json!({}), "u").unwrap().name, "all");
     }
 
     #[test]
     fn an_agent_without_gates_never_asks() {
-        assert!(gate_for(&agent(vec![]), &spec("delete", true)).is_none());
+        assert!(check(&agent(vec![]), &spec("delete", true), json!({}), "u").is_none());
+    }
+
+    #[test]
+    fn a_rule_sees_tool_args_user_and_agent() {
+        let a = agent(vec![gate("big", rule("tool == 'process_refund' && args.amount > 100"))]);
+        let refund = spec("process_refund", true);
+        assert!(check(&a, &refund, json!({ "order_id": 1, "amount": 250.5 }), "u").is_some());
+        assert!(check(&a, &refund, json!({ "order_id": 1, "amount": 20 }), "u").is_none());
+        let b = agent(vec![gate("eve", rule("user == 'eve' && agent == 'a'"))]);
+        assert!(check(&b, &spec("x", false), json!({}), "eve").is_some());
+        assert!(check(&b, &spec("x", false), json!({}), "bob").is_none());
+    }
+
+    #[test]
+    fn a_rule_that_cannot_be_evaluated_fails_closed() {
+        let a = agent(vec![gate("big", rule("args.amount > 100"))]);
+        assert!(check(&a, &spec("process_refund", true), json!({ "order_id": 1 }), "u").is_some(), "missing field asks");
+    }
+
+    #[test]
+    fn an_any_gate_matches_when_one_part_does() {
+        let a = agent(vec![gate("any", GateRule::Any(vec![GateRule::Destructive, rule("user == 'eve'")]))]);
+        assert!(check(&a, &spec("read", false), json!({}), "eve").is_some());
+        assert!(check(&a, &spec("delete", true), json!({}), "bob").is_some());
+        assert!(check(&a, &spec("read", false), json!({}), "bob").is_none());
+    }
+
+    #[test]
+    fn a_disabled_gate_turns_approvals_off() {
+        let a = agent(vec![gate("all", GateRule::All), gate("off", GateRule::Disabled)]);
+        assert!(check(&a, &spec("delete", true), json!({}), "u").is_none());
     }
 }

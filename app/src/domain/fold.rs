@@ -176,7 +176,12 @@ impl ConversationView {
             EventBody::ToolResult { call_id, ok, output, .. } => {
                 if let Some(card) = self.card_mut(call_id) {
                     if !card.status.is_refused() {
-                        card.status = if *ok { CardStatus::Completed } else { CardStatus::Failed };
+                        card.status = match (*ok, output["status"].as_str()) {
+                            (true, _) => CardStatus::Completed,
+                            // Refused without an approval: a repeat of an already rejected call.
+                            (false, Some("rejected")) => CardStatus::Rejected,
+                            (false, _) => CardStatus::Failed,
+                        };
                     }
                     card.result = Some(output.clone());
                 }
@@ -400,6 +405,16 @@ mod tests {
         }
         assert_eq!(view, log.view());
         assert!(matches!(view.items.last(), Some(Item::Assistant { text, .. }) if text == "done"));
+    }
+
+    #[test]
+    fn a_repeat_of_a_rejected_call_shows_as_rejected_without_an_approval() {
+        let mut log = Log::new();
+        log.user("t", "again").call("t", "k9", json!({}));
+        log.push(EventBody::ToolResult { task_id: "t".into(), call_id: "k9".into(), ok: false, output: json!({ "status": "rejected", "reason": "already" }) });
+        let view = log.view();
+        assert_eq!(statuses(&view), [("k9", CardStatus::Rejected)]);
+        assert_eq!(view.pending_count(), 0);
     }
 
     #[test]

@@ -149,8 +149,20 @@ impl Orchestrator {
                     (!violations.is_empty()).then(|| json!({ "error": "invalid arguments", "details": violations }))
                 }
             };
-            let gate = tool.and_then(|t| policy::gate_for(agent, t.spec()));
+            let user = conversation.owner.as_deref().unwrap_or_default();
+            let gate = tool.and_then(|t| policy::gate_for(agent, &policy::Call { tool: t.spec(), args: &call.args, user }));
+            // Feedback: a call a human already refused here is not asked again; the model is told.
+            let repeat = match (&refusal, gate) {
+                (None, Some(_)) => approvals::refused_before(&mut *w.tx, cid, &call.tool, &call.args).await?,
+                _ => None,
+            };
+            let refusal = refusal.or_else(|| {
+                repeat.map(|reason| {
+                    json!({ "status": "rejected", "reason": format!("this exact call was already rejected in this conversation ({reason}); do not propose it again") })
+                })
+            });
             let state = match (&refusal, gate) {
+                (Some(r), _) if r["status"] == "rejected" => "rejected",
                 (Some(_), _) => "failed",
                 (None, Some(_)) => "pending_approval",
                 (None, None) => "approved",

@@ -202,3 +202,19 @@ pub async fn list(db: impl SqliteExecutor<'_>, f: &Filter<'_>) -> anyhow::Result
         .await
         .context("failed to list approvals")
 }
+
+/// Why an identical call (same tool and arguments) was already refused in this conversation.
+pub async fn refused_before(db: impl SqliteExecutor<'_>, conversation_id: &str, tool: &str, args: &Value) -> anyhow::Result<Option<String>> {
+    let rows: Vec<(String, Option<String>, String)> = sqlx::query_as(
+        "SELECT args, reason, state FROM approvals WHERE conversation_id = ? AND tool = ? AND state IN ('rejected', 'expired')",
+    )
+    .bind(conversation_id)
+    .bind(tool)
+    .fetch_all(db)
+    .await
+    .context("failed to look for earlier rejections")?;
+    Ok(rows.into_iter().find_map(|(stored, reason, state)| {
+        let same = serde_json::from_str::<Value>(&stored).is_ok_and(|v| &v == args);
+        same.then(|| reason.unwrap_or(state))
+    }))
+}

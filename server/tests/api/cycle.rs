@@ -222,3 +222,42 @@ async fn the_approval_list_is_newest_first_with_age_and_deadline() {
     assert_eq!(list[1]["conversation_id"], a.as_str());
     assert!(list[0]["age_seconds"].is_i64() && list[0]["deadline"].is_string() && list[0]["args"].is_object());
 }
+
+#[tokio::test]
+async fn proposing_a_rejected_call_again_is_refused_without_a_new_approval_and_the_model_is_told() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    app.post_json(&format!("/api/approvals/{}/reject", approvals[0].id), json!({ "reason": "duplicate" })).await;
+    app.wait_task(&task, TaskStatus::Completed).await;
+
+    // The scripted model proposes the identical call again, several times over.
+    for _ in 0..3 {
+        let again = app.say(&c, "refund order 1001").await;
+        app.wait_task(&again, TaskStatus::Completed).await;
+        assert!(app.pending_approvals_of(&again).await.is_empty(), "no new approval request");
+    }
+    let (_, all) = app.get_json("/api/approvals?status=all").await;
+    assert_eq!(all.as_array().unwrap().len(), 1, "only the first call ever asked a human");
+    assert_eq!(app.order(1001).await.refunded, 0.0);
+    let detail = app.detail(&c).await;
+    let last = assistant_texts(&detail.events).pop().unwrap();
+    assert!(last.contains("already rejected"), "{last}");
+    assert!(detail.view.cards().all(|card| card.status == CardStatus::Rejected));
+    // A different call (other arguments) still asks.
+    app.pending_turn(&c, "refund $10 on order 1001", 1).await;
+}
+
+#[tokio::test]
+async fn a_rule_gate_asks_only_for_large_refunds() {
+    let toml = "[[agents]]\nname = \"support\"\ntools = [\"process_refund\", \"get_order\"]\n\
+                [[agents.gates]]\nname = \"large-refunds\"\nkind = \"rule\"\nrule = \"tool == 'process_refund' && args.amount > 100\"\n";
+    let app = crate::helpers::spawn_app_with(crate::helpers::Options { agents_toml: Some(toml.into()), ..Default::default() }).await;
+    let c = app.create_conversation().await;
+    let small = app.say(&c, "refund $20 on order 1004").await;
+    app.wait_task(&small, TaskStatus::Completed).await;
+    assert_eq!(app.order(1004).await.refunded, 20.0, "a small refund ran at once");
+    let (_, approvals) = app.pending_turn(&c, "refund $500 on order 1004", 1).await;
+    assert_eq!(approvals[0].gate, "large-refunds");
+    assert_eq!(app.order(1004).await.refunded, 20.0);
+}

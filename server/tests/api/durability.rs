@@ -143,3 +143,16 @@ async fn a_config_naming_an_unknown_tool_stops_start_up_with_a_message_naming_it
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("wipe_disk") && stderr.contains("agents.toml") && stderr.contains("\"ops\""), "{stderr}");
 }
+
+#[tokio::test]
+async fn config_check_reports_a_valid_file_and_names_the_problem_in_a_bad_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.toml");
+    std::fs::write(&good, agents_with_timeout(60.0)).unwrap();
+    let (ok, out, _) = crate::helpers::cli(dir.path(), &["config", "check", good.to_str().unwrap()], None).await;
+    assert!(ok && out.contains("agent support") && out.contains("is valid"), "{out}");
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[[agents]]\nname = \"a\"\ntools = [\"get_order\"]\n[[agents.gates]]\nname = \"g\"\nkind = \"moods\"\n").unwrap();
+    let (ok, _, err) = crate::helpers::cli(dir.path(), &["config", "check", bad.to_str().unwrap()], None).await;
+    assert!(!ok && err.contains("bad.toml") && err.contains("moods"), "{err}");
+}
