@@ -63,7 +63,10 @@ CREATE TABLE approvals (
     summary         TEXT NOT NULL,
     risk            TEXT NOT NULL CHECK (risk IN ('low', 'medium', 'high')),
     state           TEXT NOT NULL CHECK (state IN ('pending', 'approved', 'rejected', 'expired', 'canceled')),
-    timeout_action  TEXT NOT NULL CHECK (timeout_action IN ('reject', 'approve')),
+    timeout_action  TEXT NOT NULL CHECK (timeout_action IN ('reject', 'approve', 'skip', 'abort', 'escalate')),
+    -- Set when the approval was handed to the admins (on demand or by an `escalate` timeout).
+    escalated_at    INTEGER,
+    escalated_by    TEXT,
     created_at      INTEGER NOT NULL,
     deadline        INTEGER NOT NULL,
     decided_at      INTEGER,

@@ -27,12 +27,13 @@ mod imp {
     use super::LinkState;
     use crate::domain::Event;
 
-    const EVENT_NAMES: [&str; 8] = [
+    const EVENT_NAMES: [&str; 9] = [
         "user-message",
         "assistant-message",
         "tool-call",
         "approval-required",
         "approval-decided",
+        "approval-escalated",
         "tool-started",
         "tool-result",
         "task-status",

@@ -41,6 +41,7 @@ pub fn ToolCard(card: Card, now: RwSignal<i64>) -> impl IntoView {
     let pending = card.status == CardStatus::PendingApproval;
     let approval_id = card.approval.as_ref().map(|a| a.approval_id.clone()).unwrap_or_default();
     let deadline = card.approval.as_ref().and_then(|a| parse_rfc3339_ms(&a.deadline));
+    let escalated_by = card.approval.as_ref().and_then(|a| a.escalated_by.clone()).filter(|_| pending);
     let mode = RwSignal::new(Mode::Idle);
     let busy = RwSignal::new(false);
     let error = RwSignal::new(None::<ApiFailure>);
@@ -116,8 +117,26 @@ pub fn ToolCard(card: Card, now: RwSignal<i64>) -> impl IntoView {
     let controls = pending.then(|| {
         let reject_id = approval_id.clone();
         let edit_id = approval_id.clone();
+        let escalate_id = approval_id.clone();
         let approve_click = approve.clone();
+        let escalate = move |_| {
+            let id = escalate_id.clone();
+            busy.set(true);
+            error.set(None);
+            spawn_local(async move {
+                let result = client::post::<_, Value>(&format!("/api/approvals/{id}/escalate"), &serde_json::json!({})).await;
+                busy.set(false);
+                if let Err(failure) = result {
+                    error.set(Some(failure));
+                }
+            });
+        };
+        let holder = escalated_by.clone().map(|by| view! {
+            <p class="escalated" role="status">{format!("With the admins (escalated by {by}); only an admin can decide it now.")}</p>
+        });
+        let can_escalate = escalated_by.is_none();
         view! {
+            {holder}
             <p class="countdown" aria-live="off">
                 "Expires in "
                 <span class="time-left">
@@ -134,6 +153,9 @@ pub fn ToolCard(card: Card, now: RwSignal<i64>) -> impl IntoView {
                 <button class="btn" disabled=move || busy.get() on:click=move |_| mode.set(Mode::Editing)>
                     "Edit"
                 </button>
+                {can_escalate.then(|| view! {
+                    <button class="btn btn-link-plain" disabled=move || busy.get() on:click=escalate>"Hand to admins"</button>
+                })}
             </div>
             <Show when=move || mode.get() == Mode::Rejecting>
                 <RejectForm approval_id=reject_id.clone() busy error on_cancel=Callback::new(move |_| mode.set(Mode::Idle)) />

@@ -62,6 +62,15 @@ pub enum EventBody {
         /// Present when the human changed the arguments before approving.
         edited_args: Option<Value>,
     },
+    /// The approval was handed to the admins (on demand or by a timeout); only admins decide it now.
+    ApprovalEscalated {
+        task_id: String,
+        approval_id: String,
+        call_id: String,
+        escalated_by: String,
+        /// RFC 3339: the new deadline.
+        deadline: String,
+    },
     ToolStarted {
         task_id: String,
         call_id: String,
@@ -89,6 +98,7 @@ impl EventBody {
             Self::ToolCall { .. } => "tool-call",
             Self::ApprovalRequired { .. } => "approval-required",
             Self::ApprovalDecided { .. } => "approval-decided",
+            Self::ApprovalEscalated { .. } => "approval-escalated",
             Self::ToolStarted { .. } => "tool-started",
             Self::ToolResult { .. } => "tool-result",
             Self::TaskStatus { .. } => "task-status",
@@ -102,6 +112,7 @@ impl EventBody {
             | Self::ToolCall { task_id, .. }
             | Self::ApprovalRequired { task_id, .. }
             | Self::ApprovalDecided { task_id, .. }
+            | Self::ApprovalEscalated { task_id, .. }
             | Self::ToolStarted { task_id, .. }
             | Self::ToolResult { task_id, .. }
             | Self::TaskStatus { task_id, .. } => task_id,

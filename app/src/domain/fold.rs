@@ -55,6 +55,8 @@ pub struct CardApproval {
     pub gate: String,
     /// RFC 3339.
     pub deadline: String,
+    /// Who handed it to the admins, if anyone; then only admins may decide.
+    pub escalated_by: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -144,8 +146,12 @@ impl ConversationView {
                     card.args = args.clone();
                     card.summary = summary.clone();
                     card.risk = *risk;
-                    card.approval =
-                        Some(CardApproval { approval_id: approval_id.clone(), gate: gate.clone(), deadline: deadline.clone() });
+                    card.approval = Some(CardApproval {
+                        approval_id: approval_id.clone(),
+                        gate: gate.clone(),
+                        deadline: deadline.clone(),
+                        escalated_by: None,
+                    });
                 }
             }
             EventBody::ApprovalDecided { call_id, outcome, decided_by, reason, original_args, edited_args, .. } => {
@@ -166,6 +172,12 @@ impl ConversationView {
                         original_args: original_args.clone(),
                         edited_args: edited_args.clone(),
                     });
+                }
+            }
+            EventBody::ApprovalEscalated { call_id, escalated_by, deadline, .. } => {
+                if let Some(approval) = self.card_mut(call_id).and_then(|c| c.approval.as_mut()) {
+                    approval.escalated_by = Some(escalated_by.clone());
+                    approval.deadline = deadline.clone();
                 }
             }
             EventBody::ToolStarted { call_id, .. } => {
@@ -415,6 +427,24 @@ mod tests {
         let view = log.view();
         assert_eq!(statuses(&view), [("k9", CardStatus::Rejected)]);
         assert_eq!(view.pending_count(), 0);
+    }
+
+    #[test]
+    fn an_escalation_keeps_the_card_pending_with_the_new_deadline_and_who_escalated() {
+        let mut log = Log::new();
+        log.user("t", "refund").call("t", "k1", json!({})).gate("t", "k1", json!({}));
+        log.push(EventBody::ApprovalEscalated {
+            task_id: "t".into(),
+            approval_id: "a-k1".into(),
+            call_id: "k1".into(),
+            escalated_by: "ada".into(),
+            deadline: "2026-11-21T11:00:00Z".into(),
+        });
+        let view = log.view();
+        let card = view.card("k1").unwrap();
+        assert_eq!(card.status, CardStatus::PendingApproval);
+        let approval = card.approval.as_ref().unwrap();
+        assert_eq!((approval.escalated_by.as_deref(), approval.deadline.as_str()), (Some("ada"), "2026-11-21T11:00:00Z"));
     }
 
     #[test]

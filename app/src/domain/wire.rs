@@ -72,6 +72,8 @@ pub struct Approval {
     pub decided_by: Option<String>,
     /// Seconds from request to decision.
     pub decision_seconds: Option<i64>,
+    /// Who handed it to the admins (only admins decide it then).
+    pub escalated_by: Option<String>,
     pub reason: Option<String>,
     pub edited_args: Option<Value>,
 }

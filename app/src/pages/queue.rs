@@ -27,7 +27,12 @@ fn card_of(a: &Approval) -> Card {
         args: a.args.clone(),
         risk: a.risk,
         status: CardStatus::PendingApproval,
-        approval: Some(CardApproval { approval_id: a.id.clone(), gate: a.gate.clone(), deadline: a.deadline.clone() }),
+        approval: Some(CardApproval {
+            approval_id: a.id.clone(),
+            gate: a.gate.clone(),
+            deadline: a.deadline.clone(),
+            escalated_by: a.escalated_by.clone(),
+        }),
         decision: None,
         result: None,
     }

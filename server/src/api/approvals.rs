@@ -29,6 +29,7 @@ pub fn router() -> Router<AppState> {
         .route("/api/approvals/{id}", get(read))
         .route("/api/approvals/{id}/approve", post(approve))
         .route("/api/approvals/{id}/reject", post(reject))
+        .route("/api/approvals/{id}/escalate", post(escalate))
 }
 
 const STATES: [&str; 7] = ["pending", "decided", "approved", "rejected", "expired", "canceled", "all"];
@@ -62,6 +63,26 @@ async fn visible(state: &AppState, user: &CurrentUser, id: &str) -> Result<Appro
         .await?
         .filter(|a| user.can_see(a.owner_id.as_deref()))
         .ok_or_else(|| ApiError::NotFound(format!("approval {id} does not exist")))
+}
+
+/// The approval if `user` may decide it: visible, and not handed to the admins (unless an admin).
+async fn decidable(state: &AppState, user: &CurrentUser, id: &str) -> Result<ApprovalRow, ApiError> {
+    let approval = visible(state, user, id).await?;
+    if approval.escalated_at.is_some() && approval.state == "pending" && !user.user.is_admin() {
+        return Err(ApiError::Forbidden(format!(
+            "this approval is with the admins (escalated by {})",
+            approval.escalated_by.as_deref().unwrap_or("someone")
+        )));
+    }
+    Ok(approval)
+}
+
+#[tracing::instrument(skip(state, user))]
+async fn escalate(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<Json<Approval>, ApiError> {
+    state.decisions.check(&user.user.id)?;
+    visible(&state, &user, &id).await?;
+    state.orchestrator.escalate(&id, &actor(&user)).await?;
+    Ok(Json(visible(&state, &user, &id).await?.to_wire(now_ms())))
 }
 
 fn bad_param(name: &str, message: String) -> ApiError {
@@ -120,7 +141,7 @@ async fn approve(
     body: Option<ApiJson<ApproveRequest>>,
 ) -> Result<Json<DecisionOutcome>, ApiError> {
     state.decisions.check(&user.user.id)?;
-    visible(&state, &user, &id).await?;
+    decidable(&state, &user, &id).await?;
     let args = body.and_then(|ApiJson(b)| b.args);
     Ok(Json(state.orchestrator.decide(&id, Decision::Approve { args }, &actor(&user)).await?))
 }
@@ -133,6 +154,6 @@ async fn reject(
     body: Option<ApiJson<RejectRequest>>,
 ) -> Result<Json<DecisionOutcome>, ApiError> {
     state.decisions.check(&user.user.id)?;
-    visible(&state, &user, &id).await?;
+    decidable(&state, &user, &id).await?;
     Ok(Json(state.orchestrator.decide(&id, Decision::Reject { reason: reason_of(body) }, &actor(&user)).await?))
 }

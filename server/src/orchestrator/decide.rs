@@ -113,10 +113,76 @@ impl Orchestrator {
             return Ok(());
         }
         let task = self.waiting_task(&mut w, &approval.task_id).await?;
-        let outcome = if approval.timeout_action == "approve" { ApprovalOutcome::Approved } else { ApprovalOutcome::Expired };
-        self.apply(&mut w, &task, &approval, outcome, &Actor::system(), Some("timed out".into()), None).await?;
+        let system = Actor::system();
+        // An escalated approval that times out again is rejected: escalation happens once.
+        let action = match approval.timeout_action.as_str() {
+            "escalate" if approval.escalated_at.is_some() => "reject",
+            other => other,
+        };
+        match action {
+            "abort" => {
+                drop(w);
+                return self.abort(&task.id, &system).await;
+            }
+            "escalate" => self.hand_to_admins(&mut w, &task, &approval, &system.name).await?,
+            "approve" => {
+                self.apply(&mut w, &task, &approval, ApprovalOutcome::Approved, &system, Some("timed out".into()), None).await?;
+            }
+            "skip" => {
+                let reason = Some("timed out; skipped without a decision".into());
+                self.apply(&mut w, &task, &approval, ApprovalOutcome::Expired, &system, reason, None).await?;
+            }
+            _ => {
+                self.apply(&mut w, &task, &approval, ApprovalOutcome::Expired, &system, Some("timed out".into()), None).await?;
+            }
+        }
         w.commit().await?;
         self.trigger(&task.id);
+        Ok(())
+    }
+
+    /// A user hands a pending approval to the admins (on demand).
+    pub async fn escalate(self: &Arc<Self>, approval_id: &str, actor: &Actor) -> Result<(), DecisionError> {
+        let mut w = self.store.write().await?;
+        let approval = approvals::get(&mut *w.tx, approval_id)
+            .await?
+            .ok_or_else(|| DecisionError::NotFound(format!("approval {approval_id} does not exist")))?;
+        if approval.state != "pending" {
+            return Err(DecisionError::Conflict(format!("approval {approval_id} is already {}", approval.state)));
+        }
+        if approval.escalated_at.is_some() {
+            return Err(DecisionError::Conflict(format!("approval {approval_id} is already with the admins")));
+        }
+        let task = self.waiting_task(&mut w, &approval.task_id).await?;
+        self.hand_to_admins(&mut w, &task, &approval, &actor.name).await?;
+        w.commit().await?;
+        Ok(())
+    }
+
+    async fn hand_to_admins(&self, w: &mut Write, task: &TaskRow, approval: &ApprovalRow, by: &str) -> Result<(), DecisionError> {
+        // The admins get as long as the gate originally gave.
+        let deadline = now_ms() + (approval.deadline - approval.created_at).max(100);
+        if !approvals::escalate(&mut w.tx, &approval.id, by, deadline).await? {
+            return Err(DecisionError::Conflict(format!("approval {} can no longer be escalated", approval.id)));
+        }
+        w.append(
+            &approval.conversation_id,
+            EventBody::ApprovalEscalated {
+                task_id: task.id.clone(),
+                approval_id: approval.id.clone(),
+                call_id: approval.call_id.clone(),
+                escalated_by: by.to_owned(),
+                deadline: crate::store::time::rfc3339(deadline),
+            },
+        )
+        .await?;
+        audit::append(
+            &mut w.tx,
+            "approval.escalated",
+            by,
+            json!({ "approval_id": approval.id, "conversation_id": approval.conversation_id, "tool": approval.tool, "deadline": crate::store::time::rfc3339(deadline) }),
+        )
+        .await?;
         Ok(())
     }
 

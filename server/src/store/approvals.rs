@@ -31,6 +31,8 @@ pub struct ApprovalRow {
     pub decided_by: Option<String>,
     pub reason: Option<String>,
     pub edited_args: Option<String>,
+    pub escalated_at: Option<i64>,
+    pub escalated_by: Option<String>,
 }
 
 fn parse_risk(s: &str) -> Risk {
@@ -67,6 +69,7 @@ impl ApprovalRow {
             decided_at: self.decided_at.map(rfc3339),
             decided_by: self.decided_by.clone(),
             decision_seconds: self.decided_at.map(|d| (d - self.created_at) / 1000),
+            escalated_by: self.escalated_by.clone(),
             reason: self.reason.clone(),
             edited_args: self.edited_args.as_deref().and_then(|a| serde_json::from_str(a).ok()),
         }
@@ -75,7 +78,7 @@ impl ApprovalRow {
 
 const SELECT: &str = "SELECT a.id, a.call_id, a.task_id, a.conversation_id, c.title AS conversation_title,
     c.owner_id, u.username AS owner, a.agent, a.tool, a.args, a.gate, a.summary, a.risk, a.state, a.timeout_action,
-    a.created_at, a.deadline, a.decided_at, a.decided_by, a.reason, a.edited_args
+    a.created_at, a.deadline, a.decided_at, a.decided_by, a.reason, a.edited_args, a.escalated_at, a.escalated_by
     FROM approvals a JOIN conversations c ON c.id = a.conversation_id LEFT JOIN users u ON u.id = c.owner_id";
 
 pub struct NewApproval<'a> {
@@ -217,4 +220,20 @@ pub async fn refused_before(db: impl SqliteExecutor<'_>, conversation_id: &str, 
         let same = serde_json::from_str::<Value>(&stored).is_ok_and(|v| &v == args);
         same.then(|| reason.unwrap_or(state))
     }))
+}
+
+/// Hands a pending approval to the admins with a new deadline; false if it was not pending or
+/// already escalated.
+pub async fn escalate(conn: &mut SqliteConnection, id: &str, by: &str, deadline: i64) -> anyhow::Result<bool> {
+    let result = sqlx::query(
+        "UPDATE approvals SET escalated_at = ?, escalated_by = ?, deadline = ? WHERE id = ? AND state = 'pending' AND escalated_at IS NULL",
+    )
+    .bind(now_ms())
+    .bind(by)
+    .bind(deadline)
+    .bind(id)
+    .execute(conn)
+    .await
+    .context("failed to escalate approval")?;
+    Ok(result.rows_affected() == 1)
 }

@@ -156,3 +156,74 @@ async fn config_check_reports_a_valid_file_and_names_the_problem_in_a_bad_one() 
     let (ok, _, err) = crate::helpers::cli(dir.path(), &["config", "check", bad.to_str().unwrap()], None).await;
     assert!(!ok && err.contains("bad.toml") && err.contains("moods"), "{err}");
 }
+
+fn agents_with_action(action: &str, secs: f64) -> String {
+    format!(
+        "[[agents]]\nname = \"support\"\ntools = [\"get_order\", \"cancel_order\", \"process_refund\"]\n\
+         [[agents.gates]]\nname = \"money\"\nkind = \"tools\"\ntools = [\"cancel_order\", \"process_refund\"]\n\
+         timeout_secs = {secs}\ntimeout_action = \"{action}\"\n"
+    )
+}
+
+#[tokio::test]
+async fn each_timeout_action_does_what_it_says() {
+    // approve: the call runs as proposed.
+    let app = spawn_app_with(Options { agents_toml: Some(agents_with_action("approve", 0.2)), ..Default::default() }).await;
+    let c = app.create_conversation().await;
+    let (task, _) = app.pending_turn(&c, "cancel order 1003", 1).await;
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(app.order(1003).await.status, "canceled");
+
+    // skip: not run, the model is told it was skipped.
+    let app = spawn_app_with(Options { agents_toml: Some(agents_with_action("skip", 0.2)), ..Default::default() }).await;
+    let c = app.create_conversation().await;
+    let (task, _) = app.pending_turn(&c, "cancel order 1003", 1).await;
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(app.order(1003).await.status, "open");
+    assert!(assistant_texts(&app.detail(&c).await.events).last().unwrap().contains("skipped"));
+
+    // abort: the whole task is canceled.
+    let app = spawn_app_with(Options { agents_toml: Some(agents_with_action("abort", 0.2)), ..Default::default() }).await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "cancel order 1003 and 1005", 2).await;
+    app.wait_task(&task, TaskStatus::Canceled).await;
+    for a in &approvals {
+        assert_eq!(app.get_json(&format!("/api/approvals/{}", a.id)).await.1["state"], "canceled");
+    }
+
+    // escalate: handed to the admins with a new deadline, then rejected if they do not decide.
+    let app = spawn_app_with(Options { agents_toml: Some(agents_with_action("escalate", 0.3)), ..Default::default() }).await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "cancel order 1003", 1).await;
+    let id = &approvals[0].id;
+    crate::helpers::eventually("escalation", || async { app.get_json(&format!("/api/approvals/{id}")).await.1["escalated_by"].as_str().map(str::to_owned) }).await;
+    let detail = app.detail(&c).await;
+    assert_eq!(named(&detail.events, "approval-escalated").len(), 1);
+    assert_eq!(detail.view.cards().next().unwrap().approval.as_ref().unwrap().escalated_by.as_deref(), Some("system"));
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(app.get_json(&format!("/api/approvals/{id}")).await.1["state"], "expired");
+}
+
+#[tokio::test]
+async fn a_user_hands_an_approval_to_the_admins_and_then_only_an_admin_decides_it() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001 and 1002", 2).await;
+    let id = &approvals[0].id;
+    let (code, body) = app.post_json(&format!("/api/approvals/{id}/escalate"), json!({})).await;
+    assert_eq!((code, body["escalated_by"].as_str()), (200, Some("alice")), "{body}");
+    assert_eq!(app.post_json(&format!("/api/approvals/{id}/escalate"), json!({})).await.0, 409, "once");
+    let (code, body) = app.post_json(&format!("/api/approvals/{id}/approve"), json!({})).await;
+    assert_eq!(code, 403, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("admins"));
+    assert_eq!(app.post_json(&format!("/api/tasks/{task}/approve-all"), json!({})).await.0, 403);
+    assert_eq!(app.as_user("bob").post_json(&format!("/api/approvals/{id}/escalate"), json!({})).await.0, 404);
+    let root = app.as_user("root");
+    let (_, queue) = root.get_json("/api/approvals").await;
+    assert!(queue.as_array().unwrap().iter().any(|a| a["id"] == id.as_str() && a["escalated_by"] == "alice"));
+    assert_eq!(root.post_json(&format!("/api/approvals/{id}/approve"), json!({})).await.0, 200);
+    assert_eq!(app.post_json(&format!("/api/approvals/{}/approve", approvals[1].id), json!({})).await.0, 200);
+    app.wait_task(&task, TaskStatus::Completed).await;
+    let (_, audit) = root.get_json("/api/audit?kind=approval.escalated").await;
+    assert_eq!(audit["entries"].as_array().unwrap().len(), 1);
+}

@@ -5,7 +5,7 @@ use serde_json::Value;
 use crate::helpers::spawn_app;
 
 /// Every API route, as the router declares it.
-const ROUTES: [(&str, &str); 30] = [
+const ROUTES: [(&str, &str); 31] = [
     ("get", "/healthz"),
     ("get", "/api/stream/demo"),
     ("post", "/api/conversations"),
@@ -17,6 +17,7 @@ const ROUTES: [(&str, &str); 30] = [
     ("get", "/api/approvals/{id}"),
     ("post", "/api/approvals/{id}/approve"),
     ("post", "/api/approvals/{id}/reject"),
+    ("post", "/api/approvals/{id}/escalate"),
     ("get", "/api/tasks/{id}"),
     ("post", "/api/tasks/{id}/approve-all"),
     ("post", "/api/tasks/{id}/reject-all"),
