@@ -15,6 +15,7 @@ pub const DEMO_TOML: &str = include_str!("agents.demo.toml");
 #[derive(Clone, Debug)]
 pub struct AgentsConfig {
     pub agents: Vec<Agent>,
+    pub webhooks: Vec<crate::webhooks::WebhookConfig>,
 }
 
 #[derive(Clone, Debug)]
@@ -136,6 +137,8 @@ struct FileConfig {
     #[serde(default)]
     defaults: FileDefaults,
     agents: Vec<FileAgent>,
+    #[serde(default)]
+    webhooks: Vec<crate::webhooks::WebhookConfig>,
 }
 
 #[derive(Deserialize)]
@@ -295,7 +298,12 @@ impl AgentsConfig {
             });
             agents.push(Agent { name: agent.name, description: agent.description, system_prompt, model, tools: agent.tools, gates });
         }
-        Ok(Self { agents })
+        for hook in &file.webhooks {
+            if !(hook.url.starts_with("http://") || hook.url.starts_with("https://")) {
+                bail!("{origin}: webhook url must start with http:// or https://, got {:?}", hook.url);
+            }
+        }
+        Ok(Self { agents, webhooks: file.webhooks })
     }
 
     pub fn get(&self, name: &str) -> Option<&Agent> {

@@ -37,6 +37,8 @@ pub struct Application {
     router: Router,
     orchestrator: Arc<Orchestrator>,
     sweep_interval: std::time::Duration,
+    webhooks: Vec<crate::webhooks::Webhook>,
+    bus: Bus,
 }
 
 impl Application {
@@ -60,6 +62,8 @@ impl Application {
         tokio::spawn(sessions.clone().continuously_delete_expired(tokio::time::Duration::from_secs(3600)));
 
         let models = Models::build(&agents, parts.model)?;
+        let webhooks = agents.webhooks.iter().map(crate::webhooks::Webhook::from_config).collect::<anyhow::Result<Vec<_>>>()?;
+        let bus = store.bus().clone();
         let orchestrator = Orchestrator::new(store.clone(), models, tools, agents, parts.before_commit);
 
         let listener = TcpListener::bind(config.addr)
@@ -108,7 +112,7 @@ impl Application {
             .layer(session_layer)
             .layer(TraceLayer::new_for_http())
             .with_state(state);
-        Ok(Self { listener, router, orchestrator, sweep_interval })
+        Ok(Self { listener, router, orchestrator, sweep_interval, webhooks, bus })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -128,6 +132,7 @@ impl Application {
         tokio::select! {
             result = server => result.context("server error"),
             () = sweeper::run(self.orchestrator, self.sweep_interval) => Ok(()),
+            () = crate::webhooks::run(self.webhooks, self.bus) => Ok(()),
         }
     }
 }

@@ -12,3 +12,4 @@ mod openapi;
 mod people;
 mod sse;
 mod stream;
+mod webhooks;

@@ -1,0 +1,57 @@
+//! Webhooks reach a receiver, signed, and are retried when it fails.
+
+use std::sync::{Arc, Mutex};
+
+use axum::{Router, body::Bytes, extract::State, http::HeaderMap, http::StatusCode, routing::post};
+use countersign::webhooks::{SIGNATURE_HEADER, sign};
+use serde_json::{Value, json};
+
+use crate::helpers::{Options, eventually, spawn_app_with};
+
+#[derive(Clone, Default)]
+struct Receiver {
+    calls: Arc<Mutex<u32>>,
+    received: Arc<Mutex<Vec<(String, Value)>>>,
+}
+
+async fn receive(State(r): State<Receiver>, headers: HeaderMap, body: Bytes) -> StatusCode {
+    let call = {
+        let mut calls = r.calls.lock().unwrap();
+        *calls += 1;
+        *calls
+    };
+    if call == 1 {
+        return StatusCode::SERVICE_UNAVAILABLE; // the first delivery fails and must be retried
+    }
+    let signature = headers.get(SIGNATURE_HEADER).map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default();
+    r.received.lock().unwrap().push((signature, serde_json::from_slice(&body).unwrap()));
+    r.received.lock().unwrap().last_mut().unwrap().1["raw_body"] = json!(String::from_utf8_lossy(&body));
+    StatusCode::NO_CONTENT
+}
+
+#[tokio::test]
+async fn approval_events_are_posted_signed_and_retried() {
+    let receiver = Receiver::default();
+    let router = Router::new().route("/hook", post(receive)).with_state(receiver.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    // SAFETY of the test: the variable name is unique to this test.
+    unsafe { std::env::set_var("CS_TEST_WEBHOOK_SECRET", "s3cret") };
+    let toml = format!(
+        "{}\n[[webhooks]]\nurl = \"{url}\"\nsecret_env = \"CS_TEST_WEBHOOK_SECRET\"\nevents = [\"approval-required\"]\n",
+        crate::helpers::agents_with_timeout(300.0)
+    );
+    let app = spawn_app_with(Options { agents_toml: Some(toml), ..Default::default() }).await;
+    let c = app.create_conversation().await;
+    let (_, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+
+    let (signature, payload) = eventually("a signed webhook", || async { receiver.received.lock().unwrap().first().cloned() }).await;
+    assert!(*receiver.calls.lock().unwrap() >= 2, "the failed first delivery was retried");
+    assert_eq!(payload["event"], "approval-required");
+    assert_eq!(payload["data"]["approval_id"], approvals[0].id.as_str());
+    assert_eq!(payload["data"]["tool"], "process_refund");
+    let raw = payload["raw_body"].as_str().unwrap();
+    assert_eq!(signature, sign("s3cret", raw.as_bytes()), "HMAC-SHA256 over the exact body");
+    assert_ne!(signature, sign("other", raw.as_bytes()));
+}
