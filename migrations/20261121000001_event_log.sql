@@ -43,7 +43,7 @@ CREATE TABLE tool_calls (
     tool            TEXT NOT NULL,
     args            TEXT NOT NULL,  -- JSON the call runs with (edited args after an edit)
     state           TEXT NOT NULL CHECK (state IN (
-                        'pending_approval', 'approved', 'rejected', 'expired', 'canceled',
+                        'pending_approval', 'approved', 'rejected', 'expired', 'canceled', 'deferred',
                         'executing', 'succeeded', 'failed')),
     created_at      INTEGER NOT NULL,
     updated_at      INTEGER NOT NULL
@@ -62,7 +62,7 @@ CREATE TABLE approvals (
     gate            TEXT NOT NULL,
     summary         TEXT NOT NULL,
     risk            TEXT NOT NULL CHECK (risk IN ('low', 'medium', 'high')),
-    state           TEXT NOT NULL CHECK (state IN ('pending', 'approved', 'rejected', 'expired', 'canceled')),
+    state           TEXT NOT NULL CHECK (state IN ('pending', 'approved', 'rejected', 'expired', 'canceled', 'deferred')),
     timeout_action  TEXT NOT NULL CHECK (timeout_action IN ('reject', 'approve', 'skip', 'abort', 'escalate')),
     -- Set when the approval was handed to the admins (on demand or by an `escalate` timeout).
     escalated_at    INTEGER,

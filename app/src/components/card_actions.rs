@@ -4,28 +4,53 @@ use serde_json::Value;
 use super::{json_diff::JsonDiff, tool_card::send_approve};
 use crate::{
     client::{self, ApiFailure},
-    domain::wire::{DecisionOutcome, RejectRequest},
+    domain::wire::{DecisionOutcome, DeferRequest, RejectRequest},
 };
 
-/// Reason field and the confirming Reject button. Focused when it opens (keyboard `r`).
+/// What a reason form sends: a rejection (reason optional) or a deferral (guidance required).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum ReasonKind {
+    Reject,
+    Defer,
+}
+
+/// The text field and the confirming button of Reject and Defer. Focused when it opens (keyboard `r`).
 #[component]
-pub fn RejectForm(approval_id: String, busy: RwSignal<bool>, error: RwSignal<Option<ApiFailure>>, on_cancel: Callback<()>) -> impl IntoView {
-    let reason = RwSignal::new(String::new());
+pub fn ReasonForm(
+    kind: ReasonKind,
+    approval_id: String,
+    busy: RwSignal<bool>,
+    error: RwSignal<Option<ApiFailure>>,
+    on_cancel: Callback<()>,
+) -> impl IntoView {
+    let text = RwSignal::new(String::new());
     let input = NodeRef::<html::Input>::new();
     Effect::new(move |_| {
         if let Some(el) = input.get() {
             let _ = el.focus();
         }
     });
+    let (label, button, placeholder) = match kind {
+        ReasonKind::Reject => ("Reason (optional, the agent sees it)", "Confirm reject", "e.g. duplicate refund"),
+        ReasonKind::Defer => ("Guidance for the agent (the call does not run)", "Send guidance", "e.g. refund only the shipping"),
+    };
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let approval_id = approval_id.clone();
-        let text = reason.get_untracked().trim().to_owned();
+        let value = text.get_untracked().trim().to_owned();
         busy.set(true);
         error.set(None);
         spawn_local(async move {
-            let body = RejectRequest { reason: (!text.is_empty()).then_some(text) };
-            let result = client::post::<_, DecisionOutcome>(&format!("/api/approvals/{approval_id}/reject"), &body).await;
+            let result = match kind {
+                ReasonKind::Reject => {
+                    let body = RejectRequest { reason: (!value.is_empty()).then_some(value) };
+                    client::post::<_, DecisionOutcome>(&format!("/api/approvals/{approval_id}/reject"), &body).await
+                }
+                ReasonKind::Defer => {
+                    let body = DeferRequest { guidance: value };
+                    client::post::<_, DecisionOutcome>(&format!("/api/approvals/{approval_id}/defer"), &body).await
+                }
+            };
             busy.set(false);
             if let Err(failure) = result {
                 error.set(Some(failure));
@@ -35,11 +60,11 @@ pub fn RejectForm(approval_id: String, busy: RwSignal<bool>, error: RwSignal<Opt
     view! {
         <form class="reject-form" on:submit=submit>
             <label>
-                "Reason (optional, the agent sees it)"
-                <input type="text" node_ref=input maxlength="500" bind:value=reason placeholder="e.g. duplicate refund" />
+                {label}
+                <input type="text" node_ref=input maxlength="2000" bind:value=text placeholder=placeholder required=kind == ReasonKind::Defer />
             </label>
             <div class="actions">
-                <button type="submit" class="btn btn-reject" disabled=move || busy.get()>"Confirm reject"</button>
+                <button type="submit" class="btn btn-reject" disabled=move || busy.get()>{button}</button>
                 <button type="button" class="btn" on:click=move |_| on_cancel.run(())>"Cancel"</button>
             </div>
         </form>

@@ -2,7 +2,7 @@ use leptos::{prelude::*, task::spawn_local};
 use serde_json::Value;
 
 use super::{
-    card_actions::{EditForm, RejectForm},
+    card_actions::{EditForm, ReasonForm, ReasonKind},
     json_diff::{JsonDiff, pretty},
     status_badge::{RiskBadge, StatusBadge},
 };
@@ -19,6 +19,7 @@ use crate::{
 enum Mode {
     Idle,
     Rejecting,
+    Deferring,
     Editing,
 }
 
@@ -84,6 +85,7 @@ pub fn ToolCard(card: Card, now: RwSignal<i64>) -> impl IntoView {
             ApprovalOutcome::Rejected => "Rejected",
             ApprovalOutcome::Expired => "Expired",
             ApprovalOutcome::Canceled => "Canceled",
+            ApprovalOutcome::Deferred => "Deferred with guidance",
         };
         let who = if d.decided_by == "system" { String::new() } else { format!(" by {}", d.decided_by) };
         let reason = d.reason.clone().map(|r| format!(": {r}")).unwrap_or_default();
@@ -101,7 +103,7 @@ pub fn ToolCard(card: Card, now: RwSignal<i64>) -> impl IntoView {
         }
     });
     // A refused call never ran: its decision line says why, the model's stub result is not shown.
-    let refused = matches!(card.status, CardStatus::Rejected | CardStatus::Expired | CardStatus::Canceled);
+    let refused = matches!(card.status, CardStatus::Rejected | CardStatus::Expired | CardStatus::Canceled | CardStatus::Deferred);
     let result = card.result.clone().filter(|_| !refused).map(|output| {
         let text = output
             .get("message")
@@ -118,6 +120,7 @@ pub fn ToolCard(card: Card, now: RwSignal<i64>) -> impl IntoView {
         let reject_id = approval_id.clone();
         let edit_id = approval_id.clone();
         let escalate_id = approval_id.clone();
+        let defer_id = approval_id.clone();
         let approve_click = approve.clone();
         let escalate = move |_| {
             let id = escalate_id.clone();
@@ -153,12 +156,18 @@ pub fn ToolCard(card: Card, now: RwSignal<i64>) -> impl IntoView {
                 <button class="btn" disabled=move || busy.get() on:click=move |_| mode.set(Mode::Editing)>
                     "Edit"
                 </button>
+                <button class="btn" disabled=move || busy.get() on:click=move |_| mode.set(Mode::Deferring)>
+                    "Defer…"
+                </button>
                 {can_escalate.then(|| view! {
                     <button class="btn btn-link-plain" disabled=move || busy.get() on:click=escalate>"Hand to admins"</button>
                 })}
             </div>
             <Show when=move || mode.get() == Mode::Rejecting>
-                <RejectForm approval_id=reject_id.clone() busy error on_cancel=Callback::new(move |_| mode.set(Mode::Idle)) />
+                <ReasonForm kind=ReasonKind::Reject approval_id=reject_id.clone() busy error on_cancel=Callback::new(move |_| mode.set(Mode::Idle)) />
+            </Show>
+            <Show when=move || mode.get() == Mode::Deferring>
+                <ReasonForm kind=ReasonKind::Defer approval_id=defer_id.clone() busy error on_cancel=Callback::new(move |_| mode.set(Mode::Idle)) />
             </Show>
             <Show when=move || mode.get() == Mode::Editing>
                 <EditForm

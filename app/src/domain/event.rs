@@ -148,6 +148,8 @@ pub enum ApprovalOutcome {
     Expired,
     /// The task was aborted while the approval was pending.
     Canceled,
+    /// Not run; the human's guidance went to the model instead (seed 003's DEFER).
+    Deferred,
 }
 
 impl ApprovalOutcome {
@@ -157,6 +159,7 @@ impl ApprovalOutcome {
             Self::Rejected => "rejected",
             Self::Expired => "expired",
             Self::Canceled => "canceled",
+            Self::Deferred => "deferred",
         }
     }
 }

@@ -77,6 +77,7 @@ pub enum CardStatus {
     Rejected,
     Expired,
     Canceled,
+    Deferred,
     Executing,
     Completed,
     Failed,
@@ -91,6 +92,7 @@ impl CardStatus {
             Self::Rejected => "rejected",
             Self::Expired => "expired",
             Self::Canceled => "canceled",
+            Self::Deferred => "deferred",
             Self::Executing => "executing",
             Self::Completed => "completed",
             Self::Failed => "failed",
@@ -99,7 +101,7 @@ impl CardStatus {
 
     /// The call was refused: it never ran, whatever result the model was told.
     fn is_refused(self) -> bool {
-        matches!(self, Self::Rejected | Self::Expired | Self::Canceled)
+        matches!(self, Self::Rejected | Self::Expired | Self::Canceled | Self::Deferred)
     }
 }
 
@@ -161,6 +163,7 @@ impl ConversationView {
                         ApprovalOutcome::Rejected => CardStatus::Rejected,
                         ApprovalOutcome::Expired => CardStatus::Expired,
                         ApprovalOutcome::Canceled => CardStatus::Canceled,
+                        ApprovalOutcome::Deferred => CardStatus::Deferred,
                     };
                     if let Some(edited) = edited_args {
                         card.args = edited.clone();

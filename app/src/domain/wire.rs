@@ -91,6 +91,13 @@ pub struct RejectRequest {
     pub reason: Option<String>,
 }
 
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeferRequest {
+    /// What the agent should do instead; required.
+    pub guidance: String,
+}
+
 /// What a decision endpoint answers.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct DecisionOutcome {

@@ -1,6 +1,6 @@
 //! The approval queue and decisions on one approval.
 
-use app::domain::wire::{Approval, ApproveRequest, DecisionOutcome, RejectRequest};
+use app::domain::wire::{Approval, ApproveRequest, DecisionOutcome, DeferRequest, RejectRequest};
 use axum::{
     Json, Router,
     extract::{Path, State},
@@ -30,9 +30,10 @@ pub fn router() -> Router<AppState> {
         .route("/api/approvals/{id}/approve", post(approve))
         .route("/api/approvals/{id}/reject", post(reject))
         .route("/api/approvals/{id}/escalate", post(escalate))
+        .route("/api/approvals/{id}/defer", post(defer))
 }
 
-const STATES: [&str; 7] = ["pending", "decided", "approved", "rejected", "expired", "canceled", "all"];
+const STATES: [&str; 8] = ["pending", "decided", "approved", "rejected", "expired", "canceled", "deferred", "all"];
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -156,4 +157,21 @@ async fn reject(
     state.decisions.check(&user.user.id)?;
     decidable(&state, &user, &id).await?;
     Ok(Json(state.orchestrator.decide(&id, Decision::Reject { reason: reason_of(body) }, &actor(&user)).await?))
+}
+
+/// Does not run the call; the guidance goes to the model as the call's result.
+#[tracing::instrument(skip(state, user, body))]
+async fn defer(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<DeferRequest>,
+) -> Result<Json<DecisionOutcome>, ApiError> {
+    state.decisions.check(&user.user.id)?;
+    decidable(&state, &user, &id).await?;
+    let guidance = body.guidance.trim().to_owned();
+    if guidance.is_empty() || guidance.chars().count() > 2000 {
+        return Err(bad_param("guidance", "guidance must have 1 to 2000 characters".into()));
+    }
+    Ok(Json(state.orchestrator.decide(&id, Decision::Defer { guidance }, &actor(&user)).await?))
 }

@@ -134,7 +134,10 @@ fn orders_phrase(ids: &[i64]) -> String {
 fn describe(tool: &str, ok: bool, output: &Value, note: Option<&str>) -> String {
     let status = output.get("status").and_then(Value::as_str);
     let reason = output.get("reason").and_then(Value::as_str);
-    let mut sentence = if status == Some("rejected") {
+    let mut sentence = if status == Some("deferred") {
+        let guidance = output.get("guidance").and_then(Value::as_str).unwrap_or_default();
+        format!("A reviewer held {tool} back with guidance: \"{guidance}\". I did not run it; tell me how to continue.")
+    } else if status == Some("rejected") {
         match reason {
             Some(r) if !r.is_empty() => format!("The reviewer rejected {tool} (reason: {r})."),
             _ => format!("The reviewer rejected {tool}."),

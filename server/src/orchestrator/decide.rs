@@ -39,6 +39,8 @@ impl Actor {
 pub enum Decision {
     Approve { args: Option<Value> },
     Reject { reason: Option<String> },
+    /// Do not run the call; send the human's guidance to the model instead.
+    Defer { guidance: String },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -78,6 +80,9 @@ impl Orchestrator {
             Decision::Reject { reason } => {
                 self.apply(&mut w, &task, &approval, ApprovalOutcome::Rejected, actor, reason, None).await?
             }
+            Decision::Defer { guidance } => {
+                self.apply(&mut w, &task, &approval, ApprovalOutcome::Deferred, actor, Some(guidance), None).await?
+            }
         };
         w.commit().await?;
         self.trigger(&task.id);
@@ -95,6 +100,7 @@ impl Orchestrator {
         let (outcome, reason) = match decision {
             Decision::Approve { .. } => (ApprovalOutcome::Approved, None),
             Decision::Reject { reason } => (ApprovalOutcome::Rejected, reason),
+            Decision::Defer { guidance } => (ApprovalOutcome::Deferred, Some(guidance)),
         };
         let mut outcomes = Vec::new();
         for approval in &pending {
@@ -303,7 +309,10 @@ impl Orchestrator {
         .await?;
         if outcome != ApprovalOutcome::Approved {
             // What the model is told instead of a result.
-            let output = json!({ "status": "rejected", "reason": reason.clone().unwrap_or_else(|| "rejected by a reviewer".into()) });
+            let output = match outcome {
+                ApprovalOutcome::Deferred => json!({ "status": "deferred", "guidance": reason.clone().unwrap_or_default() }),
+                _ => json!({ "status": "rejected", "reason": reason.clone().unwrap_or_else(|| "rejected by a reviewer".into()) }),
+            };
             w.append(cid, EventBody::ToolResult { task_id: task.id.clone(), call_id: approval.call_id.clone(), ok: false, output })
                 .await?;
         }

@@ -261,3 +261,23 @@ async fn a_rule_gate_asks_only_for_large_refunds() {
     assert_eq!(approvals[0].gate, "large-refunds");
     assert_eq!(app.order(1004).await.refunded, 20.0);
 }
+
+#[tokio::test]
+async fn deferring_sends_the_guidance_to_the_model_and_the_tool_never_runs() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "cancel order 1003", 1).await;
+    let path = format!("/api/approvals/{}/defer", approvals[0].id);
+    let (code, body) = app.post_json(&path, json!({ "guidance": "   " })).await;
+    assert_eq!(code, 422, "{body}");
+    assert_eq!(app.pending_approvals_of(&task).await.len(), 1);
+    let (code, body) = app.post_json(&path, json!({ "guidance": "ask the customer first" })).await;
+    assert_eq!((code, body["outcome"].as_str()), (200, Some("deferred")));
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(app.order(1003).await.status, "open");
+    let detail = app.detail(&c).await;
+    let EventBody::ToolResult { output, .. } = &named(&detail.events, "tool-result")[0].body else { unreachable!() };
+    assert_eq!(output, &json!({ "status": "deferred", "guidance": "ask the customer first" }));
+    assert!(assistant_texts(&detail.events).last().unwrap().contains("ask the customer first"));
+    assert_eq!(detail.view.cards().next().unwrap().status, CardStatus::Deferred);
+}

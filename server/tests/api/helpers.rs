@@ -91,7 +91,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
         "COUNTERSIGN_BODY_LIMIT" => body_limit.clone(),
         "COUNTERSIGN_DECISIONS_PER_MINUTE" => decisions.clone(),
         "COUNTERSIGN_SWEEP_MS" => Some("20".to_owned()),
-        "RUST_LOG" => Some(std::env::var("TEST_LOG").unwrap_or_else(|_| "warn".to_owned())),
+        "RUST_LOG" => Some(std::env::var("TEST_LOG").unwrap_or_else(|_| "error".to_owned())),
         _ => None,
     })
     .expect("test config");
