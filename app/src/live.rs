@@ -27,10 +27,12 @@ mod imp {
     use super::LinkState;
     use crate::domain::Event;
 
-    const EVENT_NAMES: [&str; 9] = [
+    const EVENT_NAMES: [&str; 11] = [
         "user-message",
         "assistant-message",
         "tool-call",
+        "grant-created",
+        "grant-revoked",
         "approval-required",
         "approval-decided",
         "approval-escalated",

@@ -7,7 +7,7 @@ test("approving a refund: pending card, Approve, completed, the order really cha
   const card = cards(page).first();
   await expect(card).toHaveAttribute("data-status", "pending_approval");
   await expect(page).toHaveTitle("(1) Countersign");
-  await expect(card.getByText("process_refund")).toBeVisible();
+  await expect(card.locator(".tool-name")).toHaveText("process_refund");
   await expect(card.locator(".time-left")).toHaveText(/^[45]:\d\d$/);
   await expect(page.locator(".composer-status")).toHaveText("Waiting for your decision on 1 tool call");
   await expect(page.locator("#composer-input")).toBeDisabled();
@@ -126,4 +126,27 @@ test("the server-rendered page already shows every card state before any script 
   await expect(cards(page).first()).toHaveAttribute("data-status", "pending_approval");
   await expect(page.getByRole("button", { name: "Approve", exact: true })).toBeVisible();
   await context.close();
+});
+
+test("Always allow: later calls of the tool run without a card, until the grant is revoked", async ({ page }) => {
+  await newChat(page);
+  await say(page, "refund $1 on order 1004");
+  const first = cards(page).first();
+  await expect(first).toHaveAttribute("data-status", "pending_approval");
+  await first.getByLabel("Always allow process_refund in this chat").check();
+  await first.getByRole("button", { name: "Approve", exact: true }).click();
+  await expect(first).toHaveAttribute("data-status", "completed");
+  const grants = page.getByRole("region", { name: "Always allowed in this chat" });
+  await expect(grants).toContainText("process_refund");
+
+  await say(page, "refund $2 on order 1004");
+  await expect(cards(page)).toHaveCount(2);
+  await expect(cards(page).nth(1)).toHaveAttribute("data-status", "completed");
+  await expect(cards(page).nth(1).locator(".granted")).toContainText("alice");
+
+  await grants.getByRole("button", { name: "Revoke" }).click();
+  await expect(grants).toHaveCount(0);
+  await say(page, "refund $3 on order 1004");
+  await expect(cards(page)).toHaveCount(3);
+  await expect(cards(page).nth(2)).toHaveAttribute("data-status", "pending_approval");
 });

@@ -4,7 +4,7 @@ use serde_json::Value;
 use super::{json_diff::JsonDiff, tool_card::send_approve};
 use crate::{
     client::{self, ApiFailure},
-    domain::wire::{DecisionOutcome, DeferRequest, RejectRequest},
+    domain::wire::{ApproveRequest, DecisionOutcome, DeferRequest, RejectRequest},
 };
 
 /// What a reason form sends: a rejection (reason optional) or a deferral (guidance required).
@@ -88,7 +88,7 @@ pub fn EditForm(
         match serde_json::from_str::<Value>(&text.get_untracked()) {
             Ok(args) => {
                 parse_error.set(None);
-                send_approve(approval_id.clone(), Some(args), busy, error);
+                send_approve(approval_id.clone(), ApproveRequest { args: Some(args), grant: None }, busy, error);
             }
             Err(err) => parse_error.set(Some(format!("Not valid JSON: {err}"))),
         }

@@ -3,7 +3,7 @@ use std::time::Duration;
 use leptos::{html, prelude::*, task::spawn_local};
 use leptos_meta::Title;
 
-use super::{batch_bar::BatchBar, composer::Composer, tool_card::ToolCard};
+use super::{batch_bar::BatchBar, composer::Composer, grant_list::GrantList, tool_card::ToolCard};
 use crate::{
     client::{self, ApiFailure},
     data::ChatData,
@@ -128,6 +128,7 @@ pub fn ChatView(data: ChatData, #[prop(into)] on_sent: Callback<()>) -> impl Int
                 {move || (link.get() == LinkState::Reconnecting).then_some("Reconnecting…")}
             </span>
         </header>
+        <GrantList view />
         <div class="thread" node_ref=thread role="log" aria-label="Conversation">
             {move || view.with(|v| v.items.is_empty()).then(|| view! {
                 <p class="muted empty-thread">"Ask the agent something, e.g. “refund order 1001” or “cancel all orders of alice”."</p>

@@ -10,7 +10,7 @@ use crate::{
     client::{self, ApiFailure},
     domain::{
         ApprovalOutcome, Card, CardStatus,
-        wire::{ApproveRequest, DecisionOutcome},
+        wire::{ApproveRequest, DecisionOutcome, GrantRequest},
     },
     time::{countdown, parse_rfc3339_ms},
 };
@@ -24,11 +24,11 @@ enum Mode {
 }
 
 /// Sends an approval (with edited args or not); the card's new state arrives over SSE.
-pub fn send_approve(approval_id: String, args: Option<Value>, busy: RwSignal<bool>, error: RwSignal<Option<ApiFailure>>) {
+pub fn send_approve(approval_id: String, request: ApproveRequest, busy: RwSignal<bool>, error: RwSignal<Option<ApiFailure>>) {
     busy.set(true);
     error.set(None);
     spawn_local(async move {
-        let result = client::post::<_, DecisionOutcome>(&format!("/api/approvals/{approval_id}/approve"), &ApproveRequest { args }).await;
+        let result = client::post::<_, DecisionOutcome>(&format!("/api/approvals/{approval_id}/approve"), &request).await;
         busy.set(false);
         if let Err(failure) = result {
             error.set(Some(failure));
@@ -47,9 +47,13 @@ pub fn ToolCard(card: Card, now: RwSignal<i64>) -> impl IntoView {
     let busy = RwSignal::new(false);
     let error = RwSignal::new(None::<ApiFailure>);
 
+    let always = RwSignal::new(false);
     let approve = {
         let approval_id = approval_id.clone();
-        move || send_approve(approval_id.clone(), None, busy, error)
+        move || {
+            let grant = always.get_untracked().then(GrantRequest::default);
+            send_approve(approval_id.clone(), ApproveRequest { args: None, grant }, busy, error)
+        }
     };
     let on_keydown = {
         let approve = approve.clone();
@@ -159,6 +163,10 @@ pub fn ToolCard(card: Card, now: RwSignal<i64>) -> impl IntoView {
                 <button class="btn" disabled=move || busy.get() on:click=move |_| mode.set(Mode::Deferring)>
                     "Defer…"
                 </button>
+                <label class="always">
+                    <input type="checkbox" bind:checked=always />
+                    {format!("Always allow {} in this chat", card.tool)}
+                </label>
                 {can_escalate.then(|| view! {
                     <button class="btn btn-link-plain" disabled=move || busy.get() on:click=escalate>"Hand to admins"</button>
                 })}
@@ -197,6 +205,7 @@ pub fn ToolCard(card: Card, now: RwSignal<i64>) -> impl IntoView {
                 <StatusBadge status=card.status />
             </header>
             <p class="summary">{card.summary.clone()}</p>
+            {card.granted_by.clone().map(|by| view! { <p class="granted">{format!("Allowed without asking: standing permission from {by}")}</p> })}
             <details class="args" open=pending>
                 <summary>"Arguments"</summary>
                 <pre class="json">{args_text}</pre>

@@ -36,6 +36,24 @@ pub enum EventBody {
         args: Value,
         summary: String,
         risk: Risk,
+        /// The grant that let a gated call through without asking, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        grant_id: Option<String>,
+    },
+    /// A human allowed `tool` in this conversation from now on (until revoked, expired or used up).
+    GrantCreated {
+        task_id: String,
+        grant_id: String,
+        tool: String,
+        created_by: String,
+        /// RFC 3339.
+        expires_at: Option<String>,
+        max_uses: Option<i64>,
+    },
+    GrantRevoked {
+        task_id: String,
+        grant_id: String,
+        revoked_by: String,
     },
     /// A gate stopped the call; it waits for a human until `deadline`.
     ApprovalRequired {
@@ -96,6 +114,8 @@ impl EventBody {
             Self::UserMessage { .. } => "user-message",
             Self::AssistantMessage { .. } => "assistant-message",
             Self::ToolCall { .. } => "tool-call",
+            Self::GrantCreated { .. } => "grant-created",
+            Self::GrantRevoked { .. } => "grant-revoked",
             Self::ApprovalRequired { .. } => "approval-required",
             Self::ApprovalDecided { .. } => "approval-decided",
             Self::ApprovalEscalated { .. } => "approval-escalated",
@@ -110,6 +130,8 @@ impl EventBody {
             Self::UserMessage { task_id, .. }
             | Self::AssistantMessage { task_id, .. }
             | Self::ToolCall { task_id, .. }
+            | Self::GrantCreated { task_id, .. }
+            | Self::GrantRevoked { task_id, .. }
             | Self::ApprovalRequired { task_id, .. }
             | Self::ApprovalDecided { task_id, .. }
             | Self::ApprovalEscalated { task_id, .. }

@@ -13,6 +13,21 @@ pub struct ConversationView {
     pub last_seq: i64,
     pub items: Vec<Item>,
     pub tasks: Vec<TaskView>,
+    /// Standing permissions in this conversation, live and revoked.
+    #[serde(default)]
+    pub grants: Vec<GrantView>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GrantView {
+    pub grant_id: String,
+    pub tool: String,
+    pub created_by: String,
+    pub expires_at: Option<String>,
+    pub max_uses: Option<i64>,
+    /// Calls it let through so far.
+    pub uses: i64,
+    pub revoked_by: Option<String>,
 }
 
 /// One entry of the chat, in the order it happened. Decisions are not items: they change cards.
@@ -47,6 +62,9 @@ pub struct Card {
     pub decision: Option<CardDecision>,
     /// The tool's output (or error description) once it finished.
     pub result: Option<Value>,
+    /// Who granted the standing permission that let this call through without asking.
+    #[serde(default)]
+    pub granted_by: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -129,7 +147,13 @@ impl ConversationView {
             EventBody::AssistantMessage { task_id, text } => {
                 self.items.push(Item::Assistant { seq: event.seq, task_id: task_id.clone(), text: text.clone() })
             }
-            EventBody::ToolCall { task_id, call_id, tool, agent, args, summary, risk } => self.items.push(Item::Card(Box::new(Card {
+            EventBody::ToolCall { task_id, call_id, tool, agent, args, summary, risk, grant_id } => {
+                let granted_by = grant_id.as_ref().and_then(|id| {
+                    let grant = self.grants.iter_mut().find(|g| &g.grant_id == id)?;
+                    grant.uses += 1;
+                    Some(grant.created_by.clone())
+                });
+                self.items.push(Item::Card(Box::new(Card {
                 call_id: call_id.clone(),
                 task_id: task_id.clone(),
                 tool: tool.clone(),
@@ -141,7 +165,23 @@ impl ConversationView {
                 approval: None,
                 decision: None,
                 result: None,
-            }))),
+                granted_by,
+            })))
+            }
+            EventBody::GrantCreated { grant_id, tool, created_by, expires_at, max_uses, .. } => self.grants.push(GrantView {
+                grant_id: grant_id.clone(),
+                tool: tool.clone(),
+                created_by: created_by.clone(),
+                expires_at: expires_at.clone(),
+                max_uses: *max_uses,
+                uses: 0,
+                revoked_by: None,
+            }),
+            EventBody::GrantRevoked { grant_id, revoked_by, .. } => {
+                if let Some(grant) = self.grants.iter_mut().find(|g| &g.grant_id == grant_id) {
+                    grant.revoked_by = Some(revoked_by.clone());
+                }
+            }
             EventBody::ApprovalRequired { call_id, approval_id, gate, deadline, args, summary, risk, .. } => {
                 if let Some(card) = self.card_mut(call_id) {
                     card.status = CardStatus::PendingApproval;
@@ -273,6 +313,7 @@ mod tests {
                 args,
                 summary: format!("refund for {call}"),
                 risk: Risk::High,
+                grant_id: None,
             })
         }
         fn gate(&mut self, task: &str, call: &str, args: Value) -> &mut Self {
@@ -448,6 +489,36 @@ mod tests {
         assert_eq!(card.status, CardStatus::PendingApproval);
         let approval = card.approval.as_ref().unwrap();
         assert_eq!((approval.escalated_by.as_deref(), approval.deadline.as_str()), (Some("ada"), "2026-11-21T11:00:00Z"));
+    }
+
+    #[test]
+    fn grants_count_the_calls_they_let_through_and_show_revocation() {
+        let mut log = Log::new();
+        log.push(EventBody::GrantCreated {
+            task_id: "t".into(),
+            grant_id: "g1".into(),
+            tool: "process_refund".into(),
+            created_by: "ada".into(),
+            expires_at: None,
+            max_uses: Some(3),
+        });
+        for k in ["k1", "k2"] {
+            log.push(EventBody::ToolCall {
+                task_id: "t".into(),
+                call_id: k.into(),
+                tool: "process_refund".into(),
+                agent: "support".into(),
+                args: json!({}),
+                summary: String::new(),
+                risk: Risk::High,
+                grant_id: Some("g1".into()),
+            });
+        }
+        log.push(EventBody::GrantRevoked { task_id: String::new(), grant_id: "g1".into(), revoked_by: "ada".into() });
+        let view = log.view();
+        assert_eq!(view.grants.len(), 1);
+        assert_eq!((view.grants[0].uses, view.grants[0].revoked_by.as_deref()), (2, Some("ada")));
+        assert_eq!(view.card("k1").unwrap().granted_by.as_deref(), Some("ada"));
     }
 
     #[test]

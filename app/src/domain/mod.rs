@@ -6,4 +6,4 @@ pub mod fold;
 pub mod wire;
 
 pub use event::{ApprovalOutcome, Event, EventBody, Risk, TaskStatus};
-pub use fold::{Card, CardStatus, ConversationView, Item, fold};
+pub use fold::{Card, CardStatus, ConversationView, GrantView, Item, fold};

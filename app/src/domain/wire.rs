@@ -83,6 +83,18 @@ pub struct Approval {
 pub struct ApproveRequest {
     /// Replacement arguments; validated against the tool's JSON schema.
     pub args: Option<Value>,
+    /// Also allow this tool in this conversation from now on ("always allow").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant: Option<GrantRequest>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GrantRequest {
+    /// Seconds the grant lasts; none: until revoked.
+    pub ttl_secs: Option<u64>,
+    /// How many calls it may let through; none: unlimited.
+    pub max_uses: Option<u32>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

@@ -35,6 +35,7 @@ fn card_of(a: &Approval) -> Card {
         }),
         decision: None,
         result: None,
+        granted_by: None,
     }
 }
 

@@ -143,8 +143,8 @@ async fn approve(
 ) -> Result<Json<DecisionOutcome>, ApiError> {
     state.decisions.check(&user.user.id)?;
     decidable(&state, &user, &id).await?;
-    let args = body.and_then(|ApiJson(b)| b.args);
-    Ok(Json(state.orchestrator.decide(&id, Decision::Approve { args }, &actor(&user)).await?))
+    let (args, grant) = body.map(|ApiJson(b)| (b.args, b.grant)).unwrap_or_default();
+    Ok(Json(state.orchestrator.decide(&id, Decision::Approve { args, grant }, &actor(&user)).await?))
 }
 
 #[tracing::instrument(skip(state, user, body))]

@@ -3,6 +3,7 @@
 mod approvals;
 pub mod audit;
 mod conversations;
+mod grants;
 pub mod error;
 mod extract;
 mod health;
@@ -35,6 +36,7 @@ pub fn router() -> Router<AppState> {
         .merge(users::router())
         .merge(audit::router())
         .merge(queue::router())
+        .merge(grants::router())
         // Unknown API paths get the JSON error shape, not the app's HTML 404 page.
         .route("/api/{*rest}", any(|| async { ApiError::NotFound("no such API route".into()) }))
 }

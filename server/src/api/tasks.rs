@@ -58,7 +58,7 @@ async fn approve_all(State(state): State<AppState>, user: CurrentUser, Path(id):
     state.decisions.check(&user.user.id)?;
     visible_task(&state, &user, &id).await?;
     no_escalated(&state, &user, &id).await?;
-    Ok(Json(state.orchestrator.decide_all(&id, Decision::Approve { args: None }, &actor(&user)).await?))
+    Ok(Json(state.orchestrator.decide_all(&id, Decision::Approve { args: None, grant: None }, &actor(&user)).await?))
 }
 
 #[tracing::instrument(skip(state, user, body))]

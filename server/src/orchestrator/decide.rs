@@ -3,7 +3,10 @@
 
 use std::sync::Arc;
 
-use app::domain::{ApprovalOutcome, EventBody, TaskStatus, wire::DecisionOutcome};
+use app::domain::{
+    ApprovalOutcome, EventBody, TaskStatus,
+    wire::{DecisionOutcome, GrantRequest},
+};
 use serde_json::{Value, json};
 
 use super::Orchestrator;
@@ -11,8 +14,7 @@ use crate::{
     store::{
         Write,
         approvals::{self, ApprovalRow},
-        audit,
-        calls,
+        audit, calls, grants,
         tasks::{self, TaskRow},
         time::now_ms,
     },
@@ -37,7 +39,8 @@ impl Actor {
 
 #[derive(Clone, Debug)]
 pub enum Decision {
-    Approve { args: Option<Value> },
+    /// With `grant`, also allow the tool in this conversation from now on.
+    Approve { args: Option<Value>, grant: Option<GrantRequest> },
     Reject { reason: Option<String> },
     /// Do not run the call; send the human's guidance to the model instead.
     Defer { guidance: String },
@@ -70,12 +73,16 @@ impl Orchestrator {
         }
         let task = self.waiting_task(&mut w, &approval.task_id).await?;
         let outcome = match decision {
-            Decision::Approve { args } => {
+            Decision::Approve { args, grant } => {
                 let edited = match args {
                     Some(args) if args != approval.args() => Some(self.validated(&approval, args)?),
                     _ => None,
                 };
-                self.apply(&mut w, &task, &approval, ApprovalOutcome::Approved, actor, None, edited).await?
+                let outcome = self.apply(&mut w, &task, &approval, ApprovalOutcome::Approved, actor, None, edited).await?;
+                if let Some(grant) = grant {
+                    self.grant(&mut w, &task, &approval, actor, grant).await?;
+                }
+                outcome
             }
             Decision::Reject { reason } => {
                 self.apply(&mut w, &task, &approval, ApprovalOutcome::Rejected, actor, reason, None).await?
@@ -161,6 +168,54 @@ impl Orchestrator {
         }
         let task = self.waiting_task(&mut w, &approval.task_id).await?;
         self.hand_to_admins(&mut w, &task, &approval, &actor.name).await?;
+        w.commit().await?;
+        Ok(())
+    }
+
+    /// Records a standing permission for the approval's tool in its conversation.
+    async fn grant(&self, w: &mut Write, task: &TaskRow, approval: &ApprovalRow, actor: &Actor, request: GrantRequest) -> Result<(), DecisionError> {
+        let expires_at = request.ttl_secs.map(|s| now_ms() + (s.min(365 * 24 * 3600) as i64) * 1000);
+        let max_uses = request.max_uses.map(i64::from);
+        if max_uses == Some(0) {
+            return Err(DecisionError::Invalid {
+                message: "a grant needs max_uses of at least 1".into(),
+                details: vec![json!({ "path": "/grant/max_uses", "message": "at least 1" })],
+            });
+        }
+        let id = grants::insert(&mut w.tx, &approval.conversation_id, &approval.tool, &actor.name, expires_at, max_uses).await?;
+        w.append(
+            &approval.conversation_id,
+            EventBody::GrantCreated {
+                task_id: task.id.clone(),
+                grant_id: id.clone(),
+                tool: approval.tool.clone(),
+                created_by: actor.name.clone(),
+                expires_at: expires_at.map(crate::store::time::rfc3339),
+                max_uses,
+            },
+        )
+        .await?;
+        audit::append(
+            &mut w.tx,
+            "grant.created",
+            &actor.name,
+            json!({ "grant_id": id, "conversation_id": approval.conversation_id, "tool": approval.tool, "expires_at": expires_at.map(crate::store::time::rfc3339), "max_uses": max_uses, "role": actor.role }),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Revokes a grant; later calls of its tool ask again.
+    pub async fn revoke_grant(self: &Arc<Self>, grant_id: &str, actor: &Actor) -> Result<(), DecisionError> {
+        let mut w = self.store.write().await?;
+        let grant = grants::get(&mut *w.tx, grant_id).await?.ok_or_else(|| DecisionError::NotFound(format!("grant {grant_id} does not exist")))?;
+        if !grants::revoke(&mut w.tx, grant_id, &actor.name).await? {
+            return Err(DecisionError::Conflict(format!("grant {grant_id} is already revoked")));
+        }
+        w.append(&grant.conversation_id, EventBody::GrantRevoked { task_id: String::new(), grant_id: grant_id.to_owned(), revoked_by: actor.name.clone() })
+            .await?;
+        audit::append(&mut w.tx, "grant.revoked", &actor.name, json!({ "grant_id": grant_id, "conversation_id": grant.conversation_id, "tool": grant.tool, "uses": grant.uses }))
+            .await?;
         w.commit().await?;
         Ok(())
     }

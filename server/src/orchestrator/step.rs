@@ -17,6 +17,7 @@ use crate::{
         approvals::{self, NewApproval},
         audit,
         calls::{self, CallRow, NewCall},
+        grants,
         conversations, events,
         tasks::{self, TaskRow},
         time::{new_id, now_ms},
@@ -129,19 +130,6 @@ impl Orchestrator {
                 Some(t) => (t.summarize(&call.args), t.risk(&call.args)),
                 None => (format!("Unknown tool {}", call.tool), app::domain::Risk::High),
             };
-            w.append(
-                cid,
-                EventBody::ToolCall {
-                    task_id: task.id.clone(),
-                    call_id: call.id.clone(),
-                    tool: call.tool.clone(),
-                    agent: agent.name.clone(),
-                    args: call.args.clone(),
-                    summary: summary.clone(),
-                    risk,
-                },
-            )
-            .await?;
             let refusal = match tool {
                 None => Some(json!({ "error": format!("unknown tool {}", call.tool) })),
                 Some(t) => {
@@ -150,7 +138,7 @@ impl Orchestrator {
                 }
             };
             let user = conversation.owner.as_deref().unwrap_or_default();
-            let gate = tool.and_then(|t| policy::gate_for(agent, &policy::Call { tool: t.spec(), args: &call.args, user }));
+            let mut gate = tool.and_then(|t| policy::gate_for(agent, &policy::Call { tool: t.spec(), args: &call.args, user }));
             // Feedback: a call a human already refused here is not asked again; the model is told.
             let repeat = match (&refusal, gate) {
                 (None, Some(_)) => approvals::refused_before(&mut *w.tx, cid, &call.tool, &call.args).await?,
@@ -161,6 +149,35 @@ impl Orchestrator {
                     json!({ "status": "rejected", "reason": format!("this exact call was already rejected in this conversation ({reason}); do not propose it again") })
                 })
             });
+            // A standing grant lets a gated call through without asking (and counts the use).
+            let grant = match (&refusal, gate) {
+                (None, Some(_)) => grants::use_one(&mut w.tx, cid, &call.tool).await?,
+                _ => None,
+            };
+            if let Some(grant) = &grant {
+                gate = None;
+                audit::append(
+                    &mut w.tx,
+                    "grant.used",
+                    &grant.created_by,
+                    json!({ "grant_id": grant.id, "call_id": call.id, "conversation_id": cid, "tool": call.tool, "args": call.args, "uses": grant.uses }),
+                )
+                .await?;
+            }
+            w.append(
+                cid,
+                EventBody::ToolCall {
+                    task_id: task.id.clone(),
+                    call_id: call.id.clone(),
+                    tool: call.tool.clone(),
+                    agent: agent.name.clone(),
+                    args: call.args.clone(),
+                    summary: summary.clone(),
+                    risk,
+                    grant_id: grant.map(|g| g.id),
+                },
+            )
+            .await?;
             let state = match (&refusal, gate) {
                 (Some(r), _) if r["status"] == "rejected" => "rejected",
                 (Some(_), _) => "failed",

@@ -6,6 +6,7 @@ pub mod audit;
 pub mod calls;
 pub mod conversations;
 pub mod events;
+pub mod grants;
 pub mod orders;
 pub mod tasks;
 pub mod time;

@@ -281,3 +281,52 @@ async fn deferring_sends_the_guidance_to_the_model_and_the_tool_never_runs() {
     assert!(assistant_texts(&detail.events).last().unwrap().contains("ask the customer first"));
     assert_eq!(detail.view.cards().next().unwrap().status, CardStatus::Deferred);
 }
+
+#[tokio::test]
+async fn a_grant_lets_later_calls_of_its_tool_through_until_it_is_used_up_or_revoked() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund $1 on order 1004", 1).await;
+    let (code, body) = app
+        .post_json(&format!("/api/approvals/{}/approve", approvals[0].id), json!({ "grant": { "max_uses": 2 } }))
+        .await;
+    assert_eq!(code, 200, "{body}");
+    app.wait_task(&task, TaskStatus::Completed).await;
+    let grant = app.detail(&c).await.view.grants[0].clone();
+    assert_eq!((grant.tool.as_str(), grant.max_uses, grant.uses), ("process_refund", Some(2), 0));
+
+    // Two more refunds run without asking; the third asks again.
+    for amount in [2, 3] {
+        let t = app.say(&c, &format!("refund ${amount} on order 1004")).await;
+        app.wait_task(&t, TaskStatus::Completed).await;
+    }
+    assert_eq!(app.order(1004).await.refunded, 6.0);
+    let view = app.detail(&c).await.view;
+    assert_eq!(view.grants[0].uses, 2);
+    assert_eq!(view.cards().filter(|c| c.granted_by.as_deref() == Some("alice")).count(), 2);
+    let (t, more) = app.pending_turn(&c, "refund $4 on order 1004", 1).await;
+    app.post_json(&format!("/api/approvals/{}/approve", more[0].id), json!({ "grant": {} })).await;
+    app.wait_task(&t, TaskStatus::Completed).await;
+
+    // An unlimited grant works until revoked; bob cannot revoke it.
+    let unlimited = app.detail(&c).await.view.grants[1].grant_id.clone();
+    let t = app.say(&c, "refund $5 on order 1004").await;
+    app.wait_task(&t, TaskStatus::Completed).await;
+    assert_eq!(app.as_user("bob").post_json(&format!("/api/grants/{unlimited}/revoke"), json!({})).await.0, 404);
+    assert_eq!(app.post_json(&format!("/api/grants/{unlimited}/revoke"), json!({})).await.0, 204);
+    assert_eq!(app.post_json(&format!("/api/grants/{unlimited}/revoke"), json!({})).await.0, 409);
+    app.pending_turn(&c, "refund $6 on order 1004", 1).await;
+    let (_, audit) = app.as_user("root").get_json("/api/audit?kind=grant.used").await;
+    assert_eq!(audit["entries"].as_array().unwrap().len(), 3, "every call a grant let through is audited");
+}
+
+#[tokio::test]
+async fn a_grant_with_a_ttl_expires() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund $1 on order 1004", 1).await;
+    app.post_json(&format!("/api/approvals/{}/approve", approvals[0].id), json!({ "grant": { "ttl_secs": 1 } })).await;
+    app.wait_task(&task, TaskStatus::Completed).await;
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    app.pending_turn(&c, "refund $2 on order 1004", 1).await;
+}

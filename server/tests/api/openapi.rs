@@ -5,7 +5,7 @@ use serde_json::Value;
 use crate::helpers::spawn_app;
 
 /// Every API route, as the router declares it.
-const ROUTES: [(&str, &str); 32] = [
+const ROUTES: [(&str, &str); 33] = [
     ("get", "/healthz"),
     ("get", "/api/stream/demo"),
     ("post", "/api/conversations"),
@@ -19,6 +19,7 @@ const ROUTES: [(&str, &str); 32] = [
     ("post", "/api/approvals/{id}/reject"),
     ("post", "/api/approvals/{id}/escalate"),
     ("post", "/api/approvals/{id}/defer"),
+    ("post", "/api/grants/{id}/revoke"),
     ("get", "/api/tasks/{id}"),
     ("post", "/api/tasks/{id}/approve-all"),
     ("post", "/api/tasks/{id}/reject-all"),

@@ -1,0 +1,42 @@
+use leptos::{prelude::*, task::spawn_local};
+
+use crate::{
+    client::{self, ApiFailure},
+    domain::ConversationView,
+};
+
+/// The conversation's live standing permissions, each revocable.
+#[component]
+pub fn GrantList(view: RwSignal<ConversationView>) -> impl IntoView {
+    let error = RwSignal::new(None::<ApiFailure>);
+    let live = move || view.with(|v| v.grants.iter().filter(|g| g.revoked_by.is_none()).cloned().collect::<Vec<_>>());
+    view! {
+        <Show when=move || !live().is_empty()>
+            <div class="grants" role="region" aria-label="Always allowed in this chat">
+                <span class="grants-title">"Always allowed here:"</span>
+                <For each=live key=|g| g.grant_id.clone() let:grant>
+                    {
+                        let id = grant.grant_id.clone();
+                        let limit = grant.max_uses.map(|m| format!(", {} of {m} uses", grant.uses)).unwrap_or_else(|| format!(", used {}×", grant.uses));
+                        let until = grant.expires_at.clone().map(|t| format!(", until {t}")).unwrap_or_default();
+                        view! {
+                            <span class="grant" data-tool=grant.tool.clone()>
+                                <code>{grant.tool.clone()}</code>
+                                {format!(" (by {}{limit}{until}) ", grant.created_by)}
+                                <button class="btn btn-small" on:click=move |_| {
+                                    let id = id.clone();
+                                    spawn_local(async move {
+                                        if let Err(e) = client::post::<_, serde_json::Value>(&format!("/api/grants/{id}/revoke"), &serde_json::json!({})).await {
+                                            error.set(Some(e));
+                                        }
+                                    });
+                                }>"Revoke"</button>
+                            </span>
+                        }
+                    }
+                </For>
+                {move || error.get().map(|e| view! { <p class="error" role="alert">{e.message}</p> })}
+            </div>
+        </Show>
+    }
+}

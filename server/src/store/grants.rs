@@ -1,0 +1,78 @@
+//! Grants: standing permissions for one tool in one conversation. Using one is a conditional
+//! update, so a limited grant is never used more often than allowed.
+
+use anyhow::Context;
+use sqlx::{SqliteConnection, SqliteExecutor};
+
+use super::time::{new_id, now_ms};
+
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct GrantRow {
+    pub id: String,
+    pub conversation_id: String,
+    pub tool: String,
+    pub created_by: String,
+    pub expires_at: Option<i64>,
+    pub max_uses: Option<i64>,
+    pub uses: i64,
+    pub revoked_at: Option<i64>,
+}
+
+pub async fn insert(
+    conn: &mut SqliteConnection,
+    conversation_id: &str,
+    tool: &str,
+    created_by: &str,
+    expires_at: Option<i64>,
+    max_uses: Option<i64>,
+) -> anyhow::Result<String> {
+    let id = new_id();
+    sqlx::query("INSERT INTO grants (id, conversation_id, tool, created_by, created_at, expires_at, max_uses) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        .bind(&id)
+        .bind(conversation_id)
+        .bind(tool)
+        .bind(created_by)
+        .bind(now_ms())
+        .bind(expires_at)
+        .bind(max_uses)
+        .execute(conn)
+        .await
+        .context("failed to create grant")?;
+    Ok(id)
+}
+
+/// Uses a live grant for `tool` in the conversation, if there is one; returns its id.
+pub async fn use_one(conn: &mut SqliteConnection, conversation_id: &str, tool: &str) -> anyhow::Result<Option<GrantRow>> {
+    sqlx::query_as(
+        "UPDATE grants SET uses = uses + 1
+         WHERE id = (SELECT id FROM grants WHERE conversation_id = ?1 AND tool = ?2 AND revoked_at IS NULL
+                     AND (expires_at IS NULL OR expires_at > ?3) AND (max_uses IS NULL OR uses < max_uses)
+                     ORDER BY created_at LIMIT 1)
+         RETURNING id, conversation_id, tool, created_by, expires_at, max_uses, uses, revoked_at",
+    )
+    .bind(conversation_id)
+    .bind(tool)
+    .bind(now_ms())
+    .fetch_optional(conn)
+    .await
+    .context("failed to use a grant")
+}
+
+pub async fn get(db: impl SqliteExecutor<'_>, id: &str) -> anyhow::Result<Option<GrantRow>> {
+    sqlx::query_as("SELECT id, conversation_id, tool, created_by, expires_at, max_uses, uses, revoked_at FROM grants WHERE id = ?")
+        .bind(id)
+        .fetch_optional(db)
+        .await
+        .context("failed to load grant")
+}
+
+pub async fn revoke(conn: &mut SqliteConnection, id: &str, by: &str) -> anyhow::Result<bool> {
+    let result = sqlx::query("UPDATE grants SET revoked_at = ?, revoked_by = ? WHERE id = ? AND revoked_at IS NULL")
+        .bind(now_ms())
+        .bind(by)
+        .bind(id)
+        .execute(conn)
+        .await
+        .context("failed to revoke grant")?;
+    Ok(result.rows_affected() == 1)
+}
