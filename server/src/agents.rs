@@ -2,7 +2,11 @@
 //! Read from a TOML file (`COUNTERSIGN_AGENTS`) or the built-in demo configuration, and
 //! validated at start-up with errors that name the file, the agent and the key.
 
-use std::{collections::BTreeSet, path::Path, time::Duration};
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    path::Path,
+    time::Duration,
+};
 
 use anyhow::{Context, bail};
 use serde::Deserialize;
@@ -16,6 +20,9 @@ pub const DEMO_TOML: &str = include_str!("agents.demo.toml");
 pub struct AgentsConfig {
     pub agents: Vec<Agent>,
     pub webhooks: Vec<crate::webhooks::WebhookConfig>,
+    pub mcp_servers: Vec<crate::tools::mcp::McpServerConfig>,
+    /// For each MCP server, the tools agents use from it (checked once it is connected).
+    pub mcp_tools: BTreeMap<String, BTreeSet<String>>,
 }
 
 #[derive(Clone, Debug)]
@@ -139,6 +146,19 @@ struct FileConfig {
     agents: Vec<FileAgent>,
     #[serde(default)]
     webhooks: Vec<crate::webhooks::WebhookConfig>,
+    #[serde(default)]
+    mcp_servers: Vec<crate::tools::mcp::McpServerConfig>,
+}
+
+/// `[[agents.mcp]]`: the tools an agent takes from one MCP server (seed 000's McpServerTool).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileAgentMcp {
+    server: String,
+    tools: Vec<String>,
+    /// Subset of `tools` that always needs approval.
+    #[serde(default)]
+    require_approval: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -164,10 +184,13 @@ struct FileAgent {
     system_prompt: Option<String>,
     #[serde(default)]
     model: Option<ModelConfig>,
+    #[serde(default)]
     tools: Vec<String>,
     /// Shorthand for a `tools` gate named `require_approval` (kagent's field); a subset of `tools`.
     #[serde(default)]
     require_approval: Vec<String>,
+    #[serde(default)]
+    mcp: Vec<FileAgentMcp>,
     #[serde(default)]
     gates: Vec<FileGate>,
 }
@@ -243,12 +266,38 @@ impl AgentsConfig {
         }
         let mut agents = Vec::new();
         let mut names = BTreeSet::new();
-        for agent in file.agents {
+        let mut mcp_tools: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        let mut server_names = BTreeSet::new();
+        for server in &file.mcp_servers {
+            if !server_names.insert(server.name.clone()) {
+                bail!("{origin}: MCP server {:?} is declared twice", server.name);
+            }
+            if server.command.is_some() == server.url.is_some() {
+                bail!("{origin}: MCP server {:?}: give either command (stdio) or url (streamable HTTP)", server.name);
+            }
+        }
+        for mut agent in file.agents {
             let at = format!("{origin}: agent {:?}", agent.name);
             if !names.insert(agent.name.clone()) {
                 bail!("{at}: the name is used twice");
             }
-            for tool in &agent.tools {
+            // MCP tools join the agent's tools; their names are checked once the server is up.
+            let mut from_mcp = BTreeSet::new();
+            for entry in std::mem::take(&mut agent.mcp) {
+                if !server_names.contains(&entry.server) {
+                    bail!("{at}: mcp names server {:?}, which no [[mcp_servers]] declares", entry.server);
+                }
+                for tool in &entry.require_approval {
+                    if !entry.tools.contains(tool) {
+                        bail!("{at}: mcp server {:?}: require_approval names {tool:?}, which is not in its tools", entry.server);
+                    }
+                }
+                mcp_tools.entry(entry.server.clone()).or_default().extend(entry.tools.iter().cloned());
+                from_mcp.extend(entry.tools.iter().cloned());
+                agent.tools.extend(entry.tools);
+                agent.require_approval.extend(entry.require_approval);
+            }
+            for tool in agent.tools.iter().filter(|t| !from_mcp.contains(*t)) {
                 if registry.get(tool).is_none() {
                     bail!("{at}: tools names unknown tool {tool:?} (known: {})", registry.names().collect::<Vec<_>>().join(", "));
                 }
@@ -303,7 +352,7 @@ impl AgentsConfig {
                 bail!("{origin}: webhook url must start with http:// or https://, got {:?}", hook.url);
             }
         }
-        Ok(Self { agents, webhooks: file.webhooks })
+        Ok(Self { agents, webhooks: file.webhooks, mcp_servers: file.mcp_servers, mcp_tools })
     }
 
     pub fn get(&self, name: &str) -> Option<&Agent> {
@@ -396,6 +445,19 @@ mod tests {
     fn an_unknown_provider_is_refused() {
         let e = err("[[agents]]\nname = \"a\"\ntools = []\n[agents.model]\nprovider = \"skynet\"");
         assert!(e.contains("skynet"), "{e}");
+    }
+
+    #[test]
+    fn mcp_tools_join_the_agent_and_require_approval_must_be_among_them() {
+        let base = "[[mcp_servers]]\nname = \"files\"\ncommand = \"mcp-server-filesystem\"\n[[agents]]\nname = \"a\"\n[[agents.mcp]]\nserver = \"files\"\ntools = [\"read_file\", \"write_file\"]\n";
+        let config = parse(&format!("{base}require_approval = [\"write_file\"]")).unwrap();
+        assert_eq!(config.agents[0].tools, ["read_file", "write_file"]);
+        assert_eq!(config.mcp_tools["files"].len(), 2);
+        assert!(matches!(&config.agents[0].gates[0].rule, GateRule::Tools(t) if t.contains("write_file")));
+        let e = err(&format!("{base}require_approval = [\"delete_file\"]"));
+        assert!(e.contains("delete_file") && e.contains("files"), "{e}");
+        let e = err("[[agents]]\nname = \"a\"\n[[agents.mcp]]\nserver = \"nope\"\ntools = [\"x\"]\n");
+        assert!(e.contains("nope"), "{e}");
     }
 
     #[test]

@@ -47,11 +47,20 @@ impl Application {
     }
 
     pub async fn build_with(config: Config, parts: Parts) -> anyhow::Result<Self> {
-        let tools = Arc::new(Registry::builtin());
+        let mut registry = Registry::builtin();
         let agents = Arc::new(match &config.agents_path {
-            Some(path) => AgentsConfig::load(path, &tools)?,
-            None => AgentsConfig::demo(&tools)?,
+            Some(path) => AgentsConfig::load(path, &registry)?,
+            None => AgentsConfig::demo(&registry)?,
         });
+        for server in &agents.mcp_servers {
+            let client = crate::tools::mcp::connect(server).await?;
+            let wanted = agents.mcp_tools.get(&server.name).cloned().unwrap_or_default();
+            for tool in crate::tools::mcp::tools(&server.name, client, &wanted).await? {
+                registry.add(tool)?;
+            }
+            tracing::info!(server = server.name, tools = wanted.len(), "connected MCP server");
+        }
+        let tools = Arc::new(registry);
         let store = Store::connect(&config.database_url, Bus::default()).await?;
         if config.demo_accounts {
             seed_demo_accounts(&store).await?;

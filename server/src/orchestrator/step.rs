@@ -253,21 +253,38 @@ impl Orchestrator {
     }
 
     /// Runs one approved call. A built-in tool's effect, the call's new state and its result
-    /// are one transaction: all of it commits or none of it (DESIGN decision 4).
+    /// are one transaction: all of it commits or none of it (DESIGN decision 4). An external
+    /// tool is marked executing (committed) first, then called, then its result recorded.
     async fn execute(&self, call: &CallRow) -> anyhow::Result<()> {
+        let tool = self.tools.get(&call.tool).cloned();
+        if let Some(tool) = tool.as_ref().filter(|t| t.is_external()) {
+            let mut w = self.store.write().await?;
+            if !calls::transition(&mut w.tx, &call.id, "approved", "executing", None).await? {
+                return Ok(());
+            }
+            w.append(&call.conversation_id, EventBody::ToolStarted { task_id: call.task_id.clone(), call_id: call.id.clone() }).await?;
+            w.commit().await?;
+            let outcome = match tool.call(&call.args()).await {
+                Ok(output) => Ok(output),
+                Err(ToolError::Failed(failure)) => Err(failure.0),
+                Err(ToolError::Internal(err)) => Err(format!("{err:#}")),
+            };
+            let mut w = self.store.write().await?;
+            self.record_result(&mut w, call, outcome).await?;
+            w.commit().await?;
+            return Ok(());
+        }
         let mut w = self.store.write().await?;
         if !calls::transition(&mut w.tx, &call.id, "approved", "executing", None).await? {
             return Ok(()); // someone else ran or canceled it
         }
-        let task_id = call.task_id.clone();
-        w.append(&call.conversation_id, EventBody::ToolStarted { task_id: task_id.clone(), call_id: call.id.clone() }).await?;
-        let args = call.args();
-        let outcome = match self.tools.get(&call.tool) {
+        w.append(&call.conversation_id, EventBody::ToolStarted { task_id: call.task_id.clone(), call_id: call.id.clone() }).await?;
+        let outcome = match tool {
             None => Err(format!("unknown tool {}", call.tool)),
             Some(tool) => {
                 // A savepoint, so a failing tool leaves no partial effect but its failure is recorded.
                 let mut savepoint = w.tx.begin().await.context("failed to open a savepoint")?;
-                match tool.run(&mut savepoint, &args).await {
+                match tool.run(&mut savepoint, &call.args()).await {
                     Ok(output) => {
                         savepoint.commit().await.context("failed to release savepoint")?;
                         Ok(output)
@@ -280,6 +297,16 @@ impl Orchestrator {
                 }
             }
         };
+        self.record_result(&mut w, call, outcome).await?;
+        if let Some(hook) = &self.before_commit {
+            hook(&call.id)?;
+        }
+        w.commit().await?;
+        Ok(())
+    }
+
+    /// `executing → succeeded | failed`, audited, with the `tool-result` event.
+    async fn record_result(&self, w: &mut crate::store::Write, call: &CallRow, outcome: Result<serde_json::Value, String>) -> anyhow::Result<()> {
         let (state, ok, output) = match outcome {
             Ok(output) => ("succeeded", true, output),
             Err(error) => ("failed", false, json!({ "error": error, "message": error })),
@@ -289,14 +316,10 @@ impl Orchestrator {
             &mut w.tx,
             "tool.outcome",
             SYSTEM,
-            json!({ "call_id": call.id, "conversation_id": call.conversation_id, "tool": call.tool, "args": args, "ok": ok, "output": output }),
+            json!({ "call_id": call.id, "conversation_id": call.conversation_id, "tool": call.tool, "args": call.args(), "ok": ok, "output": output }),
         )
         .await?;
-        w.append(&call.conversation_id, EventBody::ToolResult { task_id, call_id: call.id.clone(), ok, output }).await?;
-        if let Some(hook) = &self.before_commit {
-            hook(&call.id)?;
-        }
-        w.commit().await?;
+        w.append(&call.conversation_id, EventBody::ToolResult { task_id: call.task_id.clone(), call_id: call.id.clone(), ok, output }).await?;
         Ok(())
     }
 

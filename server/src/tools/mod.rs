@@ -1,5 +1,6 @@
 //! Tools an agent can call, behind one `Tool` trait, and the registry that finds them by name.
 
+pub mod mcp;
 pub mod orders;
 pub mod schema;
 
@@ -55,6 +56,16 @@ pub trait Tool: Send + Sync {
     /// Runs the call inside the transaction that records its result, so a built-in effect
     /// commits together with its result or not at all (DESIGN decision 4).
     async fn run(&self, conn: &mut SqliteConnection, args: &Value) -> Result<Value, ToolError>;
+
+    /// External tools (MCP) act outside the database: the orchestrator marks the call executing
+    /// and commits before `call`, so a crash can never make it run twice.
+    fn is_external(&self) -> bool {
+        false
+    }
+
+    async fn call(&self, _args: &Value) -> Result<Value, ToolError> {
+        Err(ToolError::Internal(anyhow::anyhow!("BUG: {} is not an external tool", self.spec().name)))
+    }
 }
 
 #[derive(Clone, Default)]
@@ -74,6 +85,16 @@ impl Registry {
 
     pub fn register(&mut self, tool: Arc<dyn Tool>) {
         self.tools.insert(tool.spec().name.clone(), tool);
+    }
+
+    /// Adds MCP tools; a name already taken is an error.
+    pub fn add(&mut self, tool: Arc<dyn Tool>) -> anyhow::Result<()> {
+        let name = tool.spec().name.clone();
+        if self.tools.contains_key(&name) {
+            anyhow::bail!("tool name {name:?} is already taken (by a built-in or another MCP server)");
+        }
+        self.tools.insert(name, tool);
+        Ok(())
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {

@@ -227,3 +227,27 @@ async fn a_user_hands_an_approval_to_the_admins_and_then_only_an_admin_decides_i
     let (_, audit) = root.get_json("/api/audit?kind=approval.escalated").await;
     assert_eq!(audit["entries"].as_array().unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn a_call_left_executing_by_a_crash_is_reported_interrupted_and_never_re_run() {
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let first = BinaryServer::start(dir.clone(), None).await;
+    let c = first.app.create_conversation().await;
+    let (task, approvals) = first.app.pending_turn(&c, "cancel order 1003", 1).await;
+    let dir = first.kill().await;
+    // What a crash in the middle of an external call leaves behind: decided, marked executing.
+    let db = sqlx::SqlitePool::connect(&format!("sqlite://{}", dir.path().join("countersign.db").display())).await.unwrap();
+    sqlx::query("UPDATE approvals SET state = 'approved' WHERE id = ?").bind(&approvals[0].id).execute(&db).await.unwrap();
+    sqlx::query("UPDATE tool_calls SET state = 'executing' WHERE id = ?").bind(&approvals[0].call_id).execute(&db).await.unwrap();
+    sqlx::query("UPDATE tasks SET status = 'working' WHERE id = ?").bind(&task).execute(&db).await.unwrap();
+    db.close().await;
+
+    let second = BinaryServer::start(dir, None).await;
+    second.app.wait_task(&task, TaskStatus::Completed).await;
+    let detail = second.app.detail(&c).await;
+    let card = detail.view.card(&approvals[0].call_id).unwrap();
+    assert_eq!(card.status, CardStatus::Failed);
+    assert_eq!(card.result.as_ref().unwrap()["error"], "interrupted — not retried");
+    assert_eq!(second.app.order(1003).await.status, "open", "not re-run");
+    assert!(assistant_texts(&detail.events).last().unwrap().contains("interrupted"));
+}

@@ -7,6 +7,7 @@ mod cycle;
 mod decisions;
 mod durability;
 mod health;
+mod mcp;
 mod openai;
 mod openapi;
 mod people;

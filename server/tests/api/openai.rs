@@ -10,15 +10,15 @@ use crate::helpers::{Options, assistant_texts, spawn_app_with};
 
 /// What the fake answers next: an error status, or an SSE stream of these chunks.
 #[derive(Clone)]
-enum Reply {
+pub enum Reply {
     Status(u16),
     Stream(Vec<Value>),
 }
 
 #[derive(Clone, Default)]
-struct Fake {
+pub struct Fake {
     replies: Arc<Mutex<Vec<Reply>>>,
-    requests: Arc<Mutex<Vec<Value>>>,
+    pub requests: Arc<Mutex<Vec<Value>>>,
 }
 
 async fn completions(State(fake): State<Fake>, Json(body): Json<Value>) -> axum::response::Response {
@@ -40,7 +40,7 @@ async fn completions(State(fake): State<Fake>, Json(body): Json<Value>) -> axum:
     }
 }
 
-async fn start_fake(replies: Vec<Reply>) -> (String, Fake) {
+pub async fn start_fake(replies: Vec<Reply>) -> (String, Fake) {
     let fake = Fake { replies: Arc::new(Mutex::new(replies)), ..Default::default() };
     let router = Router::new().route("/v1/chat/completions", post(completions)).with_state(fake.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -56,11 +56,11 @@ fn agents(base_url: &str, retries: u32) -> String {
     )
 }
 
-fn chunk(delta: Value) -> Value {
+pub fn chunk(delta: Value) -> Value {
     json!({ "id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "fake-1", "choices": [{ "index": 0, "delta": delta, "finish_reason": null }] })
 }
 
-fn text_stream(parts: &[&str]) -> Reply {
+pub fn text_stream(parts: &[&str]) -> Reply {
     Reply::Stream(parts.iter().map(|p| chunk(json!({ "content": p }))).collect())
 }
 

@@ -1,0 +1,117 @@
+//! MCP tool servers (stdio child processes or streamable HTTP) through the official Rust SDK,
+//! `rmcp`. Their tools join the registry with their JSON schemas and annotations
+//! (`destructiveHint`, `readOnlyHint`). MCP calls are external effects: the orchestrator marks
+//! them executing before calling and never re-runs one a crash interrupted (DESIGN decision 4).
+
+use std::{collections::BTreeSet, sync::Arc};
+
+use anyhow::{Context, bail};
+use async_trait::async_trait;
+use rmcp::{
+    RoleClient, ServiceExt,
+    model::CallToolRequestParams,
+    service::RunningService,
+    transport::{StreamableHttpClientTransport, TokioChildProcess},
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use sqlx::SqliteConnection;
+
+use super::{Tool, ToolError, ToolFailure, ToolSpec};
+
+/// `[[mcp_servers]]` in the agent configuration: a command to spawn, or a URL.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerConfig {
+    pub name: String,
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    pub url: Option<String>,
+}
+
+type Client = RunningService<RoleClient, ()>;
+
+/// Starts (or connects to) one server; errors name it.
+pub async fn connect(config: &McpServerConfig) -> anyhow::Result<Arc<Client>> {
+    let name = &config.name;
+    let client = match (&config.command, &config.url) {
+        (Some(command), None) => {
+            let mut cmd = tokio::process::Command::new(command);
+            cmd.args(&config.args).kill_on_drop(true);
+            let transport = TokioChildProcess::new(cmd).with_context(|| format!("MCP server {name:?}: cannot start {command:?}"))?;
+            ().serve(transport).await.map_err(|e| anyhow::anyhow!("MCP server {name:?} did not start: {e}"))?
+        }
+        (None, Some(url)) => {
+            let transport = StreamableHttpClientTransport::from_uri(url.as_str());
+            ().serve(transport).await.map_err(|e| anyhow::anyhow!("MCP server {name:?} at {url} did not answer: {e}"))?
+        }
+        _ => bail!("MCP server {name:?}: give either command (stdio) or url (streamable HTTP)"),
+    };
+    Ok(Arc::new(client))
+}
+
+/// The server's tools named in `wanted`, as registry tools. A wanted tool it lacks is an error.
+pub async fn tools(server: &str, client: Arc<Client>, wanted: &BTreeSet<String>) -> anyhow::Result<Vec<Arc<dyn Tool>>> {
+    let listed = client.list_all_tools().await.map_err(|e| anyhow::anyhow!("MCP server {server:?}: cannot list tools: {e}"))?;
+    let mut out: Vec<Arc<dyn Tool>> = Vec::new();
+    for name in wanted {
+        let Some(tool) = listed.iter().find(|t| t.name == name.as_str()) else {
+            let names: Vec<&str> = listed.iter().map(|t| t.name.as_ref()).collect();
+            bail!("MCP server {server:?} has no tool {name:?} (it has: {})", names.join(", "));
+        };
+        let annotations = tool.annotations.as_ref();
+        let spec = ToolSpec {
+            name: name.clone(),
+            description: tool.description.as_deref().unwrap_or_default().to_owned(),
+            input_schema: Value::Object((*tool.input_schema).clone()),
+            read_only: annotations.and_then(|a| a.read_only_hint).unwrap_or(false),
+            // MCP's default for destructiveHint is true unless the tool says it is read-only.
+            destructive: annotations.and_then(|a| a.destructive_hint).unwrap_or(!annotations.and_then(|a| a.read_only_hint).unwrap_or(false)),
+        };
+        out.push(Arc::new(McpTool { spec, server: server.to_owned(), client: client.clone() }));
+    }
+    Ok(out)
+}
+
+pub struct McpTool {
+    spec: ToolSpec,
+    server: String,
+    client: Arc<Client>,
+}
+
+#[async_trait]
+impl Tool for McpTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn summarize(&self, args: &Value) -> String {
+        let mut text = format!("{} on MCP server {}: {args}", self.spec.name, self.server);
+        if text.chars().count() > 160 {
+            text = format!("{}…", text.chars().take(160).collect::<String>());
+        }
+        text
+    }
+
+    fn is_external(&self) -> bool {
+        true
+    }
+
+    async fn run(&self, _conn: &mut SqliteConnection, args: &Value) -> Result<Value, ToolError> {
+        self.call(args).await
+    }
+
+    async fn call(&self, args: &Value) -> Result<Value, ToolError> {
+        let arguments = args.as_object().cloned().unwrap_or_default();
+        let params = CallToolRequestParams::new(self.spec.name.clone()).with_arguments(arguments);
+        let result = self.client.call_tool(params).await.map_err(|e| ToolFailure(format!("MCP server {} failed: {e}", self.server)))?;
+        let value = serde_json::to_value(&result).map_err(|e| ToolError::Internal(e.into()))?;
+        let text: Vec<&str> = value["content"].as_array().into_iter().flatten().filter_map(|c| c["text"].as_str()).collect();
+        let message = text.join("\n");
+        if result.is_error == Some(true) {
+            return Err(ToolFailure(if message.is_empty() { "the MCP tool reported an error".into() } else { message }).into());
+        }
+        Ok(json!({ "message": message, "content": value["content"], "structured": value.get("structuredContent") }))
+    }
+}
