@@ -19,3 +19,7 @@ cd end2end
 COUNTERSIGN_BIN="$CARGO_TARGET_DIR/debug/countersign" \
 COUNTERSIGN_SITE_ROOT="$CARGO_TARGET_DIR/site" \
   npx playwright test
+
+echo "[test] benchmark smoke run (quick sizes, no timing assertions)"
+cd ..
+"$CARGO_TARGET_DIR/debug/bench" --quick --server "$CARGO_TARGET_DIR/debug/countersign" --site-root "$CARGO_TARGET_DIR/site"

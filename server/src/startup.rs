@@ -4,7 +4,7 @@
 use std::{net::SocketAddr, sync::Arc};
 
 use anyhow::Context;
-use axum::{Router, extract::DefaultBodyLimit, middleware};
+use axum::{Router, extract::DefaultBodyLimit, middleware, serve::ListenerExt};
 use leptos::prelude::LeptosOptions;
 use leptos_axum::{LeptosRoutes, generate_route_list};
 use tokio::net::TcpListener;
@@ -137,7 +137,13 @@ impl Application {
         // Printed on stdout (not only logged) so scripts and tests can find the chosen port.
         println!("Countersign listening on http://{}", self.local_addr());
         let service = self.router.into_make_service_with_connect_info::<SocketAddr>();
-        let server = axum::serve(self.listener, service).with_graceful_shutdown(shutdown_signal());
+        // No Nagle delay: small SSE frames and JSON answers go out at once (it cost ~40 ms each).
+        let listener = self.listener.tap_io(|tcp| {
+            if let Err(err) = tcp.set_nodelay(true) {
+                tracing::warn!(error = %err, "cannot set TCP_NODELAY");
+            }
+        });
+        let server = axum::serve(listener, service).with_graceful_shutdown(shutdown_signal());
         tokio::select! {
             result = server => result.context("server error"),
             () = sweeper::run(self.orchestrator, self.sweep_interval) => Ok(()),

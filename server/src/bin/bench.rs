@@ -1,0 +1,462 @@
+//! `bench`: measures Countersign from a separate process over real HTTP, against the real
+//! `countersign` binary on a fresh SQLite file (scripted model, so the model's speed is not
+//! measured). Prints a table per measurement; `--write FILE` also writes them as Markdown.
+//!
+//!   bench [--quick] [--server PATH] [--write docs/benchmarks.md]
+//!
+//! Quick mode uses tiny sizes and is a smoke test in `./x test`; its numbers mean little.
+
+use std::{
+    fmt::Write as _,
+    path::{Path, PathBuf},
+    process::Stdio,
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context, bail};
+use eventsource_stream::Eventsource;
+use futures::StreamExt;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+
+struct Sizes {
+    sequential: usize,
+    concurrent_cycles: usize,
+    concurrency: usize,
+    reload_turns: usize,
+    reload_samples: usize,
+    storage_turns: [usize; 3],
+    paused_tasks: usize,
+    fanout: Vec<usize>,
+}
+
+impl Sizes {
+    fn new(quick: bool) -> Self {
+        if quick {
+            Self { sequential: 5, concurrent_cycles: 8, concurrency: 4, reload_turns: 10, reload_samples: 3, storage_turns: [2, 4, 6], paused_tasks: 20, fanout: vec![10] }
+        } else {
+            Self {
+                sequential: 200,
+                concurrent_cycles: 1000,
+                concurrency: 32,
+                reload_turns: 500,
+                reload_samples: 50,
+                storage_turns: [100, 250, 500],
+                paused_tasks: 10_000,
+                fanout: vec![1000, 5000],
+            }
+        }
+    }
+}
+
+/// The server under test: a child process with its own data dir.
+struct Server {
+    child: tokio::process::Child,
+    url: String,
+    data_dir: tempfile::TempDir,
+    client: reqwest::Client,
+}
+
+async fn cli(bin: &Path, data_dir: &Path, args: &[&str], stdin: &str) -> anyhow::Result<String> {
+    let mut child = tokio::process::Command::new(bin)
+        .args(args)
+        .env("COUNTERSIGN_DATA_DIR", data_dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    child.stdin.take().context("stdin")?.write_all(stdin.as_bytes()).await?;
+    let out = child.wait_with_output().await?;
+    if !out.status.success() {
+        bail!("countersign {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+impl Server {
+    async fn start(bin: &Path, site_root: Option<&Path>) -> anyhow::Result<Self> {
+        let data_dir = tempfile::tempdir()?;
+        cli(bin, data_dir.path(), &["user", "add", "bench", "--admin"], "bench-password\n").await?;
+        let token = cli(bin, data_dir.path(), &["token", "create", "--user", "bench", "--name", "bench"], "").await?;
+        let mut command = tokio::process::Command::new(bin);
+        command
+            .env("COUNTERSIGN_ADDR", "127.0.0.1:0")
+            .env("COUNTERSIGN_DATA_DIR", data_dir.path())
+            .env("COUNTERSIGN_DECISIONS_PER_MINUTE", "100000000")
+            .env("RUST_LOG", "error")
+            .stdout(Stdio::piped())
+            .kill_on_drop(true);
+        if let Some(root) = site_root {
+            command.env("COUNTERSIGN_SITE_ROOT", root);
+        }
+        let mut child = command.spawn().context("cannot start countersign")?;
+        let mut lines = tokio::io::BufReader::new(child.stdout.take().context("stdout")?).lines();
+        let url = loop {
+            let line = lines.next_line().await?.context("countersign exited before listening")?;
+            if let Some(url) = line.split("listening on ").nth(1) {
+                break url.trim().to_owned();
+            }
+        };
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert(reqwest::header::AUTHORIZATION, format!("Bearer {token}").parse()?);
+        let client = reqwest::Client::builder().default_headers(headers).pool_max_idle_per_host(256).build()?;
+        Ok(Self { child, url, data_dir, client })
+    }
+
+    async fn post(&self, path: &str, body: Value) -> anyhow::Result<Value> {
+        let response = self.client.post(format!("{}{path}", self.url)).json(&body).send().await?;
+        let status = response.status();
+        let value: Value = response.json().await.unwrap_or(Value::Null);
+        if !status.is_success() {
+            bail!("POST {path}: {status} {value}");
+        }
+        Ok(value)
+    }
+
+    async fn get(&self, path: &str) -> anyhow::Result<reqwest::Response> {
+        let response = self.client.get(format!("{}{path}", self.url)).send().await?;
+        if !response.status().is_success() {
+            bail!("GET {path}: {}", response.status());
+        }
+        Ok(response)
+    }
+
+    async fn conversation(&self) -> anyhow::Result<String> {
+        Ok(self.post("/api/conversations", json!({ "title": "bench" })).await?["id"].as_str().context("id")?.to_owned())
+    }
+
+    fn rss_kib(&self) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()?)).ok()?;
+        status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    }
+}
+
+/// An open SSE stream of one conversation.
+struct Stream {
+    events: std::pin::Pin<Box<dyn futures::Stream<Item = (String, Value)> + Send>>,
+}
+
+impl Stream {
+    async fn open(server: &Server, conversation: &str) -> anyhow::Result<Self> {
+        let response = server.get(&format!("/api/conversations/{conversation}/events")).await?;
+        let events = response
+            .bytes_stream()
+            .eventsource()
+            .filter_map(|e| async move { e.ok().map(|e| (e.event, serde_json::from_str(&e.data).unwrap_or(Value::Null))) });
+        Ok(Self { events: Box::pin(events) })
+    }
+
+    /// Waits for the first event named `name` for which `pick` is true.
+    async fn until(&mut self, name: &str, pick: impl Fn(&Value) -> bool) -> anyhow::Result<Value> {
+        let wait = async {
+            while let Some((event, data)) = self.events.next().await {
+                if event == name && pick(&data) {
+                    return Ok(data);
+                }
+            }
+            bail!("stream ended before {name}")
+        };
+        tokio::time::timeout(Duration::from_secs(60), wait).await.context("timed out")?
+    }
+}
+
+struct Timings(Vec<f64>);
+
+impl Timings {
+    fn pct(&self, p: f64) -> f64 {
+        let mut v = self.0.clone();
+        v.sort_by(|a, b| a.total_cmp(b));
+        if v.is_empty() {
+            return f64::NAN;
+        }
+        v[((v.len() as f64 - 1.0) * p).round() as usize]
+    }
+    fn summary(&self) -> String {
+        format!("{:.2} / {:.2} / {:.2}", self.pct(0.5), self.pct(0.99), self.pct(1.0))
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// One full cycle; returns (message → approval-required, approve → completed) in ms.
+async fn cycle(server: &Server) -> anyhow::Result<(f64, f64)> {
+    let c = server.conversation().await?;
+    let mut stream = Stream::open(server, &c).await?;
+    let start = Instant::now();
+    server.post(&format!("/api/conversations/{c}/messages"), json!({ "text": "refund $1 on order 1004" })).await?;
+    let required = stream.until("approval-required", |_| true).await?;
+    let first = ms(start.elapsed());
+    let approval = required["approval_id"].as_str().context("approval id")?.to_owned();
+    let start = Instant::now();
+    server.post(&format!("/api/approvals/{approval}/approve"), json!({})).await?;
+    stream.until("task-status", |d| d["status"] == "completed").await?;
+    Ok((first, ms(start.elapsed())))
+}
+
+struct Report {
+    markdown: String,
+}
+
+impl Report {
+    fn section(&mut self, title: &str, header: &[&str], rows: Vec<Vec<String>>) {
+        println!("\n== {title}");
+        println!("{}", header.join(" | "));
+        for row in &rows {
+            println!("{}", row.join(" | "));
+        }
+        let _ = writeln!(self.markdown, "\n### {title}\n\n| {} |\n|{}|", header.join(" | "), vec!["---"; header.len()].join("|"));
+        for row in rows {
+            let _ = writeln!(self.markdown, "| {} |", row.join(" | "));
+        }
+    }
+}
+
+async fn throughput(server: &Arc<Server>, sizes: &Sizes, report: &mut Report) -> anyhow::Result<()> {
+    let mut rows = Vec::new();
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let start = Instant::now();
+    for _ in 0..sizes.sequential {
+        let (x, y) = cycle(server).await?;
+        a.push(x);
+        b.push(y);
+    }
+    let rate = sizes.sequential as f64 / start.elapsed().as_secs_f64();
+    rows.push(vec!["1".into(), sizes.sequential.to_string(), format!("{rate:.1}"), Timings(a).summary(), Timings(b).summary()]);
+
+    let per_client = sizes.concurrent_cycles / sizes.concurrency;
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..sizes.concurrency)
+        .map(|_| {
+            let server = server.clone();
+            tokio::spawn(async move {
+                let mut out = Vec::new();
+                for _ in 0..per_client {
+                    out.push(cycle(&server).await?);
+                }
+                anyhow::Ok(out)
+            })
+        })
+        .collect();
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for task in tasks {
+        for (x, y) in task.await?? {
+            a.push(x);
+            b.push(y);
+        }
+    }
+    let total = per_client * sizes.concurrency;
+    let rate = total as f64 / start.elapsed().as_secs_f64();
+    rows.push(vec![sizes.concurrency.to_string(), total.to_string(), format!("{rate:.1}"), Timings(a).summary(), Timings(b).summary()]);
+    report.section(
+        "1+2. HITL cycle over HTTP (message → approval-required on SSE → approve → completed on SSE)",
+        &["clients", "cycles", "cycles/s", "message → approval-required ms p50/p99/max", "approve → completed ms p50/p99/max"],
+        rows,
+    );
+    Ok(())
+}
+
+/// Builds a conversation of `turns` turns: every 20th a refund that is approved, the last one
+/// left pending; the rest are lookups that run at once.
+async fn long_conversation(server: &Server, turns: usize) -> anyhow::Result<String> {
+    let c = server.conversation().await?;
+    let mut stream = Stream::open(server, &c).await?;
+    for turn in 0..turns {
+        let gated = turn % 20 == 19 || turn + 1 == turns;
+        let text = if gated { "refund $1 on order 1004" } else { "look up order 1001" };
+        let task = server.post(&format!("/api/conversations/{c}/messages"), json!({ "text": text })).await?["task_id"].as_str().context("task")?.to_owned();
+        if gated {
+            let required = stream.until("approval-required", |d| d["task_id"] == task.as_str()).await?;
+            if turn + 1 == turns {
+                break;
+            }
+            server.post(&format!("/api/approvals/{}/approve", required["approval_id"].as_str().context("id")?), json!({})).await?;
+        }
+        stream.until("task-status", |d| d["task_id"] == task.as_str() && d["status"] == "completed").await?;
+    }
+    Ok(c)
+}
+
+async fn reload(server: &Server, sizes: &Sizes, report: &mut Report) -> anyhow::Result<()> {
+    let c = long_conversation(server, sizes.reload_turns).await?;
+    let detail: Value = server.get(&format!("/api/conversations/{c}")).await?.json().await?;
+    let events = detail["events"].as_array().map(Vec::len).unwrap_or(0);
+    let mut api = Vec::new();
+    let mut page = Vec::new();
+    for _ in 0..sizes.reload_samples {
+        let start = Instant::now();
+        server.get(&format!("/api/conversations/{c}")).await?.bytes().await?;
+        api.push(ms(start.elapsed()));
+        let start = Instant::now();
+        server.get(&format!("/c/{c}")).await?.bytes().await?;
+        page.push(ms(start.elapsed()));
+    }
+    report.section(
+        "3. Reload a long conversation",
+        &["turns", "events", "samples", "GET /api/conversations/{id} (load + fold + JSON) ms p50/p99/max", "server-rendered chat page ms p50/p99/max"],
+        vec![vec![sizes.reload_turns.to_string(), events.to_string(), sizes.reload_samples.to_string(), Timings(api).summary(), Timings(page).summary()]],
+    );
+    Ok(())
+}
+
+async fn storage(bin: &Path, sizes: &Sizes, report: &mut Report) -> anyhow::Result<()> {
+    let mut rows = Vec::new();
+    for turns in sizes.storage_turns {
+        let server = Server::start(bin, None).await?;
+        let c = long_conversation(&server, turns).await?;
+        let db = sqlx::SqlitePool::connect(&format!("sqlite://{}", server.data_dir.path().join("countersign.db").display())).await?;
+        let (events, bytes): (i64, i64) =
+            sqlx::query_as("SELECT COUNT(*), COALESCE(SUM(LENGTH(body)), 0) FROM events WHERE conversation_id = ?").bind(&c).fetch_one(&db).await?;
+        let _ = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&db).await;
+        db.close().await;
+        let file = std::fs::metadata(server.data_dir.path().join("countersign.db")).map(|m| m.len()).unwrap_or(0);
+        rows.push(vec![turns.to_string(), events.to_string(), bytes.to_string(), format!("{:.0}", bytes as f64 / turns as f64), file.to_string()]);
+    }
+    report.section("4. Storage", &["turns", "events", "event bytes", "bytes per turn", "database file bytes (all tables, after checkpoint)"], rows);
+    Ok(())
+}
+
+async fn memory(bin: &Path, sizes: &Sizes, report: &mut Report) -> anyhow::Result<()> {
+    let server = Arc::new(Server::start(bin, None).await?);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let before = server.rss_kib().unwrap_or(0);
+    let clients = sizes.paused_tasks.clamp(1, 32);
+    let per_client = sizes.paused_tasks / clients;
+    let workers: Vec<_> = (0..clients)
+        .map(|_| {
+            let server = server.clone();
+            tokio::spawn(async move {
+                for _ in 0..per_client {
+                    let c = server.conversation().await?;
+                    server.post(&format!("/api/conversations/{c}/messages"), json!({ "text": "refund $1 on order 1004" })).await?;
+                }
+                anyhow::Ok(())
+            })
+        })
+        .collect();
+    for w in workers {
+        w.await??;
+    }
+    let expected = per_client * clients;
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        let db = sqlx::SqlitePool::connect(&format!("sqlite://{}", server.data_dir.path().join("countersign.db").display())).await?;
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM approvals WHERE state = 'pending'").fetch_one(&db).await?;
+        db.close().await;
+        if n as usize >= expected || Instant::now() > deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let after = server.rss_kib().unwrap_or(0);
+    report.section(
+        "5. Memory (server RSS)",
+        &["paused tasks", "RSS before KiB", "RSS after KiB", "per paused task (bytes)"],
+        vec![vec![expected.to_string(), before.to_string(), after.to_string(), format!("{:.0}", (after.saturating_sub(before) * 1024) as f64 / expected as f64)]],
+    );
+    Ok(())
+}
+
+async fn fanout(bin: &Path, sizes: &Sizes, report: &mut Report) -> anyhow::Result<()> {
+    let mut rows = Vec::new();
+    for &n in &sizes.fanout {
+        let server = Arc::new(Server::start(bin, None).await?);
+        let c = server.conversation().await?;
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Instant>();
+        let ready = Arc::new(tokio::sync::Barrier::new(n + 1));
+        let mut opened = 0;
+        for _ in 0..n {
+            let (server, c, tx, ready) = (server.clone(), c.clone(), tx.clone(), ready.clone());
+            tokio::spawn(async move {
+                let stream = Stream::open(&server, &c).await;
+                ready.wait().await;
+                if let Ok(mut stream) = stream
+                    && stream.until("user-message", |_| true).await.is_ok()
+                {
+                    let _ = tx.send(Instant::now());
+                }
+            });
+            opened += 1;
+        }
+        drop(tx);
+        ready.wait().await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let start = Instant::now();
+        server.post(&format!("/api/conversations/{c}/messages"), json!({ "text": "look up order 1001" })).await?;
+        let mut delivered = Vec::new();
+        while let Ok(Some(at)) = tokio::time::timeout(Duration::from_secs(30), rx.recv()).await {
+            delivered.push(ms(at.duration_since(start)));
+        }
+        rows.push(vec![opened.to_string(), delivered.len().to_string(), Timings(delivered).summary()]);
+    }
+    report.section("6. SSE fan-out (one event to N clients of one conversation)", &["clients", "delivered", "delivery ms p50/p99/max"], rows);
+    Ok(())
+}
+
+fn bundle(site_root: &Path, report: &mut Report) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut rows = Vec::new();
+    for file in ["countersign.wasm", "countersign.js", "countersign.css"] {
+        let path = site_root.join("pkg").join(file);
+        let Ok(bytes) = std::fs::read(&path) else { continue };
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        gz.write_all(&bytes)?;
+        rows.push(vec![file.to_owned(), bytes.len().to_string(), gz.finish()?.len().to_string()]);
+    }
+    report.section(&format!("7. Bundle ({})", site_root.display()), &["file", "raw bytes", "gzip -9 bytes"], rows);
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
+    let bin = PathBuf::from(value("--server").unwrap_or_else(|| {
+        std::env::current_exe().ok().and_then(|p| p.parent().map(|d| d.join("countersign").display().to_string())).unwrap_or_default()
+    }));
+    if !bin.exists() {
+        bail!("no server binary at {} (pass --server PATH)", bin.display());
+    }
+    let site_root = value("--site-root").map(PathBuf::from);
+    let sizes = Sizes::new(quick);
+    let mut report = Report { markdown: String::new() };
+    let started = Instant::now();
+
+    let server = Arc::new(Server::start(&bin, site_root.as_deref()).await?);
+    throughput(&server, &sizes, &mut report).await?;
+    reload(&server, &sizes, &mut report).await?;
+    drop(server);
+    storage(&bin, &sizes, &mut report).await?;
+    memory(&bin, &sizes, &mut report).await?;
+    fanout(&bin, &sizes, &mut report).await?;
+    if let Some(root) = &site_root {
+        bundle(root, &mut report)?;
+    }
+    let took = started.elapsed();
+    println!("\nbench finished in {:.1} s", took.as_secs_f64());
+
+    if let Some(path) = value("--write") {
+        let machine = std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|c| c.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned()))
+            .unwrap_or_else(|| "unknown CPU".into());
+        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
+        let mem = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| m.lines().next().map(str::to_owned)).unwrap_or_default();
+        let date = chrono::Utc::now().format("%Y-%m-%d %H:%M UTC");
+        let text = format!(
+            "# Benchmarks\n\nMeasured by `bash scripts/bench.sh` (the `bench` binary in `server/src/bin/bench.rs` driving a release build of \
+             `countersign` in a separate process over real HTTP, scripted model, SQLite). Times in milliseconds.\n\n\
+             - Date: {date}\n- Machine: {machine}, {cores} cores, {mem}\n- Mode: {}\n- Whole run: {:.0} s\n{}\n",
+            if quick { "quick (smoke sizes)" } else { "full" },
+            took.as_secs_f64(),
+            report.markdown
+        );
+        std::fs::write(&path, text).with_context(|| format!("cannot write {path}"))?;
+        println!("wrote {path}");
+    }
+    Ok(())
+}
