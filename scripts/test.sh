@@ -20,6 +20,9 @@ COUNTERSIGN_BIN="$CARGO_TARGET_DIR/debug/countersign" \
 COUNTERSIGN_SITE_ROOT="$CARGO_TARGET_DIR/site" \
   npx playwright test
 
-echo "[test] benchmark smoke run (quick sizes, no timing assertions)"
+# The release build is what `./x run` serves; building it here keeps that command working.
+echo "[test] release build and a benchmark smoke run against it (quick sizes, no timing assertions)"
 cd ..
-"$CARGO_TARGET_DIR/debug/bench" --quick --server "$CARGO_TARGET_DIR/debug/countersign" --site-root "$CARGO_TARGET_DIR/site"
+cargo leptos build --release
+cargo build --release -p server --bin bench
+"$CARGO_TARGET_DIR/release/bench" --quick --server "$CARGO_TARGET_DIR/release/countersign" --site-root "$CARGO_TARGET_DIR/site"

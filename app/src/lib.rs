@@ -1,5 +1,6 @@
 //! Countersign's Leptos application: pages, components and the domain types shared by the
 //! server (SSR) and the browser (hydrated WASM).
+#![recursion_limit = "256"]
 
 pub mod client;
 pub mod components;

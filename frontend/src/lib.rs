@@ -1,3 +1,4 @@
+#![recursion_limit = "256"]
 //! The WASM entry point: hydrates the server-rendered page. Nothing else lives here.
 
 #[wasm_bindgen::prelude::wasm_bindgen]

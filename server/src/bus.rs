@@ -1,5 +1,6 @@
-//! In-process fan-out of committed events to live SSE streams. Only a wake-up: streams always
-//! read what they send from the store, so a lagging subscriber loses nothing.
+//! In-process fan-out of committed events to live SSE streams. Streams send an event from here
+//! when it is the next one they expect and read the store for any gap, so a lagging subscriber
+//! loses nothing.
 
 use app::domain::Event;
 use tokio::sync::broadcast;

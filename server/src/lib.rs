@@ -1,4 +1,5 @@
 //! Countersign server: HTTP API, SSE, server-side rendering and the durable approval engine.
+#![recursion_limit = "256"]
 
 pub mod agents;
 pub mod api;

@@ -1,3 +1,4 @@
+#![recursion_limit = "256"]
 //! `countersign` binary: parse the command line and configuration, then serve or run a subcommand.
 
 use clap::Parser;

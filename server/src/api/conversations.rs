@@ -103,8 +103,8 @@ async fn post_message(
 }
 
 /// The conversation's event log as SSE: stored events after the resume point, then live ones.
-/// The bus only wakes the stream up; what it sends is always read from the store, in order,
-/// so nothing is missed or sent twice.
+/// A live event is sent straight from the bus when it is the next in sequence; any gap is read
+/// from the store, so nothing is missed or sent twice.
 #[tracing::instrument(skip(state, user, headers))]
 async fn stream(
     State(state): State<AppState>,
@@ -162,6 +162,12 @@ impl Cursor {
             }
             loop {
                 match self.wake.recv().await {
+                    // The next event in order: send it as published, no database read.
+                    Ok(event) if event.conversation_id == self.conversation_id && event.seq == self.last + 1 => {
+                        self.last = event.seq;
+                        return Some(event);
+                    }
+                    // A gap (missed or out-of-order publication): read what is missing from the store.
                     Ok(event) if event.conversation_id == self.conversation_id && event.seq > self.last => break,
                     Ok(_) => continue,
                     Err(broadcast::error::RecvError::Lagged(_)) => break,
