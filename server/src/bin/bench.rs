@@ -258,13 +258,13 @@ async fn throughput(server: &Arc<Server>, sizes: &Sizes, report: &mut Report) ->
     Ok(())
 }
 
-/// Builds a conversation of `turns` turns: every 20th a refund that is approved, the last one
-/// left pending; the rest are lookups that run at once.
+/// Builds a conversation of `turns` turns: every 20th (from the first) a refund that is approved
+/// (25 of 500), plus a last refund left pending; the rest are lookups that run at once.
 async fn long_conversation(server: &Server, turns: usize) -> anyhow::Result<String> {
     let c = server.conversation().await?;
     let mut stream = Stream::open(server, &c).await?;
     for turn in 0..turns {
-        let gated = turn % 20 == 19 || turn + 1 == turns;
+        let gated = turn % 20 == 0 || turn + 1 == turns;
         let text = if gated { "refund $1 on order 1004" } else { "look up order 1001" };
         let task = server.post(&format!("/api/conversations/{c}/messages"), json!({ "text": text })).await?["task_id"].as_str().context("task")?.to_owned();
         if gated {

@@ -65,12 +65,7 @@ impl Orchestrator {
     /// Approves or rejects one approval, then lets the task go on.
     pub async fn decide(self: &Arc<Self>, approval_id: &str, decision: Decision, actor: &Actor) -> Result<DecisionOutcome, DecisionError> {
         let mut w = self.store.write().await?;
-        let approval = approvals::get(&mut *w.tx, approval_id)
-            .await?
-            .ok_or_else(|| DecisionError::NotFound(format!("approval {approval_id} does not exist")))?;
-        if approval.state != "pending" {
-            return Err(DecisionError::Conflict(format!("approval {approval_id} is already {}", approval.state)));
-        }
+        let approval = pending_approval(&mut w, approval_id).await?;
         let task = self.waiting_task(&mut w, &approval.task_id).await?;
         let outcome = match decision {
             Decision::Approve { args, grant } => {
@@ -157,12 +152,7 @@ impl Orchestrator {
     /// A user hands a pending approval to the admins (on demand).
     pub async fn escalate(self: &Arc<Self>, approval_id: &str, actor: &Actor) -> Result<(), DecisionError> {
         let mut w = self.store.write().await?;
-        let approval = approvals::get(&mut *w.tx, approval_id)
-            .await?
-            .ok_or_else(|| DecisionError::NotFound(format!("approval {approval_id} does not exist")))?;
-        if approval.state != "pending" {
-            return Err(DecisionError::Conflict(format!("approval {approval_id} is already {}", approval.state)));
-        }
+        let approval = pending_approval(&mut w, approval_id).await?;
         if approval.escalated_at.is_some() {
             return Err(DecisionError::Conflict(format!("approval {approval_id} is already with the admins")));
         }
@@ -376,4 +366,15 @@ impl Orchestrator {
         }
         Ok(DecisionOutcome { approval_id: approval.id.clone(), call_id: approval.call_id.clone(), outcome })
     }
+}
+
+/// The approval if it exists (404) and is still pending (409).
+async fn pending_approval(w: &mut Write, approval_id: &str) -> Result<ApprovalRow, DecisionError> {
+    let approval = approvals::get(&mut *w.tx, approval_id)
+        .await?
+        .ok_or_else(|| DecisionError::NotFound(format!("approval {approval_id} does not exist")))?;
+    if approval.state != "pending" {
+        return Err(DecisionError::Conflict(format!("approval {approval_id} is already {}", approval.state)));
+    }
+    Ok(approval)
 }

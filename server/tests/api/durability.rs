@@ -129,18 +129,7 @@ async fn storage_grows_linearly_with_the_conversation() {
 
 #[tokio::test]
 async fn a_config_naming_an_unknown_tool_stops_start_up_with_a_message_naming_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("agents.toml");
-    std::fs::write(&path, "[[agents]]\nname = \"ops\"\ntools = [\"get_order\"]\nrequire_approval = [\"wipe_disk\"]\n").unwrap();
-    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_countersign"))
-        .env("COUNTERSIGN_ADDR", "127.0.0.1:0")
-        .env("COUNTERSIGN_DATA_DIR", dir.path())
-        .env("COUNTERSIGN_AGENTS", &path)
-        .output()
-        .await
-        .unwrap();
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = crate::helpers::refused_start_up("[[agents]]\nname = \"ops\"\ntools = [\"get_order\"]\nrequire_approval = [\"wipe_disk\"]\n").await;
     assert!(stderr.contains("wipe_disk") && stderr.contains("agents.toml") && stderr.contains("\"ops\""), "{stderr}");
 }
 

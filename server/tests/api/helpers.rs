@@ -319,3 +319,20 @@ async fn cli_token(data_dir: &std::path::Path) -> String {
     assert!(ok, "token create: {stderr}");
     stdout.trim().to_owned()
 }
+
+/// Starts the binary with `toml` as its agent configuration, expecting it to refuse to start;
+/// returns what it printed on stderr.
+pub async fn refused_start_up(toml: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("agents.toml");
+    std::fs::write(&path, toml).unwrap();
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_countersign"))
+        .env("COUNTERSIGN_ADDR", "127.0.0.1:0")
+        .env("COUNTERSIGN_DATA_DIR", dir.path())
+        .env("COUNTERSIGN_AGENTS", &path)
+        .output()
+        .await
+        .unwrap();
+    assert!(!output.status.success(), "start-up should fail");
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}

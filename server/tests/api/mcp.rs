@@ -64,17 +64,6 @@ async fn an_mcp_write_file_waits_for_approval_and_the_file_appears_only_after_ap
 #[tokio::test]
 async fn an_mcp_server_that_fails_to_start_stops_start_up_with_its_name() {
     let toml = "[[mcp_servers]]\nname = \"ghost\"\ncommand = \"/nonexistent/mcp-server\"\n[[agents]]\nname = \"a\"\n[[agents.mcp]]\nserver = \"ghost\"\ntools = [\"x\"]\n";
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("agents.toml");
-    std::fs::write(&path, toml).unwrap();
-    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_countersign"))
-        .env("COUNTERSIGN_ADDR", "127.0.0.1:0")
-        .env("COUNTERSIGN_DATA_DIR", dir.path())
-        .env("COUNTERSIGN_AGENTS", &path)
-        .output()
-        .await
-        .unwrap();
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = crate::helpers::refused_start_up(toml).await;
     assert!(stderr.contains("\"ghost\""), "{stderr}");
 }
