@@ -406,7 +406,7 @@ fn bundle(site_root: &Path, report: &mut Report) -> anyhow::Result<()> {
         gz.write_all(&bytes)?;
         rows.push(vec![file.to_owned(), bytes.len().to_string(), gz.finish()?.len().to_string()]);
     }
-    report.section(&format!("7. Bundle ({})", site_root.display()), &["file", "raw bytes", "gzip -9 bytes"], rows);
+    report.section("7. Bundle (the site's pkg/ of the build that was measured)", &["file", "raw bytes", "gzip -9 bytes"], rows);
     Ok(())
 }
 
