@@ -32,6 +32,9 @@ pub struct Agent {
     /// Sent to real models as the system message.
     pub system_prompt: String,
     pub model: ModelConfig,
+    /// When a gate rule cannot be evaluated, let the call run (seed 001's fail-open) instead of
+    /// asking a human (the default). Either way the audit trail says so.
+    pub fail_open: bool,
     pub tools: Vec<String>,
     pub gates: Vec<Gate>,
 }
@@ -184,6 +187,8 @@ struct FileAgent {
     system_prompt: Option<String>,
     #[serde(default)]
     model: Option<ModelConfig>,
+    #[serde(default)]
+    fail_open: bool,
     #[serde(default)]
     tools: Vec<String>,
     /// Shorthand for a `tools` gate named `require_approval` (kagent's field); a subset of `tools`.
@@ -345,7 +350,15 @@ impl AgentsConfig {
             let system_prompt = agent.system_prompt.unwrap_or_else(|| {
                 format!("You are {}, an agent that acts through tools. Some tool calls need a human's approval; if one is rejected, say so and do not retry it.", agent.name)
             });
-            agents.push(Agent { name: agent.name, description: agent.description, system_prompt, model, tools: agent.tools, gates });
+            agents.push(Agent {
+                name: agent.name,
+                description: agent.description,
+                system_prompt,
+                model,
+                fail_open: agent.fail_open,
+                tools: agent.tools,
+                gates,
+            });
         }
         for hook in &file.webhooks {
             if !(hook.url.starts_with("http://") || hook.url.starts_with("https://")) {

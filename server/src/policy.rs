@@ -15,29 +15,47 @@ pub struct Call<'a> {
     pub user: &'a str,
 }
 
+/// What the policy decided for one call.
+pub struct Gating<'a> {
+    /// The gate that stops the call, if any.
+    pub gate: Option<&'a Gate>,
+    /// Rules that could not be evaluated for this call, as `rule: error`.
+    pub rule_errors: Vec<String>,
+}
+
 /// The first of the agent's gates that matches the call, in declaration order. A `disabled`
 /// gate turns approvals off for the agent.
 pub fn gate_for<'a>(agent: &'a Agent, call: &Call<'_>) -> Option<&'a Gate> {
-    if agent.gates.iter().any(|g| g.rule == GateRule::Disabled) {
-        return None;
-    }
-    agent.gates.iter().find(|gate| matches(&gate.rule, agent, call))
+    check(agent, call).gate
 }
 
-fn matches(rule: &GateRule, agent: &Agent, call: &Call<'_>) -> bool {
+/// Like `gate_for`, also reporting rules that failed to evaluate. A failed rule matches (the call
+/// waits for a human: fail-closed) unless the agent is `fail_open`, when it does not match.
+pub fn check<'a>(agent: &'a Agent, call: &Call<'_>) -> Gating<'a> {
+    let mut rule_errors = Vec::new();
+    if agent.gates.iter().any(|g| g.rule == GateRule::Disabled) {
+        return Gating { gate: None, rule_errors };
+    }
+    let gate = agent.gates.iter().find(|gate| matches(&gate.rule, agent, call, &mut rule_errors));
+    Gating { gate, rule_errors }
+}
+
+fn matches(rule: &GateRule, agent: &Agent, call: &Call<'_>, errors: &mut Vec<String>) -> bool {
     match rule {
         GateRule::Tools(names) => names.contains(&call.tool.name),
         GateRule::All => true,
         GateRule::Destructive => call.tool.destructive,
-        GateRule::Rule(rule) => evaluate(rule, agent, call),
-        GateRule::Any(parts) => parts.iter().any(|p| matches(p, agent, call)),
+        GateRule::Rule(rule) => evaluate(rule, agent, call).unwrap_or_else(|error| {
+            errors.push(format!("{}: {error}", rule.source));
+            !agent.fail_open
+        }),
+        GateRule::Any(parts) => parts.iter().any(|p| matches(p, agent, call, errors)),
         GateRule::Disabled => false,
     }
 }
 
-/// Fail-closed: a rule that cannot be evaluated (a missing field, a type error) matches, so
-/// the call waits for a human rather than running unchecked.
-fn evaluate(rule: &Rule, agent: &Agent, call: &Call<'_>) -> bool {
+/// The rule's verdict, or why it has none (a missing field, a type error, a non-boolean).
+fn evaluate(rule: &Rule, agent: &Agent, call: &Call<'_>) -> Result<bool, String> {
     let mut context = cel::Context::default();
     let args = cel::to_value(call.args).unwrap_or(cel::Value::Null);
     context.add_variable_from_value("args", args);
@@ -45,15 +63,9 @@ fn evaluate(rule: &Rule, agent: &Agent, call: &Call<'_>) -> bool {
     context.add_variable_from_value("user", call.user.to_owned());
     context.add_variable_from_value("agent", agent.name.clone());
     match rule.program.execute(&context) {
-        Ok(cel::Value::Bool(b)) => b,
-        Ok(other) => {
-            tracing::warn!(rule = rule.source, result = ?other, "gate rule did not give a boolean; asking for approval");
-            true
-        }
-        Err(err) => {
-            tracing::warn!(rule = rule.source, error = %err, "gate rule failed; asking for approval");
-            true
-        }
+        Ok(cel::Value::Bool(b)) => Ok(b),
+        Ok(other) => Err(format!("gave {other:?}, not a boolean")),
+        Err(err) => Err(err.to_string()),
     }
 }
 
@@ -78,6 +90,7 @@ mod tests {
             description: String::new(),
             system_prompt: String::new(),
             model: crate::agents::ModelConfig::Scripted,
+            fail_open: false,
             tools: vec![],
             gates,
         }
@@ -132,6 +145,17 @@ mod tests {
     fn a_rule_that_cannot_be_evaluated_fails_closed() {
         let a = agent(vec![gate("big", rule("args.amount > 100"))]);
         assert!(check(&a, &spec("process_refund", true), json!({ "order_id": 1 }), "u").is_some(), "missing field asks");
+    }
+
+    #[test]
+    fn a_fail_open_agent_lets_a_call_through_when_its_rule_cannot_be_evaluated_and_says_so() {
+        let mut a = agent(vec![gate("big", rule("args.amount > 100"))]);
+        a.fail_open = true;
+        let spec = spec("process_refund", true);
+        let gating = super::check(&a, &Call { tool: &spec, args: &json!({ "order_id": 1 }), user: "u" });
+        assert!(gating.gate.is_none());
+        assert_eq!(gating.rule_errors.len(), 1);
+        assert!(gating.rule_errors[0].starts_with("args.amount > 100: "), "{:?}", gating.rule_errors);
     }
 
     #[test]

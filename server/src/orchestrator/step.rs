@@ -126,7 +126,7 @@ impl Orchestrator {
         let mut pending = false;
         for (position, call) in reply.calls.iter().enumerate() {
             let tool = self.tools.get(&call.tool).filter(|_| agent.tools.contains(&call.tool));
-            let (summary, risk) = match tool {
+            let (mut summary, risk) = match tool {
                 Some(t) => (t.summarize(&call.args), t.risk(&call.args)),
                 None => (format!("Unknown tool {}", call.tool), app::domain::Risk::High),
             };
@@ -138,7 +138,18 @@ impl Orchestrator {
                 }
             };
             let user = conversation.owner.as_deref().unwrap_or_default();
-            let mut gate = tool.and_then(|t| policy::gate_for(agent, &policy::Call { tool: t.spec(), args: &call.args, user }));
+            let gating = tool.map(|t| policy::check(agent, &policy::Call { tool: t.spec(), args: &call.args, user }));
+            let mut gate = gating.as_ref().and_then(|g| g.gate);
+            let rule_errors = gating.map(|g| g.rule_errors).unwrap_or_default();
+            if !rule_errors.is_empty() && !agent.fail_open {
+                summary.push_str(" — a gate rule could not be checked, so a human decides");
+            }
+            if !rule_errors.is_empty() {
+                // Fail-closed asks a human and tells them why; fail-open runs the call. Both are audited.
+                let kind = if agent.fail_open { "policy.fail_open" } else { "policy.fail_closed" };
+                audit::append(&mut w.tx, kind, &agent.name, json!({ "call_id": call.id, "conversation_id": cid, "tool": call.tool, "args": call.args, "rule_errors": rule_errors }))
+                    .await?;
+            }
             // Feedback: a call a human already refused here is not asked again; the model is told.
             let repeat = match (&refusal, gate) {
                 (None, Some(_)) => approvals::refused_before(&mut *w.tx, cid, &call.tool, &call.args).await?,

@@ -330,3 +330,30 @@ async fn a_grant_with_a_ttl_expires() {
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
     app.pending_turn(&c, "refund $2 on order 1004", 1).await;
 }
+
+#[tokio::test]
+async fn a_rule_that_cannot_be_checked_fails_closed_by_default_and_open_when_configured() {
+    let toml = |fail_open: bool| {
+        format!(
+            "[[agents]]\nname = \"support\"\nfail_open = {fail_open}\ntools = [\"process_refund\"]\n\
+             [[agents.gates]]\nname = \"large\"\nkind = \"rule\"\nrule = \"args.amount > 100\"\n"
+        )
+    };
+    // "refund order 1001" has no amount: the rule cannot be evaluated.
+    let closed = crate::helpers::spawn_app_with(crate::helpers::Options { agents_toml: Some(toml(false)), ..Default::default() }).await;
+    let c = closed.create_conversation().await;
+    let (_, approvals) = closed.pending_turn(&c, "refund order 1001", 1).await;
+    assert!(approvals[0].summary.contains("could not be checked"), "{}", approvals[0].summary);
+    let (_, audit) = closed.as_user("root").get_json("/api/audit?kind=policy.fail_closed").await;
+    assert_eq!(audit["entries"].as_array().unwrap().len(), 1);
+
+    let open = crate::helpers::spawn_app_with(crate::helpers::Options { agents_toml: Some(toml(true)), ..Default::default() }).await;
+    let c = open.create_conversation().await;
+    let task = open.say(&c, "refund order 1001").await;
+    open.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(open.order(1001).await.status, "refunded", "fail-open ran the call");
+    let (_, audit) = open.as_user("root").get_json("/api/audit?kind=policy.fail_open").await;
+    let entries = audit["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1);
+    assert!(entries[0]["data"]["rule_errors"][0].as_str().unwrap().starts_with("args.amount > 100"));
+}
