@@ -7,7 +7,6 @@ use axum::{
     routing::{get, post},
 };
 use serde::Deserialize;
-use serde_json::json;
 
 use super::{
     ApiError,
@@ -86,33 +85,23 @@ async fn escalate(State(state): State<AppState>, user: CurrentUser, Path(id): Pa
     Ok(Json(visible(&state, &user, &id).await?.to_wire(now_ms())))
 }
 
-fn bad_param(name: &str, message: String) -> ApiError {
-    ApiError::Unprocessable { message: message.clone(), details: json!([{ "path": format!("/{name}"), "message": message }]) }
-}
-
 #[tracing::instrument(skip(state, user))]
 async fn list(State(state): State<AppState>, user: CurrentUser, ApiQuery(query): ApiQuery<ListQuery>) -> Result<Json<Vec<Approval>>, ApiError> {
     let status = query.status.as_deref().unwrap_or("pending");
     if !STATES.contains(&status) {
-        return Err(ApiError::Unprocessable {
-            message: format!("unknown status {status:?}"),
-            details: json!([{ "path": "/status", "message": format!("expected one of {}", STATES.join(", ")) }]),
-        });
+        return Err(ApiError::invalid("status", format!("unknown status {status:?}; expected one of {}", STATES.join(", "))));
     }
     let limit = query.limit.unwrap_or(100);
     if !(1..=500).contains(&limit) {
-        return Err(ApiError::Unprocessable {
-            message: "limit must be between 1 and 500".into(),
-            details: json!([{ "path": "/limit", "message": "between 1 and 500" }]),
-        });
+        return Err(ApiError::invalid("limit", "limit must be between 1 and 500"));
     }
     if let Some(risk) = query.risk.as_deref().filter(|r| !["low", "medium", "high"].contains(r)) {
-        return Err(bad_param("risk", format!("unknown risk {risk:?}; expected low, medium or high")));
+        return Err(ApiError::invalid("risk", format!("unknown risk {risk:?}; expected low, medium or high")));
     }
     let oldest_first = match query.order.as_deref() {
         None | Some("newest") => false,
         Some("oldest") => true,
-        Some(other) => return Err(bad_param("order", format!("unknown order {other:?}; expected newest or oldest"))),
+        Some(other) => return Err(ApiError::invalid("order", format!("unknown order {other:?}; expected newest or oldest"))),
     };
     let filter = Filter {
         state: (status != "all").then_some(status),
@@ -171,7 +160,7 @@ async fn defer(
     decidable(&state, &user, &id).await?;
     let guidance = body.guidance.trim().to_owned();
     if guidance.is_empty() || guidance.chars().count() > 2000 {
-        return Err(bad_param("guidance", "guidance must have 1 to 2000 characters".into()));
+        return Err(ApiError::invalid("guidance", "guidance must have 1 to 2000 characters"));
     }
     Ok(Json(state.orchestrator.decide(&id, Decision::Defer { guidance }, &actor(&user)).await?))
 }

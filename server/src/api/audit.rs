@@ -38,7 +38,7 @@ async fn list(State(state): State<AppState>, user: CurrentUser, ApiQuery(q): Api
     user.require_admin()?;
     let limit = q.limit.unwrap_or(100);
     if !(1..=1000).contains(&limit) {
-        return Err(ApiError::Unprocessable { message: "limit must be between 1 and 1000".into(), details: json!([{ "path": "/limit", "message": "1 to 1000" }]) });
+        return Err(ApiError::invalid("limit", "limit must be between 1 and 1000"));
     }
     let rows = audit::page(state.store.pool(), q.after.unwrap_or(0), q.kind.as_deref(), q.actor.as_deref(), limit).await?;
     let next = (rows.len() as i64 == limit).then(|| rows.last().map(|r| r.id)).flatten();

@@ -48,20 +48,16 @@ pub async fn visible(store: &Store, user: &CurrentUser, id: &str) -> Result<Conv
         .ok_or_else(|| ApiError::NotFound(format!("conversation {id} does not exist")))
 }
 
-fn unprocessable(field: &str, message: String) -> ApiError {
-    ApiError::Unprocessable { message: message.clone(), details: json!([{ "path": format!("/{field}"), "message": message }]) }
-}
-
 #[tracing::instrument(skip(state, user, body))]
 async fn create(State(state): State<AppState>, user: CurrentUser, ApiJson(body): ApiJson<NewConversation>) -> Result<(StatusCode, Json<Conversation>), ApiError> {
     let agents = state.orchestrator.agents();
     let agent = match body.agent.as_deref() {
         None => agents.default_agent(),
-        Some(name) => agents.get(name).ok_or_else(|| unprocessable("agent", format!("unknown agent {name:?}")))?,
+        Some(name) => agents.get(name).ok_or_else(|| ApiError::invalid("agent", format!("unknown agent {name:?}")))?,
     };
     let title = body.title.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty()).unwrap_or_else(|| conversations::DEFAULT_TITLE.into());
     if title.chars().count() > MAX_TITLE_CHARS {
-        return Err(unprocessable("title", format!("the title is longer than {MAX_TITLE_CHARS} characters")));
+        return Err(ApiError::invalid("title", format!("the title is longer than {MAX_TITLE_CHARS} characters")));
     }
     let conversation = conversations::create(state.store.pool(), &title, &agent.name, &user.user.id).await?;
     Ok((StatusCode::CREATED, Json(conversation)))
@@ -90,10 +86,10 @@ async fn post_message(
     let conversation = visible(&state.store, &user, &id).await?;
     let text = body.text.trim();
     if text.is_empty() {
-        return Err(unprocessable("text", "the message is empty".into()));
+        return Err(ApiError::invalid("text", "the message is empty"));
     }
     if text.chars().count() > MAX_MESSAGE_CHARS {
-        return Err(unprocessable("text", format!("the message is longer than {MAX_MESSAGE_CHARS} characters")));
+        return Err(ApiError::invalid("text", format!("the message is longer than {MAX_MESSAGE_CHARS} characters")));
     }
     match state.orchestrator.start_turn(&conversation, text).await {
         Ok(task_id) => Ok((StatusCode::ACCEPTED, Json(json!({ "task_id": task_id })))),

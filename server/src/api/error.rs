@@ -33,6 +33,12 @@ pub enum ApiError {
 }
 
 impl ApiError {
+    /// A 422 about one field, with the same `details` shape as schema violations.
+    pub fn invalid(field: &str, message: impl Into<String>) -> Self {
+        let message = message.into();
+        Self::Unprocessable { details: json!([{ "path": format!("/{field}"), "message": message.clone() }]), message }
+    }
+
     fn status_and_code(&self) -> (StatusCode, &'static str) {
         match self {
             Self::BadRequest(_) => (StatusCode::BAD_REQUEST, "bad_request"),

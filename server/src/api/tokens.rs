@@ -7,7 +7,6 @@ use axum::{
     routing::{get, post},
 };
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use super::{ApiError, extract::ApiJson};
 use crate::{
@@ -47,10 +46,7 @@ struct TokenView {
 async fn create(State(state): State<AppState>, user: CurrentUser, ApiJson(body): ApiJson<NewToken>) -> Result<(StatusCode, Json<CreatedToken>), ApiError> {
     let name = body.name.trim().to_owned();
     if name.is_empty() || name.chars().count() > 100 {
-        return Err(ApiError::Unprocessable {
-            message: "a token needs a name of 1 to 100 characters".into(),
-            details: json!([{ "path": "/name", "message": "1 to 100 characters" }]),
-        });
+        return Err(ApiError::invalid("name", "a token needs a name of 1 to 100 characters"));
     }
     let token = tokens::generate();
     let id = users::insert_token(state.store.pool(), &user.user.id, &name, &tokens::digest(&token)).await?;
