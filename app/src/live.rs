@@ -25,7 +25,7 @@ mod imp {
     use web_sys::{EventSource, MessageEvent};
 
     use super::LinkState;
-    use crate::domain::Event;
+    use crate::domain::{Event, wire::AssistantDelta};
 
     const EVENT_NAMES: [&str; 11] = [
         "user-message",
@@ -52,6 +52,7 @@ mod imp {
         stopped: Cell<bool>,
         connection: RefCell<Option<Connection>>,
         on_event: Box<dyn Fn(Event)>,
+        on_delta: Box<dyn Fn(AssistantDelta)>,
         on_state: Box<dyn Fn(LinkState)>,
     }
 
@@ -67,13 +68,20 @@ mod imp {
         }
     }
 
-    pub fn subscribe(conversation_id: String, after: i64, on_event: impl Fn(Event) + 'static, on_state: impl Fn(LinkState) + 'static) -> Subscription {
+    pub fn subscribe(
+        conversation_id: String,
+        after: i64,
+        on_event: impl Fn(Event) + 'static,
+        on_delta: impl Fn(AssistantDelta) + 'static,
+        on_state: impl Fn(LinkState) + 'static,
+    ) -> Subscription {
         let inner = Rc::new(Inner {
             conversation_id,
             last_seq: Cell::new(after),
             stopped: Cell::new(false),
             connection: RefCell::new(None),
             on_event: Box::new(on_event),
+            on_delta: Box::new(on_delta),
             on_state: Box::new(on_state),
         });
         connect(&inner);
@@ -103,6 +111,17 @@ mod imp {
             let _ = source.add_event_listener_with_callback(name, listener.as_ref().unchecked_ref());
             listeners.push(listener);
         }
+        // Unstored reply pieces: no id, so they never move the resume point.
+        let weak = Rc::downgrade(inner);
+        let on_delta = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
+            let Some(inner) = weak.upgrade() else { return };
+            let Some(data) = e.dyn_ref::<MessageEvent>().and_then(|m| m.data().as_string()) else { return };
+            if let Ok(delta) = serde_json::from_str::<AssistantDelta>(&data) {
+                (inner.on_delta)(delta);
+            }
+        });
+        let _ = source.add_event_listener_with_callback("assistant-delta", on_delta.as_ref().unchecked_ref());
+        listeners.push(on_delta);
         let weak = Rc::downgrade(inner);
         let on_open = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
             if let Some(inner) = weak.upgrade() {
@@ -143,7 +162,13 @@ pub fn follow(conversation_id: String, view: RwSignal<crate::domain::Conversatio
     #[cfg(feature = "hydrate")]
     {
         let after = view.with_untracked(|v| v.last_seq);
-        let subscription = imp::subscribe(conversation_id, after, move |event| view.update(|v| v.apply(&event)), move |state| link.set(state));
+        let subscription = imp::subscribe(
+            conversation_id,
+            after,
+            move |event| view.update(|v| v.apply(&event)),
+            move |delta| view.update(|v| v.apply_delta(&delta)),
+            move |state| link.set(state),
+        );
         let subscription = send_wrapper::SendWrapper::new(subscription);
         on_cleanup(move || drop(subscription));
     }

@@ -140,6 +140,9 @@ pub fn ChatView(data: ChatData, #[prop(into)] on_sent: Callback<()>) -> impl Int
                     Row::Card(call_id) => view! { <CardRow call_id view now /> }.into_any(),
                 }}
             </For>
+            {move || view.with(|v| v.draft.as_ref().map(|d| d.text.clone())).map(|text| view! {
+                <div class="bubble bubble-assistant bubble-draft" aria-busy="true">{text}</div>
+            })}
             {task_note}
         </div>
         <Show when=move || open_task.get().is_some()>

@@ -5,7 +5,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::event::{ApprovalOutcome, Event, EventBody, Risk, TaskStatus};
+use super::{
+    event::{ApprovalOutcome, Event, EventBody, Risk, TaskStatus},
+    wire::AssistantDelta,
+};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ConversationView {
@@ -16,6 +19,16 @@ pub struct ConversationView {
     /// Standing permissions in this conversation, live and revoked.
     #[serde(default)]
     pub grants: Vec<GrantView>,
+    /// The reply the model is writing right now (live deltas only; never stored or rendered
+    /// by the server).
+    #[serde(skip)]
+    pub draft: Option<Draft>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Draft {
+    pub task_id: String,
+    pub text: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -140,6 +153,10 @@ impl ConversationView {
             return;
         }
         self.last_seq = event.seq;
+        // Any stored event of the drafting task ends the draft: the reply (or the calls) arrived.
+        if self.draft.as_ref().is_some_and(|d| d.task_id == event.body.task_id()) {
+            self.draft = None;
+        }
         match &event.body {
             EventBody::UserMessage { task_id, text } => {
                 self.items.push(Item::User { seq: event.seq, task_id: task_id.clone(), text: text.clone() })
@@ -248,6 +265,19 @@ impl ConversationView {
                     None => self.tasks.push(view),
                 }
             }
+        }
+    }
+
+    /// Adds a live piece of the reply being written. A delta that does not continue the draft
+    /// (one was missed) is dropped; the stored reply replaces the draft anyway.
+    pub fn apply_delta(&mut self, delta: &AssistantDelta) {
+        if delta.after_seq != self.last_seq {
+            return;
+        }
+        match &mut self.draft {
+            Some(draft) if draft.task_id == delta.task_id && draft.text.len() == delta.offset => draft.text.push_str(&delta.text),
+            _ if delta.offset == 0 => self.draft = Some(Draft { task_id: delta.task_id.clone(), text: delta.text.clone() }),
+            _ => {}
         }
     }
 
@@ -527,5 +557,41 @@ mod tests {
         log.user("t", "a").call("t", "k1", json!({})).gate("t", "k1", json!({})).decide("t", "k1", ApprovalOutcome::Approved, None);
         let view = log.view();
         assert_eq!(view.items.len(), 2, "one user bubble and one card: {:?}", view.items);
+    }
+
+    fn delta(task: &str, offset: usize, text: &str) -> AssistantDelta {
+        AssistantDelta { conversation_id: "c".into(), task_id: task.into(), after_seq: 2, offset, text: text.into() }
+    }
+
+    #[test]
+    fn deltas_build_a_draft_that_the_stored_reply_replaces() {
+        let mut log = Log::new();
+        log.user("t", "hi").status("t", TaskStatus::Working);
+        let mut view = log.view();
+        view.apply_delta(&delta("t", 0, "Hel"));
+        view.apply_delta(&delta("t", 3, "lo"));
+        view.apply_delta(&delta("t", 99, "missed one before this"));
+        assert_eq!(view.draft.as_ref().map(|d| d.text.as_str()), Some("Hello"));
+        // A retry starts the reply over.
+        view.apply_delta(&delta("t", 0, "Hi"));
+        assert_eq!(view.draft.as_ref().map(|d| d.text.as_str()), Some("Hi"));
+        let seq = view.last_seq + 1;
+        view.apply(&Event {
+            seq,
+            conversation_id: "c".into(),
+            at: String::new(),
+            body: EventBody::AssistantMessage { task_id: "t".into(), text: "Hi there".into() },
+        });
+        assert_eq!(view.draft, None);
+        assert!(matches!(view.items.last(), Some(Item::Assistant { text, .. }) if text == "Hi there"));
+    }
+
+    #[test]
+    fn a_delta_that_arrives_after_its_stored_reply_is_ignored() {
+        let mut log = Log::new();
+        log.user("t", "hi").status("t", TaskStatus::Working).status("t", TaskStatus::Completed);
+        let mut view = log.view();
+        view.apply_delta(&delta("t", 0, "late"));
+        assert_eq!(view.draft, None);
     }
 }

@@ -146,3 +146,18 @@ pub struct Login {
     pub username: String,
     pub password: String,
 }
+
+/// A piece of an assistant reply while the model is still writing it. Sent live over SSE as
+/// `assistant-delta` without an `id:`; never stored: the finished reply arrives as the
+/// `assistant-message` event and replaces it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AssistantDelta {
+    pub conversation_id: String,
+    pub task_id: String,
+    /// The conversation's last stored event when the model was asked: a delta is stale (its
+    /// reply is already stored) once the view has folded anything after it.
+    pub after_seq: i64,
+    /// Byte offset of `text` in the reply so far; 0 starts the reply over (e.g. after a retry).
+    pub offset: usize,
+    pub text: String,
+}

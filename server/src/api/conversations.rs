@@ -4,7 +4,7 @@ use std::{collections::VecDeque, convert::Infallible};
 
 use app::domain::{
     Event, fold,
-    wire::{Conversation, ConversationDetail, NewConversation, NewMessage},
+    wire::{AssistantDelta, Conversation, ConversationDetail, NewConversation, NewMessage},
 };
 use axum::{
     Json, Router,
@@ -113,10 +113,14 @@ async fn stream(
     let after = resume_point(&headers, &query);
     // Subscribe before reading the backlog so nothing committed in between is missed.
     let wake = state.store.bus().subscribe();
-    let cursor = Cursor { store: state.store.clone(), conversation_id: id, last: after, backlog: VecDeque::new(), wake };
+    let deltas = state.store.bus().subscribe_deltas();
+    let cursor = Cursor { store: state.store.clone(), conversation_id: id, last: after, backlog: VecDeque::new(), wake, deltas };
     let stream = futures::stream::unfold(cursor, |mut cursor| async move {
-        let event = cursor.next().await?;
-        Some((Ok(to_sse(&event)), cursor))
+        let sse = match cursor.next().await? {
+            Live::Event(event) => to_sse(&event),
+            Live::Delta(delta) => delta_to_sse(&delta),
+        };
+        Some((Ok(sse), cursor))
     });
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }
@@ -128,22 +132,34 @@ pub fn to_sse(event: &Event) -> sse::Event {
         .data(serde_json::to_string(event).expect("BUG: events serialize"))
 }
 
+/// An unstored piece of the reply being written: no `id:`, so it never moves the resume point.
+fn delta_to_sse(delta: &AssistantDelta) -> sse::Event {
+    sse::Event::default().event("assistant-delta").data(serde_json::to_string(delta).expect("BUG: deltas serialize"))
+}
+
+enum Live {
+    Event(Event),
+    Delta(AssistantDelta),
+}
+
 struct Cursor {
     store: Store,
     conversation_id: String,
     last: i64,
     backlog: VecDeque<Event>,
     wake: broadcast::Receiver<Event>,
+    deltas: broadcast::Receiver<AssistantDelta>,
 }
 
 impl Cursor {
-    /// The next event after `last`; waits for one. `None` ends the stream (server shutting down
-    /// or the database failing — the client reconnects with Last-Event-ID).
-    async fn next(&mut self) -> Option<Event> {
+    /// The next event after `last`, or a delta once caught up; waits for one. `None` ends the
+    /// stream (server shutting down or the database failing — the client reconnects with
+    /// Last-Event-ID).
+    async fn next(&mut self) -> Option<Live> {
         loop {
             if let Some(event) = self.backlog.pop_front() {
                 self.last = event.seq;
-                return Some(event);
+                return Some(Live::Event(event));
             }
             match events::after(self.store.pool(), &self.conversation_id, self.last).await {
                 Ok(events) if !events.is_empty() => {
@@ -157,11 +173,22 @@ impl Cursor {
                 }
             }
             loop {
-                match self.wake.recv().await {
+                let woken = tokio::select! {
+                    // Stored events first, so a delta is only judged once the cursor caught up.
+                    biased;
+                    woken = self.wake.recv() => woken,
+                    delta = self.deltas.recv() => match delta {
+                        Ok(delta) if delta.conversation_id == self.conversation_id && delta.after_seq == self.last => return Some(Live::Delta(delta)),
+                        // Missed deltas are fine: the stored reply replaces the draft.
+                        Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                        Err(broadcast::error::RecvError::Closed) => return None,
+                    },
+                };
+                match woken {
                     // The next event in order: send it as published, no database read.
                     Ok(event) if event.conversation_id == self.conversation_id && event.seq == self.last + 1 => {
                         self.last = event.seq;
-                        return Some(event);
+                        return Some(Live::Event(event));
                     }
                     // A gap (missed or out-of-order publication): read what is missing from the store.
                     Ok(event) if event.conversation_id == self.conversation_id && event.seq > self.last => break,

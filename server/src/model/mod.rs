@@ -29,7 +29,12 @@ pub struct ModelRequest<'a> {
     pub agent: &'a Agent,
     pub tools: Vec<&'a ToolSpec>,
     pub messages: Vec<ChatMessage>,
+    /// Called with `(offset, text)` for each piece of reply text as it streams in; offset 0
+    /// starts the reply over (a retry).
+    pub on_text: Option<&'a TextSink>,
 }
+
+pub type TextSink = dyn Fn(usize, &str) + Send + Sync;
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ModelReply {

@@ -10,7 +10,7 @@ use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::{ChatMessage, Model, ModelReply, ModelRequest, ProposedCall};
+use super::{ChatMessage, Model, ModelReply, ModelRequest, ProposedCall, TextSink};
 
 pub struct OpenAiModel {
     client: reqwest::Client,
@@ -52,7 +52,7 @@ impl OpenAiModel {
     }
 
     /// One attempt. `Err((retryable, error))`.
-    async fn attempt(&self, body: &Value) -> Result<ModelReply, (Option<Duration>, anyhow::Error)> {
+    async fn attempt(&self, body: &Value, on_text: Option<&TextSink>) -> Result<ModelReply, (Option<Duration>, anyhow::Error)> {
         let mut http = self.client.post(&self.url).json(body);
         if let Some(key) = &self.api_key {
             http = http.bearer_auth(key);
@@ -85,7 +85,11 @@ impl OpenAiModel {
             if let Some(message) = chunk["error"]["message"].as_str() {
                 return Err((None, anyhow::anyhow!("the model reported an error: {message}")));
             }
-            assembly.add(&chunk["choices"][0]["delta"]);
+            let delta = &chunk["choices"][0]["delta"];
+            if let (Some(sink), Some(text)) = (on_text, delta["content"].as_str().filter(|t| !t.is_empty())) {
+                sink(assembly.text.len(), text);
+            }
+            assembly.add(delta);
         }
         Ok(assembly.finish())
     }
@@ -102,7 +106,7 @@ impl Model for OpenAiModel {
         let body = self.body(request);
         let mut attempt = 0;
         loop {
-            match self.attempt(&body).await {
+            match self.attempt(&body, request.on_text).await {
                 Ok(reply) => return Ok(reply),
                 Err((Some(wait), err)) if attempt < self.max_retries => {
                     let backoff = Duration::from_millis(200 * 2u64.pow(attempt)).max(wait).min(Duration::from_secs(20));

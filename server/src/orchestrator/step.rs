@@ -4,7 +4,10 @@
 use std::sync::Arc;
 
 use anyhow::Context;
-use app::domain::{EventBody, TaskStatus, wire::Conversation};
+use app::domain::{
+    EventBody, TaskStatus,
+    wire::{AssistantDelta, Conversation},
+};
 use serde_json::json;
 use sqlx::Connection;
 
@@ -102,10 +105,19 @@ impl Orchestrator {
             .context("BUG: a task's conversation exists")?;
         let agent = self.agents.get(&conversation.agent).unwrap_or_else(|| self.agents.default_agent());
         let history = events::after(self.store.pool(), &conversation.id, 0).await?;
+        // Reply text streams to the chat as unstored deltas while the model writes it.
+        let bus = self.store.bus().clone();
+        let (conversation_id, task_id) = (conversation.id.clone(), task.id.clone());
+        let after_seq = history.last().map_or(0, |e| e.seq);
+        let on_text = move |offset: usize, text: &str| {
+            let (conversation_id, task_id, text) = (conversation_id.clone(), task_id.clone(), text.to_owned());
+            bus.publish_delta(AssistantDelta { conversation_id, task_id, after_seq, offset, text })
+        };
         let request = ModelRequest {
             agent,
             tools: agent.tools.iter().filter_map(|name| self.tools.get(name)).map(|t| t.spec()).collect(),
             messages: transcript(&history),
+            on_text: Some(&on_text),
         };
         let model = self.models.for_agent(&agent.name).context("BUG: every configured agent has a model")?;
         let reply = match model.respond(&request).await {

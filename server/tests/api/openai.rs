@@ -4,9 +4,10 @@ use std::sync::{Arc, Mutex};
 
 use app::domain::{CardStatus, TaskStatus};
 use axum::{Json, Router, extract::State, http::StatusCode, response::IntoResponse, routing::post};
+use futures::StreamExt;
 use serde_json::{Value, json};
 
-use crate::helpers::{Options, assistant_texts, spawn_app_with};
+use crate::helpers::{Options, assistant_texts, spawn_app_with, take_events};
 
 /// What the fake answers next: an error status, or an SSE stream of these chunks.
 #[derive(Clone)]
@@ -30,12 +31,13 @@ async fn completions(State(fake): State<Fake>, Json(body): Json<Value>) -> axum:
     match reply {
         Reply::Status(code) => (StatusCode::from_u16(code).unwrap(), Json(json!({ "error": { "message": "fake failure" } }))).into_response(),
         Reply::Stream(chunks) => {
-            let mut text = String::new();
-            for chunk in chunks {
-                text.push_str(&format!("data: {chunk}\n\n"));
-            }
-            text.push_str("data: [DONE]\n\n");
-            ([("content-type", "text/event-stream")], text).into_response()
+            // Chunks come a little apart, as from a real model, so streaming is observable.
+            let frames = chunks.into_iter().map(|c| format!("data: {c}\n\n")).chain(["data: [DONE]\n\n".to_owned()]);
+            let body = futures::stream::iter(frames).then(|frame| async move {
+                tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+                Ok::<_, std::convert::Infallible>(frame)
+            });
+            ([("content-type", "text/event-stream")], axum::body::Body::from_stream(body)).into_response()
         }
     }
 }
@@ -138,4 +140,29 @@ async fn a_tool_call_with_arguments_that_break_the_schema_is_reported_not_run() 
     let card = view.card("call_x").unwrap();
     assert_eq!(card.status, CardStatus::Failed);
     assert_eq!(card.result.as_ref().unwrap()["error"], "invalid arguments");
+}
+
+#[tokio::test]
+async fn reply_text_streams_live_as_unstored_deltas_before_the_stored_message() {
+    let (url, _fake) = start_fake(vec![text_stream(&["Hel", "lo ", "there!"])]).await;
+    let app = spawn_app_with(Options { agents_toml: Some(agents(&url, 0)), configured_models: true, ..Default::default() }).await;
+    let c = app.create_conversation().await;
+    let stream = app.sse(&format!("/api/conversations/{c}/events"), None).await;
+    app.say(&c, "hi").await;
+    // user-message, task-status, three deltas, assistant-message, task-status.
+    let events = take_events(stream, 7).await;
+    let names: Vec<&str> = events.iter().map(|e| e.event.as_str()).collect();
+    assert_eq!(names, ["user-message", "task-status", "assistant-delta", "assistant-delta", "assistant-delta", "assistant-message", "task-status"]);
+    let deltas: Vec<Value> = events[2..5].iter().map(|e| serde_json::from_str(&e.data).unwrap()).collect();
+    // Deltas carry no id: the client's last event id stays that of the last stored event.
+    assert!(events[2..5].iter().all(|e| e.id == events[1].id), "deltas never move the resume point");
+    let offsets: Vec<u64> = deltas.iter().map(|d| d["offset"].as_u64().unwrap()).collect();
+    assert_eq!(offsets, [0, 3, 6]);
+    assert!(deltas.iter().all(|d| d["after_seq"] == 2));
+    let text: String = deltas.iter().map(|d| d["text"].as_str().unwrap()).collect();
+    assert_eq!(text, "Hello there!");
+    // Nothing of the deltas is stored: the log has the message once.
+    let detail = app.detail(&c).await;
+    assert_eq!(assistant_texts(&detail.events), ["Hello there!"]);
+    assert_eq!(detail.events.len(), 4);
 }
