@@ -27,7 +27,7 @@ mod imp {
     use super::LinkState;
     use crate::domain::{Event, wire::AssistantDelta};
 
-    const EVENT_NAMES: [&str; 11] = [
+    const EVENT_NAMES: [&str; 12] = [
         "user-message",
         "assistant-message",
         "tool-call",
@@ -36,6 +36,7 @@ mod imp {
         "approval-required",
         "approval-decided",
         "approval-escalated",
+        "confirmation-asked",
         "tool-started",
         "tool-result",
         "task-status",

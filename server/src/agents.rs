@@ -76,6 +76,9 @@ pub struct Gate {
     pub rule: GateRule,
     pub timeout: Duration,
     pub timeout_action: TimeoutAction,
+    /// `confirm = "chat"`: the agent asks in the chat and the user's yes/no reply decides
+    /// (seed 002's conversational confirmation) instead of the card's buttons.
+    pub in_chat: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -216,6 +219,8 @@ struct FileGate {
     of: Vec<FileGate>,
     timeout_secs: Option<f64>,
     timeout_action: Option<TimeoutAction>,
+    /// How a human answers: `card` (Approve / Reject buttons, the default) or `chat` (yes / no reply).
+    confirm: Option<String>,
 }
 
 /// Checks and compiles one gate's matching rule; `at` names the gate in errors.
@@ -319,6 +324,7 @@ impl AgentsConfig {
                     rule: GateRule::Tools(agent.require_approval.iter().cloned().collect()),
                     timeout: Duration::from_secs_f64(defaults.timeout_secs),
                     timeout_action: defaults.timeout_action,
+                    in_chat: false,
                 });
             }
             for gate in agent.gates {
@@ -327,6 +333,11 @@ impl AgentsConfig {
                     bail!("{at}: every gate needs a name");
                 }
                 let (name, timeout_secs, timeout_action) = (gate.name.clone(), gate.timeout_secs, gate.timeout_action);
+                let in_chat = match gate.confirm.as_deref() {
+                    None | Some("card") => false,
+                    Some("chat") => true,
+                    Some(other) => bail!("{gat}: confirm must be \"card\" or \"chat\", got {other:?}"),
+                };
                 let rule = gate_rule(gate, &agent.tools, &gat)?;
                 let timeout_secs = timeout_secs.unwrap_or(defaults.timeout_secs);
                 check_timeout(timeout_secs).with_context(|| format!("{gat}: timeout_secs"))?;
@@ -335,6 +346,7 @@ impl AgentsConfig {
                     rule,
                     timeout: Duration::from_secs_f64(timeout_secs),
                     timeout_action: timeout_action.unwrap_or(defaults.timeout_action),
+                    in_chat,
                 });
             }
             let model = agent.model.unwrap_or(ModelConfig::Scripted);

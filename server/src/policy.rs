@@ -81,7 +81,7 @@ mod tests {
     }
 
     fn gate(name: &str, rule: GateRule) -> Gate {
-        Gate { name: name.into(), rule, timeout: Duration::from_secs(1), timeout_action: TimeoutAction::Reject }
+        Gate { name: name.into(), rule, timeout: Duration::from_secs(1), timeout_action: TimeoutAction::Reject, in_chat: false }
     }
 
     fn agent(gates: Vec<Gate>) -> Agent {

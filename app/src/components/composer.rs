@@ -10,6 +10,8 @@ use crate::{
 pub fn busy_reason(view: &ConversationView) -> Option<String> {
     match view.current_task()?.status {
         TaskStatus::Working => Some("The agent is working…".into()),
+        // The agent asked in the chat: the user's reply is the answer.
+        TaskStatus::InputRequired if view.waits_for_chat_answer() => None,
         TaskStatus::InputRequired => {
             let n = view.pending_count();
             Some(format!("Waiting for your decision on {n} tool call{}", if n == 1 { "" } else { "s" }))
@@ -55,7 +57,7 @@ pub fn Composer(conversation_id: String, view: RwSignal<ConversationView>, #[pro
                 type="text"
                 autocomplete="off"
                 maxlength="8000"
-                placeholder="Ask the agent, e.g. “refund order 1001”"
+                placeholder=move || if view.with(ConversationView::waits_for_chat_answer) { "Reply yes or no" } else { "Ask the agent, e.g. “refund order 1001”" }
                 bind:value=text
                 disabled=disabled
             />

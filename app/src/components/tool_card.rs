@@ -39,10 +39,13 @@ pub fn send_approve(approval_id: String, request: ApproveRequest, busy: RwSignal
 /// One tool call: what it is, its state, and for a pending one the decision controls.
 #[component]
 pub fn ToolCard(card: Card, now: RwSignal<i64>) -> impl IntoView {
-    let pending = card.status == CardStatus::PendingApproval;
+    let waiting = card.status == CardStatus::PendingApproval;
+    // A call confirmed in the chat is answered with yes or no in the composer, not with buttons.
+    let in_chat = waiting && card.approval.as_ref().is_some_and(|a| a.in_chat);
+    let pending = waiting && !in_chat;
     let approval_id = card.approval.as_ref().map(|a| a.approval_id.clone()).unwrap_or_default();
     let deadline = card.approval.as_ref().and_then(|a| parse_rfc3339_ms(&a.deadline));
-    let escalated_by = card.approval.as_ref().and_then(|a| a.escalated_by.clone()).filter(|_| pending);
+    let escalated_by = card.approval.as_ref().and_then(|a| a.escalated_by.clone()).filter(|_| waiting);
     let mode = RwSignal::new(Mode::Idle);
     let busy = RwSignal::new(false);
     let error = RwSignal::new(None::<ApiFailure>);
@@ -206,12 +209,15 @@ pub fn ToolCard(card: Card, now: RwSignal<i64>) -> impl IntoView {
             </header>
             <p class="summary">{card.summary.clone()}</p>
             {card.granted_by.clone().map(|by| view! { <p class="granted">{format!("Allowed without asking: standing permission from {by}")}</p> })}
-            <details class="args" open=pending>
+            <details class="args" open=waiting>
                 <summary>"Arguments"</summary>
                 <pre class="json">{args_text}</pre>
             </details>
             {decision}
             {result}
+            {in_chat.then(|| view! {
+                <p class="in-chat-note" role="status">"Waiting for your answer in the chat: reply yes or no."</p>
+            })}
             {controls}
             {move || error.get().map(|e| view! {
                 <div class="error" role="alert">

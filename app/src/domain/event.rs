@@ -22,6 +22,10 @@ pub enum EventBody {
     UserMessage {
         task_id: String,
         text: String,
+        /// The approval this message answered in the chat (seed 002's yes/no confirmation). Such
+        /// a reply is shown but not sent to the model: the decision it made is.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reply_to: Option<String>,
     },
     AssistantMessage {
         task_id: String,
@@ -67,6 +71,16 @@ pub enum EventBody {
         risk: Risk,
         /// RFC 3339.
         deadline: String,
+        /// Answered by the user's yes/no reply in the chat rather than the card's buttons.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        in_chat: bool,
+    },
+    /// The agent asks in the chat whether to run a call (again, after an unclear answer).
+    ConfirmationAsked {
+        task_id: String,
+        approval_id: String,
+        call_id: String,
+        question: String,
     },
     ApprovalDecided {
         task_id: String,
@@ -117,6 +131,7 @@ impl EventBody {
             Self::GrantCreated { .. } => "grant-created",
             Self::GrantRevoked { .. } => "grant-revoked",
             Self::ApprovalRequired { .. } => "approval-required",
+            Self::ConfirmationAsked { .. } => "confirmation-asked",
             Self::ApprovalDecided { .. } => "approval-decided",
             Self::ApprovalEscalated { .. } => "approval-escalated",
             Self::ToolStarted { .. } => "tool-started",
@@ -133,6 +148,7 @@ impl EventBody {
             | Self::GrantCreated { task_id, .. }
             | Self::GrantRevoked { task_id, .. }
             | Self::ApprovalRequired { task_id, .. }
+            | Self::ConfirmationAsked { task_id, .. }
             | Self::ApprovalDecided { task_id, .. }
             | Self::ApprovalEscalated { task_id, .. }
             | Self::ToolStarted { task_id, .. }

@@ -88,6 +88,9 @@ pub struct CardApproval {
     pub deadline: String,
     /// Who handed it to the admins, if anyone; then only admins may decide.
     pub escalated_by: Option<String>,
+    /// The user answers it with yes or no in the chat (no buttons on the card).
+    #[serde(default)]
+    pub in_chat: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -158,7 +161,7 @@ impl ConversationView {
             self.draft = None;
         }
         match &event.body {
-            EventBody::UserMessage { task_id, text } => {
+            EventBody::UserMessage { task_id, text, .. } => {
                 self.items.push(Item::User { seq: event.seq, task_id: task_id.clone(), text: text.clone() })
             }
             EventBody::AssistantMessage { task_id, text } => {
@@ -199,7 +202,10 @@ impl ConversationView {
                     grant.revoked_by = Some(revoked_by.clone());
                 }
             }
-            EventBody::ApprovalRequired { call_id, approval_id, gate, deadline, args, summary, risk, .. } => {
+            EventBody::ConfirmationAsked { task_id, question, .. } => {
+                self.items.push(Item::Assistant { seq: event.seq, task_id: task_id.clone(), text: question.clone() })
+            }
+            EventBody::ApprovalRequired { call_id, approval_id, gate, deadline, args, summary, risk, in_chat, .. } => {
                 if let Some(card) = self.card_mut(call_id) {
                     card.status = CardStatus::PendingApproval;
                     card.args = args.clone();
@@ -210,6 +216,7 @@ impl ConversationView {
                         gate: gate.clone(),
                         deadline: deadline.clone(),
                         escalated_by: None,
+                        in_chat: *in_chat,
                     });
                 }
             }
@@ -304,6 +311,13 @@ impl ConversationView {
         self.cards().filter(|c| c.status == CardStatus::PendingApproval).count()
     }
 
+    /// A call waits for the user's yes or no in the chat (and not for the admins).
+    pub fn waits_for_chat_answer(&self) -> bool {
+        self.cards().any(|c| {
+            c.status == CardStatus::PendingApproval && c.approval.as_ref().is_some_and(|a| a.in_chat && a.escalated_by.is_none())
+        })
+    }
+
     /// The most recent task, which decides whether the composer is usable.
     pub fn current_task(&self) -> Option<&TaskView> {
         self.tasks.last()
@@ -332,7 +346,7 @@ mod tests {
             self
         }
         fn user(&mut self, task: &str, text: &str) -> &mut Self {
-            self.push(EventBody::UserMessage { task_id: task.into(), text: text.into() })
+            self.push(EventBody::UserMessage { task_id: task.into(), text: text.into(), reply_to: None })
         }
         fn call(&mut self, task: &str, call: &str, args: Value) -> &mut Self {
             self.push(EventBody::ToolCall {
@@ -357,6 +371,7 @@ mod tests {
                 summary: format!("refund for {call}"),
                 risk: Risk::High,
                 deadline: "2026-11-21T10:05:00Z".into(),
+                in_chat: false,
             })
         }
         fn decide(&mut self, task: &str, call: &str, outcome: ApprovalOutcome, edited: Option<Value>) -> &mut Self {

@@ -32,6 +32,8 @@ fn card_of(a: &Approval) -> Card {
             gate: a.gate.clone(),
             deadline: a.deadline.clone(),
             escalated_by: a.escalated_by.clone(),
+            // Admins decide with the buttons even when the user was asked in the chat.
+            in_chat: false,
         }),
         decision: None,
         result: None,

@@ -24,7 +24,8 @@ use super::{
 };
 use crate::{
     auth::CurrentUser,
-    orchestrator::StartError,
+    api::approvals::actor,
+    orchestrator::{Answer, StartError},
     state::AppState,
     store::{Store, conversations, events},
 };
@@ -90,6 +91,15 @@ async fn post_message(
     }
     if text.chars().count() > MAX_MESSAGE_CHARS {
         return Err(ApiError::invalid("text", format!("the message is longer than {MAX_MESSAGE_CHARS} characters")));
+    }
+    // A conversation waiting for a yes/no in the chat takes the message as the answer.
+    if let Some(reply) = state.orchestrator.answer_in_chat(&conversation.id, text, &actor(&user)).await? {
+        let answer = match reply.answer {
+            Answer::Yes => "approved",
+            Answer::No => "rejected",
+            Answer::Unclear => "asked_again",
+        };
+        return Ok((StatusCode::ACCEPTED, Json(json!({ "task_id": reply.task_id, "approval_id": reply.approval_id, "confirmation": answer }))));
     }
     match state.orchestrator.start_turn(&conversation, text).await {
         Ok(task_id) => Ok((StatusCode::ACCEPTED, Json(json!({ "task_id": task_id })))),

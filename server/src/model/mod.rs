@@ -55,6 +55,8 @@ pub fn transcript(events: &[Event]) -> Vec<ChatMessage> {
     let mut edits = std::collections::HashMap::new();
     for event in events {
         match &event.body {
+            // A yes/no reply to a chat confirmation reaches the model as the decision it made.
+            EventBody::UserMessage { reply_to: Some(_), .. } => {}
             EventBody::UserMessage { text, .. } => messages.push(ChatMessage::User { text: text.clone() }),
             EventBody::AssistantMessage { text, .. } => {
                 messages.push(ChatMessage::Assistant { text: Some(text.clone()), calls: Vec::new() })

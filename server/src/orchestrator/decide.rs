@@ -270,7 +270,7 @@ impl Orchestrator {
         Ok(())
     }
 
-    async fn waiting_task(&self, w: &mut Write, task_id: &str) -> Result<TaskRow, DecisionError> {
+    pub(super) async fn waiting_task(&self, w: &mut Write, task_id: &str) -> Result<TaskRow, DecisionError> {
         let task = tasks::get(&mut *w.tx, task_id)
             .await?
             .ok_or_else(|| DecisionError::NotFound(format!("task {task_id} does not exist")))?;
@@ -300,7 +300,7 @@ impl Orchestrator {
 
     /// The state changes and events of one decision, inside the caller's transaction.
     #[allow(clippy::too_many_arguments)]
-    async fn apply(
+    pub(super) async fn apply(
         &self,
         w: &mut Write,
         task: &TaskRow,

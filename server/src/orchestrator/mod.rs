@@ -3,6 +3,7 @@
 //! human. Nothing waits in memory for a decision: a decision is a database write followed by
 //! `trigger`, and a restart resumes every task that was working.
 
+mod confirm;
 mod decide;
 mod step;
 pub mod sweeper;
@@ -13,6 +14,7 @@ use parking_lot::Mutex;
 
 use crate::{agents::AgentsConfig, model::Models, store::Store, tools::Registry};
 
+pub use confirm::{Answer, Reply};
 pub use decide::{Actor, Decision, DecisionError};
 pub use step::StartError;
 

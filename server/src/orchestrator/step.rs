@@ -48,7 +48,7 @@ impl Orchestrator {
         }
         conversations::title_from_first_message(&mut w.tx, &conversation.id, text).await?;
         let task_id = tasks::insert(&mut w.tx, &conversation.id).await?;
-        w.append(&conversation.id, EventBody::UserMessage { task_id: task_id.clone(), text: text.to_owned() }).await?;
+        w.append(&conversation.id, EventBody::UserMessage { task_id: task_id.clone(), text: text.to_owned(), reply_to: None }).await?;
         w.append(&conversation.id, EventBody::TaskStatus { task_id: task_id.clone(), status: TaskStatus::Working, message: None })
             .await?;
         w.commit().await?;
@@ -237,6 +237,7 @@ impl Orchestrator {
                     risk,
                     timeout_action: gate.timeout_action.as_str(),
                     deadline,
+                    in_chat: gate.in_chat,
                 };
                 approvals::insert(&mut w.tx, new_approval).await?;
                 audit::append(
@@ -253,17 +254,23 @@ impl Orchestrator {
                     cid,
                     EventBody::ApprovalRequired {
                         task_id: task.id.clone(),
-                        approval_id,
+                        approval_id: approval_id.clone(),
                         call_id: call.id.clone(),
                         tool: call.tool.clone(),
                         args: call.args.clone(),
                         gate: gate.name.clone(),
-                        summary,
+                        summary: summary.clone(),
                         risk,
                         deadline: crate::store::time::rfc3339(deadline),
+                        in_chat: gate.in_chat,
                     },
                 )
                 .await?;
+                if gate.in_chat {
+                    let question = super::confirm::question(&summary, false);
+                    w.append(cid, EventBody::ConfirmationAsked { task_id: task.id.clone(), approval_id, call_id: call.id.clone(), question })
+                        .await?;
+                }
             }
         }
         if reply.calls.is_empty() {

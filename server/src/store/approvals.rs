@@ -33,6 +33,8 @@ pub struct ApprovalRow {
     pub edited_args: Option<String>,
     pub escalated_at: Option<i64>,
     pub escalated_by: Option<String>,
+    /// `card` (buttons) or `chat` (the user's yes/no reply decides).
+    pub confirm: String,
 }
 
 fn parse_risk(s: &str) -> Risk {
@@ -78,7 +80,7 @@ impl ApprovalRow {
 
 const SELECT: &str = "SELECT a.id, a.call_id, a.task_id, a.conversation_id, c.title AS conversation_title,
     c.owner_id, u.username AS owner, a.agent, a.tool, a.args, a.gate, a.summary, a.risk, a.state, a.timeout_action,
-    a.created_at, a.deadline, a.decided_at, a.decided_by, a.reason, a.edited_args, a.escalated_at, a.escalated_by
+    a.created_at, a.deadline, a.decided_at, a.decided_by, a.reason, a.edited_args, a.escalated_at, a.escalated_by, a.confirm
     FROM approvals a JOIN conversations c ON c.id = a.conversation_id LEFT JOIN users u ON u.id = c.owner_id";
 
 pub struct NewApproval<'a> {
@@ -94,13 +96,14 @@ pub struct NewApproval<'a> {
     pub risk: Risk,
     pub timeout_action: &'a str,
     pub deadline: i64,
+    pub in_chat: bool,
 }
 
 pub async fn insert(conn: &mut SqliteConnection, a: NewApproval<'_>) -> anyhow::Result<()> {
     sqlx::query(
         "INSERT INTO approvals (id, call_id, task_id, conversation_id, agent, tool, args, gate, summary, risk, state,
-            timeout_action, created_at, deadline)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)",
+            timeout_action, created_at, deadline, confirm)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
     )
     .bind(a.id)
     .bind(a.call_id)
@@ -115,6 +118,7 @@ pub async fn insert(conn: &mut SqliteConnection, a: NewApproval<'_>) -> anyhow::
     .bind(a.timeout_action)
     .bind(now_ms())
     .bind(a.deadline)
+    .bind(if a.in_chat { "chat" } else { "card" })
     .execute(conn)
     .await
     .context("failed to record approval")?;
@@ -236,4 +240,13 @@ pub async fn escalate(conn: &mut SqliteConnection, id: &str, by: &str, deadline:
     .await
     .context("failed to escalate approval")?;
     Ok(result.rows_affected() == 1)
+}
+
+/// The oldest pending approval of the conversation that the user answers in the chat.
+pub async fn pending_in_chat(db: impl SqliteExecutor<'_>, conversation_id: &str) -> anyhow::Result<Option<ApprovalRow>> {
+    sqlx::query_as(&format!("{SELECT} WHERE a.conversation_id = ? AND a.state = 'pending' AND a.confirm = 'chat' ORDER BY a.created_at, a.id LIMIT 1"))
+        .bind(conversation_id)
+        .fetch_optional(db)
+        .await
+        .context("failed to look up a chat confirmation")
 }

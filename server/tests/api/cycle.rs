@@ -36,12 +36,13 @@ async fn a_gated_call_stops_as_a_pending_approval_and_the_task_waits_for_input()
     let required = named(&detail.events, "approval-required");
     assert_eq!(required.len(), 1);
     match &required[0].body {
-        EventBody::ApprovalRequired { approval_id, call_id, tool, args, gate, summary, risk, deadline, task_id } => {
+        EventBody::ApprovalRequired { approval_id, call_id, tool, args, gate, summary, risk, deadline, task_id, in_chat } => {
             assert_eq!((approval_id, call_id, task_id), (&approval.id, &approval.call_id, &task));
             assert_eq!((tool.as_str(), gate.as_str(), summary.as_str()), ("process_refund", "refunds-and-cancellations", approval.summary.as_str()));
             assert_eq!(args, &json!({ "order_id": 1001 }));
             assert_eq!(risk.as_str(), "high");
             assert!(deadline.ends_with('Z'), "{deadline}");
+            assert!(!in_chat, "a card gate is answered with buttons");
         }
         other => panic!("unexpected {other:?}"),
     }

@@ -3,6 +3,7 @@
 mod helpers;
 
 mod bad_input;
+mod confirm;
 mod cycle;
 mod decisions;
 mod durability;

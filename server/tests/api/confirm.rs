@@ -1,0 +1,125 @@
+//! Conversational confirmation (seed 002's pattern 2): a gate with `confirm = "chat"` is answered
+//! by the user's yes/no reply, stored and audited as the same decision, bound to one call.
+
+use app::domain::{EventBody, TaskStatus};
+use serde_json::{Value, json};
+
+use crate::helpers::{Options, TestApp, assistant_texts, named, spawn_app_with};
+
+const AGENTS: &str = "[[agents]]\nname = \"support\"\ntools = [\"get_order\", \"process_refund\"]\n\
+[[agents.gates]]\nname = \"refunds\"\nkind = \"tools\"\ntools = [\"process_refund\"]\nconfirm = \"chat\"\n";
+
+async fn app() -> TestApp {
+    spawn_app_with(Options { agents_toml: Some(AGENTS.into()), ..Default::default() }).await
+}
+
+async fn reply(app: &TestApp, conversation: &str, text: &str) -> Value {
+    let (status, body) = app.post_json(&format!("/api/conversations/{conversation}/messages"), json!({ "text": text })).await;
+    assert_eq!(status, 202, "{body}");
+    body
+}
+
+async fn approval_state(app: &TestApp, id: &str) -> Value {
+    let (status, body) = app.get_json(&format!("/api/approvals/{id}")).await;
+    assert_eq!(status, 200, "{body}");
+    body
+}
+
+#[tokio::test]
+async fn the_agent_asks_in_the_chat_an_unclear_answer_asks_again_and_yes_runs_the_call_once() {
+    let app = app().await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let detail = app.detail(&c).await;
+    let required = named(&detail.events, "approval-required");
+    assert!(matches!(&required[0].body, EventBody::ApprovalRequired { in_chat: true, .. }));
+    let asked = named(&detail.events, "confirmation-asked");
+    assert_eq!(asked.len(), 1);
+    let card = detail.view.card(&approvals[0].call_id).unwrap();
+    assert!(card.approval.as_ref().unwrap().in_chat, "the card shows no buttons");
+
+    for unclear in ["maybe later", "yes, but only half"] {
+        let body = reply(&app, &c, unclear).await;
+        assert_eq!(body["confirmation"], "asked_again", "{unclear}");
+        assert_eq!(body["task_id"], task.as_str());
+    }
+    assert_eq!(approval_state(&app, &approvals[0].id).await["state"], "pending");
+    assert_eq!(app.order(1001).await.status, "open", "nothing ran on an unclear answer");
+    assert_eq!(named(&app.detail(&c).await.events, "confirmation-asked").len(), 3, "asked again after each unclear answer");
+
+    let body = reply(&app, &c, "Yes!").await;
+    assert_eq!(body["confirmation"], "approved");
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(app.order(1001).await.status, "refunded");
+    let approval = approval_state(&app, &approvals[0].id).await;
+    assert_eq!((approval["state"].as_str(), approval["decided_by"].as_str()), (Some("approved"), Some("alice")));
+
+    let detail = app.detail(&c).await;
+    let decided = named(&detail.events, "approval-decided");
+    assert_eq!(decided.len(), 1, "one decision event, as from the card");
+    let replies: Vec<_> = detail.events.iter().filter(|e| matches!(&e.body, EventBody::UserMessage { reply_to: Some(_), .. })).collect();
+    assert_eq!(replies.len(), 3, "the answers are shown in the chat, bound to the approval");
+    assert_eq!(named(&detail.events, "tool-result").len(), 1);
+
+    // Audited the same way as a button press.
+    let (_, page) = app.as_user("root").get_json("/api/audit?kind=approval.decided").await;
+    let entries = page["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{page}");
+    assert_eq!((entries[0]["actor"].as_str(), entries[0]["data"]["outcome"].as_str()), (Some("alice"), Some("approved")));
+
+    // With nothing waiting, the next message starts a new turn.
+    let body = reply(&app, &c, "yes").await;
+    assert!(body.get("confirmation").is_none(), "{body}");
+    assert_ne!(body["task_id"], task.as_str());
+}
+
+#[tokio::test]
+async fn no_rejects_the_call_and_the_model_hears_the_reason() {
+    let app = app().await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1002", 1).await;
+    assert_eq!(reply(&app, &c, "nope").await["confirmation"], "rejected");
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(app.order(1002).await.status, "open", "a no never runs the call");
+    let approval = approval_state(&app, &approvals[0].id).await;
+    assert_eq!(approval["state"], "rejected");
+    assert!(approval["reason"].as_str().unwrap().contains("nope"), "{approval}");
+    let texts = assistant_texts(&app.detail(&c).await.events);
+    assert!(texts.last().unwrap().contains("rejected"), "{texts:?}");
+}
+
+#[tokio::test]
+async fn each_answer_decides_exactly_one_call_the_oldest_waiting() {
+    let app = app().await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001 and 1002", 2).await;
+    let first = reply(&app, &c, "yes").await;
+    let decided_first = first["approval_id"].as_str().unwrap().to_owned();
+    let other = approvals.iter().find(|a| a.id != decided_first).unwrap();
+    assert_eq!(approval_state(&app, &decided_first).await["state"], "approved");
+    assert_eq!(approval_state(&app, &other.id).await["state"], "pending", "one answer, one call");
+    assert_eq!(app.task_status(&task).await, TaskStatus::InputRequired);
+
+    let second = reply(&app, &c, "no").await;
+    assert_eq!(second["approval_id"], other.id.as_str());
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(approval_state(&app, &other.id).await["state"], "rejected");
+}
+
+#[tokio::test]
+async fn another_user_cannot_answer_and_nothing_changes() {
+    let app = app().await;
+    let c = app.create_conversation().await;
+    let (_task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let before = app.detail(&c).await.events.len();
+    let (status, body) = app.as_user("bob").post_json(&format!("/api/conversations/{c}/messages"), json!({ "text": "yes" })).await;
+    assert_eq!(status, 404, "{body}");
+    assert_eq!(app.detail(&c).await.events.len(), before);
+    assert_eq!(approval_state(&app, &approvals[0].id).await["state"], "pending");
+}
+
+#[tokio::test]
+async fn a_confirm_mode_other_than_card_or_chat_stops_start_up_naming_the_gate() {
+    let message = crate::helpers::refused_start_up(&AGENTS.replace("confirm = \"chat\"", "confirm = \"email\"")).await;
+    assert!(message.contains("gate \"refunds\"") && message.contains("confirm must be \"card\" or \"chat\""), "{message}");
+}
