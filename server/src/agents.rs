@@ -37,6 +37,8 @@ pub struct Agent {
     pub fail_open: bool,
     pub tools: Vec<String>,
     pub gates: Vec<Gate>,
+    /// Worker agents this one may hand tasks to, each through an `ask_<worker>` tool.
+    pub delegates: Vec<String>,
 }
 
 /// Which model drives an agent.
@@ -201,6 +203,9 @@ struct FileAgent {
     mcp: Vec<FileAgentMcp>,
     #[serde(default)]
     gates: Vec<FileGate>,
+    /// Worker agents (by name) this agent may delegate to; each adds an `ask_<name>` tool.
+    #[serde(default)]
+    delegates: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -307,7 +312,10 @@ impl AgentsConfig {
                 agent.tools.extend(entry.tools);
                 agent.require_approval.extend(entry.require_approval);
             }
-            for tool in agent.tools.iter().filter(|t| !from_mcp.contains(*t)) {
+            // Delegation tools join the agent's tools; their workers are checked once all are read.
+            let from_delegates: Vec<String> = agent.delegates.iter().map(|w| crate::tools::delegate::tool_name(w)).collect();
+            agent.tools.extend(from_delegates.iter().cloned());
+            for tool in agent.tools.iter().filter(|t| !from_mcp.contains(*t) && !from_delegates.contains(*t)) {
                 if registry.get(tool).is_none() {
                     bail!("{at}: tools names unknown tool {tool:?} (known: {})", registry.names().collect::<Vec<_>>().join(", "));
                 }
@@ -370,7 +378,20 @@ impl AgentsConfig {
                 fail_open: agent.fail_open,
                 tools: agent.tools,
                 gates,
+                delegates: agent.delegates,
             });
+        }
+        for agent in &agents {
+            for worker in &agent.delegates {
+                let at = format!("{origin}: agent {:?}: delegates", agent.name);
+                match agents.iter().find(|a| &a.name == worker) {
+                    None => bail!("{at} names {worker:?}, which no [[agents]] declares"),
+                    Some(w) if w.name == agent.name => bail!("{at}: an agent cannot delegate to itself"),
+                    // One level keeps the pause simple to follow: a worker never waits on another worker.
+                    Some(w) if !w.delegates.is_empty() => bail!("{at}: {worker:?} delegates itself, and workers cannot delegate further"),
+                    Some(_) => {}
+                }
+            }
         }
         for hook in &file.webhooks {
             if !(hook.url.starts_with("http://") || hook.url.starts_with("https://")) {
@@ -378,6 +399,16 @@ impl AgentsConfig {
             }
         }
         Ok(Self { agents, webhooks: file.webhooks, mcp_servers: file.mcp_servers, mcp_tools })
+    }
+
+    /// The `ask_<worker>` tools the agents' `delegates` need, for the tool registry.
+    pub fn delegate_tools(&self) -> Vec<std::sync::Arc<dyn crate::tools::Tool>> {
+        let workers: BTreeSet<&str> = self.agents.iter().flat_map(|a| a.delegates.iter().map(String::as_str)).collect();
+        workers
+            .into_iter()
+            .filter_map(|w| self.get(w))
+            .map(|w| std::sync::Arc::new(crate::tools::delegate::DelegateTool::new(&w.name, &w.description)) as std::sync::Arc<dyn crate::tools::Tool>)
+            .collect()
     }
 
     pub fn get(&self, name: &str) -> Option<&Agent> {

@@ -93,6 +93,7 @@ mod tests {
             fail_open: false,
             tools: vec![],
             gates,
+            delegates: vec![],
         }
     }
 

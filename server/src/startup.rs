@@ -52,6 +52,9 @@ impl Application {
             Some(path) => AgentsConfig::load(path, &registry)?,
             None => AgentsConfig::demo(&registry)?,
         });
+        for tool in agents.delegate_tools() {
+            registry.add(tool)?;
+        }
         for server in &agents.mcp_servers {
             let client = crate::tools::mcp::connect(server).await?;
             let wanted = agents.mcp_tools.get(&server.name).cloned().unwrap_or_default();

@@ -16,14 +16,15 @@ use crate::{
 #[derive(Clone, PartialEq)]
 enum Row {
     User(i64, String),
-    Assistant(i64, String),
+    /// With the worker's name when a sub-agent wrote it.
+    Assistant(i64, String, Option<String>),
     Card(String),
 }
 
 impl Row {
     fn key(&self) -> String {
         match self {
-            Row::User(seq, _) | Row::Assistant(seq, _) => format!("m{seq}"),
+            Row::User(seq, _) | Row::Assistant(seq, _, _) => format!("m{seq}"),
             Row::Card(call_id) => call_id.clone(),
         }
     }
@@ -34,7 +35,7 @@ fn rows(view: &ConversationView) -> Vec<Row> {
         .iter()
         .map(|item| match item {
             Item::User { seq, text, .. } => Row::User(*seq, text.clone()),
-            Item::Assistant { seq, text, .. } => Row::Assistant(*seq, text.clone()),
+            Item::Assistant { seq, text, agent, .. } => Row::Assistant(*seq, text.clone(), agent.clone()),
             Item::Card(card) => Row::Card(card.call_id.clone()),
         })
         .collect()
@@ -136,7 +137,13 @@ pub fn ChatView(data: ChatData, #[prop(into)] on_sent: Callback<()>) -> impl Int
             <For each=move || view.with(rows) key=Row::key let:row>
                 {match row {
                     Row::User(_, text) => view! { <div class="bubble bubble-user">{text}</div> }.into_any(),
-                    Row::Assistant(_, text) => view! { <div class="bubble bubble-assistant">{text}</div> }.into_any(),
+                    Row::Assistant(_, text, None) => view! { <div class="bubble bubble-assistant">{text}</div> }.into_any(),
+                    Row::Assistant(_, text, Some(worker)) => view! {
+                        <div class="bubble bubble-assistant bubble-worker">
+                            <span class="worker-name">{format!("{worker} (sub-agent)")}</span>
+                            {text}
+                        </div>
+                    }.into_any(),
                     Row::Card(call_id) => view! { <CardRow call_id view now /> }.into_any(),
                 }}
             </For>

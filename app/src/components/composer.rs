@@ -9,10 +9,11 @@ use crate::{
 /// Why the composer is disabled, or `None` when the user may write.
 pub fn busy_reason(view: &ConversationView) -> Option<String> {
     match view.current_task()?.status {
-        TaskStatus::Working => Some("The agent is working…".into()),
+        // A worker (sub-agent) may be waiting for a decision while its supervisor's turn works.
+        TaskStatus::Working if view.pending_count() == 0 => Some("The agent is working…".into()),
         // The agent asked in the chat: the user's reply is the answer.
-        TaskStatus::InputRequired if view.waits_for_chat_answer() => None,
-        TaskStatus::InputRequired => {
+        TaskStatus::Working | TaskStatus::InputRequired if view.waits_for_chat_answer() => None,
+        TaskStatus::Working | TaskStatus::InputRequired => {
             let n = view.pending_count();
             Some(format!("Waiting for your decision on {n} tool call{}", if n == 1 { "" } else { "s" }))
         }

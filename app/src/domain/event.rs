@@ -30,6 +30,9 @@ pub enum EventBody {
     AssistantMessage {
         task_id: String,
         text: String,
+        /// Set when a worker agent (a sub-agent another agent delegated to) wrote it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
     },
     /// The model proposed a call. Every call gets one, gated or not.
     ToolCall {
@@ -118,6 +121,9 @@ pub enum EventBody {
         task_id: String,
         status: TaskStatus,
         message: Option<String>,
+        /// For a worker's task: the supervisor's delegating call it answers.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_call_id: Option<String>,
     },
 }
 
@@ -247,7 +253,7 @@ mod tests {
 
     #[test]
     fn events_serialize_with_their_kebab_case_name_as_type() {
-        let body = EventBody::TaskStatus { task_id: "t".into(), status: TaskStatus::InputRequired, message: None };
+        let body = EventBody::TaskStatus { task_id: "t".into(), status: TaskStatus::InputRequired, message: None, parent_call_id: None };
         let v = serde_json::to_value(&body).unwrap();
         assert_eq!(v["type"], "task-status");
         assert_eq!(v["status"], "input_required");

@@ -48,7 +48,14 @@ pub struct GrantView {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Item {
     User { seq: i64, task_id: String, text: String },
-    Assistant { seq: i64, task_id: String, text: String },
+    /// `agent` is set for a worker's reply (a sub-agent's answer to its supervisor).
+    Assistant {
+        seq: i64,
+        task_id: String,
+        text: String,
+        #[serde(default)]
+        agent: Option<String>,
+    },
     Card(Box<Card>),
 }
 
@@ -57,6 +64,9 @@ pub struct TaskView {
     pub task_id: String,
     pub status: TaskStatus,
     pub message: Option<String>,
+    /// A worker's task (a sub-agent) names the supervisor's call it answers.
+    #[serde(default)]
+    pub parent_call_id: Option<String>,
 }
 
 /// What the UI shows for one tool call.
@@ -164,8 +174,8 @@ impl ConversationView {
             EventBody::UserMessage { task_id, text, .. } => {
                 self.items.push(Item::User { seq: event.seq, task_id: task_id.clone(), text: text.clone() })
             }
-            EventBody::AssistantMessage { task_id, text } => {
-                self.items.push(Item::Assistant { seq: event.seq, task_id: task_id.clone(), text: text.clone() })
+            EventBody::AssistantMessage { task_id, text, agent } => {
+                self.items.push(Item::Assistant { seq: event.seq, task_id: task_id.clone(), text: text.clone(), agent: agent.clone() })
             }
             EventBody::ToolCall { task_id, call_id, tool, agent, args, summary, risk, grant_id } => {
                 let granted_by = grant_id.as_ref().and_then(|id| {
@@ -203,7 +213,7 @@ impl ConversationView {
                 }
             }
             EventBody::ConfirmationAsked { task_id, question, .. } => {
-                self.items.push(Item::Assistant { seq: event.seq, task_id: task_id.clone(), text: question.clone() })
+                self.items.push(Item::Assistant { seq: event.seq, task_id: task_id.clone(), text: question.clone(), agent: None })
             }
             EventBody::ApprovalRequired { call_id, approval_id, gate, deadline, args, summary, risk, in_chat, .. } => {
                 if let Some(card) = self.card_mut(call_id) {
@@ -265,8 +275,8 @@ impl ConversationView {
                     card.result = Some(output.clone());
                 }
             }
-            EventBody::TaskStatus { task_id, status, message } => {
-                let view = TaskView { task_id: task_id.clone(), status: *status, message: message.clone() };
+            EventBody::TaskStatus { task_id, status, message, parent_call_id } => {
+                let view = TaskView { task_id: task_id.clone(), status: *status, message: message.clone(), parent_call_id: parent_call_id.clone() };
                 match self.tasks.iter_mut().find(|t| &t.task_id == task_id) {
                     Some(existing) => *existing = view,
                     None => self.tasks.push(view),
@@ -318,9 +328,9 @@ impl ConversationView {
         })
     }
 
-    /// The most recent task, which decides whether the composer is usable.
+    /// The most recent turn (not a worker's task), which decides whether the composer is usable.
     pub fn current_task(&self) -> Option<&TaskView> {
-        self.tasks.last()
+        self.tasks.iter().rev().find(|t| t.parent_call_id.is_none())
     }
 
     pub fn task(&self, task_id: &str) -> Option<&TaskView> {
@@ -393,7 +403,7 @@ mod tests {
             self.push(EventBody::ToolResult { task_id: task.into(), call_id: call.into(), ok, output: json!({"ok": ok}) })
         }
         fn status(&mut self, task: &str, status: TaskStatus) -> &mut Self {
-            self.push(EventBody::TaskStatus { task_id: task.into(), status, message: None })
+            self.push(EventBody::TaskStatus { task_id: task.into(), status, message: None, parent_call_id: None })
         }
         fn view(&self) -> ConversationView {
             fold(&self.0)
@@ -498,7 +508,7 @@ mod tests {
     fn folding_incrementally_equals_folding_at_once() {
         let mut log = Log::new();
         log.user("t", "a").call("t", "k1", json!({})).gate("t", "k1", json!({})).decide("t", "k1", ApprovalOutcome::Rejected, None);
-        log.result("t", "k1", false).push(EventBody::AssistantMessage { task_id: "t".into(), text: "done".into() });
+        log.result("t", "k1", false).push(EventBody::AssistantMessage { task_id: "t".into(), text: "done".into(), agent: None });
         let (head, tail) = log.0.split_at(3);
         let mut view = fold(head);
         for e in tail {
@@ -574,6 +584,16 @@ mod tests {
         assert_eq!(view.items.len(), 2, "one user bubble and one card: {:?}", view.items);
     }
 
+    #[test]
+    fn a_workers_task_never_becomes_the_current_turn() {
+        let mut log = Log::new();
+        log.user("t", "hi").status("t", TaskStatus::Working).call("t", "ask", json!({}));
+        log.push(EventBody::TaskStatus { task_id: "w".into(), status: TaskStatus::Working, message: None, parent_call_id: Some("ask".into()) });
+        log.push(EventBody::TaskStatus { task_id: "w".into(), status: TaskStatus::Completed, message: None, parent_call_id: Some("ask".into()) });
+        let view = log.view();
+        assert_eq!(view.current_task().map(|t| (t.task_id.as_str(), t.status)), Some(("t", TaskStatus::Working)));
+    }
+
     fn delta(task: &str, offset: usize, text: &str) -> AssistantDelta {
         AssistantDelta { conversation_id: "c".into(), task_id: task.into(), after_seq: 2, offset, text: text.into() }
     }
@@ -595,7 +615,7 @@ mod tests {
             seq,
             conversation_id: "c".into(),
             at: String::new(),
-            body: EventBody::AssistantMessage { task_id: "t".into(), text: "Hi there".into() },
+            body: EventBody::AssistantMessage { task_id: "t".into(), text: "Hi there".into(), agent: None },
         });
         assert_eq!(view.draft, None);
         assert!(matches!(view.items.last(), Some(Item::Assistant { text, .. }) if text == "Hi there"));

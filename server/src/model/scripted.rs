@@ -170,7 +170,12 @@ impl Model for ScriptedModel {
         };
         let ChatMessage::User { text } = &messages[user_at] else { unreachable!("found by rposition") };
         let turn = &messages[user_at + 1..];
+        // A supervisor (an agent with an `ask_<worker>` tool) hands every request to its worker.
+        let delegate = request.tools.iter().find_map(|t| t.name.strip_prefix("ask_").map(|worker| (t.name.clone(), worker.to_owned())));
         if turn.is_empty() {
+            if let Some((tool, worker)) = delegate {
+                return Ok(ModelReply { text: Some(format!("I will ask {worker} to handle this.")), calls: vec![call(&tool, json!({ "task": text }))] });
+            }
             return Ok(plan(intent(text)));
         }
         // Results of the latest batch of calls (everything after the last assistant message).

@@ -246,19 +246,7 @@ impl Orchestrator {
         if task.status().is_final() {
             return Err(DecisionError::Conflict(format!("task {task_id} is already {}", task.status().as_str())));
         }
-        let reason = Some(format!("task aborted by {}", actor.name));
-        for approval in approvals::pending_for_task(&mut *w.tx, task_id).await? {
-            self.apply(&mut w, &task, &approval, ApprovalOutcome::Canceled, actor, reason.clone(), None).await?;
-        }
-        for call in calls::in_states(&mut *w.tx, task_id, &["approved"]).await? {
-            if calls::transition(&mut w.tx, &call.id, "approved", "canceled", None).await? {
-                let output = json!({ "status": "rejected", "reason": reason });
-                w.append(&task.conversation_id, EventBody::ToolResult { task_id: task.id.clone(), call_id: call.id, ok: false, output })
-                    .await?;
-            }
-        }
-        let message = Some(format!("aborted by {}", actor.name));
-        tasks::transition(&mut w, &task, &[TaskStatus::Working, TaskStatus::InputRequired], TaskStatus::Canceled, message).await?;
+        self.cancel(&mut w, &task, actor).await?;
         audit::append(
             &mut w.tx,
             "task.aborted",
@@ -267,6 +255,37 @@ impl Orchestrator {
         )
         .await?;
         w.commit().await?;
+        // A canceled worker hands "canceled" to its supervisor, which then goes on.
+        self.trigger(task_id);
+        Ok(())
+    }
+
+    /// Cancels the task's pending approvals, its approved calls and its running workers.
+    async fn cancel(&self, w: &mut Write, task: &TaskRow, actor: &Actor) -> Result<(), DecisionError> {
+        let reason = Some(format!("task aborted by {}", actor.name));
+        for approval in approvals::pending_for_task(&mut *w.tx, &task.id).await? {
+            self.apply(w, task, &approval, ApprovalOutcome::Canceled, actor, reason.clone(), None).await?;
+        }
+        for call in calls::in_states(&mut *w.tx, &task.id, &["approved"]).await? {
+            if calls::transition(&mut w.tx, &call.id, "approved", "canceled", None).await? {
+                let output = json!({ "status": "rejected", "reason": reason });
+                w.append(&task.conversation_id, EventBody::ToolResult { task_id: task.id.clone(), call_id: call.id, ok: false, output })
+                    .await?;
+            }
+        }
+        for call in calls::in_states(&mut *w.tx, &task.id, &["executing"]).await? {
+            let Some(worker) = tasks::worker_for_call(&mut *w.tx, &call.id).await? else { continue };
+            if !worker.status().is_final() {
+                Box::pin(self.cancel(w, &worker, actor)).await?;
+            }
+            if calls::transition(&mut w.tx, &call.id, "executing", "failed", None).await? {
+                let output = json!({ "status": "canceled", "error": reason, "message": reason });
+                w.append(&task.conversation_id, EventBody::ToolResult { task_id: task.id.clone(), call_id: call.id, ok: false, output })
+                    .await?;
+            }
+        }
+        let message = Some(format!("aborted by {}", actor.name));
+        tasks::transition(w, task, &[TaskStatus::Working, TaskStatus::InputRequired], TaskStatus::Canceled, message).await?;
         Ok(())
     }
 

@@ -5,6 +5,7 @@
 
 mod confirm;
 mod decide;
+mod delegate;
 mod step;
 pub mod sweeper;
 

@@ -11,9 +11,9 @@ use app::domain::{
 use serde_json::json;
 use sqlx::Connection;
 
-use super::Orchestrator;
+use super::{Orchestrator, delegate::Delegation};
 use crate::{
-    model::{ModelRequest, transcript},
+    model::ModelRequest,
     policy,
     orchestrator::decide::SYSTEM,
     store::{
@@ -49,7 +49,7 @@ impl Orchestrator {
         conversations::title_from_first_message(&mut w.tx, &conversation.id, text).await?;
         let task_id = tasks::insert(&mut w.tx, &conversation.id).await?;
         w.append(&conversation.id, EventBody::UserMessage { task_id: task_id.clone(), text: text.to_owned(), reply_to: None }).await?;
-        w.append(&conversation.id, EventBody::TaskStatus { task_id: task_id.clone(), status: TaskStatus::Working, message: None })
+        w.append(&conversation.id, EventBody::TaskStatus { task_id: task_id.clone(), status: TaskStatus::Working, message: None, parent_call_id: None })
             .await?;
         w.commit().await?;
         self.trigger(&task_id);
@@ -61,7 +61,8 @@ impl Orchestrator {
         loop {
             let Some(task) = tasks::get(self.store.pool(), task_id).await? else { return Ok(()) };
             if task.status().is_final() {
-                return Ok(());
+                // A finished worker hands its answer to its supervisor.
+                return self.finish_worker(&task).await;
             }
             let calls = calls::for_step(self.store.pool(), task_id, task.steps).await?;
             if let Some(call) = calls.iter().find(|c| c.state == "approved") {
@@ -69,6 +70,12 @@ impl Orchestrator {
                 continue;
             }
             if let Some(call) = calls.iter().find(|c| c.state == "executing") {
+                if self.tools.get(&call.tool).is_some_and(|t| t.delegate().is_some()) {
+                    match self.follow_worker(call).await? {
+                        Delegation::Waiting => return Ok(()),
+                        Delegation::Done => continue,
+                    }
+                }
                 self.interrupted(call).await?;
                 continue;
             }
@@ -103,8 +110,11 @@ impl Orchestrator {
         let conversation = conversations::get(self.store.pool(), &task.conversation_id)
             .await?
             .context("BUG: a task's conversation exists")?;
-        let agent = self.agents.get(&conversation.agent).unwrap_or_else(|| self.agents.default_agent());
+        // A worker's task is driven by the worker agent, not the conversation's.
+        let agent_name = task.agent.as_deref().unwrap_or(&conversation.agent);
+        let agent = self.agents.get(agent_name).unwrap_or_else(|| self.agents.default_agent());
         let history = events::after(self.store.pool(), &conversation.id, 0).await?;
+        let messages = self.transcript_for(task, &history).await?;
         // Reply text streams to the chat as unstored deltas while the model writes it.
         let bus = self.store.bus().clone();
         let (conversation_id, task_id) = (conversation.id.clone(), task.id.clone());
@@ -116,7 +126,7 @@ impl Orchestrator {
         let request = ModelRequest {
             agent,
             tools: agent.tools.iter().filter_map(|name| self.tools.get(name)).map(|t| t.spec()).collect(),
-            messages: transcript(&history),
+            messages,
             on_text: Some(&on_text),
         };
         let model = self.models.for_agent(&agent.name).context("BUG: every configured agent has a model")?;
@@ -133,7 +143,8 @@ impl Orchestrator {
         let Some(step) = tasks::take_step(&mut w.tx, &task.id).await? else { return Ok(()) };
         let cid = &conversation.id;
         if let Some(text) = reply.text.filter(|t| !t.trim().is_empty()) {
-            w.append(cid, EventBody::AssistantMessage { task_id: task.id.clone(), text }).await?;
+            let worker = task.parent_call_id.as_ref().map(|_| agent.name.clone());
+            w.append(cid, EventBody::AssistantMessage { task_id: task.id.clone(), text, agent: worker }).await?;
         }
         let mut pending = false;
         for (position, call) in reply.calls.iter().enumerate() {
@@ -285,8 +296,11 @@ impl Orchestrator {
     /// Runs one approved call. A built-in tool's effect, the call's new state and its result
     /// are one transaction: all of it commits or none of it (DESIGN decision 4). An external
     /// tool is marked executing (committed) first, then called, then its result recorded.
-    async fn execute(&self, call: &CallRow) -> anyhow::Result<()> {
+    async fn execute(self: &Arc<Self>, call: &CallRow) -> anyhow::Result<()> {
         let tool = self.tools.get(&call.tool).cloned();
+        if let Some(worker) = tool.as_ref().and_then(|t| t.delegate()) {
+            return self.start_worker(call, worker).await;
+        }
         if let Some(tool) = tool.as_ref().filter(|t| t.is_external()) {
             let mut w = self.store.write().await?;
             if !calls::transition(&mut w.tx, &call.id, "approved", "executing", None).await? {
@@ -336,7 +350,7 @@ impl Orchestrator {
     }
 
     /// `executing → succeeded | failed`, audited, with the `tool-result` event.
-    async fn record_result(&self, w: &mut crate::store::Write, call: &CallRow, outcome: Result<serde_json::Value, String>) -> anyhow::Result<()> {
+    pub(super) async fn record_result(&self, w: &mut crate::store::Write, call: &CallRow, outcome: Result<serde_json::Value, String>) -> anyhow::Result<()> {
         let (state, ok, output) = match outcome {
             Ok(output) => ("succeeded", true, output),
             Err(error) => ("failed", false, json!({ "error": error, "message": error })),

@@ -18,6 +18,10 @@ pub struct TaskRow {
     pub steps: i64,
     pub created_at: i64,
     pub updated_at: i64,
+    /// The agent driving it when not the conversation's (a worker's task).
+    pub agent: Option<String>,
+    /// A worker's task answers this delegating call of its supervisor.
+    pub parent_call_id: Option<String>,
 }
 
 impl TaskRow {
@@ -36,7 +40,7 @@ impl TaskRow {
     }
 }
 
-const COLUMNS: &str = "id, conversation_id, status, steps, created_at, updated_at";
+const COLUMNS: &str = "id, conversation_id, status, steps, created_at, updated_at, agent, parent_call_id";
 
 pub async fn get(db: impl SqliteExecutor<'_>, id: &str) -> anyhow::Result<Option<TaskRow>> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM tasks WHERE id = ?"))
@@ -80,6 +84,45 @@ pub async fn insert(conn: &mut SqliteConnection, conversation_id: &str) -> anyho
     Ok(id)
 }
 
+/// Starts a worker's task for a supervisor's delegating call, with its `task-status` event.
+pub async fn insert_worker(w: &mut Write, conversation_id: &str, agent: &str, parent_call_id: &str) -> anyhow::Result<String> {
+    let id = new_id();
+    let now = now_ms();
+    sqlx::query(
+        "INSERT INTO tasks (id, conversation_id, status, created_at, updated_at, agent, parent_call_id) VALUES (?, ?, 'working', ?, ?, ?, ?)",
+    )
+    .bind(&id)
+    .bind(conversation_id)
+    .bind(now)
+    .bind(now)
+    .bind(agent)
+    .bind(parent_call_id)
+    .execute(&mut *w.tx)
+    .await
+    .context("failed to create a worker task")?;
+    let parent_call_id = Some(parent_call_id.to_owned());
+    w.append(conversation_id, EventBody::TaskStatus { task_id: id.clone(), status: TaskStatus::Working, message: None, parent_call_id }).await?;
+    Ok(id)
+}
+
+/// The worker's task answering a delegating call, if one was started.
+pub async fn worker_for_call(db: impl SqliteExecutor<'_>, call_id: &str) -> anyhow::Result<Option<TaskRow>> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM tasks WHERE parent_call_id = ?"))
+        .bind(call_id)
+        .fetch_optional(db)
+        .await
+        .context("failed to find a worker task")
+}
+
+/// Ids of the conversation's worker tasks (their events are not the supervisor's transcript).
+pub async fn worker_ids(db: impl SqliteExecutor<'_>, conversation_id: &str) -> anyhow::Result<Vec<String>> {
+    sqlx::query_scalar("SELECT id FROM tasks WHERE conversation_id = ? AND parent_call_id IS NOT NULL")
+        .bind(conversation_id)
+        .fetch_all(db)
+        .await
+        .context("failed to list worker tasks")
+}
+
 /// Moves the task from one of `from` to `to` and appends the `task-status` event.
 /// Returns false (and writes nothing) when the task was not in one of `from`.
 pub async fn transition(
@@ -98,7 +141,8 @@ pub async fn transition(
     }
     let changed = query.execute(&mut *w.tx).await.context("failed to update task status")?.rows_affected() == 1;
     if changed {
-        w.append(&task.conversation_id, EventBody::TaskStatus { task_id: task.id.clone(), status: to, message }).await?;
+        let parent_call_id = task.parent_call_id.clone();
+        w.append(&task.conversation_id, EventBody::TaskStatus { task_id: task.id.clone(), status: to, message, parent_call_id }).await?;
     }
     Ok(changed)
 }

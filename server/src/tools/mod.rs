@@ -1,5 +1,6 @@
 //! Tools an agent can call, behind one `Tool` trait, and the registry that finds them by name.
 
+pub mod delegate;
 pub mod mcp;
 pub mod orders;
 pub mod schema;
@@ -61,6 +62,11 @@ pub trait Tool: Send + Sync {
     /// and commits before `call`, so a crash can never make it run twice.
     fn is_external(&self) -> bool {
         false
+    }
+
+    /// The worker agent this tool hands its task to, for `ask_<worker>` tools.
+    fn delegate(&self) -> Option<&str> {
+        None
     }
 
     async fn call(&self, _args: &Value) -> Result<Value, ToolError> {

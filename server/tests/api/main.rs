@@ -14,4 +14,5 @@ mod openapi;
 mod people;
 mod sse;
 mod stream;
+mod subagents;
 mod webhooks;
