@@ -117,10 +117,15 @@ export async function waitForHydration(page: import("@playwright/test").Page): P
 
 export { expect };
 
-/** Opens a new chat from the home page and returns its URL path. */
-export async function newChat(page: import("@playwright/test").Page): Promise<void> {
+/** Opens a new chat from the home page, with `agent` when given (else the default agent). */
+export async function newChat(page: import("@playwright/test").Page, agent?: string): Promise<void> {
   await page.goto("/");
   await waitForHydration(page);
+  if (agent) {
+    const choice = page.getByLabel("Agent");
+    await expect(choice.locator("option")).not.toHaveCount(0);
+    await choice.selectOption(agent);
+  }
   await page.getByRole("button", { name: "New chat" }).click();
   await expect(page).toHaveURL(/\/c\/[0-9a-f-]+$/);
   await waitForHydration(page);

@@ -4,7 +4,7 @@ use leptos_router::{components::A, hooks::use_navigate};
 use crate::{
     client::{self, ApiFailure},
     data::Loaded,
-    domain::wire::{Conversation, NewConversation},
+    domain::wire::{AgentInfo, Conversation, NewConversation},
 };
 
 /// The sidebar: New chat and the list of chats, the open one marked.
@@ -12,13 +12,18 @@ use crate::{
 pub fn ConversationList(conversations: Resource<Loaded<Vec<Conversation>>>, #[prop(into)] selected: Signal<Option<String>>) -> impl IntoView {
     let creating = RwSignal::new(false);
     let error = RwSignal::new(None::<ApiFailure>);
+    // Whom a new chat talks to; empty means the default (first) agent.
+    let agent = RwSignal::new(String::new());
+    let agents = LocalResource::new(|| client::get::<Vec<AgentInfo>>("/api/agents"));
     let navigate = use_navigate();
     let new_chat = move |_| {
         let navigate = navigate.clone();
         creating.set(true);
         error.set(None);
+        let chosen = agent.get_untracked();
+        let body = NewConversation { title: None, agent: (!chosen.is_empty()).then_some(chosen) };
         spawn_local(async move {
-            let result = client::post::<_, Conversation>("/api/conversations", &NewConversation::default()).await;
+            let result = client::post::<_, Conversation>("/api/conversations", &body).await;
             creating.set(false);
             match result {
                 Ok(conversation) => {
@@ -59,6 +64,21 @@ pub fn ConversationList(conversations: Resource<Loaded<Vec<Conversation>>>, #[pr
             <button class="btn btn-primary new-chat" disabled=move || creating.get() on:click=new_chat>
                 {move || if creating.get() { "Creating…" } else { "New chat" }}
             </button>
+            {move || {
+                let list = agents.get().and_then(Result::ok).filter(|list| list.len() > 1)?;
+                Some(view! {
+                    <label class="agent-choice">
+                        "Agent "
+                        <select on:change=move |ev| agent.set(event_target_value(&ev))>
+                            {list.into_iter().map(|a| {
+                                let value = a.name.clone();
+                                let label = if a.description.is_empty() { a.name.clone() } else { format!("{} — {}", a.name, a.description) };
+                                view! { <option value=value>{label}</option> }
+                            }).collect_view()}
+                        </select>
+                    </label>
+                })
+            }}
             {move || error.get().map(|e| view! { <p class="error" role="alert">{e.message}</p> })}
             <Transition fallback=|| view! { <p class="muted">"Loading chats…"</p> }>{list}</Transition>
         </nav>

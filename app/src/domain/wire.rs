@@ -161,3 +161,12 @@ pub struct AssistantDelta {
     pub offset: usize,
     pub text: String,
 }
+
+/// A configured agent, for choosing whom a new conversation talks to.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AgentInfo {
+    pub name: String,
+    pub description: String,
+    /// Worker agents it hands tasks to (sub-agents).
+    pub delegates: Vec<String>,
+}

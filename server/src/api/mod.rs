@@ -1,5 +1,6 @@
 //! The REST API and SSE routes, one module per resource, merged into one router.
 
+mod agents;
 mod approvals;
 pub mod audit;
 mod conversations;
@@ -30,6 +31,7 @@ pub fn router() -> Router<AppState> {
         .merge(approvals::router())
         .merge(tasks::router())
         .merge(orders::router())
+        .merge(agents::router())
         .merge(openapi::router())
         .merge(session::router())
         .merge(tokens::router())

@@ -5,7 +5,8 @@ use serde_json::Value;
 use crate::helpers::spawn_app;
 
 /// Every API route, as the router declares it.
-const ROUTES: [(&str, &str); 33] = [
+const ROUTES: [(&str, &str); 34] = [
+    ("get", "/api/agents"),
     ("get", "/healthz"),
     ("get", "/api/stream/demo"),
     ("post", "/api/conversations"),

@@ -1,0 +1,56 @@
+import { test, expect, newChat, say, cards, collectErrors } from "./fixtures";
+
+test("confirming in the chat: the agent asks, an unclear answer is asked again, yes runs the refund", async ({ page, server }) => {
+  const errors = collectErrors(page);
+  await newChat(page, "concierge");
+  await expect(page.locator(".agent-name")).toHaveText("Agent: concierge");
+  await say(page, "refund order 1001");
+  const card = cards(page).first();
+  await expect(card).toHaveAttribute("data-status", "pending_approval");
+  await expect(card.locator(".in-chat-note")).toHaveText("Waiting for your answer in the chat: reply yes or no.");
+  await expect(card.getByRole("button", { name: "Approve", exact: true })).toHaveCount(0);
+  await expect(page.locator(".bubble-assistant").last()).toContainText("Shall I go ahead? Reply yes or no.");
+  const input = page.locator("#composer-input");
+  await expect(input).toBeEnabled();
+  await expect(input).toHaveAttribute("placeholder", "Reply yes or no");
+
+  await say(page, "hmm, not sure");
+  await expect(page.locator(".bubble-assistant").last()).toContainText("I need a clear yes or no");
+  await expect(card).toHaveAttribute("data-status", "pending_approval");
+
+  await say(page, "yes");
+  await expect(card).toHaveAttribute("data-status", "completed");
+  await expect(card.locator(".decision")).toContainText("alice");
+  await expect(page.locator(".bubble-user").last()).toHaveText("yes");
+  const order = await (await page.request.get(`${server.url}/api/orders/1001`)).json();
+  expect(order.status).toBe("refunded");
+
+  // After a reload every bubble and the card come back from the stored history.
+  await page.reload();
+  await expect(cards(page).first()).toHaveAttribute("data-status", "completed");
+  await expect(page.locator(".bubble-assistant", { hasText: "I need a clear yes or no" })).toHaveCount(1);
+  expect(errors).toEqual([]);
+});
+
+test("a supervisor delegates: the worker's card is marked with its name and the supervisor answers after approval", async ({ page, server }) => {
+  const errors = collectErrors(page);
+  await newChat(page, "supervisor");
+  await say(page, "refund order 1002");
+  const ask = cards(page).nth(0);
+  const refund = cards(page).nth(1);
+  await expect(ask.locator(".tool-name")).toHaveText("ask_support");
+  await expect(refund.locator(".tool-name")).toHaveText("process_refund");
+  await expect(refund.locator(".agent")).toHaveText("by support");
+  await expect(refund).toHaveAttribute("data-status", "pending_approval");
+  await expect(page.locator(".composer-status")).toHaveText("Waiting for your decision on 1 tool call");
+
+  await refund.getByRole("button", { name: "Approve", exact: true }).click();
+  await expect(refund).toHaveAttribute("data-status", "completed");
+  await expect(ask).toHaveAttribute("data-status", "completed");
+  await expect(page.locator(".bubble-worker .worker-name").last()).toHaveText("support (sub-agent)");
+  await expect(page.locator(".bubble-assistant").last()).toContainText("support: Refunded");
+  await expect(page.locator("#composer-input")).toBeEnabled();
+  const order = await (await page.request.get(`${server.url}/api/orders/1002`)).json();
+  expect(order.status).toBe("refunded");
+  expect(errors).toEqual([]);
+});
