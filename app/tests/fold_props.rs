@@ -1,0 +1,155 @@
+//! Property tests for the one fold (DESIGN decision 1): whatever the events, folding never
+//! panics, and a server render of a prefix followed by live events from any earlier point (the
+//! reload / reconnect path) gives exactly the view of folding everything at once.
+
+use app::domain::{ApprovalOutcome, Event, EventBody, Risk, TaskStatus, fold};
+use proptest::prelude::*;
+use serde_json::json;
+
+fn task() -> impl Strategy<Value = String> {
+    prop_oneof![Just("t1".to_owned()), Just("t2".to_owned())]
+}
+
+fn call() -> impl Strategy<Value = String> {
+    (1..5u8).prop_map(|n| format!("k{n}"))
+}
+
+fn outcome() -> impl Strategy<Value = ApprovalOutcome> {
+    prop_oneof![
+        Just(ApprovalOutcome::Approved),
+        Just(ApprovalOutcome::Rejected),
+        Just(ApprovalOutcome::Expired),
+        Just(ApprovalOutcome::Canceled),
+        Just(ApprovalOutcome::Deferred),
+    ]
+}
+
+fn status() -> impl Strategy<Value = TaskStatus> {
+    prop_oneof![
+        Just(TaskStatus::Working),
+        Just(TaskStatus::InputRequired),
+        Just(TaskStatus::Completed),
+        Just(TaskStatus::Failed),
+        Just(TaskStatus::Canceled),
+    ]
+}
+
+fn body() -> impl Strategy<Value = EventBody> {
+    prop_oneof![
+        (task(), "[a-z <>&\"]{0,12}").prop_map(|(task_id, text)| EventBody::UserMessage { task_id, text, reply_to: None }),
+        (task(), ".{0,12}", any::<bool>()).prop_map(|(task_id, text, worker)| EventBody::AssistantMessage {
+            task_id,
+            text,
+            agent: worker.then(|| "support".to_owned())
+        }),
+        (task(), call(), any::<bool>()).prop_map(|(task_id, call_id, granted)| EventBody::ToolCall {
+            task_id,
+            call_id,
+            tool: "process_refund".into(),
+            agent: "support".into(),
+            args: json!({ "order_id": 1001 }),
+            summary: "Refund".into(),
+            risk: Risk::High,
+            grant_id: granted.then(|| "g1".to_owned()),
+        }),
+        (task(), call(), any::<bool>()).prop_map(|(task_id, call_id, in_chat)| EventBody::ApprovalRequired {
+            task_id,
+            approval_id: format!("a-{call_id}"),
+            call_id,
+            tool: "process_refund".into(),
+            args: json!({ "order_id": 1001, "amount": 5 }),
+            gate: "refunds".into(),
+            summary: "Refund $5".into(),
+            risk: Risk::High,
+            deadline: "2026-11-22T10:00:00Z".into(),
+            in_chat,
+        }),
+        (task(), call(), outcome(), any::<bool>()).prop_map(|(task_id, call_id, outcome, edited)| EventBody::ApprovalDecided {
+            task_id,
+            approval_id: format!("a-{call_id}"),
+            call_id,
+            outcome,
+            decided_by: "ada".into(),
+            reason: None,
+            original_args: json!({ "order_id": 1001 }),
+            edited_args: edited.then(|| json!({ "order_id": 1001, "amount": 1 })),
+        }),
+        (task(), call()).prop_map(|(task_id, call_id)| EventBody::ApprovalEscalated {
+            task_id,
+            approval_id: format!("a-{call_id}"),
+            call_id,
+            escalated_by: "bob".into(),
+            deadline: "2026-11-22T11:00:00Z".into(),
+        }),
+        (task(), call()).prop_map(|(task_id, call_id)| EventBody::ConfirmationAsked {
+            task_id,
+            approval_id: format!("a-{call_id}"),
+            call_id,
+            question: "Shall I?".into()
+        }),
+        (task(), call()).prop_map(|(task_id, call_id)| EventBody::ToolStarted { task_id, call_id }),
+        (task(), call(), any::<bool>()).prop_map(|(task_id, call_id, ok)| EventBody::ToolResult {
+            task_id,
+            call_id,
+            ok,
+            output: if ok { json!({ "message": "done" }) } else { json!({ "status": "rejected", "reason": "no" }) },
+        }),
+        (task(), status(), any::<bool>()).prop_map(|(task_id, status, worker)| EventBody::TaskStatus {
+            task_id,
+            status,
+            message: None,
+            parent_call_id: worker.then(|| "k1".to_owned()),
+        }),
+        task().prop_map(|task_id| EventBody::GrantCreated {
+            task_id,
+            grant_id: "g1".into(),
+            tool: "process_refund".into(),
+            created_by: "ada".into(),
+            expires_at: None,
+            max_uses: Some(2),
+        }),
+        task().prop_map(|task_id| EventBody::GrantRevoked { task_id, grant_id: "g1".into(), revoked_by: "ada".into() }),
+    ]
+}
+
+fn log() -> impl Strategy<Value = Vec<Event>> {
+    prop::collection::vec(body(), 0..40).prop_map(|bodies| {
+        bodies
+            .into_iter()
+            .enumerate()
+            .map(|(i, body)| Event { seq: i as i64 + 1, conversation_id: "c".into(), at: "2026-11-22T10:00:00Z".into(), body })
+            .collect()
+    })
+}
+
+proptest! {
+    #[test]
+    fn a_render_of_a_prefix_plus_live_events_from_any_earlier_point_equals_the_whole_fold(
+        events in log(),
+        split in any::<prop::sample::Index>(),
+        overlap in any::<prop::sample::Index>(),
+    ) {
+        let whole = fold(&events);
+        let k = split.index(events.len() + 1);
+        // Server render up to k, then the SSE stream resumes from some earlier point j ≤ k.
+        let j = overlap.index(k + 1);
+        let mut view = fold(&events[..k]);
+        for event in &events[j..] {
+            view.apply(event);
+        }
+        prop_assert_eq!(&view, &whole);
+        prop_assert_eq!(whole.cards().count(), events.iter().filter(|e| e.body.name() == "tool-call").count());
+        prop_assert_eq!(whole.last_seq, events.last().map_or(0, |e| e.seq));
+    }
+
+    #[test]
+    fn events_and_views_survive_the_json_the_browser_receives(events in log()) {
+        let view = fold(&events);
+        let text = serde_json::to_string(&view).unwrap();
+        prop_assert_eq!(serde_json::from_str::<app::domain::ConversationView>(&text).unwrap(), view);
+        for event in &events {
+            let text = serde_json::to_string(event).unwrap();
+            prop_assert_eq!(&serde_json::from_str::<Event>(&text).unwrap(), event);
+        }
+    }
+}
