@@ -4,6 +4,7 @@ mod helpers;
 
 mod bad_input;
 mod confirm;
+mod crash;
 mod cycle;
 mod decisions;
 mod durability;
