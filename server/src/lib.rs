@@ -7,6 +7,7 @@ pub mod auth;
 pub mod cli;
 pub mod bus;
 pub mod config;
+pub mod metrics;
 pub mod model;
 pub mod orchestrator;
 pub mod page_data;

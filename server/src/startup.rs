@@ -8,7 +8,10 @@ use axum::{Router, extract::DefaultBodyLimit, middleware, serve::ListenerExt};
 use leptos::prelude::LeptosOptions;
 use leptos_axum::{LeptosRoutes, generate_route_list};
 use tokio::net::TcpListener;
-use tower_http::trace::TraceLayer;
+use tower_http::{
+    request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer},
+    trace::TraceLayer,
+};
 use tower_sessions::{ExpiredDeletion, Expiry, SessionManagerLayer, cookie::SameSite};
 use tower_sessions_sqlx_store::SqliteStore;
 
@@ -122,7 +125,14 @@ impl Application {
             .layer(middleware::from_fn(auth::csrf::same_origin_only))
             .layer(middleware::from_fn_with_state(state.clone(), auth::resolve))
             .layer(session_layer)
-            .layer(TraceLayer::new_for_http())
+            // Every request gets an id (or keeps the caller's `x-request-id`); its span carries the
+            // id into the logs of everything it starts, the orchestrator's drivers included.
+            .layer(TraceLayer::new_for_http().make_span_with(|request: &axum::http::Request<_>| {
+                let id = request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or_default();
+                tracing::info_span!("request", method = %request.method(), uri = %request.uri().path(), request_id = %id)
+            }))
+            .layer(PropagateRequestIdLayer::x_request_id())
+            .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
             .with_state(state);
         Ok(Self { listener, router, orchestrator, sweep_interval, webhooks, bus })
     }

@@ -124,7 +124,8 @@ async fn stream(
     // Subscribe before reading the backlog so nothing committed in between is missed.
     let wake = state.store.bus().subscribe();
     let deltas = state.store.bus().subscribe_deltas();
-    let cursor = Cursor { store: state.store.clone(), conversation_id: id, last: after, backlog: VecDeque::new(), wake, deltas };
+    let _client = state.orchestrator.metrics().sse_client();
+    let cursor = Cursor { store: state.store.clone(), conversation_id: id, last: after, backlog: VecDeque::new(), wake, deltas, _client };
     let stream = futures::stream::unfold(cursor, |mut cursor| async move {
         let sse = match cursor.next().await? {
             Live::Event(event) => to_sse(&event),
@@ -159,6 +160,8 @@ struct Cursor {
     backlog: VecDeque<Event>,
     wake: broadcast::Receiver<Event>,
     deltas: broadcast::Receiver<AssistantDelta>,
+    /// Counts this stream in `countersign_sse_clients` while it is open.
+    _client: crate::metrics::SseClient,
 }
 
 impl Cursor {

@@ -39,6 +39,7 @@ pub fn router() -> Router<AppState> {
         .merge(audit::router())
         .merge(queue::router())
         .merge(grants::router())
+        .merge(crate::metrics::router())
         // Unknown API paths get the JSON error shape, not the app's HTML 404 page.
         .route("/api/{*rest}", any(|| async { ApiError::NotFound("no such API route".into()) }))
 }

@@ -23,7 +23,8 @@ pub fn router() -> Router<AppState> {
 
 async fn stream(State(state): State<AppState>, user: CurrentUser) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let rx = state.store.bus().subscribe();
-    let stream = futures::stream::unfold((rx, state, user), |(mut rx, state, user)| async move {
+    let client = state.orchestrator.metrics().sse_client();
+    let stream = futures::stream::unfold((rx, state, user, client), |(mut rx, state, user, client)| async move {
         loop {
             let approval_id = match rx.recv().await {
                 Ok(event) => match &event.body {
@@ -43,7 +44,7 @@ async fn stream(State(state): State<AppState>, user: CurrentUser) -> Sse<impl St
                 Err(RecvError::Closed) => return None,
             };
             let event = Event::default().event("queue-changed").data(json!({ "approval_id": approval_id }).to_string());
-            return Some((Ok(event), (rx, state, user)));
+            return Some((Ok(event), (rx, state, user, client)));
         }
     });
     Sse::new(stream).keep_alive(KeepAlive::default())

@@ -9,7 +9,7 @@ use axum::{
 
 use super::Viewer;
 
-const PUBLIC: [&str; 4] = ["/api/", "/pkg/", "/healthz", "/login"];
+const PUBLIC: [&str; 6] = ["/api/", "/pkg/", "/healthz", "/readyz", "/metrics", "/login"];
 
 pub async fn require_login(req: Request, next: Next) -> Response {
     let path = req.uri().path();

@@ -127,6 +127,7 @@ impl Orchestrator {
             "escalate" if approval.escalated_at.is_some() => "reject",
             other => other,
         };
+        self.metrics.timed_out(action);
         match action {
             "abort" => {
                 drop(w);
@@ -335,6 +336,7 @@ impl Orchestrator {
             return Err(DecisionError::Conflict(format!("approval {} is already {now}", approval.id)));
         }
         calls::transition(&mut w.tx, &approval.call_id, "pending_approval", outcome.as_str(), edited.as_ref()).await?;
+        self.metrics.decided(outcome.as_str(), (now_ms() - approval.created_at) as f64 / 1000.0);
         let cid = &approval.conversation_id;
         w.append(
             cid,

@@ -13,7 +13,7 @@ use std::{collections::HashMap, sync::Arc};
 
 use parking_lot::Mutex;
 
-use crate::{agents::AgentsConfig, model::Models, store::Store, tools::Registry};
+use crate::{agents::AgentsConfig, metrics::Metrics, model::Models, store::Store, tools::Registry};
 
 pub use confirm::{Answer, Reply};
 pub use decide::{Actor, Decision, DecisionError};
@@ -31,6 +31,7 @@ pub struct Orchestrator {
     /// arrived meanwhile. Guards against two drivers for one task, not a wait for a human.
     running: Mutex<HashMap<String, bool>>,
     before_commit: Option<BeforeCommitHook>,
+    metrics: Arc<Metrics>,
 }
 
 impl Orchestrator {
@@ -41,11 +42,16 @@ impl Orchestrator {
         agents: Arc<AgentsConfig>,
         before_commit: Option<BeforeCommitHook>,
     ) -> Arc<Self> {
-        Arc::new(Self { store, models, tools, agents, running: Mutex::new(HashMap::new()), before_commit })
+        let metrics = Arc::new(Metrics::default());
+        Arc::new(Self { store, models, tools, agents, running: Mutex::new(HashMap::new()), before_commit, metrics })
     }
 
     pub fn agents(&self) -> &AgentsConfig {
         &self.agents
+    }
+
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
     }
 
     pub fn tools(&self) -> &Registry {
@@ -64,7 +70,9 @@ impl Orchestrator {
         }
         let this = Arc::clone(self);
         let task_id = task_id.to_owned();
-        tokio::spawn(async move {
+        // A child of whatever started it (a request's span carries its request id into the logs).
+        let span = tracing::info_span!("drive", task_id = %task_id);
+        tokio::spawn(tracing::Instrument::instrument(async move {
             loop {
                 if let Err(err) = this.drive(&task_id).await {
                     // Left as is in the database; the sweeper retries working tasks.
@@ -79,7 +87,7 @@ impl Orchestrator {
                     }
                 }
             }
-        });
+        }, span));
     }
 
     pub fn is_running(&self, task_id: &str) -> bool {

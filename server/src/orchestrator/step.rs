@@ -138,6 +138,7 @@ impl Orchestrator {
             }
         };
 
+        tracing::debug!(task_id = task.id, agent = agent.name, calls = reply.calls.len(), "model replied");
         let mut w = self.store.write().await?;
         // Counting the step only while the task is working makes an abort win over a late reply.
         let Some(step) = tasks::take_step(&mut w.tx, &task.id).await? else { return Ok(()) };
@@ -308,7 +309,10 @@ impl Orchestrator {
             }
             w.append(&call.conversation_id, EventBody::ToolStarted { task_id: call.task_id.clone(), call_id: call.id.clone() }).await?;
             w.commit().await?;
-            let outcome = match tool.call(&call.args()).await {
+            let started = std::time::Instant::now();
+            let result = tool.call(&call.args()).await;
+            self.metrics.tool_ran(&call.tool, started.elapsed().as_secs_f64());
+            let outcome = match result {
                 Ok(output) => Ok(output),
                 Err(ToolError::Failed(failure)) => Err(failure.0),
                 Err(ToolError::Internal(err)) => Err(format!("{err:#}")),
@@ -328,7 +332,10 @@ impl Orchestrator {
             Some(tool) => {
                 // A savepoint, so a failing tool leaves no partial effect but its failure is recorded.
                 let mut savepoint = w.tx.begin().await.context("failed to open a savepoint")?;
-                match tool.run(&mut savepoint, &call.args()).await {
+                let started = std::time::Instant::now();
+                let result = tool.run(&mut savepoint, &call.args()).await;
+                self.metrics.tool_ran(&call.tool, started.elapsed().as_secs_f64());
+                match result {
                     Ok(output) => {
                         savepoint.commit().await.context("failed to release savepoint")?;
                         Ok(output)

@@ -250,3 +250,11 @@ pub async fn pending_in_chat(db: impl SqliteExecutor<'_>, conversation_id: &str)
         .await
         .context("failed to look up a chat confirmation")
 }
+
+/// Pending approvals per gate, for `/metrics`.
+pub async fn pending_by_gate(db: impl SqliteExecutor<'_>) -> anyhow::Result<Vec<(String, i64)>> {
+    sqlx::query_as("SELECT gate, COUNT(*) FROM approvals WHERE state = 'pending' GROUP BY gate ORDER BY gate")
+        .fetch_all(db)
+        .await
+        .context("failed to count pending approvals")
+}

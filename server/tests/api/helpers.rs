@@ -313,7 +313,7 @@ pub async fn cli(data_dir: &std::path::Path, args: &[&str], stdin: Option<&str>)
 }
 
 /// alice's token in the database of `data_dir`, made with the CLI (alice is created if needed).
-async fn cli_token(data_dir: &std::path::Path) -> String {
+pub async fn cli_token(data_dir: &std::path::Path) -> String {
     let _ = cli(data_dir, &["user", "add", "alice"], Some(&format!("{PASSWORD}\n"))).await;
     let (ok, stdout, stderr) = cli(data_dir, &["token", "create", "--user", "alice", "--name", "tests"], None).await;
     assert!(ok, "token create: {stderr}");

@@ -10,6 +10,7 @@ mod decisions;
 mod durability;
 mod health;
 mod mcp;
+mod observability;
 mod openai;
 mod openapi;
 mod people;

@@ -5,7 +5,9 @@ use serde_json::Value;
 use crate::helpers::spawn_app;
 
 /// Every API route, as the router declares it.
-const ROUTES: [(&str, &str); 34] = [
+const ROUTES: [(&str, &str); 36] = [
+    ("get", "/metrics"),
+    ("get", "/readyz"),
     ("get", "/api/agents"),
     ("get", "/healthz"),
     ("get", "/api/stream/demo"),

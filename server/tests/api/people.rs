@@ -33,6 +33,8 @@ async fn every_route_answers_each_kind_of_caller_as_documented_and_refusals_chan
         ("GET", "/api/approvals".into(), 401, 200, 200, 200),
         ("GET", "/api/orders/1001".into(), 401, 200, 200, 200),
         ("GET", "/api/agents".into(), 401, 200, 200, 200),
+        ("GET", "/readyz".into(), 200, 200, 200, 200),
+        ("GET", "/metrics".into(), 200, 200, 200, 200),
         ("GET", "/api/tokens".into(), 401, 200, 200, 200),
         ("GET", "/api/session".into(), 401, 200, 200, 200),
         ("GET", "/api/users".into(), 401, 403, 403, 200),
