@@ -255,8 +255,14 @@ pub struct BinaryServer {
 impl BinaryServer {
     /// Starts the binary on a free port with the database in `data_dir`.
     pub async fn start(data_dir: Arc<tempfile::TempDir>, agents_toml: Option<&str>) -> Self {
+        Self::start_with_env(data_dir, agents_toml, &[]).await
+    }
+
+    /// Like `start`, with extra environment variables (e.g. a higher decision rate limit).
+    pub async fn start_with_env(data_dir: Arc<tempfile::TempDir>, agents_toml: Option<&str>, env: &[(&str, &str)]) -> Self {
         use tokio::io::AsyncBufReadExt;
         let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_countersign"));
+        command.envs(env.iter().copied());
         command
             .env("COUNTERSIGN_ADDR", "127.0.0.1:0")
             .env("COUNTERSIGN_DATA_DIR", data_dir.path())

@@ -14,6 +14,7 @@ mod observability;
 mod openai;
 mod openapi;
 mod people;
+mod race;
 mod sse;
 mod stream;
 mod subagents;
