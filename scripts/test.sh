@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test: Rust unit + integration tests, then the Playwright suite in Debian chromium
+# Runs every test: Rust unit, property and integration tests (crash harness and races included),
+# API fuzzing (schemathesis), then the Playwright suite in Debian chromium
 # against a debug build of the site (each test worker starts its own server on a free port).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -10,6 +11,9 @@ bash scripts/install-tools.sh --with-browser
 # lets both share one build instead of compiling the workspace twice.
 echo "[test] unit and integration tests"
 RUSTFLAGS="--cfg erase_components" cargo test -p app -p server
+
+echo "[test] API fuzzing from the OpenAPI document (schemathesis)"
+bash scripts/fuzz.sh "$CARGO_TARGET_DIR/debug/countersign"
 
 echo "[test] building the site (debug) for the end-to-end tests"
 cargo leptos build

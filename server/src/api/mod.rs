@@ -42,4 +42,9 @@ pub fn router() -> Router<AppState> {
         .merge(crate::metrics::router())
         // Unknown API paths get the JSON error shape, not the app's HTML 404 page.
         .route("/api/{*rest}", any(|| async { ApiError::NotFound("no such API route".into()) }))
+        // A known path with a method it does not take: 405 in the JSON error shape too (axum keeps
+        // the Allow header).
+        .method_not_allowed_fallback(|method: axum::http::Method| async move {
+            ApiError::MethodNotAllowed(format!("this route does not take {method}"))
+        })
 }

@@ -4,7 +4,7 @@
 use app::domain::wire::{Login, Me};
 use axum::{
     Form, Json, Router,
-    extract::{Query, State},
+    extract::{State, rejection::FormRejection},
     http::StatusCode,
     response::{IntoResponse, Redirect, Response},
     routing::post,
@@ -12,7 +12,10 @@ use axum::{
 use serde::Deserialize;
 use tower_sessions::Session;
 
-use super::{ApiError, extract::ApiJson};
+use super::{
+    ApiError,
+    extract::{ApiJson, ApiQuery},
+};
 use crate::{
     auth::{CurrentUser, SESSION_USER, password},
     state::AppState,
@@ -58,7 +61,20 @@ fn safe_next(next: Option<String>) -> String {
 }
 
 #[tracing::instrument(skip_all)]
-async fn login_form(State(state): State<AppState>, session: Session, Query(next): Query<Next>, Form(body): Form<Login>) -> Response {
+async fn login_form(
+    State(state): State<AppState>,
+    session: Session,
+    ApiQuery(next): ApiQuery<Next>,
+    body: Result<Form<Login>, FormRejection>,
+) -> Response {
+    // A broken form gets the JSON error shape like every other refusal.
+    let body = match body {
+        Ok(Form(body)) => body,
+        Err(FormRejection::InvalidFormContentType(_)) => {
+            return ApiError::UnsupportedMediaType("send Content-Type: application/x-www-form-urlencoded".into()).into_response();
+        }
+        Err(rejection) => return ApiError::invalid("body", format!("the login form needs username and password: {}", rejection.body_text())).into_response(),
+    };
     let target = safe_next(next.next);
     match authenticate(&state, &session, body).await {
         Ok(_) => Redirect::to(&target).into_response(),
