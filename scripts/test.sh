@@ -12,6 +12,12 @@ bash scripts/install-tools.sh --with-browser
 echo "[test] unit and integration tests"
 RUSTFLAGS="--cfg erase_components" cargo test -p app -p server
 
+echo "[test] the integration suite again on PostgreSQL (a throwaway cluster from Debian's packages)"
+eval "$(bash scripts/pg.sh start)"
+trap 'bash scripts/pg.sh stop "$CS_PG_DIR"' EXIT
+RUSTFLAGS="--cfg erase_components" cargo test -p server --test api
+unset COUNTERSIGN_TEST_POSTGRES
+
 echo "[test] API fuzzing from the OpenAPI document (schemathesis)"
 bash scripts/fuzz.sh "$CARGO_TARGET_DIR/debug/countersign"
 

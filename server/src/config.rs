@@ -22,6 +22,9 @@ pub struct Config {
     pub body_limit: usize,
     /// How often overdue approvals are looked for.
     pub sweep_interval: Duration,
+    /// How long a process's claim on a task lasts without renewal: after a crash, another
+    /// process (or the restarted one) resumes the task within this time.
+    pub task_lease: Duration,
     /// Decision requests each user may make per minute (more get 429).
     pub decisions_per_minute: u32,
     /// Mark the session cookie `Secure` (serve over https).
@@ -47,8 +50,8 @@ impl Config {
         let data_dir = PathBuf::from(get("COUNTERSIGN_DATA_DIR").unwrap_or_else(|| "data".to_owned()));
         let database_url = get("DATABASE_URL")
             .unwrap_or_else(|| format!("sqlite://{}", data_dir.join("countersign.db").display()));
-        if !database_url.starts_with("sqlite:") {
-            anyhow::bail!("DATABASE_URL={database_url:?}: only sqlite: URLs are supported");
+        if !["sqlite:", "postgres://", "postgresql://"].iter().any(|scheme| database_url.starts_with(scheme)) {
+            anyhow::bail!("DATABASE_URL={database_url:?}: use a sqlite:// (the default) or postgres:// URL");
         }
         let log_filter = get("RUST_LOG").unwrap_or_else(|| "info,countersign=debug".to_owned());
         let log_json = matches!(get("COUNTERSIGN_LOG_JSON").as_deref(), Some("1" | "true"));
@@ -58,6 +61,7 @@ impl Config {
         let agents_path = get("COUNTERSIGN_AGENTS").filter(|p| !p.is_empty()).map(PathBuf::from);
         let body_limit = number(&get, "COUNTERSIGN_BODY_LIMIT", 64 * 1024)?;
         let sweep_interval = Duration::from_millis(number(&get, "COUNTERSIGN_SWEEP_MS", 250)?.max(10) as u64);
+        let task_lease = Duration::from_millis(number(&get, "COUNTERSIGN_TASK_LEASE_MS", 10_000)?.max(100) as u64);
         let decisions_per_minute = number(&get, "COUNTERSIGN_DECISIONS_PER_MINUTE", 120)?.clamp(1, u32::MAX as usize) as u32;
         let secure_cookies = matches!(get("COUNTERSIGN_SECURE_COOKIES").as_deref(), Some("1" | "true"));
         let demo_accounts = agents_path.is_none() && matches!(get("COUNTERSIGN_DEMO_ACCOUNTS").as_deref(), Some("1" | "true"));
@@ -70,6 +74,7 @@ impl Config {
             agents_path,
             body_limit,
             sweep_interval,
+            task_lease,
             decisions_per_minute,
             secure_cookies,
             demo_accounts,
@@ -120,7 +125,9 @@ mod tests {
     }
 
     #[test]
-    fn a_non_sqlite_database_url_is_refused() {
-        assert!(config(&[("DATABASE_URL", "mysql://x")]).is_err());
+    fn only_sqlite_and_postgres_urls_are_accepted() {
+        let err = config(&[("DATABASE_URL", "mysql://x")]).unwrap_err().to_string();
+        assert!(err.contains("DATABASE_URL") && err.contains("postgres://"), "{err}");
+        assert_eq!(config(&[("DATABASE_URL", "postgres://cs@db/cs")]).unwrap().database_url, "postgres://cs@db/cs");
     }
 }

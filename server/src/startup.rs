@@ -13,7 +13,6 @@ use tower_http::{
     trace::TraceLayer,
 };
 use tower_sessions::{ExpiredDeletion, Expiry, SessionManagerLayer, cookie::SameSite};
-use tower_sessions_sqlx_store::SqliteStore;
 
 use crate::{
     agents::AgentsConfig,
@@ -71,15 +70,17 @@ impl Application {
         if config.demo_accounts {
             seed_demo_accounts(&store).await?;
         }
-        let sessions = SqliteStore::new(store.pool().clone());
-        sessions.migrate().await.context("failed to create the session table")?;
+        let sessions = crate::store::sessions::Sessions::open(store.native()).await.context("failed to create the session table")?;
+        // Other replicas' events (PostgreSQL only; a no-op on SQLite).
+        tokio::spawn(crate::bus::listen(store.clone()));
         // Expired sessions are deleted hourly so the table does not grow without bound.
         tokio::spawn(sessions.clone().continuously_delete_expired(tokio::time::Duration::from_secs(3600)));
 
         let models = Models::build(&agents, parts.model)?;
         let webhooks = agents.webhooks.iter().map(crate::webhooks::Webhook::from_config).collect::<anyhow::Result<Vec<_>>>()?;
         let bus = store.bus().clone();
-        let orchestrator = Orchestrator::new(store.clone(), models, tools, agents, parts.before_commit);
+        let orchestrator = Orchestrator::new(store.clone(), models, tools, agents, parts.before_commit, config.task_lease);
+        tokio::spawn(Arc::clone(&orchestrator).renew_claims());
 
         let listener = TcpListener::bind(config.addr)
             .await

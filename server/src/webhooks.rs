@@ -61,7 +61,8 @@ pub async fn run(hooks: Vec<Webhook>, bus: Bus) {
         return std::future::pending().await;
     }
     let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build().expect("BUG: default HTTP client builds");
-    let mut rx = bus.subscribe();
+    // Only what this process committed: with several replicas each event is delivered once.
+    let mut rx = bus.subscribe_local();
     loop {
         let event = match rx.recv().await {
             Ok(event) => event,

@@ -9,11 +9,17 @@ mod delegate;
 mod step;
 pub mod sweeper;
 
-use std::{collections::HashMap, sync::Arc};
+use std::{collections::HashMap, sync::Arc, time::Duration};
 
 use parking_lot::Mutex;
 
-use crate::{agents::AgentsConfig, metrics::Metrics, model::Models, store::Store, tools::Registry};
+use crate::{
+    agents::AgentsConfig,
+    metrics::Metrics,
+    model::Models,
+    store::{Store, tasks, time::now_ms},
+    tools::Registry,
+};
 
 pub use confirm::{Answer, Reply};
 pub use decide::{Actor, Decision, DecisionError};
@@ -32,6 +38,8 @@ pub struct Orchestrator {
     running: Mutex<HashMap<String, bool>>,
     before_commit: Option<BeforeCommitHook>,
     metrics: Arc<Metrics>,
+    /// How long a claim on a task lasts without renewal (a crashed process's claims run out).
+    lease: Duration,
 }
 
 impl Orchestrator {
@@ -41,9 +49,10 @@ impl Orchestrator {
         tools: Arc<Registry>,
         agents: Arc<AgentsConfig>,
         before_commit: Option<BeforeCommitHook>,
+        lease: Duration,
     ) -> Arc<Self> {
         let metrics = Arc::new(Metrics::default());
-        Arc::new(Self { store, models, tools, agents, running: Mutex::new(HashMap::new()), before_commit, metrics })
+        Arc::new(Self { store, models, tools, agents, running: Mutex::new(HashMap::new()), before_commit, metrics, lease })
     }
 
     pub fn agents(&self) -> &AgentsConfig {
@@ -73,6 +82,17 @@ impl Orchestrator {
         // A child of whatever started it (a request's span carries its request id into the logs).
         let span = tracing::info_span!("drive", task_id = %task_id);
         tokio::spawn(tracing::Instrument::instrument(async move {
+            // Another process may be driving it (several replicas on one database): then it is theirs.
+            let owner = this.store.bus().instance().to_owned();
+            let pool = this.store.pool();
+            let claimed = tasks::claim(pool, &task_id, &owner, now_ms(), now_ms() + this.lease.as_millis() as i64).await;
+            if !matches!(claimed, Ok(true)) {
+                if let Err(err) = claimed {
+                    tracing::error!(task_id, error = ?err, "claiming the task failed");
+                }
+                this.running.lock().remove(&task_id);
+                return;
+            }
             loop {
                 if let Err(err) = this.drive(&task_id).await {
                     // Left as is in the database; the sweeper retries working tasks.
@@ -87,7 +107,21 @@ impl Orchestrator {
                     }
                 }
             }
+            if let Err(err) = tasks::release(pool, &task_id, &owner).await {
+                tracing::warn!(task_id, error = ?err, "releasing the task failed; its lease will run out");
+            }
         }, span));
+    }
+
+    /// Keeps this process's claims alive while it runs (a third of the lease between renewals).
+    pub async fn renew_claims(self: Arc<Self>) {
+        loop {
+            tokio::time::sleep(self.lease / 3).await;
+            let until = now_ms() + self.lease.as_millis() as i64;
+            if let Err(err) = tasks::renew(self.store.pool(), self.store.bus().instance(), until).await {
+                tracing::warn!(error = ?err, "renewing task claims failed");
+            }
+        }
     }
 
     pub fn is_running(&self, task_id: &str) -> bool {

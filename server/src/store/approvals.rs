@@ -4,7 +4,7 @@
 use anyhow::Context;
 use app::domain::{Risk, wire};
 use serde_json::Value;
-use sqlx::{SqliteConnection, SqliteExecutor};
+use sqlx::{AnyConnection, AnyExecutor};
 
 use super::time::{now_ms, rfc3339};
 
@@ -99,11 +99,11 @@ pub struct NewApproval<'a> {
     pub in_chat: bool,
 }
 
-pub async fn insert(conn: &mut SqliteConnection, a: NewApproval<'_>) -> anyhow::Result<()> {
+pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Result<()> {
     sqlx::query(
         "INSERT INTO approvals (id, call_id, task_id, conversation_id, agent, tool, args, gate, summary, risk, state,
             timeout_action, created_at, deadline, confirm)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14)",
     )
     .bind(a.id)
     .bind(a.call_id)
@@ -125,12 +125,12 @@ pub async fn insert(conn: &mut SqliteConnection, a: NewApproval<'_>) -> anyhow::
     Ok(())
 }
 
-pub async fn get(db: impl SqliteExecutor<'_>, id: &str) -> anyhow::Result<Option<ApprovalRow>> {
-    sqlx::query_as(&format!("{SELECT} WHERE a.id = ?")).bind(id).fetch_optional(db).await.context("failed to load approval")
+pub async fn get(db: impl AnyExecutor<'_>, id: &str) -> anyhow::Result<Option<ApprovalRow>> {
+    sqlx::query_as(&format!("{SELECT} WHERE a.id = $1")).bind(id).fetch_optional(db).await.context("failed to load approval")
 }
 
-pub async fn pending_for_task(db: impl SqliteExecutor<'_>, task_id: &str) -> anyhow::Result<Vec<ApprovalRow>> {
-    sqlx::query_as(&format!("{SELECT} WHERE a.task_id = ? AND a.state = 'pending' ORDER BY a.created_at, a.id"))
+pub async fn pending_for_task(db: impl AnyExecutor<'_>, task_id: &str) -> anyhow::Result<Vec<ApprovalRow>> {
+    sqlx::query_as(&format!("{SELECT} WHERE a.task_id = $1 AND a.state = 'pending' ORDER BY a.created_at, a.id"))
         .bind(task_id)
         .fetch_all(db)
         .await
@@ -139,7 +139,7 @@ pub async fn pending_for_task(db: impl SqliteExecutor<'_>, task_id: &str) -> any
 
 /// The one conditional write that decides an approval. False when it was no longer pending.
 pub async fn decide(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     id: &str,
     to: &str,
     decided_by: &str,
@@ -147,8 +147,8 @@ pub async fn decide(
     edited_args: Option<&Value>,
 ) -> anyhow::Result<bool> {
     let result = sqlx::query(
-        "UPDATE approvals SET state = ?, decided_at = ?, decided_by = ?, reason = ?, edited_args = ?
-         WHERE id = ? AND state = 'pending'",
+        "UPDATE approvals SET state = $1, decided_at = $2, decided_by = $3, reason = $4, edited_args = $5
+         WHERE id = $6 AND state = 'pending'",
     )
     .bind(to)
     .bind(now_ms())
@@ -163,8 +163,8 @@ pub async fn decide(
 }
 
 /// Pending approvals whose deadline has passed.
-pub async fn overdue(db: impl SqliteExecutor<'_>, now: i64) -> anyhow::Result<Vec<String>> {
-    sqlx::query_scalar("SELECT id FROM approvals WHERE state = 'pending' AND deadline <= ? ORDER BY deadline LIMIT 100")
+pub async fn overdue(db: impl AnyExecutor<'_>, now: i64) -> anyhow::Result<Vec<String>> {
+    sqlx::query_scalar("SELECT id FROM approvals WHERE state = 'pending' AND deadline <= $1 ORDER BY deadline LIMIT 100")
         .bind(now)
         .fetch_all(db)
         .await
@@ -186,17 +186,18 @@ pub struct Filter<'a> {
 }
 
 /// The queue, newest first unless `oldest_first`.
-pub async fn list(db: impl SqliteExecutor<'_>, f: &Filter<'_>) -> anyhow::Result<Vec<ApprovalRow>> {
+pub async fn list(db: impl AnyExecutor<'_>, f: &Filter<'_>) -> anyhow::Result<Vec<ApprovalRow>> {
     let state_clause = match f.state {
-        None => "1 = 1",
-        Some("decided") => "a.state <> 'pending'",
-        Some(_) => "a.state = ?1",
+        // Every variant mentions $1: PostgreSQL refuses a bound parameter the statement never uses.
+        None => "$1 IS NULL",
+        Some("decided") => "($1 = 'decided' AND a.state <> 'pending')",
+        Some(_) => "a.state = $1",
     };
     let order = if f.oldest_first { "ASC" } else { "DESC" };
     let sql = format!(
-        "{SELECT} WHERE {state_clause} AND (?2 IS NULL OR c.owner_id = ?2) AND (?3 IS NULL OR a.tool = ?3)
-         AND (?4 IS NULL OR u.username = ?4) AND (?5 IS NULL OR a.risk = ?5)
-         ORDER BY a.created_at {order}, a.id {order} LIMIT ?6"
+        "{SELECT} WHERE {state_clause} AND ($2 IS NULL OR c.owner_id = $2) AND ($3 IS NULL OR a.tool = $3)
+         AND ($4 IS NULL OR lower(u.username) = lower($4)) AND ($5 IS NULL OR a.risk = $5)
+         ORDER BY a.created_at {order}, a.id {order} LIMIT $6"
     );
     sqlx::query_as(&sql)
         .bind(f.state)
@@ -211,9 +212,9 @@ pub async fn list(db: impl SqliteExecutor<'_>, f: &Filter<'_>) -> anyhow::Result
 }
 
 /// Why an identical call (same tool and arguments) was already refused in this conversation.
-pub async fn refused_before(db: impl SqliteExecutor<'_>, conversation_id: &str, tool: &str, args: &Value) -> anyhow::Result<Option<String>> {
+pub async fn refused_before(db: impl AnyExecutor<'_>, conversation_id: &str, tool: &str, args: &Value) -> anyhow::Result<Option<String>> {
     let rows: Vec<(String, Option<String>, String)> = sqlx::query_as(
-        "SELECT args, reason, state FROM approvals WHERE conversation_id = ? AND tool = ? AND state IN ('rejected', 'expired')",
+        "SELECT args, reason, state FROM approvals WHERE conversation_id = $1 AND tool = $2 AND state IN ('rejected', 'expired')",
     )
     .bind(conversation_id)
     .bind(tool)
@@ -228,9 +229,9 @@ pub async fn refused_before(db: impl SqliteExecutor<'_>, conversation_id: &str, 
 
 /// Hands a pending approval to the admins with a new deadline; false if it was not pending or
 /// already escalated.
-pub async fn escalate(conn: &mut SqliteConnection, id: &str, by: &str, deadline: i64) -> anyhow::Result<bool> {
+pub async fn escalate(conn: &mut AnyConnection, id: &str, by: &str, deadline: i64) -> anyhow::Result<bool> {
     let result = sqlx::query(
-        "UPDATE approvals SET escalated_at = ?, escalated_by = ?, deadline = ? WHERE id = ? AND state = 'pending' AND escalated_at IS NULL",
+        "UPDATE approvals SET escalated_at = $1, escalated_by = $2, deadline = $3 WHERE id = $4 AND state = 'pending' AND escalated_at IS NULL",
     )
     .bind(now_ms())
     .bind(by)
@@ -243,8 +244,8 @@ pub async fn escalate(conn: &mut SqliteConnection, id: &str, by: &str, deadline:
 }
 
 /// The oldest pending approval of the conversation that the user answers in the chat.
-pub async fn pending_in_chat(db: impl SqliteExecutor<'_>, conversation_id: &str) -> anyhow::Result<Option<ApprovalRow>> {
-    sqlx::query_as(&format!("{SELECT} WHERE a.conversation_id = ? AND a.state = 'pending' AND a.confirm = 'chat' ORDER BY a.created_at, a.id LIMIT 1"))
+pub async fn pending_in_chat(db: impl AnyExecutor<'_>, conversation_id: &str) -> anyhow::Result<Option<ApprovalRow>> {
+    sqlx::query_as(&format!("{SELECT} WHERE a.conversation_id = $1 AND a.state = 'pending' AND a.confirm = 'chat' ORDER BY a.created_at, a.id LIMIT 1"))
         .bind(conversation_id)
         .fetch_optional(db)
         .await
@@ -252,7 +253,7 @@ pub async fn pending_in_chat(db: impl SqliteExecutor<'_>, conversation_id: &str)
 }
 
 /// Pending approvals per gate, for `/metrics`.
-pub async fn pending_by_gate(db: impl SqliteExecutor<'_>) -> anyhow::Result<Vec<(String, i64)>> {
+pub async fn pending_by_gate(db: impl AnyExecutor<'_>) -> anyhow::Result<Vec<(String, i64)>> {
     sqlx::query_as("SELECT gate, COUNT(*) FROM approvals WHERE state = 'pending' GROUP BY gate ORDER BY gate")
         .fetch_all(db)
         .await

@@ -6,7 +6,7 @@ use anyhow::Context;
 use serde::Serialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use sqlx::{SqliteConnection, SqliteExecutor};
+use sqlx::{AnyConnection, AnyExecutor};
 
 use super::time::{now_ms, rfc3339};
 
@@ -36,7 +36,7 @@ pub fn chain_hash(prev_hash: &str, entry: &str) -> String {
 }
 
 /// Appends one entry inside the caller's write transaction (which serializes writers).
-pub async fn append(conn: &mut SqliteConnection, kind: &str, actor: &str, data: Value) -> anyhow::Result<()> {
+pub async fn append(conn: &mut AnyConnection, kind: &str, actor: &str, data: Value) -> anyhow::Result<()> {
     let prev: Option<String> = sqlx::query_scalar("SELECT hash FROM audit_log ORDER BY id DESC LIMIT 1")
         .fetch_optional(&mut *conn)
         .await
@@ -45,7 +45,7 @@ pub async fn append(conn: &mut SqliteConnection, kind: &str, actor: &str, data: 
     let at = now_ms();
     let entry = canonical(&json!({ "at": rfc3339(at), "kind": kind, "actor": actor, "data": data }));
     let hash = chain_hash(&prev, &entry);
-    sqlx::query("INSERT INTO audit_log (at, kind, actor, entry, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?)")
+    sqlx::query("INSERT INTO audit_log (at, kind, actor, entry, prev_hash, hash) VALUES ($1, $2, $3, $4, $5, $6)")
         .bind(at)
         .bind(kind)
         .bind(actor)
@@ -82,10 +82,10 @@ impl AuditRow {
 }
 
 /// Entries after `after_id`, oldest first, optionally of one kind or actor.
-pub async fn page(db: impl SqliteExecutor<'_>, after_id: i64, kind: Option<&str>, actor: Option<&str>, limit: i64) -> anyhow::Result<Vec<AuditRow>> {
+pub async fn page(db: impl AnyExecutor<'_>, after_id: i64, kind: Option<&str>, actor: Option<&str>, limit: i64) -> anyhow::Result<Vec<AuditRow>> {
     sqlx::query_as(
         "SELECT id, at, kind, actor, entry, prev_hash, hash FROM audit_log
-         WHERE id > ?1 AND (?2 IS NULL OR kind = ?2) AND (?3 IS NULL OR actor = ?3) ORDER BY id LIMIT ?4",
+         WHERE id > $1 AND ($2 IS NULL OR kind = $2) AND ($3 IS NULL OR actor = $3) ORDER BY id LIMIT $4",
     )
     .bind(after_id)
     .bind(kind)
@@ -106,7 +106,7 @@ pub struct Verification {
 }
 
 /// Walks the whole chain in order.
-pub async fn verify(pool: &sqlx::SqlitePool) -> anyhow::Result<Verification> {
+pub async fn verify(pool: &sqlx::AnyPool) -> anyhow::Result<Verification> {
     let mut prev = GENESIS.to_owned();
     let mut after = 0;
     let mut entries = 0;

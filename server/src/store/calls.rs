@@ -3,7 +3,7 @@
 
 use anyhow::Context;
 use serde_json::Value;
-use sqlx::{SqliteConnection, SqliteExecutor};
+use sqlx::{AnyConnection, AnyExecutor};
 
 use super::time::now_ms;
 
@@ -36,11 +36,11 @@ pub struct NewCall<'a> {
     pub state: &'a str,
 }
 
-pub async fn insert(conn: &mut SqliteConnection, call: NewCall<'_>) -> anyhow::Result<()> {
+pub async fn insert(conn: &mut AnyConnection, call: NewCall<'_>) -> anyhow::Result<()> {
     let now = now_ms();
     sqlx::query(
         "INSERT INTO tool_calls (id, task_id, conversation_id, step, position, tool, args, state, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     )
     .bind(call.id)
     .bind(call.task_id)
@@ -58,8 +58,8 @@ pub async fn insert(conn: &mut SqliteConnection, call: NewCall<'_>) -> anyhow::R
     Ok(())
 }
 
-pub async fn get(db: impl SqliteExecutor<'_>, id: &str) -> anyhow::Result<Option<CallRow>> {
-    sqlx::query_as("SELECT id, task_id, conversation_id, step, position, tool, args, state FROM tool_calls WHERE id = ?")
+pub async fn get(db: impl AnyExecutor<'_>, id: &str) -> anyhow::Result<Option<CallRow>> {
+    sqlx::query_as("SELECT id, task_id, conversation_id, step, position, tool, args, state FROM tool_calls WHERE id = $1")
         .bind(id)
         .fetch_optional(db)
         .await
@@ -67,10 +67,10 @@ pub async fn get(db: impl SqliteExecutor<'_>, id: &str) -> anyhow::Result<Option
 }
 
 /// The calls the model proposed in one step of a task, in the order it proposed them.
-pub async fn for_step(db: impl SqliteExecutor<'_>, task_id: &str, step: i64) -> anyhow::Result<Vec<CallRow>> {
+pub async fn for_step(db: impl AnyExecutor<'_>, task_id: &str, step: i64) -> anyhow::Result<Vec<CallRow>> {
     sqlx::query_as(
         "SELECT id, task_id, conversation_id, step, position, tool, args, state FROM tool_calls
-         WHERE task_id = ? AND step = ? ORDER BY position",
+         WHERE task_id = $1 AND step = $2 ORDER BY position",
     )
     .bind(task_id)
     .bind(step)
@@ -80,9 +80,9 @@ pub async fn for_step(db: impl SqliteExecutor<'_>, task_id: &str, step: i64) -> 
 }
 
 /// Conditional transition: true when the call was in `from` and is now in `to`.
-pub async fn transition(conn: &mut SqliteConnection, id: &str, from: &str, to: &str, args: Option<&Value>) -> anyhow::Result<bool> {
+pub async fn transition(conn: &mut AnyConnection, id: &str, from: &str, to: &str, args: Option<&Value>) -> anyhow::Result<bool> {
     let result = sqlx::query(
-        "UPDATE tool_calls SET state = ?, args = COALESCE(?, args), updated_at = ? WHERE id = ? AND state = ?",
+        "UPDATE tool_calls SET state = $1, args = COALESCE($2, args), updated_at = $3 WHERE id = $4 AND state = $5",
     )
     .bind(to)
     .bind(args.map(|a| a.to_string()))
@@ -96,11 +96,11 @@ pub async fn transition(conn: &mut SqliteConnection, id: &str, from: &str, to: &
 }
 
 /// Calls of a task in one of `states`.
-pub async fn in_states(db: impl SqliteExecutor<'_>, task_id: &str, states: &[&str]) -> anyhow::Result<Vec<CallRow>> {
-    let placeholders = vec!["?"; states.len()].join(", ");
+pub async fn in_states(db: impl AnyExecutor<'_>, task_id: &str, states: &[&str]) -> anyhow::Result<Vec<CallRow>> {
+    let placeholders = (0..states.len()).map(|i| format!("${}", i + 2)).collect::<Vec<_>>().join(", ");
     let sql = format!(
         "SELECT id, task_id, conversation_id, step, position, tool, args, state FROM tool_calls
-         WHERE task_id = ? AND state IN ({placeholders}) ORDER BY step, position"
+         WHERE task_id = $1 AND state IN ({placeholders}) ORDER BY step, position"
     );
     let mut query = sqlx::query_as(&sql).bind(task_id);
     for s in states {

@@ -2,7 +2,7 @@
 
 use anyhow::Context;
 use app::domain::wire::Conversation;
-use sqlx::SqlitePool;
+use sqlx::AnyPool;
 
 use super::time::{new_id, now_ms, rfc3339};
 
@@ -34,9 +34,9 @@ impl From<Row> for Conversation {
 const SELECT: &str = "SELECT c.id, c.title, c.agent, c.created_at, c.last_seq, c.owner_id, u.username AS owner
     FROM conversations c LEFT JOIN users u ON u.id = c.owner_id";
 
-pub async fn create(pool: &SqlitePool, title: &str, agent: &str, owner_id: &str) -> anyhow::Result<Conversation> {
+pub async fn create(pool: &AnyPool, title: &str, agent: &str, owner_id: &str) -> anyhow::Result<Conversation> {
     let id = new_id();
-    sqlx::query("INSERT INTO conversations (id, title, agent, created_at, owner_id) VALUES (?, ?, ?, ?, ?)")
+    sqlx::query("INSERT INTO conversations (id, title, agent, created_at, owner_id) VALUES ($1, $2, $3, $4, $5)")
         .bind(&id)
         .bind(title)
         .bind(agent)
@@ -48,8 +48,8 @@ pub async fn create(pool: &SqlitePool, title: &str, agent: &str, owner_id: &str)
     get(pool, &id).await?.context("BUG: the conversation just created exists")
 }
 
-pub async fn get(pool: &SqlitePool, id: &str) -> anyhow::Result<Option<Conversation>> {
-    let row: Option<Row> = sqlx::query_as(&format!("{SELECT} WHERE c.id = ?"))
+pub async fn get(pool: &AnyPool, id: &str) -> anyhow::Result<Option<Conversation>> {
+    let row: Option<Row> = sqlx::query_as(&format!("{SELECT} WHERE c.id = $1"))
         .bind(id)
         .fetch_optional(pool)
         .await
@@ -58,9 +58,9 @@ pub async fn get(pool: &SqlitePool, id: &str) -> anyhow::Result<Option<Conversat
 }
 
 /// Newest first; `owner_id` None lists everyone's (admins).
-pub async fn list(pool: &SqlitePool, owner_id: Option<&str>, limit: i64) -> anyhow::Result<Vec<Conversation>> {
+pub async fn list(pool: &AnyPool, owner_id: Option<&str>, limit: i64) -> anyhow::Result<Vec<Conversation>> {
     let rows: Vec<Row> = sqlx::query_as(&format!(
-        "{SELECT} WHERE ?1 IS NULL OR c.owner_id = ?1 ORDER BY c.created_at DESC, c.id DESC LIMIT ?2"
+        "{SELECT} WHERE $1 IS NULL OR c.owner_id = $1 ORDER BY c.created_at DESC, c.id DESC LIMIT $2"
     ))
     .bind(owner_id)
     .bind(limit)
@@ -71,12 +71,12 @@ pub async fn list(pool: &SqlitePool, owner_id: Option<&str>, limit: i64) -> anyh
 }
 
 /// Names a chat after its first message while it still has the default title.
-pub async fn title_from_first_message(conn: &mut sqlx::SqliteConnection, id: &str, text: &str) -> anyhow::Result<()> {
+pub async fn title_from_first_message(conn: &mut sqlx::AnyConnection, id: &str, text: &str) -> anyhow::Result<()> {
     let mut title: String = text.chars().take(60).collect();
     if text.chars().count() > 60 {
         title.push('…');
     }
-    sqlx::query("UPDATE conversations SET title = ? WHERE id = ? AND title = ? AND last_seq = 0")
+    sqlx::query("UPDATE conversations SET title = $1 WHERE id = $2 AND title = $3 AND last_seq = 0")
         .bind(title)
         .bind(id)
         .bind(DEFAULT_TITLE)

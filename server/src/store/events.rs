@@ -2,20 +2,20 @@
 
 use anyhow::Context;
 use app::domain::{Event, EventBody};
-use sqlx::{SqliteConnection, SqlitePool};
+use sqlx::{AnyConnection, AnyPool};
 
 use super::time::{now_ms, rfc3339};
 
 /// Appends one event with the conversation's next sequence number.
-pub async fn append(conn: &mut SqliteConnection, conversation_id: &str, body: EventBody) -> anyhow::Result<Event> {
-    let seq: i64 = sqlx::query_scalar("UPDATE conversations SET last_seq = last_seq + 1 WHERE id = ? RETURNING last_seq")
+pub async fn append(conn: &mut AnyConnection, conversation_id: &str, body: EventBody) -> anyhow::Result<Event> {
+    let seq: i64 = sqlx::query_scalar("UPDATE conversations SET last_seq = last_seq + 1 WHERE id = $1 RETURNING last_seq")
         .bind(conversation_id)
         .fetch_one(&mut *conn)
         .await
         .context("failed to take the next sequence number")?;
     let now = now_ms();
     let json = serde_json::to_string(&body).context("failed to encode event")?;
-    sqlx::query("INSERT INTO events (conversation_id, seq, task_id, kind, body, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+    sqlx::query("INSERT INTO events (conversation_id, seq, task_id, kind, body, created_at) VALUES ($1, $2, $3, $4, $5, $6)")
         .bind(conversation_id)
         .bind(seq)
         .bind(body.task_id())
@@ -45,9 +45,9 @@ impl EventRow {
 }
 
 /// Events of a conversation after sequence number `after`, in order.
-pub async fn after(pool: &SqlitePool, conversation_id: &str, after: i64) -> anyhow::Result<Vec<Event>> {
+pub async fn after(pool: &AnyPool, conversation_id: &str, after: i64) -> anyhow::Result<Vec<Event>> {
     let rows: Vec<EventRow> = sqlx::query_as(
-        "SELECT conversation_id, seq, body, created_at FROM events WHERE conversation_id = ? AND seq > ? ORDER BY seq",
+        "SELECT conversation_id, seq, body, created_at FROM events WHERE conversation_id = $1 AND seq > $2 ORDER BY seq",
     )
     .bind(conversation_id)
     .bind(after)

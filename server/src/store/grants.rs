@@ -2,7 +2,7 @@
 //! update, so a limited grant is never used more often than allowed.
 
 use anyhow::Context;
-use sqlx::{SqliteConnection, SqliteExecutor};
+use sqlx::{AnyConnection, AnyExecutor};
 
 use super::time::{new_id, now_ms};
 
@@ -19,7 +19,7 @@ pub struct GrantRow {
 }
 
 pub async fn insert(
-    conn: &mut SqliteConnection,
+    conn: &mut AnyConnection,
     conversation_id: &str,
     tool: &str,
     created_by: &str,
@@ -27,7 +27,7 @@ pub async fn insert(
     max_uses: Option<i64>,
 ) -> anyhow::Result<String> {
     let id = new_id();
-    sqlx::query("INSERT INTO grants (id, conversation_id, tool, created_by, created_at, expires_at, max_uses) VALUES (?, ?, ?, ?, ?, ?, ?)")
+    sqlx::query("INSERT INTO grants (id, conversation_id, tool, created_by, created_at, expires_at, max_uses) VALUES ($1, $2, $3, $4, $5, $6, $7)")
         .bind(&id)
         .bind(conversation_id)
         .bind(tool)
@@ -42,11 +42,11 @@ pub async fn insert(
 }
 
 /// Uses a live grant for `tool` in the conversation, if there is one; returns its id.
-pub async fn use_one(conn: &mut SqliteConnection, conversation_id: &str, tool: &str) -> anyhow::Result<Option<GrantRow>> {
+pub async fn use_one(conn: &mut AnyConnection, conversation_id: &str, tool: &str) -> anyhow::Result<Option<GrantRow>> {
     sqlx::query_as(
         "UPDATE grants SET uses = uses + 1
-         WHERE id = (SELECT id FROM grants WHERE conversation_id = ?1 AND tool = ?2 AND revoked_at IS NULL
-                     AND (expires_at IS NULL OR expires_at > ?3) AND (max_uses IS NULL OR uses < max_uses)
+         WHERE id = (SELECT id FROM grants WHERE conversation_id = $1 AND tool = $2 AND revoked_at IS NULL
+                     AND (expires_at IS NULL OR expires_at > $3) AND (max_uses IS NULL OR uses < max_uses)
                      ORDER BY created_at LIMIT 1)
          RETURNING id, conversation_id, tool, created_by, expires_at, max_uses, uses, revoked_at",
     )
@@ -58,16 +58,16 @@ pub async fn use_one(conn: &mut SqliteConnection, conversation_id: &str, tool: &
     .context("failed to use a grant")
 }
 
-pub async fn get(db: impl SqliteExecutor<'_>, id: &str) -> anyhow::Result<Option<GrantRow>> {
-    sqlx::query_as("SELECT id, conversation_id, tool, created_by, expires_at, max_uses, uses, revoked_at FROM grants WHERE id = ?")
+pub async fn get(db: impl AnyExecutor<'_>, id: &str) -> anyhow::Result<Option<GrantRow>> {
+    sqlx::query_as("SELECT id, conversation_id, tool, created_by, expires_at, max_uses, uses, revoked_at FROM grants WHERE id = $1")
         .bind(id)
         .fetch_optional(db)
         .await
         .context("failed to load grant")
 }
 
-pub async fn revoke(conn: &mut SqliteConnection, id: &str, by: &str) -> anyhow::Result<bool> {
-    let result = sqlx::query("UPDATE grants SET revoked_at = ?, revoked_by = ? WHERE id = ? AND revoked_at IS NULL")
+pub async fn revoke(conn: &mut AnyConnection, id: &str, by: &str) -> anyhow::Result<bool> {
+    let result = sqlx::query("UPDATE grants SET revoked_at = $1, revoked_by = $2 WHERE id = $3 AND revoked_at IS NULL")
         .bind(now_ms())
         .bind(by)
         .bind(id)

@@ -1,4 +1,5 @@
-//! Persistence: the SQLite pool, migrations, and one module of queries per table.
+//! Persistence: one portable pool (SQLite by default, PostgreSQL to scale out), migrations, and
+//! one module of queries per table.
 //! A state change and the event that records it are written in one transaction (`Write`).
 
 pub mod approvals;
@@ -8,6 +9,7 @@ pub mod conversations;
 pub mod events;
 pub mod grants;
 pub mod orders;
+pub mod sessions;
 pub mod tasks;
 pub mod time;
 pub mod users;
@@ -17,22 +19,56 @@ use std::{str::FromStr, time::Duration};
 use anyhow::Context;
 use app::domain::{Event, EventBody};
 use sqlx::{
-    Sqlite, SqlitePool, Transaction,
-    sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous},
+    Any, AnyPool, Executor, Transaction,
+    any::AnyPoolOptions,
+    postgres::{PgPool, PgPoolOptions},
+    sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous},
 };
 
 use crate::bus::Bus;
 
+/// Which database the URL chose: SQLite by default, PostgreSQL to scale out (DESIGN decision 6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// The same database through its own driver, for what the portable pool cannot do: migrations,
+/// the session store, and PostgreSQL's LISTEN/NOTIFY.
+#[derive(Clone, Debug)]
+pub enum NativePool {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// Arbitrary but fixed: the advisory lock that makes PostgreSQL writes one at a time, like
+/// SQLite's `BEGIN IMMEDIATE`, across every replica.
+const WRITE_LOCK: i64 = 0x0043_6f75_6e74_6572; // "Counter"
+
 #[derive(Clone, Debug)]
 pub struct Store {
-    pool: SqlitePool,
+    pool: AnyPool,
+    native: NativePool,
     bus: Bus,
 }
 
 impl Store {
-    /// Opens (creating if needed) the database at `url` and applies pending migrations.
+    /// Opens the database at `url` (`sqlite://…`, created if missing, or `postgres://…`) and
+    /// applies pending migrations.
     #[tracing::instrument(skip(bus))]
     pub async fn connect(url: &str, bus: Bus) -> anyhow::Result<Self> {
+        sqlx::any::install_default_drivers();
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let native = PgPoolOptions::new()
+                .max_connections(4)
+                .connect(url)
+                .await
+                .context("failed to connect to PostgreSQL (check DATABASE_URL)")?;
+            sqlx::migrate!("../migrations/postgres").run(&native).await.context("failed to migrate the database")?;
+            let pool = AnyPoolOptions::new().max_connections(16).connect(url).await.context("failed to connect to PostgreSQL")?;
+            return Ok(Self { pool, native: NativePool::Postgres(native), bus });
+        }
         let options = SqliteConnectOptions::from_str(url)
             .with_context(|| format!("invalid database URL {url:?}"))?
             .create_if_missing(true)
@@ -43,17 +79,41 @@ impl Store {
         if let Some(dir) = options.get_filename().parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).with_context(|| format!("failed to create data dir {}", dir.display()))?;
         }
-        let pool = SqlitePoolOptions::new()
-            .max_connections(8)
+        let native = SqlitePoolOptions::new()
+            .max_connections(2)
             .connect_with(options)
             .await
             .with_context(|| format!("failed to open database {url}"))?;
-        sqlx::migrate!("../migrations").run(&pool).await.context("failed to migrate the database")?;
-        Ok(Self { pool, bus })
+        sqlx::migrate!("../migrations/sqlite").run(&native).await.context("failed to migrate the database")?;
+        // The portable pool opens the same file; WAL is a property of the file, the rest is per
+        // connection.
+        let pool = AnyPoolOptions::new()
+            .max_connections(8)
+            .after_connect(|conn, _| {
+                Box::pin(async move {
+                    conn.execute("PRAGMA busy_timeout = 10000; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON").await?;
+                    Ok(())
+                })
+            })
+            .connect(url)
+            .await
+            .with_context(|| format!("failed to open database {url}"))?;
+        Ok(Self { pool, native: NativePool::Sqlite(native), bus })
     }
 
-    pub fn pool(&self) -> &SqlitePool {
+    pub fn pool(&self) -> &AnyPool {
         &self.pool
+    }
+
+    pub fn native(&self) -> &NativePool {
+        &self.native
+    }
+
+    pub fn backend(&self) -> Backend {
+        match self.native {
+            NativePool::Sqlite(_) => Backend::Sqlite,
+            NativePool::Postgres(_) => Backend::Postgres,
+        }
     }
 
     pub fn bus(&self) -> &Bus {
@@ -66,20 +126,32 @@ impl Store {
         Ok(())
     }
 
-    /// Starts a write transaction. `BEGIN IMMEDIATE` takes SQLite's write lock up front, so
-    /// concurrent writers queue on the busy timeout instead of failing when they upgrade.
+    /// Starts a write transaction; writes happen one at a time. SQLite: `BEGIN IMMEDIATE` takes
+    /// the write lock up front, so concurrent writers queue on the busy timeout instead of
+    /// failing when they upgrade. PostgreSQL: a transaction-scoped advisory lock does the same
+    /// for every replica (per-conversation sequence numbers and conditional state changes then
+    /// need no retry logic).
     pub async fn write(&self) -> anyhow::Result<Write> {
-        let tx = self.pool.begin_with("BEGIN IMMEDIATE").await.context("failed to begin a write transaction")?;
-        Ok(Write { tx, events: Vec::new(), bus: self.bus.clone() })
+        let tx = match self.backend() {
+            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await.context("failed to begin a write transaction")?,
+            Backend::Postgres => {
+                let mut tx = self.pool.begin().await.context("failed to begin a write transaction")?;
+                sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(WRITE_LOCK).execute(&mut *tx).await.context("failed to take the write lock")?;
+                tx
+            }
+        };
+        Ok(Write { tx, events: Vec::new(), bus: self.bus.clone(), notify: self.backend() == Backend::Postgres })
     }
 }
 
 /// A write transaction that collects the events it appends and publishes them to live
 /// subscribers only after it committed.
 pub struct Write {
-    pub tx: Transaction<'static, Sqlite>,
+    pub tx: Transaction<'static, Any>,
     events: Vec<Event>,
     bus: Bus,
+    /// PostgreSQL: tell the other replicas too (NOTIFY is delivered at commit).
+    notify: bool,
 }
 
 impl Write {
@@ -89,10 +161,13 @@ impl Write {
         Ok(event)
     }
 
-    pub async fn commit(self) -> anyhow::Result<Vec<Event>> {
+    pub async fn commit(mut self) -> anyhow::Result<Vec<Event>> {
+        if self.notify && !self.events.is_empty() {
+            crate::bus::notify(&mut self.tx, self.bus.instance(), &self.events).await?;
+        }
         self.tx.commit().await.context("failed to commit")?;
         for event in &self.events {
-            self.bus.publish(event.clone());
+            self.bus.publish_local(event.clone());
         }
         Ok(self.events)
     }

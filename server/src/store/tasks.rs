@@ -3,7 +3,7 @@
 
 use anyhow::Context;
 use app::domain::{EventBody, TaskStatus, wire::Task};
-use sqlx::{SqliteConnection, SqliteExecutor};
+use sqlx::{AnyConnection, AnyExecutor};
 
 use super::{
     Write,
@@ -42,8 +42,8 @@ impl TaskRow {
 
 const COLUMNS: &str = "id, conversation_id, status, steps, created_at, updated_at, agent, parent_call_id";
 
-pub async fn get(db: impl SqliteExecutor<'_>, id: &str) -> anyhow::Result<Option<TaskRow>> {
-    sqlx::query_as(&format!("SELECT {COLUMNS} FROM tasks WHERE id = ?"))
+pub async fn get(db: impl AnyExecutor<'_>, id: &str) -> anyhow::Result<Option<TaskRow>> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM tasks WHERE id = $1"))
         .bind(id)
         .fetch_optional(db)
         .await
@@ -51,9 +51,9 @@ pub async fn get(db: impl SqliteExecutor<'_>, id: &str) -> anyhow::Result<Option
 }
 
 /// The conversation's newest task that has not finished, if any.
-pub async fn open_in_conversation(db: impl SqliteExecutor<'_>, conversation_id: &str) -> anyhow::Result<Option<TaskRow>> {
+pub async fn open_in_conversation(db: impl AnyExecutor<'_>, conversation_id: &str) -> anyhow::Result<Option<TaskRow>> {
     sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM tasks WHERE conversation_id = ? AND status IN ('working', 'input_required')
+        "SELECT {COLUMNS} FROM tasks WHERE conversation_id = $1 AND status IN ('working', 'input_required')
          ORDER BY created_at DESC LIMIT 1"
     ))
     .bind(conversation_id)
@@ -62,18 +62,18 @@ pub async fn open_in_conversation(db: impl SqliteExecutor<'_>, conversation_id: 
     .context("failed to find open task")
 }
 
-pub async fn ids_with_status(db: impl SqliteExecutor<'_>, status: TaskStatus) -> anyhow::Result<Vec<String>> {
-    sqlx::query_scalar("SELECT id FROM tasks WHERE status = ?")
+pub async fn ids_with_status(db: impl AnyExecutor<'_>, status: TaskStatus) -> anyhow::Result<Vec<String>> {
+    sqlx::query_scalar("SELECT id FROM tasks WHERE status = $1")
         .bind(status.as_str())
         .fetch_all(db)
         .await
         .context("failed to list tasks")
 }
 
-pub async fn insert(conn: &mut SqliteConnection, conversation_id: &str) -> anyhow::Result<String> {
+pub async fn insert(conn: &mut AnyConnection, conversation_id: &str) -> anyhow::Result<String> {
     let id = new_id();
     let now = now_ms();
-    sqlx::query("INSERT INTO tasks (id, conversation_id, status, created_at, updated_at) VALUES (?, ?, 'working', ?, ?)")
+    sqlx::query("INSERT INTO tasks (id, conversation_id, status, created_at, updated_at) VALUES ($1, $2, 'working', $3, $4)")
         .bind(&id)
         .bind(conversation_id)
         .bind(now)
@@ -89,7 +89,7 @@ pub async fn insert_worker(w: &mut Write, conversation_id: &str, agent: &str, pa
     let id = new_id();
     let now = now_ms();
     sqlx::query(
-        "INSERT INTO tasks (id, conversation_id, status, created_at, updated_at, agent, parent_call_id) VALUES (?, ?, 'working', ?, ?, ?, ?)",
+        "INSERT INTO tasks (id, conversation_id, status, created_at, updated_at, agent, parent_call_id) VALUES ($1, $2, 'working', $3, $4, $5, $6)",
     )
     .bind(&id)
     .bind(conversation_id)
@@ -106,8 +106,8 @@ pub async fn insert_worker(w: &mut Write, conversation_id: &str, agent: &str, pa
 }
 
 /// The worker's task answering a delegating call, if one was started.
-pub async fn worker_for_call(db: impl SqliteExecutor<'_>, call_id: &str) -> anyhow::Result<Option<TaskRow>> {
-    sqlx::query_as(&format!("SELECT {COLUMNS} FROM tasks WHERE parent_call_id = ?"))
+pub async fn worker_for_call(db: impl AnyExecutor<'_>, call_id: &str) -> anyhow::Result<Option<TaskRow>> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM tasks WHERE parent_call_id = $1"))
         .bind(call_id)
         .fetch_optional(db)
         .await
@@ -115,8 +115,8 @@ pub async fn worker_for_call(db: impl SqliteExecutor<'_>, call_id: &str) -> anyh
 }
 
 /// Ids of the conversation's worker tasks (their events are not the supervisor's transcript).
-pub async fn worker_ids(db: impl SqliteExecutor<'_>, conversation_id: &str) -> anyhow::Result<Vec<String>> {
-    sqlx::query_scalar("SELECT id FROM tasks WHERE conversation_id = ? AND parent_call_id IS NOT NULL")
+pub async fn worker_ids(db: impl AnyExecutor<'_>, conversation_id: &str) -> anyhow::Result<Vec<String>> {
+    sqlx::query_scalar("SELECT id FROM tasks WHERE conversation_id = $1 AND parent_call_id IS NOT NULL")
         .bind(conversation_id)
         .fetch_all(db)
         .await
@@ -133,8 +133,8 @@ pub async fn transition(
     message: Option<String>,
 ) -> anyhow::Result<bool> {
     let allowed: Vec<&str> = from.iter().map(|s| s.as_str()).collect();
-    let placeholders = vec!["?"; allowed.len()].join(", ");
-    let sql = format!("UPDATE tasks SET status = ?, updated_at = ? WHERE id = ? AND status IN ({placeholders})");
+    let placeholders = (0..allowed.len()).map(|i| format!("${}", i + 4)).collect::<Vec<_>>().join(", ");
+    let sql = format!("UPDATE tasks SET status = $1, updated_at = $2 WHERE id = $3 AND status IN ({placeholders})");
     let mut query = sqlx::query(&sql).bind(to.as_str()).bind(now_ms()).bind(&task.id);
     for s in &allowed {
         query = query.bind(*s);
@@ -148,8 +148,8 @@ pub async fn transition(
 }
 
 /// Counts one more model step, only while the task is still working (an abort stops it).
-pub async fn take_step(conn: &mut SqliteConnection, task_id: &str) -> anyhow::Result<Option<i64>> {
-    sqlx::query_scalar("UPDATE tasks SET steps = steps + 1, updated_at = ? WHERE id = ? AND status = 'working' RETURNING steps")
+pub async fn take_step(conn: &mut AnyConnection, task_id: &str) -> anyhow::Result<Option<i64>> {
+    sqlx::query_scalar("UPDATE tasks SET steps = steps + 1, updated_at = $1 WHERE id = $2 AND status = 'working' RETURNING steps")
         .bind(now_ms())
         .bind(task_id)
         .fetch_optional(conn)
@@ -159,7 +159,7 @@ pub async fn take_step(conn: &mut SqliteConnection, task_id: &str) -> anyhow::Re
 
 /// Tasks a driver should look at: working ones, and any with an approved call not yet run or
 /// a call left executing by a crash.
-pub async fn needing_work(db: impl SqliteExecutor<'_>) -> anyhow::Result<Vec<String>> {
+pub async fn needing_work(db: impl AnyExecutor<'_>) -> anyhow::Result<Vec<String>> {
     sqlx::query_scalar(
         "SELECT id FROM tasks WHERE status = 'working'
          UNION SELECT DISTINCT task_id FROM tool_calls WHERE state IN ('approved', 'executing')",
@@ -167,4 +167,43 @@ pub async fn needing_work(db: impl SqliteExecutor<'_>) -> anyhow::Result<Vec<Str
     .fetch_all(db)
     .await
     .context("failed to find tasks needing work")
+}
+
+/// Claims the task for `owner` until `until` (ms) unless another owner holds a live lease.
+/// With several server processes on one database, only the claimant drives the task.
+pub async fn claim(db: impl AnyExecutor<'_>, task_id: &str, owner: &str, now: i64, until: i64) -> anyhow::Result<bool> {
+    let result = sqlx::query(
+        "UPDATE tasks SET lease_owner = $1, lease_until = $2
+         WHERE id = $3 AND (lease_owner IS NULL OR lease_owner = $1 OR lease_until < $4)",
+    )
+    .bind(owner)
+    .bind(until)
+    .bind(task_id)
+    .bind(now)
+    .execute(db)
+    .await
+    .context("failed to claim a task")?;
+    Ok(result.rows_affected() == 1)
+}
+
+/// Gives the task up, so any process may drive it next.
+pub async fn release(db: impl AnyExecutor<'_>, task_id: &str, owner: &str) -> anyhow::Result<()> {
+    sqlx::query("UPDATE tasks SET lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2")
+        .bind(task_id)
+        .bind(owner)
+        .execute(db)
+        .await
+        .context("failed to release a task")?;
+    Ok(())
+}
+
+/// Extends every lease `owner` holds (its heartbeat).
+pub async fn renew(db: impl AnyExecutor<'_>, owner: &str, until: i64) -> anyhow::Result<()> {
+    sqlx::query("UPDATE tasks SET lease_until = $1 WHERE lease_owner = $2")
+        .bind(until)
+        .bind(owner)
+        .execute(db)
+        .await
+        .context("failed to renew task leases")?;
+    Ok(())
 }

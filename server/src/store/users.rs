@@ -3,7 +3,7 @@
 
 use anyhow::Context;
 use serde::Serialize;
-use sqlx::SqliteExecutor;
+use sqlx::AnyExecutor;
 
 use super::time::{new_id, now_ms, rfc3339};
 
@@ -62,10 +62,10 @@ pub struct Credentials {
     pub password_hash: String,
 }
 
-pub async fn insert(db: impl SqliteExecutor<'_>, username: &str, password_hash: &str, role: Role) -> anyhow::Result<Option<User>> {
+pub async fn insert(db: impl AnyExecutor<'_>, username: &str, password_hash: &str, role: Role) -> anyhow::Result<Option<User>> {
     let row: Option<UserRow> = sqlx::query_as(
-        "INSERT INTO users (id, username, password_hash, role, created_at) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (username) DO NOTHING RETURNING id, username, role, created_at",
+        "INSERT INTO users (id, username, password_hash, role, created_at) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT DO NOTHING RETURNING id, username, role, created_at",
     )
     .bind(new_id())
     .bind(username)
@@ -78,8 +78,8 @@ pub async fn insert(db: impl SqliteExecutor<'_>, username: &str, password_hash: 
     Ok(row.map(Into::into))
 }
 
-pub async fn get(db: impl SqliteExecutor<'_>, id: &str) -> anyhow::Result<Option<User>> {
-    let row: Option<UserRow> = sqlx::query_as("SELECT id, username, role, created_at FROM users WHERE id = ?")
+pub async fn get(db: impl AnyExecutor<'_>, id: &str) -> anyhow::Result<Option<User>> {
+    let row: Option<UserRow> = sqlx::query_as("SELECT id, username, role, created_at FROM users WHERE id = $1")
         .bind(id)
         .fetch_optional(db)
         .await
@@ -87,9 +87,9 @@ pub async fn get(db: impl SqliteExecutor<'_>, id: &str) -> anyhow::Result<Option
     Ok(row.map(Into::into))
 }
 
-pub async fn credentials(db: impl SqliteExecutor<'_>, username: &str) -> anyhow::Result<Option<Credentials>> {
+pub async fn credentials(db: impl AnyExecutor<'_>, username: &str) -> anyhow::Result<Option<Credentials>> {
     let row: Option<(String, String, String, i64, String)> =
-        sqlx::query_as("SELECT id, username, role, created_at, password_hash FROM users WHERE username = ?")
+        sqlx::query_as("SELECT id, username, role, created_at, password_hash FROM users WHERE lower(username) = lower($1)")
             .bind(username)
             .fetch_optional(db)
             .await
@@ -100,7 +100,7 @@ pub async fn credentials(db: impl SqliteExecutor<'_>, username: &str) -> anyhow:
     }))
 }
 
-pub async fn list(db: impl SqliteExecutor<'_>) -> anyhow::Result<Vec<User>> {
+pub async fn list(db: impl AnyExecutor<'_>) -> anyhow::Result<Vec<User>> {
     let rows: Vec<UserRow> = sqlx::query_as("SELECT id, username, role, created_at FROM users ORDER BY username")
         .fetch_all(db)
         .await
@@ -108,7 +108,7 @@ pub async fn list(db: impl SqliteExecutor<'_>) -> anyhow::Result<Vec<User>> {
     Ok(rows.into_iter().map(Into::into).collect())
 }
 
-#[derive(Clone, Debug, Serialize, sqlx::FromRow)]
+#[derive(Clone, Debug, Serialize)]
 pub struct TokenInfo {
     pub id: String,
     pub name: String,
@@ -117,9 +117,17 @@ pub struct TokenInfo {
     pub revoked: bool,
 }
 
-pub async fn insert_token(db: impl SqliteExecutor<'_>, user_id: &str, name: &str, token_hash: &str) -> anyhow::Result<String> {
+#[derive(sqlx::FromRow)]
+struct TokenRow {
+    id: String,
+    name: String,
+    created_at: i64,
+    revoked_at: Option<i64>,
+}
+
+pub async fn insert_token(db: impl AnyExecutor<'_>, user_id: &str, name: &str, token_hash: &str) -> anyhow::Result<String> {
     let id = new_id();
-    sqlx::query("INSERT INTO api_tokens (id, user_id, name, token_hash, created_at) VALUES (?, ?, ?, ?, ?)")
+    sqlx::query("INSERT INTO api_tokens (id, user_id, name, token_hash, created_at) VALUES ($1, $2, $3, $4, $5)")
         .bind(&id)
         .bind(user_id)
         .bind(name)
@@ -132,10 +140,10 @@ pub async fn insert_token(db: impl SqliteExecutor<'_>, user_id: &str, name: &str
 }
 
 /// The user a live (not revoked) token belongs to.
-pub async fn user_for_token(db: impl SqliteExecutor<'_>, token_hash: &str) -> anyhow::Result<Option<User>> {
+pub async fn user_for_token(db: impl AnyExecutor<'_>, token_hash: &str) -> anyhow::Result<Option<User>> {
     let row: Option<UserRow> = sqlx::query_as(
         "SELECT u.id, u.username, u.role, u.created_at FROM api_tokens t JOIN users u ON u.id = t.user_id
-         WHERE t.token_hash = ? AND t.revoked_at IS NULL",
+         WHERE t.token_hash = $1 AND t.revoked_at IS NULL",
     )
     .bind(token_hash)
     .fetch_optional(db)
@@ -144,20 +152,22 @@ pub async fn user_for_token(db: impl SqliteExecutor<'_>, token_hash: &str) -> an
     Ok(row.map(Into::into))
 }
 
-pub async fn tokens_of(db: impl SqliteExecutor<'_>, user_id: &str) -> anyhow::Result<Vec<TokenInfo>> {
-    sqlx::query_as(
-        "SELECT id, name, created_at AS created_at_ms, revoked_at IS NOT NULL AS revoked FROM api_tokens
-         WHERE user_id = ? ORDER BY created_at",
-    )
-    .bind(user_id)
-    .fetch_all(db)
-    .await
-    .context("failed to list tokens")
+pub async fn tokens_of(db: impl AnyExecutor<'_>, user_id: &str) -> anyhow::Result<Vec<TokenInfo>> {
+    // Booleans are computed here: SQLite has none to return through the portable driver.
+    let rows: Vec<TokenRow> = sqlx::query_as("SELECT id, name, created_at, revoked_at FROM api_tokens WHERE user_id = $1 ORDER BY created_at")
+        .bind(user_id)
+        .fetch_all(db)
+        .await
+        .context("failed to list tokens")?;
+    Ok(rows
+        .into_iter()
+        .map(|r| TokenInfo { id: r.id, name: r.name, created_at_ms: r.created_at, revoked: r.revoked_at.is_some() })
+        .collect())
 }
 
 /// Revokes one of the user's tokens; false when there is no such live token.
-pub async fn revoke_token(db: impl SqliteExecutor<'_>, user_id: &str, token_id: &str) -> anyhow::Result<bool> {
-    let result = sqlx::query("UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL")
+pub async fn revoke_token(db: impl AnyExecutor<'_>, user_id: &str, token_id: &str) -> anyhow::Result<bool> {
+    let result = sqlx::query("UPDATE api_tokens SET revoked_at = $1 WHERE id = $2 AND user_id = $3 AND revoked_at IS NULL")
         .bind(now_ms())
         .bind(token_id)
         .bind(user_id)

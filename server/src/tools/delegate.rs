@@ -4,7 +4,7 @@
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use sqlx::SqliteConnection;
+use sqlx::AnyConnection;
 
 use super::{Tool, ToolError, ToolSpec};
 
@@ -51,7 +51,7 @@ impl Tool for DelegateTool {
         Some(&self.worker)
     }
 
-    async fn run(&self, _conn: &mut SqliteConnection, _args: &Value) -> Result<Value, ToolError> {
+    async fn run(&self, _conn: &mut AnyConnection, _args: &Value) -> Result<Value, ToolError> {
         Err(ToolError::Internal(anyhow::anyhow!("BUG: {} is run by the orchestrator as a worker task", self.spec.name)))
     }
 }

@@ -15,7 +15,7 @@ use rmcp::{
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
-use sqlx::SqliteConnection;
+use sqlx::AnyConnection;
 
 use super::{Tool, ToolError, ToolFailure, ToolSpec};
 
@@ -98,7 +98,7 @@ impl Tool for McpTool {
         true
     }
 
-    async fn run(&self, _conn: &mut SqliteConnection, args: &Value) -> Result<Value, ToolError> {
+    async fn run(&self, _conn: &mut AnyConnection, args: &Value) -> Result<Value, ToolError> {
         self.call(args).await
     }
 

@@ -10,7 +10,7 @@ use std::{collections::BTreeMap, sync::Arc};
 use app::domain::Risk;
 use async_trait::async_trait;
 use serde_json::Value;
-use sqlx::SqliteConnection;
+use sqlx::AnyConnection;
 
 /// What the registry knows of a tool without calling it.
 #[derive(Clone, Debug)]
@@ -56,7 +56,7 @@ pub trait Tool: Send + Sync {
 
     /// Runs the call inside the transaction that records its result, so a built-in effect
     /// commits together with its result or not at all (DESIGN decision 4).
-    async fn run(&self, conn: &mut SqliteConnection, args: &Value) -> Result<Value, ToolError>;
+    async fn run(&self, conn: &mut AnyConnection, args: &Value) -> Result<Value, ToolError>;
 
     /// External tools (MCP) act outside the database: the orchestrator marks the call executing
     /// and commits before `call`, so a crash can never make it run twice.

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use sqlx::SqliteConnection;
+use sqlx::AnyConnection;
 
 use super::{Tool, ToolError, ToolFailure, ToolSpec};
 use crate::store::orders::{self, OrderRow};
@@ -21,7 +21,7 @@ fn order_id(args: &Value) -> Option<i64> {
     args.get("order_id").and_then(Value::as_i64)
 }
 
-async fn load(conn: &mut SqliteConnection, args: &Value) -> Result<OrderRow, ToolError> {
+async fn load(conn: &mut AnyConnection, args: &Value) -> Result<OrderRow, ToolError> {
     let id = order_id(args).ok_or_else(|| ToolFailure("order_id must be an integer".into()))?;
     orders::get(&mut *conn, id).await?.ok_or_else(|| ToolFailure(format!("order {id} does not exist")).into())
 }
@@ -61,7 +61,7 @@ impl Tool for ListOrders {
         }
     }
 
-    async fn run(&self, conn: &mut SqliteConnection, args: &Value) -> Result<Value, ToolError> {
+    async fn run(&self, conn: &mut AnyConnection, args: &Value) -> Result<Value, ToolError> {
         let customer = args.get("customer").and_then(Value::as_str);
         let rows = orders::list(&mut *conn, customer).await?;
         let message = format!("{} order(s){}", rows.len(), customer.map(|c| format!(" of {c}")).unwrap_or_default());
@@ -98,7 +98,7 @@ impl Tool for GetOrder {
         format!("Look up order {}", order_id(args).map(|i| i.to_string()).unwrap_or_else(|| "?".into()))
     }
 
-    async fn run(&self, conn: &mut SqliteConnection, args: &Value) -> Result<Value, ToolError> {
+    async fn run(&self, conn: &mut AnyConnection, args: &Value) -> Result<Value, ToolError> {
         let order = load(conn, args).await?;
         let message = format!(
             "Order {} ({}, {}) for {} is {}",
@@ -141,7 +141,7 @@ impl Tool for CancelOrder {
         format!("Cancel order {}", order_id(args).map(|i| i.to_string()).unwrap_or_else(|| "?".into()))
     }
 
-    async fn run(&self, conn: &mut SqliteConnection, args: &Value) -> Result<Value, ToolError> {
+    async fn run(&self, conn: &mut AnyConnection, args: &Value) -> Result<Value, ToolError> {
         let order = load(conn, args).await?;
         if order.status != "open" {
             return Err(ToolFailure(format!("order {} is {}, only open orders can be canceled", order.id, order.status)).into());
@@ -187,7 +187,7 @@ impl Tool for ProcessRefund {
         }
     }
 
-    async fn run(&self, conn: &mut SqliteConnection, args: &Value) -> Result<Value, ToolError> {
+    async fn run(&self, conn: &mut AnyConnection, args: &Value) -> Result<Value, ToolError> {
         let order = load(conn, args).await?;
         if order.status == "canceled" {
             return Err(ToolFailure(format!("order {} is canceled", order.id)).into());

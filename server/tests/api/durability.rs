@@ -110,6 +110,9 @@ async fn re_delivering_an_approval_after_success_applies_no_second_effect() {
 
 #[tokio::test]
 async fn storage_grows_linearly_with_the_conversation() {
+    if !crate::helpers::sqlite_only("storage_grows_linearly_with_the_conversation") {
+        return;
+    }
     let app = spawn_app().await;
     let c = app.create_conversation().await;
     let db = sqlx::SqlitePool::connect(&format!("sqlite://{}", app.data_dir.path().join("countersign.db").display())).await.unwrap();
@@ -225,10 +228,11 @@ async fn a_call_left_executing_by_a_crash_is_reported_interrupted_and_never_re_r
     let (task, approvals) = first.app.pending_turn(&c, "cancel order 1003", 1).await;
     let dir = first.kill().await;
     // What a crash in the middle of an external call leaves behind: decided, marked executing.
-    let db = sqlx::SqlitePool::connect(&format!("sqlite://{}", dir.path().join("countersign.db").display())).await.unwrap();
-    sqlx::query("UPDATE approvals SET state = 'approved' WHERE id = ?").bind(&approvals[0].id).execute(&db).await.unwrap();
-    sqlx::query("UPDATE tool_calls SET state = 'executing' WHERE id = ?").bind(&approvals[0].call_id).execute(&db).await.unwrap();
-    sqlx::query("UPDATE tasks SET status = 'working' WHERE id = ?").bind(&task).execute(&db).await.unwrap();
+    sqlx::any::install_default_drivers();
+    let db = sqlx::AnyPool::connect(&crate::helpers::database_url(dir.path()).await).await.unwrap();
+    sqlx::query("UPDATE approvals SET state = 'approved' WHERE id = $1").bind(&approvals[0].id).execute(&db).await.unwrap();
+    sqlx::query("UPDATE tool_calls SET state = 'executing' WHERE id = $1").bind(&approvals[0].call_id).execute(&db).await.unwrap();
+    sqlx::query("UPDATE tasks SET status = 'working' WHERE id = $1").bind(&task).execute(&db).await.unwrap();
     db.close().await;
 
     let second = BinaryServer::start(dir, None).await;

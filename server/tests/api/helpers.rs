@@ -75,8 +75,42 @@ pub async fn spawn_app() -> TestApp {
     spawn_app_with(Options::default()).await
 }
 
+/// The PostgreSQL server the suite runs against, when `COUNTERSIGN_TEST_POSTGRES` names one
+/// (the test command starts one with scripts/pg.sh and runs the suite a second time).
+pub fn postgres() -> Option<String> {
+    std::env::var("COUNTERSIGN_TEST_POSTGRES").ok().filter(|u| !u.is_empty())
+}
+
+/// The database of the app whose files are in `data_dir`: SQLite in that directory, or a fresh
+/// PostgreSQL database made on first use and remembered in the directory (so restarts and the
+/// CLI find it again).
+pub async fn database_url(data_dir: &std::path::Path) -> String {
+    let Some(server) = postgres() else { return format!("sqlite://{}", data_dir.join("countersign.db").display()) };
+    let remembered = data_dir.join("database-url");
+    if let Ok(url) = std::fs::read_to_string(&remembered) {
+        return url;
+    }
+    use sqlx::Connection;
+    let name = format!("cs_{}", uuid::Uuid::now_v7().simple());
+    let mut admin = sqlx::PgConnection::connect(&server).await.expect("connect to the test PostgreSQL");
+    sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut admin).await.expect("create a test database");
+    let url = format!("{}/{name}", server.rsplit_once('/').expect("a URL with a database name").0);
+    std::fs::write(&remembered, &url).unwrap();
+    url
+}
+
+/// Skips a test that inspects the SQLite file itself when the suite runs on PostgreSQL.
+pub fn sqlite_only(test: &str) -> bool {
+    if postgres().is_some() {
+        eprintln!("{test}: checks the SQLite file itself; skipped on PostgreSQL");
+        return false;
+    }
+    true
+}
+
 pub async fn spawn_app_with(options: Options) -> TestApp {
     let data_dir = tempfile::tempdir().expect("temp dir");
+    let database = database_url(data_dir.path()).await;
     let agents_path = options.agents_toml.map(|toml| {
         let path = data_dir.path().join("agents.toml");
         std::fs::write(&path, toml).expect("write agents.toml");
@@ -87,6 +121,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
     let config = Config::from_lookup(|key| match key {
         "COUNTERSIGN_ADDR" => Some("127.0.0.1:0".to_owned()),
         "COUNTERSIGN_DATA_DIR" => Some(data_dir.path().display().to_string()),
+        "DATABASE_URL" => Some(database.clone()),
         "COUNTERSIGN_AGENTS" => agents_path.clone(),
         "COUNTERSIGN_BODY_LIMIT" => body_limit.clone(),
         "COUNTERSIGN_DECISIONS_PER_MINUTE" => decisions.clone(),
@@ -262,6 +297,7 @@ impl BinaryServer {
     pub async fn start_with_env(data_dir: Arc<tempfile::TempDir>, agents_toml: Option<&str>, env: &[(&str, &str)]) -> Self {
         use tokio::io::AsyncBufReadExt;
         let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_countersign"));
+        command.env("DATABASE_URL", database_url(data_dir.path()).await).env("COUNTERSIGN_TASK_LEASE_MS", "1000");
         command.envs(env.iter().copied());
         command
             .env("COUNTERSIGN_ADDR", "127.0.0.1:0")
@@ -306,6 +342,7 @@ pub async fn cli(data_dir: &std::path::Path, args: &[&str], stdin: Option<&str>)
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_countersign"))
         .args(args)
         .env("COUNTERSIGN_DATA_DIR", data_dir)
+        .env("DATABASE_URL", database_url(data_dir).await)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

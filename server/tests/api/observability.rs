@@ -58,6 +58,7 @@ async fn json_logs_carry_the_request_id_into_the_orchestrators_spans() {
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_countersign"))
         .env("COUNTERSIGN_ADDR", "127.0.0.1:0")
         .env("COUNTERSIGN_DATA_DIR", data_dir.path())
+        .env("DATABASE_URL", crate::helpers::database_url(data_dir.path()).await)
         .env("COUNTERSIGN_LOG_JSON", "1")
         .env("RUST_LOG", "countersign=debug")
         .stdout(std::process::Stdio::piped())
