@@ -15,6 +15,7 @@ mod openai;
 mod openapi;
 mod people;
 mod race;
+mod replicas;
 mod sse;
 mod stream;
 mod subagents;

@@ -1,0 +1,86 @@
+//! Two server processes on one PostgreSQL database (DESIGN decision 6): a user streaming from
+//! replica A sees a decision made on replica B, the work after it runs once, and a timeout fires
+//! exactly once with both replicas sweeping. Runs in the PostgreSQL pass of the test command.
+
+use std::{sync::Arc, time::Instant};
+
+use app::domain::{Event, TaskStatus};
+use futures::StreamExt;
+use serde_json::json;
+
+use crate::helpers::{BinaryServer, agents_with_timeout, eventually, postgres};
+
+async fn replicas(toml: &str) -> Option<(BinaryServer, BinaryServer)> {
+    if postgres().is_none() {
+        eprintln!("two replicas need PostgreSQL; this test runs in the PostgreSQL pass");
+        return None;
+    }
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let a = BinaryServer::start(dir.clone(), Some(toml)).await;
+    let b = BinaryServer::start(dir, Some(toml)).await;
+    Some((a, b))
+}
+
+#[tokio::test]
+async fn chat_on_a_approve_on_b_and_the_result_streams_on_a() {
+    let Some((a, b)) = replicas(&agents_with_timeout(300.0)).await else { return };
+    let c = a.app.create_conversation().await;
+    let mut stream = a.app.sse(&format!("/api/conversations/{c}/events"), None).await;
+    let (task, approvals) = a.app.pending_turn(&c, "refund order 1001", 1).await;
+
+    let decided_at = Instant::now();
+    let (status, body) = b.app.post_json(&format!("/api/approvals/{}/approve", approvals[0].id), json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    let mut seen = Vec::new();
+    let mut latency = None;
+    tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        while let Some(message) = stream.next().await {
+            let event: Event = serde_json::from_str(&message.data).unwrap();
+            if message.event == "approval-decided" && latency.is_none() {
+                latency = Some(decided_at.elapsed());
+            }
+            seen.push(message.event.clone());
+            if matches!(event.body, app::domain::EventBody::TaskStatus { status: TaskStatus::Completed, .. }) {
+                break;
+            }
+        }
+    })
+    .await
+    .expect("the result streams on A within 10 s");
+    assert_eq!(seen.iter().filter(|n| *n == "approval-decided").count(), 1, "{seen:?}");
+    for name in ["tool-started", "tool-result", "assistant-message"] {
+        assert!(seen.iter().any(|n| n == name), "A streamed {name}: {seen:?}");
+    }
+    println!("replicas: B's decision reached A's stream after {:?}", latency.unwrap());
+    a.app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(a.app.order(1001).await.status, "refunded");
+    let results = crate::helpers::named(&a.app.detail(&c).await.events, "tool-result").len();
+    assert_eq!(results, 1, "the refund ran once");
+}
+
+#[tokio::test]
+async fn a_timeout_fires_exactly_once_with_both_replicas_sweeping() {
+    let Some((a, b)) = replicas(&agents_with_timeout(1.0)).await else { return };
+    let c = a.app.create_conversation().await;
+    let (task, approvals) = a.app.pending_turn(&c, "cancel order 1003", 1).await;
+    a.app.wait_task(&task, TaskStatus::Completed).await;
+    let (_, approval) = b.app.get_json(&format!("/api/approvals/{}", approvals[0].id)).await;
+    assert_eq!((approval["state"].as_str(), approval["reason"].as_str()), (Some("expired"), Some("timed out")));
+    let events = a.app.detail(&c).await.events;
+    assert_eq!(crate::helpers::named(&events, "approval-decided").len(), 1, "one decision event");
+    let fired = eventually("both replicas' metrics", || async {
+        let mut total = 0.0;
+        for app in [&a.app, &b.app] {
+            let text = app.anonymous().client.get(app.url("/metrics")).send().await.ok()?.text().await.ok()?;
+            total += text
+                .lines()
+                .find(|l| l.starts_with("countersign_timeouts_fired_total{action=\"reject\"}"))
+                .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+                .unwrap_or(0.0);
+        }
+        Some(total)
+    })
+    .await;
+    assert_eq!(fired, 1.0, "exactly one replica applied the timeout");
+    assert_eq!(a.app.order(1003).await.status, "open");
+}
