@@ -17,6 +17,7 @@ test("confirming in the chat: the agent asks, an unclear answer is asked again, 
   await say(page, "hmm, not sure");
   await expect(page.locator(".bubble-assistant").last()).toContainText("I need a clear yes or no");
   await expect(card).toHaveAttribute("data-status", "pending_approval");
+  await page.locator(".thread").screenshot({ path: "screenshots/chat-confirmation.png" });
 
   await say(page, "yes");
   await expect(card).toHaveAttribute("data-status", "completed");
@@ -43,6 +44,7 @@ test("a supervisor delegates: the worker's card is marked with its name and the 
   await expect(refund.locator(".agent")).toHaveText("by support");
   await expect(refund).toHaveAttribute("data-status", "pending_approval");
   await expect(page.locator(".composer-status")).toHaveText("Waiting for your decision on 1 tool call");
+  await page.locator(".thread").screenshot({ path: "screenshots/sub-agent.png" });
 
   await refund.getByRole("button", { name: "Approve", exact: true }).click();
   await expect(refund).toHaveAttribute("data-status", "completed");
