@@ -2,6 +2,7 @@
 # API fuzzing from the OpenAPI document (schemathesis from PyPI) against a running server on a
 # fresh database: no 5xx, every status documented, responses match their schemas, and every
 # error in the JSON error shape. Usage: bash scripts/fuzz.sh [BINARY] [MAX_EXAMPLES]
+# With DATABASE_URL set (e.g. an empty PostgreSQL database) the server and the CLI use it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh

@@ -2,6 +2,7 @@
 # A throwaway PostgreSQL for the tests, from Debian's packages (installed if missing): a fresh
 # cluster in a temporary directory on a free port, trust auth on 127.0.0.1, no fsync.
 #   eval "$(bash scripts/pg.sh start)"   # exports COUNTERSIGN_TEST_POSTGRES (URL) and CS_PG_DIR
+#   bash scripts/pg.sh createdb NAME     # prints the URL of a new, empty database on it
 #   bash scripts/pg.sh stop "$CS_PG_DIR"
 set -euo pipefail
 sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
@@ -29,6 +30,12 @@ case "${1:-start}" in
       -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=500" \
       start >/dev/null
     echo "export COUNTERSIGN_TEST_POSTGRES=postgres://postgres@127.0.0.1:$port/postgres CS_PG_DIR=$dir"
+    ;;
+  createdb)
+    name="${2:?usage: pg.sh createdb NAME}"
+    url="${COUNTERSIGN_TEST_POSTGRES:?start the server first}"
+    "$(bindir)/psql" "$url" -qAt -c "CREATE DATABASE $name" >/dev/null
+    echo "${url%/*}/$name"
     ;;
   stop)
     dir="${2:?usage: pg.sh stop DIR}"

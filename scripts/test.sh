@@ -16,10 +16,11 @@ echo "[test] the integration suite again on PostgreSQL (a throwaway cluster from
 eval "$(bash scripts/pg.sh start)"
 trap 'bash scripts/pg.sh stop "$CS_PG_DIR"' EXIT
 RUSTFLAGS="--cfg erase_components" cargo test -p server --test api
-unset COUNTERSIGN_TEST_POSTGRES
 
-echo "[test] API fuzzing from the OpenAPI document (schemathesis)"
+echo "[test] API fuzzing from the OpenAPI document (schemathesis), on SQLite and on PostgreSQL"
 bash scripts/fuzz.sh "$CARGO_TARGET_DIR/debug/countersign"
+DATABASE_URL="$(bash scripts/pg.sh createdb fuzz)" bash scripts/fuzz.sh "$CARGO_TARGET_DIR/debug/countersign"
+unset COUNTERSIGN_TEST_POSTGRES
 
 echo "[test] building the site (debug) for the end-to-end tests"
 cargo leptos build
