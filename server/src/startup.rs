@@ -40,7 +40,7 @@ pub struct Application {
     orchestrator: Arc<Orchestrator>,
     sweep_interval: std::time::Duration,
     webhooks: Vec<crate::webhooks::Webhook>,
-    bus: Bus,
+    store: Store,
 }
 
 impl Application {
@@ -66,7 +66,9 @@ impl Application {
             tracing::info!(server = server.name, tools = wanted.len(), "connected MCP server");
         }
         let tools = Arc::new(registry);
-        let store = Store::connect(&config.database_url, Bus::default()).await?;
+        let webhooks = agents.webhooks.iter().map(crate::webhooks::Webhook::from_config).collect::<anyhow::Result<Vec<_>>>()?;
+        let targets = webhooks.iter().map(|h| crate::store::outbox::Target { url: h.url.clone(), events: h.events.clone() }).collect();
+        let store = Store::connect(&config.database_url, Bus::default()).await?.with_webhooks(targets);
         if config.demo_accounts {
             seed_demo_accounts(&store).await?;
         }
@@ -77,8 +79,6 @@ impl Application {
         tokio::spawn(sessions.clone().continuously_delete_expired(tokio::time::Duration::from_secs(3600)));
 
         let models = Models::build(&agents, parts.model)?;
-        let webhooks = agents.webhooks.iter().map(crate::webhooks::Webhook::from_config).collect::<anyhow::Result<Vec<_>>>()?;
-        let bus = store.bus().clone();
         let orchestrator = Orchestrator::new(store.clone(), models, tools, agents, parts.before_commit, config.task_lease);
         tokio::spawn(Arc::clone(&orchestrator).renew_claims());
 
@@ -95,7 +95,7 @@ impl Application {
         let body_limit = config.body_limit;
         let secure_cookies = config.secure_cookies;
         let decisions = DecisionLimiter::new(config.decisions_per_minute);
-        let state = AppState { leptos_options, store, orchestrator: orchestrator.clone(), config: Arc::new(config), decisions };
+        let state = AppState { leptos_options, store: store.clone(), orchestrator: orchestrator.clone(), config: Arc::new(config), decisions };
 
         let session_layer = SessionManagerLayer::new(sessions)
             .with_name("countersign_session")
@@ -126,6 +126,7 @@ impl Application {
             .layer(middleware::from_fn(auth::csrf::same_origin_only))
             .layer(middleware::from_fn_with_state(state.clone(), auth::resolve))
             .layer(session_layer)
+            .layer(middleware::from_fn(api::refuse_nul))
             // Every request gets an id (or keeps the caller's `x-request-id`); its span carries the
             // id into the logs of everything it starts, the orchestrator's drivers included.
             .layer(TraceLayer::new_for_http().make_span_with(|request: &axum::http::Request<_>| {
@@ -135,7 +136,7 @@ impl Application {
             .layer(PropagateRequestIdLayer::x_request_id())
             .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
             .with_state(state);
-        Ok(Self { listener, router, orchestrator, sweep_interval, webhooks, bus })
+        Ok(Self { listener, router, orchestrator, sweep_interval, webhooks, store })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -161,7 +162,7 @@ impl Application {
         tokio::select! {
             result = server => result.context("server error"),
             () = sweeper::run(self.orchestrator, self.sweep_interval) => Ok(()),
-            () = crate::webhooks::run(self.webhooks, self.bus) => Ok(()),
+            () = crate::webhooks::run(self.webhooks, self.store) => Ok(()),
         }
     }
 }

@@ -1,8 +1,8 @@
 //! Webhooks: committed `approval-required`, `approval-decided` and `approval-escalated` events
 //! are POSTed as JSON to configured URLs, signed with HMAC-SHA256 over the body
-//! (`X-Countersign-Signature: sha256=<hex>`), retried with backoff. Delivery runs beside the
-//! orchestrator, fed by the event bus, so a slow receiver never delays a decision. Deliveries
-//! in flight when the server stops are not retried after a restart.
+//! (`X-Countersign-Signature: sha256=<hex>`), retried with backoff. Each delivery is an outbox
+//! row written in the transaction that appended the event, so none is lost to a restart; they
+//! are sent beside the orchestrator, so a slow receiver never delays a decision.
 
 use std::time::Duration;
 
@@ -11,9 +11,7 @@ use hmac::{Hmac, Mac};
 use serde::Deserialize;
 use serde_json::json;
 use sha2::Sha256;
-use tokio::sync::broadcast::error::RecvError;
-
-use crate::bus::Bus;
+use crate::store::{Store, outbox, time::now_ms};
 
 pub const SIGNATURE_HEADER: &str = "x-countersign-signature";
 const ATTEMPTS: u32 = 5;
@@ -37,7 +35,7 @@ fn default_events() -> Vec<String> {
 pub struct Webhook {
     pub url: String,
     secret: String,
-    events: Vec<String>,
+    pub events: Vec<String>,
 }
 
 impl Webhook {
@@ -55,49 +53,61 @@ pub fn sign(secret: &str, body: &[u8]) -> String {
     format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
 }
 
-/// Runs forever, delivering matching events to every hook.
-pub async fn run(hooks: Vec<Webhook>, bus: Bus) {
+/// The JSON body announcing `event` (what is signed and POSTed).
+pub fn payload(event: &Event) -> String {
+    json!({ "event": event.body.name(), "seq": event.seq, "conversation_id": event.conversation_id, "at": event.at, "data": event.body })
+        .to_string()
+}
+
+/// Runs forever, working off the outbox: due deliveries are leased (one replica sends each),
+/// POSTed, and marked delivered, retried later, or given up after the last attempt. Woken by
+/// this process's commits, and every second for retries and other replicas' rows.
+pub async fn run(hooks: Vec<Webhook>, store: Store) {
     if hooks.is_empty() {
         return std::future::pending().await;
     }
     let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build().expect("BUG: default HTTP client builds");
-    // Only what this process committed: with several replicas each event is delivered once.
-    let mut rx = bus.subscribe_local();
+    let mut wake = store.bus().subscribe_local();
     loop {
-        let event = match rx.recv().await {
-            Ok(event) => event,
-            Err(RecvError::Lagged(n)) => {
-                tracing::warn!(missed = n, "webhook delivery fell behind; some events were not sent");
-                continue;
-            }
-            Err(RecvError::Closed) => return,
-        };
-        for hook in hooks.iter().filter(|h| h.events.iter().any(|e| e == event.body.name())) {
-            tokio::spawn(deliver(client.clone(), hook.clone(), event.clone()));
+        if let Err(err) = deliver_due(&client, &hooks, &store).await {
+            tracing::error!(error = ?err, "webhook delivery pass failed");
         }
+        let _ = tokio::time::timeout(Duration::from_secs(1), wake.recv()).await;
     }
 }
 
-async fn deliver(client: reqwest::Client, hook: Webhook, event: Event) {
-    let body = json!({ "event": event.body.name(), "seq": event.seq, "conversation_id": event.conversation_id, "at": event.at, "data": event.body })
-        .to_string();
-    let signature = sign(&hook.secret, body.as_bytes());
-    for attempt in 0..ATTEMPTS {
+async fn deliver_due(client: &reqwest::Client, hooks: &[Webhook], store: &Store) -> anyhow::Result<()> {
+    let until = now_ms() + 60_000;
+    let due = outbox::claim_due(store.pool(), store.bus().instance(), until, 50).await?;
+    let sends = due.into_iter().map(|delivery| async move {
+        let Some(hook) = hooks.iter().find(|h| h.url == delivery.url) else {
+            // The URL left the configuration: nobody is waiting for it any more.
+            return outbox::attempt_failed(store.pool(), delivery.id, "no longer configured", None).await;
+        };
         let result = client
             .post(&hook.url)
             .header("content-type", "application/json")
-            .header(SIGNATURE_HEADER, &signature)
-            .body(body.clone())
+            .header(SIGNATURE_HEADER, sign(&hook.secret, delivery.body.as_bytes()))
+            .body(delivery.body.clone())
             .send()
             .await;
-        match result {
-            Ok(response) if response.status().is_success() => return,
-            Ok(response) => tracing::warn!(url = hook.url, status = %response.status(), attempt, "webhook refused"),
-            Err(err) => tracing::warn!(url = hook.url, error = %err, attempt, "webhook failed"),
+        let error = match result {
+            Ok(response) if response.status().is_success() => return outbox::delivered(store.pool(), delivery.id).await,
+            Ok(response) => format!("answered {}", response.status()),
+            Err(err) => format!("{err}"),
+        };
+        let attempt = delivery.attempts as u32;
+        let retry_at = (attempt + 1 < ATTEMPTS).then(|| now_ms() + 250 * 2i64.pow(attempt));
+        match retry_at {
+            Some(_) => tracing::warn!(url = hook.url, error, attempt, "webhook failed; will retry"),
+            None => tracing::error!(url = hook.url, error, "webhook gave up after {ATTEMPTS} attempts"),
         }
-        tokio::time::sleep(Duration::from_millis(250 * 2u64.pow(attempt))).await;
+        outbox::attempt_failed(store.pool(), delivery.id, &error, retry_at).await
+    });
+    for result in futures::future::join_all(sends).await {
+        result?;
     }
-    tracing::error!(url = hook.url, event = event.body.name(), "webhook gave up after {ATTEMPTS} attempts");
+    Ok(())
 }
 
 #[cfg(test)]

@@ -17,11 +17,29 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        match <axum::Json<T> as FromRequest<S>>::from_request(req, state).await {
-            Ok(axum::Json(value)) => Ok(Self(value)),
-            Err(rejection) => Err(json_rejection(rejection)),
+        if !req.headers().get(axum::http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(is_json) {
+            return Err(ApiError::UnsupportedMediaType("send Content-Type: application/json".into()));
+        }
+        match <Option<Self> as FromRequest<S>>::from_request(req, state).await? {
+            Some(value) => Ok(value),
+            None => Err(ApiError::BadRequest("the request body is empty; send a JSON object".into())),
         }
     }
+}
+
+fn has_nul(value: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => s.contains('\0'),
+        Value::Array(items) => items.iter().any(has_nul),
+        Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || has_nul(v)),
+        _ => false,
+    }
+}
+
+fn is_json(content_type: &str) -> bool {
+    let essence = content_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
 }
 
 /// An optional body (`Option<ApiJson<T>>`): empty means `None`; anything else must be valid JSON.
@@ -38,6 +56,13 @@ impl<S: Send + Sync, T: DeserializeOwned> OptionalFromRequest<S> for ApiJson<T> 
         })?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(None);
+        }
+        // PostgreSQL text cannot hold NUL, and no field here needs one: refuse it up front
+        // rather than fail deep inside a transaction.
+        if bytes.windows(5).any(|w| w.eq_ignore_ascii_case(b"u0000"))
+            && serde_json::from_slice::<serde_json::Value>(&bytes).is_ok_and(|v| has_nul(&v))
+        {
+            return Err(ApiError::invalid("", "text may not contain NUL characters (\\u0000)"));
         }
         match axum::Json::<T>::from_bytes(&bytes) {
             Ok(axum::Json(value)) => Ok(Some(Self(value))),

@@ -23,6 +23,18 @@ use crate::state::AppState;
 
 pub use error::ApiError;
 
+/// Refuses a NUL character (`%00`) anywhere in the path or query: no id or parameter has one,
+/// and PostgreSQL text cannot hold it, so it would otherwise fail deep inside a query.
+pub async fn refuse_nul(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let uri = request.uri();
+    let has_nul = |s: &str| s.as_bytes().windows(3).any(|w| w.eq_ignore_ascii_case(b"%00"));
+    if has_nul(uri.path()) || uri.query().is_some_and(has_nul) {
+        return ApiError::BadRequest("the URL may not contain NUL characters (%00)".into()).into_response();
+    }
+    next.run(request).await
+}
+
 pub fn router() -> Router<AppState> {
     Router::new()
         .merge(health::router())

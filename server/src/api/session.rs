@@ -32,6 +32,10 @@ pub fn me_of(user: &User) -> Me {
 
 /// Checks the password (same work whether or not the user exists) and starts a fresh session.
 async fn authenticate(state: &AppState, session: &Session, login: Login) -> Result<User, ApiError> {
+    // No stored name contains NUL (and PostgreSQL text cannot): such a login is simply wrong.
+    if login.username.contains('\0') {
+        return Err(ApiError::Unauthorized("wrong user name or password".into()));
+    }
     let credentials = users::credentials(state.store.pool(), login.username.trim()).await?;
     let (user, hash) = match credentials {
         Some(c) => (Some(c.user), Some(c.password_hash)),

@@ -9,6 +9,7 @@ pub mod conversations;
 pub mod events;
 pub mod grants;
 pub mod orders;
+pub mod outbox;
 pub mod sessions;
 pub mod tasks;
 pub mod time;
@@ -51,6 +52,8 @@ pub struct Store {
     pool: AnyPool,
     native: NativePool,
     bus: Bus,
+    /// Webhook targets: an event they want is queued in the transaction that appends it.
+    webhooks: std::sync::Arc<Vec<outbox::Target>>,
 }
 
 impl Store {
@@ -67,7 +70,7 @@ impl Store {
                 .context("failed to connect to PostgreSQL (check DATABASE_URL)")?;
             sqlx::migrate!("../migrations/postgres").run(&native).await.context("failed to migrate the database")?;
             let pool = AnyPoolOptions::new().max_connections(16).connect(url).await.context("failed to connect to PostgreSQL")?;
-            return Ok(Self { pool, native: NativePool::Postgres(native), bus });
+            return Ok(Self { pool, native: NativePool::Postgres(native), bus, webhooks: Default::default() });
         }
         let options = SqliteConnectOptions::from_str(url)
             .with_context(|| format!("invalid database URL {url:?}"))?
@@ -98,7 +101,13 @@ impl Store {
             .connect(url)
             .await
             .with_context(|| format!("failed to open database {url}"))?;
-        Ok(Self { pool, native: NativePool::Sqlite(native), bus })
+        Ok(Self { pool, native: NativePool::Sqlite(native), bus, webhooks: Default::default() })
+    }
+
+    /// Queues deliveries of the events these targets want from now on.
+    pub fn with_webhooks(mut self, targets: Vec<outbox::Target>) -> Self {
+        self.webhooks = std::sync::Arc::new(targets);
+        self
     }
 
     pub fn pool(&self) -> &AnyPool {
@@ -140,7 +149,7 @@ impl Store {
                 tx
             }
         };
-        Ok(Write { tx, events: Vec::new(), bus: self.bus.clone(), notify: self.backend() == Backend::Postgres })
+        Ok(Write { tx, events: Vec::new(), bus: self.bus.clone(), notify: self.backend() == Backend::Postgres, webhooks: self.webhooks.clone() })
     }
 }
 
@@ -152,11 +161,15 @@ pub struct Write {
     bus: Bus,
     /// PostgreSQL: tell the other replicas too (NOTIFY is delivered at commit).
     notify: bool,
+    webhooks: std::sync::Arc<Vec<outbox::Target>>,
 }
 
 impl Write {
     pub async fn append(&mut self, conversation_id: &str, body: EventBody) -> anyhow::Result<Event> {
         let event = events::append(&mut self.tx, conversation_id, body).await?;
+        for target in self.webhooks.iter().filter(|t| t.events.iter().any(|e| e == event.body.name())) {
+            outbox::insert(&mut self.tx, &target.url, &crate::webhooks::payload(&event)).await?;
+        }
         self.events.push(event.clone());
         Ok(event)
     }

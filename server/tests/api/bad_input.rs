@@ -110,3 +110,33 @@ async fn malformed_decision_bodies_are_refused_and_the_approval_stays_pending() 
     assert_eq!(status, 422);
     assert_eq!(app.pending_approvals_of(&task).await.len(), 1);
 }
+
+#[tokio::test]
+async fn nul_characters_are_refused_with_a_clear_error_and_nothing_is_stored() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (status, body) = app.post_json(&format!("/api/conversations/{c}/messages"), json!({ "text": "refund\u{0}order" })).await;
+    assert_eq!(status, 422, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("NUL"), "{body}");
+    assert!(app.detail(&c).await.events.is_empty(), "nothing was stored");
+    let (status, body) = app.post_json("/api/conversations", json!({ "title": "a\u{0}b" })).await;
+    assert_eq!(status, 422, "{body}");
+
+    for path in ["/api/conversations/%00", "/api/approvals?tool=%00x"] {
+        let (status, body) = app.get_json(path).await;
+        assert_eq!(status, 400, "{path}: {body}");
+        assert_eq!(error_code(&body), "bad_request");
+    }
+    // The login form with a NUL in the name is a failed login, not a server error.
+    let response = app
+        .anonymous()
+        .client
+        .post(app.url("/login"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("username=al%00ice&password=x")
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_redirection() || response.status() == 200, "{}", response.status());
+    assert!(response.url().as_str().contains("failed=1") || response.headers().get("location").is_some_and(|l| l.to_str().unwrap().contains("failed=1")));
+}

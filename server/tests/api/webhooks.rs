@@ -55,3 +55,49 @@ async fn approval_events_are_posted_signed_and_retried() {
     assert_eq!(signature, sign("s3cret", raw.as_bytes()), "HMAC-SHA256 over the exact body");
     assert_ne!(signature, sign("other", raw.as_bytes()));
 }
+
+/// A receiver that refuses (503) until opened, and records what it accepted.
+#[derive(Clone, Default)]
+struct Gate {
+    open: Arc<std::sync::atomic::AtomicBool>,
+    attempts: Arc<std::sync::atomic::AtomicU32>,
+    accepted: Arc<Mutex<Vec<Value>>>,
+}
+
+async fn gated(State(g): State<Gate>, body: Bytes) -> StatusCode {
+    g.attempts.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    if !g.open.load(std::sync::atomic::Ordering::SeqCst) {
+        return StatusCode::SERVICE_UNAVAILABLE;
+    }
+    g.accepted.lock().unwrap().push(serde_json::from_slice(&body).unwrap());
+    StatusCode::NO_CONTENT
+}
+
+#[tokio::test]
+async fn a_delivery_still_owed_when_the_server_is_killed_is_made_after_the_restart_once() {
+    let gate = Gate::default();
+    let router = Router::new().route("/hook", post(gated)).with_state(gate.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let toml = format!(
+        "{}\n[[webhooks]]\nurl = \"{url}\"\nsecret_env = \"CS_HOOK_SECRET\"\nevents = [\"approval-required\"]\n",
+        crate::helpers::agents_with_timeout(300.0)
+    );
+    let env = [("CS_HOOK_SECRET", "k")];
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let server = crate::helpers::BinaryServer::start_with_env(dir, Some(&toml), &env).await;
+    let c = server.app.create_conversation().await;
+    let (_, approvals) = server.app.pending_turn(&c, "refund order 1001", 1).await;
+    eventually("a refused first attempt", || async { (gate.attempts.load(std::sync::atomic::Ordering::SeqCst) >= 1).then_some(()) }).await;
+    let dir = server.kill().await;
+
+    gate.open.store(true, std::sync::atomic::Ordering::SeqCst);
+    let server = crate::helpers::BinaryServer::start_with_env(dir, Some(&toml), &env).await;
+    let payload = eventually("the owed delivery after the restart", || async { gate.accepted.lock().unwrap().first().cloned() }).await;
+    assert_eq!(payload["event"], "approval-required");
+    assert_eq!(payload["data"]["approval_id"], approvals[0].id.as_str());
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    assert_eq!(gate.accepted.lock().unwrap().len(), 1, "delivered once");
+    drop(server);
+}

@@ -1,0 +1,90 @@
+//! The webhook outbox: one row per delivery, inserted with the event it announces and worked off
+//! by `webhooks::run` (leased, retried with backoff, marked delivered or failed).
+
+use anyhow::Context;
+use sqlx::{AnyConnection, AnyExecutor};
+
+use super::time::now_ms;
+
+/// Where committed events of some kinds are announced (from `[[webhooks]]`).
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub url: String,
+    pub events: Vec<String>,
+}
+
+#[derive(sqlx::FromRow, Clone, Debug)]
+pub struct Delivery {
+    pub id: i64,
+    pub url: String,
+    pub body: String,
+    pub attempts: i64,
+}
+
+pub async fn insert(conn: &mut AnyConnection, url: &str, body: &str) -> anyhow::Result<()> {
+    let now = now_ms();
+    sqlx::query("INSERT INTO webhook_outbox (url, body, next_attempt_at, created_at) VALUES ($1, $2, $3, $4)")
+        .bind(url)
+        .bind(body)
+        .bind(now)
+        .bind(now)
+        .execute(conn)
+        .await
+        .context("failed to queue a webhook delivery")?;
+    Ok(())
+}
+
+/// Leases up to `limit` due deliveries to `owner` until `until` and returns them.
+pub async fn claim_due(pool: &sqlx::AnyPool, owner: &str, until: i64, limit: i64) -> anyhow::Result<Vec<Delivery>> {
+    let now = now_ms();
+    sqlx::query(
+        "UPDATE webhook_outbox SET lease_owner = $1, lease_until = $2
+         WHERE id IN (SELECT id FROM webhook_outbox
+                      WHERE delivered_at IS NULL AND failed_at IS NULL AND next_attempt_at <= $3
+                        AND (lease_until IS NULL OR lease_until < $3)
+                      ORDER BY id LIMIT $4)",
+    )
+    .bind(owner)
+    .bind(until)
+    .bind(now)
+    .bind(limit)
+    .execute(pool)
+    .await
+    .context("failed to claim webhook deliveries")?;
+    sqlx::query_as(
+        "SELECT id, url, body, attempts FROM webhook_outbox
+         WHERE lease_owner = $1 AND lease_until = $2 AND delivered_at IS NULL AND failed_at IS NULL ORDER BY id",
+    )
+    .bind(owner)
+    .bind(until)
+    .fetch_all(pool)
+    .await
+    .context("failed to load claimed webhook deliveries")
+}
+
+pub async fn delivered(db: impl AnyExecutor<'_>, id: i64) -> anyhow::Result<()> {
+    sqlx::query("UPDATE webhook_outbox SET delivered_at = $1, attempts = attempts + 1, lease_owner = NULL, lease_until = NULL WHERE id = $2")
+        .bind(now_ms())
+        .bind(id)
+        .execute(db)
+        .await
+        .context("failed to mark a webhook delivered")?;
+    Ok(())
+}
+
+/// Records a failed attempt: tried again at `retry_at`, or given up when `None`.
+pub async fn attempt_failed(db: impl AnyExecutor<'_>, id: i64, error: &str, retry_at: Option<i64>) -> anyhow::Result<()> {
+    sqlx::query(
+        "UPDATE webhook_outbox SET attempts = attempts + 1, last_error = $1, next_attempt_at = COALESCE($2, next_attempt_at),
+            failed_at = CASE WHEN $2 IS NULL THEN $3 ELSE NULL END, lease_owner = NULL, lease_until = NULL
+         WHERE id = $4",
+    )
+    .bind(error)
+    .bind(retry_at)
+    .bind(now_ms())
+    .bind(id)
+    .execute(db)
+    .await
+    .context("failed to record a webhook attempt")?;
+    Ok(())
+}
