@@ -84,3 +84,41 @@ async fn a_timeout_fires_exactly_once_with_both_replicas_sweeping() {
     assert_eq!(fired, 1.0, "exactly one replica applied the timeout");
     assert_eq!(a.app.order(1003).await.status, "open");
 }
+
+/// A model that takes 1.5 s to answer "Done." and counts its requests.
+async fn slow_model() -> (String, Arc<std::sync::atomic::AtomicU32>) {
+    use axum::{Router, routing::post};
+    let calls = Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let counter = calls.clone();
+    let router = Router::new().route(
+        "/v1/chat/completions",
+        post(move || {
+            let counter = counter.clone();
+            async move {
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+                let chunk = json!({ "choices": [{ "index": 0, "delta": { "content": "Done." } }] });
+                ([("content-type", "text/event-stream")], format!("data: {chunk}\n\ndata: [DONE]\n\n"))
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    (url, calls)
+}
+
+#[tokio::test]
+async fn when_the_replica_driving_a_task_dies_the_other_takes_it_over_after_the_lease() {
+    let (url, calls) = slow_model().await;
+    let toml = format!("[[agents]]\nname = \"a\"\n[agents.model]\nprovider = \"openai\"\nbase_url = \"{url}\"\nmodel = \"slow\"\nmax_retries = 0\n");
+    let Some((a, b)) = replicas(&toml).await else { return };
+    let c = a.app.create_conversation().await;
+    let task = a.app.say(&c, "hello").await;
+    eventually("A to be asking the model", || async { (calls.load(std::sync::atomic::Ordering::SeqCst) == 1).then_some(()) }).await;
+    a.kill().await; // mid-step: A holds the task's lease and never answers
+    b.app.wait_task(&task, TaskStatus::Completed).await;
+    let events = b.app.detail(&c).await.events;
+    assert_eq!(crate::helpers::assistant_texts(&events), ["Done."], "one answer, from B");
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 2, "B asked the model again once A's lease ran out");
+}
