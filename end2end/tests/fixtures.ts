@@ -2,7 +2,7 @@
 // directory, a free port chosen by the OS. Stopped (and its data removed) when the worker ends.
 import { test as base, expect, BrowserContext } from "@playwright/test";
 import { spawn, spawnSync, ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
@@ -19,6 +19,15 @@ export class Server {
   url = "";
   private proc?: ChildProcess;
   readonly dataDir = mkdtempSync(path.join(tmpdir(), "countersign-e2e-"));
+  private agents?: string;
+
+  /** With `agentsToml`, the server uses that agent configuration instead of the demo one. */
+  constructor(agentsToml?: string) {
+    if (agentsToml) {
+      this.agents = path.join(this.dataDir, "agents.toml");
+      writeFileSync(this.agents, agentsToml);
+    }
+  }
 
   /** Creates a user with the CLI (`countersign user add`), password on stdin. */
   addUser(name: string, admin = false): void {
@@ -38,6 +47,7 @@ export class Server {
         COUNTERSIGN_ADDR: `127.0.0.1:${port}`,
         COUNTERSIGN_DATA_DIR: this.dataDir,
         COUNTERSIGN_SITE_ROOT: siteRoot,
+        ...(this.agents ? { COUNTERSIGN_AGENTS: this.agents } : {}),
         RUST_LOG: process.env.E2E_SERVER_LOG ?? "warn",
       },
       stdio: ["ignore", "pipe", "inherit"],

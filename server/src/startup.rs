@@ -158,9 +158,22 @@ impl Application {
                 tracing::warn!(error = %err, "cannot set TCP_NODELAY");
             }
         });
-        let server = axum::serve(listener, service).with_graceful_shutdown(shutdown_signal());
+        // Graceful shutdown waits for open connections, but an open page's event stream never
+        // ends by itself: after a short grace period the process stops anyway (clients reconnect
+        // with Last-Event-ID to the next server; nothing lives only in memory).
+        let (stopping_tx, mut stopping) = tokio::sync::watch::channel(false);
+        let server = axum::serve(listener, service).with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            let _ = stopping_tx.send(true);
+        });
+        let grace = async move {
+            let _ = stopping.wait_for(|s| *s).await;
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+            tracing::info!("stopping with event streams still open");
+        };
         tokio::select! {
             result = server => result.context("server error"),
+            () = grace => Ok(()),
             () = sweeper::run(self.orchestrator, self.sweep_interval) => Ok(()),
             () = crate::webhooks::run(self.webhooks, self.store) => Ok(()),
         }
@@ -178,6 +191,9 @@ async fn seed_demo_accounts(store: &Store) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// How long requests in flight get to finish after Ctrl-C / SIGTERM.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 async fn shutdown_signal() {
     let ctrl_c = async {

@@ -244,3 +244,13 @@ async fn a_call_left_executing_by_a_crash_is_reported_interrupted_and_never_re_r
     assert_eq!(second.app.order(1003).await.status, "open", "not re-run");
     assert!(assistant_texts(&detail.events).last().unwrap().contains("interrupted"));
 }
+
+#[tokio::test]
+async fn sigterm_stops_the_server_even_while_a_page_holds_an_event_stream_open() {
+    let server = BinaryServer::start(Arc::new(tempfile::tempdir().unwrap()), None).await;
+    let c = server.app.create_conversation().await;
+    let _stream = server.app.sse(&format!("/api/conversations/{c}/events"), None).await;
+    let started = std::time::Instant::now();
+    assert!(server.terminate().await, "a clean exit");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+}

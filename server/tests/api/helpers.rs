@@ -329,6 +329,14 @@ impl BinaryServer {
         Self { child, app }
     }
 
+    /// SIGTERM, then waits (at most 10 s) for the process to exit; returns whether it exited 0.
+    pub async fn terminate(mut self) -> bool {
+        let pid = self.child.id().expect("running").to_string();
+        std::process::Command::new("kill").args(["-TERM", &pid]).status().expect("kill -TERM");
+        let status = tokio::time::timeout(Duration::from_secs(10), self.child.wait()).await.expect("the server stops within 10 s");
+        status.expect("exit status").success()
+    }
+
     /// SIGKILL: no shutdown code runs.
     pub async fn kill(mut self) -> Arc<tempfile::TempDir> {
         self.child.kill().await.expect("kill -9");
