@@ -27,7 +27,7 @@ use crate::{
     api::approvals::actor,
     orchestrator::{Answer, StartError},
     state::AppState,
-    store::{Store, conversations, events},
+    store::{Store, approvals, conversations, events},
 };
 
 const MAX_MESSAGE_CHARS: usize = 8_000;
@@ -92,7 +92,11 @@ async fn post_message(
     if text.chars().count() > MAX_MESSAGE_CHARS {
         return Err(ApiError::invalid("text", format!("the message is longer than {MAX_MESSAGE_CHARS} characters")));
     }
-    // A conversation waiting for a yes/no in the chat takes the message as the answer.
+    // A conversation waiting for a yes/no in the chat takes the message as the answer, which is
+    // a decision like any other: it counts against the user's decision rate limit.
+    if approvals::pending_in_chat(state.store.pool(), &conversation.id).await?.is_some() {
+        state.decisions.check(&user.user.id)?;
+    }
     if let Some(reply) = state.orchestrator.answer_in_chat(&conversation.id, text, &actor(&user)).await? {
         let answer = match reply.answer {
             Answer::Yes => "approved",

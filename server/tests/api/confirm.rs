@@ -123,3 +123,18 @@ async fn a_confirm_mode_other_than_card_or_chat_stops_start_up_naming_the_gate()
     let message = crate::helpers::refused_start_up(&AGENTS.replace("confirm = \"chat\"", "confirm = \"email\"")).await;
     assert!(message.contains("gate \"refunds\"") && message.contains("confirm must be \"card\" or \"chat\""), "{message}");
 }
+
+#[tokio::test]
+async fn chat_answers_count_against_the_decision_rate_limit_and_a_refused_one_changes_nothing() {
+    let app = spawn_app_with(Options { agents_toml: Some(AGENTS.into()), decisions_per_minute: Some(2), ..Default::default() }).await;
+    let c = app.create_conversation().await;
+    let (_task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    for _ in 0..2 {
+        assert_eq!(reply(&app, &c, "maybe").await["confirmation"], "asked_again");
+    }
+    let before = app.detail(&c).await.events.len();
+    let (status, body) = app.post_json(&format!("/api/conversations/{c}/messages"), json!({ "text": "yes" })).await;
+    assert_eq!(status, 429, "{body}");
+    assert_eq!(app.detail(&c).await.events.len(), before, "nothing stored");
+    assert_eq!(approval_state(&app, &approvals[0].id).await["state"], "pending");
+}
