@@ -68,13 +68,10 @@ async fn visible(state: &AppState, user: &CurrentUser, id: &str) -> Result<Appro
 /// The approval if `user` may decide it: visible, and not handed to the admins (unless an admin).
 async fn decidable(state: &AppState, user: &CurrentUser, id: &str) -> Result<ApprovalRow, ApiError> {
     let approval = visible(state, user, id).await?;
-    if approval.escalated_at.is_some() && approval.state == "pending" && !user.user.is_admin() {
-        return Err(ApiError::Forbidden(format!(
-            "this approval is with the admins (escalated by {})",
-            approval.escalated_by.as_deref().unwrap_or("someone")
-        )));
+    match approval.held_by_admins() {
+        Some(why) if !user.user.is_admin() => Err(ApiError::Forbidden(why)),
+        _ => Ok(approval),
     }
-    Ok(approval)
 }
 
 #[tracing::instrument(skip(state, user))]

@@ -34,7 +34,7 @@ async fn no_escalated(state: &AppState, user: &CurrentUser, task_id: &str) -> Re
         return Ok(());
     }
     let pending = crate::store::approvals::pending_for_task(state.store.pool(), task_id).await?;
-    if pending.iter().any(|a| a.escalated_at.is_some()) {
+    if pending.iter().any(|a| a.held_by_admins().is_some()) {
         return Err(ApiError::Forbidden("an approval of this turn is with the admins".into()));
     }
     Ok(())

@@ -59,12 +59,8 @@ impl Orchestrator {
     pub async fn answer_in_chat(self: &Arc<Self>, conversation_id: &str, text: &str, actor: &Actor) -> Result<Option<Reply>, DecisionError> {
         let mut w = self.store.write().await?;
         let Some(approval) = approvals::pending_in_chat(&mut *w.tx, conversation_id).await? else { return Ok(None) };
-        if approval.escalated_at.is_some() && actor.role != "admin" {
-            return Err(DecisionError::Conflict(format!(
-                "the confirmation of {} is with the admins (escalated by {})",
-                approval.tool,
-                approval.escalated_by.as_deref().unwrap_or("someone")
-            )));
+        if let Some(why) = approval.held_by_admins().filter(|_| actor.role != "admin") {
+            return Err(DecisionError::Conflict(why));
         }
         let task = self.waiting_task(&mut w, &approval.task_id).await?;
         let answer = classify(text);

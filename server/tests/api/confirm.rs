@@ -138,3 +138,18 @@ async fn chat_answers_count_against_the_decision_rate_limit_and_a_refused_one_ch
     assert_eq!(app.detail(&c).await.events.len(), before, "nothing stored");
     assert_eq!(approval_state(&app, &approvals[0].id).await["state"], "pending");
 }
+
+#[tokio::test]
+async fn once_handed_to_the_admins_a_chat_answer_from_the_user_is_refused_and_changes_nothing() {
+    let app = app().await;
+    let c = app.create_conversation().await;
+    let (_task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let (status, body) = app.post_json(&format!("/api/approvals/{}/escalate", approvals[0].id), json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    let before = app.detail(&c).await.events.len();
+    let (status, body) = app.post_json(&format!("/api/conversations/{c}/messages"), json!({ "text": "yes" })).await;
+    assert_eq!(status, 409, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("with the admins"), "{body}");
+    assert_eq!(app.detail(&c).await.events.len(), before, "nothing stored");
+    assert_eq!(approval_state(&app, &approvals[0].id).await["state"], "pending");
+}
