@@ -22,10 +22,7 @@ impl std::fmt::Display for ApiFailure {
 /// Reads the API's `{"error": {"message", "details"}}` body.
 pub fn failure_from_body(status: u16, body: &str) -> ApiFailure {
     let value: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
-    let message = value["error"]["message"]
-        .as_str()
-        .map(str::to_owned)
-        .unwrap_or_else(|| format!("the server answered {status}"));
+    let message = value["error"]["message"].as_str().map(str::to_owned).unwrap_or_else(|| format!("the server answered {status}"));
     let details = value["error"]["details"]
         .as_array()
         .map(|items| {
@@ -48,11 +45,8 @@ mod imp {
     use gloo_net::http::{Request, Response};
 
     async fn read<T: DeserializeOwned>(response: Result<Response, gloo_net::Error>) -> Result<T, ApiFailure> {
-        let response = response.map_err(|e| ApiFailure {
-            status: 0,
-            message: format!("cannot reach the server ({e})"),
-            details: vec![],
-        })?;
+        let response =
+            response.map_err(|e| ApiFailure { status: 0, message: format!("cannot reach the server ({e})"), details: vec![] })?;
         let status = response.status();
         let text = response.text().await.unwrap_or_default();
         if !(200..300).contains(&status) {

@@ -407,7 +407,10 @@ impl AgentsConfig {
         workers
             .into_iter()
             .filter_map(|w| self.get(w))
-            .map(|w| std::sync::Arc::new(crate::tools::delegate::DelegateTool::new(&w.name, &w.description)) as std::sync::Arc<dyn crate::tools::Tool>)
+            .map(|w| {
+                std::sync::Arc::new(crate::tools::delegate::DelegateTool::new(&w.name, &w.description))
+                    as std::sync::Arc<dyn crate::tools::Tool>
+            })
             .collect()
     }
 
@@ -493,7 +496,8 @@ mod tests {
 
     #[test]
     fn a_model_without_a_url_scheme_is_refused() {
-        let e = err("[[agents]]\nname = \"a\"\ntools = []\n[agents.model]\nprovider = \"openai\"\nbase_url = \"localhost:1\"\nmodel = \"m\"");
+        let e =
+            err("[[agents]]\nname = \"a\"\ntools = []\n[agents.model]\nprovider = \"openai\"\nbase_url = \"localhost:1\"\nmodel = \"m\"");
         assert!(e.contains("base_url"), "{e}");
     }
 
@@ -524,7 +528,9 @@ mod tests {
 
     #[test]
     fn a_rule_that_does_not_compile_is_refused_naming_the_gate() {
-        let e = err("[[agents]]\nname = \"a\"\ntools = [\"get_order\"]\n[[agents.gates]]\nname = \"big\"\nkind = \"rule\"\nrule = \"args.amount >\"");
+        let e = err(
+            "[[agents]]\nname = \"a\"\ntools = [\"get_order\"]\n[[agents.gates]]\nname = \"big\"\nkind = \"rule\"\nrule = \"args.amount >\"",
+        );
         assert!(e.contains("\"big\"") && e.contains("does not compile"), "{e}");
     }
 

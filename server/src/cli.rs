@@ -244,7 +244,12 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
             let config = crate::agents::AgentsConfig::load(&file, &crate::tools::Registry::builtin())?;
             for agent in &config.agents {
                 let gates: Vec<String> = agent.gates.iter().map(|g| g.name.clone()).collect();
-                println!("agent {}: {} tool(s), gates: {}", agent.name, agent.tools.len(), if gates.is_empty() { "none".into() } else { gates.join(", ") });
+                println!(
+                    "agent {}: {} tool(s), gates: {}",
+                    agent.name,
+                    agent.tools.len(),
+                    if gates.is_empty() { "none".into() } else { gates.join(", ") }
+                );
             }
             println!("{} is valid", file.display());
         }

@@ -41,23 +41,18 @@ impl Config {
     }
 
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> anyhow::Result<Self> {
-        let addr_text = get("COUNTERSIGN_ADDR")
-            .or_else(|| get("LEPTOS_SITE_ADDR"))
-            .unwrap_or_else(|| "127.0.0.1:3000".to_owned());
-        let addr = addr_text
-            .parse()
-            .with_context(|| format!("COUNTERSIGN_ADDR={addr_text:?} is not a socket address like 127.0.0.1:3000"))?;
+        let addr_text = get("COUNTERSIGN_ADDR").or_else(|| get("LEPTOS_SITE_ADDR")).unwrap_or_else(|| "127.0.0.1:3000".to_owned());
+        let addr =
+            addr_text.parse().with_context(|| format!("COUNTERSIGN_ADDR={addr_text:?} is not a socket address like 127.0.0.1:3000"))?;
         let data_dir = PathBuf::from(get("COUNTERSIGN_DATA_DIR").unwrap_or_else(|| "data".to_owned()));
-        let database_url = get("DATABASE_URL")
-            .unwrap_or_else(|| format!("sqlite://{}", data_dir.join("countersign.db").display()));
+        let database_url = get("DATABASE_URL").unwrap_or_else(|| format!("sqlite://{}", data_dir.join("countersign.db").display()));
         if !["sqlite:", "postgres://", "postgresql://"].iter().any(|scheme| database_url.starts_with(scheme)) {
             anyhow::bail!("DATABASE_URL={database_url:?}: use a sqlite:// (the default) or postgres:// URL");
         }
         let log_filter = get("RUST_LOG").unwrap_or_else(|| "info,countersign=debug".to_owned());
         let log_json = matches!(get("COUNTERSIGN_LOG_JSON").as_deref(), Some("1" | "true"));
-        let site_root = PathBuf::from(
-            get("COUNTERSIGN_SITE_ROOT").or_else(|| get("LEPTOS_SITE_ROOT")).unwrap_or_else(|| "target/site".to_owned()),
-        );
+        let site_root =
+            PathBuf::from(get("COUNTERSIGN_SITE_ROOT").or_else(|| get("LEPTOS_SITE_ROOT")).unwrap_or_else(|| "target/site".to_owned()));
         let agents_path = get("COUNTERSIGN_AGENTS").filter(|p| !p.is_empty()).map(PathBuf::from);
         let body_limit = number(&get, "COUNTERSIGN_BODY_LIMIT", 64 * 1024)?;
         let sweep_interval = Duration::from_millis(number(&get, "COUNTERSIGN_SWEEP_MS", 250)?.max(10) as u64);

@@ -4,8 +4,8 @@
 pub mod agents;
 pub mod api;
 pub mod auth;
-pub mod cli;
 pub mod bus;
+pub mod cli;
 pub mod config;
 pub mod metrics;
 pub mod model;

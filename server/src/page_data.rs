@@ -15,11 +15,7 @@ use app::{
 use crate::{
     api::session::me_of,
     auth::Viewer,
-    store::{
-        Store, approvals, conversations, events,
-        time::now_ms,
-        users::User,
-    },
+    store::{Store, approvals, conversations, events, time::now_ms, users::User},
 };
 
 struct StorePages(Store);

@@ -82,9 +82,7 @@ impl Application {
         let orchestrator = Orchestrator::new(store.clone(), models, tools, agents, parts.before_commit, config.task_lease);
         tokio::spawn(Arc::clone(&orchestrator).renew_claims());
 
-        let listener = TcpListener::bind(config.addr)
-            .await
-            .with_context(|| format!("failed to listen on {}", config.addr))?;
+        let listener = TcpListener::bind(config.addr).await.with_context(|| format!("failed to listen on {}", config.addr))?;
         let addr = listener.local_addr()?;
         let leptos_options = LeptosOptions::builder()
             .output_name(app::OUTPUT_NAME)
@@ -95,7 +93,8 @@ impl Application {
         let body_limit = config.body_limit;
         let secure_cookies = config.secure_cookies;
         let decisions = DecisionLimiter::new(config.decisions_per_minute);
-        let state = AppState { leptos_options, store: store.clone(), orchestrator: orchestrator.clone(), config: Arc::new(config), decisions };
+        let state =
+            AppState { leptos_options, store: store.clone(), orchestrator: orchestrator.clone(), config: Arc::new(config), decisions };
 
         let session_layer = SessionManagerLayer::new(sessions)
             .with_name("countersign_session")

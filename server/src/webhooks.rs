@@ -6,12 +6,12 @@
 
 use std::time::Duration;
 
+use crate::store::{Store, outbox, time::now_ms};
 use app::domain::Event;
 use hmac::{Hmac, Mac};
 use serde::Deserialize;
 use serde_json::json;
 use sha2::Sha256;
-use crate::store::{Store, outbox, time::now_ms};
 
 pub const SIGNATURE_HEADER: &str = "x-countersign-signature";
 const ATTEMPTS: u32 = 5;

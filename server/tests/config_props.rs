@@ -18,15 +18,7 @@ fn tool() -> impl Strategy<Value = String> {
 }
 
 fn gate() -> impl Strategy<Value = String> {
-    let kind = prop_oneof![
-        Just("tools"),
-        Just("all"),
-        Just("destructive"),
-        Just("disabled"),
-        Just("rule"),
-        Just("any"),
-        Just("bogus")
-    ];
+    let kind = prop_oneof![Just("tools"), Just("all"), Just("destructive"), Just("disabled"), Just("rule"), Just("any"), Just("bogus")];
     let rule = prop_oneof![
         Just("tool == \"process_refund\" && args.amount > 100"),
         Just("user == \"alice\""),

@@ -44,11 +44,8 @@ fn rows(view: &ConversationView) -> Vec<Row> {
 /// `(task, pending)` when this card is the first of two or more pending calls of its turn.
 fn batch_before(view: &ConversationView, call_id: &str) -> Option<(String, usize)> {
     let card = view.card(call_id).filter(|c| c.status == CardStatus::PendingApproval)?;
-    let pending: Vec<&str> = view
-        .cards()
-        .filter(|c| c.task_id == card.task_id && c.status == CardStatus::PendingApproval)
-        .map(|c| c.call_id.as_str())
-        .collect();
+    let pending: Vec<&str> =
+        view.cards().filter(|c| c.task_id == card.task_id && c.status == CardStatus::PendingApproval).map(|c| c.call_id.as_str()).collect();
     (pending.len() >= 2 && pending[0] == call_id).then(|| (card.task_id.clone(), pending.len()))
 }
 
@@ -108,7 +105,9 @@ pub fn ChatView(data: ChatData, #[prop(into)] on_sent: Callback<()>) -> impl Int
         })
     };
     let open_task = Memo::new(move |_| {
-        view.with(|v| v.current_task().filter(|t| matches!(t.status, TaskStatus::Working | TaskStatus::InputRequired)).map(|t| t.task_id.clone()))
+        view.with(|v| {
+            v.current_task().filter(|t| matches!(t.status, TaskStatus::Working | TaskStatus::InputRequired)).map(|t| t.task_id.clone())
+        })
     });
     let abort_error = RwSignal::new(None::<ApiFailure>);
     let abort = move |_| {

@@ -39,7 +39,8 @@ pub fn Composer(conversation_id: String, view: RwSignal<ConversationView>, #[pro
         sending.set(true);
         error.set(None);
         spawn_local(async move {
-            let result = client::post::<_, Value>(&format!("/api/conversations/{conversation_id}/messages"), &NewMessage { text: message }).await;
+            let result =
+                client::post::<_, Value>(&format!("/api/conversations/{conversation_id}/messages"), &NewMessage { text: message }).await;
             sending.set(false);
             match result {
                 Ok(_) => {

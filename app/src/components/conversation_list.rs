@@ -9,7 +9,10 @@ use crate::{
 
 /// The sidebar: New chat and the list of chats, the open one marked.
 #[component]
-pub fn ConversationList(conversations: Resource<Loaded<Vec<Conversation>>>, #[prop(into)] selected: Signal<Option<String>>) -> impl IntoView {
+pub fn ConversationList(
+    conversations: Resource<Loaded<Vec<Conversation>>>,
+    #[prop(into)] selected: Signal<Option<String>>,
+) -> impl IntoView {
     let creating = RwSignal::new(false);
     let error = RwSignal::new(None::<ApiFailure>);
     // Whom a new chat talks to; empty means the default (first) agent.

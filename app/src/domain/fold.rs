@@ -47,7 +47,11 @@ pub struct GrantView {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Item {
-    User { seq: i64, task_id: String, text: String },
+    User {
+        seq: i64,
+        task_id: String,
+        text: String,
+    },
     /// `agent` is set for a worker's reply (a sub-agent's answer to its supervisor).
     Assistant {
         seq: i64,
@@ -184,19 +188,19 @@ impl ConversationView {
                     Some(grant.created_by.clone())
                 });
                 self.items.push(Item::Card(Box::new(Card {
-                call_id: call_id.clone(),
-                task_id: task_id.clone(),
-                tool: tool.clone(),
-                agent: agent.clone(),
-                summary: summary.clone(),
-                args: args.clone(),
-                risk: *risk,
-                status: CardStatus::Requested,
-                approval: None,
-                decision: None,
-                result: None,
-                granted_by,
-            })))
+                    call_id: call_id.clone(),
+                    task_id: task_id.clone(),
+                    tool: tool.clone(),
+                    agent: agent.clone(),
+                    summary: summary.clone(),
+                    args: args.clone(),
+                    risk: *risk,
+                    status: CardStatus::Requested,
+                    approval: None,
+                    decision: None,
+                    result: None,
+                    granted_by,
+                })))
             }
             EventBody::GrantCreated { grant_id, tool, created_by, expires_at, max_uses, .. } => self.grants.push(GrantView {
                 grant_id: grant_id.clone(),
@@ -276,7 +280,12 @@ impl ConversationView {
                 }
             }
             EventBody::TaskStatus { task_id, status, message, parent_call_id } => {
-                let view = TaskView { task_id: task_id.clone(), status: *status, message: message.clone(), parent_call_id: parent_call_id.clone() };
+                let view = TaskView {
+                    task_id: task_id.clone(),
+                    status: *status,
+                    message: message.clone(),
+                    parent_call_id: parent_call_id.clone(),
+                };
                 match self.tasks.iter_mut().find(|t| &t.task_id == task_id) {
                     Some(existing) => *existing = view,
                     None => self.tasks.push(view),
@@ -323,9 +332,8 @@ impl ConversationView {
 
     /// A call waits for the user's yes or no in the chat (and not for the admins).
     pub fn waits_for_chat_answer(&self) -> bool {
-        self.cards().any(|c| {
-            c.status == CardStatus::PendingApproval && c.approval.as_ref().is_some_and(|a| a.in_chat && a.escalated_by.is_none())
-        })
+        self.cards()
+            .any(|c| c.status == CardStatus::PendingApproval && c.approval.as_ref().is_some_and(|a| a.in_chat && a.escalated_by.is_none()))
     }
 
     /// The most recent turn (not a worker's task), which decides whether the composer is usable.
@@ -455,10 +463,7 @@ mod tests {
         log.decide("t", "k1", ApprovalOutcome::Approved, None).started("t", "k1").result("t", "k1", true);
         log.decide("t", "k2", ApprovalOutcome::Rejected, None).result("t", "k2", false);
         log.decide("t", "k3", ApprovalOutcome::Approved, None).started("t", "k3").result("t", "k3", false);
-        assert_eq!(
-            statuses(&log.view()),
-            [("k1", CardStatus::Completed), ("k2", CardStatus::Rejected), ("k3", CardStatus::Failed)]
-        );
+        assert_eq!(statuses(&log.view()), [("k1", CardStatus::Completed), ("k2", CardStatus::Rejected), ("k3", CardStatus::Failed)]);
         assert_eq!(log.view().card("k2").unwrap().decision.as_ref().unwrap().reason.as_deref(), Some("no"));
     }
 
@@ -522,7 +527,12 @@ mod tests {
     fn a_repeat_of_a_rejected_call_shows_as_rejected_without_an_approval() {
         let mut log = Log::new();
         log.user("t", "again").call("t", "k9", json!({}));
-        log.push(EventBody::ToolResult { task_id: "t".into(), call_id: "k9".into(), ok: false, output: json!({ "status": "rejected", "reason": "already" }) });
+        log.push(EventBody::ToolResult {
+            task_id: "t".into(),
+            call_id: "k9".into(),
+            ok: false,
+            output: json!({ "status": "rejected", "reason": "already" }),
+        });
         let view = log.view();
         assert_eq!(statuses(&view), [("k9", CardStatus::Rejected)]);
         assert_eq!(view.pending_count(), 0);
@@ -588,8 +598,18 @@ mod tests {
     fn a_workers_task_never_becomes_the_current_turn() {
         let mut log = Log::new();
         log.user("t", "hi").status("t", TaskStatus::Working).call("t", "ask", json!({}));
-        log.push(EventBody::TaskStatus { task_id: "w".into(), status: TaskStatus::Working, message: None, parent_call_id: Some("ask".into()) });
-        log.push(EventBody::TaskStatus { task_id: "w".into(), status: TaskStatus::Completed, message: None, parent_call_id: Some("ask".into()) });
+        log.push(EventBody::TaskStatus {
+            task_id: "w".into(),
+            status: TaskStatus::Working,
+            message: None,
+            parent_call_id: Some("ask".into()),
+        });
+        log.push(EventBody::TaskStatus {
+            task_id: "w".into(),
+            status: TaskStatus::Completed,
+            message: None,
+            parent_call_id: Some("ask".into()),
+        });
         let view = log.view();
         assert_eq!(view.current_task().map(|t| (t.task_id.as_str(), t.status)), Some(("t", TaskStatus::Working)));
     }

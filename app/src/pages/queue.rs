@@ -7,11 +7,7 @@ use leptos_router::hooks::use_query_map;
 use crate::{
     components::tool_card::ToolCard,
     data::{QueueQuery, approvals_loader},
-    domain::{
-        Card, CardStatus,
-        fold::CardApproval,
-        wire::Approval,
-    },
+    domain::{Card, CardStatus, fold::CardApproval, wire::Approval},
     live,
     time::now_ms,
 };

@@ -49,7 +49,12 @@ struct ListQuery {
 
 /// The decision's actor as the audit trail records it.
 pub fn actor(user: &CurrentUser) -> Actor {
-    Actor { name: user.user.username.clone(), role: user.user.role.as_str().into(), ip: user.ip.clone(), user_agent: user.user_agent.clone() }
+    Actor {
+        name: user.user.username.clone(),
+        role: user.user.role.as_str().into(),
+        ip: user.ip.clone(),
+        user_agent: user.user_agent.clone(),
+    }
 }
 
 /// The rejection reason of an optional body; blank means none.
@@ -83,7 +88,11 @@ async fn escalate(State(state): State<AppState>, user: CurrentUser, Path(id): Pa
 }
 
 #[tracing::instrument(skip(state, user))]
-async fn list(State(state): State<AppState>, user: CurrentUser, ApiQuery(query): ApiQuery<ListQuery>) -> Result<Json<Vec<Approval>>, ApiError> {
+async fn list(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> Result<Json<Vec<Approval>>, ApiError> {
     let status = query.status.as_deref().unwrap_or("pending");
     if !STATES.contains(&status) {
         return Err(ApiError::invalid("status", format!("unknown status {status:?}; expected one of {}", STATES.join(", "))));

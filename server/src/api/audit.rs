@@ -1,12 +1,6 @@
 //! The audit trail for admins: pages, a JSON Lines export, and chain verification.
 
-use axum::{
-    Json, Router,
-    extract::State,
-    http::header,
-    response::IntoResponse,
-    routing::get,
-};
+use axum::{Json, Router, extract::State, http::header, response::IntoResponse, routing::get};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -18,10 +12,7 @@ use crate::{
 };
 
 pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/audit", get(list))
-        .route("/api/audit/export", get(export))
-        .route("/api/audit/verify", get(verify))
+    Router::new().route("/api/audit", get(list)).route("/api/audit/export", get(export)).route("/api/audit/verify", get(verify))
 }
 
 #[derive(Deserialize)]

@@ -23,8 +23,8 @@ use super::{
     stream::{ResumeQuery, resume_point},
 };
 use crate::{
-    auth::CurrentUser,
     api::approvals::actor,
+    auth::CurrentUser,
     orchestrator::{Answer, StartError},
     state::AppState,
     store::{Store, approvals, conversations, events},
@@ -50,7 +50,11 @@ pub async fn visible(store: &Store, user: &CurrentUser, id: &str) -> Result<Conv
 }
 
 #[tracing::instrument(skip(state, user, body))]
-async fn create(State(state): State<AppState>, user: CurrentUser, ApiJson(body): ApiJson<NewConversation>) -> Result<(StatusCode, Json<Conversation>), ApiError> {
+async fn create(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    ApiJson(body): ApiJson<NewConversation>,
+) -> Result<(StatusCode, Json<Conversation>), ApiError> {
     let agents = state.orchestrator.agents();
     let agent = match body.agent.as_deref() {
         None => agents.default_agent(),
@@ -103,7 +107,10 @@ async fn post_message(
             Answer::No => "rejected",
             Answer::Unclear => "asked_again",
         };
-        return Ok((StatusCode::ACCEPTED, Json(json!({ "task_id": reply.task_id, "approval_id": reply.approval_id, "confirmation": answer }))));
+        return Ok((
+            StatusCode::ACCEPTED,
+            Json(json!({ "task_id": reply.task_id, "approval_id": reply.approval_id, "confirmation": answer })),
+        ));
     }
     match state.orchestrator.start_turn(&conversation, text).await {
         Ok(task_id) => Ok((StatusCode::ACCEPTED, Json(json!({ "task_id": task_id })))),

@@ -2,7 +2,10 @@
 
 use axum::{
     body::Bytes,
-    extract::{FromRequest, FromRequestParts, OptionalFromRequest, Request, rejection::{JsonRejection, QueryRejection}},
+    extract::{
+        FromRequest, FromRequestParts, OptionalFromRequest, Request,
+        rejection::{JsonRejection, QueryRejection},
+    },
     http::{StatusCode, request::Parts},
 };
 use serde::de::DeserializeOwned;

@@ -31,7 +31,8 @@ async fn stream(State(state): State<AppState>, user: CurrentUser) -> Sse<impl St
                     EventBody::ApprovalRequired { approval_id, .. }
                     | EventBody::ApprovalDecided { approval_id, .. }
                     | EventBody::ApprovalEscalated { approval_id, .. } => {
-                        let owner = conversations::get(state.store.pool(), &event.conversation_id).await.ok().flatten().and_then(|c| c.owner_id);
+                        let owner =
+                            conversations::get(state.store.pool(), &event.conversation_id).await.ok().flatten().and_then(|c| c.owner_id);
                         if !user.can_see(owner.as_deref()) {
                             continue;
                         }

@@ -77,7 +77,10 @@ async fn login_form(
         Err(FormRejection::InvalidFormContentType(_)) => {
             return ApiError::UnsupportedMediaType("send Content-Type: application/x-www-form-urlencoded".into()).into_response();
         }
-        Err(rejection) => return ApiError::invalid("body", format!("the login form needs username and password: {}", rejection.body_text())).into_response(),
+        Err(rejection) => {
+            return ApiError::invalid("body", format!("the login form needs username and password: {}", rejection.body_text()))
+                .into_response();
+        }
     };
     let target = safe_next(next.next);
     match authenticate(&state, &session, body).await {

@@ -46,9 +46,7 @@ async fn demo(headers: HeaderMap, Query(query): Query<ResumeQuery>) -> Sse<impl 
         .enumerate()
         .map(|(i, name)| (i as i64 + 1, *name))
         .filter(move |(seq, _)| *seq > after)
-        .map(|(seq, name)| {
-            Ok(Event::default().event(name).id(seq.to_string()).data(json!({ "seq": seq }).to_string()))
-        })
+        .map(|(seq, name)| Ok(Event::default().event(name).id(seq.to_string()).data(json!({ "seq": seq }).to_string())))
         .collect::<Vec<_>>();
     // A little spacing makes the stream observably live rather than one burst.
     let stream = futures::stream::iter(events).then(|event| async move {

@@ -54,7 +54,11 @@ async fn read(State(state): State<AppState>, user: CurrentUser, Path(id): Path<S
 }
 
 #[tracing::instrument(skip(state, user))]
-async fn approve_all(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<Json<Vec<DecisionOutcome>>, ApiError> {
+async fn approve_all(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<DecisionOutcome>>, ApiError> {
     state.decisions.check(&user.user.id)?;
     visible_task(&state, &user, &id).await?;
     no_escalated(&state, &user, &id).await?;

@@ -43,7 +43,11 @@ struct TokenView {
     created_at: String,
 }
 
-async fn create(State(state): State<AppState>, user: CurrentUser, ApiJson(body): ApiJson<NewToken>) -> Result<(StatusCode, Json<CreatedToken>), ApiError> {
+async fn create(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    ApiJson(body): ApiJson<NewToken>,
+) -> Result<(StatusCode, Json<CreatedToken>), ApiError> {
     let name = body.name.trim().to_owned();
     if name.is_empty() || name.chars().count() > 100 {
         return Err(ApiError::invalid("name", "a token needs a name of 1 to 100 characters"));

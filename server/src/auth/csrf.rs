@@ -12,7 +12,10 @@ use axum::{
 use crate::api::ApiError;
 
 pub async fn same_origin_only(req: Request, next: Next) -> Result<Response, ApiError> {
-    if !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) && !req.headers().contains_key(header::AUTHORIZATION) && is_cross_site(req.headers()) {
+    if !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS)
+        && !req.headers().contains_key(header::AUTHORIZATION)
+        && is_cross_site(req.headers())
+    {
         return Err(ApiError::Forbidden("cross-site requests are refused".into()));
     }
     Ok(next.run(req).await)

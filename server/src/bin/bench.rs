@@ -34,7 +34,16 @@ struct Sizes {
 impl Sizes {
     fn new(quick: bool) -> Self {
         if quick {
-            Self { sequential: 5, concurrent_cycles: 8, concurrency: 4, reload_turns: 10, reload_samples: 3, storage_turns: [2, 4, 6], paused_tasks: 20, fanout: vec![10] }
+            Self {
+                sequential: 5,
+                concurrent_cycles: 8,
+                concurrency: 4,
+                reload_turns: 10,
+                reload_samples: 3,
+                storage_turns: [2, 4, 6],
+                paused_tasks: 20,
+                fanout: vec![10],
+            }
         } else {
             Self {
                 sequential: 200,
@@ -266,7 +275,10 @@ async fn long_conversation(server: &Server, turns: usize) -> anyhow::Result<Stri
     for turn in 0..turns {
         let gated = turn % 20 == 0 || turn + 1 == turns;
         let text = if gated { "refund $1 on order 1004" } else { "look up order 1001" };
-        let task = server.post(&format!("/api/conversations/{c}/messages"), json!({ "text": text })).await?["task_id"].as_str().context("task")?.to_owned();
+        let task = server.post(&format!("/api/conversations/{c}/messages"), json!({ "text": text })).await?["task_id"]
+            .as_str()
+            .context("task")?
+            .to_owned();
         if gated {
             let required = stream.until("approval-required", |d| d["task_id"] == task.as_str()).await?;
             if turn + 1 == turns {
@@ -295,8 +307,20 @@ async fn reload(server: &Server, sizes: &Sizes, report: &mut Report) -> anyhow::
     }
     report.section(
         "3. Reload a long conversation",
-        &["turns", "events", "samples", "GET /api/conversations/{id} (load + fold + JSON) ms p50/p99/max", "server-rendered chat page ms p50/p99/max"],
-        vec![vec![sizes.reload_turns.to_string(), events.to_string(), sizes.reload_samples.to_string(), Timings(api).summary(), Timings(page).summary()]],
+        &[
+            "turns",
+            "events",
+            "samples",
+            "GET /api/conversations/{id} (load + fold + JSON) ms p50/p99/max",
+            "server-rendered chat page ms p50/p99/max",
+        ],
+        vec![vec![
+            sizes.reload_turns.to_string(),
+            events.to_string(),
+            sizes.reload_samples.to_string(),
+            Timings(api).summary(),
+            Timings(page).summary(),
+        ]],
     );
     Ok(())
 }
@@ -308,13 +332,26 @@ async fn storage(bin: &Path, sizes: &Sizes, report: &mut Report) -> anyhow::Resu
         let c = long_conversation(&server, turns).await?;
         let db = sqlx::SqlitePool::connect(&format!("sqlite://{}", server.data_dir.path().join("countersign.db").display())).await?;
         let (events, bytes): (i64, i64) =
-            sqlx::query_as("SELECT COUNT(*), COALESCE(SUM(LENGTH(body)), 0) FROM events WHERE conversation_id = ?").bind(&c).fetch_one(&db).await?;
+            sqlx::query_as("SELECT COUNT(*), COALESCE(SUM(LENGTH(body)), 0) FROM events WHERE conversation_id = ?")
+                .bind(&c)
+                .fetch_one(&db)
+                .await?;
         let _ = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&db).await;
         db.close().await;
         let file = std::fs::metadata(server.data_dir.path().join("countersign.db")).map(|m| m.len()).unwrap_or(0);
-        rows.push(vec![turns.to_string(), events.to_string(), bytes.to_string(), format!("{:.0}", bytes as f64 / turns as f64), file.to_string()]);
+        rows.push(vec![
+            turns.to_string(),
+            events.to_string(),
+            bytes.to_string(),
+            format!("{:.0}", bytes as f64 / turns as f64),
+            file.to_string(),
+        ]);
     }
-    report.section("4. Storage", &["turns", "events", "event bytes", "bytes per turn", "database file bytes (all tables, after checkpoint)"], rows);
+    report.section(
+        "4. Storage",
+        &["turns", "events", "event bytes", "bytes per turn", "database file bytes (all tables, after checkpoint)"],
+        rows,
+    );
     Ok(())
 }
 
@@ -355,7 +392,12 @@ async fn memory(bin: &Path, sizes: &Sizes, report: &mut Report) -> anyhow::Resul
     report.section(
         "5. Memory (server RSS)",
         &["paused tasks", "RSS before KiB", "RSS after KiB", "per paused task (bytes)"],
-        vec![vec![expected.to_string(), before.to_string(), after.to_string(), format!("{:.0}", (after.saturating_sub(before) * 1024) as f64 / expected as f64)]],
+        vec![vec![
+            expected.to_string(),
+            before.to_string(),
+            after.to_string(),
+            format!("{:.0}", (after.saturating_sub(before) * 1024) as f64 / expected as f64),
+        ]],
     );
     Ok(())
 }
@@ -392,7 +434,11 @@ async fn fanout(bin: &Path, sizes: &Sizes, report: &mut Report) -> anyhow::Resul
         }
         rows.push(vec![opened.to_string(), delivered.len().to_string(), Timings(delivered).summary()]);
     }
-    report.section("6. SSE fan-out (one event to N clients of one conversation)", &["clients", "delivered", "delivery ms p50/p99/max"], rows);
+    report.section(
+        "6. SSE fan-out (one event to N clients of one conversation)",
+        &["clients", "delivered", "delivery ms p50/p99/max"],
+        rows,
+    );
     Ok(())
 }
 

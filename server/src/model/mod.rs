@@ -101,9 +101,10 @@ impl Models {
                 (None, ModelConfig::Scripted) => std::sync::Arc::new(scripted::ScriptedModel::default()),
                 (None, ModelConfig::Openai { base_url, model, api_key_env, temperature, max_retries, timeout_secs }) => {
                     let api_key = match api_key_env {
-                        Some(var) => Some(std::env::var(var).map_err(|_| {
-                            anyhow::anyhow!("agent {:?}: model.api_key_env names {var}, which is not set", agent.name)
-                        })?),
+                        Some(var) => Some(
+                            std::env::var(var)
+                                .map_err(|_| anyhow::anyhow!("agent {:?}: model.api_key_env names {var}, which is not set", agent.name))?,
+                        ),
                         None => None,
                     };
                     let timeout = std::time::Duration::from_secs_f64(*timeout_secs);

@@ -22,7 +22,14 @@ pub struct OpenAiModel {
 }
 
 impl OpenAiModel {
-    pub fn new(base_url: &str, model: &str, api_key: Option<String>, temperature: Option<f64>, max_retries: u32, timeout: Duration) -> anyhow::Result<Self> {
+    pub fn new(
+        base_url: &str,
+        model: &str,
+        api_key: Option<String>,
+        temperature: Option<f64>,
+        max_retries: u32,
+        timeout: Duration,
+    ) -> anyhow::Result<Self> {
         let client = reqwest::Client::builder().timeout(timeout).build().context("cannot build the HTTP client")?;
         Ok(Self {
             client,
@@ -61,7 +68,8 @@ impl OpenAiModel {
         let response = http.send().await.map_err(|e| (backoff, anyhow::anyhow!("cannot reach the model at {}: {e}", self.url)))?;
         let status = response.status();
         if status == 429 || status.is_server_error() {
-            let wait = response.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok()).map(Duration::from_secs);
+            let wait =
+                response.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok()).map(Duration::from_secs);
             let text = response.text().await.unwrap_or_default();
             return Err((Some(wait.unwrap_or(Duration::ZERO)), anyhow::anyhow!("the model answered {status}: {}", short(&text))));
         }
@@ -69,7 +77,8 @@ impl OpenAiModel {
             let text = response.text().await.unwrap_or_default();
             return Err((None, anyhow::anyhow!("the model answered {status}: {}", short(&text))));
         }
-        let is_stream = response.headers().get("content-type").and_then(|v| v.to_str().ok()).is_some_and(|c| c.starts_with("text/event-stream"));
+        let is_stream =
+            response.headers().get("content-type").and_then(|v| v.to_str().ok()).is_some_and(|c| c.starts_with("text/event-stream"));
         if !is_stream {
             let value: Value = response.json().await.map_err(|e| (backoff, anyhow::anyhow!("unreadable answer from the model: {e}")))?;
             return Ok(from_message(&value["choices"][0]["message"]));
@@ -81,7 +90,8 @@ impl OpenAiModel {
             if event.data.trim() == "[DONE]" {
                 break;
             }
-            let chunk: Value = serde_json::from_str(&event.data).map_err(|e| (None, anyhow::anyhow!("unreadable chunk from the model: {e}")))?;
+            let chunk: Value =
+                serde_json::from_str(&event.data).map_err(|e| (None, anyhow::anyhow!("unreadable chunk from the model: {e}")))?;
             if let Some(message) = chunk["error"]["message"].as_str() {
                 return Err((None, anyhow::anyhow!("the model reported an error: {message}")));
             }

@@ -25,12 +25,20 @@ pub const HELP: &str = "I am Countersign's scripted demo agent. Try: \"list orde
 
 #[derive(Debug, PartialEq)]
 enum Intent {
-    List { customer: Option<String> },
+    List {
+        customer: Option<String>,
+    },
     Get(Vec<i64>),
     Cancel(Vec<i64>),
-    Refund { orders: Vec<i64>, amount: Option<f64> },
+    Refund {
+        orders: Vec<i64>,
+        amount: Option<f64>,
+    },
     /// "cancel/refund all orders of NAME": list first, then act on each open order.
-    ForAll { action: &'static str, customer: String },
+    ForAll {
+        action: &'static str,
+        customer: String,
+    },
     Help,
 }
 
@@ -174,7 +182,10 @@ impl Model for ScriptedModel {
         let delegate = request.tools.iter().find_map(|t| t.name.strip_prefix("ask_").map(|worker| (t.name.clone(), worker.to_owned())));
         if turn.is_empty() {
             if let Some((tool, worker)) = delegate {
-                return Ok(ModelReply { text: Some(format!("I will ask {worker} to handle this.")), calls: vec![call(&tool, json!({ "task": text }))] });
+                return Ok(ModelReply {
+                    text: Some(format!("I will ask {worker} to handle this.")),
+                    calls: vec![call(&tool, json!({ "task": text }))],
+                });
             }
             return Ok(plan(intent(text)));
         }

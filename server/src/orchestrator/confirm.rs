@@ -56,7 +56,12 @@ pub struct Reply {
 impl Orchestrator {
     /// When the conversation waits for a yes/no in the chat, takes `text` as the answer and
     /// returns what it did; `None` when nothing waits (the message starts a new turn instead).
-    pub async fn answer_in_chat(self: &Arc<Self>, conversation_id: &str, text: &str, actor: &Actor) -> Result<Option<Reply>, DecisionError> {
+    pub async fn answer_in_chat(
+        self: &Arc<Self>,
+        conversation_id: &str,
+        text: &str,
+        actor: &Actor,
+    ) -> Result<Option<Reply>, DecisionError> {
         let mut w = self.store.write().await?;
         let Some(approval) = approvals::pending_in_chat(&mut *w.tx, conversation_id).await? else { return Ok(None) };
         if let Some(why) = approval.held_by_admins().filter(|_| actor.role != "admin") {

@@ -40,10 +40,17 @@ impl Actor {
 #[derive(Clone, Debug)]
 pub enum Decision {
     /// With `grant`, also allow the tool in this conversation from now on.
-    Approve { args: Option<Value>, grant: Option<GrantRequest> },
-    Reject { reason: Option<String> },
+    Approve {
+        args: Option<Value>,
+        grant: Option<GrantRequest>,
+    },
+    Reject {
+        reason: Option<String>,
+    },
     /// Do not run the call; send the human's guidance to the model instead.
-    Defer { guidance: String },
+    Defer {
+        guidance: String,
+    },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -79,9 +86,7 @@ impl Orchestrator {
                 }
                 outcome
             }
-            Decision::Reject { reason } => {
-                self.apply(&mut w, &task, &approval, ApprovalOutcome::Rejected, actor, reason, None).await?
-            }
+            Decision::Reject { reason } => self.apply(&mut w, &task, &approval, ApprovalOutcome::Rejected, actor, reason, None).await?,
             Decision::Defer { guidance } => {
                 self.apply(&mut w, &task, &approval, ApprovalOutcome::Deferred, actor, Some(guidance), None).await?
             }
@@ -92,7 +97,12 @@ impl Orchestrator {
     }
 
     /// Decides every pending approval of a task the same way (Approve All / Reject All).
-    pub async fn decide_all(self: &Arc<Self>, task_id: &str, decision: Decision, actor: &Actor) -> Result<Vec<DecisionOutcome>, DecisionError> {
+    pub async fn decide_all(
+        self: &Arc<Self>,
+        task_id: &str,
+        decision: Decision,
+        actor: &Actor,
+    ) -> Result<Vec<DecisionOutcome>, DecisionError> {
         let mut w = self.store.write().await?;
         let task = self.waiting_task(&mut w, task_id).await?;
         let pending = approvals::pending_for_task(&mut *w.tx, task_id).await?;
@@ -164,7 +174,14 @@ impl Orchestrator {
     }
 
     /// Records a standing permission for the approval's tool in its conversation.
-    async fn grant(&self, w: &mut Write, task: &TaskRow, approval: &ApprovalRow, actor: &Actor, request: GrantRequest) -> Result<(), DecisionError> {
+    async fn grant(
+        &self,
+        w: &mut Write,
+        task: &TaskRow,
+        approval: &ApprovalRow,
+        actor: &Actor,
+        request: GrantRequest,
+    ) -> Result<(), DecisionError> {
         let expires_at = request.ttl_secs.map(|s| now_ms() + (s.min(365 * 24 * 3600) as i64) * 1000);
         let max_uses = request.max_uses.map(i64::from);
         if max_uses == Some(0) {
@@ -199,14 +216,23 @@ impl Orchestrator {
     /// Revokes a grant; later calls of its tool ask again.
     pub async fn revoke_grant(self: &Arc<Self>, grant_id: &str, actor: &Actor) -> Result<(), DecisionError> {
         let mut w = self.store.write().await?;
-        let grant = grants::get(&mut *w.tx, grant_id).await?.ok_or_else(|| DecisionError::NotFound(format!("grant {grant_id} does not exist")))?;
+        let grant =
+            grants::get(&mut *w.tx, grant_id).await?.ok_or_else(|| DecisionError::NotFound(format!("grant {grant_id} does not exist")))?;
         if !grants::revoke(&mut w.tx, grant_id, &actor.name).await? {
             return Err(DecisionError::Conflict(format!("grant {grant_id} is already revoked")));
         }
-        w.append(&grant.conversation_id, EventBody::GrantRevoked { task_id: String::new(), grant_id: grant_id.to_owned(), revoked_by: actor.name.clone() })
-            .await?;
-        audit::append(&mut w.tx, "grant.revoked", &actor.name, json!({ "grant_id": grant_id, "conversation_id": grant.conversation_id, "tool": grant.tool, "uses": grant.uses }))
-            .await?;
+        w.append(
+            &grant.conversation_id,
+            EventBody::GrantRevoked { task_id: String::new(), grant_id: grant_id.to_owned(), revoked_by: actor.name.clone() },
+        )
+        .await?;
+        audit::append(
+            &mut w.tx,
+            "grant.revoked",
+            &actor.name,
+            json!({ "grant_id": grant_id, "conversation_id": grant.conversation_id, "tool": grant.tool, "uses": grant.uses }),
+        )
+        .await?;
         w.commit().await?;
         Ok(())
     }
@@ -241,9 +267,8 @@ impl Orchestrator {
     /// Stops a task: pending approvals and approved-but-unrun calls are canceled.
     pub async fn abort(self: &Arc<Self>, task_id: &str, actor: &Actor) -> Result<(), DecisionError> {
         let mut w = self.store.write().await?;
-        let task = tasks::get(&mut *w.tx, task_id)
-            .await?
-            .ok_or_else(|| DecisionError::NotFound(format!("task {task_id} does not exist")))?;
+        let task =
+            tasks::get(&mut *w.tx, task_id).await?.ok_or_else(|| DecisionError::NotFound(format!("task {task_id} does not exist")))?;
         if task.status().is_final() {
             return Err(DecisionError::Conflict(format!("task {task_id} is already {}", task.status().as_str())));
         }
@@ -291,14 +316,10 @@ impl Orchestrator {
     }
 
     pub(super) async fn waiting_task(&self, w: &mut Write, task_id: &str) -> Result<TaskRow, DecisionError> {
-        let task = tasks::get(&mut *w.tx, task_id)
-            .await?
-            .ok_or_else(|| DecisionError::NotFound(format!("task {task_id} does not exist")))?;
+        let task =
+            tasks::get(&mut *w.tx, task_id).await?.ok_or_else(|| DecisionError::NotFound(format!("task {task_id} does not exist")))?;
         if task.status() != TaskStatus::InputRequired {
-            return Err(DecisionError::Conflict(format!(
-                "task {task_id} is {}, not waiting for a decision",
-                task.status().as_str()
-            )));
+            return Err(DecisionError::Conflict(format!("task {task_id} is {}, not waiting for a decision", task.status().as_str())));
         }
         Ok(task)
     }
@@ -379,8 +400,7 @@ impl Orchestrator {
                 ApprovalOutcome::Deferred => json!({ "status": "deferred", "guidance": reason.clone().unwrap_or_default() }),
                 _ => json!({ "status": "rejected", "reason": reason.clone().unwrap_or_else(|| "rejected by a reviewer".into()) }),
             };
-            w.append(cid, EventBody::ToolResult { task_id: task.id.clone(), call_id: approval.call_id.clone(), ok: false, output })
-                .await?;
+            w.append(cid, EventBody::ToolResult { task_id: task.id.clone(), call_id: approval.call_id.clone(), ok: false, output }).await?;
         }
         if outcome != ApprovalOutcome::Canceled && approvals::pending_for_task(&mut *w.tx, &task.id).await?.is_empty() {
             tasks::transition(w, task, &[TaskStatus::InputRequired], TaskStatus::Working, None).await?;

@@ -45,7 +45,8 @@ impl Orchestrator {
 
     /// For a delegating call found `executing`: wait for its worker, or take the worker's answer.
     pub(super) async fn follow_worker(self: &Arc<Self>, call: &CallRow) -> anyhow::Result<Delegation> {
-        let worker = tasks::worker_for_call(self.store.pool(), &call.id).await?.context("BUG: a delegating call executes with its worker")?;
+        let worker =
+            tasks::worker_for_call(self.store.pool(), &call.id).await?.context("BUG: a delegating call executes with its worker")?;
         if !worker.status().is_final() {
             self.trigger(&worker.id);
             return Ok(Delegation::Waiting);
@@ -69,7 +70,9 @@ impl Orchestrator {
             _ => None,
         });
         let outcome = match status {
-            TaskStatus::Completed => Ok(json!({ "agent": agent, "answer": answer, "message": format!("{agent}: {}", answer.as_deref().unwrap_or("(no answer)")) })),
+            TaskStatus::Completed => Ok(
+                json!({ "agent": agent, "answer": answer, "message": format!("{agent}: {}", answer.as_deref().unwrap_or("(no answer)")) }),
+            ),
             _ => Err(format!("the {agent} agent {}: {}", status.as_str(), message.as_deref().unwrap_or("no answer"))),
         };
         let mut w = self.store.write().await?;

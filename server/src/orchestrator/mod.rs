@@ -81,36 +81,39 @@ impl Orchestrator {
         let task_id = task_id.to_owned();
         // A child of whatever started it (a request's span carries its request id into the logs).
         let span = tracing::info_span!("drive", task_id = %task_id);
-        tokio::spawn(tracing::Instrument::instrument(async move {
-            // Another process may be driving it (several replicas on one database): then it is theirs.
-            let owner = this.store.bus().instance().to_owned();
-            let pool = this.store.pool();
-            let claimed = tasks::claim(pool, &task_id, &owner, now_ms(), now_ms() + this.lease.as_millis() as i64).await;
-            if !matches!(claimed, Ok(true)) {
-                if let Err(err) = claimed {
-                    tracing::error!(task_id, error = ?err, "claiming the task failed");
+        tokio::spawn(tracing::Instrument::instrument(
+            async move {
+                // Another process may be driving it (several replicas on one database): then it is theirs.
+                let owner = this.store.bus().instance().to_owned();
+                let pool = this.store.pool();
+                let claimed = tasks::claim(pool, &task_id, &owner, now_ms(), now_ms() + this.lease.as_millis() as i64).await;
+                if !matches!(claimed, Ok(true)) {
+                    if let Err(err) = claimed {
+                        tracing::error!(task_id, error = ?err, "claiming the task failed");
+                    }
+                    this.running.lock().remove(&task_id);
+                    return;
                 }
-                this.running.lock().remove(&task_id);
-                return;
-            }
-            loop {
-                if let Err(err) = this.drive(&task_id).await {
-                    // Left as is in the database; the sweeper retries working tasks.
-                    tracing::error!(task_id, error = ?err, "driving the task failed");
-                }
-                let mut running = this.running.lock();
-                match running.get_mut(&task_id) {
-                    Some(again) if *again => *again = false,
-                    _ => {
-                        running.remove(&task_id);
-                        break;
+                loop {
+                    if let Err(err) = this.drive(&task_id).await {
+                        // Left as is in the database; the sweeper retries working tasks.
+                        tracing::error!(task_id, error = ?err, "driving the task failed");
+                    }
+                    let mut running = this.running.lock();
+                    match running.get_mut(&task_id) {
+                        Some(again) if *again => *again = false,
+                        _ => {
+                            running.remove(&task_id);
+                            break;
+                        }
                     }
                 }
-            }
-            if let Err(err) = tasks::release(pool, &task_id, &owner).await {
-                tracing::warn!(task_id, error = ?err, "releasing the task failed; its lease will run out");
-            }
-        }, span));
+                if let Err(err) = tasks::release(pool, &task_id, &owner).await {
+                    tracing::warn!(task_id, error = ?err, "releasing the task failed; its lease will run out");
+                }
+            },
+            span,
+        ));
     }
 
     /// Keeps this process's claims alive while it runs (a third of the lease between renewals).

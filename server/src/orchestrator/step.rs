@@ -14,14 +14,13 @@ use sqlx::Connection;
 use super::{Orchestrator, delegate::Delegation};
 use crate::{
     model::ModelRequest,
-    policy,
     orchestrator::decide::SYSTEM,
+    policy,
     store::{
         approvals::{self, NewApproval},
         audit,
         calls::{self, CallRow, NewCall},
-        grants,
-        conversations, events,
+        conversations, events, grants,
         tasks::{self, TaskRow},
         time::{new_id, now_ms},
     },
@@ -49,8 +48,11 @@ impl Orchestrator {
         conversations::title_from_first_message(&mut w.tx, &conversation.id, text).await?;
         let task_id = tasks::insert(&mut w.tx, &conversation.id).await?;
         w.append(&conversation.id, EventBody::UserMessage { task_id: task_id.clone(), text: text.to_owned(), reply_to: None }).await?;
-        w.append(&conversation.id, EventBody::TaskStatus { task_id: task_id.clone(), status: TaskStatus::Working, message: None, parent_call_id: None })
-            .await?;
+        w.append(
+            &conversation.id,
+            EventBody::TaskStatus { task_id: task_id.clone(), status: TaskStatus::Working, message: None, parent_call_id: None },
+        )
+        .await?;
         w.commit().await?;
         self.trigger(&task_id);
         Ok(task_id)
@@ -99,17 +101,15 @@ impl Orchestrator {
 
     async fn fail(&self, task: &TaskRow, message: String) -> anyhow::Result<()> {
         let mut w = self.store.write().await?;
-        tasks::transition(&mut w, task, &[TaskStatus::Working, TaskStatus::InputRequired], TaskStatus::Failed, Some(message))
-            .await?;
+        tasks::transition(&mut w, task, &[TaskStatus::Working, TaskStatus::InputRequired], TaskStatus::Failed, Some(message)).await?;
         w.commit().await?;
         Ok(())
     }
 
     /// Calls the model once and records its reply: text, calls, approvals, the task's new status.
     async fn model_step(&self, task: &TaskRow) -> anyhow::Result<()> {
-        let conversation = conversations::get(self.store.pool(), &task.conversation_id)
-            .await?
-            .context("BUG: a task's conversation exists")?;
+        let conversation =
+            conversations::get(self.store.pool(), &task.conversation_id).await?.context("BUG: a task's conversation exists")?;
         // A worker's task is driven by the worker agent, not the conversation's.
         let agent_name = task.agent.as_deref().unwrap_or(&conversation.agent);
         let agent = self.agents.get(agent_name).unwrap_or_else(|| self.agents.default_agent());
@@ -171,8 +171,13 @@ impl Orchestrator {
             if !rule_errors.is_empty() {
                 // Fail-closed asks a human and tells them why; fail-open runs the call. Both are audited.
                 let kind = if agent.fail_open { "policy.fail_open" } else { "policy.fail_closed" };
-                audit::append(&mut w.tx, kind, &agent.name, json!({ "call_id": call.id, "conversation_id": cid, "tool": call.tool, "args": call.args, "rule_errors": rule_errors }))
-                    .await?;
+                audit::append(
+                    &mut w.tx,
+                    kind,
+                    &agent.name,
+                    json!({ "call_id": call.id, "conversation_id": cid, "tool": call.tool, "args": call.args, "rule_errors": rule_errors }),
+                )
+                .await?;
             }
             // Feedback: a call a human already refused here is not asked again; the model is told.
             let repeat = match (&refusal, gate) {
@@ -280,8 +285,11 @@ impl Orchestrator {
                 .await?;
                 if gate.in_chat {
                     let question = super::confirm::question(&summary, false);
-                    w.append(cid, EventBody::ConfirmationAsked { task_id: task.id.clone(), approval_id, call_id: call.id.clone(), question })
-                        .await?;
+                    w.append(
+                        cid,
+                        EventBody::ConfirmationAsked { task_id: task.id.clone(), approval_id, call_id: call.id.clone(), question },
+                    )
+                    .await?;
                 }
             }
         }
@@ -357,7 +365,12 @@ impl Orchestrator {
     }
 
     /// `executing → succeeded | failed`, audited, with the `tool-result` event.
-    pub(super) async fn record_result(&self, w: &mut crate::store::Write, call: &CallRow, outcome: Result<serde_json::Value, String>) -> anyhow::Result<()> {
+    pub(super) async fn record_result(
+        &self,
+        w: &mut crate::store::Write,
+        call: &CallRow,
+        outcome: Result<serde_json::Value, String>,
+    ) -> anyhow::Result<()> {
         let (state, ok, output) = match outcome {
             Ok(output) => ("succeeded", true, output),
             Err(error) => ("failed", false, json!({ "error": error, "message": error })),
@@ -370,7 +383,8 @@ impl Orchestrator {
             json!({ "call_id": call.id, "conversation_id": call.conversation_id, "tool": call.tool, "args": call.args(), "ok": ok, "output": output }),
         )
         .await?;
-        w.append(&call.conversation_id, EventBody::ToolResult { task_id: call.task_id.clone(), call_id: call.id.clone(), ok, output }).await?;
+        w.append(&call.conversation_id, EventBody::ToolResult { task_id: call.task_id.clone(), call_id: call.id.clone(), ok, output })
+            .await?;
         Ok(())
     }
 

@@ -251,11 +251,13 @@ pub async fn escalate(conn: &mut AnyConnection, id: &str, by: &str, deadline: i6
 
 /// The oldest pending approval of the conversation that the user answers in the chat.
 pub async fn pending_in_chat(db: impl AnyExecutor<'_>, conversation_id: &str) -> anyhow::Result<Option<ApprovalRow>> {
-    sqlx::query_as(&format!("{SELECT} WHERE a.conversation_id = $1 AND a.state = 'pending' AND a.confirm = 'chat' ORDER BY a.created_at, a.id LIMIT 1"))
-        .bind(conversation_id)
-        .fetch_optional(db)
-        .await
-        .context("failed to look up a chat confirmation")
+    sqlx::query_as(&format!(
+        "{SELECT} WHERE a.conversation_id = $1 AND a.state = 'pending' AND a.confirm = 'chat' ORDER BY a.created_at, a.id LIMIT 1"
+    ))
+    .bind(conversation_id)
+    .fetch_optional(db)
+    .await
+    .context("failed to look up a chat confirmation")
 }
 
 /// Pending approvals per gate, for `/metrics`.

@@ -18,8 +18,7 @@ pub fn canonical(value: &Value) -> String {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
             keys.sort();
-            let fields: Vec<String> =
-                keys.iter().map(|k| format!("{}:{}", Value::String((*k).clone()), canonical(&map[*k]))).collect();
+            let fields: Vec<String> = keys.iter().map(|k| format!("{}:{}", Value::String((*k).clone()), canonical(&map[*k]))).collect();
             format!("{{{}}}", fields.join(","))
         }
         Value::Array(items) => format!("[{}]", items.iter().map(canonical).collect::<Vec<_>>().join(",")),
@@ -82,7 +81,13 @@ impl AuditRow {
 }
 
 /// Entries after `after_id`, oldest first, optionally of one kind or actor.
-pub async fn page(db: impl AnyExecutor<'_>, after_id: i64, kind: Option<&str>, actor: Option<&str>, limit: i64) -> anyhow::Result<Vec<AuditRow>> {
+pub async fn page(
+    db: impl AnyExecutor<'_>,
+    after_id: i64,
+    kind: Option<&str>,
+    actor: Option<&str>,
+    limit: i64,
+) -> anyhow::Result<Vec<AuditRow>> {
     sqlx::query_as(
         "SELECT id, at, kind, actor, entry, prev_hash, hash FROM audit_log
          WHERE id > $1 AND ($2 IS NULL OR kind = $2) AND ($3 IS NULL OR actor = $3) ORDER BY id LIMIT $4",

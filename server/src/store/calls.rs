@@ -81,17 +81,15 @@ pub async fn for_step(db: impl AnyExecutor<'_>, task_id: &str, step: i64) -> any
 
 /// Conditional transition: true when the call was in `from` and is now in `to`.
 pub async fn transition(conn: &mut AnyConnection, id: &str, from: &str, to: &str, args: Option<&Value>) -> anyhow::Result<bool> {
-    let result = sqlx::query(
-        "UPDATE tool_calls SET state = $1, args = COALESCE($2, args), updated_at = $3 WHERE id = $4 AND state = $5",
-    )
-    .bind(to)
-    .bind(args.map(|a| a.to_string()))
-    .bind(now_ms())
-    .bind(id)
-    .bind(from)
-    .execute(conn)
-    .await
-    .with_context(|| format!("failed to move tool call {id} from {from} to {to}"))?;
+    let result = sqlx::query("UPDATE tool_calls SET state = $1, args = COALESCE($2, args), updated_at = $3 WHERE id = $4 AND state = $5")
+        .bind(to)
+        .bind(args.map(|a| a.to_string()))
+        .bind(now_ms())
+        .bind(id)
+        .bind(from)
+        .execute(conn)
+        .await
+        .with_context(|| format!("failed to move tool call {id} from {from} to {to}"))?;
     Ok(result.rows_affected() == 1)
 }
 

@@ -49,24 +49,20 @@ pub async fn create(pool: &AnyPool, title: &str, agent: &str, owner_id: &str) ->
 }
 
 pub async fn get(pool: &AnyPool, id: &str) -> anyhow::Result<Option<Conversation>> {
-    let row: Option<Row> = sqlx::query_as(&format!("{SELECT} WHERE c.id = $1"))
-        .bind(id)
-        .fetch_optional(pool)
-        .await
-        .context("failed to load conversation")?;
+    let row: Option<Row> =
+        sqlx::query_as(&format!("{SELECT} WHERE c.id = $1")).bind(id).fetch_optional(pool).await.context("failed to load conversation")?;
     Ok(row.map(Into::into))
 }
 
 /// Newest first; `owner_id` None lists everyone's (admins).
 pub async fn list(pool: &AnyPool, owner_id: Option<&str>, limit: i64) -> anyhow::Result<Vec<Conversation>> {
-    let rows: Vec<Row> = sqlx::query_as(&format!(
-        "{SELECT} WHERE $1 IS NULL OR c.owner_id = $1 ORDER BY c.created_at DESC, c.id DESC LIMIT $2"
-    ))
-    .bind(owner_id)
-    .bind(limit)
-    .fetch_all(pool)
-    .await
-    .context("failed to list conversations")?;
+    let rows: Vec<Row> =
+        sqlx::query_as(&format!("{SELECT} WHERE $1 IS NULL OR c.owner_id = $1 ORDER BY c.created_at DESC, c.id DESC LIMIT $2"))
+            .bind(owner_id)
+            .bind(limit)
+            .fetch_all(pool)
+            .await
+            .context("failed to list conversations")?;
     Ok(rows.into_iter().map(Into::into).collect())
 }
 

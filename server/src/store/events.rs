@@ -38,21 +38,20 @@ struct EventRow {
 
 impl EventRow {
     fn into_event(self) -> anyhow::Result<Event> {
-        let body: EventBody = serde_json::from_str(&self.body)
-            .with_context(|| format!("corrupt event {}#{}", self.conversation_id, self.seq))?;
+        let body: EventBody =
+            serde_json::from_str(&self.body).with_context(|| format!("corrupt event {}#{}", self.conversation_id, self.seq))?;
         Ok(Event { seq: self.seq, conversation_id: self.conversation_id, at: rfc3339(self.created_at), body })
     }
 }
 
 /// Events of a conversation after sequence number `after`, in order.
 pub async fn after(pool: &AnyPool, conversation_id: &str, after: i64) -> anyhow::Result<Vec<Event>> {
-    let rows: Vec<EventRow> = sqlx::query_as(
-        "SELECT conversation_id, seq, body, created_at FROM events WHERE conversation_id = $1 AND seq > $2 ORDER BY seq",
-    )
-    .bind(conversation_id)
-    .bind(after)
-    .fetch_all(pool)
-    .await
-    .context("failed to load events")?;
+    let rows: Vec<EventRow> =
+        sqlx::query_as("SELECT conversation_id, seq, body, created_at FROM events WHERE conversation_id = $1 AND seq > $2 ORDER BY seq")
+            .bind(conversation_id)
+            .bind(after)
+            .fetch_all(pool)
+            .await
+            .context("failed to load events")?;
     rows.into_iter().map(EventRow::into_event).collect()
 }

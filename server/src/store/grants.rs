@@ -27,17 +27,19 @@ pub async fn insert(
     max_uses: Option<i64>,
 ) -> anyhow::Result<String> {
     let id = new_id();
-    sqlx::query("INSERT INTO grants (id, conversation_id, tool, created_by, created_at, expires_at, max_uses) VALUES ($1, $2, $3, $4, $5, $6, $7)")
-        .bind(&id)
-        .bind(conversation_id)
-        .bind(tool)
-        .bind(created_by)
-        .bind(now_ms())
-        .bind(expires_at)
-        .bind(max_uses)
-        .execute(conn)
-        .await
-        .context("failed to create grant")?;
+    sqlx::query(
+        "INSERT INTO grants (id, conversation_id, tool, created_by, created_at, expires_at, max_uses) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(&id)
+    .bind(conversation_id)
+    .bind(tool)
+    .bind(created_by)
+    .bind(now_ms())
+    .bind(expires_at)
+    .bind(max_uses)
+    .execute(conn)
+    .await
+    .context("failed to create grant")?;
     Ok(id)
 }
 

@@ -145,11 +145,21 @@ impl Store {
             Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await.context("failed to begin a write transaction")?,
             Backend::Postgres => {
                 let mut tx = self.pool.begin().await.context("failed to begin a write transaction")?;
-                sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(WRITE_LOCK).execute(&mut *tx).await.context("failed to take the write lock")?;
+                sqlx::query("SELECT pg_advisory_xact_lock($1)")
+                    .bind(WRITE_LOCK)
+                    .execute(&mut *tx)
+                    .await
+                    .context("failed to take the write lock")?;
                 tx
             }
         };
-        Ok(Write { tx, events: Vec::new(), bus: self.bus.clone(), notify: self.backend() == Backend::Postgres, webhooks: self.webhooks.clone() })
+        Ok(Write {
+            tx,
+            events: Vec::new(),
+            bus: self.bus.clone(),
+            notify: self.backend() == Backend::Postgres,
+            webhooks: self.webhooks.clone(),
+        })
     }
 }
 

@@ -43,7 +43,12 @@ pub async fn list(db: impl AnyExecutor<'_>, customer: Option<&str>) -> anyhow::R
 }
 
 pub async fn set_status(conn: &mut AnyConnection, id: i64, status: &str) -> anyhow::Result<()> {
-    sqlx::query("UPDATE orders SET status = $1 WHERE id = $2").bind(status).bind(id).execute(conn).await.context("failed to update order")?;
+    sqlx::query("UPDATE orders SET status = $1 WHERE id = $2")
+        .bind(status)
+        .bind(id)
+        .execute(conn)
+        .await
+        .context("failed to update order")?;
     Ok(())
 }
 

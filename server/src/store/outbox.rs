@@ -63,12 +63,14 @@ pub async fn claim_due(pool: &sqlx::AnyPool, owner: &str, until: i64, limit: i64
 }
 
 pub async fn delivered(db: impl AnyExecutor<'_>, id: i64) -> anyhow::Result<()> {
-    sqlx::query("UPDATE webhook_outbox SET delivered_at = $1, attempts = attempts + 1, lease_owner = NULL, lease_until = NULL WHERE id = $2")
-        .bind(now_ms())
-        .bind(id)
-        .execute(db)
-        .await
-        .context("failed to mark a webhook delivered")?;
+    sqlx::query(
+        "UPDATE webhook_outbox SET delivered_at = $1, attempts = attempts + 1, lease_owner = NULL, lease_until = NULL WHERE id = $2",
+    )
+    .bind(now_ms())
+    .bind(id)
+    .execute(db)
+    .await
+    .context("failed to mark a webhook delivered")?;
     Ok(())
 }
 

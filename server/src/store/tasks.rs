@@ -43,11 +43,7 @@ impl TaskRow {
 const COLUMNS: &str = "id, conversation_id, status, steps, created_at, updated_at, agent, parent_call_id";
 
 pub async fn get(db: impl AnyExecutor<'_>, id: &str) -> anyhow::Result<Option<TaskRow>> {
-    sqlx::query_as(&format!("SELECT {COLUMNS} FROM tasks WHERE id = $1"))
-        .bind(id)
-        .fetch_optional(db)
-        .await
-        .context("failed to load task")
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM tasks WHERE id = $1")).bind(id).fetch_optional(db).await.context("failed to load task")
 }
 
 /// The conversation's newest task that has not finished, if any.
@@ -63,11 +59,7 @@ pub async fn open_in_conversation(db: impl AnyExecutor<'_>, conversation_id: &st
 }
 
 pub async fn ids_with_status(db: impl AnyExecutor<'_>, status: TaskStatus) -> anyhow::Result<Vec<String>> {
-    sqlx::query_scalar("SELECT id FROM tasks WHERE status = $1")
-        .bind(status.as_str())
-        .fetch_all(db)
-        .await
-        .context("failed to list tasks")
+    sqlx::query_scalar("SELECT id FROM tasks WHERE status = $1").bind(status.as_str()).fetch_all(db).await.context("failed to list tasks")
 }
 
 pub async fn insert(conn: &mut AnyConnection, conversation_id: &str) -> anyhow::Result<String> {
@@ -101,7 +93,8 @@ pub async fn insert_worker(w: &mut Write, conversation_id: &str, agent: &str, pa
     .await
     .context("failed to create a worker task")?;
     let parent_call_id = Some(parent_call_id.to_owned());
-    w.append(conversation_id, EventBody::TaskStatus { task_id: id.clone(), status: TaskStatus::Working, message: None, parent_call_id }).await?;
+    w.append(conversation_id, EventBody::TaskStatus { task_id: id.clone(), status: TaskStatus::Working, message: None, parent_call_id })
+        .await?;
     Ok(id)
 }
 

@@ -154,11 +154,12 @@ pub async fn user_for_token(db: impl AnyExecutor<'_>, token_hash: &str) -> anyho
 
 pub async fn tokens_of(db: impl AnyExecutor<'_>, user_id: &str) -> anyhow::Result<Vec<TokenInfo>> {
     // Booleans are computed here: SQLite has none to return through the portable driver.
-    let rows: Vec<TokenRow> = sqlx::query_as("SELECT id, name, created_at, revoked_at FROM api_tokens WHERE user_id = $1 ORDER BY created_at")
-        .bind(user_id)
-        .fetch_all(db)
-        .await
-        .context("failed to list tokens")?;
+    let rows: Vec<TokenRow> =
+        sqlx::query_as("SELECT id, name, created_at, revoked_at FROM api_tokens WHERE user_id = $1 ORDER BY created_at")
+            .bind(user_id)
+            .fetch_all(db)
+            .await
+            .context("failed to list tokens")?;
     Ok(rows
         .into_iter()
         .map(|r| TokenInfo { id: r.id, name: r.name, created_at_ms: r.created_at, revoked: r.revoked_at.is_some() })

@@ -23,7 +23,9 @@ impl DelegateTool {
         let about = if description.is_empty() { String::new() } else { format!(" ({description})") };
         let spec = ToolSpec {
             name: tool_name(worker),
-            description: format!("Hand a task to the {worker} agent{about}; it works on it (its risky calls still need approval) and answers with its result."),
+            description: format!(
+                "Hand a task to the {worker} agent{about}; it works on it (its risky calls still need approval) and answers with its result."
+            ),
             input_schema: json!({
                 "type": "object",
                 "properties": { "task": { "type": "string", "minLength": 1, "description": "What the worker should do, in plain words." } },

@@ -67,7 +67,9 @@ pub async fn tools(server: &str, client: Arc<Client>, wanted: &BTreeSet<String>)
             input_schema: Value::Object((*tool.input_schema).clone()),
             read_only: annotations.and_then(|a| a.read_only_hint).unwrap_or(false),
             // MCP's default for destructiveHint is true unless the tool says it is read-only.
-            destructive: annotations.and_then(|a| a.destructive_hint).unwrap_or(!annotations.and_then(|a| a.read_only_hint).unwrap_or(false)),
+            destructive: annotations
+                .and_then(|a| a.destructive_hint)
+                .unwrap_or(!annotations.and_then(|a| a.read_only_hint).unwrap_or(false)),
         };
         out.push(Arc::new(McpTool { spec, server: server.to_owned(), client: client.clone() }));
     }

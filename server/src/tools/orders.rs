@@ -100,14 +100,8 @@ impl Tool for GetOrder {
 
     async fn run(&self, conn: &mut AnyConnection, args: &Value) -> Result<Value, ToolError> {
         let order = load(conn, args).await?;
-        let message = format!(
-            "Order {} ({}, {}) for {} is {}",
-            order.id,
-            order.item,
-            dollars(order.amount_cents),
-            order.customer,
-            order.status
-        );
+        let message =
+            format!("Order {} ({}, {}) for {} is {}", order.id, order.item, dollars(order.amount_cents), order.customer, order.status);
         Ok(json!({ "order": order.to_wire(), "message": message }))
     }
 }

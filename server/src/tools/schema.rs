@@ -8,10 +8,7 @@ pub fn violations(schema: &Value, args: &Value) -> Vec<Value> {
         Ok(v) => v,
         Err(err) => return vec![json!({ "path": "", "message": format!("the tool's schema is invalid: {err}") })],
     };
-    validator
-        .iter_errors(args)
-        .map(|e| json!({ "path": e.instance_path().to_string(), "message": e.to_string() }))
-        .collect()
+    validator.iter_errors(args).map(|e| json!({ "path": e.instance_path().to_string(), "message": e.to_string() })).collect()
 }
 
 #[cfg(test)]

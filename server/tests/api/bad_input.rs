@@ -138,5 +138,8 @@ async fn nul_characters_are_refused_with_a_clear_error_and_nothing_is_stored() {
         .await
         .unwrap();
     assert!(response.status().is_redirection() || response.status() == 200, "{}", response.status());
-    assert!(response.url().as_str().contains("failed=1") || response.headers().get("location").is_some_and(|l| l.to_str().unwrap().contains("failed=1")));
+    assert!(
+        response.url().as_str().contains("failed=1")
+            || response.headers().get("location").is_some_and(|l| l.to_str().unwrap().contains("failed=1"))
+    );
 }

@@ -38,7 +38,10 @@ async fn a_gated_call_stops_as_a_pending_approval_and_the_task_waits_for_input()
     match &required[0].body {
         EventBody::ApprovalRequired { approval_id, call_id, tool, args, gate, summary, risk, deadline, task_id, in_chat } => {
             assert_eq!((approval_id, call_id, task_id), (&approval.id, &approval.call_id, &task));
-            assert_eq!((tool.as_str(), gate.as_str(), summary.as_str()), ("process_refund", "refunds-and-cancellations", approval.summary.as_str()));
+            assert_eq!(
+                (tool.as_str(), gate.as_str(), summary.as_str()),
+                ("process_refund", "refunds-and-cancellations", approval.summary.as_str())
+            );
             assert_eq!(args, &json!({ "order_id": 1001 }));
             assert_eq!(risk.as_str(), "high");
             assert!(deadline.ends_with('Z'), "{deadline}");
@@ -183,8 +186,7 @@ async fn editing_the_args_runs_the_edited_call_and_tells_the_model() {
     app.wait_task(&task, TaskStatus::Completed).await;
     assert_eq!(app.order(1001).await.refunded, 10.0);
     let detail = app.detail(&c).await;
-    let EventBody::ApprovalDecided { original_args, edited_args, outcome, .. } = &named(&detail.events, "approval-decided")[0].body
-    else {
+    let EventBody::ApprovalDecided { original_args, edited_args, outcome, .. } = &named(&detail.events, "approval-decided")[0].body else {
         unreachable!()
     };
     assert_eq!((original_args, edited_args.as_ref(), *outcome), (&json!({ "order_id": 1001 }), Some(&edited), ApprovalOutcome::Approved));
@@ -288,9 +290,7 @@ async fn a_grant_lets_later_calls_of_its_tool_through_until_it_is_used_up_or_rev
     let app = spawn_app().await;
     let c = app.create_conversation().await;
     let (task, approvals) = app.pending_turn(&c, "refund $1 on order 1004", 1).await;
-    let (code, body) = app
-        .post_json(&format!("/api/approvals/{}/approve", approvals[0].id), json!({ "grant": { "max_uses": 2 } }))
-        .await;
+    let (code, body) = app.post_json(&format!("/api/approvals/{}/approve", approvals[0].id), json!({ "grant": { "max_uses": 2 } })).await;
     assert_eq!(code, 200, "{body}");
     app.wait_task(&task, TaskStatus::Completed).await;
     let grant = app.detail(&c).await.view.grants[0].clone();

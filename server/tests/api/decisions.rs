@@ -52,11 +52,7 @@ async fn twenty_concurrent_decisions_have_exactly_one_winner_and_one_effect() {
 async fn an_unknown_approval_is_404() {
     let app = spawn_app().await;
     for path in ["/api/approvals/nope", "/api/approvals/nope/approve", "/api/approvals/nope/reject"] {
-        let response = if path.ends_with("nope") {
-            app.get_json(path).await
-        } else {
-            app.post_json(path, json!({})).await
-        };
+        let response = if path.ends_with("nope") { app.get_json(path).await } else { app.post_json(path, json!({})).await };
         assert_eq!((response.0, error_code(&response.1)), (404, "not_found"), "{path}");
     }
     for path in ["/api/tasks/nope/approve-all", "/api/tasks/nope/reject-all", "/api/tasks/nope/abort"] {
@@ -85,7 +81,12 @@ async fn invalid_edited_args_get_422_with_the_schema_errors_and_the_approval_sta
     let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
     let path = format!("/api/approvals/{}/approve", approvals[0].id);
     let events_before = app.detail(&c).await.events;
-    for bad in [json!({ "order_id": "1001" }), json!({ "order_id": 1001, "amount": -5 }), json!({ "amount": 5 }), json!({ "order_id": 1001, "extra": true })] {
+    for bad in [
+        json!({ "order_id": "1001" }),
+        json!({ "order_id": 1001, "amount": -5 }),
+        json!({ "amount": 5 }),
+        json!({ "order_id": 1001, "extra": true }),
+    ] {
         let (status, body) = app.post_json(&path, json!({ "args": bad })).await;
         assert_eq!((status, error_code(&body)), (422, "unprocessable"), "{bad}: {body}");
         let details = body["error"]["details"].as_array().expect("schema errors listed");

@@ -76,9 +76,12 @@ async fn an_approval_times_out_after_the_gate_timeout_with_reason_timed_out() {
 async fn a_failure_between_the_effect_and_the_commit_leaves_no_effect_and_the_retry_applies_it_once() {
     let failed_once = Arc::new(AtomicBool::new(false));
     let hook_flag = failed_once.clone();
-    let hook: countersign::orchestrator::BeforeCommitHook = Arc::new(move |_call_id: &str| {
-        if hook_flag.swap(true, Ordering::SeqCst) { Ok(()) } else { anyhow::bail!("injected crash before commit") }
-    });
+    let hook: countersign::orchestrator::BeforeCommitHook =
+        Arc::new(
+            move |_call_id: &str| {
+                if hook_flag.swap(true, Ordering::SeqCst) { Ok(()) } else { anyhow::bail!("injected crash before commit") }
+            },
+        );
     let app = spawn_app_with(Options { before_commit: Some(hook), ..Default::default() }).await;
     let c = app.create_conversation().await;
     let (task, approvals) = app.pending_turn(&c, "refund $30 on order 1004", 1).await;
@@ -132,7 +135,8 @@ async fn storage_grows_linearly_with_the_conversation() {
 
 #[tokio::test]
 async fn a_config_naming_an_unknown_tool_stops_start_up_with_a_message_naming_it() {
-    let stderr = crate::helpers::refused_start_up("[[agents]]\nname = \"ops\"\ntools = [\"get_order\"]\nrequire_approval = [\"wipe_disk\"]\n").await;
+    let stderr =
+        crate::helpers::refused_start_up("[[agents]]\nname = \"ops\"\ntools = [\"get_order\"]\nrequire_approval = [\"wipe_disk\"]\n").await;
     assert!(stderr.contains("wipe_disk") && stderr.contains("agents.toml") && stderr.contains("\"ops\""), "{stderr}");
 }
 
@@ -188,7 +192,10 @@ async fn each_timeout_action_does_what_it_says() {
     let c = app.create_conversation().await;
     let (task, approvals) = app.pending_turn(&c, "cancel order 1003", 1).await;
     let id = &approvals[0].id;
-    crate::helpers::eventually("escalation", || async { app.get_json(&format!("/api/approvals/{id}")).await.1["escalated_by"].as_str().map(str::to_owned) }).await;
+    crate::helpers::eventually("escalation", || async {
+        app.get_json(&format!("/api/approvals/{id}")).await.1["escalated_by"].as_str().map(str::to_owned)
+    })
+    .await;
     let detail = app.detail(&c).await;
     assert_eq!(named(&detail.events, "approval-escalated").len(), 1);
     assert_eq!(detail.view.cards().next().unwrap().approval.as_ref().unwrap().escalated_by.as_deref(), Some("system"));

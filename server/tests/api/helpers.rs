@@ -39,7 +39,15 @@ pub fn client_with_token(token: &str) -> reqwest::Client {
 
 /// Creates alice, bob (users) and root (admin), each with a token.
 async fn create_users(database_url: &str) -> std::collections::HashMap<String, String> {
-    use countersign::{auth::tokens, bus::Bus, cli::add_user, store::{Store, users::{self, Role}}};
+    use countersign::{
+        auth::tokens,
+        bus::Bus,
+        cli::add_user,
+        store::{
+            Store,
+            users::{self, Role},
+        },
+    };
     let store = Store::connect(database_url, Bus::default()).await.expect("store");
     let mut map = std::collections::HashMap::new();
     for (name, role) in [("alice", Role::User), ("bob", Role::User), ("root", Role::Admin)] {
@@ -211,10 +219,8 @@ impl TestApp {
 
     /// Waits until the task reaches `status`.
     pub async fn wait_task(&self, task: &str, status: TaskStatus) {
-        eventually(&format!("task {task} to be {}", status.as_str()), || async {
-            (self.task_status(task).await == status).then_some(())
-        })
-        .await
+        eventually(&format!("task {task} to be {}", status.as_str()), || async { (self.task_status(task).await == status).then_some(()) })
+            .await
     }
 
     pub async fn pending_approvals_of(&self, task: &str) -> Vec<Approval> {
@@ -255,9 +261,7 @@ impl TestApp {
 
 /// Collects `n` events; fails after a generous timeout.
 pub async fn take_events(stream: impl Stream<Item = eventsource_stream::Event> + Unpin, n: usize) -> Vec<eventsource_stream::Event> {
-    tokio::time::timeout(Duration::from_secs(10), stream.take(n).collect::<Vec<_>>())
-        .await
-        .expect("SSE events within 10 s")
+    tokio::time::timeout(Duration::from_secs(10), stream.take(n).collect::<Vec<_>>()).await.expect("SSE events within 10 s")
 }
 
 /// Events of one kind, by name.

@@ -17,7 +17,9 @@ fn filesystem_server() -> String {
 
 fn write_call(id: &str, path: &str, content: &str) -> Reply {
     let args = json!({ "path": path, "content": content }).to_string();
-    Reply::Stream(vec![chunk(json!({ "tool_calls": [{ "index": 0, "id": id, "type": "function", "function": { "name": "write_file", "arguments": args } }] }))])
+    Reply::Stream(vec![chunk(
+        json!({ "tool_calls": [{ "index": 0, "id": id, "type": "function", "function": { "name": "write_file", "arguments": args } }] }),
+    )])
 }
 
 #[tokio::test]

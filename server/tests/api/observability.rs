@@ -90,7 +90,13 @@ async fn json_logs_carry_the_request_id_into_the_orchestrators_spans() {
     };
     assert_eq!(status, 201, "{body}");
     let c = body["id"].as_str().unwrap();
-    let r = client.post(format!("{base}/api/conversations/{c}/messages")).header("x-request-id", "req-test-42").json(&json!({ "text": "refund order 1001" })).send().await.unwrap();
+    let r = client
+        .post(format!("{base}/api/conversations/{c}/messages"))
+        .header("x-request-id", "req-test-42")
+        .json(&json!({ "text": "refund order 1001" }))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 202);
     let line = eventually("a JSON log line of the driver with the request id", || {
         let mut found = None;

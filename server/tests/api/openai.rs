@@ -29,7 +29,9 @@ async fn completions(State(fake): State<Fake>, Json(body): Json<Value>) -> axum:
         if replies.is_empty() { Reply::Status(500) } else { replies.remove(0) }
     };
     match reply {
-        Reply::Status(code) => (StatusCode::from_u16(code).unwrap(), Json(json!({ "error": { "message": "fake failure" } }))).into_response(),
+        Reply::Status(code) => {
+            (StatusCode::from_u16(code).unwrap(), Json(json!({ "error": { "message": "fake failure" } }))).into_response()
+        }
         Reply::Stream(chunks) => {
             // Chunks come a little apart, as from a real model, so streaming is observable.
             let frames = chunks.into_iter().map(|c| format!("data: {c}\n\n")).chain(["data: [DONE]\n\n".to_owned()]);
@@ -70,7 +72,9 @@ pub fn text_stream(parts: &[&str]) -> Reply {
 async fn a_streamed_tool_call_split_across_chunks_waits_for_approval_and_its_result_goes_back_to_the_model() {
     let first = Reply::Stream(vec![
         chunk(json!({ "role": "assistant", "content": "" })),
-        chunk(json!({ "tool_calls": [{ "index": 0, "id": "call_abc", "type": "function", "function": { "name": "process_refund", "arguments": "" } }] })),
+        chunk(
+            json!({ "tool_calls": [{ "index": 0, "id": "call_abc", "type": "function", "function": { "name": "process_refund", "arguments": "" } }] }),
+        ),
         chunk(json!({ "tool_calls": [{ "index": 0, "function": { "arguments": "{\"order_id\": 10" } }] })),
         chunk(json!({ "tool_calls": [{ "index": 0, "function": { "arguments": "01, \"amount\": 12.5}" } }] })),
     ]);
@@ -130,7 +134,9 @@ async fn an_unreachable_model_fails_the_turn_with_a_readable_message() {
 
 #[tokio::test]
 async fn a_tool_call_with_arguments_that_break_the_schema_is_reported_not_run() {
-    let bad = Reply::Stream(vec![chunk(json!({ "tool_calls": [{ "index": 0, "id": "call_x", "function": { "name": "get_order", "arguments": "{\"order_id\": \"abc\"}" } }] }))]);
+    let bad = Reply::Stream(vec![chunk(
+        json!({ "tool_calls": [{ "index": 0, "id": "call_x", "function": { "name": "get_order", "arguments": "{\"order_id\": \"abc\"}" } }] }),
+    )]);
     let (url, _fake) = start_fake(vec![bad, text_stream(&["Sorry."])]).await;
     let app = spawn_app_with(Options { agents_toml: Some(agents(&url, 0)), configured_models: true, ..Default::default() }).await;
     let c = app.create_conversation().await;
@@ -152,7 +158,10 @@ async fn reply_text_streams_live_as_unstored_deltas_before_the_stored_message() 
     // user-message, task-status, three deltas, assistant-message, task-status.
     let events = take_events(stream, 7).await;
     let names: Vec<&str> = events.iter().map(|e| e.event.as_str()).collect();
-    assert_eq!(names, ["user-message", "task-status", "assistant-delta", "assistant-delta", "assistant-delta", "assistant-message", "task-status"]);
+    assert_eq!(
+        names,
+        ["user-message", "task-status", "assistant-delta", "assistant-delta", "assistant-delta", "assistant-message", "task-status"]
+    );
     let deltas: Vec<Value> = events[2..5].iter().map(|e| serde_json::from_str(&e.data).unwrap()).collect();
     // Deltas carry no id: the client's last event id stays that of the last stored event.
     assert!(events[2..5].iter().all(|e| e.id == events[1].id), "deltas never move the resume point");

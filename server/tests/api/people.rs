@@ -166,12 +166,7 @@ async fn pages_send_anonymous_visitors_to_the_login_page() {
     assert_eq!(response.headers()["location"], "/login?next=/c/abc%3Fx%3D1");
     assert_eq!(client.get(app.url("/login")).send().await.unwrap().status(), 200);
     // The login form works without JavaScript too.
-    let form = client
-        .post(app.url("/login?next=/c/abc"))
-        .form(&[("username", "alice"), ("password", PASSWORD)])
-        .send()
-        .await
-        .unwrap();
+    let form = client.post(app.url("/login?next=/c/abc")).form(&[("username", "alice"), ("password", PASSWORD)]).send().await.unwrap();
     assert_eq!((form.status().as_u16(), form.headers()["location"].to_str().unwrap()), (303, "/c/abc"));
     assert!(form.headers()["set-cookie"].to_str().unwrap().starts_with("countersign_session="));
 }
@@ -181,7 +176,11 @@ async fn the_audit_trail_records_the_cycle_and_verify_finds_the_first_edited_ent
     let app = spawn_app().await;
     let c = app.create_conversation().await;
     let (task, approvals) = app.pending_turn(&c, "refund order 1001 and 1002", 2).await;
-    app.post_json(&format!("/api/approvals/{}/approve", approvals[0].id), json!({ "args": { "order_id": approvals[0].args["order_id"], "amount": 1 } })).await;
+    app.post_json(
+        &format!("/api/approvals/{}/approve", approvals[0].id),
+        json!({ "args": { "order_id": approvals[0].args["order_id"], "amount": 1 } }),
+    )
+    .await;
     app.post_json(&format!("/api/approvals/{}/reject", approvals[1].id), json!({ "reason": "duplicate" })).await;
     app.wait_task(&task, app::domain::TaskStatus::Completed).await;
 

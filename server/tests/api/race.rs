@@ -43,15 +43,18 @@ async fn a_hundred_approvals_times_twenty_concurrent_decisions_over_two_replicas
         .map(|approval| {
             let (a_app, b_app) = (a_app.clone(), b_app.clone());
             async move {
-                let requests: Vec<_> = (0..REQUESTS).map(|i| {
-                    let app = if i % 2 == 0 { a_app.clone() } else { b_app.clone() };
-                    let action = if i % 4 < 2 { "approve" } else { "reject" };
-                    let id = approval.id.clone();
-                    async move {
-                        let response = app.client.post(app.url(&format!("/api/approvals/{id}/{action}"))).json(&json!({})).send().await.unwrap();
-                        (action, response.status().as_u16())
-                    }
-                }).collect();
+                let requests: Vec<_> = (0..REQUESTS)
+                    .map(|i| {
+                        let app = if i % 2 == 0 { a_app.clone() } else { b_app.clone() };
+                        let action = if i % 4 < 2 { "approve" } else { "reject" };
+                        let id = approval.id.clone();
+                        async move {
+                            let response =
+                                app.client.post(app.url(&format!("/api/approvals/{id}/{action}"))).json(&json!({})).send().await.unwrap();
+                            (action, response.status().as_u16())
+                        }
+                    })
+                    .collect();
                 (approval, futures::future::join_all(requests).await)
             }
         })
@@ -81,5 +84,8 @@ async fn a_hundred_approvals_times_twenty_concurrent_decisions_over_two_replicas
         let events = a_app.detail(c).await.events;
         assert!(crate::helpers::named(&events, "tool-result").len() <= 1);
     }
-    println!("races: {APPROVALS} approvals × {REQUESTS} requests over 2 replicas: {approved} approved, {} rejected, 0 double decisions, 0 double effects", APPROVALS - approved);
+    println!(
+        "races: {APPROVALS} approvals × {REQUESTS} requests over 2 replicas: {approved} approved, {} rejected, 0 double decisions, 0 double effects",
+        APPROVALS - approved
+    );
 }

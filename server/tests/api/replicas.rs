@@ -111,7 +111,9 @@ async fn slow_model() -> (String, Arc<std::sync::atomic::AtomicU32>) {
 #[tokio::test]
 async fn when_the_replica_driving_a_task_dies_the_other_takes_it_over_after_the_lease() {
     let (url, calls) = slow_model().await;
-    let toml = format!("[[agents]]\nname = \"a\"\n[agents.model]\nprovider = \"openai\"\nbase_url = \"{url}\"\nmodel = \"slow\"\nmax_retries = 0\n");
+    let toml = format!(
+        "[[agents]]\nname = \"a\"\n[agents.model]\nprovider = \"openai\"\nbase_url = \"{url}\"\nmodel = \"slow\"\nmax_retries = 0\n"
+    );
     let Some((a, b)) = replicas(&toml).await else { return };
     let c = a.app.create_conversation().await;
     let task = a.app.say(&c, "hello").await;

@@ -7,12 +7,7 @@ async fn the_demo_stream_sends_named_events_with_increasing_ids() {
     let seen: Vec<(String, String)> = events.iter().map(|e| (e.event.clone(), e.id.clone())).collect();
     assert_eq!(
         seen,
-        vec![
-            ("hello".into(), "1".into()),
-            ("tick".into(), "2".into()),
-            ("tick".into(), "3".into()),
-            ("goodbye".into(), "4".into()),
-        ]
+        vec![("hello".into(), "1".into()), ("tick".into(), "2".into()), ("tick".into(), "3".into()), ("goodbye".into(), "4".into()),]
     );
     let data: serde_json::Value = serde_json::from_str(&events[3].data).unwrap();
     assert_eq!(data["seq"], 4);
