@@ -8,7 +8,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 . scripts/env.sh
 bash scripts/install-tools.sh
 echo "[bench] release build (the first one takes several minutes)"
-cargo leptos build --release
+bash scripts/build-site.sh --release
 cargo build --release -p server --bin bench
 # Thousands of SSE clients need as many file descriptors.
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" || true

@@ -7,7 +7,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$CS_CACHE/target}"
 export PATH="$CS_CACHE/tools/bin:$CS_CACHE/npm/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 # Tell Playwright never to download a browser: Debian's chromium is used instead.
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
-# cargo-leptos sets this for its builds and leptos reads it at compile time (option_env!);
-# setting it for every cargo command keeps `cargo test` and `cargo leptos build` from
+# Leptos reads this at compile time (option_env!) to name the JS/WASM/CSS bundle; setting it for
+# every cargo command keeps `cargo test`, scripts/build-site.sh and `cargo leptos` from
 # invalidating each other's build of the leptos crates.
 export LEPTOS_OUTPUT_NAME=countersign

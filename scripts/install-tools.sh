@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs what building, running and testing Countersign needs, skipping what is already there.
-#   wasm32 target, cargo-leptos (no_downloads), wasm-bindgen CLI (= the version in Cargo.lock),
-#   wasm-opt (npm binaryen, never Debian's), Debian chromium, end2end npm packages.
+#   wasm32 target, wasm-bindgen CLI (= the version in Cargo.lock), wasm-opt (npm binaryen, never
+#   Debian's) and esbuild, and with --with-browser Debian chromium and the end2end npm packages.
+# Every tool comes through its ordinary client (rustup, cargo, npm, apt-get), at a pinned version.
+# cargo-leptos is not needed (scripts/build-site.sh does its work); install it yourself for
+# `cargo leptos watch` if you like.
 # Idempotent: a second run only checks versions and returns in seconds.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -9,8 +12,8 @@ root="$(cd "$here/.." && pwd)"
 # shellcheck source=scripts/env.sh
 . "$here/env.sh"
 
-CARGO_LEPTOS_VERSION=0.3.11
 BINARYEN_VERSION=132.0.0
+ESBUILD_VERSION=0.28.2
 tools="$CS_CACHE/tools"
 mkdir -p "$tools/bin" "$CS_CACHE/src"
 
@@ -22,29 +25,16 @@ export CARGO_PROFILE_RELEASE_CODEGEN_UNITS=64
 export CARGO_PROFILE_RELEASE_OPT_LEVEL=1
 export CARGO_PROFILE_RELEASE_DEBUG=false
 
-# Unpacks one crate's published source into $CS_CACHE/src/NAME-VERSION.
-fetch_crate() {
-  local name=$1 version=$2 dir="$CS_CACHE/src/$1-$2"
-  if [ ! -f "$dir/Cargo.toml" ]; then
-    rm -rf "$dir"
-    curl -fsSL "https://static.crates.io/crates/$name/$name-$version.crate" | tar -xz -C "$CS_CACHE/src"
-  fi
-  echo "$dir"
-}
-
 # --- wasm32 target ---------------------------------------------------------------------------
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   say "adding the wasm32-unknown-unknown target"
   rustup target add wasm32-unknown-unknown
 fi
 
-# --- cargo-leptos --------------------------------------------------------------------------------
-if [ "$(cargo-leptos --version 2>/dev/null || true)" != "cargo-leptos $CARGO_LEPTOS_VERSION" ]; then
-  say "building cargo-leptos $CARGO_LEPTOS_VERSION with no_downloads (once per machine; about 15-20 minutes on 2 cores)"
-  src=$(fetch_crate cargo-leptos "$CARGO_LEPTOS_VERSION")
-  # Its lockfile names cargo-util-schemas 0.14.2, which needs rustc 1.96; 0.14.1 builds on 1.95.
-  (cd "$src" && cargo update -q -p cargo-util-schemas --precise 0.14.1 2>/dev/null || true)
-  cargo install --locked --features no_downloads --root "$tools" --path "$src"
+# --- cargo-nextest (runs the Rust tests with a time limit each; new machines usually have it) ---
+if ! cargo nextest --version >/dev/null 2>&1; then
+  say "installing cargo-nextest (once per machine)"
+  cargo install --locked --root "$tools" cargo-nextest
 fi
 
 # --- wasm-bindgen CLI, exactly the version Cargo.lock pins ------------------------------------------
@@ -52,17 +42,24 @@ wb_version=$(awk '/^name = "wasm-bindgen"$/ {getline; gsub(/version = |"/, ""); 
 if [ -z "$wb_version" ]; then echo "cannot find wasm-bindgen in Cargo.lock" >&2; exit 1; fi
 if [ "$(wasm-bindgen --version 2>/dev/null || true)" != "wasm-bindgen $wb_version" ]; then
   say "building wasm-bindgen-cli $wb_version (once per machine; about 3 minutes)"
-  src=$(fetch_crate wasm-bindgen-cli "$wb_version")
-  # Its lockfile names a webpki-roots release that was yanked; 1.0.10 resolves.
-  (cd "$src" && cargo update -q -p webpki-roots --precise 1.0.10 2>/dev/null || true)
-  cargo install --locked --root "$tools" --path "$src"
+  if ! cargo install --locked --root "$tools" wasm-bindgen-cli --version "=$wb_version"; then
+    # Its published lockfile names a webpki-roots release the registry no longer serves. The
+    # failed install has left the crate's source in cargo's registry cache: build that source
+    # with its own lockfile, that one dependency pinned to 1.0.10.
+    src=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/"wasm-bindgen-cli-$wb_version" | head -n1)
+    rm -rf "$CS_CACHE/src/wasm-bindgen-cli" && mkdir -p "$CS_CACHE/src" && cp -r "$src" "$CS_CACHE/src/wasm-bindgen-cli"
+    (cd "$CS_CACHE/src/wasm-bindgen-cli" && cargo update -q -p webpki-roots --precise 1.0.10)
+    cargo install --locked --root "$tools" --path "$CS_CACHE/src/wasm-bindgen-cli"
+  fi
 fi
 
-# --- wasm-opt from npm binaryen (Debian's 108 produces wasm that never hydrates) -------------------
-if [ "$(wasm-opt --version 2>/dev/null | awk '{print $3}')" != "${BINARYEN_VERSION%%.*}" ]; then
-  say "installing wasm-opt from npm binaryen@$BINARYEN_VERSION"
+# --- wasm-opt (npm binaryen; Debian's 108 produces wasm that never hydrates) and esbuild ---------
+# Release builds only: wasm-opt shrinks the WASM, esbuild minifies the JS glue and the CSS.
+if [ "$(wasm-opt --version 2>/dev/null | awk '{print $3}')" != "${BINARYEN_VERSION%%.*}" ] \
+   || [ "$(esbuild --version 2>/dev/null || true)" != "$ESBUILD_VERSION" ]; then
+  say "installing wasm-opt (npm binaryen@$BINARYEN_VERSION) and esbuild@$ESBUILD_VERSION"
   mkdir -p "$CS_CACHE/npm"
-  npm install --silent --no-audit --no-fund --prefix "$CS_CACHE/npm" "binaryen@$BINARYEN_VERSION"
+  npm install --silent --no-audit --no-fund --prefix "$CS_CACHE/npm" "binaryen@$BINARYEN_VERSION" "esbuild@$ESBUILD_VERSION"
 fi
 
 # --- Debian chromium for the end-to-end tests -------------------------------------------------------

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Builds the site and the server: what `cargo leptos build` does for this project, with only the
+# tools the build needs (cargo, wasm-bindgen CLI, and for release wasm-opt and esbuild from npm).
+#   bash scripts/build-site.sh            debug build (what the tests use)
+#   bash scripts/build-site.sh --release  release build (what `./x run` serves)
+# Output: $CARGO_TARGET_DIR/site/pkg/countersign.{js,wasm,css} and the `countersign` binary in
+# $CARGO_TARGET_DIR/{debug,release}/. Settings come from [[workspace.metadata.leptos]] in Cargo.toml,
+# which `cargo leptos watch` (optional, not installed by the scripts) reads too.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+. scripts/env.sh
+
+release=0
+[ "${1:-}" = "--release" ] && release=1
+name="$LEPTOS_OUTPUT_NAME"        # output-name
+site="$CARGO_TARGET_DIR/site"     # site-root
+pkg="$site/pkg"                   # site-pkg-dir
+# The WASM gets its own target dir (as with cargo-leptos) so the host and wasm builds, whose
+# flags differ, never invalidate each other.
+front_target="$CARGO_TARGET_DIR/front"
+mkdir -p "$pkg"
+say() { printf '\033[1m[build]\033[0m %s\n' "$*"; }
+
+if [ $release = 1 ]; then
+  unset RUSTFLAGS
+  wasm_profile=(--profile wasm-release); wasm_dir=wasm-release
+  server_profile=(--release)
+else
+  # Debug builds erase component types (much faster to compile), as cargo-leptos does; the
+  # test command passes the same flag to `cargo test` so both share one build.
+  export RUSTFLAGS="--cfg erase_components"
+  wasm_profile=(); wasm_dir=debug
+  server_profile=()
+fi
+
+say "hydrate crate (frontend) for wasm32"
+cargo build --package=frontend --lib --target=wasm32-unknown-unknown --no-default-features \
+  --target-dir="$front_target" "${wasm_profile[@]}"
+
+say "wasm-bindgen → $pkg/$name.js, $name.wasm"
+wasm-bindgen --target web --no-typescript --out-name "$name" --out-dir "$pkg" \
+  "$front_target/wasm32-unknown-unknown/$wasm_dir/frontend.wasm"
+# Leptos' hydration script loads `<output-name>.wasm` (not wasm-bindgen's `_bg` name).
+mv -f "$pkg/${name}_bg.wasm" "$pkg/$name.wasm"
+
+if [ $release = 1 ]; then
+  say "wasm-opt -Oz (about 15-30 s) and minified JS and CSS"
+  wasm-opt -Oz --enable-bulk-memory "$pkg/$name.wasm" -o "$pkg/$name.wasm"
+  esbuild "$pkg/$name.js" --minify --format=esm --log-level=warning --allow-overwrite --outfile="$pkg/$name.js"
+  esbuild style/main.css --bundle --minify --log-level=warning --outfile="$pkg/$name.css"
+else
+  cp style/main.css "$pkg/$name.css"
+fi
+
+say "server (countersign)"
+cargo build --package=server --bin=countersign --no-default-features "${server_profile[@]}"
+say "site ready in $site"
