@@ -1,21 +1,30 @@
 #!/usr/bin/env bash
-# Runs every test: Rust unit, property and integration tests (crash harness and races included),
-# API fuzzing (schemathesis), then the Playwright suite in Debian chromium
-# against a debug build of the site (each test worker starts its own server on a free port).
+# Runs every check and test: formatting and clippy, Rust unit, property and integration tests
+# (crash harness and races included) on SQLite and on PostgreSQL, API fuzzing (schemathesis),
+# then the Playwright suite in Debian chromium against a debug build of the site (each test
+# worker starts its own server on a free port), then the release build with a benchmark smoke run.
+# Every Rust test has a time limit (.config/nextest.toml), so a hang fails with its name.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 . scripts/env.sh
 bash scripts/install-tools.sh --with-browser
 
-# cargo-leptos builds debug code with `--cfg erase_components`; giving cargo test the same flags
-# lets both share one build instead of compiling the workspace twice.
+# scripts/build-site.sh builds debug code with `--cfg erase_components`; giving the tests and
+# clippy the same flags lets them share one build instead of compiling the workspace twice.
+export RUSTFLAGS="--cfg erase_components"
+
+echo "[test] formatting (cargo fmt --check) and lints (clippy, warnings are errors)"
+cargo fmt --all --check
+cargo clippy -q -p app -p server --all-targets -- -D warnings
+cargo clippy -q -p frontend --target wasm32-unknown-unknown --target-dir "$CARGO_TARGET_DIR/front" -- -D warnings
+
 echo "[test] unit and integration tests"
-RUSTFLAGS="--cfg erase_components" cargo test -p app -p server
+cargo nextest run --no-fail-fast -p app -p server
 
 echo "[test] the integration suite again on PostgreSQL (a throwaway cluster from Debian's packages)"
 eval "$(bash scripts/pg.sh start)"
 trap 'bash scripts/pg.sh stop "$CS_PG_DIR"' EXIT
-RUSTFLAGS="--cfg erase_components" cargo test -p server --test api
+cargo nextest run --no-fail-fast -p server --test api
 
 echo "[test] API fuzzing from the OpenAPI document (schemathesis), on SQLite and on PostgreSQL"
 bash scripts/fuzz.sh "$CARGO_TARGET_DIR/debug/countersign"
@@ -23,7 +32,7 @@ DATABASE_URL="$(bash scripts/pg.sh createdb fuzz)" bash scripts/fuzz.sh "$CARGO_
 unset COUNTERSIGN_TEST_POSTGRES
 
 echo "[test] building the site (debug) for the end-to-end tests"
-cargo leptos build
+bash scripts/build-site.sh
 
 echo "[test] end-to-end tests (Playwright, Debian chromium)"
 cd end2end
@@ -34,6 +43,7 @@ COUNTERSIGN_SITE_ROOT="$CARGO_TARGET_DIR/site" \
 # The release build is what `./x run` serves; building it here keeps that command working.
 echo "[test] release build and a benchmark smoke run against it (quick sizes, no timing assertions)"
 cd ..
-cargo leptos build --release
+unset RUSTFLAGS
+bash scripts/build-site.sh --release
 cargo build --release -p server --bin bench
 "$CARGO_TARGET_DIR/release/bench" --quick --server "$CARGO_TARGET_DIR/release/countersign" --site-root "$CARGO_TARGET_DIR/site"

@@ -14,7 +14,7 @@ pub struct Config {
     pub log_filter: String,
     /// Log one JSON object per line instead of human-readable text.
     pub log_json: bool,
-    /// Where cargo-leptos wrote the site (`pkg/` with the WASM, JS and CSS).
+    /// Where scripts/build-site.sh (or cargo-leptos) wrote the site (`pkg/` with the WASM, JS and CSS).
     pub site_root: PathBuf,
     /// Agent configuration file (TOML); `None` uses the built-in demo configuration.
     pub agents_path: Option<PathBuf>,

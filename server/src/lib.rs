@@ -11,6 +11,7 @@ pub mod metrics;
 pub mod model;
 pub mod orchestrator;
 pub mod page_data;
+pub mod pages;
 pub mod policy;
 pub mod startup;
 pub mod state;

@@ -6,7 +6,6 @@ use std::{net::SocketAddr, sync::Arc};
 use anyhow::Context;
 use axum::{Router, extract::DefaultBodyLimit, middleware, serve::ListenerExt};
 use leptos::prelude::LeptosOptions;
-use leptos_axum::{LeptosRoutes, generate_route_list};
 use tokio::net::TcpListener;
 use tower_http::{
     request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer},
@@ -103,21 +102,9 @@ impl Application {
             .with_secure(secure_cookies)
             .with_expiry(Expiry::OnInactivity(tower_sessions::cookie::time::Duration::days(7)));
 
-        let routes = generate_route_list(app::App);
         let router = Router::new()
             .merge(api::router())
-            .leptos_routes_with_context(
-                &state,
-                routes,
-                {
-                    let data = crate::page_data::data_source(state.store.clone());
-                    move || leptos::prelude::provide_context(data.clone())
-                },
-                {
-                    let options = state.leptos_options.clone();
-                    move || app::shell(options.clone())
-                },
-            )
+            .merge(crate::pages::router(&state))
             .fallback(leptos_axum::file_and_error_handler::<AppState, _>(app::shell))
             .layer(DefaultBodyLimit::max(body_limit))
             // Outermost last: sessions, then who is asking, then the cross-site and login checks.
@@ -144,6 +131,13 @@ impl Application {
 
     /// Resumes interrupted tasks, then serves until Ctrl-C / SIGTERM with the sweeper beside it.
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
+        self.run_until(shutdown_signal()).await
+    }
+
+    /// Like [`Self::run_until_stopped`], but stops when `stop` completes instead of on a signal.
+    /// Servers inside another program (the integration tests) use it, so that the program's own
+    /// Ctrl-C / SIGTERM handling stays in charge.
+    pub async fn run_until(self, stop: impl std::future::Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
         let resumed = sweeper::resume_all(&self.orchestrator).await?;
         if resumed > 0 {
             tracing::info!(resumed, "resumed tasks left mid-way");
@@ -162,7 +156,7 @@ impl Application {
         // with Last-Event-ID to the next server; nothing lives only in memory).
         let (stopping_tx, mut stopping) = tokio::sync::watch::channel(false);
         let server = axum::serve(listener, service).with_graceful_shutdown(async move {
-            shutdown_signal().await;
+            stop.await;
             let _ = stopping_tx.send(true);
         });
         let grace = async move {

@@ -89,7 +89,11 @@ pub fn ChatView(data: ChatData, #[prop(into)] on_sent: Callback<()>) -> impl Int
         })
     };
     let pending = Memo::new(move |_| view.with(ConversationView::pending_count));
-    let title = move || match pending.get() {
+    // The page title is formatted after the body has rendered (leptos_meta); on a multi-threaded
+    // server this view's signals may be disposed by then, so the title falls back to the count
+    // it was rendered with instead of panicking (which cut the page off mid-stream).
+    let rendered_pending = view.with_untracked(ConversationView::pending_count);
+    let title = move || match pending.try_get().unwrap_or(rendered_pending) {
         0 => "Countersign".to_owned(),
         n => format!("({n}) Countersign"),
     };

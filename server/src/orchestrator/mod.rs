@@ -11,6 +11,7 @@ pub mod sweeper;
 
 use std::{collections::HashMap, sync::Arc, time::Duration};
 
+use app::domain::TaskStatus;
 use parking_lot::Mutex;
 
 use crate::{
@@ -25,7 +26,11 @@ pub use confirm::{Answer, Reply};
 pub use decide::{Actor, Decision, DecisionError};
 pub use step::StartError;
 
-/// Test hook run after a built-in tool applied its effect and before the transaction commits.
+/// Failed attempts at driving a task (since its last model step) before the turn fails.
+pub const MAX_FAILED_ATTEMPTS: i64 = 3;
+
+/// Test hook run just before a transaction commits: with the call id after a built-in tool
+/// applied its effect, with `step:<task id>` after a model step was recorded.
 pub type BeforeCommitHook = Arc<dyn Fn(&str) -> anyhow::Result<()> + Send + Sync>;
 
 pub struct Orchestrator {
@@ -96,8 +101,9 @@ impl Orchestrator {
                 }
                 loop {
                     if let Err(err) = this.drive(&task_id).await {
-                        // Left as is in the database; the sweeper retries working tasks.
+                        // Left as is in the database; the sweeper retries working tasks, a few times.
                         tracing::error!(task_id, error = ?err, "driving the task failed");
+                        this.count_failed_attempt(&task_id).await;
                     }
                     let mut running = this.running.lock();
                     match running.get_mut(&task_id) {
@@ -124,6 +130,29 @@ impl Orchestrator {
             if let Err(err) = tasks::renew(self.store.pool(), self.store.bus().instance(), until).await {
                 tracing::warn!(error = ?err, "renewing task claims failed");
             }
+        }
+    }
+
+    /// Counts a failed attempt at driving the task; after [`MAX_FAILED_ATTEMPTS`] since its last
+    /// model step the turn fails with a message the chat shows, instead of being retried forever.
+    async fn count_failed_attempt(&self, task_id: &str) {
+        let result = async {
+            let mut w = self.store.write().await?;
+            let attempts = tasks::count_failed_attempt(&mut w, task_id).await?;
+            if attempts >= MAX_FAILED_ATTEMPTS
+                && let Some(task) = tasks::get(&mut *w.tx, task_id).await?
+            {
+                let message = format!(
+                    "Countersign could not record the agent's next step ({attempts} attempts failed), so this turn was stopped. \
+                     Nothing else was changed; send your message again to retry."
+                );
+                tasks::transition(&mut w, &task, &[TaskStatus::Working, TaskStatus::InputRequired], TaskStatus::Failed, Some(message))
+                    .await?;
+            }
+            w.commit().await
+        };
+        if let Err(err) = result.await {
+            tracing::error!(task_id, error = ?err, "counting a failed attempt failed");
         }
     }
 

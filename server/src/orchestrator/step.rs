@@ -13,7 +13,7 @@ use sqlx::Connection;
 
 use super::{Orchestrator, delegate::Delegation};
 use crate::{
-    model::ModelRequest,
+    model::{ModelRequest, ProposedCall},
     orchestrator::decide::SYSTEM,
     policy,
     store::{
@@ -22,7 +22,7 @@ use crate::{
         calls::{self, CallRow, NewCall},
         conversations, events, grants,
         tasks::{self, TaskRow},
-        time::{new_id, now_ms},
+        time::{new_call_id, new_id, now_ms},
     },
     tools::{ToolError, schema},
 };
@@ -148,7 +148,9 @@ impl Orchestrator {
             w.append(cid, EventBody::AssistantMessage { task_id: task.id.clone(), text, agent: worker }).await?;
         }
         let mut pending = false;
-        for (position, call) in reply.calls.iter().enumerate() {
+        // Each call gets Countersign's own id; the model sees that id in the history from now on.
+        let proposed: Vec<ProposedCall> = reply.calls.into_iter().map(|c| ProposedCall { id: new_call_id(), ..c }).collect();
+        for (position, call) in proposed.iter().enumerate() {
             let tool = self.tools.get(&call.tool).filter(|_| agent.tools.contains(&call.tool));
             let (mut summary, risk) = match tool {
                 Some(t) => (t.summarize(&call.args), t.risk(&call.args)),
@@ -293,10 +295,13 @@ impl Orchestrator {
                 }
             }
         }
-        if reply.calls.is_empty() {
+        if proposed.is_empty() {
             tasks::transition(&mut w, task, &[TaskStatus::Working], TaskStatus::Completed, None).await?;
         } else if pending {
             tasks::transition(&mut w, task, &[TaskStatus::Working], TaskStatus::InputRequired, None).await?;
+        }
+        if let Some(hook) = &self.before_commit {
+            hook(&format!("step:{}", task.id))?;
         }
         w.commit().await?;
         Ok(())

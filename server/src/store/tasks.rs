@@ -142,7 +142,9 @@ pub async fn transition(
 
 /// Counts one more model step, only while the task is still working (an abort stops it).
 pub async fn take_step(conn: &mut AnyConnection, task_id: &str) -> anyhow::Result<Option<i64>> {
-    sqlx::query_scalar("UPDATE tasks SET steps = steps + 1, updated_at = $1 WHERE id = $2 AND status = 'working' RETURNING steps")
+    sqlx::query_scalar(
+        "UPDATE tasks SET steps = steps + 1, failed_attempts = 0, updated_at = $1 WHERE id = $2 AND status = 'working' RETURNING steps",
+    )
         .bind(now_ms())
         .bind(task_id)
         .fetch_optional(conn)
@@ -150,12 +152,28 @@ pub async fn take_step(conn: &mut AnyConnection, task_id: &str) -> anyhow::Resul
         .context("failed to count a model step")
 }
 
-/// Tasks a driver should look at: working ones, and any with an approved call not yet run or
-/// a call left executing by a crash.
+/// Counts one failed attempt at driving the task and returns how many there have been since its
+/// last model step (0: the task has finished, nothing to count).
+pub async fn count_failed_attempt(w: &mut Write, task_id: &str) -> anyhow::Result<i64> {
+    let attempts: Option<i64> = sqlx::query_scalar(
+        "UPDATE tasks SET failed_attempts = failed_attempts + 1, updated_at = $1
+         WHERE id = $2 AND status IN ('working', 'input_required') RETURNING failed_attempts",
+    )
+    .bind(now_ms())
+    .bind(task_id)
+    .fetch_optional(&mut *w.tx)
+    .await
+    .context("failed to count a failed attempt")?;
+    Ok(attempts.unwrap_or(0))
+}
+
+/// Tasks a driver should look at: working ones, and unfinished ones with an approved call not yet
+/// run or a call left executing by a crash.
 pub async fn needing_work(db: impl AnyExecutor<'_>) -> anyhow::Result<Vec<String>> {
     sqlx::query_scalar(
         "SELECT id FROM tasks WHERE status = 'working'
-         UNION SELECT DISTINCT task_id FROM tool_calls WHERE state IN ('approved', 'executing')",
+         UNION SELECT DISTINCT c.task_id FROM tool_calls c JOIN tasks t ON t.id = c.task_id
+         WHERE c.state IN ('approved', 'executing') AND t.status IN ('working', 'input_required')",
     )
     .fetch_all(db)
     .await

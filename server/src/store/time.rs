@@ -13,3 +13,9 @@ pub fn rfc3339(ms: i64) -> String {
 pub fn new_id() -> String {
     uuid::Uuid::now_v7().to_string()
 }
+
+/// Countersign's id for a tool call. A model provider's own call ids are only unique within one
+/// response (some servers number them `call_1`, `call_2` in every reply), so they are not kept.
+pub fn new_call_id() -> String {
+    format!("call_{}", uuid::Uuid::now_v7().simple())
+}

@@ -78,8 +78,12 @@ async fn a_failure_between_the_effect_and_the_commit_leaves_no_effect_and_the_re
     let hook_flag = failed_once.clone();
     let hook: countersign::orchestrator::BeforeCommitHook =
         Arc::new(
-            move |_call_id: &str| {
-                if hook_flag.swap(true, Ordering::SeqCst) { Ok(()) } else { anyhow::bail!("injected crash before commit") }
+            move |point: &str| {
+                if point.starts_with("step:") || hook_flag.swap(true, Ordering::SeqCst) {
+                    Ok(())
+                } else {
+                    anyhow::bail!("injected crash before commit")
+                }
             },
         );
     let app = spawn_app_with(Options { before_commit: Some(hook), ..Default::default() }).await;
@@ -260,4 +264,32 @@ async fn sigterm_stops_the_server_even_while_a_page_holds_an_event_stream_open()
     let started = std::time::Instant::now();
     assert!(server.terminate().await, "a clean exit");
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
+}
+
+/// A step whose recording keeps failing after the model answered is not retried forever: after a
+/// few attempts the turn fails with a message the chat shows.
+#[tokio::test]
+async fn a_step_that_keeps_failing_after_the_model_answered_fails_the_turn_after_a_few_attempts() {
+    let failures = Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let counter = failures.clone();
+    let hook: countersign::orchestrator::BeforeCommitHook = Arc::new(move |point: &str| {
+        if point.starts_with("step:") && counter.fetch_add(1, Ordering::SeqCst) < 100 {
+            anyhow::bail!("injected failure while recording the step")
+        }
+        Ok(())
+    });
+    let app = spawn_app_with(Options { before_commit: Some(hook), ..Default::default() }).await;
+    let c = app.create_conversation().await;
+    let task = app.say(&c, "refund order 1001").await;
+    app.wait_task(&task, TaskStatus::Failed).await;
+    let attempts = failures.load(Ordering::SeqCst);
+    assert_eq!(attempts as i64, countersign::orchestrator::MAX_FAILED_ATTEMPTS, "stopped after the bound, not retried forever");
+    let view = app.detail(&c).await.view;
+    let message = view.current_task().unwrap().message.clone().unwrap();
+    assert!(message.contains("could not record the agent's next step"), "{message}");
+    assert!(view.cards().next().is_none(), "nothing of the failed step was stored");
+    assert_eq!(app.order(1001).await.refunded, 0.0);
+    // Some time later, still exactly that many attempts: nothing retries a failed turn.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(failures.load(Ordering::SeqCst), attempts);
 }

@@ -30,11 +30,18 @@ pub struct TestApp {
 
 pub const PASSWORD: &str = "test-password-1";
 
+/// Every client a test makes starts here, so no request can wait forever: a connection must open
+/// within 5 s and a response (or the next piece of a streamed body) arrive within 30 s.
+/// Event streams stay open longer than that: the server sends a keep-alive every 15 s.
+pub fn test_client() -> reqwest::ClientBuilder {
+    reqwest::Client::builder().connect_timeout(Duration::from_secs(5)).read_timeout(Duration::from_secs(30))
+}
+
 /// A client that sends `token` on every request.
 pub fn client_with_token(token: &str) -> reqwest::Client {
     let mut headers = reqwest::header::HeaderMap::new();
     headers.insert(reqwest::header::AUTHORIZATION, format!("Bearer {token}").parse().unwrap());
-    reqwest::Client::builder().default_headers(headers).build().unwrap()
+    test_client().default_headers(headers).build().unwrap()
 }
 
 /// Creates alice, bob (users) and root (admin), each with a token.
@@ -144,7 +151,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
     let database_url = config.database_url.clone();
     let app = Application::build_with(config, parts).await.expect("application builds");
     let base_url = format!("http://{}", app.local_addr());
-    tokio::spawn(app.run_until_stopped());
+    tokio::spawn(app.run_until(std::future::pending()));
     let tokens = Arc::new(create_users(&database_url).await);
     TestApp { base_url, client: client_with_token(&tokens["alice"]), model, data_dir: Arc::new(data_dir), tokens }
 }
@@ -173,7 +180,7 @@ impl TestApp {
 
     /// The same app without credentials.
     pub fn anonymous(&self) -> TestApp {
-        TestApp { client: reqwest::Client::new(), ..self.clone() }
+        TestApp { client: test_client().build().unwrap(), ..self.clone() }
     }
 
     pub fn url(&self, path: &str) -> String {

@@ -52,7 +52,7 @@ async fn an_mcp_write_file_waits_for_approval_and_the_file_appears_only_after_ap
     app.post_json(&format!("/api/approvals/{}/approve", approvals[0].id), json!({})).await;
     app.wait_task(&task, TaskStatus::Completed).await;
     assert_eq!(std::fs::read_to_string(&approved).unwrap(), "hello from countersign");
-    let card = app.detail(&c).await.view.card("call_w1").cloned().unwrap();
+    let card = app.detail(&c).await.view.cards().find(|c| c.tool == "write_file").cloned().unwrap();
     assert_eq!(card.status, app::domain::CardStatus::Completed);
     assert!(card.result.unwrap()["message"].as_str().unwrap().contains("Successfully wrote"), "the MCP result shows on the card");
 

@@ -82,7 +82,8 @@ async fn a_streamed_tool_call_split_across_chunks_waits_for_approval_and_its_res
     let app = spawn_app_with(Options { agents_toml: Some(agents(&url, 0)), configured_models: true, ..Default::default() }).await;
     let c = app.create_conversation().await;
     let (task, approvals) = app.pending_turn(&c, "please refund 12.50 on order 1001", 1).await;
-    assert_eq!(approvals[0].call_id, "call_abc", "the provider's call id is kept");
+    let call_id = approvals[0].call_id.clone();
+    assert!(call_id.starts_with("call_") && call_id != "call_abc", "the call gets Countersign's own id, not the provider's: {call_id}");
     assert_eq!(approvals[0].args, json!({ "order_id": 1001, "amount": 12.5 }));
 
     let request = fake.requests.lock().unwrap()[0].clone();
@@ -98,9 +99,9 @@ async fn a_streamed_tool_call_split_across_chunks_waits_for_approval_and_its_res
     assert_eq!(app.order(1001).await.refunded, 12.5);
     let second = fake.requests.lock().unwrap()[1].clone();
     let messages = second["messages"].as_array().unwrap();
-    assert_eq!(messages[2]["tool_calls"][0]["id"], "call_abc");
+    assert_eq!(messages[2]["tool_calls"][0]["id"], call_id.as_str(), "the model sees the call under Countersign's id");
     let tool_message = &messages[3];
-    assert_eq!((tool_message["role"].as_str(), tool_message["tool_call_id"].as_str()), (Some("tool"), Some("call_abc")));
+    assert_eq!((tool_message["role"].as_str(), tool_message["tool_call_id"].as_str()), (Some("tool"), Some(call_id.as_str())));
     assert!(tool_message["content"].as_str().unwrap().contains("Refunded $12.50"), "{tool_message}");
     assert_eq!(assistant_texts(&app.detail(&c).await.events).last().unwrap(), "Refund done.");
 }
@@ -143,7 +144,7 @@ async fn a_tool_call_with_arguments_that_break_the_schema_is_reported_not_run() 
     let task = app.say(&c, "look up order abc").await;
     app.wait_task(&task, TaskStatus::Completed).await;
     let view = app.detail(&c).await.view;
-    let card = view.card("call_x").unwrap();
+    let card = view.cards().find(|c| c.tool == "get_order").unwrap();
     assert_eq!(card.status, CardStatus::Failed);
     assert_eq!(card.result.as_ref().unwrap()["error"], "invalid arguments");
 }
@@ -174,4 +175,35 @@ async fn reply_text_streams_live_as_unstored_deltas_before_the_stored_message() 
     let detail = app.detail(&c).await;
     assert_eq!(assistant_texts(&detail.events), ["Hello there!"]);
     assert_eq!(detail.events.len(), 4);
+}
+
+/// Some local servers number tool calls per response (`call_1` in every reply). Each call still
+/// gets its own record, and the second turn works like the first.
+#[tokio::test]
+async fn a_provider_that_reuses_a_tool_call_id_across_turns_gets_a_separate_call_each_time() {
+    let refund = |order: u32| {
+        Reply::Stream(vec![chunk(json!({ "tool_calls": [{ "index": 0, "id": "call_1", "type": "function",
+            "function": { "name": "get_order", "arguments": format!("{{\"order_id\": {order}}}") } }] }))])
+    };
+    let (url, fake) =
+        start_fake(vec![refund(1001), text_stream(&["First done."]), refund(1002), text_stream(&["Second done."])]).await;
+    let app = spawn_app_with(Options { agents_toml: Some(agents(&url, 0)), configured_models: true, ..Default::default() }).await;
+    let c = app.create_conversation().await;
+    let first = app.say(&c, "look up order 1001").await;
+    app.wait_task(&first, TaskStatus::Completed).await;
+    let second = app.say(&c, "look up order 1002").await;
+    app.wait_task(&second, TaskStatus::Completed).await;
+
+    let view = app.detail(&c).await.view;
+    let cards: Vec<_> = view.cards().collect();
+    assert_eq!(cards.len(), 2, "one card per call");
+    assert_ne!(cards[0].call_id, cards[1].call_id);
+    assert!(cards.iter().all(|c| c.status == CardStatus::Completed));
+    assert_eq!(assistant_texts(&app.detail(&c).await.events), ["First done.", "Second done."]);
+    // In the last request the model sees both calls, each under its own id.
+    let last = fake.requests.lock().unwrap().last().cloned().unwrap();
+    let ids: Vec<&str> =
+        last["messages"].as_array().unwrap().iter().filter_map(|m| m["tool_call_id"].as_str()).collect();
+    assert_eq!(ids.len(), 2);
+    assert_ne!(ids[0], ids[1]);
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::helpers::{BinaryServer, Options, PASSWORD, TestApp, cli, error_code, spawn_app, spawn_app_with};
+use crate::helpers::{BinaryServer, Options, PASSWORD, TestApp, cli, error_code, spawn_app, spawn_app_with, test_client};
 
 async fn status(app: &TestApp, method: &str, path: &str) -> u16 {
     let request = match method {
@@ -79,7 +79,7 @@ async fn every_route_answers_each_kind_of_caller_as_documented_and_refusals_chan
 }
 
 fn cookie_client() -> reqwest::Client {
-    reqwest::Client::builder().cookie_store(true).build().unwrap()
+    test_client().cookie_store(true).build().unwrap()
 }
 
 async fn login(app: &TestApp, client: &reqwest::Client, user: &str, password: &str) -> StatusCode {
@@ -160,7 +160,7 @@ async fn a_revoked_token_no_longer_works() {
 #[tokio::test]
 async fn pages_send_anonymous_visitors_to_the_login_page() {
     let app = spawn_app().await;
-    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let client = test_client().redirect(reqwest::redirect::Policy::none()).build().unwrap();
     let response = client.get(app.url("/c/abc?x=1")).send().await.unwrap();
     assert_eq!(response.status(), 303);
     assert_eq!(response.headers()["location"], "/login?next=/c/abc%3Fx%3D1");

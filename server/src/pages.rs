@@ -1,0 +1,66 @@
+//! The server-rendered pages: Leptos routes, generated once per process, each render bounded by
+//! a deadline so a page can never stream forever.
+
+use std::{sync::LazyLock, time::Duration};
+
+use axum::{
+    Router,
+    extract::Request,
+    http::{StatusCode, header},
+    middleware::{self, Next},
+    response::{IntoResponse, Response},
+};
+use leptos_axum::{AxumRouteListing, LeptosRoutes, generate_route_list};
+
+use crate::state::AppState;
+
+/// How long a page may take to render before the browser gets an error page instead.
+/// A page reads a few rows; seconds mean something is stuck, and an unfinished page would
+/// leave the browser showing half a page forever.
+pub const RENDER_DEADLINE: Duration = Duration::from_secs(10);
+
+/// The app's page routes, generated once per process.
+///
+/// Generating them runs the app once with leptos_server's *process-wide* "suppress resource
+/// loads" flag set (`SuppressResourceLoad`); a page whose data load first polls while that flag
+/// is up waits forever. Generating the list once, before any server of this process serves a
+/// page, closes that window (it made `./x test` hang: each test starts a server while others
+/// render pages). See docs/reliability.md, "Every page finishes".
+fn routes() -> Vec<AxumRouteListing> {
+    static ROUTES: LazyLock<Vec<AxumRouteListing>> = LazyLock::new(|| generate_route_list(app::App));
+    ROUTES.clone()
+}
+
+/// The page routes with their data source, behind the render deadline.
+pub fn router(state: &AppState) -> Router<AppState> {
+    let data = crate::page_data::data_source(state.store.clone());
+    let options = state.leptos_options.clone();
+    Router::new()
+        .leptos_routes_with_context(
+            state,
+            routes(),
+            move || leptos::prelude::provide_context(data.clone()),
+            move || app::shell(options.clone()),
+        )
+        .layer(middleware::from_fn(render_within_deadline))
+}
+
+/// Answers 503 with a short page when a render takes longer than [`RENDER_DEADLINE`]. Pages
+/// render whole before the response starts (`SsrMode::Async`), so the deadline covers the body.
+async fn render_within_deadline(request: Request, next: Next) -> Response {
+    let path = request.uri().path().to_owned();
+    match tokio::time::timeout(RENDER_DEADLINE, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => {
+            tracing::error!(path, deadline_ms = RENDER_DEADLINE.as_millis() as u64, "page render missed its deadline");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                [(header::CONTENT_TYPE, "text/html; charset=utf-8"), (header::RETRY_AFTER, "1")],
+                "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Countersign</title></head>\
+                 <body><h1>This page took too long</h1><p>The server could not finish the page in time. \
+                 Nothing was lost: <a href=\"\">reload</a> to try again.</p></body></html>",
+            )
+                .into_response()
+        }
+    }
+}
