@@ -17,7 +17,7 @@ use crate::{
     store::{
         calls::{self, CallRow},
         events,
-        tasks::{self, TaskRow},
+        tasks::{self, Lease, TaskRow},
     },
 };
 
@@ -31,8 +31,8 @@ pub(super) enum Delegation {
 
 impl Orchestrator {
     /// `approved → executing` and the worker's task, in one transaction.
-    pub(super) async fn start_worker(self: &Arc<Self>, call: &CallRow, worker: &str) -> anyhow::Result<()> {
-        let mut w = self.store.write().await?;
+    pub(super) async fn start_worker(self: &Arc<Self>, call: &CallRow, worker: &str, lease: &Lease) -> anyhow::Result<()> {
+        let mut w = self.store.write_as(lease).await?;
         if !calls::transition(&mut w.tx, &call.id, "approved", "executing", None).await? {
             return Ok(());
         }
@@ -44,19 +44,20 @@ impl Orchestrator {
     }
 
     /// For a delegating call found `executing`: wait for its worker, or take the worker's answer.
-    pub(super) async fn follow_worker(self: &Arc<Self>, call: &CallRow) -> anyhow::Result<Delegation> {
+    pub(super) async fn follow_worker(self: &Arc<Self>, call: &CallRow, lease: &Lease) -> anyhow::Result<Delegation> {
         let worker =
             tasks::worker_for_call(self.store.pool(), &call.id).await?.context("BUG: a delegating call executes with its worker")?;
         if !worker.status().is_final() {
             self.trigger(&worker.id);
             return Ok(Delegation::Waiting);
         }
-        self.finish_worker(&worker).await?;
+        self.finish_worker(&worker, lease).await?;
         Ok(Delegation::Done)
     }
 
     /// Records a finished worker's answer as its delegating call's result; the supervisor resumes.
-    pub(super) async fn finish_worker(self: &Arc<Self>, worker: &TaskRow) -> anyhow::Result<()> {
+    /// `lease`: the driver's own (the worker's, or the supervisor's when it found the answer).
+    pub(super) async fn finish_worker(self: &Arc<Self>, worker: &TaskRow, lease: &Lease) -> anyhow::Result<()> {
         let Some(parent_call_id) = &worker.parent_call_id else { return Ok(()) };
         let agent = worker.agent.clone().unwrap_or_default();
         let history = events::after(self.store.pool(), &worker.conversation_id, 0).await?;
@@ -75,7 +76,7 @@ impl Orchestrator {
             ),
             _ => Err(format!("the {agent} agent {}: {}", status.as_str(), message.as_deref().unwrap_or("no answer"))),
         };
-        let mut w = self.store.write().await?;
+        let mut w = self.store.write_as(lease).await?;
         let Some(call) = calls::get(&mut *w.tx, parent_call_id).await? else { return Ok(()) };
         if call.state != "executing" {
             return Ok(()); // recorded already (or the supervisor's task was aborted)

@@ -18,7 +18,10 @@ use crate::{
     agents::AgentsConfig,
     metrics::Metrics,
     model::Models,
-    store::{Store, tasks, time::now_ms},
+    store::{
+        Store,
+        tasks::{self, Lease},
+    },
     tools::Registry,
 };
 
@@ -88,46 +91,94 @@ impl Orchestrator {
         let span = tracing::info_span!("drive", task_id = %task_id);
         tokio::spawn(tracing::Instrument::instrument(
             async move {
-                // Another process may be driving it (several replicas on one database): then it is theirs.
-                let owner = this.store.bus().instance().to_owned();
-                let pool = this.store.pool();
-                let claimed = tasks::claim(pool, &task_id, &owner, now_ms(), now_ms() + this.lease.as_millis() as i64).await;
-                if !matches!(claimed, Ok(true)) {
-                    if let Err(err) = claimed {
-                        tracing::error!(task_id, error = ?err, "claiming the task failed");
-                    }
+                // Another driver (here or in another process) may hold the task: then it is theirs.
+                let Some(mut lease) = this.claim(&task_id).await else {
                     this.running.lock().remove(&task_id);
                     return;
-                }
+                };
                 loop {
-                    if let Err(err) = this.drive(&task_id).await {
-                        // Left as is in the database; the sweeper retries working tasks, a few times.
-                        tracing::error!(task_id, error = ?err, "driving the task failed");
-                        this.count_failed_attempt(&task_id).await;
+                    match this.drive(&lease).await {
+                        Ok(()) => {}
+                        Err(err) if err.downcast_ref::<tasks::LeaseLost>().is_some() => {
+                            // Someone else drives it now; this driver's last write was dropped.
+                            tracing::warn!(task_id, error = %err, "lost the task's lease; stopping");
+                            this.running.lock().remove(&task_id);
+                            return;
+                        }
+                        Err(err) => {
+                            // Left as is in the database; the sweeper retries working tasks, a few times.
+                            tracing::error!(task_id, error = ?err, "driving the task failed");
+                            this.count_failed_attempt(&lease).await;
+                        }
                     }
-                    let mut running = this.running.lock();
-                    match running.get_mut(&task_id) {
-                        Some(again) if *again => *again = false,
-                        _ => {
-                            running.remove(&task_id);
+                    if this.take_again(&task_id) {
+                        continue;
+                    }
+                    // Released while still listed as running, so a trigger that arrives meanwhile
+                    // sets "again" here instead of starting a driver that finds the lease held.
+                    if let Err(err) = tasks::release(this.store.pool(), &lease).await {
+                        tracing::warn!(task_id, error = ?err, "releasing the task failed; its lease will run out");
+                    }
+                    if !this.take_again_or_leave(&task_id) {
+                        break;
+                    }
+                    match this.claim(&task_id).await {
+                        Some(again) => lease = again,
+                        None => {
+                            this.running.lock().remove(&task_id);
                             break;
                         }
                     }
-                }
-                if let Err(err) = tasks::release(pool, &task_id, &owner).await {
-                    tracing::warn!(task_id, error = ?err, "releasing the task failed; its lease will run out");
                 }
             },
             span,
         ));
     }
 
+    /// A fresh lease on the task for one driver of this process, timed by the database's clock.
+    async fn claim(&self, task_id: &str) -> Option<Lease> {
+        let owner = self.store.bus().instance();
+        match tasks::claim(self.store.pool(), self.store.backend(), task_id, owner, self.lease.as_millis() as i64).await {
+            Ok(lease) => lease,
+            Err(err) => {
+                tracing::error!(task_id, error = ?err, "claiming the task failed");
+                None
+            }
+        }
+    }
+
+    /// Whether a trigger arrived while the driver worked (and clears it).
+    fn take_again(&self, task_id: &str) -> bool {
+        match self.running.lock().get_mut(task_id) {
+            Some(again) if *again => {
+                *again = false;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Like [`Self::take_again`], but when no trigger arrived the driver leaves `running`.
+    fn take_again_or_leave(&self, task_id: &str) -> bool {
+        let mut running = self.running.lock();
+        match running.get_mut(task_id) {
+            Some(again) if *again => {
+                *again = false;
+                true
+            }
+            _ => {
+                running.remove(task_id);
+                false
+            }
+        }
+    }
+
     /// Keeps this process's claims alive while it runs (a third of the lease between renewals).
     pub async fn renew_claims(self: Arc<Self>) {
         loop {
             tokio::time::sleep(self.lease / 3).await;
-            let until = now_ms() + self.lease.as_millis() as i64;
-            if let Err(err) = tasks::renew(self.store.pool(), self.store.bus().instance(), until).await {
+            let lease_ms = self.lease.as_millis() as i64;
+            if let Err(err) = tasks::renew(self.store.pool(), self.store.backend(), self.store.bus().instance(), lease_ms).await {
                 tracing::warn!(error = ?err, "renewing task claims failed");
             }
         }
@@ -135,9 +186,10 @@ impl Orchestrator {
 
     /// Counts a failed attempt at driving the task; after [`MAX_FAILED_ATTEMPTS`] since its last
     /// model step the turn fails with a message the chat shows, instead of being retried forever.
-    async fn count_failed_attempt(&self, task_id: &str) {
+    async fn count_failed_attempt(&self, lease: &Lease) {
+        let task_id = lease.task_id.as_str();
         let result = async {
-            let mut w = self.store.write().await?;
+            let mut w = self.store.write_as(lease).await?;
             let attempts = tasks::count_failed_attempt(&mut w, task_id).await?;
             if attempts >= MAX_FAILED_ATTEMPTS
                 && let Some(task) = tasks::get(&mut *w.tx, task_id).await?

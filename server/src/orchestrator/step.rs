@@ -21,7 +21,7 @@ use crate::{
         audit,
         calls::{self, CallRow, NewCall},
         conversations, events, grants,
-        tasks::{self, TaskRow},
+        tasks::{self, Lease, TaskRow},
         time::{new_call_id, new_id, now_ms},
     },
     tools::{ToolError, schema},
@@ -59,26 +59,28 @@ impl Orchestrator {
     }
 
     /// Advances the task as far as it can go without a human.
-    pub(super) async fn drive(self: &Arc<Self>, task_id: &str) -> anyhow::Result<()> {
+    /// Every write it makes is fenced by `lease`: once the lease is lost, nothing more is stored.
+    pub(super) async fn drive(self: &Arc<Self>, lease: &Lease) -> anyhow::Result<()> {
+        let task_id = lease.task_id.as_str();
         loop {
             let Some(task) = tasks::get(self.store.pool(), task_id).await? else { return Ok(()) };
             if task.status().is_final() {
                 // A finished worker hands its answer to its supervisor.
-                return self.finish_worker(&task).await;
+                return self.finish_worker(&task, lease).await;
             }
             let calls = calls::for_step(self.store.pool(), task_id, task.steps).await?;
             if let Some(call) = calls.iter().find(|c| c.state == "approved") {
-                self.execute(call).await?;
+                self.execute(call, lease).await?;
                 continue;
             }
             if let Some(call) = calls.iter().find(|c| c.state == "executing") {
                 if self.tools.get(&call.tool).is_some_and(|t| t.delegate().is_some()) {
-                    match self.follow_worker(call).await? {
+                    match self.follow_worker(call, lease).await? {
                         Delegation::Waiting => return Ok(()),
                         Delegation::Done => continue,
                     }
                 }
-                self.interrupted(call).await?;
+                self.interrupted(call, lease).await?;
                 continue;
             }
             if calls.iter().any(|c| c.state == "pending_approval") {
@@ -86,28 +88,28 @@ impl Orchestrator {
             }
             if task.status() == TaskStatus::InputRequired {
                 // Every approval was decided; the decision normally flips this already.
-                let mut w = self.store.write().await?;
+                let mut w = self.store.write_as(lease).await?;
                 tasks::transition(&mut w, &task, &[TaskStatus::InputRequired], TaskStatus::Working, None).await?;
                 w.commit().await?;
                 continue;
             }
             if task.steps >= MAX_STEPS {
-                self.fail(&task, format!("the agent stopped after {MAX_STEPS} steps without an answer")).await?;
+                self.fail(&task, format!("the agent stopped after {MAX_STEPS} steps without an answer"), lease).await?;
                 return Ok(());
             }
-            self.model_step(&task).await?;
+            self.model_step(&task, lease).await?;
         }
     }
 
-    async fn fail(&self, task: &TaskRow, message: String) -> anyhow::Result<()> {
-        let mut w = self.store.write().await?;
+    async fn fail(&self, task: &TaskRow, message: String, lease: &Lease) -> anyhow::Result<()> {
+        let mut w = self.store.write_as(lease).await?;
         tasks::transition(&mut w, task, &[TaskStatus::Working, TaskStatus::InputRequired], TaskStatus::Failed, Some(message)).await?;
         w.commit().await?;
         Ok(())
     }
 
     /// Calls the model once and records its reply: text, calls, approvals, the task's new status.
-    async fn model_step(&self, task: &TaskRow) -> anyhow::Result<()> {
+    async fn model_step(&self, task: &TaskRow, lease: &Lease) -> anyhow::Result<()> {
         let conversation =
             conversations::get(self.store.pool(), &task.conversation_id).await?.context("BUG: a task's conversation exists")?;
         // A worker's task is driven by the worker agent, not the conversation's.
@@ -134,14 +136,19 @@ impl Orchestrator {
             Ok(reply) => reply,
             Err(err) => {
                 tracing::warn!(task_id = task.id, error = ?err, "model failed");
-                return self.fail(task, format!("the model failed: {err:#}")).await;
+                return self.fail(task, format!("the model failed: {err:#}"), lease).await;
             }
         };
 
         tracing::debug!(task_id = task.id, agent = agent.name, calls = reply.calls.len(), "model replied");
-        let mut w = self.store.write().await?;
-        // Counting the step only while the task is working makes an abort win over a late reply.
-        let Some(step) = tasks::take_step(&mut w.tx, &task.id).await? else { return Ok(()) };
+        let mut w = self.store.write_as(lease).await?;
+        // Counting the step only while the task is working makes an abort win over a late reply,
+        // and only from the step read before asking the model makes a reply to a step someone
+        // else already took be dropped.
+        let Some(step) = tasks::take_step(&mut w.tx, &task.id, task.steps).await? else {
+            tracing::info!(task_id = task.id, step = task.steps, "the model's reply came for a step no longer open; dropped");
+            return Ok(());
+        };
         let cid = &conversation.id;
         if let Some(text) = reply.text.filter(|t| !t.trim().is_empty()) {
             let worker = task.parent_call_id.as_ref().map(|_| agent.name.clone());
@@ -310,13 +317,13 @@ impl Orchestrator {
     /// Runs one approved call. A built-in tool's effect, the call's new state and its result
     /// are one transaction: all of it commits or none of it (DESIGN decision 4). An external
     /// tool is marked executing (committed) first, then called, then its result recorded.
-    async fn execute(self: &Arc<Self>, call: &CallRow) -> anyhow::Result<()> {
+    async fn execute(self: &Arc<Self>, call: &CallRow, lease: &Lease) -> anyhow::Result<()> {
         let tool = self.tools.get(&call.tool).cloned();
         if let Some(worker) = tool.as_ref().and_then(|t| t.delegate()) {
-            return self.start_worker(call, worker).await;
+            return self.start_worker(call, worker, lease).await;
         }
         if let Some(tool) = tool.as_ref().filter(|t| t.is_external()) {
-            let mut w = self.store.write().await?;
+            let mut w = self.store.write_as(lease).await?;
             if !calls::transition(&mut w.tx, &call.id, "approved", "executing", None).await? {
                 return Ok(());
             }
@@ -330,12 +337,12 @@ impl Orchestrator {
                 Err(ToolError::Failed(failure)) => Err(failure.0),
                 Err(ToolError::Internal(err)) => Err(format!("{err:#}")),
             };
-            let mut w = self.store.write().await?;
+            let mut w = self.store.write_as(lease).await?;
             self.record_result(&mut w, call, outcome).await?;
             w.commit().await?;
             return Ok(());
         }
-        let mut w = self.store.write().await?;
+        let mut w = self.store.write_as(lease).await?;
         if !calls::transition(&mut w.tx, &call.id, "approved", "executing", None).await? {
             return Ok(()); // someone else ran or canceled it
         }
@@ -380,7 +387,10 @@ impl Orchestrator {
             Ok(output) => ("succeeded", true, output),
             Err(error) => ("failed", false, json!({ "error": error, "message": error })),
         };
-        calls::transition(&mut w.tx, &call.id, "executing", state, None).await?;
+        if !calls::transition(&mut w.tx, &call.id, "executing", state, None).await? {
+            // Someone else recorded this call's outcome: never a second `tool-result`.
+            anyhow::bail!("call {} was no longer executing when its result came; the result was dropped", call.id);
+        }
         audit::append(
             &mut w.tx,
             "tool.outcome",
@@ -394,8 +404,8 @@ impl Orchestrator {
     }
 
     /// A call found `executing` by a driver was cut off by a crash: it is never re-run silently.
-    async fn interrupted(&self, call: &CallRow) -> anyhow::Result<()> {
-        let mut w = self.store.write().await?;
+    async fn interrupted(&self, call: &CallRow, lease: &Lease) -> anyhow::Result<()> {
+        let mut w = self.store.write_as(lease).await?;
         if calls::transition(&mut w.tx, &call.id, "executing", "failed", None).await? {
             let output = json!({ "status": "interrupted", "error": "interrupted — not retried", "message": "interrupted — not retried" });
             audit::append(

@@ -159,7 +159,17 @@ impl Store {
             bus: self.bus.clone(),
             notify: self.backend() == Backend::Postgres,
             webhooks: self.webhooks.clone(),
+            fence: None,
         })
+    }
+
+    /// A write on behalf of the driver holding `lease`: it commits only while that lease is still
+    /// live and this driver's (DESIGN decision 7). Otherwise nothing of it is stored and the commit
+    /// fails with [`tasks::LeaseLost`], which the driver logs and stops on.
+    pub async fn write_as(&self, lease: &tasks::Lease) -> anyhow::Result<Write> {
+        let mut w = self.write().await?;
+        w.fence = Some((lease.clone(), self.backend()));
+        Ok(w)
     }
 }
 
@@ -172,6 +182,8 @@ pub struct Write {
     /// PostgreSQL: tell the other replicas too (NOTIFY is delivered at commit).
     notify: bool,
     webhooks: std::sync::Arc<Vec<outbox::Target>>,
+    /// The lease this write is made under, checked just before the commit.
+    fence: Option<(tasks::Lease, Backend)>,
 }
 
 impl Write {
@@ -185,6 +197,10 @@ impl Write {
     }
 
     pub async fn commit(mut self) -> anyhow::Result<Vec<Event>> {
+        if let Some((lease, backend)) = &self.fence {
+            // On failure `self` is dropped here, which rolls the transaction back.
+            tasks::check_held(&mut self.tx, *backend, lease).await?;
+        }
         if self.notify && !self.events.is_empty() {
             crate::bus::notify(&mut self.tx, self.bus.instance(), &self.events).await?;
         }

@@ -6,7 +6,7 @@ use app::domain::{EventBody, TaskStatus, wire::Task};
 use sqlx::{AnyConnection, AnyExecutor};
 
 use super::{
-    Write,
+    Backend, Write,
     time::{new_id, now_ms, rfc3339},
 };
 
@@ -140,16 +140,20 @@ pub async fn transition(
     Ok(changed)
 }
 
-/// Counts one more model step, only while the task is still working (an abort stops it).
-pub async fn take_step(conn: &mut AnyConnection, task_id: &str) -> anyhow::Result<Option<i64>> {
+/// Counts one more model step, only while the task is still working (an abort stops it), as a
+/// compare-and-set on the step number the driver read before asking the model: a reply to a step
+/// someone else already took is dropped.
+pub async fn take_step(conn: &mut AnyConnection, task_id: &str, expected_steps: i64) -> anyhow::Result<Option<i64>> {
     sqlx::query_scalar(
-        "UPDATE tasks SET steps = steps + 1, failed_attempts = 0, updated_at = $1 WHERE id = $2 AND status = 'working' RETURNING steps",
+        "UPDATE tasks SET steps = steps + 1, failed_attempts = 0, updated_at = $1
+         WHERE id = $2 AND status = 'working' AND steps = $3 RETURNING steps",
     )
-        .bind(now_ms())
-        .bind(task_id)
-        .fetch_optional(conn)
-        .await
-        .context("failed to count a model step")
+    .bind(now_ms())
+    .bind(task_id)
+    .bind(expected_steps)
+    .fetch_optional(conn)
+    .await
+    .context("failed to count a model step")
 }
 
 /// Counts one failed attempt at driving the task and returns how many there have been since its
@@ -180,41 +184,88 @@ pub async fn needing_work(db: impl AnyExecutor<'_>) -> anyhow::Result<Vec<String
     .context("failed to find tasks needing work")
 }
 
-/// Claims the task for `owner` until `until` (ms) unless another owner holds a live lease.
-/// With several server processes on one database, only the claimant drives the task.
-pub async fn claim(db: impl AnyExecutor<'_>, task_id: &str, owner: &str, now: i64, until: i64) -> anyhow::Result<bool> {
-    let result = sqlx::query(
-        "UPDATE tasks SET lease_owner = $1, lease_until = $2
-         WHERE id = $3 AND (lease_owner IS NULL OR lease_owner = $1 OR lease_until < $4)",
-    )
+/// One driver's claim on a task: the fencing token every write of that driver is checked against.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lease {
+    pub task_id: String,
+    pub token: String,
+}
+
+/// A driver's write found its lease gone (it ran out, or another driver claimed the task): the
+/// write was dropped, nothing of it was stored.
+#[derive(Debug, thiserror::Error)]
+#[error("the lease on task {task_id} is no longer held by this driver; its write was dropped")]
+pub struct LeaseLost {
+    pub task_id: String,
+}
+
+/// The database's clock in Unix milliseconds, as SQL: lease times never compare one host's
+/// clock with another's.
+pub fn db_now_ms(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Sqlite => "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)",
+        Backend::Postgres => "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)",
+    }
+}
+
+/// Claims the task for one driver of `owner` (this process) for `lease_ms`, unless a live lease
+/// is held, by anyone: a second driver in the same process gets no claim either. Returns the
+/// lease, with a token of its own, when claimed.
+pub async fn claim(db: impl AnyExecutor<'_>, backend: Backend, task_id: &str, owner: &str, lease_ms: i64) -> anyhow::Result<Option<Lease>> {
+    let token = new_id();
+    let now = db_now_ms(backend);
+    let result = sqlx::query(&format!(
+        "UPDATE tasks SET lease_owner = $1, lease_token = $2, lease_until = {now} + $3
+         WHERE id = $4 AND (lease_token IS NULL OR lease_until IS NULL OR lease_until < {now})"
+    ))
     .bind(owner)
-    .bind(until)
+    .bind(&token)
+    .bind(lease_ms)
     .bind(task_id)
-    .bind(now)
     .execute(db)
     .await
     .context("failed to claim a task")?;
-    Ok(result.rows_affected() == 1)
+    Ok((result.rows_affected() == 1).then(|| Lease { task_id: task_id.to_owned(), token }))
 }
 
-/// Gives the task up, so any process may drive it next.
-pub async fn release(db: impl AnyExecutor<'_>, task_id: &str, owner: &str) -> anyhow::Result<()> {
-    sqlx::query("UPDATE tasks SET lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2")
-        .bind(task_id)
-        .bind(owner)
+/// Gives the task up, so any driver may claim it next; does nothing if the lease is not ours.
+pub async fn release(db: impl AnyExecutor<'_>, lease: &Lease) -> anyhow::Result<()> {
+    sqlx::query("UPDATE tasks SET lease_owner = NULL, lease_token = NULL, lease_until = NULL WHERE id = $1 AND lease_token = $2")
+        .bind(&lease.task_id)
+        .bind(&lease.token)
         .execute(db)
         .await
         .context("failed to release a task")?;
     Ok(())
 }
 
-/// Extends every lease `owner` holds (its heartbeat).
-pub async fn renew(db: impl AnyExecutor<'_>, owner: &str, until: i64) -> anyhow::Result<()> {
-    sqlx::query("UPDATE tasks SET lease_until = $1 WHERE lease_owner = $2")
-        .bind(until)
-        .bind(owner)
-        .execute(db)
-        .await
-        .context("failed to renew task leases")?;
+/// Extends the leases of `owner`'s live drivers (its heartbeat). A lease that already ran out is
+/// not revived: another process may have claimed the task since.
+pub async fn renew(db: impl AnyExecutor<'_>, backend: Backend, owner: &str, lease_ms: i64) -> anyhow::Result<()> {
+    let now = db_now_ms(backend);
+    sqlx::query(&format!(
+        "UPDATE tasks SET lease_until = {now} + $1 WHERE lease_owner = $2 AND lease_token IS NOT NULL AND lease_until >= {now}"
+    ))
+    .bind(lease_ms)
+    .bind(owner)
+    .execute(db)
+    .await
+    .context("failed to renew task leases")?;
     Ok(())
+}
+
+/// Fails with [`LeaseLost`] unless `lease` is still live and this driver's, inside the write
+/// transaction that is about to commit (writes are serialized, so it stays so until the commit).
+pub async fn check_held(conn: &mut AnyConnection, backend: Backend, lease: &Lease) -> anyhow::Result<()> {
+    let now = db_now_ms(backend);
+    let held: Option<i64> = sqlx::query_scalar(&format!("SELECT 1 FROM tasks WHERE id = $1 AND lease_token = $2 AND lease_until >= {now}"))
+        .bind(&lease.task_id)
+        .bind(&lease.token)
+        .fetch_optional(conn)
+        .await
+        .context("failed to check a task lease")?;
+    match held {
+        Some(_) => Ok(()),
+        None => Err(LeaseLost { task_id: lease.task_id.clone() }.into()),
+    }
 }

@@ -9,6 +9,7 @@ mod cycle;
 mod decisions;
 mod durability;
 mod health;
+mod leases;
 mod mcp;
 mod observability;
 mod openai;

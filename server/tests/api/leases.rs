@@ -1,0 +1,50 @@
+//! Fenced task leases (DESIGN decision 7): each claim has its own token, times come from the
+//! database's clock, and a driver that lost its lease can change nothing.
+
+use app::domain::{EventBody, TaskStatus};
+use countersign::{
+    bus::Bus,
+    store::{Store, tasks},
+};
+
+use crate::helpers::{database_url, spawn_app};
+
+#[tokio::test]
+async fn a_driver_that_lost_its_lease_writes_nothing_and_cannot_release_the_new_holders_lease() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let task = app.say(&c, "hello").await;
+    app.wait_task(&task, TaskStatus::Completed).await;
+    let store = Store::connect(&database_url(app.data_dir.path()).await, Bus::default()).await.expect("store");
+    let (pool, backend) = (store.pool(), store.backend());
+
+    let a = tasks::claim(pool, backend, &task, "replica-a", 60_000).await.unwrap().expect("a free task is claimed");
+    let again = tasks::claim(pool, backend, &task, "replica-a", 60_000).await.unwrap();
+    assert!(again.is_none(), "a live lease is not claimed twice, not even by the process that holds it");
+
+    // A freezes and its lease runs out; B claims the task with a token of its own.
+    sqlx::query("UPDATE tasks SET lease_until = 0 WHERE id = $1").bind(&task).execute(pool).await.unwrap();
+    let b = tasks::claim(pool, backend, &task, "replica-b", 60_000).await.unwrap().expect("an expired lease is claimed");
+    assert_ne!(a.token, b.token);
+
+    // A wakes up and writes: the write is dropped whole.
+    let events_before = app.detail(&c).await.events.len();
+    let mut w = store.write_as(&a).await.unwrap();
+    let late = EventBody::AssistantMessage { task_id: task.clone(), text: "late answer from A".into(), agent: None };
+    w.append(&c, late).await.unwrap();
+    let err = w.commit().await.expect_err("a write under a lost lease fails");
+    assert!(err.downcast_ref::<tasks::LeaseLost>().is_some(), "{err:#}");
+    assert_eq!(app.detail(&c).await.events.len(), events_before, "nothing of A's write was stored");
+
+    // A's release and A's heartbeat leave B's lease alone; B still writes.
+    tasks::release(pool, &a).await.unwrap();
+    tasks::renew(pool, backend, "replica-a", 60_000).await.unwrap();
+    let mut w = store.write_as(&b).await.unwrap();
+    w.append(&c, EventBody::AssistantMessage { task_id: task.clone(), text: "from B".into(), agent: None }).await.unwrap();
+    w.commit().await.expect("the holder's write commits");
+    assert_eq!(app.detail(&c).await.events.len(), events_before + 1);
+
+    // Released by its holder, the task is free again.
+    tasks::release(pool, &b).await.unwrap();
+    assert!(tasks::claim(pool, backend, &task, "replica-a", 60_000).await.unwrap().is_some());
+}
