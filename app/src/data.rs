@@ -16,6 +16,8 @@ use crate::domain::{
 pub struct ChatData {
     pub conversation: Conversation,
     pub view: ConversationView,
+    /// Whether the person looking is an admin (who may decide calls handed to the admins).
+    pub viewer_is_admin: bool,
 }
 
 /// Which approvals the queue page shows.
@@ -136,8 +138,12 @@ pub fn chat_loader() -> impl Fn(String) -> BoxFuture<Loaded<Option<ChatData>>> +
     {
         move |id: String| -> BoxFuture<Loaded<Option<ChatData>>> {
             browser(async move {
-                match crate::client::get::<crate::domain::wire::ConversationDetail>(&format!("/api/conversations/{id}")).await {
-                    Ok(detail) => Ok(Some(ChatData { conversation: detail.conversation, view: detail.view })),
+                let detail = crate::client::get::<crate::domain::wire::ConversationDetail>(&format!("/api/conversations/{id}")).await;
+                match detail {
+                    Ok(detail) => {
+                        let me = crate::client::get::<Me>("/api/session").await.map_err(|e| e.message)?;
+                        Ok(Some(ChatData { conversation: detail.conversation, view: detail.view, viewer_is_admin: me.role == "admin" }))
+                    }
                     Err(e) if e.status == 404 => Ok(None),
                     Err(e) => Err(e.message),
                 }

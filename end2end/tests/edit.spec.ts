@@ -7,7 +7,7 @@ test("editing args: invalid JSON and schema violations show inline; a valid edit
   await expect(card).toHaveAttribute("data-status", "pending_approval");
   await card.getByRole("button", { name: "Edit" }).click();
   const editor = card.getByLabel("Arguments (JSON)");
-  const submit = card.getByRole("button", { name: "Approve with these arguments" });
+  const submit = card.getByRole("button", { name: "Approve with these changes" });
 
   await editor.fill('{"order_id": 1001, "amount": ');
   await submit.click();

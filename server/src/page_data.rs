@@ -54,7 +54,7 @@ impl PageData for StorePages {
             let conversation = conversations::get(store.pool(), &id).await.map_err(unavailable)?;
             let Some(conversation) = conversation.filter(|c| sees(&user, c.owner_id.as_deref())) else { return Ok(None) };
             let events = events::after(store.pool(), &id, 0).await.map_err(unavailable)?;
-            Ok(Some(ChatData { conversation, view: fold(&events) }))
+            Ok(Some(ChatData { conversation, view: fold(&events), viewer_is_admin: user.is_admin() }))
         })
     }
 

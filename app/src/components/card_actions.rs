@@ -19,11 +19,12 @@ pub enum ReasonKind {
 pub fn ReasonForm(
     kind: ReasonKind,
     approval_id: String,
+    /// The text being written; kept by the card's row so it survives a re-render.
+    text: RwSignal<String>,
     busy: RwSignal<bool>,
     error: RwSignal<Option<ApiFailure>>,
     on_cancel: Callback<()>,
 ) -> impl IntoView {
-    let text = RwSignal::new(String::new());
     let input = NodeRef::<html::Input>::new();
     Effect::new(move |_| {
         if let Some(el) = input.get() {
@@ -72,16 +73,21 @@ pub fn ReasonForm(
 }
 
 /// Edit the arguments as JSON, see the diff, approve with them. Invalid JSON is caught here;
-/// schema violations come back from the server's 422 and show inline.
+/// schema violations come back from the server's 422 and show inline. The only approve action
+/// while it is open is "Approve with these changes"; "Discard my edit" closes it.
 #[component]
 pub fn EditForm(
     approval_id: String,
     original: String,
+    /// The JSON being edited; kept by the card's row so it survives a re-render.
+    text: RwSignal<String>,
     busy: RwSignal<bool>,
     error: RwSignal<Option<ApiFailure>>,
     on_cancel: Callback<()>,
 ) -> impl IntoView {
-    let text = RwSignal::new(original.clone());
+    if text.get_untracked().is_empty() {
+        text.set(original.clone());
+    }
     let parse_error = RwSignal::new(None::<String>);
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
@@ -103,8 +109,8 @@ pub fn EditForm(
             <JsonDiff before after=Signal::derive(move || text.get()) />
             {move || parse_error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
             <div class="actions">
-                <button type="submit" class="btn btn-approve" disabled=move || busy.get()>"Approve with these arguments"</button>
-                <button type="button" class="btn" on:click=move |_| on_cancel.run(())>"Cancel"</button>
+                <button type="submit" class="btn btn-approve" disabled=move || busy.get()>"Approve with these changes"</button>
+                <button type="button" class="btn" on:click=move |_| on_cancel.run(())>"Discard my edit"</button>
             </div>
         </form>
     }

@@ -3,7 +3,12 @@ use std::time::Duration;
 use leptos::{html, prelude::*, task::spawn_local};
 use leptos_meta::Title;
 
-use super::{batch_bar::BatchBar, composer::Composer, grant_list::GrantList, tool_card::ToolCard};
+use super::{
+    batch_bar::BatchBar,
+    composer::Composer,
+    grant_list::GrantList,
+    tool_card::{CardDraft, ToolCard},
+};
 use crate::{
     client::{self, ApiFailure},
     data::ChatData,
@@ -53,6 +58,7 @@ fn batch_before(view: &ConversationView, call_id: &str) -> Option<(String, usize
 #[component]
 pub fn ChatView(data: ChatData, #[prop(into)] on_sent: Callback<()>) -> impl IntoView {
     let conversation = data.conversation.clone();
+    let viewer_is_admin = data.viewer_is_admin;
     let view = RwSignal::new(data.view);
     let link = RwSignal::new(LinkState::Connecting);
     let now = RwSignal::new(now_ms());
@@ -147,7 +153,7 @@ pub fn ChatView(data: ChatData, #[prop(into)] on_sent: Callback<()>) -> impl Int
                             {text}
                         </div>
                     }.into_any(),
-                    Row::Card(call_id) => view! { <CardRow call_id view now /> }.into_any(),
+                    Row::Card(call_id) => view! { <CardRow call_id view now viewer_is_admin /> }.into_any(),
                 }}
             </For>
             {move || view.with(|v| v.draft.as_ref().map(|d| d.text.clone())).map(|text| view! {
@@ -159,19 +165,21 @@ pub fn ChatView(data: ChatData, #[prop(into)] on_sent: Callback<()>) -> impl Int
             <button class="btn btn-link abort" on:click=abort>"Stop this turn"</button>
         </Show>
         {move || abort_error.get().map(|e| view! { <p class="error" role="alert">{e.message}</p> })}
-        <Composer conversation_id=conversation.id.clone() view on_sent />
+        <Composer conversation_id=conversation.id.clone() view viewer_is_admin on_sent />
     }
 }
 
 #[component]
-fn CardRow(call_id: String, view: RwSignal<ConversationView>, now: RwSignal<i64>) -> impl IntoView {
+fn CardRow(call_id: String, view: RwSignal<ConversationView>, now: RwSignal<i64>, viewer_is_admin: bool) -> impl IntoView {
     let card = {
         let call_id = call_id.clone();
         Memo::new(move |_| view.with(|v| v.card(&call_id).cloned()))
     };
     let batch = Memo::new(move |_| view.with(|v| batch_before(v, &call_id)));
+    // Outlives each re-render of the card (a decision re-renders it), so an open form keeps its text.
+    let draft = CardDraft::new();
     view! {
         {move || batch.get().map(|(task_id, pending)| view! { <BatchBar task_id pending /> })}
-        {move || card.get().map(|card| view! { <ToolCard card now /> })}
+        {move || card.get().map(|card| view! { <ToolCard card now draft viewer_is_admin /> })}
     }
 }

@@ -3,12 +3,23 @@ use serde_json::Value;
 
 use crate::{
     client::{self, ApiFailure},
-    domain::{ConversationView, TaskStatus, wire::NewMessage},
+    domain::{CardStatus, ConversationView, TaskStatus, wire::NewMessage},
 };
 
 /// Why the composer is disabled, or `None` when the user may write.
-pub fn busy_reason(view: &ConversationView) -> Option<String> {
+pub fn busy_reason(view: &ConversationView, viewer_is_admin: bool) -> Option<String> {
+    let held_for_admins = view
+        .cards()
+        .filter(|c| c.status == CardStatus::PendingApproval)
+        .filter(|c| c.approval.as_ref().is_some_and(|a| a.escalated_by.is_some()))
+        .count();
     match view.current_task()?.status {
+        // Everything that waits is with the admins: the user cannot decide it.
+        TaskStatus::Working | TaskStatus::InputRequired
+            if !viewer_is_admin && held_for_admins > 0 && held_for_admins == view.pending_count() =>
+        {
+            Some(format!("Waiting for an admin to decide {held_for_admins} tool call{}", if held_for_admins == 1 { "" } else { "s" }))
+        }
         // A worker (sub-agent) may be waiting for a decision while its supervisor's turn works.
         TaskStatus::Working if view.pending_count() == 0 => Some("The agent is working…".into()),
         // The agent asked in the chat: the user's reply is the answer.
@@ -23,11 +34,16 @@ pub fn busy_reason(view: &ConversationView) -> Option<String> {
 
 /// The message box. Disabled (and saying why) while the current task is not finished.
 #[component]
-pub fn Composer(conversation_id: String, view: RwSignal<ConversationView>, #[prop(into)] on_sent: Callback<()>) -> impl IntoView {
+pub fn Composer(
+    conversation_id: String,
+    view: RwSignal<ConversationView>,
+    viewer_is_admin: bool,
+    #[prop(into)] on_sent: Callback<()>,
+) -> impl IntoView {
     let text = RwSignal::new(String::new());
     let sending = RwSignal::new(false);
     let error = RwSignal::new(None::<ApiFailure>);
-    let reason = Memo::new(move |_| view.with(busy_reason));
+    let reason = Memo::new(move |_| view.with(|v| busy_reason(v, viewer_is_admin)));
     let disabled = move || sending.get() || reason.get().is_some();
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();

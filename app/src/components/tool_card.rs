@@ -15,12 +15,41 @@ use crate::{
     time::{countdown, parse_rfc3339_ms},
 };
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Mode {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
     Idle,
     Rejecting,
     Deferring,
     Editing,
+}
+
+/// What a reviewer has open and typed on a card. Owned by the card's row, so it outlives a
+/// re-render of the card: when someone else decides meanwhile, the text is still there.
+#[derive(Clone, Copy)]
+pub struct CardDraft {
+    pub mode: RwSignal<Mode>,
+    /// The reason (reject) or guidance (defer) being written.
+    pub reason: RwSignal<String>,
+    /// The arguments being edited (JSON text); empty until Edit opens.
+    pub edit: RwSignal<String>,
+}
+
+impl CardDraft {
+    pub fn new() -> Self {
+        Self { mode: RwSignal::new(Mode::Idle), reason: RwSignal::new(String::new()), edit: RwSignal::new(String::new()) }
+    }
+
+    fn close(&self) {
+        self.mode.set(Mode::Idle);
+        self.reason.set(String::new());
+        self.edit.set(String::new());
+    }
+}
+
+impl Default for CardDraft {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 /// Sends an approval (with edited args or not); the card's new state arrives over SSE.
@@ -37,16 +66,27 @@ pub fn send_approve(approval_id: String, request: ApproveRequest, busy: RwSignal
 }
 
 /// One tool call: what it is, its state, and for a pending one the decision controls.
+///
+/// `viewer_is_admin`: whether the person looking is an admin (`None`: not known here, as in the
+/// queue; the server refuses a decision it does not allow either way).
 #[component]
-pub fn ToolCard(card: Card, now: RwSignal<i64>) -> impl IntoView {
+pub fn ToolCard(
+    card: Card,
+    now: RwSignal<i64>,
+    #[prop(optional)] draft: Option<CardDraft>,
+    #[prop(optional)] viewer_is_admin: Option<bool>,
+) -> impl IntoView {
+    let draft = draft.unwrap_or_default();
     let waiting = card.status == CardStatus::PendingApproval;
     // A call confirmed in the chat is answered with yes or no in the composer, not with buttons.
     let in_chat = waiting && card.approval.as_ref().is_some_and(|a| a.in_chat);
-    let pending = waiting && !in_chat;
     let approval_id = card.approval.as_ref().map(|a| a.approval_id.clone()).unwrap_or_default();
     let deadline = card.approval.as_ref().and_then(|a| parse_rfc3339_ms(&a.deadline));
     let escalated_by = card.approval.as_ref().and_then(|a| a.escalated_by.clone()).filter(|_| waiting);
-    let mode = RwSignal::new(Mode::Idle);
+    // Handed to the admins: a user sees who has it, not buttons the server would refuse.
+    let held_for_admins = escalated_by.is_some() && viewer_is_admin == Some(false);
+    let pending = waiting && !in_chat && !held_for_admins;
+    let mode = draft.mode;
     let busy = RwSignal::new(false);
     let error = RwSignal::new(None::<ApiFailure>);
 
@@ -58,26 +98,30 @@ pub fn ToolCard(card: Card, now: RwSignal<i64>) -> impl IntoView {
             send_approve(approval_id.clone(), ApproveRequest { args: None, grant }, busy, error)
         }
     };
+    // Shortcuts act only when the card itself has focus (not a button or field inside it) and no
+    // form is open; Escape closes an open form from anywhere in the card.
     let on_keydown = {
         let approve = approve.clone();
         move |ev: leptos::ev::KeyboardEvent| {
-            use leptos::wasm_bindgen::JsCast;
-            if !pending || busy.get_untracked() || ev.ctrl_key() || ev.meta_key() || ev.alt_key() {
+            if ev.ctrl_key() || ev.meta_key() || ev.alt_key() {
                 return;
             }
-            let typing = ev
-                .target()
-                .and_then(|t| t.dyn_into::<leptos::web_sys::Element>().ok())
-                .is_some_and(|el| matches!(el.tag_name().as_str(), "INPUT" | "TEXTAREA"));
-            if typing {
+            if ev.key() == "Escape" && mode.get_untracked() != Mode::Idle {
+                ev.prevent_default();
+                draft.close();
+                focus_card(&ev);
+                return;
+            }
+            let on_card_itself = ev.target().is_some() && ev.target() == ev.current_target();
+            if !pending || !on_card_itself || busy.get_untracked() || mode.get_untracked() != Mode::Idle {
                 return;
             }
             match ev.key().as_str() {
-                "a" => {
+                "a" | "A" => {
                     ev.prevent_default();
                     approve();
                 }
-                "r" => {
+                "r" | "R" => {
                     ev.prevent_default();
                     mode.set(Mode::Rejecting);
                 }
@@ -87,13 +131,7 @@ pub fn ToolCard(card: Card, now: RwSignal<i64>) -> impl IntoView {
     };
 
     let decision = card.decision.clone().map(|d| {
-        let verb = match d.outcome {
-            ApprovalOutcome::Approved => "Approved",
-            ApprovalOutcome::Rejected => "Rejected",
-            ApprovalOutcome::Expired => "Expired",
-            ApprovalOutcome::Canceled => "Canceled",
-            ApprovalOutcome::Deferred => "Deferred with guidance",
-        };
+        let verb = decision_verb(d.outcome);
         let who = if d.decided_by == "system" { String::new() } else { format!(" by {}", d.decided_by) };
         let reason = d.reason.clone().map(|r| format!(": {r}")).unwrap_or_default();
         let diff = d.edited_args.clone().map(|edited| {
@@ -121,6 +159,30 @@ pub fn ToolCard(card: Card, now: RwSignal<i64>) -> impl IntoView {
         let class = if card.status == CardStatus::Failed { "result result-error" } else { "result" };
         view! { <p class=class>{text}</p> }
     });
+    // Someone else decided while this reviewer had a form open: keep what they wrote, say who won.
+    let superseded = (!waiting).then(|| {
+        let outcome = card.decision.as_ref().map(|d| {
+            let verb = decision_verb(d.outcome).to_lowercase();
+            let who = if d.decided_by == "system" { "the timeout".to_owned() } else { d.decided_by.clone() };
+            format!("While you were writing, {who} {verb} this call. Your unsent text is kept below.")
+        });
+        let outcome = outcome.unwrap_or_else(|| "This call was decided while you were writing. Your unsent text is kept below.".into());
+        move || {
+            let text = match mode.get() {
+                Mode::Idle => return None,
+                Mode::Editing => draft.edit.get(),
+                Mode::Rejecting | Mode::Deferring => draft.reason.get(),
+            };
+            let outcome = outcome.clone();
+            Some(view! {
+                <div class="superseded" role="alert">
+                    <p>{outcome}</p>
+                    <pre class="kept-text">{text}</pre>
+                    <button type="button" class="btn btn-small" on:click=move |_| draft.close()>"Dismiss"</button>
+                </div>
+            })
+        }
+    });
     let args_text = pretty(&card.args);
     let original_args = pretty(&card.args);
     let controls = pending.then(|| {
@@ -144,7 +206,8 @@ pub fn ToolCard(card: Card, now: RwSignal<i64>) -> impl IntoView {
         let holder = escalated_by.clone().map(|by| view! {
             <p class="escalated" role="status">{format!("With the admins (escalated by {by}); only an admin can decide it now.")}</p>
         });
-        let can_escalate = escalated_by.is_none();
+        let can_escalate = escalated_by.is_none() && viewer_is_admin != Some(true);
+        let tool_name = card.tool.clone();
         view! {
             {holder}
             <p class="countdown" aria-live="off">
@@ -153,8 +216,15 @@ pub fn ToolCard(card: Card, now: RwSignal<i64>) -> impl IntoView {
                     {move || deadline.map(|d| countdown(d - now.get())).unwrap_or_else(|| "—".into())}
                 </span>
             </p>
+            // While a form is open, its own buttons are the only way to decide: an open edit is
+            // never discarded by a plain Approve.
+            <Show when=move || mode.get() == Mode::Idle>
+            <p class="shortcuts" aria-hidden="true"><kbd>"A"</kbd>" approve · "<kbd>"R"</kbd>" reject"</p>
             <div class="actions" role="group" aria-label="Decision">
-                <button class="btn btn-approve" disabled=move || busy.get() on:click=move |_| approve_click()>
+                <button class="btn btn-approve" disabled=move || busy.get() on:click={
+                    let approve_click = approve_click.clone();
+                    move |_| approve_click()
+                }>
                     "Approve"
                 </button>
                 <button class="btn btn-reject" disabled=move || busy.get() on:click=move |_| mode.set(Mode::Rejecting)>
@@ -168,25 +238,27 @@ pub fn ToolCard(card: Card, now: RwSignal<i64>) -> impl IntoView {
                 </button>
                 <label class="always">
                     <input type="checkbox" bind:checked=always />
-                    {format!("Always allow {} in this chat", card.tool)}
+                    {format!("Always allow {tool_name} in this chat")}
                 </label>
                 {can_escalate.then(|| view! {
-                    <button class="btn btn-link-plain" disabled=move || busy.get() on:click=escalate>"Hand to admins"</button>
+                    <button class="btn btn-link-plain" disabled=move || busy.get() on:click=escalate.clone()>"Hand to admins"</button>
                 })}
             </div>
+            </Show>
             <Show when=move || mode.get() == Mode::Rejecting>
-                <ReasonForm kind=ReasonKind::Reject approval_id=reject_id.clone() busy error on_cancel=Callback::new(move |_| mode.set(Mode::Idle)) />
+                <ReasonForm kind=ReasonKind::Reject approval_id=reject_id.clone() text=draft.reason busy error on_cancel=Callback::new(move |_| draft.close()) />
             </Show>
             <Show when=move || mode.get() == Mode::Deferring>
-                <ReasonForm kind=ReasonKind::Defer approval_id=defer_id.clone() busy error on_cancel=Callback::new(move |_| mode.set(Mode::Idle)) />
+                <ReasonForm kind=ReasonKind::Defer approval_id=defer_id.clone() text=draft.reason busy error on_cancel=Callback::new(move |_| draft.close()) />
             </Show>
             <Show when=move || mode.get() == Mode::Editing>
                 <EditForm
                     approval_id=edit_id.clone()
                     original=original_args.clone()
+                    text=draft.edit
                     busy
                     error
-                    on_cancel=Callback::new(move |_| mode.set(Mode::Idle))
+                    on_cancel=Callback::new(move |_| draft.close())
                 />
             </Show>
         }
@@ -218,7 +290,16 @@ pub fn ToolCard(card: Card, now: RwSignal<i64>) -> impl IntoView {
             {in_chat.then(|| view! {
                 <p class="in-chat-note" role="status">"Waiting for your answer in the chat: reply yes or no."</p>
             })}
+            {held_for_admins.then(|| view! {
+                <p class="escalated waiting-for-admin" role="status">
+                    {format!(
+                        "Waiting for an admin: {} handed this call to the admins, so only an admin can decide it now.",
+                        escalated_by.clone().unwrap_or_default()
+                    )}
+                </p>
+            })}
             {controls}
+            {superseded}
             {move || error.get().map(|e| view! {
                 <div class="error" role="alert">
                     <p>{e.message.clone()}</p>
@@ -226,5 +307,23 @@ pub fn ToolCard(card: Card, now: RwSignal<i64>) -> impl IntoView {
                 </div>
             })}
         </article>
+    }
+}
+
+fn decision_verb(outcome: ApprovalOutcome) -> &'static str {
+    match outcome {
+        ApprovalOutcome::Approved => "Approved",
+        ApprovalOutcome::Rejected => "Rejected",
+        ApprovalOutcome::Expired => "Expired",
+        ApprovalOutcome::Canceled => "Canceled",
+        ApprovalOutcome::Deferred => "Deferred with guidance",
+    }
+}
+
+/// Gives keyboard focus back to the card around the element that got the event.
+fn focus_card(ev: &leptos::ev::KeyboardEvent) {
+    use leptos::wasm_bindgen::JsCast;
+    if let Some(card) = ev.current_target().and_then(|t| t.dyn_into::<leptos::web_sys::HtmlElement>().ok()) {
+        let _ = card.focus();
     }
 }

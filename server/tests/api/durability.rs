@@ -76,16 +76,13 @@ async fn an_approval_times_out_after_the_gate_timeout_with_reason_timed_out() {
 async fn a_failure_between_the_effect_and_the_commit_leaves_no_effect_and_the_retry_applies_it_once() {
     let failed_once = Arc::new(AtomicBool::new(false));
     let hook_flag = failed_once.clone();
-    let hook: countersign::orchestrator::BeforeCommitHook =
-        Arc::new(
-            move |point: &str| {
-                if point.starts_with("step:") || hook_flag.swap(true, Ordering::SeqCst) {
-                    Ok(())
-                } else {
-                    anyhow::bail!("injected crash before commit")
-                }
-            },
-        );
+    let hook: countersign::orchestrator::BeforeCommitHook = Arc::new(move |point: &str| {
+        if point.starts_with("step:") || hook_flag.swap(true, Ordering::SeqCst) {
+            Ok(())
+        } else {
+            anyhow::bail!("injected crash before commit")
+        }
+    });
     let app = spawn_app_with(Options { before_commit: Some(hook), ..Default::default() }).await;
     let c = app.create_conversation().await;
     let (task, approvals) = app.pending_turn(&c, "refund $30 on order 1004", 1).await;

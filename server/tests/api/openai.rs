@@ -185,8 +185,7 @@ async fn a_provider_that_reuses_a_tool_call_id_across_turns_gets_a_separate_call
         Reply::Stream(vec![chunk(json!({ "tool_calls": [{ "index": 0, "id": "call_1", "type": "function",
             "function": { "name": "get_order", "arguments": format!("{{\"order_id\": {order}}}") } }] }))])
     };
-    let (url, fake) =
-        start_fake(vec![refund(1001), text_stream(&["First done."]), refund(1002), text_stream(&["Second done."])]).await;
+    let (url, fake) = start_fake(vec![refund(1001), text_stream(&["First done."]), refund(1002), text_stream(&["Second done."])]).await;
     let app = spawn_app_with(Options { agents_toml: Some(agents(&url, 0)), configured_models: true, ..Default::default() }).await;
     let c = app.create_conversation().await;
     let first = app.say(&c, "look up order 1001").await;
@@ -202,8 +201,7 @@ async fn a_provider_that_reuses_a_tool_call_id_across_turns_gets_a_separate_call
     assert_eq!(assistant_texts(&app.detail(&c).await.events), ["First done.", "Second done."]);
     // In the last request the model sees both calls, each under its own id.
     let last = fake.requests.lock().unwrap().last().cloned().unwrap();
-    let ids: Vec<&str> =
-        last["messages"].as_array().unwrap().iter().filter_map(|m| m["tool_call_id"].as_str()).collect();
+    let ids: Vec<&str> = last["messages"].as_array().unwrap().iter().filter_map(|m| m["tool_call_id"].as_str()).collect();
     assert_eq!(ids.len(), 2);
     assert_ne!(ids[0], ids[1]);
 }

@@ -1,0 +1,117 @@
+// What the reviewer sees is what runs: an open edit is never silently discarded, shortcuts fire
+// only from the card itself, a card held by the admins offers the user nothing to click, and a
+// decision made elsewhere never eats what the reviewer was writing.
+import { test, expect, newChat, say, cards, logIn } from "./fixtures";
+
+test("while an edit is open the only approve action runs the edit; the plain Approve and the a key are gone", async ({ page, server }) => {
+  await newChat(page);
+  await say(page, "refund order 1004");
+  const card = cards(page).first();
+  await expect(card).toHaveAttribute("data-status", "pending_approval");
+  await card.getByRole("button", { name: "Edit" }).click();
+  await card.getByLabel("Arguments (JSON)").fill('{"order_id": 1004, "amount": 0.5}');
+
+  await expect(card.getByRole("button", { name: "Approve", exact: true })).toHaveCount(0);
+  await card.focus();
+  await page.keyboard.press("a");
+  await expect(card).toHaveAttribute("data-status", "pending_approval");
+  await page.screenshot({ path: "screenshots/edit-open.png" });
+
+  await card.getByRole("button", { name: "Approve with these changes" }).click();
+  await expect(card).toHaveAttribute("data-status", "completed");
+  const order = await (await page.request.get(`${server.url}/api/orders/1004`)).json();
+  expect(order.refunded).toBe(0.5);
+});
+
+test("Discard my edit closes the form; Escape closes an open form and gives focus back to the card", async ({ page }) => {
+  await newChat(page);
+  await say(page, "refund order 1001");
+  const card = cards(page).first();
+  await expect(card).toHaveAttribute("data-status", "pending_approval");
+  await card.getByRole("button", { name: "Edit" }).click();
+  await card.getByRole("button", { name: "Discard my edit" }).click();
+  await expect(card.getByLabel("Arguments (JSON)")).toHaveCount(0);
+  await expect(card.getByRole("button", { name: "Approve", exact: true })).toBeVisible();
+
+  await card.getByRole("button", { name: "Reject", exact: true }).click();
+  const reason = card.getByLabel("Reason (optional, the agent sees it)");
+  await expect(reason).toBeFocused();
+  await page.keyboard.press("Escape");
+  await expect(reason).toHaveCount(0);
+  await expect(card).toBeFocused();
+  await expect(card).toHaveAttribute("data-status", "pending_approval");
+});
+
+test("shortcuts act only when the card itself has focus, and the card shows them", async ({ page }) => {
+  await newChat(page);
+  await say(page, "cancel order 1003");
+  const card = cards(page).first();
+  await expect(card).toHaveAttribute("data-status", "pending_approval");
+
+  for (const name of ["Reject", "Edit"]) {
+    await card.getByRole("button", { name, exact: true }).focus();
+    await page.keyboard.press("a");
+    await expect(card).toHaveAttribute("data-status", "pending_approval");
+  }
+  await card.getByRole("checkbox").focus();
+  await page.keyboard.press("r");
+  await expect(card.getByLabel("Reason (optional, the agent sees it)")).toHaveCount(0);
+
+  await card.focus();
+  await expect(card.locator(".shortcuts")).toBeVisible();
+  await expect(card.locator(".shortcuts")).toHaveText("A approve · R reject");
+  await page.keyboard.press("a");
+  await expect(card).toHaveAttribute("data-status", "completed");
+});
+
+test("a card handed to the admins shows the user no decision buttons and says who has it; the admin still decides in the chat", async ({ page, browser, server }) => {
+  await newChat(page);
+  await say(page, "refund order 1001");
+  const card = cards(page).first();
+  await expect(card).toHaveAttribute("data-status", "pending_approval");
+  await card.getByRole("button", { name: "Hand to admins" }).click();
+
+  await expect(card.locator(".waiting-for-admin")).toContainText("Waiting for an admin");
+  for (const name of ["Approve", "Reject", "Edit", "Defer…"]) {
+    await expect(card.getByRole("button", { name, exact: true })).toHaveCount(0);
+  }
+  await expect(page.locator(".composer-status")).toHaveText("Waiting for an admin to decide 1 tool call");
+  // After a reload (server-rendered) it is the same.
+  await page.reload();
+  await expect(cards(page).first().locator(".waiting-for-admin")).toBeVisible();
+  await expect(cards(page).first().getByRole("button", { name: "Approve", exact: true })).toHaveCount(0);
+  await page.screenshot({ path: "screenshots/held-for-admins.png" });
+
+  const adminContext = await browser.newContext();
+  await logIn(adminContext, server, "root");
+  const admin = await adminContext.newPage();
+  await admin.goto(page.url());
+  const adminCard = admin.locator("article.tool-card").first();
+  await adminCard.getByRole("button", { name: "Approve", exact: true }).click();
+  await expect(cards(page).first()).toHaveAttribute("data-status", "completed");
+  await adminContext.close();
+});
+
+test("a decision made elsewhere while you write keeps your text and says who decided", async ({ page, browser, server }) => {
+  await newChat(page);
+  await say(page, "cancel order 1003");
+  const card = cards(page).first();
+  await expect(card).toHaveAttribute("data-status", "pending_approval");
+  await card.getByRole("button", { name: "Reject", exact: true }).click();
+  await card.getByLabel("Reason (optional, the agent sees it)").fill("the customer wants to keep it");
+
+  const adminContext = await browser.newContext();
+  await logIn(adminContext, server, "root");
+  const approvals = await (await adminContext.request.get(`${server.url}/api/approvals?status=pending`)).json();
+  const decided = await adminContext.request.post(`${server.url}/api/approvals/${approvals[0].id}/approve`, { data: {} });
+  expect(decided.status()).toBe(200);
+
+  await expect(card).not.toHaveAttribute("data-status", "pending_approval");
+  const notice = card.locator(".superseded");
+  await expect(notice).toContainText("While you were writing, root approved this call.");
+  await expect(notice.locator(".kept-text")).toHaveText("the customer wants to keep it");
+  await page.screenshot({ path: "screenshots/decided-elsewhere.png" });
+  await notice.getByRole("button", { name: "Dismiss" }).click();
+  await expect(notice).toHaveCount(0);
+  await adminContext.close();
+});
