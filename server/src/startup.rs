@@ -138,7 +138,7 @@ impl Application {
     /// Servers inside another program (the integration tests) use it, so that the program's own
     /// Ctrl-C / SIGTERM handling stays in charge.
     pub async fn run_until(self, stop: impl std::future::Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
-        let resumed = sweeper::resume_all(&self.orchestrator).await?;
+        let resumed = sweeper::resume_at_start_up(&self.orchestrator).await?;
         if resumed > 0 {
             tracing::info!(resumed, "resumed tasks left mid-way");
         }

@@ -6,6 +6,19 @@ use std::{sync::Arc, time::Duration};
 use super::{DecisionError, Orchestrator};
 use crate::store::{approvals, tasks, time::now_ms};
 
+/// At start-up: resumes every task a crash or restart left mid-way, at once (on SQLite the
+/// previous process's leases are dropped first; on PostgreSQL a dead holder's leases are
+/// claimable as soon as its connections are gone).
+pub async fn resume_at_start_up(orchestrator: &Arc<Orchestrator>) -> anyhow::Result<usize> {
+    if orchestrator.store.backend() == crate::store::Backend::Sqlite {
+        let dropped = tasks::forget_leases_at_start_up(orchestrator.store.pool()).await?;
+        if dropped > 0 {
+            tracing::info!(dropped, "dropped the task leases of the previous run");
+        }
+    }
+    resume_all(orchestrator).await
+}
+
 /// Resumes every task a crash or restart left mid-way.
 pub async fn resume_all(orchestrator: &Arc<Orchestrator>) -> anyhow::Result<usize> {
     let ids = tasks::needing_work(orchestrator.store.pool()).await?;

@@ -63,6 +63,10 @@ impl Store {
     pub async fn connect(url: &str, bus: Bus) -> anyhow::Result<Self> {
         sqlx::any::install_default_drivers();
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            // Every connection is named after this process, so another replica can tell from
+            // `pg_stat_activity` that a lease's holder is gone (its connections closed with it).
+            let separator = if url.contains('?') { '&' } else { '?' };
+            let url = &format!("{url}{separator}application_name={}", bus.instance());
             let native = PgPoolOptions::new()
                 .max_connections(4)
                 .connect(url)

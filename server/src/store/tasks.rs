@@ -214,9 +214,17 @@ pub fn db_now_ms(backend: Backend) -> &'static str {
 pub async fn claim(db: impl AnyExecutor<'_>, backend: Backend, task_id: &str, owner: &str, lease_ms: i64) -> anyhow::Result<Option<Lease>> {
     let token = new_id();
     let now = db_now_ms(backend);
+    let holder_gone = match backend {
+        // Each process names its connections after itself (`Store::connect`); a process that
+        // died has none left, so its leases need not run out first.
+        Backend::Postgres => "OR NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE application_name = tasks.lease_owner)",
+        // One server process per SQLite file: its leases are dropped when it starts
+        // (`forget_leases_at_start_up`).
+        Backend::Sqlite => "",
+    };
     let result = sqlx::query(&format!(
         "UPDATE tasks SET lease_owner = $1, lease_token = $2, lease_until = {now} + $3
-         WHERE id = $4 AND (lease_token IS NULL OR lease_until IS NULL OR lease_until < {now})"
+         WHERE id = $4 AND (lease_token IS NULL OR lease_until IS NULL OR lease_until < {now} {holder_gone})"
     ))
     .bind(owner)
     .bind(&token)
@@ -226,6 +234,18 @@ pub async fn claim(db: impl AnyExecutor<'_>, backend: Backend, task_id: &str, ow
     .await
     .context("failed to claim a task")?;
     Ok((result.rows_affected() == 1).then(|| Lease { task_id: task_id.to_owned(), token }))
+}
+
+/// SQLite at start-up: the leases in the file belong to a server process that is gone (a SQLite
+/// database has one), so the tasks they held resume at once instead of after the lease. Should a
+/// second process share the file after all, its drivers only lose their leases: their writes are
+/// fenced, so the task moves on here and nothing is done twice. Returns how many were dropped.
+pub async fn forget_leases_at_start_up(db: impl AnyExecutor<'_>) -> anyhow::Result<u64> {
+    let result = sqlx::query("UPDATE tasks SET lease_owner = NULL, lease_token = NULL, lease_until = NULL WHERE lease_owner IS NOT NULL")
+        .execute(db)
+        .await
+        .context("failed to drop the leases of a previous run")?;
+    Ok(result.rows_affected())
 }
 
 /// Gives the task up, so any driver may claim it next; does nothing if the lease is not ours.

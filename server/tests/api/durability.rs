@@ -290,3 +290,26 @@ async fn a_step_that_keeps_failing_after_the_model_answered_fails_the_turn_after
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(failures.load(Ordering::SeqCst), attempts);
 }
+
+/// After `kill -9` of the only server, a task that was mid-step resumes as soon as the server is
+/// back, not once the dead process's lease has run out (a minute here: waiting for it would miss
+/// the 10 s the test waits).
+#[tokio::test]
+async fn a_task_cut_off_mid_step_resumes_at_once_after_a_restart_not_after_the_lease() {
+    let (url, calls) = crate::replicas::slow_model().await;
+    let toml = format!(
+        "[[agents]]\nname = \"a\"\n[agents.model]\nprovider = \"openai\"\nbase_url = \"{url}\"\nmodel = \"slow\"\nmax_retries = 0\n"
+    );
+    let long_lease = [("COUNTERSIGN_TASK_LEASE_MS", "60000")];
+    let data_dir = Arc::new(tempfile::tempdir().unwrap());
+    let server = BinaryServer::start_with_env(data_dir, Some(&toml), &long_lease).await;
+    let c = server.app.create_conversation().await;
+    let task = server.app.say(&c, "hello").await;
+    crate::helpers::eventually("the model to be asked", || async { (calls.load(Ordering::SeqCst) == 1).then_some(()) }).await;
+    let data_dir = server.kill().await; // mid-step: its lease has a minute left
+
+    let server = BinaryServer::start_with_env(data_dir, Some(&toml), &long_lease).await;
+    server.app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(assistant_texts(&server.app.detail(&c).await.events), ["Done."], "one answer");
+    assert_eq!(calls.load(Ordering::SeqCst), 2, "the restarted server asked the model again");
+}

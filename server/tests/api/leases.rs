@@ -15,16 +15,20 @@ async fn a_driver_that_lost_its_lease_writes_nothing_and_cannot_release_the_new_
     let c = app.create_conversation().await;
     let task = app.say(&c, "hello").await;
     app.wait_task(&task, TaskStatus::Completed).await;
-    let store = Store::connect(&database_url(app.data_dir.path()).await, Bus::default()).await.expect("store");
+    // Two live "processes" on the database (on PostgreSQL a holder must have open connections).
+    let url = database_url(app.data_dir.path()).await;
+    let store = Store::connect(&url, Bus::default()).await.expect("store");
+    let other = Store::connect(&url, Bus::default()).await.expect("a second store");
     let (pool, backend) = (store.pool(), store.backend());
+    let (replica_a, replica_b) = (store.bus().instance(), other.bus().instance());
 
-    let a = tasks::claim(pool, backend, &task, "replica-a", 60_000).await.unwrap().expect("a free task is claimed");
-    let again = tasks::claim(pool, backend, &task, "replica-a", 60_000).await.unwrap();
+    let a = tasks::claim(pool, backend, &task, replica_a, 60_000).await.unwrap().expect("a free task is claimed");
+    let again = tasks::claim(pool, backend, &task, replica_a, 60_000).await.unwrap();
     assert!(again.is_none(), "a live lease is not claimed twice, not even by the process that holds it");
 
     // A freezes and its lease runs out; B claims the task with a token of its own.
     sqlx::query("UPDATE tasks SET lease_until = 0 WHERE id = $1").bind(&task).execute(pool).await.unwrap();
-    let b = tasks::claim(pool, backend, &task, "replica-b", 60_000).await.unwrap().expect("an expired lease is claimed");
+    let b = tasks::claim(pool, backend, &task, replica_b, 60_000).await.unwrap().expect("an expired lease is claimed");
     assert_ne!(a.token, b.token);
 
     // A wakes up and writes: the write is dropped whole.
@@ -38,7 +42,7 @@ async fn a_driver_that_lost_its_lease_writes_nothing_and_cannot_release_the_new_
 
     // A's release and A's heartbeat leave B's lease alone; B still writes.
     tasks::release(pool, &a).await.unwrap();
-    tasks::renew(pool, backend, "replica-a", 60_000).await.unwrap();
+    tasks::renew(pool, backend, replica_a, 60_000).await.unwrap();
     let mut w = store.write_as(&b).await.unwrap();
     w.append(&c, EventBody::AssistantMessage { task_id: task.clone(), text: "from B".into(), agent: None }).await.unwrap();
     w.commit().await.expect("the holder's write commits");
@@ -46,5 +50,36 @@ async fn a_driver_that_lost_its_lease_writes_nothing_and_cannot_release_the_new_
 
     // Released by its holder, the task is free again.
     tasks::release(pool, &b).await.unwrap();
-    assert!(tasks::claim(pool, backend, &task, "replica-a", 60_000).await.unwrap().is_some());
+    assert!(tasks::claim(pool, backend, &task, replica_a, 60_000).await.unwrap().is_some());
+}
+
+/// PostgreSQL: a lease whose holder's connections are all gone (the process died) is claimable at
+/// once; a live holder's is not.
+#[tokio::test]
+async fn on_postgresql_a_lease_whose_holder_has_no_connections_left_is_claimable_at_once() {
+    if crate::helpers::postgres().is_none() {
+        eprintln!("PostgreSQL only (SQLite drops a previous run's leases at start-up instead)");
+        return;
+    }
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let task = app.say(&c, "hello").await;
+    app.wait_task(&task, TaskStatus::Completed).await;
+    let url = database_url(app.data_dir.path()).await;
+    let store = Store::connect(&url, Bus::default()).await.expect("store");
+    let (pool, backend) = (store.pool(), store.backend());
+    let holder = Store::connect(&url, Bus::default()).await.expect("the holder's store");
+    let held = tasks::claim(holder.pool(), backend, &task, holder.bus().instance(), 60_000).await.unwrap();
+    assert!(held.is_some());
+    assert!(tasks::claim(pool, backend, &task, store.bus().instance(), 60_000).await.unwrap().is_none(), "a live holder keeps it");
+    holder.pool().close().await;
+    if let countersign::store::NativePool::Postgres(native) = holder.native() {
+        native.close().await;
+    }
+    drop(holder);
+    let taken = crate::helpers::eventually("the holder's connections to close", || async {
+        tasks::claim(pool, backend, &task, store.bus().instance(), 60_000).await.unwrap()
+    })
+    .await;
+    assert_ne!(Some(taken.token), held.map(|l| l.token));
 }

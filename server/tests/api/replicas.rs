@@ -86,7 +86,7 @@ async fn a_timeout_fires_exactly_once_with_both_replicas_sweeping() {
 }
 
 /// A model that takes 1.5 s to answer "Done." and counts its requests.
-async fn slow_model() -> (String, Arc<std::sync::atomic::AtomicU32>) {
+pub async fn slow_model() -> (String, Arc<std::sync::atomic::AtomicU32>) {
     use axum::{Router, routing::post};
     let calls = Arc::new(std::sync::atomic::AtomicU32::new(0));
     let counter = calls.clone();
