@@ -51,6 +51,7 @@ fn body() -> impl Strategy<Value = EventBody> {
             summary: "Refund".into(),
             risk: Risk::High,
             grant_id: granted.then(|| "g1".to_owned()),
+            warnings: if granted { Vec::new() } else { vec!["more than is left".to_owned()] },
         }),
         (task(), call(), any::<bool>()).prop_map(|(task_id, call_id, in_chat)| EventBody::ApprovalRequired {
             task_id,
@@ -73,6 +74,7 @@ fn body() -> impl Strategy<Value = EventBody> {
             reason: None,
             original_args: json!({ "order_id": 1001 }),
             edited_args: edited.then(|| json!({ "order_id": 1001, "amount": 1 })),
+            summary: edited.then(|| "Refund $1.00 (edited from: Refund)".to_owned()),
         }),
         (task(), call()).prop_map(|(task_id, call_id)| EventBody::ApprovalEscalated {
             task_id,

@@ -115,3 +115,22 @@ test("a decision made elsewhere while you write keeps your text and says who dec
   await expect(notice).toHaveCount(0);
   await adminContext.close();
 });
+
+test("the card names the amount, the customer and the item, and flags a refund above what is left", async ({ page }) => {
+  await newChat(page);
+  await say(page, "refund $300 on order 1001");
+  const card = cards(page).first();
+  await expect(card).toHaveAttribute("data-status", "pending_approval");
+  await expect(card.locator(".summary")).toHaveText("Refund $300.00 of $249.00 left on order 1001 · alice · Espresso machine");
+  await expect(card.locator(".card-warnings")).toHaveText("$300.00 is more than the $249.00 left to refund: the call will fail");
+  await page.screenshot({ path: "screenshots/card-warning.png" });
+});
+
+test("status badges are plain words", async ({ page }) => {
+  await newChat(page);
+  await say(page, "refund order 1001");
+  const card = cards(page).first();
+  await expect(card.locator(".badge.status")).toHaveText("Pending approval");
+  await card.getByRole("button", { name: "Approve", exact: true }).click();
+  await expect(card.locator(".badge.status")).toHaveText("Done");
+});

@@ -25,6 +25,10 @@ test("editing args: invalid JSON and schema violations show inline; a valid edit
   await submit.click();
   await expect(card).toHaveAttribute("data-status", "completed");
   await expect(card.locator(".edited-note")).toBeVisible();
+  // The card says what ran, and what was proposed.
+  await expect(card.locator(".summary")).toHaveText(
+    "Refund $10.00 of $249.00 left on order 1001 · alice · Espresso machine (edited from: Refund $249.00 (everything left) on order 1001 · alice · Espresso machine)",
+  );
   await expect(card.locator(".json-diff .diff-added")).toContainText('"amount": 10');
   const order = await (await page.request.get(`${server.url}/api/orders/1001`)).json();
   expect(order.refunded).toBe(10);

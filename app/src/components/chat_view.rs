@@ -132,7 +132,7 @@ pub fn ChatView(data: ChatData, #[prop(into)] on_sent: Callback<()>) -> impl Int
     view! {
         <Title text=title />
         <header class="chat-header">
-            <h2>{chat_title}</h2>
+            <h1>{chat_title}</h1>
             <span class="agent-name">"Agent: " {conversation.agent.clone()}</span>
             <span class="link-state" data-state=move || format!("{:?}", link.get()).to_lowercase() role="status">
                 {move || (link.get() == LinkState::Reconnecting).then_some("Reconnecting…")}

@@ -6,6 +6,16 @@ use crate::{
     domain::{CardStatus, ConversationView, TaskStatus, wire::NewMessage},
 };
 
+/// The longest message the server takes (the API answers 422 above it).
+pub const MAX_MESSAGE_CHARS: usize = 8_000;
+
+/// What is wrong with the text typed so far, if anything: said next to the field instead of
+/// cutting the message short.
+pub fn text_problem(text: &str) -> Option<String> {
+    let n = text.chars().count();
+    (n > MAX_MESSAGE_CHARS).then(|| format!("The message is {n} characters long; the limit is {MAX_MESSAGE_CHARS}. Shorten it to send it."))
+}
+
 /// Why the composer is disabled, or `None` when the user may write.
 pub fn busy_reason(view: &ConversationView, viewer_is_admin: bool) -> Option<String> {
     let held_for_admins = view
@@ -45,10 +55,13 @@ pub fn Composer(
     let error = RwSignal::new(None::<ApiFailure>);
     let reason = Memo::new(move |_| view.with(|v| busy_reason(v, viewer_is_admin)));
     let disabled = move || sending.get() || reason.get().is_some();
+    let problem = Memo::new(move |_| text.with(|t| text_problem(t)));
+    // Nothing to send: empty, only spaces, or over the limit.
+    let unsendable = move || disabled() || problem.get().is_some() || text.with(|t| t.trim().is_empty());
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let message = text.get_untracked().trim().to_owned();
-        if message.is_empty() || disabled() {
+        if message.is_empty() || disabled() || problem.get_untracked().is_some() {
             return;
         }
         let conversation_id = conversation_id.clone();
@@ -74,15 +87,15 @@ pub fn Composer(
                 id="composer-input"
                 type="text"
                 autocomplete="off"
-                maxlength="8000"
                 placeholder=move || if view.with(ConversationView::waits_for_chat_answer) { "Reply yes or no" } else { "Ask the agent, e.g. “refund order 1001”" }
                 bind:value=text
                 disabled=disabled
             />
-            <button type="submit" class="btn btn-primary" disabled=disabled>
+            <button type="submit" class="btn btn-primary" disabled=unsendable>
                 {move || if sending.get() { "Sending…" } else { "Send" }}
             </button>
             <p class="composer-status" aria-live="polite">{move || reason.get()}</p>
+            {move || problem.get().map(|p| view! { <p class="error composer-problem" role="alert">{p}</p> })}
             {move || error.get().map(|e| view! { <p class="error" role="alert">{e.message}</p> })}
         </form>
     }

@@ -2,11 +2,27 @@ use leptos::prelude::*;
 
 use crate::domain::{CardStatus, Risk};
 
-/// The status of a tool card, e.g. `pending_approval`, as text and colour.
+/// The status of a tool card in plain words ("Pending approval"), coloured by its state; the
+/// technical name stays in `data-status` for scripts and tests.
 #[component]
 pub fn StatusBadge(status: CardStatus) -> impl IntoView {
     let name = status.as_str();
-    view! { <span class=format!("badge status status-{name}") data-status=name>{name}</span> }
+    view! { <span class=format!("badge status status-{name}") data-status=name>{label(status)}</span> }
+}
+
+pub fn label(status: CardStatus) -> &'static str {
+    match status {
+        CardStatus::Requested => "Proposed",
+        CardStatus::PendingApproval => "Pending approval",
+        CardStatus::Approved => "Approved",
+        CardStatus::Rejected => "Rejected",
+        CardStatus::Expired => "Timed out",
+        CardStatus::Canceled => "Canceled",
+        CardStatus::Deferred => "Deferred",
+        CardStatus::Executing => "Running",
+        CardStatus::Completed => "Done",
+        CardStatus::Failed => "Failed",
+    }
 }
 
 #[component]

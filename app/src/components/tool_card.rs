@@ -279,7 +279,13 @@ pub fn ToolCard(
                 <RiskBadge risk=card.risk />
                 <StatusBadge status=card.status />
             </header>
-            <p class="summary">{card.summary.clone()}</p>
+            // A heading per card, so screen-reader users can jump from card to card.
+            <h2 class="summary">{card.summary.clone()}</h2>
+            {(!card.warnings.is_empty() && waiting).then(|| view! {
+                <ul class="card-warnings" aria-label="Check before deciding">
+                    {card.warnings.iter().map(|w| view! { <li>{w.clone()}</li> }).collect_view()}
+                </ul>
+            })}
             {card.granted_by.clone().map(|by| view! { <p class="granted">{format!("Allowed without asking: standing permission from {by}")}</p> })}
             <details class="args" open=waiting>
                 <summary>"Arguments"</summary>

@@ -46,6 +46,10 @@ pub enum EventBody {
         /// The grant that let a gated call through without asking, if any.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         grant_id: Option<String>,
+        /// Where the call would do something other than it seems, or than the user asked for
+        /// (e.g. more than is left to refund, an action the request did not mention).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        warnings: Vec<String>,
     },
     /// A human allowed `tool` in this conversation from now on (until revoked, expired or used up).
     GrantCreated {
@@ -96,6 +100,10 @@ pub enum EventBody {
         original_args: Value,
         /// Present when the human changed the arguments before approving.
         edited_args: Option<Value>,
+        /// With edited arguments: what the call now does, and what it was, e.g.
+        /// "Refund $10.00 … (edited from: Refund $249.00 …)".
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        summary: Option<String>,
     },
     /// The approval was handed to the admins (on demand or by a timeout); only admins decide it now.
     ApprovalEscalated {

@@ -92,6 +92,9 @@ pub struct Card {
     /// Who granted the standing permission that let this call through without asking.
     #[serde(default)]
     pub granted_by: Option<String>,
+    /// What the reviewer should know before deciding (see `EventBody::ToolCall`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -181,7 +184,7 @@ impl ConversationView {
             EventBody::AssistantMessage { task_id, text, agent } => {
                 self.items.push(Item::Assistant { seq: event.seq, task_id: task_id.clone(), text: text.clone(), agent: agent.clone() })
             }
-            EventBody::ToolCall { task_id, call_id, tool, agent, args, summary, risk, grant_id } => {
+            EventBody::ToolCall { task_id, call_id, tool, agent, args, summary, risk, grant_id, warnings } => {
                 let granted_by = grant_id.as_ref().and_then(|id| {
                     let grant = self.grants.iter_mut().find(|g| &g.grant_id == id)?;
                     grant.uses += 1;
@@ -200,6 +203,7 @@ impl ConversationView {
                     decision: None,
                     result: None,
                     granted_by,
+                    warnings: warnings.clone(),
                 })))
             }
             EventBody::GrantCreated { grant_id, tool, created_by, expires_at, max_uses, .. } => self.grants.push(GrantView {
@@ -234,7 +238,7 @@ impl ConversationView {
                     });
                 }
             }
-            EventBody::ApprovalDecided { call_id, outcome, decided_by, reason, original_args, edited_args, .. } => {
+            EventBody::ApprovalDecided { call_id, outcome, decided_by, reason, original_args, edited_args, summary, .. } => {
                 if let Some(card) = self.card_mut(call_id) {
                     card.status = match outcome {
                         ApprovalOutcome::Approved => CardStatus::Approved,
@@ -245,6 +249,9 @@ impl ConversationView {
                     };
                     if let Some(edited) = edited_args {
                         card.args = edited.clone();
+                    }
+                    if let Some(summary) = summary {
+                        card.summary = summary.clone();
                     }
                     card.decision = Some(CardDecision {
                         outcome: *outcome,
@@ -376,6 +383,7 @@ mod tests {
                 summary: format!("refund for {call}"),
                 risk: Risk::High,
                 grant_id: None,
+                warnings: Vec::new(),
             })
         }
         fn gate(&mut self, task: &str, call: &str, args: Value) -> &mut Self {
@@ -401,6 +409,7 @@ mod tests {
                 decided_by: "ada".into(),
                 reason: (outcome != ApprovalOutcome::Approved).then(|| "no".to_string()),
                 original_args: json!({"order_id": 1}),
+                summary: edited.as_ref().map(|e| format!("refund {e} (edited from: refund for {call})")),
                 edited_args: edited,
             })
         }
@@ -577,6 +586,7 @@ mod tests {
                 summary: String::new(),
                 risk: Risk::High,
                 grant_id: Some("g1".into()),
+                warnings: Vec::new(),
             });
         }
         log.push(EventBody::GrantRevoked { task_id: String::new(), grant_id: "g1".into(), revoked_by: "ada".into() });

@@ -20,7 +20,7 @@ pub fn ChatPage() -> impl IntoView {
                 {move || match selected.get() {
                     None => view! {
                         <div class="welcome">
-                            <h2>"Countersign"</h2>
+                            <h1>"Countersign"</h1>
                             <p>"Chat with an agent whose risky tool calls wait for your approval. Start with "<strong>"New chat"</strong>"."</p>
                         </div>
                     }

@@ -33,6 +33,7 @@ fn card_of(a: &Approval) -> Card {
         }),
         decision: None,
         result: None,
+        warnings: Vec::new(),
         granted_by: None,
     }
 }

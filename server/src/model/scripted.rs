@@ -29,11 +29,8 @@ enum Intent {
         customer: Option<String>,
     },
     Get(Vec<i64>),
-    Cancel(Vec<i64>),
-    Refund {
-        orders: Vec<i64>,
-        amount: Option<f64>,
-    },
+    /// Refunds and cancellations, in the order asked, each with its own amount.
+    Act(Vec<Action>),
     /// "cancel/refund all orders of NAME": list first, then act on each open order.
     ForAll {
         action: &'static str,
@@ -66,6 +63,47 @@ fn customer_after(text: &str, marker: &str) -> Option<String> {
     (!name.is_empty()).then(|| name.to_owned())
 }
 
+/// One call the request asks for.
+#[derive(Debug, PartialEq)]
+struct Action {
+    tool: &'static str,
+    order: i64,
+    /// Refunds only: the amount asked for (None: everything left).
+    amount: Option<f64>,
+}
+
+/// The refunds and cancellations in a request, clause by clause: "refund $10 on order 1004 and
+/// cancel order 1006" is a $10 refund and a cancellation; a clause without a verb continues the
+/// previous one, and its amount too ("refund $1 on order 1002 and 1003" is $1 on each).
+fn actions(text: &str) -> Vec<Action> {
+    let (mut tool, mut carried_amount) = (None, None);
+    let mut out = Vec::new();
+    for clause in text.split(" and ").flat_map(|c| c.split([',', ';'])) {
+        let verb = if clause.contains("refund") {
+            Some("process_refund")
+        } else if clause.contains("cancel") {
+            Some("cancel_order")
+        } else {
+            None
+        };
+        if verb.is_some() && verb != tool {
+            carried_amount = None;
+        }
+        tool = verb.or(tool);
+        let Some(tool) = tool else { continue };
+        let amount = amount(clause);
+        if amount.is_some() {
+            carried_amount = amount;
+        }
+        // "$250" is an amount, not an order number.
+        for order in numbers(clause).into_iter().filter(|id| Some(*id as f64) != amount) {
+            let amount = if tool == "process_refund" { carried_amount } else { None };
+            out.push(Action { tool, order, amount });
+        }
+    }
+    out
+}
+
 fn intent(text: &str) -> Intent {
     let t = text.to_lowercase();
     let customer = customer_after(&t, " of ").or_else(|| customer_after(&t, " for customer "));
@@ -77,14 +115,11 @@ fn intent(text: &str) -> Intent {
         return Intent::ForAll { action, customer };
     }
     let ids = numbers(&t);
-    if t.contains("refund") && !ids.is_empty() {
-        // An amount applies only to a single order; "$25" is not an order number.
-        let amount = amount(&t);
-        let orders = ids.into_iter().filter(|id| Some(*id as f64) != amount).collect::<Vec<_>>();
-        return Intent::Refund { amount: if orders.len() == 1 { amount } else { None }, orders };
-    }
-    if t.contains("cancel") && !ids.is_empty() {
-        return Intent::Cancel(ids);
+    if t.contains("refund") || t.contains("cancel") {
+        let actions = actions(&t);
+        if !actions.is_empty() {
+            return Intent::Act(actions);
+        }
     }
     if t.contains("order") && (t.contains("list") || t.contains("show") || t.contains("all")) {
         return Intent::List { customer };
@@ -105,20 +140,13 @@ fn plan(intent: Intent) -> ModelReply {
             (None, vec![call("list_orders", customer.map(|c| json!({ "customer": c })).unwrap_or_else(|| json!({})))])
         }
         Intent::Get(ids) => (None, ids.into_iter().map(|id| call("get_order", json!({ "order_id": id }))).collect()),
-        Intent::Cancel(ids) => (
-            Some(format!("I will cancel {} once approved.", orders_phrase(&ids))),
-            ids.into_iter().map(|id| call("cancel_order", json!({ "order_id": id }))).collect(),
-        ),
-        Intent::Refund { orders, amount } => (
-            Some(format!("I will refund {} once approved.", orders_phrase(&orders))),
-            orders
-                .into_iter()
-                .map(|id| {
-                    let args = match amount {
-                        Some(a) => json!({ "order_id": id, "amount": a }),
-                        None => json!({ "order_id": id }),
-                    };
-                    call("process_refund", args)
+        Intent::Act(actions) => (
+            Some(format!("I will {} once approved.", actions_phrase(&actions))),
+            actions
+                .iter()
+                .map(|a| match a.amount {
+                    Some(amount) => call(a.tool, json!({ "order_id": a.order, "amount": amount })),
+                    None => call(a.tool, json!({ "order_id": a.order })),
                 })
                 .collect(),
         ),
@@ -128,6 +156,24 @@ fn plan(intent: Intent) -> ModelReply {
         Intent::Help => (Some(HELP.to_owned()), Vec::new()),
     };
     ModelReply { text, calls }
+}
+
+/// "refund orders 1001, 1002 and cancel order 1006", "refund $10.00 on order 1004".
+fn actions_phrase(actions: &[Action]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < actions.len() {
+        // Consecutive actions of one kind and amount read as one phrase.
+        let same = actions[i..].iter().take_while(|a| a.tool == actions[i].tool && a.amount == actions[i].amount).count();
+        let ids: Vec<i64> = actions[i..i + same].iter().map(|a| a.order).collect();
+        let verb = if actions[i].tool == "cancel_order" { "cancel" } else { "refund" };
+        parts.push(match actions[i].amount {
+            Some(amount) => format!("{verb} ${amount:.2} on {}", orders_phrase(&ids)),
+            None => format!("{verb} {}", orders_phrase(&ids)),
+        });
+        i += same;
+    }
+    parts.join(" and ")
 }
 
 fn orders_phrase(ids: &[i64]) -> String {
@@ -228,14 +274,31 @@ mod tests {
 
     #[test]
     fn requests_are_understood() {
-        assert_eq!(intent("Please refund order 1001"), Intent::Refund { orders: vec![1001], amount: None });
-        assert_eq!(intent("refund $25 on order 1002"), Intent::Refund { orders: vec![1002], amount: Some(25.0) });
-        assert_eq!(intent("refund order 1001 and 1002"), Intent::Refund { orders: vec![1001, 1002], amount: None });
-        assert_eq!(intent("cancel order 1003 and 1005"), Intent::Cancel(vec![1003, 1005]));
+        let refund = |order, amount| Action { tool: "process_refund", order, amount };
+        let cancel = |order| Action { tool: "cancel_order", order, amount: None };
+        assert_eq!(intent("Please refund order 1001"), Intent::Act(vec![refund(1001, None)]));
+        assert_eq!(intent("refund $25 on order 1002"), Intent::Act(vec![refund(1002, Some(25.0))]));
+        assert_eq!(intent("refund $250 on order 1004"), Intent::Act(vec![refund(1004, Some(250.0))]));
+        assert_eq!(intent("refund order 1001 and 1002"), Intent::Act(vec![refund(1001, None), refund(1002, None)]));
+        assert_eq!(intent("cancel order 1003 and 1005"), Intent::Act(vec![cancel(1003), cancel(1005)]));
+        // Each clause keeps its own verb and amount (these once became full refunds).
+        assert_eq!(intent("refund $10 on order 1004 and cancel order 1006"), Intent::Act(vec![refund(1004, Some(10.0)), cancel(1006)]));
+        assert_eq!(intent("refund $1 on order 1002 and 1003"), Intent::Act(vec![refund(1002, Some(1.0)), refund(1003, Some(1.0))]));
+        assert_eq!(intent("cancel order 1006 and refund $5 on order 1001"), Intent::Act(vec![cancel(1006), refund(1001, Some(5.0))]));
         assert_eq!(intent("Cancel all orders of Alice"), Intent::ForAll { action: "cancel_order", customer: "alice".into() });
         assert_eq!(intent("list orders of bob"), Intent::List { customer: Some("bob".into()) });
         assert_eq!(intent("what about order 1004?"), Intent::Get(vec![1004]));
         assert_eq!(intent("hello"), Intent::Help);
+    }
+
+    #[test]
+    fn the_plan_says_what_each_call_does() {
+        let reply = plan(intent("refund $10 on order 1004 and cancel order 1006"));
+        assert_eq!(reply.text.as_deref(), Some("I will refund $10.00 on order 1004 and cancel order 1006 once approved."));
+        assert_eq!(reply.calls[0].args, json!({ "order_id": 1004, "amount": 10.0 }));
+        assert_eq!(reply.calls[1].args, json!({ "order_id": 1006 }));
+        let reply = plan(intent("refund order 1001 and 1002"));
+        assert_eq!(reply.text.as_deref(), Some("I will refund orders 1001, 1002 once approved."));
     }
 
     #[test]

@@ -21,18 +21,37 @@ pub enum Answer {
     Unclear,
 }
 
-/// Reads a reply as yes or no only when the whole reply is one of the words (any case, trailing
-/// punctuation ignored): "yes, but refund half" is not a yes.
+/// Words that may come with a yes or a no without changing it ("yes please", "no thanks").
+const POLITE: [&str; 5] = ["please", "pls", "thanks", "thank you", "then"];
+
+/// Reads a reply as yes or no only when it is made of confirmation words and courtesies alone
+/// (any case, punctuation ignored): "yes please" and "yes, go ahead" are a yes, "no thanks" a no;
+/// "yes, but refund half" is neither, and neither is a reply with both a yes and a no.
 pub fn classify(reply: &str) -> Answer {
-    let words: Vec<&str> = reply.split_whitespace().collect();
-    let normalized = words.join(" ").to_lowercase().replace('’', "'");
-    let normalized = normalized.trim_end_matches(['.', '!', ',']).trim();
-    if YES.contains(&normalized) {
-        Answer::Yes
-    } else if NO.contains(&normalized) {
-        Answer::No
-    } else {
-        Answer::Unclear
+    let lowered = reply.to_lowercase().replace('’', "'");
+    let words: Vec<&str> =
+        lowered.split(|c: char| c.is_whitespace() || matches!(c, ',' | '.' | '!' | ';')).filter(|w| !w.is_empty()).collect();
+    let (mut yes, mut no, mut i) = (false, false, 0);
+    while i < words.len() {
+        // The longest phrase (up to two words) that starts here.
+        let two = words.get(i + 1).map(|next| format!("{} {next}", words[i]));
+        let (phrase, len) = match two {
+            Some(two) if YES.contains(&two.as_str()) || NO.contains(&two.as_str()) || POLITE.contains(&two.as_str()) => (two, 2),
+            _ => (words[i].to_owned(), 1),
+        };
+        if YES.contains(&phrase.as_str()) {
+            yes = true;
+        } else if NO.contains(&phrase.as_str()) {
+            no = true;
+        } else if !POLITE.contains(&phrase.as_str()) {
+            return Answer::Unclear;
+        }
+        i += len;
+    }
+    match (yes, no) {
+        (true, false) => Answer::Yes,
+        (false, true) => Answer::No,
+        _ => Answer::Unclear,
     }
 }
 
@@ -106,6 +125,19 @@ mod tests {
             assert_eq!(classify(no), Answer::No, "{no}");
         }
         for unclear in ["", "maybe", "yes but only half", "not sure", "what does it do?", "yess", "no way, yes"] {
+            assert_eq!(classify(unclear), Answer::Unclear, "{unclear:?}");
+        }
+    }
+
+    #[test]
+    fn polite_forms_count_and_conditions_are_asked_again() {
+        for yes in ["yes please", "Yes, go ahead", "ok, thanks", "sure, do it please", "yes thank you!", "go ahead then"] {
+            assert_eq!(classify(yes), Answer::Yes, "{yes}");
+        }
+        for no in ["no thanks", "No, thank you.", "nope, cancel", "no please don't"] {
+            assert_eq!(classify(no), Answer::No, "{no}");
+        }
+        for unclear in ["yes, but only half", "yes if it is under $50", "please", "thanks", "yes no", "ok but wait"] {
             assert_eq!(classify(unclear), Answer::Unclear, "{unclear:?}");
         }
     }

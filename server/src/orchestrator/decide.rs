@@ -357,6 +357,16 @@ impl Orchestrator {
             return Err(DecisionError::Conflict(format!("approval {} is already {now}", approval.id)));
         }
         calls::transition(&mut w.tx, &approval.call_id, "pending_approval", outcome.as_str(), edited.as_ref()).await?;
+        // After an edit the card and the queue say what runs now, and what was proposed.
+        let summary = match (&edited, self.tools.get(&approval.tool)) {
+            (Some(args), Some(tool)) if outcome == ApprovalOutcome::Approved => {
+                let now = tool.describe(&mut w.tx, args, "").await?.summary;
+                let summary = format!("{now} (edited from: {})", approval.summary);
+                approvals::set_summary(&mut w.tx, &approval.id, &summary).await?;
+                Some(summary)
+            }
+            _ => None,
+        };
         self.metrics.decided(outcome.as_str(), (now_ms() - approval.created_at) as f64 / 1000.0);
         let cid = &approval.conversation_id;
         w.append(
@@ -370,6 +380,7 @@ impl Orchestrator {
                 reason: reason.clone(),
                 original_args: approval.args(),
                 edited_args: edited.clone(),
+                summary,
             },
         )
         .await?;

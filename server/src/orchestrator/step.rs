@@ -24,7 +24,7 @@ use crate::{
         tasks::{self, Lease, TaskRow},
         time::{new_call_id, new_id, now_ms},
     },
-    tools::{ToolError, schema},
+    tools::{Description, ToolError, schema},
 };
 
 /// A bound on model steps per task, against a model that never stops calling tools.
@@ -117,6 +117,7 @@ impl Orchestrator {
         let agent = self.agents.get(agent_name).unwrap_or_else(|| self.agents.default_agent());
         let history = events::after(self.store.pool(), &conversation.id, 0).await?;
         let messages = self.transcript_for(task, &history).await?;
+        let asked = request_of(task, &history);
         // Reply text streams to the chat as unstored deltas while the model writes it.
         let bus = self.store.bus().clone();
         let (conversation_id, task_id) = (conversation.id.clone(), task.id.clone());
@@ -159,9 +160,9 @@ impl Orchestrator {
         let proposed: Vec<ProposedCall> = reply.calls.into_iter().map(|c| ProposedCall { id: new_call_id(), ..c }).collect();
         for (position, call) in proposed.iter().enumerate() {
             let tool = self.tools.get(&call.tool).filter(|_| agent.tools.contains(&call.tool));
-            let (mut summary, risk) = match tool {
-                Some(t) => (t.summarize(&call.args), t.risk(&call.args)),
-                None => (format!("Unknown tool {}", call.tool), app::domain::Risk::High),
+            let (Description { mut summary, warnings }, risk) = match tool {
+                Some(t) => (t.describe(&mut w.tx, &call.args, &asked).await?, t.risk(&call.args)),
+                None => (Description { summary: format!("Unknown tool {}", call.tool), warnings: Vec::new() }, app::domain::Risk::High),
             };
             let refusal = match tool {
                 None => Some(json!({ "error": format!("unknown tool {}", call.tool) })),
@@ -224,6 +225,7 @@ impl Orchestrator {
                     summary: summary.clone(),
                     risk,
                     grant_id: grant.map(|g| g.id),
+                    warnings,
                 },
             )
             .await?;
@@ -424,4 +426,16 @@ impl Orchestrator {
         w.commit().await?;
         Ok(())
     }
+}
+
+/// What the user asked for in this turn: the task's own message, or for a worker (sub-agent) the
+/// conversation's latest one.
+fn request_of(task: &TaskRow, history: &[app::domain::Event]) -> String {
+    let user_text = |own: bool| {
+        history.iter().rev().find_map(|e| match &e.body {
+            EventBody::UserMessage { task_id, text, reply_to: None } if !own || task_id == &task.id => Some(text.clone()),
+            _ => None,
+        })
+    };
+    user_text(true).or_else(|| user_text(false)).unwrap_or_default()
 }

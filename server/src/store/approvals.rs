@@ -144,6 +144,17 @@ pub async fn pending_for_task(db: impl AnyExecutor<'_>, task_id: &str) -> anyhow
 }
 
 /// The one conditional write that decides an approval. False when it was no longer pending.
+/// The card's line after an edit (what runs now, and what was proposed).
+pub async fn set_summary(conn: &mut AnyConnection, id: &str, summary: &str) -> anyhow::Result<()> {
+    sqlx::query("UPDATE approvals SET summary = $1 WHERE id = $2")
+        .bind(summary)
+        .bind(id)
+        .execute(conn)
+        .await
+        .context("failed to update an approval's summary")?;
+    Ok(())
+}
+
 pub async fn decide(
     conn: &mut AnyConnection,
     id: &str,

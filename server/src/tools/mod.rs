@@ -36,12 +36,26 @@ pub enum ToolError {
     Internal(#[from] anyhow::Error),
 }
 
+/// A call as the reviewer reads it (see [`Tool::describe`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Description {
+    pub summary: String,
+    pub warnings: Vec<String>,
+}
+
 #[async_trait]
 pub trait Tool: Send + Sync {
     fn spec(&self) -> &ToolSpec;
 
     /// One line a reviewer reads on the card, e.g. "Refund $25.00 on order 1001".
     fn summarize(&self, args: &Value) -> String;
+
+    /// What the card says about the call, read against the current data: a summary naming
+    /// amounts and people, and warnings where the call would do more, or other, than it seems.
+    /// `request` is what the user asked for in this turn. By default: `summarize`, no warnings.
+    async fn describe(&self, _conn: &mut AnyConnection, args: &Value, _request: &str) -> anyhow::Result<Description> {
+        Ok(Description { summary: self.summarize(args), warnings: Vec::new() })
+    }
 
     fn risk(&self, _args: &Value) -> Risk {
         let spec = self.spec();

@@ -6,15 +6,44 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use sqlx::AnyConnection;
 
-use super::{Tool, ToolError, ToolFailure, ToolSpec};
+use super::{Description, Tool, ToolError, ToolFailure, ToolSpec};
 use crate::store::orders::{self, OrderRow};
 
 pub fn all() -> Vec<Arc<dyn Tool>> {
     vec![Arc::new(ListOrders::new()), Arc::new(GetOrder::new()), Arc::new(CancelOrder::new()), Arc::new(ProcessRefund::new())]
 }
 
+/// `$1,200.00`: thousands separated, so a large amount is not misread at a glance.
 fn dollars(cents: i64) -> String {
-    format!("${}.{:02}", cents / 100, cents % 100)
+    let whole = (cents / 100).to_string();
+    let mut grouped = String::new();
+    for (i, digit) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(digit);
+    }
+    format!("${grouped}.{:02}", cents % 100)
+}
+
+/// "order 1004 · bob · Barista course": which order, whose, what.
+fn order_line(order: &OrderRow) -> String {
+    format!("order {} · {} · {}", order.id, order.customer, order.item)
+}
+
+/// A warning when the user's request in this turn does not mention what the call does.
+/// (An empty `request`, as when a reviewer's edit is described, is not checked.)
+fn unasked(request: &str, word: &str, what: &str) -> Option<String> {
+    (!request.trim().is_empty() && !request.to_lowercase().contains(word))
+        .then(|| format!("Not asked for: the request “{}” does not mention {what}", request.trim()))
+}
+
+/// The order a call names, for `describe`: None when it does not exist (the summary then says so).
+async fn find(conn: &mut AnyConnection, args: &Value) -> anyhow::Result<Option<OrderRow>> {
+    match order_id(args) {
+        Some(id) => orders::get(&mut *conn, id).await,
+        None => Ok(None),
+    }
 }
 
 fn order_id(args: &Value) -> Option<i64> {
@@ -135,6 +164,17 @@ impl Tool for CancelOrder {
         format!("Cancel order {}", order_id(args).map(|i| i.to_string()).unwrap_or_else(|| "?".into()))
     }
 
+    async fn describe(&self, conn: &mut AnyConnection, args: &Value, request: &str) -> anyhow::Result<Description> {
+        let Some(order) = find(conn, args).await? else {
+            return Ok(Description { summary: self.summarize(args), warnings: vec!["No such order: the call will fail".into()] });
+        };
+        let mut warnings: Vec<String> = unasked(request, "cancel", "a cancellation").into_iter().collect();
+        if order.status != "open" {
+            warnings.push(format!("Order {} is already {}: the call will fail", order.id, order.status));
+        }
+        Ok(Description { summary: format!("Cancel {} ({})", order_line(&order), dollars(order.amount_cents)), warnings })
+    }
+
     async fn run(&self, conn: &mut AnyConnection, args: &Value) -> Result<Value, ToolError> {
         let order = load(conn, args).await?;
         if order.status != "open" {
@@ -181,6 +221,29 @@ impl Tool for ProcessRefund {
         }
     }
 
+    /// "Refund $1,200.00 (everything left) on order 1004 · bob · Barista course".
+    async fn describe(&self, conn: &mut AnyConnection, args: &Value, request: &str) -> anyhow::Result<Description> {
+        let Some(order) = find(conn, args).await? else {
+            return Ok(Description { summary: self.summarize(args), warnings: vec!["No such order: the call will fail".into()] });
+        };
+        let left = order.amount_cents - order.refunded_cents;
+        let mut warnings: Vec<String> = unasked(request, "refund", "a refund").into_iter().collect();
+        let summary = match args.get("amount").and_then(Value::as_f64) {
+            Some(amount) => {
+                let cents = (amount * 100.0).round() as i64;
+                if cents > left {
+                    warnings.push(format!("{} is more than the {} left to refund: the call will fail", dollars(cents), dollars(left)));
+                }
+                format!("Refund {} of {} left on {}", dollars(cents), dollars(left), order_line(&order))
+            }
+            None => format!("Refund {} (everything left) on {}", dollars(left), order_line(&order)),
+        };
+        if order.status == "canceled" {
+            warnings.push(format!("Order {} is canceled: the call will fail", order.id));
+        }
+        Ok(Description { summary, warnings })
+    }
+
     async fn run(&self, conn: &mut AnyConnection, args: &Value) -> Result<Value, ToolError> {
         let order = load(conn, args).await?;
         if order.status == "canceled" {
@@ -206,5 +269,19 @@ impl Tool for ProcessRefund {
             "refunded": cents as f64 / 100.0,
             "message": format!("Refunded {} on order {}", dollars(cents), order.id)
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::dollars;
+
+    #[test]
+    fn dollars_are_grouped_by_thousands() {
+        assert_eq!(dollars(0), "$0.00");
+        assert_eq!(dollars(5), "$0.05");
+        assert_eq!(dollars(99_999), "$999.99");
+        assert_eq!(dollars(120_000), "$1,200.00");
+        assert_eq!(dollars(123_456_789), "$1,234,567.89");
     }
 }

@@ -30,7 +30,7 @@ async fn a_gated_call_stops_as_a_pending_approval_and_the_task_waits_for_input()
     assert_eq!(approval.args, json!({ "order_id": 1001 }));
     assert_eq!(approval.gate, "refunds-and-cancellations");
     assert_eq!(approval.conversation_id, c);
-    assert_eq!(approval.summary, "Refund the rest of order 1001");
+    assert_eq!(approval.summary, "Refund $249.00 (everything left) on order 1001 · alice · Espresso machine");
 
     let detail = app.detail(&c).await;
     let required = named(&detail.events, "approval-required");
@@ -191,6 +191,12 @@ async fn editing_the_args_runs_the_edited_call_and_tells_the_model() {
     };
     assert_eq!((original_args, edited_args.as_ref(), *outcome), (&json!({ "order_id": 1001 }), Some(&edited), ApprovalOutcome::Approved));
     assert_eq!(detail.view.cards().next().unwrap().args, edited);
+    // The card and the queue's Decided list say what ran, and what was proposed.
+    let ran = "Refund $10.00 of $249.00 left on order 1001 · alice · Espresso machine \
+               (edited from: Refund $249.00 (everything left) on order 1001 · alice · Espresso machine)";
+    assert_eq!(detail.view.cards().next().unwrap().summary, ran);
+    let (_, decided) = app.get_json("/api/approvals?status=decided").await;
+    assert_eq!(decided[0]["summary"], ran);
     assert!(assistant_texts(&detail.events).last().unwrap().contains("edited the arguments"));
 }
 
@@ -357,4 +363,23 @@ async fn a_rule_that_cannot_be_checked_fails_closed_by_default_and_open_when_con
     let entries = audit["entries"].as_array().unwrap();
     assert_eq!(entries.len(), 1);
     assert!(entries[0]["data"]["rule_errors"][0].as_str().unwrap().starts_with("args.amount > 100"));
+}
+
+/// The card names the money and the person, and flags a call that would do more than is left.
+#[tokio::test]
+async fn a_card_names_the_amount_and_the_customer_and_flags_more_than_is_left() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (_, approvals) = app.pending_turn(&c, "refund $10 on order 1004 and cancel order 1006", 2).await;
+    let summaries: Vec<&str> = approvals.iter().map(|a| a.summary.as_str()).collect();
+    assert!(summaries.contains(&"Refund $10.00 of $1,200.00 left on order 1004 · bob · Barista course"), "{summaries:?}");
+    assert!(summaries.contains(&"Cancel order 1006 · alice · Travel mug ($25.00)"), "{summaries:?}");
+    let view = app.detail(&c).await.view;
+    assert!(view.cards().all(|card| card.warnings.is_empty()), "nothing to flag: both were asked for and fit");
+
+    let c2 = app.create_conversation().await;
+    app.pending_turn(&c2, "refund $300 on order 1001", 1).await;
+    let card = app.detail(&c2).await.view.cards().next().cloned().unwrap();
+    assert_eq!(card.summary, "Refund $300.00 of $249.00 left on order 1001 · alice · Espresso machine");
+    assert_eq!(card.warnings, ["$300.00 is more than the $249.00 left to refund: the call will fail"]);
 }

@@ -43,7 +43,7 @@ async fn a_chat_page_is_rendered_with_its_cards_in_their_state() {
     app.pending_turn(&c, "refund order 1001", 1).await;
     let html = app.client.get(app.url(&format!("/c/{c}"))).send().await.unwrap().text().await.unwrap();
     assert!(html.contains(r#"data-status="pending_approval""#), "{html}");
-    assert!(html.contains("Refund the rest of order 1001"), "{html}");
+    assert!(html.contains("Refund $249.00 (everything left) on order 1001"), "{html}");
     assert!(html.contains("<title>(1) Countersign</title>"), "{html}");
 }
 

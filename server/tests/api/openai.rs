@@ -205,3 +205,17 @@ async fn a_provider_that_reuses_a_tool_call_id_across_turns_gets_a_separate_call
     assert_eq!(ids.len(), 2);
     assert_ne!(ids[0], ids[1]);
 }
+
+/// A call the user did not ask for is flagged on the card before anyone decides.
+#[tokio::test]
+async fn a_call_the_request_did_not_ask_for_is_flagged_on_the_card() {
+    let refund = Reply::Stream(vec![chunk(
+        json!({ "tool_calls": [{ "index": 0, "id": "call_1", "function": { "name": "process_refund", "arguments": "{\"order_id\": 1001}" } }] }),
+    )]);
+    let (url, _fake) = start_fake(vec![refund]).await;
+    let app = spawn_app_with(Options { agents_toml: Some(agents(&url, 0)), configured_models: true, ..Default::default() }).await;
+    let c = app.create_conversation().await;
+    app.pending_turn(&c, "look up order 1001", 1).await;
+    let card = app.detail(&c).await.view.cards().next().cloned().unwrap();
+    assert_eq!(card.warnings, ["Not asked for: the request “look up order 1001” does not mention a refund"]);
+}
