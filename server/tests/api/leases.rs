@@ -7,18 +7,24 @@ use countersign::{
     store::{Store, tasks},
 };
 
-use crate::helpers::{database_url, spawn_app};
+use crate::helpers::{TestApp, database_url, spawn_app};
 
-#[tokio::test]
-async fn a_driver_that_lost_its_lease_writes_nothing_and_cannot_release_the_new_holders_lease() {
+/// A running app with one finished task (its lease released), and two stores on its database
+/// standing for two live processes (on PostgreSQL a holder must have open connections).
+async fn finished_task_and_two_stores() -> (TestApp, String, String, Store, Store) {
     let app = spawn_app().await;
     let c = app.create_conversation().await;
     let task = app.say(&c, "hello").await;
     app.wait_task(&task, TaskStatus::Completed).await;
-    // Two live "processes" on the database (on PostgreSQL a holder must have open connections).
     let url = database_url(app.data_dir.path()).await;
     let store = Store::connect(&url, Bus::default()).await.expect("store");
     let other = Store::connect(&url, Bus::default()).await.expect("a second store");
+    (app, c, task, store, other)
+}
+
+#[tokio::test]
+async fn a_driver_that_lost_its_lease_writes_nothing_and_cannot_release_the_new_holders_lease() {
+    let (app, c, task, store, other) = finished_task_and_two_stores().await;
     let (pool, backend) = (store.pool(), store.backend());
     let (replica_a, replica_b) = (store.bus().instance(), other.bus().instance());
 
@@ -61,14 +67,8 @@ async fn on_postgresql_a_lease_whose_holder_has_no_connections_left_is_claimable
         eprintln!("PostgreSQL only (SQLite drops a previous run's leases at start-up instead)");
         return;
     }
-    let app = spawn_app().await;
-    let c = app.create_conversation().await;
-    let task = app.say(&c, "hello").await;
-    app.wait_task(&task, TaskStatus::Completed).await;
-    let url = database_url(app.data_dir.path()).await;
-    let store = Store::connect(&url, Bus::default()).await.expect("store");
+    let (_app, _, task, store, holder) = finished_task_and_two_stores().await;
     let (pool, backend) = (store.pool(), store.backend());
-    let holder = Store::connect(&url, Bus::default()).await.expect("the holder's store");
     let held = tasks::claim(holder.pool(), backend, &task, holder.bus().instance(), 60_000).await.unwrap();
     assert!(held.is_some());
     assert!(tasks::claim(pool, backend, &task, store.bus().instance(), 60_000).await.unwrap().is_none(), "a live holder keeps it");
