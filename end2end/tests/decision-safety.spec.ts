@@ -81,6 +81,10 @@ test("a card handed to the admins shows the user no decision buttons and says wh
   await expect(cards(page).first().locator(".waiting-for-admin")).toBeVisible();
   await expect(cards(page).first().getByRole("button", { name: "Approve", exact: true })).toHaveCount(0);
   await page.screenshot({ path: "screenshots/held-for-admins.png" });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await cards(page).first().scrollIntoViewIfNeeded();
+  await page.screenshot({ path: "screenshots/held-for-admins-phone.png" });
+  await page.setViewportSize({ width: 1280, height: 720 });
 
   const adminContext = await browser.newContext();
   await logIn(adminContext, server, "root");
@@ -111,6 +115,9 @@ test("a decision made elsewhere while you write keeps your text and says who dec
   await expect(notice).toContainText("While you were writing, root approved this call.");
   await expect(notice.locator(".kept-text")).toHaveText("the customer wants to keep it");
   await page.screenshot({ path: "screenshots/decided-elsewhere.png" });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await notice.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: "screenshots/decided-elsewhere-phone.png" });
   await notice.getByRole("button", { name: "Dismiss" }).click();
   await expect(notice).toHaveCount(0);
   await adminContext.close();
@@ -124,6 +131,9 @@ test("the card names the amount, the customer and the item, and flags a refund a
   await expect(card.locator(".summary")).toHaveText("Refund $300.00 of $249.00 left on order 1001 · alice · Espresso machine");
   await expect(card.locator(".card-warnings")).toHaveText("$300.00 is more than the $249.00 left to refund: the call will fail");
   await page.screenshot({ path: "screenshots/card-warning.png" });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await card.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: "screenshots/card-warning-phone.png" });
 });
 
 test("status badges are plain words", async ({ page }) => {
