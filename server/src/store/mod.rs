@@ -73,7 +73,20 @@ impl Store {
                 .await
                 .context("failed to connect to PostgreSQL (check DATABASE_URL)")?;
             sqlx::migrate!("../migrations/postgres").run(&native).await.context("failed to migrate the database")?;
-            let pool = AnyPoolOptions::new().max_connections(16).connect(url).await.context("failed to connect to PostgreSQL")?;
+            // A replica that froze inside a transaction must not stall the others for long:
+            // PostgreSQL ends its session after 15 s idle in a transaction (releasing its locks),
+            // and a wait for a lock gives up after 30 s (longer, so waiters outlast a frozen holder).
+            let pool = AnyPoolOptions::new()
+                .max_connections(16)
+                .after_connect(|conn, _| {
+                    Box::pin(async move {
+                        conn.execute("SET lock_timeout = '30s'; SET idle_in_transaction_session_timeout = '15s'").await?;
+                        Ok(())
+                    })
+                })
+                .connect(url)
+                .await
+                .context("failed to connect to PostgreSQL")?;
             return Ok(Self { pool, native: NativePool::Postgres(native), bus, webhooks: Default::default() });
         }
         let options = SqliteConnectOptions::from_str(url)

@@ -4,7 +4,7 @@
 use anyhow::Context;
 use sqlx::{AnyConnection, AnyExecutor};
 
-use super::time::now_ms;
+use super::{Backend, time::now_ms};
 
 /// Where committed events of some kinds are announced (from `[[webhooks]]`).
 #[derive(Clone, Debug)]
@@ -35,15 +35,22 @@ pub async fn insert(conn: &mut AnyConnection, url: &str, body: &str) -> anyhow::
 }
 
 /// Leases up to `limit` due deliveries to `owner` until `until` and returns them.
-pub async fn claim_due(pool: &sqlx::AnyPool, owner: &str, until: i64, limit: i64) -> anyhow::Result<Vec<Delivery>> {
+///
+/// The conditions are repeated outside the subquery: under PostgreSQL's READ COMMITTED a row
+/// another replica leased meanwhile is re-checked against them and skipped, so two replicas never
+/// both send one delivery; `SKIP LOCKED` lets them pass each other's rows instead of waiting.
+pub async fn claim_due(pool: &sqlx::AnyPool, backend: Backend, owner: &str, until: i64, limit: i64) -> anyhow::Result<Vec<Delivery>> {
     let now = now_ms();
-    sqlx::query(
+    let skip_locked = if backend == Backend::Postgres { "FOR UPDATE SKIP LOCKED" } else { "" };
+    sqlx::query(&format!(
         "UPDATE webhook_outbox SET lease_owner = $1, lease_until = $2
          WHERE id IN (SELECT id FROM webhook_outbox
                       WHERE delivered_at IS NULL AND failed_at IS NULL AND next_attempt_at <= $3
                         AND (lease_until IS NULL OR lease_until < $3)
-                      ORDER BY id LIMIT $4)",
-    )
+                      ORDER BY id LIMIT $4 {skip_locked})
+           AND delivered_at IS NULL AND failed_at IS NULL AND next_attempt_at <= $3
+           AND (lease_until IS NULL OR lease_until < $3)",
+    ))
     .bind(owner)
     .bind(until)
     .bind(now)

@@ -69,6 +69,10 @@ async fn on_postgresql_a_lease_whose_holder_has_no_connections_left_is_claimable
     }
     let (_app, _, task, store, holder) = finished_task_and_two_stores().await;
     let (pool, backend) = (store.pool(), store.backend());
+    // A frozen holder inside a transaction is cut off after 15 s; waiters give up only after 30 s.
+    let lock_timeout: String = sqlx::query_scalar("SHOW lock_timeout").fetch_one(pool).await.unwrap();
+    let idle_timeout: String = sqlx::query_scalar("SHOW idle_in_transaction_session_timeout").fetch_one(pool).await.unwrap();
+    assert_eq!((lock_timeout.as_str(), idle_timeout.as_str()), ("30s", "15s"));
     let held = tasks::claim(holder.pool(), backend, &task, holder.bus().instance(), 60_000).await.unwrap();
     assert!(held.is_some());
     assert!(tasks::claim(pool, backend, &task, store.bus().instance(), 60_000).await.unwrap().is_none(), "a live holder keeps it");
