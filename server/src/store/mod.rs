@@ -47,6 +47,17 @@ pub enum NativePool {
 /// SQLite's `BEGIN IMMEDIATE`, across every replica.
 const WRITE_LOCK: i64 = 0x0043_6f75_6e74_6572; // "Counter"
 
+/// Options of the portable pool: `session` (settings of the backend's SQL) runs on every new
+/// connection.
+fn portable_pool(max_connections: u32, session: &'static str) -> AnyPoolOptions {
+    AnyPoolOptions::new().max_connections(max_connections).after_connect(move |conn, _| {
+        Box::pin(async move {
+            conn.execute(session).await?;
+            Ok(())
+        })
+    })
+}
+
 #[derive(Clone, Debug)]
 pub struct Store {
     pool: AnyPool,
@@ -76,14 +87,7 @@ impl Store {
             // A replica that froze inside a transaction must not stall the others for long:
             // PostgreSQL ends its session after 15 s idle in a transaction (releasing its locks),
             // and a wait for a lock gives up after 30 s (longer, so waiters outlast a frozen holder).
-            let pool = AnyPoolOptions::new()
-                .max_connections(16)
-                .after_connect(|conn, _| {
-                    Box::pin(async move {
-                        conn.execute("SET lock_timeout = '30s'; SET idle_in_transaction_session_timeout = '15s'").await?;
-                        Ok(())
-                    })
-                })
+            let pool = portable_pool(16, "SET lock_timeout = '30s'; SET idle_in_transaction_session_timeout = '15s'")
                 .connect(url)
                 .await
                 .context("failed to connect to PostgreSQL")?;
@@ -107,14 +111,7 @@ impl Store {
         sqlx::migrate!("../migrations/sqlite").run(&native).await.context("failed to migrate the database")?;
         // The portable pool opens the same file; WAL is a property of the file, the rest is per
         // connection.
-        let pool = AnyPoolOptions::new()
-            .max_connections(8)
-            .after_connect(|conn, _| {
-                Box::pin(async move {
-                    conn.execute("PRAGMA busy_timeout = 10000; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON").await?;
-                    Ok(())
-                })
-            })
+        let pool = portable_pool(8, "PRAGMA busy_timeout = 10000; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON")
             .connect(url)
             .await
             .with_context(|| format!("failed to open database {url}"))?;
