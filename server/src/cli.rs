@@ -152,7 +152,7 @@ pub async fn add_user(store: &Store, name: &str, password_text: String, role: Ro
         bail!("a user name has 1 to 64 letters, digits or - _ . @");
     }
     let hash = password::hash(password_text).await?;
-    users::insert(store.pool(), name, &hash, role).await?.with_context(|| format!("user {name} already exists"))
+    users::insert(store.writer(), name, &hash, role).await?.with_context(|| format!("user {name} already exists"))
 }
 
 async fn user_named(store: &Store, name: &str) -> anyhow::Result<users::User> {
@@ -195,14 +195,14 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
             let store = open_store(&config).await?;
             let user = user_named(&store, &user).await?;
             let token = tokens::generate();
-            let id = users::insert_token(store.pool(), &user.id, &name, &tokens::digest(&token)).await?;
+            let id = users::insert_token(store.writer(), &user.id, &name, &tokens::digest(&token)).await?;
             eprintln!("token {id} for {} (shown once):", user.username);
             println!("{token}");
         }
         Command::Token(TokenCommand::Revoke { user, id }) => {
             let store = open_store(&config).await?;
             let user = user_named(&store, &user).await?;
-            if !users::revoke_token(store.pool(), &user.id, &id).await? {
+            if !users::revoke_token(store.writer(), &user.id, &id).await? {
                 bail!("{} has no live token {id}", user.username);
             }
             println!("revoked {id}");

@@ -78,11 +78,11 @@ pub async fn run(hooks: Vec<Webhook>, store: Store) {
 
 async fn deliver_due(client: &reqwest::Client, hooks: &[Webhook], store: &Store) -> anyhow::Result<()> {
     let until = now_ms() + 60_000;
-    let due = outbox::claim_due(store.pool(), store.backend(), store.bus().instance(), until, 50).await?;
+    let due = outbox::claim_due(store.writer(), store.backend(), store.bus().instance(), until, 50).await?;
     let sends = due.into_iter().map(|delivery| async move {
         let Some(hook) = hooks.iter().find(|h| h.url == delivery.url) else {
             // The URL left the configuration: nobody is waiting for it any more.
-            return outbox::attempt_failed(store.pool(), delivery.id, "no longer configured", None).await;
+            return outbox::attempt_failed(store.writer(), delivery.id, "no longer configured", None).await;
         };
         let result = client
             .post(&hook.url)
@@ -92,7 +92,7 @@ async fn deliver_due(client: &reqwest::Client, hooks: &[Webhook], store: &Store)
             .send()
             .await;
         let error = match result {
-            Ok(response) if response.status().is_success() => return outbox::delivered(store.pool(), delivery.id).await,
+            Ok(response) if response.status().is_success() => return outbox::delivered(store.writer(), delivery.id).await,
             Ok(response) => format!("answered {}", response.status()),
             Err(err) => format!("{err}"),
         };
@@ -102,7 +102,7 @@ async fn deliver_due(client: &reqwest::Client, hooks: &[Webhook], store: &Store)
             Some(_) => tracing::warn!(url = hook.url, error, attempt, "webhook failed; will retry"),
             None => tracing::error!(url = hook.url, error, "webhook gave up after {ATTEMPTS} attempts"),
         }
-        outbox::attempt_failed(store.pool(), delivery.id, &error, retry_at).await
+        outbox::attempt_failed(store.writer(), delivery.id, &error, retry_at).await
     });
     for result in futures::future::join_all(sends).await {
         result?;

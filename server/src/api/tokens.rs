@@ -53,7 +53,7 @@ async fn create(
         return Err(ApiError::invalid("name", "a token needs a name of 1 to 100 characters"));
     }
     let token = tokens::generate();
-    let id = users::insert_token(state.store.pool(), &user.user.id, &name, &tokens::digest(&token)).await?;
+    let id = users::insert_token(state.store.writer(), &user.user.id, &name, &tokens::digest(&token)).await?;
     Ok((StatusCode::CREATED, Json(CreatedToken { id, name, token })))
 }
 
@@ -63,7 +63,7 @@ async fn list(State(state): State<AppState>, user: CurrentUser) -> Result<Json<V
 }
 
 async fn revoke(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
-    if users::revoke_token(state.store.pool(), &user.user.id, &id).await? {
+    if users::revoke_token(state.store.writer(), &user.user.id, &id).await? {
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(ApiError::NotFound(format!("no live token {id}")))

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use app::domain::{ApprovalOutcome, EventBody};
 
 use super::{Actor, DecisionError, Orchestrator};
-use crate::store::approvals;
+use crate::store::{Scope, approvals};
 
 /// Seed 002's confirmation words.
 const YES: [&str; 10] = ["yes", "y", "yeah", "ok", "okay", "sure", "proceed", "go ahead", "confirm", "do it"];
@@ -81,7 +81,7 @@ impl Orchestrator {
         text: &str,
         actor: &Actor,
     ) -> Result<Option<Reply>, DecisionError> {
-        let mut w = self.store.write().await?;
+        let mut w = self.store.write(Scope::Conversation(conversation_id)).await?;
         let Some(approval) = approvals::pending_in_chat(&mut *w.tx, conversation_id).await? else { return Ok(None) };
         if let Some(why) = approval.held_by_admins().filter(|_| actor.role != "admin") {
             return Err(DecisionError::Conflict(why));

@@ -12,9 +12,9 @@ use serde_json::{Value, json};
 use super::Orchestrator;
 use crate::{
     store::{
-        Write,
+        Scope, Write,
         approvals::{self, ApprovalRow},
-        audit, calls, grants,
+        calls, grants,
         tasks::{self, TaskRow},
         time::now_ms,
     },
@@ -71,7 +71,7 @@ pub const SYSTEM: &str = "system";
 impl Orchestrator {
     /// Approves or rejects one approval, then lets the task go on.
     pub async fn decide(self: &Arc<Self>, approval_id: &str, decision: Decision, actor: &Actor) -> Result<DecisionOutcome, DecisionError> {
-        let mut w = self.store.write().await?;
+        let mut w = self.store.write(Scope::Approval(approval_id)).await?;
         let approval = pending_approval(&mut w, approval_id).await?;
         let task = self.waiting_task(&mut w, &approval.task_id).await?;
         let outcome = match decision {
@@ -103,7 +103,7 @@ impl Orchestrator {
         decision: Decision,
         actor: &Actor,
     ) -> Result<Vec<DecisionOutcome>, DecisionError> {
-        let mut w = self.store.write().await?;
+        let mut w = self.store.write(Scope::Task(task_id)).await?;
         let task = self.waiting_task(&mut w, task_id).await?;
         let pending = approvals::pending_for_task(&mut *w.tx, task_id).await?;
         if pending.is_empty() {
@@ -125,7 +125,7 @@ impl Orchestrator {
 
     /// Applies an approval's timeout action; a no-op when a human decided first.
     pub async fn time_out(self: &Arc<Self>, approval_id: &str) -> Result<(), DecisionError> {
-        let mut w = self.store.write().await?;
+        let mut w = self.store.write(Scope::Approval(approval_id)).await?;
         let Some(approval) = approvals::get(&mut *w.tx, approval_id).await? else { return Ok(()) };
         if approval.state != "pending" || approval.deadline > now_ms() {
             return Ok(());
@@ -162,7 +162,7 @@ impl Orchestrator {
 
     /// A user hands a pending approval to the admins (on demand).
     pub async fn escalate(self: &Arc<Self>, approval_id: &str, actor: &Actor) -> Result<(), DecisionError> {
-        let mut w = self.store.write().await?;
+        let mut w = self.store.write(Scope::Approval(approval_id)).await?;
         let approval = pending_approval(&mut w, approval_id).await?;
         if approval.escalated_at.is_some() {
             return Err(DecisionError::Conflict(format!("approval {approval_id} is already with the admins")));
@@ -203,19 +203,15 @@ impl Orchestrator {
             },
         )
         .await?;
-        audit::append(
-            &mut w.tx,
-            "grant.created",
+        w.audit("grant.created",
             &actor.name,
-            json!({ "grant_id": id, "conversation_id": approval.conversation_id, "tool": approval.tool, "expires_at": expires_at.map(crate::store::time::rfc3339), "max_uses": max_uses, "role": actor.role }),
-        )
-        .await?;
+            json!({ "grant_id": id, "conversation_id": approval.conversation_id, "tool": approval.tool, "expires_at": expires_at.map(crate::store::time::rfc3339), "max_uses": max_uses, "role": actor.role }));
         Ok(())
     }
 
     /// Revokes a grant; later calls of its tool ask again.
     pub async fn revoke_grant(self: &Arc<Self>, grant_id: &str, actor: &Actor) -> Result<(), DecisionError> {
-        let mut w = self.store.write().await?;
+        let mut w = self.store.write(Scope::Grant(grant_id)).await?;
         let grant =
             grants::get(&mut *w.tx, grant_id).await?.ok_or_else(|| DecisionError::NotFound(format!("grant {grant_id} does not exist")))?;
         if !grants::revoke(&mut w.tx, grant_id, &actor.name).await? {
@@ -226,13 +222,11 @@ impl Orchestrator {
             EventBody::GrantRevoked { task_id: String::new(), grant_id: grant_id.to_owned(), revoked_by: actor.name.clone() },
         )
         .await?;
-        audit::append(
-            &mut w.tx,
+        w.audit(
             "grant.revoked",
             &actor.name,
             json!({ "grant_id": grant_id, "conversation_id": grant.conversation_id, "tool": grant.tool, "uses": grant.uses }),
-        )
-        .await?;
+        );
         w.commit().await?;
         Ok(())
     }
@@ -254,32 +248,24 @@ impl Orchestrator {
             },
         )
         .await?;
-        audit::append(
-            &mut w.tx,
-            "approval.escalated",
+        w.audit("approval.escalated",
             by,
-            json!({ "approval_id": approval.id, "conversation_id": approval.conversation_id, "tool": approval.tool, "deadline": crate::store::time::rfc3339(deadline) }),
-        )
-        .await?;
+            json!({ "approval_id": approval.id, "conversation_id": approval.conversation_id, "tool": approval.tool, "deadline": crate::store::time::rfc3339(deadline) }));
         Ok(())
     }
 
     /// Stops a task: pending approvals and approved-but-unrun calls are canceled.
     pub async fn abort(self: &Arc<Self>, task_id: &str, actor: &Actor) -> Result<(), DecisionError> {
-        let mut w = self.store.write().await?;
+        let mut w = self.store.write(Scope::Task(task_id)).await?;
         let task =
             tasks::get(&mut *w.tx, task_id).await?.ok_or_else(|| DecisionError::NotFound(format!("task {task_id} does not exist")))?;
         if task.status().is_final() {
             return Err(DecisionError::Conflict(format!("task {task_id} is already {}", task.status().as_str())));
         }
         self.cancel(&mut w, &task, actor).await?;
-        audit::append(
-            &mut w.tx,
-            "task.aborted",
+        w.audit("task.aborted",
             &actor.name,
-            json!({ "task_id": task.id, "conversation_id": task.conversation_id, "role": actor.role, "ip": actor.ip, "user_agent": actor.user_agent }),
-        )
-        .await?;
+            json!({ "task_id": task.id, "conversation_id": task.conversation_id, "role": actor.role, "ip": actor.ip, "user_agent": actor.user_agent }));
         w.commit().await?;
         // A canceled worker hands "canceled" to its supervisor, which then goes on.
         self.trigger(task_id);
@@ -385,8 +371,7 @@ impl Orchestrator {
         )
         .await?;
         let kind = if reason.as_deref() == Some("timed out") && actor.name == SYSTEM { "approval.timed_out" } else { "approval.decided" };
-        audit::append(
-            &mut w.tx,
+        w.audit(
             kind,
             &actor.name,
             json!({
@@ -403,8 +388,7 @@ impl Orchestrator {
                 "edited_args": edited,
                 "reason": reason,
             }),
-        )
-        .await?;
+        );
         if outcome != ApprovalOutcome::Approved {
             // What the model is told instead of a result.
             let output = match outcome {

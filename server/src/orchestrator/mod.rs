@@ -116,7 +116,7 @@ impl Orchestrator {
                     }
                     // Released while still listed as running, so a trigger that arrives meanwhile
                     // sets "again" here instead of starting a driver that finds the lease held.
-                    if let Err(err) = tasks::release(this.store.pool(), &lease).await {
+                    if let Err(err) = tasks::release(this.store.writer(), &lease).await {
                         tracing::warn!(task_id, error = ?err, "releasing the task failed; its lease will run out");
                     }
                     if !this.take_again_or_leave(&task_id) {
@@ -138,7 +138,7 @@ impl Orchestrator {
     /// A fresh lease on the task for one driver of this process, timed by the database's clock.
     async fn claim(&self, task_id: &str) -> Option<Lease> {
         let owner = self.store.bus().instance();
-        match tasks::claim(self.store.pool(), self.store.backend(), task_id, owner, self.lease.as_millis() as i64).await {
+        match tasks::claim(self.store.writer(), self.store.backend(), task_id, owner, self.lease.as_millis() as i64).await {
             Ok(lease) => lease,
             Err(err) => {
                 tracing::error!(task_id, error = ?err, "claiming the task failed");
@@ -178,7 +178,7 @@ impl Orchestrator {
         loop {
             tokio::time::sleep(self.lease / 3).await;
             let lease_ms = self.lease.as_millis() as i64;
-            if let Err(err) = tasks::renew(self.store.pool(), self.store.backend(), self.store.bus().instance(), lease_ms).await {
+            if let Err(err) = tasks::renew(self.store.writer(), self.store.backend(), self.store.bus().instance(), lease_ms).await {
                 tracing::warn!(error = ?err, "renewing task claims failed");
             }
         }

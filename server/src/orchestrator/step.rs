@@ -17,8 +17,8 @@ use crate::{
     orchestrator::decide::SYSTEM,
     policy,
     store::{
+        Scope,
         approvals::{self, NewApproval},
-        audit,
         calls::{self, CallRow, NewCall},
         conversations, events, grants,
         tasks::{self, Lease, TaskRow},
@@ -41,7 +41,7 @@ pub enum StartError {
 impl Orchestrator {
     /// Records the user's message as a new task and starts driving it.
     pub async fn start_turn(self: &Arc<Self>, conversation: &Conversation, text: &str) -> Result<String, StartError> {
-        let mut w = self.store.write().await?;
+        let mut w = self.store.write(Scope::Conversation(&conversation.id)).await?;
         if let Some(open) = tasks::open_in_conversation(&mut *w.tx, &conversation.id).await? {
             return Err(StartError::Busy(open.id));
         }
@@ -181,13 +181,11 @@ impl Orchestrator {
             if !rule_errors.is_empty() {
                 // Fail-closed asks a human and tells them why; fail-open runs the call. Both are audited.
                 let kind = if agent.fail_open { "policy.fail_open" } else { "policy.fail_closed" };
-                audit::append(
-                    &mut w.tx,
+                w.audit(
                     kind,
                     &agent.name,
                     json!({ "call_id": call.id, "conversation_id": cid, "tool": call.tool, "args": call.args, "rule_errors": rule_errors }),
-                )
-                .await?;
+                );
             }
             // Feedback: a call a human already refused here is not asked again; the model is told.
             let repeat = match (&refusal, gate) {
@@ -206,13 +204,9 @@ impl Orchestrator {
             };
             if let Some(grant) = &grant {
                 gate = None;
-                audit::append(
-                    &mut w.tx,
-                    "grant.used",
+                w.audit("grant.used",
                     &grant.created_by,
-                    json!({ "grant_id": grant.id, "call_id": call.id, "conversation_id": cid, "tool": call.tool, "args": call.args, "uses": grant.uses }),
-                )
-                .await?;
+                    json!({ "grant_id": grant.id, "call_id": call.id, "conversation_id": cid, "tool": call.tool, "args": call.args, "uses": grant.uses }));
             }
             w.append(
                 cid,
@@ -268,16 +262,12 @@ impl Orchestrator {
                     in_chat: gate.in_chat,
                 };
                 approvals::insert(&mut w.tx, new_approval).await?;
-                audit::append(
-                    &mut w.tx,
-                    "approval.requested",
+                w.audit("approval.requested",
                     &agent.name,
                     json!({
                         "approval_id": approval_id, "call_id": call.id, "conversation_id": cid, "task_id": task.id,
                         "tool": call.tool, "args": call.args, "gate": gate.name, "risk": risk.as_str(), "deadline": crate::store::time::rfc3339(deadline),
-                    }),
-                )
-                .await?;
+                    }));
                 w.append(
                     cid,
                     EventBody::ApprovalRequired {
@@ -393,13 +383,9 @@ impl Orchestrator {
             // Someone else recorded this call's outcome: never a second `tool-result`.
             anyhow::bail!("call {} was no longer executing when its result came; the result was dropped", call.id);
         }
-        audit::append(
-            &mut w.tx,
-            "tool.outcome",
+        w.audit("tool.outcome",
             SYSTEM,
-            json!({ "call_id": call.id, "conversation_id": call.conversation_id, "tool": call.tool, "args": call.args(), "ok": ok, "output": output }),
-        )
-        .await?;
+            json!({ "call_id": call.id, "conversation_id": call.conversation_id, "tool": call.tool, "args": call.args(), "ok": ok, "output": output }));
         w.append(&call.conversation_id, EventBody::ToolResult { task_id: call.task_id.clone(), call_id: call.id.clone(), ok, output })
             .await?;
         Ok(())
@@ -410,13 +396,11 @@ impl Orchestrator {
         let mut w = self.store.write_as(lease).await?;
         if calls::transition(&mut w.tx, &call.id, "executing", "failed", None).await? {
             let output = json!({ "status": "interrupted", "error": "interrupted — not retried", "message": "interrupted — not retried" });
-            audit::append(
-                &mut w.tx,
+            w.audit(
                 "tool.outcome",
                 SYSTEM,
                 json!({ "call_id": call.id, "conversation_id": call.conversation_id, "tool": call.tool, "ok": false, "output": output }),
-            )
-            .await?;
+            );
             w.append(
                 &call.conversation_id,
                 EventBody::ToolResult { task_id: call.task_id.clone(), call_id: call.id.clone(), ok: false, output },

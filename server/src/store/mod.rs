@@ -43,9 +43,41 @@ pub enum NativePool {
     Postgres(PgPool),
 }
 
-/// Arbitrary but fixed: the advisory lock that makes PostgreSQL writes one at a time, like
-/// SQLite's `BEGIN IMMEDIATE`, across every replica.
-const WRITE_LOCK: i64 = 0x0043_6f75_6e74_6572; // "Counter"
+/// Arbitrary but fixed: the PostgreSQL advisory lock that orders appends to the audit chain (global
+/// by nature) across every replica. Taken just before the commit, so it is held only for the
+/// chain's inserts and the commit itself.
+const AUDIT_LOCK: i64 = 0x0043_6f75_6e74_6572; // "Counter"
+
+/// What a write transaction is about: the conversation it is ordered in. PostgreSQL: the
+/// transaction locks that conversation's row first, so writes of one conversation happen one at a
+/// time (sequence numbers and state changes need no retry logic) while different conversations
+/// commit in parallel. SQLite has one writer, so there the scope changes nothing.
+#[derive(Clone, Copy, Debug)]
+pub enum Scope<'a> {
+    Conversation(&'a str),
+    Task(&'a str),
+    Approval(&'a str),
+    Grant(&'a str),
+}
+
+impl Scope<'_> {
+    /// Locks the scope's conversation row; a scope that names nothing locks nothing (the write
+    /// then finds nothing to change and says so).
+    async fn lock(self, conn: &mut sqlx::AnyConnection) -> anyhow::Result<()> {
+        let (sql, id) = match self {
+            Scope::Conversation(id) => ("SELECT id FROM conversations WHERE id = $1 FOR UPDATE", id),
+            Scope::Task(id) => ("SELECT id FROM conversations WHERE id = (SELECT conversation_id FROM tasks WHERE id = $1) FOR UPDATE", id),
+            Scope::Approval(id) => {
+                ("SELECT id FROM conversations WHERE id = (SELECT conversation_id FROM approvals WHERE id = $1) FOR UPDATE", id)
+            }
+            Scope::Grant(id) => {
+                ("SELECT id FROM conversations WHERE id = (SELECT conversation_id FROM grants WHERE id = $1) FOR UPDATE", id)
+            }
+        };
+        sqlx::query(sql).bind(id).fetch_optional(conn).await.context("failed to lock the conversation")?;
+        Ok(())
+    }
+}
 
 /// Options of the portable pool: `session` (settings of the backend's SQL) runs on every new
 /// connection.
@@ -61,6 +93,9 @@ fn portable_pool(max_connections: u32, session: &'static str) -> AnyPoolOptions 
 #[derive(Clone, Debug)]
 pub struct Store {
     pool: AnyPool,
+    /// Where writes go. SQLite: one connection, so writers queue on the pool (in order, without
+    /// sleeping on `SQLITE_BUSY`) while readers use `pool`. PostgreSQL: the same pool as `pool`.
+    writer: AnyPool,
     native: NativePool,
     bus: Bus,
     /// Webhook targets: an event they want is queued in the transaction that appends it.
@@ -91,7 +126,7 @@ impl Store {
                 .connect(url)
                 .await
                 .context("failed to connect to PostgreSQL")?;
-            return Ok(Self { pool, native: NativePool::Postgres(native), bus, webhooks: Default::default() });
+            return Ok(Self { writer: pool.clone(), pool, native: NativePool::Postgres(native), bus, webhooks: Default::default() });
         }
         let options = SqliteConnectOptions::from_str(url)
             .with_context(|| format!("invalid database URL {url:?}"))?
@@ -109,13 +144,12 @@ impl Store {
             .await
             .with_context(|| format!("failed to open database {url}"))?;
         sqlx::migrate!("../migrations/sqlite").run(&native).await.context("failed to migrate the database")?;
-        // The portable pool opens the same file; WAL is a property of the file, the rest is per
-        // connection.
-        let pool = portable_pool(8, "PRAGMA busy_timeout = 10000; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON")
-            .connect(url)
-            .await
-            .with_context(|| format!("failed to open database {url}"))?;
-        Ok(Self { pool, native: NativePool::Sqlite(native), bus, webhooks: Default::default() })
+        // The portable pools open the same file; WAL is a property of the file, the rest is per
+        // connection. The busy timeout covers the rare write outside the writer (the session store).
+        const SESSION: &str = "PRAGMA busy_timeout = 10000; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON";
+        let pool = portable_pool(8, SESSION).connect(url).await.with_context(|| format!("failed to open database {url}"))?;
+        let writer = portable_pool(1, SESSION).connect(url).await.with_context(|| format!("failed to open database {url}"))?;
+        Ok(Self { pool, writer, native: NativePool::Sqlite(native), bus, webhooks: Default::default() })
     }
 
     /// Queues deliveries of the events these targets want from now on.
@@ -124,8 +158,14 @@ impl Store {
         self
     }
 
+    /// For reads (and, on PostgreSQL, anything).
     pub fn pool(&self) -> &AnyPool {
         &self.pool
+    }
+
+    /// For writes outside a [`Write`] (single statements such as lease claims).
+    pub fn writer(&self) -> &AnyPool {
+        &self.writer
     }
 
     pub fn native(&self) -> &NativePool {
@@ -149,40 +189,38 @@ impl Store {
         Ok(())
     }
 
-    /// Starts a write transaction; writes happen one at a time. SQLite: `BEGIN IMMEDIATE` takes
-    /// the write lock up front, so concurrent writers queue on the busy timeout instead of
-    /// failing when they upgrade. PostgreSQL: a transaction-scoped advisory lock does the same
-    /// for every replica (per-conversation sequence numbers and conditional state changes then
-    /// need no retry logic).
-    pub async fn write(&self) -> anyhow::Result<Write> {
+    /// Starts a write transaction ordered in `scope`'s conversation. SQLite: `BEGIN IMMEDIATE` on
+    /// the one writer connection. PostgreSQL: READ COMMITTED with the conversation's row locked
+    /// first (see [`Scope`]); state shared between conversations (orders, grants, leases) changes
+    /// only through conditional statements, and the audit chain is appended at the commit.
+    pub async fn write(&self, scope: Scope<'_>) -> anyhow::Result<Write> {
         let tx = match self.backend() {
-            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await.context("failed to begin a write transaction")?,
+            Backend::Sqlite => self.writer.begin_with("BEGIN IMMEDIATE").await.context("failed to begin a write transaction")?,
             Backend::Postgres => {
-                let mut tx = self.pool.begin().await.context("failed to begin a write transaction")?;
-                sqlx::query("SELECT pg_advisory_xact_lock($1)")
-                    .bind(WRITE_LOCK)
-                    .execute(&mut *tx)
-                    .await
-                    .context("failed to take the write lock")?;
+                let mut tx =
+                    self.writer.begin_with("BEGIN ISOLATION LEVEL READ COMMITTED").await.context("failed to begin a write transaction")?;
+                scope.lock(&mut tx).await?;
                 tx
             }
         };
         Ok(Write {
             tx,
             events: Vec::new(),
+            audit: Vec::new(),
+            backend: self.backend(),
             bus: self.bus.clone(),
-            notify: self.backend() == Backend::Postgres,
             webhooks: self.webhooks.clone(),
             fence: None,
         })
     }
 
-    /// A write on behalf of the driver holding `lease`: it commits only while that lease is still
-    /// live and this driver's (DESIGN decision 7). Otherwise nothing of it is stored and the commit
-    /// fails with [`tasks::LeaseLost`], which the driver logs and stops on.
+    /// A write on behalf of the driver holding `lease`, ordered in its task's conversation: it
+    /// commits only while that lease is still live and this driver's (DESIGN decision 7).
+    /// Otherwise nothing of it is stored and the commit fails with [`tasks::LeaseLost`], which the
+    /// driver logs and stops on.
     pub async fn write_as(&self, lease: &tasks::Lease) -> anyhow::Result<Write> {
-        let mut w = self.write().await?;
-        w.fence = Some((lease.clone(), self.backend()));
+        let mut w = self.write(Scope::Task(&lease.task_id)).await?;
+        w.fence = Some(lease.clone());
         Ok(w)
     }
 }
@@ -192,12 +230,13 @@ impl Store {
 pub struct Write {
     pub tx: Transaction<'static, Any>,
     events: Vec<Event>,
+    /// Audit entries, appended to the chain just before the commit (see [`AUDIT_LOCK`]).
+    audit: Vec<(&'static str, String, serde_json::Value)>,
+    backend: Backend,
     bus: Bus,
-    /// PostgreSQL: tell the other replicas too (NOTIFY is delivered at commit).
-    notify: bool,
     webhooks: std::sync::Arc<Vec<outbox::Target>>,
     /// The lease this write is made under, checked just before the commit.
-    fence: Option<(tasks::Lease, Backend)>,
+    fence: Option<tasks::Lease>,
 }
 
 impl Write {
@@ -210,12 +249,31 @@ impl Write {
         Ok(event)
     }
 
+    /// Records an audit entry with this transaction: it is in the chain if and only if the
+    /// transaction commits.
+    pub fn audit(&mut self, kind: &'static str, actor: &str, data: serde_json::Value) {
+        self.audit.push((kind, actor.to_owned(), data));
+    }
+
     pub async fn commit(mut self) -> anyhow::Result<Vec<Event>> {
-        if let Some((lease, backend)) = &self.fence {
+        if let Some(lease) = &self.fence {
             // On failure `self` is dropped here, which rolls the transaction back.
-            tasks::check_held(&mut self.tx, *backend, lease).await?;
+            tasks::check_held(&mut self.tx, self.backend, lease).await?;
         }
-        if self.notify && !self.events.is_empty() {
+        if !self.audit.is_empty() {
+            if self.backend == Backend::Postgres {
+                sqlx::query("SELECT pg_advisory_xact_lock($1)")
+                    .bind(AUDIT_LOCK)
+                    .execute(&mut *self.tx)
+                    .await
+                    .context("failed to take the audit chain's lock")?;
+            }
+            for (kind, actor, data) in std::mem::take(&mut self.audit) {
+                audit::append(&mut self.tx, kind, &actor, data).await?;
+            }
+        }
+        if self.backend == Backend::Postgres && !self.events.is_empty() {
+            // Tell the other replicas too (NOTIFY is delivered at commit).
             crate::bus::notify(&mut self.tx, self.bus.instance(), &self.events).await?;
         }
         self.tx.commit().await.context("failed to commit")?;

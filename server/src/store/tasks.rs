@@ -275,15 +275,21 @@ pub async fn renew(db: impl AnyExecutor<'_>, backend: Backend, owner: &str, leas
 }
 
 /// Fails with [`LeaseLost`] unless `lease` is still live and this driver's, inside the write
-/// transaction that is about to commit (writes are serialized, so it stays so until the commit).
+/// transaction that is about to commit. It stays so until the commit: SQLite has one writer, and
+/// on PostgreSQL the row lock taken here makes a concurrent claim wait for the commit.
 pub async fn check_held(conn: &mut AnyConnection, backend: Backend, lease: &Lease) -> anyhow::Result<()> {
     let now = db_now_ms(backend);
-    let held: Option<i64> = sqlx::query_scalar(&format!("SELECT 1 FROM tasks WHERE id = $1 AND lease_token = $2 AND lease_until >= {now}"))
-        .bind(&lease.task_id)
-        .bind(&lease.token)
-        .fetch_optional(conn)
-        .await
-        .context("failed to check a task lease")?;
+    let lock = match backend {
+        Backend::Postgres => "FOR SHARE",
+        Backend::Sqlite => "",
+    };
+    let held: Option<i64> =
+        sqlx::query_scalar(&format!("SELECT 1 FROM tasks WHERE id = $1 AND lease_token = $2 AND lease_until >= {now} {lock}"))
+            .bind(&lease.task_id)
+            .bind(&lease.token)
+            .fetch_optional(conn)
+            .await
+            .context("failed to check a task lease")?;
     match held {
         Some(_) => Ok(()),
         None => Err(LeaseLost { task_id: lease.task_id.clone() }.into()),
