@@ -91,6 +91,7 @@ impl From<crate::orchestrator::DecisionError> for ApiError {
         use crate::orchestrator::DecisionError as E;
         match err {
             E::NotFound(m) => Self::NotFound(m),
+            E::Forbidden(m) => Self::Forbidden(m),
             E::Conflict(m) => Self::Conflict(m),
             E::Invalid { message, details } => Self::Unprocessable { message, details: Value::Array(details) },
             E::Internal(e) => Self::Internal(e),

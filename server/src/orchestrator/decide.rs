@@ -57,6 +57,9 @@ pub enum Decision {
 pub enum DecisionError {
     #[error("{0}")]
     NotFound(String),
+    /// The actor may not make this decision (checked inside the decision's transaction).
+    #[error("{0}")]
+    Forbidden(String),
     #[error("{0}")]
     Conflict(String),
     #[error("{message}")]
@@ -73,6 +76,7 @@ impl Orchestrator {
     pub async fn decide(self: &Arc<Self>, approval_id: &str, decision: Decision, actor: &Actor) -> Result<DecisionOutcome, DecisionError> {
         let mut w = self.store.write(Scope::Approval(approval_id)).await?;
         let approval = pending_approval(&mut w, approval_id).await?;
+        may_decide(actor, &approval)?;
         let task = self.waiting_task(&mut w, &approval.task_id).await?;
         let outcome = match decision {
             Decision::Approve { args, grant } => {
@@ -108,6 +112,9 @@ impl Orchestrator {
         let pending = approvals::pending_for_task(&mut *w.tx, task_id).await?;
         if pending.is_empty() {
             return Err(DecisionError::Conflict(format!("task {task_id} has no pending approval")));
+        }
+        for approval in &pending {
+            may_decide(actor, approval)?;
         }
         let (outcome, reason) = match decision {
             Decision::Approve { .. } => (ApprovalOutcome::Approved, None),
@@ -405,6 +412,15 @@ impl Orchestrator {
 }
 
 /// The approval if it exists (404) and is still pending (409).
+/// An approval handed to the admins is theirs (and the server's, for timeouts) to decide. Checked
+/// after the conversation is locked, so an escalation that commits first always counts.
+fn may_decide(actor: &Actor, approval: &ApprovalRow) -> Result<(), DecisionError> {
+    match approval.held_by_admins() {
+        Some(why) if actor.role != "admin" && actor.role != SYSTEM => Err(DecisionError::Forbidden(why)),
+        _ => Ok(()),
+    }
+}
+
 async fn pending_approval(w: &mut Write, approval_id: &str) -> Result<ApprovalRow, DecisionError> {
     let approval = approvals::get(&mut *w.tx, approval_id)
         .await?

@@ -34,8 +34,8 @@ pub fn chain_hash(prev_hash: &str, entry: &str) -> String {
     hex::encode(hasher.finalize())
 }
 
-/// Appends one entry inside the caller's write transaction (which serializes writers).
-pub async fn append(conn: &mut AnyConnection, kind: &str, actor: &str, data: Value) -> anyhow::Result<()> {
+/// Appends one entry; only [`super::Write::commit`] calls it, under the lock that orders the chain.
+pub(super) async fn append(conn: &mut AnyConnection, kind: &str, actor: &str, data: Value) -> anyhow::Result<()> {
     let prev: Option<String> = sqlx::query_scalar("SELECT hash FROM audit_log ORDER BY id DESC LIMIT 1")
         .fetch_optional(&mut *conn)
         .await

@@ -50,6 +50,8 @@ pub async fn use_one(conn: &mut AnyConnection, conversation_id: &str, tool: &str
          WHERE id = (SELECT id FROM grants WHERE conversation_id = $1 AND tool = $2 AND revoked_at IS NULL
                      AND (expires_at IS NULL OR expires_at > $3) AND (max_uses IS NULL OR uses < max_uses)
                      ORDER BY created_at LIMIT 1)
+           -- Repeated: PostgreSQL re-checks only the outer conditions on a row it waited for.
+           AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3) AND (max_uses IS NULL OR uses < max_uses)
          RETURNING id, conversation_id, tool, created_by, expires_at, max_uses, uses, revoked_at",
     )
     .bind(conversation_id)

@@ -42,27 +42,35 @@ pub async fn list(db: impl AnyExecutor<'_>, customer: Option<&str>) -> anyhow::R
         .context("failed to list orders")
 }
 
-pub async fn set_status(conn: &mut AnyConnection, id: i64, status: &str) -> anyhow::Result<()> {
-    sqlx::query("UPDATE orders SET status = $1 WHERE id = $2")
-        .bind(status)
+/// Compare-and-set: changes the status only if it still is `from` (another conversation may have
+/// changed the order since it was read). Returns whether it did.
+pub async fn set_status(conn: &mut AnyConnection, id: i64, from: &str, to: &str) -> anyhow::Result<bool> {
+    let result = sqlx::query("UPDATE orders SET status = $1 WHERE id = $2 AND status = $3")
+        .bind(to)
         .bind(id)
+        .bind(from)
         .execute(conn)
         .await
         .context("failed to update order")?;
-    Ok(())
+    Ok(result.rows_affected() == 1)
 }
 
-pub async fn add_refund(conn: &mut AnyConnection, id: i64, cents: i64) -> anyhow::Result<()> {
-    sqlx::query(
+/// Compare-and-set: refunds `cents` only if the order is still as it was read (`seen`), so two
+/// refunds of one order from different conversations can never add up to more than was paid, and
+/// a canceled order is never refunded. Returns whether it did.
+pub async fn add_refund(conn: &mut AnyConnection, seen: &OrderRow, cents: i64) -> anyhow::Result<bool> {
+    let result = sqlx::query(
         "UPDATE orders SET refunded_cents = refunded_cents + $1,
             status = CASE WHEN refunded_cents + $2 >= amount_cents THEN 'refunded' ELSE status END
-         WHERE id = $3",
+         WHERE id = $3 AND status = $4 AND refunded_cents = $5",
     )
     .bind(cents)
     .bind(cents)
-    .bind(id)
+    .bind(seen.id)
+    .bind(&seen.status)
+    .bind(seen.refunded_cents)
     .execute(conn)
     .await
     .context("failed to refund order")?;
-    Ok(())
+    Ok(result.rows_affected() == 1)
 }

@@ -180,7 +180,9 @@ impl Tool for CancelOrder {
         if order.status != "open" {
             return Err(ToolFailure(format!("order {} is {}, only open orders can be canceled", order.id, order.status)).into());
         }
-        orders::set_status(conn, order.id, "canceled").await?;
+        if !orders::set_status(conn, order.id, "open", "canceled").await? {
+            return Err(ToolFailure(format!("order {} changed while it was being canceled; nothing was done", order.id)).into());
+        }
         Ok(json!({ "order_id": order.id, "status": "canceled", "message": format!("Canceled order {}", order.id) }))
     }
 }
@@ -263,7 +265,9 @@ impl Tool for ProcessRefund {
             ))
             .into());
         }
-        orders::add_refund(conn, order.id, cents).await?;
+        if !orders::add_refund(conn, &order, cents).await? {
+            return Err(ToolFailure(format!("order {} changed while it was being refunded; nothing was refunded", order.id)).into());
+        }
         Ok(json!({
             "order_id": order.id,
             "refunded": cents as f64 / 100.0,
