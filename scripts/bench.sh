@@ -3,6 +3,11 @@
 # its own process against the release `countersign`; rewrites docs/benchmarks.md.
 #   bash scripts/bench.sh            full sizes (about 5-10 minutes on 2 cores after the build)
 #   bash scripts/bench.sh --quick    smoke sizes
+# PostgreSQL sections run on a throwaway cluster (scripts/pg.sh: fsync off, so they measure
+# locking and CPU, not the disk). An older build to compare with (ratios in the report):
+#   COUNTERSIGN_BASELINE=/path/to/countersign-<commit> bash scripts/bench.sh
+# (build one with `git worktree add /tmp/old <commit>` and `cargo build --release -p server
+# --bin countersign --no-default-features` there, then copy target/release/countersign).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 . scripts/env.sh
@@ -12,5 +17,10 @@ bash scripts/build-site.sh --release
 cargo build --release -p server --bin bench
 # Thousands of SSE clients need as many file descriptors.
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" || true
+eval "$(bash scripts/pg.sh start)"
+trap 'bash scripts/pg.sh stop "$CS_PG_DIR"' EXIT
+baseline=()
+[ -n "${COUNTERSIGN_BASELINE:-}" ] && baseline=(--baseline-server "$COUNTERSIGN_BASELINE")
 "$CARGO_TARGET_DIR/release/bench" --server "$CARGO_TARGET_DIR/release/countersign" \
-  --site-root "$CARGO_TARGET_DIR/site" --write docs/benchmarks.md "$@"
+  --site-root "$CARGO_TARGET_DIR/site" --postgres "$COUNTERSIGN_TEST_POSTGRES" "${baseline[@]}" \
+  --write docs/benchmarks.md "$@"

@@ -63,11 +63,12 @@ if [ "$(wasm-opt --version 2>/dev/null | awk '{print $3}')" != "${BINARYEN_VERSI
 fi
 
 # --- Debian chromium for the end-to-end tests -------------------------------------------------------
-if [ "${1:-}" = "--with-browser" ] && [ ! -x /usr/bin/chromium ]; then
-  say "installing Debian chromium (about a minute)"
+# libfaketime: the chaos harness runs one replica with its wall clock skewed.
+if [ "${1:-}" = "--with-browser" ] && { [ ! -x /usr/bin/chromium ] || ! ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1; }; then
+  say "installing Debian chromium and libfaketime (about a minute)"
   sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium libfaketime >/dev/null
 fi
 
 # --- end2end npm packages (Playwright without its browser download) ---------------------------------

@@ -29,6 +29,7 @@ cargo nextest run --no-fail-fast -p server --test api
 echo "[test] API fuzzing from the OpenAPI document (schemathesis), on SQLite and on PostgreSQL"
 bash scripts/fuzz.sh "$CARGO_TARGET_DIR/debug/countersign"
 DATABASE_URL="$(bash scripts/pg.sh createdb fuzz)" bash scripts/fuzz.sh "$CARGO_TARGET_DIR/debug/countersign"
+pg_server="$COUNTERSIGN_TEST_POSTGRES"
 unset COUNTERSIGN_TEST_POSTGRES
 
 echo "[test] building the site (debug) for the end-to-end tests"
@@ -46,4 +47,5 @@ cd ..
 unset RUSTFLAGS
 bash scripts/build-site.sh --release
 cargo build --release -p server --bin bench
-"$CARGO_TARGET_DIR/release/bench" --quick --server "$CARGO_TARGET_DIR/release/countersign" --site-root "$CARGO_TARGET_DIR/site"
+"$CARGO_TARGET_DIR/release/bench" --quick --server "$CARGO_TARGET_DIR/release/countersign" --site-root "$CARGO_TARGET_DIR/site" \
+  --postgres "$pg_server"

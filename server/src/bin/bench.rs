@@ -2,9 +2,11 @@
 //! `countersign` binary on a fresh SQLite file (scripted model, so the model's speed is not
 //! measured). Prints a table per measurement; `--write FILE` also writes them as Markdown.
 //!
-//!   bench [--quick] [--server PATH] [--write docs/benchmarks.md]
+//!   bench [--quick] [--server PATH] [--baseline-server PATH] [--postgres URL] [--write docs/benchmarks.md]
 //!
-//! Quick mode uses tiny sizes and is a smoke test in `./x test`; its numbers mean little.
+//! `--baseline-server` also measures an older build's cycles in the same run (ratios); `--postgres`
+//! (a server URL, databases are created in it) adds cycles on one and two replicas and a frozen
+//! replica. Quick mode uses tiny sizes and is a smoke test in `./x test`; its numbers mean little.
 
 use std::{
     fmt::Write as _,
@@ -29,6 +31,8 @@ struct Sizes {
     storage_turns: [usize; 3],
     paused_tasks: usize,
     fanout: Vec<usize>,
+    /// Frozen replica: seconds of steady load, then seconds with one replica stopped (SIGSTOP).
+    freeze: (u64, u64),
 }
 
 impl Sizes {
@@ -43,6 +47,7 @@ impl Sizes {
                 storage_turns: [2, 4, 6],
                 paused_tasks: 20,
                 fanout: vec![10],
+                freeze: (1, 2),
             }
         } else {
             Self {
@@ -54,6 +59,7 @@ impl Sizes {
                 storage_turns: [100, 250, 500],
                 paused_tasks: 10_000,
                 fanout: vec![1000, 5000],
+                freeze: (5, 30),
             }
         }
     }
@@ -67,8 +73,12 @@ struct Server {
     client: reqwest::Client,
 }
 
-async fn cli(bin: &Path, data_dir: &Path, args: &[&str], stdin: &str) -> anyhow::Result<String> {
-    let mut child = tokio::process::Command::new(bin)
+async fn cli(bin: &Path, data_dir: &Path, database: Option<&str>, args: &[&str], stdin: &str) -> anyhow::Result<String> {
+    let mut command = tokio::process::Command::new(bin);
+    if let Some(url) = database {
+        command.env("DATABASE_URL", url);
+    }
+    let mut child = command
         .args(args)
         .env("COUNTERSIGN_DATA_DIR", data_dir)
         .stdin(Stdio::piped())
@@ -84,11 +94,35 @@ async fn cli(bin: &Path, data_dir: &Path, args: &[&str], stdin: &str) -> anyhow:
 }
 
 impl Server {
+    /// One server on its own SQLite file.
     async fn start(bin: &Path, site_root: Option<&Path>) -> anyhow::Result<Self> {
-        let data_dir = tempfile::tempdir()?;
-        cli(bin, data_dir.path(), &["user", "add", "bench", "--admin"], "bench-password\n").await?;
-        let token = cli(bin, data_dir.path(), &["token", "create", "--user", "bench", "--name", "bench"], "").await?;
+        Ok(Self::cluster(bin, site_root, None, 1).await?.remove(0))
+    }
+
+    /// `replicas` servers on one database: `database` (PostgreSQL), or SQLite in the first one's
+    /// data dir when `None` (then only one replica makes sense).
+    async fn cluster(bin: &Path, site_root: Option<&Path>, database: Option<&str>, replicas: usize) -> anyhow::Result<Vec<Self>> {
+        let first = tempfile::tempdir()?;
+        cli(bin, first.path(), database, &["user", "add", "bench", "--admin"], "bench-password\n").await?;
+        let token = cli(bin, first.path(), database, &["token", "create", "--user", "bench", "--name", "bench"], "").await?;
+        let mut servers = vec![Self::spawn(bin, site_root, database, first, &token).await?];
+        for _ in 1..replicas {
+            servers.push(Self::spawn(bin, site_root, database, tempfile::tempdir()?, &token).await?);
+        }
+        Ok(servers)
+    }
+
+    async fn spawn(
+        bin: &Path,
+        site_root: Option<&Path>,
+        database: Option<&str>,
+        data_dir: tempfile::TempDir,
+        token: &str,
+    ) -> anyhow::Result<Self> {
         let mut command = tokio::process::Command::new(bin);
+        if let Some(url) = database {
+            command.env("DATABASE_URL", url);
+        }
         command
             .env("COUNTERSIGN_ADDR", "127.0.0.1:0")
             .env("COUNTERSIGN_DATA_DIR", data_dir.path())
@@ -133,6 +167,14 @@ impl Server {
 
     async fn conversation(&self) -> anyhow::Result<String> {
         Ok(self.post("/api/conversations", json!({ "title": "bench" })).await?["id"].as_str().context("id")?.to_owned())
+    }
+
+    /// Freezes (`SIGSTOP`) or thaws (`SIGCONT`) the process, as a stuck VM or a long GC pause would.
+    fn signal(&self, signal: &str) -> anyhow::Result<()> {
+        let pid = self.child.id().context("server exited")?;
+        let status = std::process::Command::new("kill").args([&format!("-{signal}"), &pid.to_string()]).status()?;
+        anyhow::ensure!(status.success(), "kill -{signal} {pid} failed");
+        Ok(())
     }
 
     fn rss_kib(&self) -> Option<u64> {
@@ -210,6 +252,18 @@ struct Report {
 }
 
 impl Report {
+    fn lines(&mut self, lines: impl IntoIterator<Item = String>) {
+        let mut any = false;
+        for line in lines {
+            if !any {
+                self.markdown.push('\n');
+                any = true;
+            }
+            println!("{line}");
+            let _ = writeln!(self.markdown, "{line}");
+        }
+    }
+
     fn section(&mut self, title: &str, header: &[&str], rows: Vec<Vec<String>>) {
         println!("\n== {title}");
         println!("{}", header.join(" | "));
@@ -223,23 +277,13 @@ impl Report {
     }
 }
 
-async fn throughput(server: &Arc<Server>, sizes: &Sizes, report: &mut Report) -> anyhow::Result<()> {
-    let mut rows = Vec::new();
-    let (mut a, mut b) = (Vec::new(), Vec::new());
+/// `clients` clients each running `per_client` cycles, client `i` on `servers[i % len]`.
+/// Returns (cycles/s, message → approval-required ms, approve → completed ms).
+async fn cycles(servers: &[Arc<Server>], clients: usize, per_client: usize) -> anyhow::Result<(f64, Timings, Timings)> {
     let start = Instant::now();
-    for _ in 0..sizes.sequential {
-        let (x, y) = cycle(server).await?;
-        a.push(x);
-        b.push(y);
-    }
-    let rate = sizes.sequential as f64 / start.elapsed().as_secs_f64();
-    rows.push(vec!["1".into(), sizes.sequential.to_string(), format!("{rate:.1}"), Timings(a).summary(), Timings(b).summary()]);
-
-    let per_client = sizes.concurrent_cycles / sizes.concurrency;
-    let start = Instant::now();
-    let tasks: Vec<_> = (0..sizes.concurrency)
-        .map(|_| {
-            let server = server.clone();
+    let tasks: Vec<_> = (0..clients)
+        .map(|i| {
+            let server = servers[i % servers.len()].clone();
             tokio::spawn(async move {
                 let mut out = Vec::new();
                 for _ in 0..per_client {
@@ -256,12 +300,163 @@ async fn throughput(server: &Arc<Server>, sizes: &Sizes, report: &mut Report) ->
             b.push(y);
         }
     }
-    let total = per_client * sizes.concurrency;
-    let rate = total as f64 / start.elapsed().as_secs_f64();
-    rows.push(vec![sizes.concurrency.to_string(), total.to_string(), format!("{rate:.1}"), Timings(a).summary(), Timings(b).summary()]);
+    let rate = (clients * per_client) as f64 / start.elapsed().as_secs_f64();
+    Ok((rate, Timings(a), Timings(b)))
+}
+
+/// The builds measured side by side: this one, and an older one when `--baseline-server` names it.
+struct Builds {
+    now: PathBuf,
+    baseline: Option<(String, PathBuf)>,
+}
+
+impl Builds {
+    fn each(&self) -> Vec<(String, &Path)> {
+        let mut builds = Vec::new();
+        if let Some((name, bin)) = &self.baseline {
+            builds.push((format!("before ({name})"), bin.as_path()));
+        }
+        builds.push(("now".to_owned(), self.now.as_path()));
+        builds
+    }
+}
+
+/// "×2.40" of `now` over `before`, or nothing without a baseline.
+fn ratio_line(what: &str, rates: &[(String, f64)]) -> Option<String> {
+    let before = rates.iter().find(|(b, _)| b.starts_with("before"))?.1;
+    let now = rates.iter().find(|(b, _)| b == "now")?.1;
+    Some(format!("- {what}: now / before = **×{:.2}** ({now:.1} vs {before:.1} cycles/s)", now / before))
+}
+
+async fn throughput(builds: &Builds, sizes: &Sizes, report: &mut Report) -> anyhow::Result<()> {
+    let mut rows = Vec::new();
+    let (mut sequential, mut concurrent) = (Vec::new(), Vec::new());
+    for (build, bin) in builds.each() {
+        let server = Arc::new(Server::start(bin, None).await?);
+        let (rate, a, b) = cycles(std::slice::from_ref(&server), 1, sizes.sequential).await?;
+        sequential.push((build.clone(), rate));
+        rows.push(vec![build.clone(), "1".into(), sizes.sequential.to_string(), format!("{rate:.1}"), a.summary(), b.summary()]);
+        let per_client = sizes.concurrent_cycles / sizes.concurrency;
+        let (rate, a, b) = cycles(&[server], sizes.concurrency, per_client).await?;
+        concurrent.push((build.clone(), rate));
+        let total = per_client * sizes.concurrency;
+        rows.push(vec![build, sizes.concurrency.to_string(), total.to_string(), format!("{rate:.1}"), a.summary(), b.summary()]);
+    }
     report.section(
-        "1+2. HITL cycle over HTTP (message → approval-required on SSE → approve → completed on SSE)",
-        &["clients", "cycles", "cycles/s", "message → approval-required ms p50/p99/max", "approve → completed ms p50/p99/max"],
+        "1+2. HITL cycle over HTTP, SQLite (message → approval-required on SSE → approve → completed on SSE)",
+        &["build", "clients", "cycles", "cycles/s", "message → approval-required ms p50/p99/max", "approve → completed ms p50/p99/max"],
+        rows,
+    );
+    report.lines(
+        [ratio_line("sequential", &sequential), ratio_line(&format!("{} clients", sizes.concurrency), &concurrent)].into_iter().flatten(),
+    );
+    Ok(())
+}
+
+/// A fresh database in the PostgreSQL server at `server_url`; returns its URL.
+async fn fresh_postgres_database(server_url: &str) -> anyhow::Result<String> {
+    use sqlx::Connection;
+    let name = format!("bench_{}", uuid::Uuid::now_v7().simple());
+    let mut admin = sqlx::PgConnection::connect(server_url).await.context("cannot connect to --postgres")?;
+    sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut admin).await?;
+    Ok(format!("{}/{name}", server_url.rsplit_once('/').context("a --postgres URL ends in a database name")?.0))
+}
+
+/// Cycles on PostgreSQL with one and with two replicas (clients spread over them), per build.
+async fn postgres_replicas(builds: &Builds, postgres: &str, sizes: &Sizes, report: &mut Report) -> anyhow::Result<()> {
+    let mut rows = Vec::new();
+    let mut lines = Vec::new();
+    let per_client = sizes.concurrent_cycles / sizes.concurrency;
+    for (build, bin) in builds.each() {
+        let mut rates = Vec::new();
+        for replicas in [1, 2] {
+            let database = fresh_postgres_database(postgres).await?;
+            let servers: Vec<_> = Server::cluster(bin, None, Some(&database), replicas).await?.into_iter().map(Arc::new).collect();
+            let (rate, a, b) = cycles(&servers, sizes.concurrency, per_client).await?;
+            rates.push(rate);
+            let total = per_client * sizes.concurrency;
+            rows.push(vec![
+                build.clone(),
+                replicas.to_string(),
+                sizes.concurrency.to_string(),
+                total.to_string(),
+                format!("{rate:.1}"),
+                a.summary(),
+                b.summary(),
+            ]);
+        }
+        lines.push(format!("- {build}: 2 replicas / 1 replica = **×{:.2}**", rates[1] / rates[0]));
+    }
+    report.section(
+        "1+2 on PostgreSQL: one replica and two replicas on one database",
+        &[
+            "build",
+            "replicas",
+            "clients",
+            "cycles",
+            "cycles/s",
+            "message → approval-required ms p50/p99/max",
+            "approve → completed ms p50/p99/max",
+        ],
+        rows,
+    );
+    report.lines(lines);
+    Ok(())
+}
+
+/// Two replicas under load; one is frozen (SIGSTOP) for a while: what the other one commits meanwhile.
+async fn frozen_replica(bin: &Path, postgres: &str, sizes: &Sizes, report: &mut Report) -> anyhow::Result<()> {
+    let database = fresh_postgres_database(postgres).await?;
+    let servers: Vec<_> = Server::cluster(bin, None, Some(&database), 2).await?.into_iter().map(Arc::new).collect();
+    let (steady, frozen) = (Duration::from_secs(sizes.freeze.0), Duration::from_secs(sizes.freeze.1));
+    let start = Instant::now();
+    let stop_at = start + steady * 2 + frozen;
+    // Each client records (replica, when its cycle completed); clients of the frozen replica stall.
+    let tasks: Vec<_> = (0..sizes.concurrency)
+        .map(|i| {
+            let replica = i % 2;
+            let server = servers[replica].clone();
+            tokio::spawn(async move {
+                let mut done = Vec::new();
+                while Instant::now() < stop_at {
+                    match cycle(&server).await {
+                        Ok(_) => done.push((replica, start.elapsed())),
+                        Err(err) => eprintln!("frozen-replica bench: a cycle on replica {replica} failed: {err:#}"),
+                    }
+                }
+                done
+            })
+        })
+        .collect();
+    tokio::time::sleep(steady).await;
+    servers[1].signal("STOP")?;
+    tokio::time::sleep(frozen).await;
+    servers[1].signal("CONT")?;
+    let mut done = Vec::new();
+    for task in tasks {
+        done.extend(task.await?);
+    }
+    let window = |replica: usize, from: Duration, to: Duration| {
+        let n = done.iter().filter(|(r, at)| *r == replica && *at >= from && *at < to).count();
+        format!("{:.1}", n as f64 / (to - from).as_secs_f64())
+    };
+    let phases = [
+        ("before the freeze", Duration::ZERO, steady),
+        ("B frozen", steady, steady + frozen),
+        ("after B thawed", steady + frozen, steady * 2 + frozen),
+    ];
+    let rows = phases
+        .iter()
+        .map(|(name, from, to)| {
+            vec![name.to_string(), format!("{:.0}", (*to - *from).as_secs_f64()), window(0, *from, *to), window(1, *from, *to)]
+        })
+        .collect();
+    report.section(
+        &format!(
+            "Frozen replica: two replicas on PostgreSQL, {} clients (half on each), replica B stopped with SIGSTOP",
+            sizes.concurrency
+        ),
+        &["phase", "seconds", "replica A cycles/s", "replica B cycles/s"],
         rows,
     );
     Ok(())
@@ -472,8 +667,18 @@ async fn main() -> anyhow::Result<()> {
     let mut report = Report { markdown: String::new() };
     let started = Instant::now();
 
+    let baseline = value("--baseline-server").map(|path| {
+        let name =
+            Path::new(&path).file_name().map(|n| n.to_string_lossy().trim_start_matches("countersign-").to_owned()).unwrap_or_default();
+        (name, PathBuf::from(path))
+    });
+    let builds = Builds { now: bin.clone(), baseline };
+    throughput(&builds, &sizes, &mut report).await?;
+    if let Some(postgres) = value("--postgres") {
+        postgres_replicas(&builds, &postgres, &sizes, &mut report).await?;
+        frozen_replica(&bin, &postgres, &sizes, &mut report).await?;
+    }
     let server = Arc::new(Server::start(&bin, site_root.as_deref()).await?);
-    throughput(&server, &sizes, &mut report).await?;
     reload(&server, &sizes, &mut report).await?;
     drop(server);
     storage(&bin, &sizes, &mut report).await?;
@@ -495,7 +700,8 @@ async fn main() -> anyhow::Result<()> {
         let date = chrono::Utc::now().format("%Y-%m-%d %H:%M UTC");
         let text = format!(
             "# Benchmarks\n\nMeasured by `bash scripts/bench.sh` (the `bench` binary in `server/src/bin/bench.rs` driving a release build of \
-             `countersign` in a separate process over real HTTP, scripted model, SQLite). Times in milliseconds.\n\n\
+             `countersign` in a separate process over real HTTP, scripted model, SQLite unless a section says \
+             PostgreSQL; every process on this one machine). Times in milliseconds.\n\n\
              - Date: {date}\n- Machine: {machine}, {cores} cores, {mem}\n- Mode: {}\n- Whole run: {:.0} s\n{}\n",
             if quick { "quick (smoke sizes)" } else { "full" },
             took.as_secs_f64(),

@@ -33,6 +33,14 @@ pub async fn get(db: impl AnyExecutor<'_>, id: i64) -> anyhow::Result<Option<Ord
     sqlx::query_as(&format!("{SELECT} WHERE id = $1")).bind(id).fetch_optional(db).await.context("failed to load order")
 }
 
+/// The order for a tool about to change it. PostgreSQL: its row stays locked until the
+/// transaction ends, so a refund from another conversation waits and then reads the new amount
+/// (SQLite has one writer; there the lock is implied).
+pub async fn get_to_change(conn: &mut AnyConnection, id: i64) -> anyhow::Result<Option<OrderRow>> {
+    let lock = if conn.backend_name() == "PostgreSQL" { " FOR UPDATE" } else { "" };
+    sqlx::query_as(&format!("{SELECT} WHERE id = $1{lock}")).bind(id).fetch_optional(conn).await.context("failed to load order")
+}
+
 pub async fn list(db: impl AnyExecutor<'_>, customer: Option<&str>) -> anyhow::Result<Vec<OrderRow>> {
     // A NULL customer matches every order.
     sqlx::query_as(&format!("{SELECT} WHERE $1 IS NULL OR lower(customer) = lower($1) ORDER BY id"))

@@ -46,13 +46,18 @@ async fn find(conn: &mut AnyConnection, args: &Value) -> anyhow::Result<Option<O
     }
 }
 
+fn required_order_id(args: &Value) -> Result<i64, ToolFailure> {
+    order_id(args).ok_or_else(|| ToolFailure("order_id must be an integer".into()))
+}
+
 fn order_id(args: &Value) -> Option<i64> {
     args.get("order_id").and_then(Value::as_i64)
 }
 
+/// The order a call changes (locked for it, see `orders::get_to_change`).
 async fn load(conn: &mut AnyConnection, args: &Value) -> Result<OrderRow, ToolError> {
-    let id = order_id(args).ok_or_else(|| ToolFailure("order_id must be an integer".into()))?;
-    orders::get(&mut *conn, id).await?.ok_or_else(|| ToolFailure(format!("order {id} does not exist")).into())
+    let id = required_order_id(args)?;
+    orders::get_to_change(&mut *conn, id).await?.ok_or_else(|| ToolFailure(format!("order {id} does not exist")).into())
 }
 
 fn order_id_schema() -> Value {
@@ -128,7 +133,8 @@ impl Tool for GetOrder {
     }
 
     async fn run(&self, conn: &mut AnyConnection, args: &Value) -> Result<Value, ToolError> {
-        let order = load(conn, args).await?;
+        let id = required_order_id(args)?;
+        let order = orders::get(&mut *conn, id).await?.ok_or_else(|| ToolFailure(format!("order {id} does not exist")))?;
         let message =
             format!("Order {} ({}, {}) for {} is {}", order.id, order.item, dollars(order.amount_cents), order.customer, order.status);
         Ok(json!({ "order": order.to_wire(), "message": message }))
