@@ -76,15 +76,26 @@ impl Bus {
 /// PostgreSQL: queues one notification per event; they are delivered if and when the transaction commits.
 pub async fn notify(tx: &mut Transaction<'static, Any>, instance: &str, events: &[Event]) -> anyhow::Result<()> {
     for event in events {
+        // The event itself when it fits in a notification (PostgreSQL allows 8,000 bytes), so the
+        // other replicas need not read it back; otherwise where to read it.
+        let json = serde_json::to_string(event).context("failed to encode an event")?;
+        let payload = if json.len() <= MAX_INLINE_EVENT {
+            format!("{instance}|e|{json}")
+        } else {
+            format!("{instance}|r|{}|{}", event.conversation_id, event.seq)
+        };
         sqlx::query("SELECT pg_notify($1, $2)")
             .bind(CHANNEL)
-            .bind(format!("{instance}|{}|{}", event.conversation_id, event.seq))
+            .bind(payload)
             .execute(&mut **tx)
             .await
             .context("failed to notify the other replicas")?;
     }
     Ok(())
 }
+
+/// Below PostgreSQL's 8,000-byte payload limit, with room for the instance name.
+const MAX_INLINE_EVENT: usize = 7_000;
 
 /// PostgreSQL: publishes the other replicas' events on this process's bus until the process
 /// stops. A dropped connection is re-established; SSE streams fill any gap from the store.
@@ -104,13 +115,19 @@ async fn relay(store: &Store, pool: &sqlx::PgPool) -> anyhow::Result<()> {
     loop {
         let notification = listener.recv().await.context("receiving a notification")?;
         let mut parts = notification.payload().splitn(3, '|');
-        let (Some(instance), Some(conversation_id), Some(seq)) = (parts.next(), parts.next(), parts.next()) else { continue };
+        let (Some(instance), Some(kind), Some(rest)) = (parts.next(), parts.next(), parts.next()) else { continue };
         if instance == store.bus().instance() {
             continue;
         }
-        let Ok(seq) = seq.parse::<i64>() else { continue };
-        let found = events::after(store.pool(), conversation_id, seq - 1).await?;
-        if let Some(event) = found.into_iter().find(|e| e.seq == seq) {
+        let event = match kind {
+            "e" => serde_json::from_str::<Event>(rest).ok(),
+            _ => {
+                let Some((conversation_id, seq)) = rest.split_once('|') else { continue };
+                let Ok(seq) = seq.parse::<i64>() else { continue };
+                events::after(store.pool(), conversation_id, seq - 1).await?.into_iter().find(|e| e.seq == seq)
+            }
+        };
+        if let Some(event) = event {
             store.bus().publish_remote(event);
         }
     }

@@ -141,6 +141,17 @@ impl Server {
                 break url.trim().to_owned();
             }
         };
+        // Keep reading its log (errors only), or its writes would fail on a closed pipe; errors are
+        // kept in its data dir and counted in the report.
+        let log = data_dir.path().join("server.log");
+        tokio::spawn(async move {
+            let mut file = tokio::fs::File::create(log).await.ok();
+            while let Ok(Some(line)) = lines.next_line().await {
+                if let Some(file) = file.as_mut() {
+                    let _ = file.write_all(format!("{line}\n").as_bytes()).await;
+                }
+            }
+        });
         let mut headers = reqwest::header::HeaderMap::new();
         headers.insert(reqwest::header::AUTHORIZATION, format!("Bearer {token}").parse()?);
         let client = reqwest::Client::builder().default_headers(headers).pool_max_idle_per_host(256).build()?;
@@ -435,6 +446,12 @@ async fn frozen_replica(bin: &Path, postgres: &str, sizes: &Sizes, report: &mut 
     let mut done = Vec::new();
     for task in tasks {
         done.extend(task.await?);
+    }
+    for (i, server) in servers.iter().enumerate() {
+        let keep = std::env::temp_dir().join(format!("countersign-bench-frozen-replica-{i}.log"));
+        if std::fs::copy(server.data_dir.path().join("server.log"), &keep).is_ok() {
+            println!("replica {i}'s errors during the frozen-replica run: {}", keep.display());
+        }
     }
     let window = |replica: usize, from: Duration, to: Duration| {
         let n = done.iter().filter(|(r, at)| *r == replica && *at >= from && *at < to).count();

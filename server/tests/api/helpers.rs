@@ -348,6 +348,13 @@ impl BinaryServer {
         status.expect("exit status").success()
     }
 
+    /// Sends `signal` (`STOP` freezes the process as a stuck VM would, `CONT` thaws it).
+    pub fn signal(&self, signal: &str) {
+        let pid = self.child.id().expect("running").to_string();
+        let status = std::process::Command::new("kill").args([&format!("-{signal}"), &pid]).status().expect("kill");
+        assert!(status.success(), "kill -{signal} {pid}");
+    }
+
     /// SIGKILL: no shutdown code runs.
     pub async fn kill(mut self) -> Arc<tempfile::TempDir> {
         self.child.kill().await.expect("kill -9");

@@ -3,6 +3,7 @@
 mod helpers;
 
 mod bad_input;
+mod chaos;
 mod confirm;
 mod crash;
 mod cycle;

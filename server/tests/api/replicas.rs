@@ -124,3 +124,24 @@ async fn when_the_replica_driving_a_task_dies_the_other_takes_it_over_after_the_
     assert_eq!(crate::helpers::assistant_texts(&events), ["Done."], "one answer, from B");
     assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 2, "B asked the model again once A's lease ran out");
 }
+
+#[tokio::test]
+async fn an_event_too_large_for_a_notification_still_reaches_the_other_replica() {
+    let Some((a, b)) = replicas(&agents_with_timeout(300.0)).await else { return };
+    let c = a.app.create_conversation().await;
+    let mut stream = b.app.sse(&format!("/api/conversations/{c}/events"), None).await;
+    // 7,900 characters: more than fits in one PostgreSQL notification with its envelope.
+    let text = "refund order 1001 ".repeat(439);
+    a.app.say(&c, &text).await;
+    let seen = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        while let Some(message) = stream.next().await {
+            if message.event == "user-message" {
+                return serde_json::from_str::<Event>(&message.data).unwrap();
+            }
+        }
+        panic!("stream ended");
+    })
+    .await
+    .expect("B streams A's message within 10 s");
+    assert!(matches!(seen.body, app::domain::EventBody::UserMessage { text: t, .. } if t == text.trim()));
+}
