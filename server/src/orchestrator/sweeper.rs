@@ -47,6 +47,14 @@ pub async fn run(orchestrator: Arc<Orchestrator>, interval: Duration) {
             }
             Err(err) => tracing::error!(error = ?err, "timeout sweep failed"),
         }
+        // PostgreSQL: chain audit entries a replica staged but could not chain (it died or
+        // another replica was chaining); about once a second.
+        if orchestrator.store.backend() == crate::store::Backend::Postgres
+            && ticks.is_multiple_of((1000 / interval.as_millis().max(1) as u64).max(1))
+            && let Err(err) = crate::store::audit::chain_staged(orchestrator.store.pool()).await
+        {
+            tracing::error!(error = ?err, "chaining staged audit entries failed");
+        }
         if ticks.is_multiple_of(20)
             && let Err(err) = resume_all(&orchestrator).await
         {

@@ -34,26 +34,110 @@ pub fn chain_hash(prev_hash: &str, entry: &str) -> String {
     hex::encode(hasher.finalize())
 }
 
-/// Appends one entry; only [`super::Write::commit`] calls it, under the lock that orders the chain.
+/// The entry's canonical JSON, as the hash covers it.
+fn entry_text(at: i64, kind: &str, actor: &str, data: Value) -> String {
+    canonical(&json!({ "at": rfc3339(at), "kind": kind, "actor": actor, "data": data }))
+}
+
+/// Appends one entry to the chain; only [`super::Write::commit`] calls it, on SQLite, whose one
+/// writer orders the chain.
 pub(super) async fn append(conn: &mut AnyConnection, kind: &str, actor: &str, data: Value) -> anyhow::Result<()> {
+    let prev = head(&mut *conn).await?;
+    let at = now_ms();
+    insert_chained(conn, &prev, at, kind, actor, &entry_text(at, kind, actor, data)).await?;
+    Ok(())
+}
+
+/// The newest entry's hash, or the genesis hash.
+async fn head(conn: &mut AnyConnection) -> anyhow::Result<String> {
     let prev: Option<String> = sqlx::query_scalar("SELECT hash FROM audit_log ORDER BY id DESC LIMIT 1")
-        .fetch_optional(&mut *conn)
+        .fetch_optional(conn)
         .await
         .context("failed to read the audit chain head")?;
-    let prev = prev.unwrap_or_else(|| GENESIS.to_owned());
-    let at = now_ms();
-    let entry = canonical(&json!({ "at": rfc3339(at), "kind": kind, "actor": actor, "data": data }));
-    let hash = chain_hash(&prev, &entry);
+    Ok(prev.unwrap_or_else(|| GENESIS.to_owned()))
+}
+
+/// Inserts an entry after `prev`; returns its hash.
+async fn insert_chained(conn: &mut AnyConnection, prev: &str, at: i64, kind: &str, actor: &str, entry: &str) -> anyhow::Result<String> {
+    let hash = chain_hash(prev, entry);
     sqlx::query("INSERT INTO audit_log (at, kind, actor, entry, prev_hash, hash) VALUES ($1, $2, $3, $4, $5, $6)")
         .bind(at)
         .bind(kind)
         .bind(actor)
-        .bind(&entry)
-        .bind(&prev)
+        .bind(entry)
+        .bind(prev)
         .bind(&hash)
         .execute(conn)
         .await
         .context("failed to append to the audit trail")?;
+    Ok(hash)
+}
+
+/// PostgreSQL: stages one entry inside the caller's write transaction, with no lock; it joins
+/// the chain when [`chain_staged`] next runs (right after the commit, see `Write::commit`).
+pub(super) async fn stage(conn: &mut AnyConnection, kind: &str, actor: &str, data: Value) -> anyhow::Result<()> {
+    let at = now_ms();
+    sqlx::query("INSERT INTO audit_staging (at, kind, actor, entry) VALUES ($1, $2, $3, $4)")
+        .bind(at)
+        .bind(kind)
+        .bind(actor)
+        .bind(entry_text(at, kind, actor, data))
+        .execute(conn)
+        .await
+        .context("failed to stage an audit entry")?;
+    Ok(())
+}
+
+/// Arbitrary but fixed: the PostgreSQL advisory lock that lets one chaining transaction run at a
+/// time across every replica.
+const CHAIN_LOCK: i64 = 0x0043_6f75_6e74_6572; // "Counter"
+
+/// PostgreSQL: moves every staged entry into the chain, in staging order, in one short
+/// transaction. Returns `false` (doing nothing) while another replica's chaining transaction
+/// runs: that one, or the next, takes these entries too. A replica frozen while chaining holds
+/// up only the chain (until PostgreSQL ends its idle transaction), never anyone's writes.
+pub async fn chain_staged(pool: &sqlx::AnyPool) -> anyhow::Result<bool> {
+    let mut tx = pool.begin().await.context("failed to begin chaining the audit trail")?;
+    let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1)")
+        .bind(CHAIN_LOCK)
+        .fetch_one(&mut *tx)
+        .await
+        .context("failed to take the audit chain's lock")?;
+    if !locked {
+        return Ok(false);
+    }
+    let staged: Vec<(i64, i64, String, String, String)> =
+        sqlx::query_as("SELECT id, at, kind, actor, entry FROM audit_staging ORDER BY id LIMIT 1000")
+            .fetch_all(&mut *tx)
+            .await
+            .context("failed to read staged audit entries")?;
+    let Some(last) = staged.last().map(|row| row.0) else { return Ok(true) };
+    let mut prev = head(&mut tx).await?;
+    for (_, at, kind, actor, entry) in &staged {
+        prev = insert_chained(&mut tx, &prev, *at, kind, actor, entry).await?;
+    }
+    sqlx::query("DELETE FROM audit_staging WHERE id <= $1").bind(last).execute(&mut *tx).await.context("failed to clear staged entries")?;
+    tx.commit().await.context("failed to commit the audit chain")?;
+    Ok(true)
+}
+
+/// PostgreSQL, after a commit that staged entries: chains them before the caller answers, so a
+/// client that reads the trail next finds its entry. While another replica is chaining, waits a
+/// little for it; after 200 ms the background sweep (every second) finishes the job instead.
+pub async fn chain_soon(pool: &sqlx::AnyPool) -> anyhow::Result<()> {
+    for _ in 0..40 {
+        if chain_staged(pool).await? {
+            return Ok(());
+        }
+        let left: Option<i64> = sqlx::query_scalar("SELECT id FROM audit_staging LIMIT 1")
+            .fetch_optional(pool)
+            .await
+            .context("failed to look at staged entries")?;
+        if left.is_none() {
+            return Ok(());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
     Ok(())
 }
 

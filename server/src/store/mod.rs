@@ -43,11 +43,6 @@ pub enum NativePool {
     Postgres(PgPool),
 }
 
-/// Arbitrary but fixed: the PostgreSQL advisory lock that orders appends to the audit chain (global
-/// by nature) across every replica. Taken just before the commit, so it is held only for the
-/// chain's inserts and the commit itself.
-const AUDIT_LOCK: i64 = 0x0043_6f75_6e74_6572; // "Counter"
-
 /// What a write transaction is about: the conversation it is ordered in. PostgreSQL: the
 /// transaction locks that conversation's row first, so writes of one conversation happen one at a
 /// time (sequence numbers and state changes need no retry logic) while different conversations
@@ -192,7 +187,8 @@ impl Store {
     /// Starts a write transaction ordered in `scope`'s conversation. SQLite: `BEGIN IMMEDIATE` on
     /// the one writer connection. PostgreSQL: READ COMMITTED with the conversation's row locked
     /// first (see [`Scope`]); state shared between conversations (orders, grants, leases) changes
-    /// only through conditional statements, and the audit chain is appended at the commit.
+    /// only through conditional statements, and audit entries are staged and chained after the commit
+    /// (`audit::chain_staged`), so no write waits on a global lock.
     pub async fn write(&self, scope: Scope<'_>) -> anyhow::Result<Write> {
         let tx = match self.backend() {
             Backend::Sqlite => self.writer.begin_with("BEGIN IMMEDIATE").await.context("failed to begin a write transaction")?,
@@ -205,6 +201,7 @@ impl Store {
         };
         Ok(Write {
             tx,
+            pool: self.pool.clone(),
             events: Vec::new(),
             audit: Vec::new(),
             backend: self.backend(),
@@ -229,8 +226,10 @@ impl Store {
 /// subscribers only after it committed.
 pub struct Write {
     pub tx: Transaction<'static, Any>,
+    pool: AnyPool,
     events: Vec<Event>,
-    /// Audit entries, appended to the chain just before the commit (see [`AUDIT_LOCK`]).
+    /// Audit entries, written at the commit: SQLite appends them to the chain (its one writer
+    /// orders it); PostgreSQL stages them and chains them right after the commit.
     audit: Vec<(&'static str, String, serde_json::Value)>,
     backend: Backend,
     bus: Bus,
@@ -260,16 +259,11 @@ impl Write {
             // On failure `self` is dropped here, which rolls the transaction back.
             tasks::check_held(&mut self.tx, self.backend, lease).await?;
         }
-        if !self.audit.is_empty() {
-            if self.backend == Backend::Postgres {
-                sqlx::query("SELECT pg_advisory_xact_lock($1)")
-                    .bind(AUDIT_LOCK)
-                    .execute(&mut *self.tx)
-                    .await
-                    .context("failed to take the audit chain's lock")?;
-            }
-            for (kind, actor, data) in std::mem::take(&mut self.audit) {
-                audit::append(&mut self.tx, kind, &actor, data).await?;
+        let audited = !self.audit.is_empty();
+        for (kind, actor, data) in std::mem::take(&mut self.audit) {
+            match self.backend {
+                Backend::Sqlite => audit::append(&mut self.tx, kind, &actor, data).await?,
+                Backend::Postgres => audit::stage(&mut self.tx, kind, &actor, data).await?,
             }
         }
         if self.backend == Backend::Postgres && !self.events.is_empty() {
@@ -279,6 +273,12 @@ impl Write {
         self.tx.commit().await.context("failed to commit")?;
         for event in &self.events {
             self.bus.publish_local(event.clone());
+        }
+        if audited && self.backend == Backend::Postgres {
+            // Committed already: a failure here only leaves the entries for the next sweep.
+            if let Err(err) = audit::chain_soon(&self.pool).await {
+                tracing::warn!(error = ?err, "chaining the audit trail failed; the sweep will retry");
+            }
         }
         Ok(self.events)
     }

@@ -263,8 +263,15 @@ pub async fn release(db: impl AnyExecutor<'_>, lease: &Lease) -> anyhow::Result<
 /// not revived: another process may have claimed the task since.
 pub async fn renew(db: impl AnyExecutor<'_>, backend: Backend, owner: &str, lease_ms: i64) -> anyhow::Result<()> {
     let now = db_now_ms(backend);
+    // PostgreSQL: a row another transaction holds (a frozen replica's write, this driver's own
+    // commit) is skipped this round instead of stalling every other renewal behind it.
+    let skip_locked = match backend {
+        Backend::Postgres => "AND id IN (SELECT id FROM tasks WHERE lease_owner = $2 ORDER BY id FOR UPDATE SKIP LOCKED)",
+        Backend::Sqlite => "",
+    };
     sqlx::query(&format!(
-        "UPDATE tasks SET lease_until = {now} + $1 WHERE lease_owner = $2 AND lease_token IS NOT NULL AND lease_until >= {now}"
+        "UPDATE tasks SET lease_until = {now} + $1
+         WHERE lease_owner = $2 AND lease_token IS NOT NULL AND lease_until >= {now} {skip_locked}"
     ))
     .bind(lease_ms)
     .bind(owner)

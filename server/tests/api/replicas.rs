@@ -145,3 +145,41 @@ async fn an_event_too_large_for_a_notification_still_reaches_the_other_replica()
     .expect("B streams A's message within 10 s");
     assert!(matches!(seen.body, app::domain::EventBody::UserMessage { text: t, .. } if t == text.trim()));
 }
+
+/// A replica frozen while it chains the audit trail holds the chain's lock inside an open
+/// transaction. Decisions elsewhere must not wait for it: their entries are staged and join the
+/// chain once the lock is free.
+#[tokio::test]
+async fn a_replica_frozen_while_chaining_the_audit_trail_holds_up_no_decision() {
+    use sqlx::Connection;
+    if postgres().is_none() {
+        eprintln!("PostgreSQL only: SQLite has one writer, which chains in the writing transaction");
+        return;
+    }
+    let app = crate::helpers::spawn_app().await;
+    let url = std::fs::read_to_string(app.data_dir.path().join("database-url")).unwrap();
+    let mut frozen = sqlx::PgConnection::connect(&url).await.unwrap();
+    sqlx::query("BEGIN").execute(&mut frozen).await.unwrap();
+    // The chain's lock (`CHAIN_LOCK` in server/src/store/audit.rs).
+    sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(0x0043_6f75_6e74_6572_i64).execute(&mut frozen).await.unwrap();
+
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund $1 on order 1004", 1).await;
+    let path = format!("/api/approvals/{}/approve", approvals[0].id);
+    let approve = app.post_json(&path, json!({}));
+    let (status, body) = tokio::time::timeout(std::time::Duration::from_secs(5), approve).await.expect("the decision does not wait");
+    assert_eq!(status, 200, "{body}");
+    app.wait_task(&task, TaskStatus::Completed).await;
+    let root = app.as_user("root");
+    let (_, audit) = root.get_json("/api/audit?kind=approval.decided").await;
+    assert_eq!(audit["entries"].as_array().unwrap().len(), 0, "staged, not chained, while the lock is held");
+
+    sqlx::query("ROLLBACK").execute(&mut frozen).await.unwrap();
+    eventually("the staged entries to join the chain", || async {
+        let (_, audit) = root.get_json("/api/audit?kind=approval.decided").await;
+        (audit["entries"].as_array().unwrap().len() == 1).then_some(())
+    })
+    .await;
+    let (_, verified) = root.get_json("/api/audit/verify").await;
+    assert_eq!(verified["ok"], true, "{verified}");
+}
