@@ -2,8 +2,9 @@
 //! `countersign` binary on a fresh SQLite file (scripted model, so the model's speed is not
 //! measured). Prints a table per measurement; `--write FILE` also writes them as Markdown.
 //!
-//!   bench [--quick] [--server PATH] [--baseline-server PATH] [--postgres URL] [--write docs/benchmarks.md]
+//!   bench [--quick] [--cycles-only] [--server PATH] [--baseline-server PATH] [--postgres URL] [--write docs/benchmarks.md]
 //!
+//! `--cycles-only` runs the cycle sections alone (to profile the server meanwhile, e.g. with `perf`).
 //! `--baseline-server` also measures an older build's cycles in the same run (ratios); `--postgres`
 //! (a server URL, databases are created in it) adds cycles on one and two replicas and a frozen
 //! replica. Quick mode uses tiny sizes and is a smoke test in `./x test`; its numbers mean little.
@@ -243,12 +244,19 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// One full cycle; returns (message → approval-required, approve → completed) in ms.
-async fn cycle(server: &Server) -> anyhow::Result<(f64, f64)> {
+/// The order client `i` refunds: the six seeded orders in turn, so clients share an order only
+/// as a real shop's agents sometimes would (and clients of two replicas, `i % 2`, never do).
+fn order_of_client(i: usize) -> u32 {
+    1001 + (i % 6) as u32
+}
+
+/// One full cycle (a 1-cent refund on `order`); returns (message → approval-required,
+/// approve → completed) in ms.
+async fn cycle(server: &Server, order: u32) -> anyhow::Result<(f64, f64)> {
     let c = server.conversation().await?;
     let mut stream = Stream::open(server, &c).await?;
     let start = Instant::now();
-    server.post(&format!("/api/conversations/{c}/messages"), json!({ "text": "refund $1 on order 1004" })).await?;
+    server.post(&format!("/api/conversations/{c}/messages"), json!({ "text": format!("refund $0.01 on order {order}") })).await?;
     let required = stream.until("approval-required", |_| true).await?;
     let first = ms(start.elapsed());
     let approval = required["approval_id"].as_str().context("approval id")?.to_owned();
@@ -298,7 +306,7 @@ async fn cycles(servers: &[Arc<Server>], clients: usize, per_client: usize) -> a
             tokio::spawn(async move {
                 let mut out = Vec::new();
                 for _ in 0..per_client {
-                    out.push(cycle(&server).await?);
+                    out.push(cycle(&server, order_of_client(i)).await?);
                 }
                 anyhow::Ok(out)
             })
@@ -430,7 +438,7 @@ async fn frozen_replica(bin: &Path, postgres: &str, sizes: &Sizes, report: &mut 
             tokio::spawn(async move {
                 let mut done = Vec::new();
                 while Instant::now() < stop_at {
-                    match cycle(&server).await {
+                    match cycle(&server, order_of_client(i)).await {
                         Ok(_) => done.push((replica, start.elapsed())),
                         Err(err) => eprintln!("frozen-replica bench: a cycle on replica {replica} failed: {err:#}"),
                     }
@@ -691,6 +699,9 @@ async fn main() -> anyhow::Result<()> {
     });
     let builds = Builds { now: bin.clone(), baseline };
     throughput(&builds, &sizes, &mut report).await?;
+    if args.iter().any(|a| a == "--cycles-only") {
+        return Ok(());
+    }
     if let Some(postgres) = value("--postgres") {
         postgres_replicas(&builds, &postgres, &sizes, &mut report).await?;
         frozen_replica(&bin, &postgres, &sizes, &mut report).await?;

@@ -76,13 +76,18 @@ impl Scope<'_> {
 
 /// Options of the portable pool: `session` (settings of the backend's SQL) runs on every new
 /// connection.
-fn portable_pool(max_connections: u32, session: &'static str) -> AnyPoolOptions {
-    AnyPoolOptions::new().max_connections(max_connections).after_connect(move |conn, _| {
-        Box::pin(async move {
-            conn.execute(session).await?;
-            Ok(())
+fn portable_pool(backend: Backend, max_connections: u32, session: &'static str) -> AnyPoolOptions {
+    AnyPoolOptions::new()
+        .max_connections(max_connections)
+        // A SQLite connection is a file handle in this process: it cannot go stale the way a
+        // network connection can, so the round trip that checks it on every acquire is saved.
+        .test_before_acquire(backend == Backend::Postgres)
+        .after_connect(move |conn, _| {
+            Box::pin(async move {
+                conn.execute(session).await?;
+                Ok(())
+            })
         })
-    })
 }
 
 #[derive(Clone, Debug)]
@@ -117,7 +122,7 @@ impl Store {
             // A replica that froze inside a transaction must not stall the others for long:
             // PostgreSQL ends its session after 15 s idle in a transaction (releasing its locks),
             // and a wait for a lock gives up after 30 s (longer, so waiters outlast a frozen holder).
-            let pool = portable_pool(16, "SET lock_timeout = '30s'; SET idle_in_transaction_session_timeout = '15s'")
+            let pool = portable_pool(Backend::Postgres, 16, "SET lock_timeout = '30s'; SET idle_in_transaction_session_timeout = '15s'")
                 .connect(url)
                 .await
                 .context("failed to connect to PostgreSQL")?;
@@ -142,8 +147,10 @@ impl Store {
         // The portable pools open the same file; WAL is a property of the file, the rest is per
         // connection. The busy timeout covers the rare write outside the writer (the session store).
         const SESSION: &str = "PRAGMA busy_timeout = 10000; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON";
-        let pool = portable_pool(8, SESSION).connect(url).await.with_context(|| format!("failed to open database {url}"))?;
-        let writer = portable_pool(1, SESSION).connect(url).await.with_context(|| format!("failed to open database {url}"))?;
+        let pool =
+            portable_pool(Backend::Sqlite, 8, SESSION).connect(url).await.with_context(|| format!("failed to open database {url}"))?;
+        let writer =
+            portable_pool(Backend::Sqlite, 1, SESSION).connect(url).await.with_context(|| format!("failed to open database {url}"))?;
         Ok(Self { pool, writer, native: NativePool::Sqlite(native), bus, webhooks: Default::default() })
     }
 
