@@ -203,8 +203,13 @@ impl Orchestrator {
             }
             w.commit().await
         };
-        if let Err(err) = result.await {
-            tracing::error!(task_id, error = ?err, "counting a failed attempt failed");
+        match result.await {
+            Ok(_) => {}
+            // The driver froze or was cut off and another took the task over: nothing to count.
+            Err(err) if err.downcast_ref::<tasks::LeaseLost>().is_some() => {
+                tracing::info!(task_id, "a failed attempt was not counted: this driver no longer holds the task");
+            }
+            Err(err) => tracing::error!(task_id, error = ?err, "counting a failed attempt failed"),
         }
     }
 
