@@ -83,9 +83,12 @@ impl Orchestrator {
     ) -> Result<Option<Reply>, DecisionError> {
         let mut w = self.store.write(Scope::Conversation(conversation_id)).await?;
         let Some(approval) = approvals::pending_in_chat(&mut *w.tx, conversation_id).await? else { return Ok(None) };
-        if let Some(why) = approval.held_by_admins().filter(|_| actor.role != "admin") {
-            return Err(DecisionError::Conflict(why));
-        }
+        // The same rule as the buttons; a chat answer that may not decide is a conflict (409), not
+        // a forbidden command: the message itself was fine.
+        super::decide::may_decide(actor, &approval, crate::store::time::now_ms()).map_err(|err| match err {
+            DecisionError::Forbidden(why) => DecisionError::Conflict(why),
+            other => other,
+        })?;
         let task = self.waiting_task(&mut w, &approval.task_id).await?;
         let answer = classify(text);
         let reply_to = Some(approval.id.clone());

@@ -76,7 +76,7 @@ impl Orchestrator {
     pub async fn decide(self: &Arc<Self>, approval_id: &str, decision: Decision, actor: &Actor) -> Result<DecisionOutcome, DecisionError> {
         let mut w = self.store.write(Scope::Approval(approval_id)).await?;
         let approval = pending_approval(&mut w, approval_id).await?;
-        may_decide(actor, &approval)?;
+        may_decide(actor, &approval, now_ms())?;
         let task = self.waiting_task(&mut w, &approval.task_id).await?;
         let outcome = match decision {
             Decision::Approve { args, grant } => {
@@ -114,7 +114,7 @@ impl Orchestrator {
             return Err(DecisionError::Conflict(format!("task {task_id} has no pending approval")));
         }
         for approval in &pending {
-            may_decide(actor, approval)?;
+            may_decide(actor, approval, now_ms())?;
         }
         let (outcome, reason) = match decision {
             Decision::Approve { .. } => (ApprovalOutcome::Approved, None),
@@ -269,6 +269,14 @@ impl Orchestrator {
         if task.status().is_final() {
             return Err(DecisionError::Conflict(format!("task {task_id} is already {}", task.status().as_str())));
         }
+        // Aborting cancels the pending approvals: not for a user while the admins hold one.
+        if actor.role != "admin" && actor.role != SYSTEM {
+            for approval in approvals::pending_for_task(&mut *w.tx, task_id).await? {
+                if let Some(why) = approval.held_by_admins() {
+                    return Err(DecisionError::Forbidden(format!("the turn cannot be stopped: {why}")));
+                }
+            }
+        }
         self.cancel(&mut w, &task, actor).await?;
         w.audit("task.aborted",
             &actor.name,
@@ -411,16 +419,27 @@ impl Orchestrator {
     }
 }
 
-/// The approval if it exists (404) and is still pending (409).
-/// An approval handed to the admins is theirs (and the server's, for timeouts) to decide. Checked
-/// after the conversation is locked, so an escalation that commits first always counts.
-fn may_decide(actor: &Actor, approval: &ApprovalRow) -> Result<(), DecisionError> {
+/// Who may decide an approval, checked inside the decision's transaction (after the conversation
+/// is locked, so an escalation or a timeout that commits first always counts): one whose deadline
+/// has passed belongs to its timeout action, even before the sweeper got to it, and one handed to
+/// the admins is theirs to decide. The server itself (timeouts) always may.
+pub(super) fn may_decide(actor: &Actor, approval: &ApprovalRow, now: i64) -> Result<(), DecisionError> {
+    if actor.role == SYSTEM {
+        return Ok(());
+    }
+    if approval.deadline <= now {
+        return Err(DecisionError::Conflict(format!(
+            "approval {} ran out of time; its timeout action ({}) applies",
+            approval.id, approval.timeout_action
+        )));
+    }
     match approval.held_by_admins() {
-        Some(why) if actor.role != "admin" && actor.role != SYSTEM => Err(DecisionError::Forbidden(why)),
+        Some(why) if actor.role != "admin" => Err(DecisionError::Forbidden(why)),
         _ => Ok(()),
     }
 }
 
+/// The approval if it exists (404) and is still pending (409).
 async fn pending_approval(w: &mut Write, approval_id: &str) -> Result<ApprovalRow, DecisionError> {
     let approval = approvals::get(&mut *w.tx, approval_id)
         .await?

@@ -11,9 +11,10 @@ use crate::store::{approvals, tasks, time::now_ms};
 /// claimable as soon as its connections are gone).
 pub async fn resume_at_start_up(orchestrator: &Arc<Orchestrator>) -> anyhow::Result<usize> {
     if orchestrator.store.backend() == crate::store::Backend::Sqlite {
-        let dropped = tasks::forget_leases_at_start_up(orchestrator.store.writer()).await?;
+        let dropped = tasks::forget_leases_at_start_up(orchestrator.store.writer()).await?
+            + crate::store::outbox::forget_leases_at_start_up(orchestrator.store.writer()).await?;
         if dropped > 0 {
-            tracing::info!(dropped, "dropped the task leases of the previous run");
+            tracing::info!(dropped, "dropped the task and webhook leases of the previous run");
         }
     }
     resume_all(orchestrator).await

@@ -42,14 +42,20 @@ pub async fn insert(conn: &mut AnyConnection, url: &str, body: &str) -> anyhow::
 pub async fn claim_due(pool: &sqlx::AnyPool, backend: Backend, owner: &str, until: i64, limit: i64) -> anyhow::Result<Vec<Delivery>> {
     let now = now_ms();
     let skip_locked = if backend == Backend::Postgres { "FOR UPDATE SKIP LOCKED" } else { "" };
+    // As for task leases: on PostgreSQL a holder with no connection left is gone (its process
+    // died), so its deliveries need not wait for the lease; SQLite drops them at start-up.
+    let holder_gone = match backend {
+        Backend::Postgres => "OR NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE application_name = webhook_outbox.lease_owner)",
+        Backend::Sqlite => "",
+    };
     sqlx::query(&format!(
         "UPDATE webhook_outbox SET lease_owner = $1, lease_until = $2
          WHERE id IN (SELECT id FROM webhook_outbox
                       WHERE delivered_at IS NULL AND failed_at IS NULL AND next_attempt_at <= $3
-                        AND (lease_until IS NULL OR lease_until < $3)
+                        AND (lease_until IS NULL OR lease_until < $3 {holder_gone})
                       ORDER BY id LIMIT $4 {skip_locked})
            AND delivered_at IS NULL AND failed_at IS NULL AND next_attempt_at <= $3
-           AND (lease_until IS NULL OR lease_until < $3)",
+           AND (lease_until IS NULL OR lease_until < $3 {holder_gone})",
     ))
     .bind(owner)
     .bind(until)
@@ -96,4 +102,16 @@ pub async fn attempt_failed(db: impl AnyExecutor<'_>, id: i64, error: &str, retr
     .await
     .context("failed to record a webhook attempt")?;
     Ok(())
+}
+
+/// SQLite at start-up: deliveries leased by the previous run of the one server process are free
+/// again (the same reasoning as `tasks::forget_leases_at_start_up`).
+pub async fn forget_leases_at_start_up(pool: &sqlx::AnyPool) -> anyhow::Result<u64> {
+    let result = sqlx::query(
+        "UPDATE webhook_outbox SET lease_owner = NULL, lease_until = NULL WHERE lease_owner IS NOT NULL AND delivered_at IS NULL",
+    )
+    .execute(pool)
+    .await
+    .context("failed to drop the webhook leases of a previous run")?;
+    Ok(result.rows_affected())
 }

@@ -96,3 +96,44 @@ async fn invalid_edited_args_get_422_with_the_schema_errors_and_the_approval_sta
     assert_eq!(app.pending_approvals_of(&task).await.len(), 1);
     assert_eq!(app.task_status(&task).await, TaskStatus::InputRequired);
 }
+
+/// Attack: approve after the deadline passed but before the sweeper applied the timeout action
+/// (with `escalate` that would skip the admins). The decision checks the deadline itself.
+#[tokio::test]
+async fn an_approval_past_its_deadline_cannot_be_decided_even_before_the_sweeper_ran() {
+    let options = crate::helpers::Options {
+        agents_toml: Some(crate::helpers::agents_with_timeout(0.3)),
+        sweep_ms: Some(600_000),
+        ..Default::default()
+    };
+    let app = crate::helpers::spawn_app_with(options).await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let path = format!("/api/approvals/{}", approvals[0].id);
+    let (status, body) = app.post_json(&format!("{path}/approve"), json!({})).await;
+    assert_eq!(status, 409, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("ran out of time"), "{body}");
+    let (_, approval) = app.get_json(&path).await;
+    assert_eq!(approval["state"], "pending", "nothing changed: the timeout action still applies");
+    assert_eq!(app.task_status(&task).await, TaskStatus::InputRequired);
+    assert_eq!(app.order(1001).await.refunded, 0.0);
+}
+
+/// Attack: the owner stops a turn whose approval the admins hold, canceling it past them.
+#[tokio::test]
+async fn a_user_cannot_abort_a_turn_whose_approval_the_admins_hold() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let (status, body) = app.post_json(&format!("/api/approvals/{}/escalate", approvals[0].id), json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = app.post_json(&format!("/api/tasks/{task}/abort"), json!({})).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("with the admins"), "{body}");
+    assert_eq!(app.task_status(&task).await, TaskStatus::InputRequired, "nothing changed");
+    let (_, approval) = app.get_json(&format!("/api/approvals/{}", approvals[0].id)).await;
+    assert_eq!(approval["state"], "pending");
+    let (status, body) = app.as_user("root").post_json(&format!("/api/tasks/{task}/abort"), json!({})).await;
+    assert_eq!(status, 200, "an admin may: {body}");
+}

@@ -83,6 +83,8 @@ pub struct Options {
     pub decisions_per_minute: Option<u32>,
     /// Use the models the agent config names instead of the counting scripted model.
     pub configured_models: bool,
+    /// How often the sweeper applies timeouts (default 20 ms).
+    pub sweep_ms: Option<u64>,
 }
 
 /// Starts the real application on 127.0.0.1:0 with a fresh database in a temporary directory.
@@ -133,6 +135,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
     });
     let body_limit = options.body_limit.map(|n| n.to_string());
     let decisions = options.decisions_per_minute.map(|n| n.to_string());
+    let sweep = options.sweep_ms.unwrap_or(20).to_string();
     let config = Config::from_lookup(|key| match key {
         "COUNTERSIGN_ADDR" => Some("127.0.0.1:0".to_owned()),
         "COUNTERSIGN_DATA_DIR" => Some(data_dir.path().display().to_string()),
@@ -140,7 +143,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
         "COUNTERSIGN_AGENTS" => agents_path.clone(),
         "COUNTERSIGN_BODY_LIMIT" => body_limit.clone(),
         "COUNTERSIGN_DECISIONS_PER_MINUTE" => decisions.clone(),
-        "COUNTERSIGN_SWEEP_MS" => Some("20".to_owned()),
+        "COUNTERSIGN_SWEEP_MS" => Some(sweep.clone()),
         "RUST_LOG" => Some(std::env::var("TEST_LOG").unwrap_or_else(|_| "error".to_owned())),
         _ => None,
     })
