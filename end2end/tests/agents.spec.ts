@@ -56,3 +56,23 @@ test("a supervisor delegates: the worker's card is marked with its name and the 
   expect(order.status).toBe("refunded");
   expect(errors).toEqual([]);
 });
+
+test("the sidebar counts the calls waiting in each chat, and inside a chat the picker names that chat's agent", async ({ page }) => {
+  const errors = collectErrors(page);
+  await newChat(page, "concierge");
+  await expect(page.getByLabel("New chat with")).toHaveValue("concierge");
+
+  await newChat(page);
+  await expect(page.getByLabel("New chat with")).toHaveValue("support");
+  const current = page.locator(".conversation-list li.current");
+  await expect(current.locator(".pending-count")).toHaveCount(0);
+  await say(page, "refund order 1001 and 1002");
+  await expect(cards(page)).toHaveCount(2);
+  // The open chat's count follows its cards live, and is there after a reload.
+  await expect(current.locator(".pending-count")).toHaveText("2");
+  await expect(current.locator(".pending-count")).toHaveAttribute("aria-label", "2 calls wait for a decision");
+  await page.reload();
+  await expect(page.locator(".conversation-list li.current .pending-count")).toHaveText("2");
+  await page.locator(".sidebar").screenshot({ path: "screenshots/sidebar-pending.png" });
+  expect(errors).toEqual([]);
+});

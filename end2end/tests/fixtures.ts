@@ -132,7 +132,7 @@ export async function newChat(page: import("@playwright/test").Page, agent?: str
   await page.goto("/");
   await waitForHydration(page);
   if (agent) {
-    const choice = page.getByLabel("Agent");
+    const choice = page.getByLabel("New chat with");
     await expect(choice.locator("option")).not.toHaveCount(0);
     await choice.selectOption(agent);
   }

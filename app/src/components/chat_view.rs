@@ -56,7 +56,13 @@ fn batch_before(view: &ConversationView, call_id: &str) -> Option<(String, usize
 
 /// The open chat: the thread folded from the event log, kept live over SSE, and the composer.
 #[component]
-pub fn ChatView(data: ChatData, #[prop(into)] on_sent: Callback<()>) -> impl IntoView {
+pub fn ChatView(
+    data: ChatData,
+    #[prop(into)] on_sent: Callback<()>,
+    /// Called when the number of calls waiting here changes (the sidebar shows it).
+    #[prop(into)]
+    on_pending_changed: Callback<()>,
+) -> impl IntoView {
     let conversation = data.conversation.clone();
     let viewer_is_admin = data.viewer_is_admin;
     let view = RwSignal::new(data.view);
@@ -95,6 +101,13 @@ pub fn ChatView(data: ChatData, #[prop(into)] on_sent: Callback<()>) -> impl Int
         })
     };
     let pending = Memo::new(move |_| view.with(ConversationView::pending_count));
+    Effect::new(move |before: Option<usize>| {
+        let now = pending.get();
+        if before.is_some_and(|b| b != now) {
+            on_pending_changed.run(());
+        }
+        now
+    });
     // The page title is formatted after the body has rendered (leptos_meta); on a multi-threaded
     // server this view's signals may be disposed by then, so the title falls back to the count
     // it was rendered with instead of panicking (which cut the page off mid-stream).

@@ -18,6 +18,16 @@ pub fn ConversationList(
     // Whom a new chat talks to; empty means the default (first) agent.
     let agent = RwSignal::new(String::new());
     let agents = LocalResource::new(|| client::get::<Vec<AgentInfo>>("/api/agents"));
+    // Inside a chat the picker starts at that chat's agent, so it never names another agent
+    // than the one you are talking to (New chat then starts one with the same agent).
+    Effect::new(move |_| {
+        let Some(id) = selected.get() else { return };
+        if let Some(Ok(list)) = conversations.get()
+            && let Some(open) = list.iter().find(|c| c.id == id)
+        {
+            agent.set(open.agent.clone());
+        }
+    });
     let navigate = use_navigate();
     let new_chat = move |_| {
         let navigate = navigate.clone();
@@ -48,9 +58,16 @@ pub fn ConversationList(
                             .map(|c| {
                                 let id = c.id.clone();
                                 let current = Signal::derive(move || selected.get().as_deref() == Some(id.as_str()));
+                                let waiting = (c.pending > 0).then(|| {
+                                    let words = if c.pending == 1 { "1 call waits for a decision".to_owned() } else { format!("{} calls wait for a decision", c.pending) };
+                                    view! { <span class="pending-count" title=words.clone() aria-label=words>{c.pending}</span> }
+                                });
                                 view! {
                                     <li class:current=current>
-                                        <A href=format!("/c/{}", c.id) attr:aria-current=move || current.get().then_some("page")>{c.title}</A>
+                                        <A href=format!("/c/{}", c.id) attr:aria-current=move || current.get().then_some("page")>
+                                            <span class="chat-title">{c.title}</span>
+                                            {waiting}
+                                        </A>
                                     </li>
                                 }
                             })
@@ -71,12 +88,13 @@ pub fn ConversationList(
                 let list = agents.get().and_then(Result::ok).filter(|list| list.len() > 1)?;
                 Some(view! {
                     <label class="agent-choice">
-                        "Agent "
+                        "New chat with "
                         <select on:change=move |ev| agent.set(event_target_value(&ev))>
                             {list.into_iter().map(|a| {
                                 let value = a.name.clone();
+                                let name = a.name.clone();
                                 let label = if a.description.is_empty() { a.name.clone() } else { format!("{} — {}", a.name, a.description) };
-                                view! { <option value=value>{label}</option> }
+                                view! { <option value=value prop:selected=move || agent.get() == name>{label}</option> }
                             }).collect_view()}
                         </select>
                     </label>

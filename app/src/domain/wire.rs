@@ -16,6 +16,9 @@ pub struct Conversation {
     /// The user who owns it (None for chats from before accounts existed).
     pub owner_id: Option<String>,
     pub owner: Option<String>,
+    /// Tool calls of this chat waiting for a decision.
+    #[serde(default)]
+    pub pending: i64,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

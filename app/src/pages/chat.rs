@@ -25,7 +25,10 @@ pub fn ChatPage() -> impl IntoView {
                         </div>
                     }
                     .into_any(),
-                    Some(id) => view! { <OpenChat id on_sent=Callback::new(move |_| conversations.refetch()) /> }.into_any(),
+                    Some(id) => {
+                        let refresh_list = Callback::new(move |_| conversations.refetch());
+                        view! { <OpenChat id on_sent=refresh_list /> }.into_any()
+                    }
                 }}
             </section>
         </div>
@@ -33,6 +36,8 @@ pub fn ChatPage() -> impl IntoView {
 }
 
 #[component]
+/// `on_sent` refreshes the chat list: after a message (the title) and when the number of calls
+/// waiting here changes (the list shows it).
 fn OpenChat(id: String, on_sent: Callback<()>) -> impl IntoView {
     let load = chat_loader();
     let chat = Resource::new(move || id.clone(), load);
@@ -40,7 +45,7 @@ fn OpenChat(id: String, on_sent: Callback<()>) -> impl IntoView {
         <Suspense fallback=|| view! { <p class="muted">"Loading the conversation…"</p> }>
             {move || Suspend::new(async move {
                 match chat.await {
-                    Ok(Some(data)) => view! { <ChatView data on_sent /> }.into_any(),
+                    Ok(Some(data)) => view! { <ChatView data on_sent on_pending_changed=on_sent /> }.into_any(),
                     Ok(None) => {
                         #[cfg(feature = "ssr")]
                         if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {

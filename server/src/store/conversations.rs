@@ -15,6 +15,7 @@ struct Row {
     last_seq: i64,
     owner_id: Option<String>,
     owner: Option<String>,
+    pending: i64,
 }
 
 impl From<Row> for Conversation {
@@ -27,12 +28,16 @@ impl From<Row> for Conversation {
             last_seq: r.last_seq,
             owner_id: r.owner_id,
             owner: r.owner,
+            pending: r.pending,
         }
     }
 }
 
-const SELECT: &str = "SELECT c.id, c.title, c.agent, c.created_at, c.last_seq, c.owner_id, u.username AS owner
-    FROM conversations c LEFT JOIN users u ON u.id = c.owner_id";
+const SELECT: &str = "SELECT c.id, c.title, c.agent, c.created_at, c.last_seq, c.owner_id, u.username AS owner,
+        COALESCE(p.n, 0) AS pending
+    FROM conversations c LEFT JOIN users u ON u.id = c.owner_id
+    LEFT JOIN (SELECT conversation_id, COUNT(*) AS n FROM approvals WHERE state = 'pending' GROUP BY conversation_id) p
+        ON p.conversation_id = c.id";
 
 pub async fn create(pool: &AnyPool, title: &str, agent: &str, owner_id: &str) -> anyhow::Result<Conversation> {
     let id = new_id();
