@@ -8,6 +8,7 @@ pub mod data;
 pub mod domain;
 pub mod live;
 pub mod pages;
+pub mod paths;
 pub mod time;
 
 use leptos::prelude::*;

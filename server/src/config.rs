@@ -31,6 +31,8 @@ pub struct Config {
     pub secure_cookies: bool,
     /// Create the documented demo accounts at start-up (only with the built-in demo agents).
     pub demo_accounts: bool,
+    /// Reverse proxies whose `X-Forwarded-For` is believed for the audit trail's client address.
+    pub trusted_proxies: Vec<std::net::IpAddr>,
 }
 
 impl Config {
@@ -60,6 +62,13 @@ impl Config {
         let decisions_per_minute = number(&get, "COUNTERSIGN_DECISIONS_PER_MINUTE", 120)?.clamp(1, u32::MAX as usize) as u32;
         let secure_cookies = matches!(get("COUNTERSIGN_SECURE_COOKIES").as_deref(), Some("1" | "true"));
         let demo_accounts = agents_path.is_none() && matches!(get("COUNTERSIGN_DEMO_ACCOUNTS").as_deref(), Some("1" | "true"));
+        let trusted_proxies = get("COUNTERSIGN_TRUSTED_PROXIES")
+            .unwrap_or_default()
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(|p| p.parse().with_context(|| format!("COUNTERSIGN_TRUSTED_PROXIES: {p:?} is not an IP address")))
+            .collect::<anyhow::Result<Vec<_>>>()?;
         Ok(Self {
             addr,
             database_url,
@@ -73,6 +82,7 @@ impl Config {
             decisions_per_minute,
             secure_cookies,
             demo_accounts,
+            trusted_proxies,
         })
     }
 }

@@ -91,6 +91,7 @@ impl Application {
         let sweep_interval = config.sweep_interval;
         let body_limit = config.body_limit;
         let secure_cookies = config.secure_cookies;
+        let trusted_proxies = auth::client_ip::TrustedProxies(Arc::new(config.trusted_proxies.clone()));
         let decisions = DecisionLimiter::new(config.decisions_per_minute);
         let state =
             AppState { leptos_options, store: store.clone(), orchestrator: orchestrator.clone(), config: Arc::new(config), decisions };
@@ -107,6 +108,7 @@ impl Application {
             .merge(crate::pages::router(&state))
             .fallback(leptos_axum::file_and_error_handler::<AppState, _>(app::shell))
             .layer(DefaultBodyLimit::max(body_limit))
+            .layer(axum::Extension(trusted_proxies))
             // Outermost last: sessions, then who is asking, then the cross-site and login checks.
             .layer(middleware::from_fn(auth::pages::require_login))
             .layer(middleware::from_fn(auth::csrf::same_origin_only))

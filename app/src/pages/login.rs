@@ -12,7 +12,7 @@ use crate::{
 #[component]
 pub fn LoginPage() -> impl IntoView {
     let query = use_query_map();
-    let next = move || query.read().get("next").filter(|n| n.starts_with('/') && !n.starts_with("//")).unwrap_or_else(|| "/".into());
+    let next = move || crate::paths::local_path(query.read().get("next").as_deref());
     let failed = move || query.read().get("failed").is_some();
     let username = RwSignal::new(String::new());
     let password = RwSignal::new(String::new());
@@ -37,7 +37,7 @@ pub fn LoginPage() -> impl IntoView {
     view! {
         <section class="login card">
             <h1>"Log in to Countersign"</h1>
-            <form method="post" action=move || format!("/login?next={}", next()) on:submit=submit>
+            <form method="post" action=move || format!("/login?next={}", crate::paths::query_value(&next())) on:submit=submit>
                 <label>"User name" <input type="text" name="username" autocomplete="username" required bind:value=username /></label>
                 <label>"Password" <input type="password" name="password" autocomplete="current-password" required bind:value=password /></label>
                 <button type="submit" class="btn btn-primary" disabled=move || busy.get()>

@@ -50,6 +50,7 @@ impl<S: Send + Sync, T: DeserializeOwned> OptionalFromRequest<S> for ApiJson<T> 
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Option<Self>, Self::Rejection> {
+        let json_declared = req.headers().get(axum::http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(is_json);
         let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::PayloadTooLarge("the request body is too large".into())
@@ -59,6 +60,11 @@ impl<S: Send + Sync, T: DeserializeOwned> OptionalFromRequest<S> for ApiJson<T> 
         })?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(None);
+        }
+        // A body that is there must say it is JSON, as a required one must: a `text/plain` form
+        // post (which a browser sends cross-site without asking) is not read as a decision.
+        if !json_declared {
+            return Err(ApiError::UnsupportedMediaType("send Content-Type: application/json with a body".into()));
         }
         // PostgreSQL text cannot hold NUL, and no field here needs one: refuse it up front
         // rather than fail deep inside a transaction.

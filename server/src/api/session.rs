@@ -1,7 +1,10 @@
 //! Logging in and out. `POST /api/session` (JSON) for the hydrated page and scripts;
 //! `POST /login` (form) so the login form also works before the page has hydrated.
 
-use app::domain::wire::{Login, Me};
+use app::{
+    domain::wire::{Login, Me},
+    paths::{local_path, query_value},
+};
 use axum::{
     Form, Json, Router,
     extract::{State, rejection::FormRejection},
@@ -59,11 +62,6 @@ struct Next {
     next: Option<String>,
 }
 
-/// Only local paths: `//evil.example` or `https://…` would send the user elsewhere.
-fn safe_next(next: Option<String>) -> String {
-    next.filter(|n| n.starts_with('/') && !n.starts_with("//") && !n.contains('\\')).unwrap_or_else(|| "/".into())
-}
-
 #[tracing::instrument(skip_all)]
 async fn login_form(
     State(state): State<AppState>,
@@ -82,18 +80,12 @@ async fn login_form(
                 .into_response();
         }
     };
-    let target = safe_next(next.next);
+    let target = local_path(next.next.as_deref());
     match authenticate(&state, &session, body).await {
         Ok(_) => Redirect::to(&target).into_response(),
-        Err(ApiError::Unauthorized(_)) => Redirect::to(&format!("/login?failed=1&next={}", urlencode(&target))).into_response(),
+        Err(ApiError::Unauthorized(_)) => Redirect::to(&format!("/login?failed=1&next={}", query_value(&target))).into_response(),
         Err(other) => other.into_response(),
     }
-}
-
-fn urlencode(s: &str) -> String {
-    s.bytes()
-        .map(|b| if b.is_ascii_alphanumeric() || b"-_./~".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") })
-        .collect()
 }
 
 async fn me(user: CurrentUser) -> Json<Me> {
@@ -103,17 +95,4 @@ async fn me(user: CurrentUser) -> Json<Me> {
 async fn logout(session: Session) -> Result<StatusCode, ApiError> {
     session.flush().await.map_err(|e| anyhow::anyhow!("session: {e}"))?;
     Ok(StatusCode::NO_CONTENT)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::safe_next;
-
-    #[test]
-    fn only_local_paths_are_followed_after_login() {
-        assert_eq!(safe_next(Some("/c/123".into())), "/c/123");
-        assert_eq!(safe_next(Some("//evil.example".into())), "/");
-        assert_eq!(safe_next(Some("https://evil.example".into())), "/");
-        assert_eq!(safe_next(None), "/");
-    }
 }

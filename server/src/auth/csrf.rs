@@ -1,6 +1,7 @@
 //! Cross-site request refusal for cookie-authenticated state changes. Browsers mark every
 //! request with `Sec-Fetch-Site` (and cross-origin POSTs with `Origin`); a bearer token cannot be
-//! sent by another site, so token requests pass.
+//! sent by another site, so requests a token authenticated pass — only those: any other
+//! `Authorization` header leaves the cookie in charge, and the check applies.
 
 use axum::{
     extract::Request,
@@ -13,7 +14,7 @@ use crate::api::ApiError;
 
 pub async fn same_origin_only(req: Request, next: Next) -> Result<Response, ApiError> {
     if !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS)
-        && !req.headers().contains_key(header::AUTHORIZATION)
+        && req.extensions().get::<super::ByToken>().is_none()
         && is_cross_site(req.headers())
     {
         return Err(ApiError::Forbidden("cross-site requests are refused".into()));

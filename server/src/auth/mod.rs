@@ -5,6 +5,7 @@
 //! conversations and approvals — another user's answer 404, so existence is not revealed — and
 //! an admin sees all.
 
+pub mod client_ip;
 pub mod csrf;
 pub mod pages;
 pub mod password;
@@ -32,14 +33,21 @@ pub const SESSION_USER: &str = "user_id";
 #[derive(Clone, Debug, Default)]
 pub struct Viewer(pub Option<User>);
 
+/// Marks a request a bearer token authenticated (not a cookie): another site cannot send one, so
+/// such a request needs no cross-site check (`csrf`).
+#[derive(Clone, Copy, Debug)]
+pub struct ByToken;
+
 /// Middleware: finds the user behind a bearer token or the session cookie.
 pub async fn resolve(State(state): State<AppState>, mut req: Request, next: Next) -> Result<Response, ApiError> {
     let user = match bearer(req.headers()) {
-        Some(token) => Some(
-            users::user_for_token(state.store.pool(), &tokens::digest(token))
+        Some(token) => {
+            let user = users::user_for_token(state.store.pool(), &tokens::digest(token))
                 .await?
-                .ok_or_else(|| ApiError::Unauthorized("the API token is unknown or revoked".into()))?,
-        ),
+                .ok_or_else(|| ApiError::Unauthorized("the API token is unknown or revoked".into()))?;
+            req.extensions_mut().insert(ByToken);
+            Some(user)
+        }
         None => match req.extensions().get::<Session>() {
             Some(session) => match session.get::<String>(SESSION_USER).await.map_err(|e| anyhow::anyhow!("session: {e}"))? {
                 Some(id) => users::get(state.store.pool(), &id).await?,
@@ -74,12 +82,10 @@ impl<S: Send + Sync> FromRequestParts<S> for CurrentUser {
             .get::<Viewer>()
             .and_then(|v| v.0.clone())
             .ok_or_else(|| ApiError::Unauthorized("log in or send an API token".into()))?;
-        let ip = parts
-            .headers
-            .get("x-forwarded-for")
-            .and_then(|v| v.to_str().ok())
-            .map(|v| v.split(',').next().unwrap_or_default().trim().to_owned())
-            .or_else(|| parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip().to_string()));
+        let peer = parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip());
+        let forwarded_for = parts.headers.get("x-forwarded-for").and_then(|v| v.to_str().ok());
+        let trusted = parts.extensions.get::<client_ip::TrustedProxies>().map(|t| t.0.clone()).unwrap_or_default();
+        let ip = client_ip::client_ip(peer, forwarded_for, &trusted);
         let user_agent = parts.headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).map(str::to_owned);
         Ok(Self { user, ip, user_agent })
     }

@@ -17,20 +17,10 @@ pub async fn require_login(req: Request, next: Next) -> Response {
     let is_page = matches!(*req.method(), Method::GET | Method::HEAD) && !PUBLIC.iter().any(|p| path.starts_with(p));
     if anonymous && is_page {
         let next_path = req.uri().path_and_query().map(|p| p.as_str()).unwrap_or("/");
-        let target = format!("/login?next={}", encode(next_path));
+        let target = format!("/login?next={}", app::paths::query_value(next_path));
         let mut response = Redirect::to(&target).into_response();
         response.headers_mut().insert(header::CACHE_CONTROL, "no-store".parse().expect("BUG: valid header"));
         return response;
     }
     next.run(req).await
-}
-
-/// Percent-encodes what may not appear raw in a query value.
-fn encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }

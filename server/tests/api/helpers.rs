@@ -85,6 +85,8 @@ pub struct Options {
     pub configured_models: bool,
     /// How often the sweeper applies timeouts (default 20 ms).
     pub sweep_ms: Option<u64>,
+    /// `COUNTERSIGN_TRUSTED_PROXIES`.
+    pub trusted_proxies: Option<String>,
 }
 
 /// Starts the real application on 127.0.0.1:0 with a fresh database in a temporary directory.
@@ -144,6 +146,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
         "COUNTERSIGN_BODY_LIMIT" => body_limit.clone(),
         "COUNTERSIGN_DECISIONS_PER_MINUTE" => decisions.clone(),
         "COUNTERSIGN_SWEEP_MS" => Some(sweep.clone()),
+        "COUNTERSIGN_TRUSTED_PROXIES" => options.trusted_proxies.clone(),
         "RUST_LOG" => Some(std::env::var("TEST_LOG").unwrap_or_else(|_| "error".to_owned())),
         _ => None,
     })

@@ -119,6 +119,8 @@ async fn a_cross_site_post_with_a_session_cookie_is_refused_and_changes_nothing(
     let body: Value = refused.json().await.unwrap();
     assert_eq!(error_code(&body), "forbidden");
     assert_eq!(post(&[("sec-fetch-site", "cross-site")]).await.unwrap().status(), 403);
+    // Attack: any Authorization header that is not a bearer token leaves the cookie in charge.
+    assert_eq!(post(&[("sec-fetch-site", "cross-site"), ("authorization", "Basic YWxpY2U6eA==")]).await.unwrap().status(), 403);
     assert_eq!(app.get_json("/api/conversations").await.1.as_array().unwrap().len(), 0, "nothing was created");
     let host = app.base_url.trim_start_matches("http://").to_owned();
     assert_eq!(post(&[("origin", &app.base_url), ("host", &host)]).await.unwrap().status(), 201);
@@ -258,4 +260,78 @@ async fn a_session_survives_a_server_restart() {
     let second = BinaryServer::start(dir, None).await;
     let me = client.get(second.app.url("/api/session")).send().await.unwrap();
     assert_eq!(me.status(), 200, "the cookie from before the restart still logs alice in");
+}
+
+/// Attack: an open redirect after login. Browsers drop a tab and read `\` as `/`, so these would
+/// leave the site; the form post sends the user home instead, and the page applies the same rule
+/// (`app::paths::local_path`).
+#[tokio::test]
+async fn after_login_the_form_never_sends_the_user_to_another_site() {
+    let app = spawn_app().await;
+    let client = test_client().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    for next in ["/%09/evil.example", "/%5Cevil.example", "//evil.example", "https://evil.example", "/%0A/evil.example"] {
+        let form = client
+            .post(app.url(&format!("/login?next={next}")))
+            .form(&[("username", "alice"), ("password", PASSWORD)])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!((form.status().as_u16(), form.headers()["location"].to_str().unwrap()), (303, "/"), "next={next}");
+    }
+    // A wrong password keeps the user on the login page, with the refused target dropped too.
+    let form =
+        client.post(app.url("/login?next=/%09/evil.example")).form(&[("username", "alice"), ("password", "wrong")]).send().await.unwrap();
+    assert_eq!(form.headers()["location"].to_str().unwrap(), "/login?failed=1&next=/");
+}
+
+/// Attack: writing any address into the audit trail through `X-Forwarded-For`. The header is
+/// believed only from a proxy named in `COUNTERSIGN_TRUSTED_PROXIES`.
+#[tokio::test]
+async fn the_audit_trail_believes_x_forwarded_for_only_from_a_configured_proxy() {
+    for (trusted, expected) in [(None, "127.0.0.1"), (Some("127.0.0.1"), "203.0.113.9")] {
+        let options = crate::helpers::Options { trusted_proxies: trusted.map(str::to_owned), ..Default::default() };
+        let app = crate::helpers::spawn_app_with(options).await;
+        let c = app.create_conversation().await;
+        let (_, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+        let response = app
+            .client
+            .post(app.url(&format!("/api/approvals/{}/approve", approvals[0].id)))
+            .header("x-forwarded-for", "203.0.113.9")
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        let (_, audit) = app.as_user("root").get_json("/api/audit?kind=approval.decided").await;
+        assert_eq!(audit["entries"][0]["data"]["ip"], expected, "trusted proxies: {trusted:?}");
+    }
+}
+
+/// Attack: a `text/plain` body (what a cross-site form can send without asking) carrying edited
+/// arguments to an endpoint whose body is optional. It must say it is JSON, or nothing is read.
+#[tokio::test]
+async fn an_optional_body_that_is_not_declared_json_is_refused_and_changes_nothing() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (_, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let path = format!("/api/approvals/{}", approvals[0].id);
+    for endpoint in ["approve", "reject"] {
+        let response = app
+            .client
+            .post(app.url(&format!("{path}/{endpoint}")))
+            .header("content-type", "text/plain")
+            .body(r#"{"args":{"order_id":1001,"amount":249}}"#)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 415, "{endpoint}");
+        let body: Value = response.json().await.unwrap();
+        assert!(body["error"]["message"].as_str().unwrap().contains("application/json"), "{body}");
+    }
+    let (_, approval) = app.get_json(&path).await;
+    assert_eq!(approval["state"], "pending", "nothing was decided");
+    assert_eq!(app.order(1001).await.refunded, 0.0);
+    // Without a body the decision still works (the body is optional).
+    let response = app.client.post(app.url(&format!("{path}/approve"))).send().await.unwrap();
+    assert_eq!(response.status(), 200);
 }
