@@ -139,8 +139,8 @@ fn read_password(name: &str) -> anyhow::Result<String> {
         stdin.lock().read_line(&mut line).context("cannot read the password from stdin")?;
         line.trim_end_matches(['\r', '\n']).to_owned()
     };
-    if password.chars().count() < password::MIN_LENGTH {
-        bail!("the password must have at least {} characters", password::MIN_LENGTH);
+    if let Some(why) = password::weakness(name, &password) {
+        bail!("{why}");
     }
     Ok(password)
 }

@@ -228,6 +228,11 @@ async fn the_cli_creates_users_refuses_weak_passwords_and_decides_on_a_running_s
     let dir = Arc::new(tempfile::tempdir().unwrap());
     let (ok, _, stderr) = cli(dir.path(), &["user", "add", "weak"], Some("short\n")).await;
     assert!(!ok && stderr.starts_with("error: ") && stderr.contains("at least 8"), "{stderr}");
+    // The passwords the README publishes for the demo accounts, and the user name, are refused.
+    let (ok, _, stderr) = cli(dir.path(), &["user", "add", "boss", "--admin"], Some("admin-password\n")).await;
+    assert!(!ok && stderr.contains("published in the README"), "{stderr}");
+    let (ok, _, stderr) = cli(dir.path(), &["user", "add", "bossbossboss"], Some("bossbossboss\n")).await;
+    assert!(!ok && stderr.contains("user name"), "{stderr}");
     let (ok, stdout, _) = cli(dir.path(), &["user", "add", "boss", "--admin"], Some("long-enough-pw\n")).await;
     assert!(ok && stdout.contains("created admin boss"), "{stdout}");
     let (ok, _, stderr) = cli(dir.path(), &["user", "add", "boss"], Some("long-enough-pw\n")).await;
