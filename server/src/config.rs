@@ -27,6 +27,10 @@ pub struct Config {
     pub task_lease: Duration,
     /// Decision requests each user may make per minute (more get 429).
     pub decisions_per_minute: u32,
+    /// Failed logins allowed per user name, and per client address, in each login window.
+    pub login_failures_per_name: u32,
+    pub login_failures_per_address: u32,
+    pub login_window: Duration,
     /// Mark the session cookie `Secure` (serve over https).
     pub secure_cookies: bool,
     /// Create the documented demo accounts at start-up (only with the built-in demo agents).
@@ -60,6 +64,9 @@ impl Config {
         let sweep_interval = Duration::from_millis(number(&get, "COUNTERSIGN_SWEEP_MS", 250)?.max(10) as u64);
         let task_lease = Duration::from_millis(number(&get, "COUNTERSIGN_TASK_LEASE_MS", 10_000)?.max(100) as u64);
         let decisions_per_minute = number(&get, "COUNTERSIGN_DECISIONS_PER_MINUTE", 120)?.clamp(1, u32::MAX as usize) as u32;
+        let login_failures_per_name = number(&get, "COUNTERSIGN_LOGIN_FAILURES", 10)?.clamp(1, u32::MAX as usize) as u32;
+        let login_failures_per_address = number(&get, "COUNTERSIGN_LOGIN_FAILURES_PER_ADDRESS", 100)?.clamp(1, u32::MAX as usize) as u32;
+        let login_window = Duration::from_millis(number(&get, "COUNTERSIGN_LOGIN_WINDOW_MS", 600_000)?.max(100) as u64);
         let secure_cookies = matches!(get("COUNTERSIGN_SECURE_COOKIES").as_deref(), Some("1" | "true"));
         let demo_accounts = agents_path.is_none() && matches!(get("COUNTERSIGN_DEMO_ACCOUNTS").as_deref(), Some("1" | "true"));
         let trusted_proxies = get("COUNTERSIGN_TRUSTED_PROXIES")
@@ -80,6 +87,9 @@ impl Config {
             sweep_interval,
             task_lease,
             decisions_per_minute,
+            login_failures_per_name,
+            login_failures_per_address,
+            login_window,
             secure_cookies,
             demo_accounts,
             trusted_proxies,

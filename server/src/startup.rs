@@ -1,7 +1,7 @@
 //! Builds the application (database, agents, orchestrator, router, Leptos SSR) and serves it
 //! with its background sweeper beside it.
 
-use std::{net::SocketAddr, sync::Arc};
+use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use anyhow::Context;
 use axum::{Router, extract::DefaultBodyLimit, middleware, serve::ListenerExt};
@@ -16,7 +16,10 @@ use tower_sessions::{ExpiredDeletion, Expiry, SessionManagerLayer, cookie::SameS
 use crate::{
     agents::AgentsConfig,
     api,
-    auth::{self, rate_limit::DecisionLimiter},
+    auth::{
+        self,
+        limits::{Limits, Rule},
+    },
     bus::Bus,
     config::Config,
     model::{Model, Models},
@@ -92,9 +95,19 @@ impl Application {
         let body_limit = config.body_limit;
         let secure_cookies = config.secure_cookies;
         let trusted_proxies = auth::client_ip::TrustedProxies(Arc::new(config.trusted_proxies.clone()));
-        let decisions = DecisionLimiter::new(config.decisions_per_minute);
-        let state =
-            AppState { leptos_options, store: store.clone(), orchestrator: orchestrator.clone(), config: Arc::new(config), decisions };
+        let limits = Arc::new(Limits {
+            login_per_name: Rule { limit: config.login_failures_per_name, window: config.login_window },
+            login_per_address: Rule { limit: config.login_failures_per_address, window: config.login_window },
+            decisions_per_user: Rule { limit: config.decisions_per_minute, window: Duration::from_secs(60) },
+        });
+        tokio::spawn(limits.clone().forget_old_counters(store.clone()));
+        let state = AppState {
+            leptos_options,
+            store: store.clone(),
+            orchestrator: orchestrator.clone(),
+            config: Arc::new(config),
+            limits: limits.clone(),
+        };
 
         let session_layer = SessionManagerLayer::new(sessions)
             .with_name("countersign_session")

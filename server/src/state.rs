@@ -5,7 +5,7 @@ use std::sync::Arc;
 use axum::extract::FromRef;
 use leptos::prelude::LeptosOptions;
 
-use crate::{auth::rate_limit::DecisionLimiter, config::Config, orchestrator::Orchestrator, store::Store};
+use crate::{auth::limits::Limits, config::Config, orchestrator::Orchestrator, store::Store};
 
 #[derive(Clone, FromRef)]
 pub struct AppState {
@@ -13,5 +13,5 @@ pub struct AppState {
     pub store: Store,
     pub orchestrator: Arc<Orchestrator>,
     pub config: Arc<Config>,
-    pub decisions: DecisionLimiter,
+    pub limits: Arc<Limits>,
 }

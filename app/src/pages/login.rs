@@ -14,6 +14,8 @@ pub fn LoginPage() -> impl IntoView {
     let query = use_query_map();
     let next = move || crate::paths::local_path(query.read().get("next").as_deref());
     let failed = move || query.read().get("failed").is_some();
+    // Set by the form post when the login limit refused the attempt.
+    let retry_after = move || query.read().get("retry_after").and_then(|s| s.parse::<u64>().ok());
     let username = RwSignal::new(String::new());
     let password = RwSignal::new(String::new());
     let error = RwSignal::new(None::<String>);
@@ -44,7 +46,10 @@ pub fn LoginPage() -> impl IntoView {
                     {move || if busy.get() { "Logging in…" } else { "Log in" }}
                 </button>
                 {move || {
-                    let message = error.get().or_else(|| failed().then(|| "wrong user name or password".to_owned()));
+                    let message = error
+                        .get()
+                        .or_else(|| retry_after().map(|s| format!("too many failed logins; try again in {s} s")))
+                        .or_else(|| failed().then(|| "wrong user name or password".to_owned()));
                     message.map(|m| view! { <p class="error" role="alert">{m}</p> })
                 }}
             </form>

@@ -81,7 +81,7 @@ async fn decidable(state: &AppState, user: &CurrentUser, id: &str) -> Result<App
 
 #[tracing::instrument(skip(state, user))]
 async fn escalate(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<Json<Approval>, ApiError> {
-    state.decisions.check(&user.user.id)?;
+    state.limits.decision(state.store.writer(), &user.user.id).await?;
     visible(&state, &user, &id).await?;
     state.orchestrator.escalate(&id, &actor(&user)).await?;
     Ok(Json(visible(&state, &user, &id).await?.to_wire(now_ms())))
@@ -136,7 +136,7 @@ async fn approve(
     Path(id): Path<String>,
     body: Option<ApiJson<ApproveRequest>>,
 ) -> Result<Json<DecisionOutcome>, ApiError> {
-    state.decisions.check(&user.user.id)?;
+    state.limits.decision(state.store.writer(), &user.user.id).await?;
     decidable(&state, &user, &id).await?;
     let (args, grant) = body.map(|ApiJson(b)| (b.args, b.grant)).unwrap_or_default();
     Ok(Json(state.orchestrator.decide(&id, Decision::Approve { args, grant }, &actor(&user)).await?))
@@ -149,7 +149,7 @@ async fn reject(
     Path(id): Path<String>,
     body: Option<ApiJson<RejectRequest>>,
 ) -> Result<Json<DecisionOutcome>, ApiError> {
-    state.decisions.check(&user.user.id)?;
+    state.limits.decision(state.store.writer(), &user.user.id).await?;
     decidable(&state, &user, &id).await?;
     Ok(Json(state.orchestrator.decide(&id, Decision::Reject { reason: reason_of(body) }, &actor(&user)).await?))
 }
@@ -162,7 +162,7 @@ async fn defer(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<DeferRequest>,
 ) -> Result<Json<DecisionOutcome>, ApiError> {
-    state.decisions.check(&user.user.id)?;
+    state.limits.decision(state.store.writer(), &user.user.id).await?;
     decidable(&state, &user, &id).await?;
     let guidance = body.guidance.trim().to_owned();
     if guidance.is_empty() || guidance.chars().count() > 2000 {

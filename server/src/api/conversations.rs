@@ -99,7 +99,7 @@ async fn post_message(
     // A conversation waiting for a yes/no in the chat takes the message as the answer, which is
     // a decision like any other: it counts against the user's decision rate limit.
     if approvals::pending_in_chat(state.store.pool(), &conversation.id).await?.is_some() {
-        state.decisions.check(&user.user.id)?;
+        state.limits.decision(state.store.writer(), &user.user.id).await?;
     }
     if let Some(reply) = state.orchestrator.answer_in_chat(&conversation.id, text, &actor(&user)).await? {
         let answer = match reply.answer {

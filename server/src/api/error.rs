@@ -27,8 +27,11 @@ pub enum ApiError {
     UnsupportedMediaType(String),
     #[error("{message}")]
     Unprocessable { message: String, details: Value },
-    #[error("too many decisions; try again in {retry_after_secs} s")]
-    TooManyRequests { retry_after_secs: u64 },
+    #[error("{message}")]
+    TooManyRequests { message: String, retry_after_secs: u64 },
+    /// The server is saturated for a moment (503 with `Retry-After`).
+    #[error("{message}")]
+    Busy { message: String, retry_after_secs: u64 },
     /// Anything unexpected: logged in full, answered without detail.
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
@@ -53,6 +56,7 @@ impl ApiError {
             Self::UnsupportedMediaType(_) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"),
             Self::Unprocessable { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "unprocessable"),
             Self::TooManyRequests { .. } => (StatusCode::TOO_MANY_REQUESTS, "too_many_requests"),
+            Self::Busy { .. } => (StatusCode::SERVICE_UNAVAILABLE, "busy"),
             Self::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         }
     }
@@ -79,7 +83,7 @@ impl IntoResponse for ApiError {
             other => (other.to_string(), None),
         };
         let mut response = (status, Json(error_body(code, &message, details))).into_response();
-        if let Self::TooManyRequests { retry_after_secs } = self {
+        if let Self::TooManyRequests { retry_after_secs, .. } | Self::Busy { retry_after_secs, .. } = self {
             response.headers_mut().insert(axum::http::header::RETRY_AFTER, retry_after_secs.into());
         }
         response

@@ -20,7 +20,7 @@ use super::{
     extract::{ApiJson, ApiQuery},
 };
 use crate::{
-    auth::{CurrentUser, SESSION_USER, password},
+    auth::{CurrentUser, SESSION_USER, client_ip::ClientIp, password},
     state::AppState,
     store::users::{self, User},
 };
@@ -34,18 +34,24 @@ pub fn me_of(user: &User) -> Me {
 }
 
 /// Checks the password (same work whether or not the user exists) and starts a fresh session.
-async fn authenticate(state: &AppState, session: &Session, login: Login) -> Result<User, ApiError> {
+/// Failed attempts are limited per user name and per address before any hashing (`auth::limits`).
+async fn authenticate(state: &AppState, session: &Session, ip: Option<&str>, login: Login) -> Result<User, ApiError> {
     // No stored name contains NUL (and PostgreSQL text cannot): such a login is simply wrong.
     if login.username.contains('\0') {
         return Err(ApiError::Unauthorized("wrong user name or password".into()));
     }
+    let attempt = state.limits.login(state.store.writer(), &login.username, ip).await?;
     let credentials = users::credentials(state.store.pool(), login.username.trim()).await?;
     let (user, hash) = match credentials {
         Some(c) => (Some(c.user), Some(c.password_hash)),
         None => (None, None),
     };
-    let ok = password::verify(login.password, hash).await?;
+    let ok = password::verify(login.password, hash).await.map_err(|err| match err.downcast::<password::Busy>() {
+        Ok(busy) => ApiError::Busy { message: busy.to_string(), retry_after_secs: 1 },
+        Err(other) => ApiError::Internal(other),
+    })?;
     let user = user.filter(|_| ok).ok_or_else(|| ApiError::Unauthorized("wrong user name or password".into()))?;
+    attempt.succeeded(state.store.writer()).await?;
     // A new session id on login: a session id planted before login is worthless.
     session.cycle_id().await.map_err(|e| anyhow::anyhow!("session: {e}"))?;
     session.insert(SESSION_USER, &user.id).await.map_err(|e| anyhow::anyhow!("session: {e}"))?;
@@ -53,8 +59,13 @@ async fn authenticate(state: &AppState, session: &Session, login: Login) -> Resu
 }
 
 #[tracing::instrument(skip_all)]
-async fn login(State(state): State<AppState>, session: Session, ApiJson(body): ApiJson<Login>) -> Result<Json<Me>, ApiError> {
-    Ok(Json(me_of(&authenticate(&state, &session, body).await?)))
+async fn login(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    session: Session,
+    ApiJson(body): ApiJson<Login>,
+) -> Result<Json<Me>, ApiError> {
+    Ok(Json(me_of(&authenticate(&state, &session, ip.as_deref(), body).await?)))
 }
 
 #[derive(Deserialize)]
@@ -65,6 +76,7 @@ struct Next {
 #[tracing::instrument(skip_all)]
 async fn login_form(
     State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
     session: Session,
     ApiQuery(next): ApiQuery<Next>,
     body: Result<Form<Login>, FormRejection>,
@@ -81,9 +93,13 @@ async fn login_form(
         }
     };
     let target = local_path(next.next.as_deref());
-    match authenticate(&state, &session, body).await {
+    match authenticate(&state, &session, ip.as_deref(), body).await {
         Ok(_) => Redirect::to(&target).into_response(),
         Err(ApiError::Unauthorized(_)) => Redirect::to(&format!("/login?failed=1&next={}", query_value(&target))).into_response(),
+        // The page says how long to wait; the status stays 303 so the browser shows it.
+        Err(ApiError::TooManyRequests { retry_after_secs, .. } | ApiError::Busy { retry_after_secs, .. }) => {
+            Redirect::to(&format!("/login?retry_after={retry_after_secs}&next={}", query_value(&target))).into_response()
+        }
         Err(other) => other.into_response(),
     }
 }

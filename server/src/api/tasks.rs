@@ -59,7 +59,7 @@ async fn approve_all(
     user: CurrentUser,
     Path(id): Path<String>,
 ) -> Result<Json<Vec<DecisionOutcome>>, ApiError> {
-    state.decisions.check(&user.user.id)?;
+    state.limits.decision(state.store.writer(), &user.user.id).await?;
     visible_task(&state, &user, &id).await?;
     no_escalated(&state, &user, &id).await?;
     Ok(Json(state.orchestrator.decide_all(&id, Decision::Approve { args: None, grant: None }, &actor(&user)).await?))
@@ -72,7 +72,7 @@ async fn reject_all(
     Path(id): Path<String>,
     body: Option<ApiJson<RejectRequest>>,
 ) -> Result<Json<Vec<DecisionOutcome>>, ApiError> {
-    state.decisions.check(&user.user.id)?;
+    state.limits.decision(state.store.writer(), &user.user.id).await?;
     visible_task(&state, &user, &id).await?;
     no_escalated(&state, &user, &id).await?;
     Ok(Json(state.orchestrator.decide_all(&id, Decision::Reject { reason: reason_of(body) }, &actor(&user)).await?))
@@ -80,7 +80,7 @@ async fn reject_all(
 
 #[tracing::instrument(skip(state, user))]
 async fn abort(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<Json<Task>, ApiError> {
-    state.decisions.check(&user.user.id)?;
+    state.limits.decision(state.store.writer(), &user.user.id).await?;
     visible_task(&state, &user, &id).await?;
     state.orchestrator.abort(&id, &actor(&user)).await?;
     Ok(Json(visible_task(&state, &user, &id).await?.to_wire()))

@@ -8,6 +8,21 @@ use std::{net::IpAddr, sync::Arc};
 #[derive(Clone, Debug, Default)]
 pub struct TrustedProxies(pub Arc<Vec<IpAddr>>);
 
+/// Where a request came from, as [`client_ip`] decides (None only without a peer address).
+#[derive(Clone, Debug)]
+pub struct ClientIp(pub Option<String>);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for ClientIp {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        let peer = parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip());
+        let forwarded_for = parts.headers.get("x-forwarded-for").and_then(|v| v.to_str().ok());
+        let trusted = parts.extensions.get::<TrustedProxies>().map(|t| t.0.clone()).unwrap_or_default();
+        Ok(Self(client_ip(peer, forwarded_for, &trusted)))
+    }
+}
+
 /// The peer's address; behind trusted proxies, the right-most forwarded address that is not one
 /// of them (the left part of the header is whatever the client sent).
 pub fn client_ip(peer: Option<IpAddr>, forwarded_for: Option<&str>, trusted: &[IpAddr]) -> Option<String> {

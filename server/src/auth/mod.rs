@@ -7,9 +7,9 @@
 
 pub mod client_ip;
 pub mod csrf;
+pub mod limits;
 pub mod pages;
 pub mod password;
-pub mod rate_limit;
 pub mod tokens;
 
 use axum::{
@@ -82,10 +82,7 @@ impl<S: Send + Sync> FromRequestParts<S> for CurrentUser {
             .get::<Viewer>()
             .and_then(|v| v.0.clone())
             .ok_or_else(|| ApiError::Unauthorized("log in or send an API token".into()))?;
-        let peer = parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip());
-        let forwarded_for = parts.headers.get("x-forwarded-for").and_then(|v| v.to_str().ok());
-        let trusted = parts.extensions.get::<client_ip::TrustedProxies>().map(|t| t.0.clone()).unwrap_or_default();
-        let ip = client_ip::client_ip(peer, forwarded_for, &trusted);
+        let Ok(client_ip::ClientIp(ip)) = client_ip::ClientIp::from_request_parts(parts, _state).await;
         let user_agent = parts.headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).map(str::to_owned);
         Ok(Self { user, ip, user_agent })
     }

@@ -1,4 +1,14 @@
-//! argon2id password hashing, always off the async runtime.
+//! argon2id password hashing, always off the async runtime, and at most one hash per core at a
+//! time: each takes 19 MiB and a core for tens of milliseconds, so unbounded parallel logins would
+//! take all memory and every core (the blocking pool has 512 threads).
+
+use std::{
+    sync::{
+        LazyLock,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
 
 use anyhow::Context;
 use argon2::{
@@ -26,13 +36,41 @@ pub fn weakness(name: &str, password: &str) -> Option<String> {
     None
 }
 
+/// Hashes running at once: one per core.
+static HASHING: LazyLock<tokio::sync::Semaphore> =
+    LazyLock::new(|| tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(2, |n| n.get())));
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+/// How long a password check waits for a free core before the caller is told to come back.
+const WAIT_FOR_CORE: Duration = Duration::from_secs(10);
+
+/// Every core has been busy hashing for [`WAIT_FOR_CORE`]: answer 503, try again shortly.
+#[derive(Debug, thiserror::Error)]
+#[error("the server is busy checking passwords; try again in a moment")]
+pub struct Busy;
+
+/// The most hashes that ran at once in this process (shown in /metrics).
+pub fn peak_in_flight() -> usize {
+    PEAK.load(Ordering::Relaxed)
+}
+
+/// Runs `work` on the blocking pool once a core is free for it.
+async fn on_a_free_core<T: Send + 'static>(work: impl FnOnce() -> anyhow::Result<T> + Send + 'static) -> anyhow::Result<T> {
+    let _permit = tokio::time::timeout(WAIT_FOR_CORE, HASHING.acquire()).await.map_err(|_| Busy)?.context("hashing closed")?;
+    let now = IN_FLIGHT.fetch_add(1, Ordering::SeqCst) + 1;
+    PEAK.fetch_max(now, Ordering::SeqCst);
+    let result = tokio::task::spawn_blocking(work).await;
+    IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+    result.context("password hashing task failed")?
+}
+
 pub async fn hash(password: String) -> anyhow::Result<String> {
-    tokio::task::spawn_blocking(move || {
+    on_a_free_core(move || {
         let salt = SaltString::generate(&mut OsRng);
         Argon2::default().hash_password(password.as_bytes(), &salt).map(|h| h.to_string()).map_err(|e| anyhow::anyhow!("{e}"))
     })
     .await
-    .context("password hashing task failed")?
 }
 
 /// A hash with the same parameters as [`hash`] makes, verified when the user does not exist.
@@ -40,14 +78,13 @@ const DUMMY: &str = "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$yZ8u4
 
 /// Constant work whether or not the user exists: pass `None` to verify against a dummy hash.
 pub async fn verify(password: String, stored: Option<String>) -> anyhow::Result<bool> {
-    tokio::task::spawn_blocking(move || {
+    on_a_free_core(move || {
         let text = stored.as_deref().unwrap_or(DUMMY);
         let parsed = PasswordHash::new(text).map_err(|e| anyhow::anyhow!("stored hash unreadable: {e}"))?;
         let ok = Argon2::default().verify_password(password.as_bytes(), &parsed).is_ok();
         Ok(ok && stored.is_some())
     })
     .await
-    .context("password check task failed")?
 }
 
 #[cfg(test)]
@@ -70,6 +107,18 @@ mod tests {
         let real = hash("correct horse".into()).await.unwrap();
         let (real, dummy) = (PasswordHash::new(&real).unwrap(), PasswordHash::new(DUMMY).unwrap());
         assert_eq!((real.algorithm, real.version, real.params.to_string()), (dummy.algorithm, dummy.version, dummy.params.to_string()));
+    }
+
+    /// Twenty checks at once run at most one per core: memory stays at cores × 19 MiB.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn parallel_checks_wait_for_a_free_core() {
+        let stored = hash("correct horse".into()).await.unwrap();
+        let checks: Vec<_> = (0..20).map(|i| tokio::spawn(verify(format!("guess {i}"), Some(stored.clone())))).collect();
+        for check in checks {
+            assert!(!check.await.unwrap().unwrap());
+        }
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        assert!(peak_in_flight() >= 1 && peak_in_flight() <= cores, "peak {} on {cores} cores", peak_in_flight());
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod calls;
 pub mod conversations;
 pub mod events;
 pub mod grants;
+pub mod limits;
 pub mod orders;
 pub mod outbox;
 pub mod sessions;

@@ -87,6 +87,8 @@ pub struct Options {
     pub sweep_ms: Option<u64>,
     /// `COUNTERSIGN_TRUSTED_PROXIES`.
     pub trusted_proxies: Option<String>,
+    /// Failed logins allowed per user name and per address, and their window in ms.
+    pub login_limits: Option<(u32, u32, u64)>,
 }
 
 /// Starts the real application on 127.0.0.1:0 with a fresh database in a temporary directory.
@@ -138,6 +140,8 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
     let body_limit = options.body_limit.map(|n| n.to_string());
     let decisions = options.decisions_per_minute.map(|n| n.to_string());
     let sweep = options.sweep_ms.unwrap_or(20).to_string();
+    let login = options.login_limits.map(|(name, address, ms)| [name.to_string(), address.to_string(), ms.to_string()]);
+    let login = |i: usize| login.as_ref().map(|l| l[i].clone());
     let config = Config::from_lookup(|key| match key {
         "COUNTERSIGN_ADDR" => Some("127.0.0.1:0".to_owned()),
         "COUNTERSIGN_DATA_DIR" => Some(data_dir.path().display().to_string()),
@@ -147,6 +151,9 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
         "COUNTERSIGN_DECISIONS_PER_MINUTE" => decisions.clone(),
         "COUNTERSIGN_SWEEP_MS" => Some(sweep.clone()),
         "COUNTERSIGN_TRUSTED_PROXIES" => options.trusted_proxies.clone(),
+        "COUNTERSIGN_LOGIN_FAILURES" => login(0),
+        "COUNTERSIGN_LOGIN_FAILURES_PER_ADDRESS" => login(1),
+        "COUNTERSIGN_LOGIN_WINDOW_MS" => login(2),
         "RUST_LOG" => Some(std::env::var("TEST_LOG").unwrap_or_else(|_| "error".to_owned())),
         _ => None,
     })

@@ -102,6 +102,81 @@ async fn a_session_logs_in_with_the_right_password_only_and_logs_out() {
     assert_eq!(client.get(app.url("/api/session")).send().await.unwrap().status(), 401);
 }
 
+/// Attack: online guessing, 50 wrong passwords for one user at once. Only the allowed number are
+/// checked (the rest get 429 with Retry-After before any hashing), at most one hash per core runs
+/// at a time, the refusals log no one in, and the right password works again after the window.
+#[tokio::test]
+async fn fifty_wrong_passwords_get_429s_and_the_right_one_works_after_the_window() {
+    let window_ms = 2_000;
+    let app = spawn_app_with(Options { login_limits: Some((5, 1_000, window_ms)), ..Default::default() }).await;
+    let guesses = (0..50).map(|i| {
+        let client = cookie_client();
+        let app = app.clone();
+        async move {
+            let response = client
+                .post(app.url("/api/session"))
+                .json(&json!({ "username": "Alice", "password": format!("guess-{i}") }))
+                .send()
+                .await
+                .unwrap();
+            let retry_after = response.headers().get("retry-after").map(|v| v.to_str().unwrap().parse::<u64>().unwrap());
+            (response.status(), retry_after, client.get(app.url("/api/session")).send().await.unwrap().status())
+        }
+    });
+    let answers = futures::future::join_all(guesses).await;
+    let count = |status: StatusCode| answers.iter().filter(|a| a.0 == status).count();
+    assert_eq!((count(StatusCode::UNAUTHORIZED), count(StatusCode::TOO_MANY_REQUESTS)), (5, 45), "{answers:?}");
+    assert!(answers.iter().filter(|a| a.0 == 429).all(|a| a.1.is_some_and(|s| (1..=2).contains(&s))), "{answers:?}");
+    assert!(answers.iter().all(|a| a.2 == StatusCode::UNAUTHORIZED), "no guess made a session");
+    let cores = std::thread::available_parallelism().unwrap().get();
+    let peak = countersign::auth::password::peak_in_flight();
+    assert!(peak <= cores, "{peak} password hashes ran at once on {cores} cores");
+
+    // Within the window even the right password waits (the name's failures are used up); the
+    // form post sends the browser back to the page with the wait; another user is not affected.
+    let client = cookie_client();
+    let refused = client.post(app.url("/api/session")).json(&json!({ "username": "alice", "password": PASSWORD })).send().await.unwrap();
+    assert_eq!(refused.status(), 429);
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(error_code(&body), "too_many_requests");
+    assert!(body["error"]["message"].as_str().unwrap().contains("user name"), "{body}");
+    let no_redirects = test_client().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let form =
+        no_redirects.post(app.url("/login?next=/queue")).form(&[("username", "alice"), ("password", PASSWORD)]).send().await.unwrap();
+    assert_eq!(form.status(), 303);
+    assert!(form.headers()["location"].to_str().unwrap().starts_with("/login?retry_after="), "{:?}", form.headers());
+    assert_eq!(login(&app, &cookie_client(), "bob", PASSWORD).await, 200);
+
+    tokio::time::sleep(std::time::Duration::from_millis(window_ms + 200)).await;
+    assert_eq!(login(&app, &client, "alice", PASSWORD).await, 200);
+    assert_eq!(client.get(app.url("/api/session")).send().await.unwrap().status(), 200);
+}
+
+/// Attack: one address guessing across many user names hits the per-address limit; right
+/// passwords do not count as failures.
+#[tokio::test]
+async fn one_address_guessing_many_names_gets_429() {
+    let app = spawn_app_with(Options { login_limits: Some((100, 3, 60_000)), ..Default::default() }).await;
+    for _ in 0..5 {
+        assert_eq!(login(&app, &cookie_client(), "bob", PASSWORD).await, 200, "successes are not failures");
+    }
+    for name in ["carol", "dave", "erin"] {
+        assert_eq!(login(&app, &cookie_client(), name, "guess").await, 401);
+    }
+    let refused =
+        cookie_client().post(app.url("/api/session")).json(&json!({ "username": "frank", "password": "guess" })).send().await.unwrap();
+    assert_eq!(refused.status(), 429);
+    let body: Value = refused.json().await.unwrap();
+    assert!(body["error"]["message"].as_str().unwrap().contains("address"), "{body}");
+    assert!(refused_retry_after(&app).await >= 50, "the wait is the rest of the minute window");
+}
+
+async fn refused_retry_after(app: &TestApp) -> u64 {
+    let response = cookie_client().post(app.url("/api/session")).json(&json!({ "username": "x", "password": "y" })).send().await.unwrap();
+    assert_eq!(response.status(), 429);
+    response.headers()["retry-after"].to_str().unwrap().parse().unwrap()
+}
+
 #[tokio::test]
 async fn a_cross_site_post_with_a_session_cookie_is_refused_and_changes_nothing() {
     let app = spawn_app().await;

@@ -1,0 +1,103 @@
+//! How often a caller may try: logins per user name and per client address, decisions per user.
+//! Over a limit: 429 with `Retry-After`. The counters live in the database (`store::limits`), so
+//! several replicas share one limit instead of each allowing it again.
+//!
+//! Logins count failures (OWASP ASVS 2.2.1): an attempt is counted before the password is checked,
+//! so a burst of parallel guesses cannot slip past the limit, and given back when the password was
+//! right. The limit is checked before any hashing, so refused guesses cost no argon2 work.
+
+use std::time::Duration;
+
+use crate::{api::ApiError, store::limits};
+
+/// At most `limit` attempts in each `window`.
+#[derive(Clone, Copy, Debug)]
+pub struct Rule {
+    pub limit: u32,
+    pub window: Duration,
+}
+
+#[derive(Clone, Debug)]
+pub struct Limits {
+    pub login_per_name: Rule,
+    pub login_per_address: Rule,
+    pub decisions_per_user: Rule,
+}
+
+/// A user name is compared as typed but trimmed and case-folded, and only its start is kept: the
+/// key is not a place to store 64 KiB per request.
+fn name_key(name: &str) -> String {
+    let folded: String = name.trim().to_lowercase().chars().take(128).collect();
+    format!("login-name:{folded}")
+}
+
+/// A login attempt that was allowed and counted; [`LoginAttempt::succeeded`] uncounts it.
+pub struct LoginAttempt {
+    keys: [String; 2],
+}
+
+impl Limits {
+    /// The longest window, after which a counter can be forgotten.
+    pub fn longest_window(&self) -> Duration {
+        self.login_per_name.window.max(self.login_per_address.window).max(self.decisions_per_user.window)
+    }
+
+    /// Every minute, deletes counters older than any window, so the table holds only recent keys.
+    pub async fn forget_old_counters(self: std::sync::Arc<Self>, store: crate::store::Store) {
+        let mut every = tokio::time::interval(Duration::from_secs(60));
+        loop {
+            every.tick().await;
+            if let Err(err) = limits::forget_ended(store.writer(), self.longest_window()).await {
+                tracing::warn!(error = ?err, "could not delete old attempt counters");
+            }
+        }
+    }
+
+    pub async fn decision(&self, writer: &sqlx::AnyPool, user_id: &str) -> Result<(), ApiError> {
+        take(writer, &format!("decide:{user_id}"), self.decisions_per_user, "too many decisions").await
+    }
+
+    /// Counts a login attempt for `name` from `address`, or refuses it (429) when either has used
+    /// its failures for this window.
+    pub async fn login(&self, writer: &sqlx::AnyPool, name: &str, address: Option<&str>) -> Result<LoginAttempt, ApiError> {
+        let name_key = name_key(name);
+        let address_key = format!("login-address:{}", address.unwrap_or("unknown"));
+        take(writer, &address_key, self.login_per_address, "too many failed logins from this address").await?;
+        if let Err(refused) = take(writer, &name_key, self.login_per_name, "too many failed logins for this user name").await {
+            limits::give_back(writer, &address_key).await?;
+            return Err(refused);
+        }
+        Ok(LoginAttempt { keys: [name_key, address_key] })
+    }
+}
+
+impl LoginAttempt {
+    /// The password was right: this attempt is not a failure.
+    pub async fn succeeded(self, writer: &sqlx::AnyPool) -> Result<(), ApiError> {
+        for key in &self.keys {
+            limits::give_back(writer, key).await?;
+        }
+        Ok(())
+    }
+}
+
+async fn take(writer: &sqlx::AnyPool, key: &str, rule: Rule, what: &str) -> Result<(), ApiError> {
+    match limits::take(writer, key, rule.limit, rule.window).await? {
+        None => Ok(()),
+        Some(wait) => {
+            let retry_after_secs = wait.as_secs_f64().ceil().max(1.0) as u64;
+            Err(ApiError::TooManyRequests { message: format!("{what}; try again in {retry_after_secs} s"), retry_after_secs })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_names_are_keyed_trimmed_folded_and_short() {
+        assert_eq!(name_key("  Alice "), "login-name:alice");
+        assert_eq!(name_key(&"x".repeat(10_000)).len(), "login-name:".len() + 128);
+    }
+}
