@@ -13,7 +13,8 @@ use tokio::sync::broadcast;
 
 use crate::store::{NativePool, Store, events};
 
-/// The NOTIFY channel carrying `instance|conversation_id|seq` of every committed event.
+/// The NOTIFY channel: `instance|e|event json` or `instance|r|conversation_id|seq` for every
+/// committed event, `instance|x|credential key` for a revoked credential.
 const CHANNEL: &str = "countersign_events";
 
 #[derive(Clone, Debug)]
@@ -24,6 +25,9 @@ pub struct Bus {
     /// Only events committed by this process: side effects (webhooks) run once, where the commit happened.
     local: broadcast::Sender<Event>,
     deltas: broadcast::Sender<AssistantDelta>,
+    /// Credentials that just ended (logout, token revoked), by [`crate::auth::Credential`] key:
+    /// the event streams they opened close, on every replica.
+    revoked: broadcast::Sender<String>,
 }
 
 impl Default for Bus {
@@ -33,6 +37,7 @@ impl Default for Bus {
             sender: broadcast::channel(4096).0,
             local: broadcast::channel(4096).0,
             deltas: broadcast::channel(1024).0,
+            revoked: broadcast::channel(256).0,
         }
     }
 }
@@ -71,6 +76,24 @@ impl Bus {
     pub fn subscribe_deltas(&self) -> broadcast::Receiver<AssistantDelta> {
         self.deltas.subscribe()
     }
+
+    pub fn subscribe_revoked(&self) -> broadcast::Receiver<String> {
+        self.revoked.subscribe()
+    }
+}
+
+/// Announces that the credential with this key ended, here and (PostgreSQL) on the other replicas.
+pub async fn publish_revoked(store: &Store, key: &str) -> anyhow::Result<()> {
+    let _ = store.bus().revoked.send(key.to_owned());
+    if let NativePool::Postgres(pool) = store.native() {
+        sqlx::query("SELECT pg_notify($1, $2)")
+            .bind(CHANNEL)
+            .bind(format!("{}|x|{key}", store.bus().instance()))
+            .execute(pool)
+            .await
+            .context("failed to tell the other replicas about a revoked credential")?;
+    }
+    Ok(())
 }
 
 /// PostgreSQL: queues one notification per event; they are delivered if and when the transaction commits.
@@ -120,6 +143,10 @@ async fn relay(store: &Store, pool: &sqlx::PgPool) -> anyhow::Result<()> {
             continue;
         }
         let event = match kind {
+            "x" => {
+                let _ = store.bus().revoked.send(rest.to_owned());
+                continue;
+            }
             "e" => serde_json::from_str::<Event>(rest).ok(),
             _ => {
                 let Some((conversation_id, seq)) = rest.split_once('|') else { continue };

@@ -31,6 +31,10 @@ pub struct Config {
     pub login_failures_per_name: u32,
     pub login_failures_per_address: u32,
     pub login_window: Duration,
+    /// Event streams one user may hold open on one process (more get 429).
+    pub streams_per_user: usize,
+    /// How long an event stream stays open before the client must reconnect (and be checked again).
+    pub stream_lifetime: Duration,
     /// Mark the session cookie `Secure` (serve over https).
     pub secure_cookies: bool,
     /// Create the documented demo accounts at start-up (only with the built-in demo agents).
@@ -67,6 +71,8 @@ impl Config {
         let login_failures_per_name = number(&get, "COUNTERSIGN_LOGIN_FAILURES", 10)?.clamp(1, u32::MAX as usize) as u32;
         let login_failures_per_address = number(&get, "COUNTERSIGN_LOGIN_FAILURES_PER_ADDRESS", 100)?.clamp(1, u32::MAX as usize) as u32;
         let login_window = Duration::from_millis(number(&get, "COUNTERSIGN_LOGIN_WINDOW_MS", 600_000)?.max(100) as u64);
+        let streams_per_user = number(&get, "COUNTERSIGN_STREAMS_PER_USER", 32)?.max(1);
+        let stream_lifetime = Duration::from_millis(number(&get, "COUNTERSIGN_STREAM_LIFETIME_MS", 900_000)?.max(100) as u64);
         let secure_cookies = matches!(get("COUNTERSIGN_SECURE_COOKIES").as_deref(), Some("1" | "true"));
         let demo_accounts = agents_path.is_none() && matches!(get("COUNTERSIGN_DEMO_ACCOUNTS").as_deref(), Some("1" | "true"));
         let trusted_proxies = get("COUNTERSIGN_TRUSTED_PROXIES")
@@ -90,6 +96,8 @@ impl Config {
             login_failures_per_name,
             login_failures_per_address,
             login_window,
+            streams_per_user,
+            stream_lifetime,
             secure_cookies,
             demo_accounts,
             trusted_proxies,

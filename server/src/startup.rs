@@ -101,8 +101,10 @@ impl Application {
             decisions_per_user: Rule { limit: config.decisions_per_minute, window: Duration::from_secs(60) },
         });
         tokio::spawn(limits.clone().forget_old_counters(store.clone()));
+        let streams = crate::api::live::OpenStreams::new(config.streams_per_user, config.stream_lifetime);
         let state = AppState {
             leptos_options,
+            streams,
             store: store.clone(),
             orchestrator: orchestrator.clone(),
             config: Arc::new(config),

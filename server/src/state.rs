@@ -5,7 +5,7 @@ use std::sync::Arc;
 use axum::extract::FromRef;
 use leptos::prelude::LeptosOptions;
 
-use crate::{auth::limits::Limits, config::Config, orchestrator::Orchestrator, store::Store};
+use crate::{api::live::OpenStreams, auth::limits::Limits, config::Config, orchestrator::Orchestrator, store::Store};
 
 #[derive(Clone, FromRef)]
 pub struct AppState {
@@ -14,4 +14,5 @@ pub struct AppState {
     pub orchestrator: Arc<Orchestrator>,
     pub config: Arc<Config>,
     pub limits: Arc<Limits>,
+    pub streams: OpenStreams,
 }

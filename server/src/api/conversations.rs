@@ -7,7 +7,7 @@ use app::domain::{
     wire::{AssistantDelta, Conversation, ConversationDetail, NewConversation, NewMessage},
 };
 use axum::{
-    Json, Router,
+    Extension, Json, Router,
     extract::{Path, State},
     http::{HeaderMap, StatusCode},
     response::sse::{self, KeepAlive, Sse},
@@ -24,7 +24,7 @@ use super::{
 };
 use crate::{
     api::approvals::actor,
-    auth::CurrentUser,
+    auth::{Credential, CurrentUser},
     orchestrator::{Answer, StartError},
     state::AppState,
     store::{Store, approvals, conversations, events},
@@ -122,10 +122,11 @@ async fn post_message(
 /// The conversation's event log as SSE: stored events after the resume point, then live ones.
 /// A live event is sent straight from the bus when it is the next in sequence; any gap is read
 /// from the store, so nothing is missed or sent twice.
-#[tracing::instrument(skip(state, user, headers))]
+#[tracing::instrument(skip(state, user, credential, headers))]
 async fn stream(
     State(state): State<AppState>,
     user: CurrentUser,
+    credential: Option<Extension<Credential>>,
     Path(id): Path<String>,
     headers: HeaderMap,
     ApiQuery(query): ApiQuery<ResumeQuery>,
@@ -144,6 +145,7 @@ async fn stream(
         };
         Some((Ok(sse), cursor))
     });
+    let stream = state.streams.bound(state.store.bus(), &user, credential.map(|c| c.0), stream)?;
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }
 

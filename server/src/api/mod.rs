@@ -8,6 +8,7 @@ pub mod error;
 mod extract;
 mod grants;
 mod health;
+pub mod live;
 pub mod openapi;
 mod orders;
 mod queue;

@@ -5,48 +5,89 @@
 use std::convert::Infallible;
 
 use app::domain::EventBody;
+use std::collections::HashMap;
+
 use axum::{
-    Router,
+    Extension, Router,
     extract::State,
     response::sse::{Event, KeepAlive, Sse},
     routing::get,
 };
 use futures::Stream;
 use serde_json::json;
-use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::broadcast::{self, error::RecvError};
 
-use crate::{auth::CurrentUser, state::AppState, store::conversations};
+use super::ApiError;
+use crate::{
+    auth::{Credential, CurrentUser},
+    state::AppState,
+    store::{Store, conversations},
+};
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/api/approvals/events", get(stream))
 }
 
-async fn stream(State(state): State<AppState>, user: CurrentUser) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+async fn stream(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    credential: Option<Extension<Credential>>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let rx = state.store.bus().subscribe();
     let client = state.orchestrator.metrics().sse_client();
-    let stream = futures::stream::unfold((rx, state, user, client), |(mut rx, state, user, client)| async move {
+    let watcher = Watcher { rx, store: state.store.clone(), user: user.clone(), owners: HashMap::new(), _client: client };
+    let stream = futures::stream::unfold(watcher, |mut watcher| async move {
+        let approval_id = watcher.next_change().await?;
+        let event = Event::default().event("queue-changed").data(json!({ "approval_id": approval_id }).to_string());
+        Some((Ok(event), watcher))
+    });
+    let stream = state.streams.bound(state.store.bus(), &user, credential.map(|c| c.0), stream)?;
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+/// One queue stream's view of the bus.
+struct Watcher {
+    rx: broadcast::Receiver<app::domain::Event>,
+    store: Store,
+    user: CurrentUser,
+    /// Conversation owners already looked up (an owner never changes), so a busy queue costs one
+    /// query per conversation per stream, not one per approval event.
+    owners: HashMap<String, Option<String>>,
+    _client: crate::metrics::SseClient,
+}
+
+/// Owners remembered per stream before the cache starts over.
+const MAX_OWNERS: usize = 4096;
+
+impl Watcher {
+    /// The next approval change the user may see (`Some(None)`: some were missed, reload all).
+    async fn next_change(&mut self) -> Option<Option<String>> {
         loop {
-            let approval_id = match rx.recv().await {
-                Ok(event) => match &event.body {
-                    EventBody::ApprovalRequired { approval_id, .. }
-                    | EventBody::ApprovalDecided { approval_id, .. }
-                    | EventBody::ApprovalEscalated { approval_id, .. } => {
-                        let owner =
-                            conversations::get(state.store.pool(), &event.conversation_id).await.ok().flatten().and_then(|c| c.owner_id);
-                        if !user.can_see(owner.as_deref()) {
-                            continue;
-                        }
-                        Some(approval_id.clone())
-                    }
-                    _ => continue,
-                },
-                // Missed some: tell the page to reload anyway.
-                Err(RecvError::Lagged(_)) => None,
+            let event = match self.rx.recv().await {
+                Ok(event) => event,
+                Err(RecvError::Lagged(_)) => return Some(None),
                 Err(RecvError::Closed) => return None,
             };
-            let event = Event::default().event("queue-changed").data(json!({ "approval_id": approval_id }).to_string());
-            return Some((Ok(event), (rx, state, user, client)));
+            let (EventBody::ApprovalRequired { approval_id, .. }
+            | EventBody::ApprovalDecided { approval_id, .. }
+            | EventBody::ApprovalEscalated { approval_id, .. }) = &event.body
+            else {
+                continue;
+            };
+            if self.user.user.is_admin() || self.owns(&event.conversation_id).await {
+                return Some(Some(approval_id.clone()));
+            }
         }
-    });
-    Sse::new(stream).keep_alive(KeepAlive::default())
+    }
+
+    async fn owns(&mut self, conversation_id: &str) -> bool {
+        if !self.owners.contains_key(conversation_id) {
+            if self.owners.len() >= MAX_OWNERS {
+                self.owners.clear();
+            }
+            let owner = conversations::get(self.store.pool(), conversation_id).await.ok().flatten().and_then(|c| c.owner_id);
+            self.owners.insert(conversation_id.to_owned(), owner);
+        }
+        self.user.can_see(self.owners[conversation_id].as_deref())
+    }
 }

@@ -20,7 +20,7 @@ use super::{
     extract::{ApiJson, ApiQuery},
 };
 use crate::{
-    auth::{CurrentUser, SESSION_USER, client_ip::ClientIp, password},
+    auth::{Credential, CurrentUser, SESSION_USER, client_ip::ClientIp, password},
     state::AppState,
     store::users::{self, User},
 };
@@ -108,7 +108,12 @@ async fn me(user: CurrentUser) -> Json<Me> {
     Json(me_of(&user.user))
 }
 
-async fn logout(session: Session) -> Result<StatusCode, ApiError> {
+/// Ends the session and closes the event streams it opened (on every replica).
+async fn logout(State(state): State<AppState>, session: Session) -> Result<StatusCode, ApiError> {
+    let credential = Credential::of_session(&session);
     session.flush().await.map_err(|e| anyhow::anyhow!("session: {e}"))?;
+    if let Some(Credential(key)) = credential {
+        crate::bus::publish_revoked(&state.store, &key).await?;
+    }
     Ok(StatusCode::NO_CONTENT)
 }

@@ -1,7 +1,7 @@
 //! Personal API tokens: create (the secret is shown once), list, revoke.
 
 use axum::{
-    Json, Router,
+    Extension, Json, Router,
     extract::{Path, State},
     http::StatusCode,
     routing::{get, post},
@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{ApiError, extract::ApiJson};
 use crate::{
-    auth::{CurrentUser, tokens},
+    auth::{ByToken, Credential, CurrentUser, tokens},
     state::AppState,
     store::{
         time::rfc3339,
@@ -43,11 +43,17 @@ struct TokenView {
     created_at: String,
 }
 
+/// Only a logged-in person makes tokens: a token that could make tokens would let a thief keep
+/// access after the stolen token is revoked.
 async fn create(
     State(state): State<AppState>,
     user: CurrentUser,
+    by_token: Option<Extension<ByToken>>,
     ApiJson(body): ApiJson<NewToken>,
 ) -> Result<(StatusCode, Json<CreatedToken>), ApiError> {
+    if by_token.is_some() {
+        return Err(ApiError::Forbidden("a token cannot make tokens: log in to make one".into()));
+    }
     let name = body.name.trim().to_owned();
     if name.is_empty() || name.chars().count() > 100 {
         return Err(ApiError::invalid("name", "a token needs a name of 1 to 100 characters"));
@@ -64,6 +70,8 @@ async fn list(State(state): State<AppState>, user: CurrentUser) -> Result<Json<V
 
 async fn revoke(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
     if users::revoke_token(state.store.writer(), &user.user.id, &id).await? {
+        // Requests check the token each time; open event streams learn it here.
+        crate::bus::publish_revoked(&state.store, &Credential::of_token(&id).0).await?;
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(ApiError::NotFound(format!("no live token {id}")))

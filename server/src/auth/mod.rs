@@ -38,19 +38,41 @@ pub struct Viewer(pub Option<User>);
 #[derive(Clone, Copy, Debug)]
 pub struct ByToken;
 
+/// What authenticated a request, as a key that names it without revealing it: `token:<id>` or
+/// `session:<digest of the session id>`. Logout and token revocation publish the key
+/// (`bus::publish_revoked`) and the event streams it opened close (`api::live`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Credential(pub String);
+
+impl Credential {
+    pub fn of_token(token_id: &str) -> Self {
+        Self(format!("token:{token_id}"))
+    }
+
+    pub fn of_session(session: &Session) -> Option<Self> {
+        session.id().map(|id| Self(format!("session:{}", tokens::digest(&id.to_string()))))
+    }
+}
+
 /// Middleware: finds the user behind a bearer token or the session cookie.
 pub async fn resolve(State(state): State<AppState>, mut req: Request, next: Next) -> Result<Response, ApiError> {
     let user = match bearer(req.headers()) {
         Some(token) => {
-            let user = users::user_for_token(state.store.pool(), &tokens::digest(token))
+            let (user, token_id) = users::user_for_token(state.store.pool(), &tokens::digest(token))
                 .await?
                 .ok_or_else(|| ApiError::Unauthorized("the API token is unknown or revoked".into()))?;
             req.extensions_mut().insert(ByToken);
+            req.extensions_mut().insert(Credential::of_token(&token_id));
             Some(user)
         }
-        None => match req.extensions().get::<Session>() {
+        None => match req.extensions().get::<Session>().cloned() {
             Some(session) => match session.get::<String>(SESSION_USER).await.map_err(|e| anyhow::anyhow!("session: {e}"))? {
-                Some(id) => users::get(state.store.pool(), &id).await?,
+                Some(id) => {
+                    if let Some(credential) = Credential::of_session(&session) {
+                        req.extensions_mut().insert(credential);
+                    }
+                    users::get(state.store.pool(), &id).await?
+                }
                 None => None,
             },
             None => None,

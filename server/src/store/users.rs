@@ -140,16 +140,23 @@ pub async fn insert_token(db: impl AnyExecutor<'_>, user_id: &str, name: &str, t
 }
 
 /// The user a live (not revoked) token belongs to.
-pub async fn user_for_token(db: impl AnyExecutor<'_>, token_hash: &str) -> anyhow::Result<Option<User>> {
-    let row: Option<UserRow> = sqlx::query_as(
-        "SELECT u.id, u.username, u.role, u.created_at FROM api_tokens t JOIN users u ON u.id = t.user_id
+/// The user behind a live token, with the token's id.
+pub async fn user_for_token(db: impl AnyExecutor<'_>, token_hash: &str) -> anyhow::Result<Option<(User, String)>> {
+    #[derive(sqlx::FromRow)]
+    struct Row {
+        #[sqlx(flatten)]
+        user: UserRow,
+        token_id: String,
+    }
+    let row: Option<Row> = sqlx::query_as(
+        "SELECT u.id, u.username, u.role, u.created_at, t.id AS token_id FROM api_tokens t JOIN users u ON u.id = t.user_id
          WHERE t.token_hash = $1 AND t.revoked_at IS NULL",
     )
     .bind(token_hash)
     .fetch_optional(db)
     .await
     .context("failed to check token")?;
-    Ok(row.map(Into::into))
+    Ok(row.map(|r| (r.user.into(), r.token_id)))
 }
 
 pub async fn tokens_of(db: impl AnyExecutor<'_>, user_id: &str) -> anyhow::Result<Vec<TokenInfo>> {

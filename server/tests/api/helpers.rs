@@ -89,6 +89,8 @@ pub struct Options {
     pub trusted_proxies: Option<String>,
     /// Failed logins allowed per user name and per address, and their window in ms.
     pub login_limits: Option<(u32, u32, u64)>,
+    /// Event streams per user and their lifetime in ms.
+    pub streams: Option<(usize, u64)>,
 }
 
 /// Starts the real application on 127.0.0.1:0 with a fresh database in a temporary directory.
@@ -142,6 +144,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
     let sweep = options.sweep_ms.unwrap_or(20).to_string();
     let login = options.login_limits.map(|(name, address, ms)| [name.to_string(), address.to_string(), ms.to_string()]);
     let login = |i: usize| login.as_ref().map(|l| l[i].clone());
+    let streams = options.streams.map(|(n, ms)| (n.to_string(), ms.to_string()));
     let config = Config::from_lookup(|key| match key {
         "COUNTERSIGN_ADDR" => Some("127.0.0.1:0".to_owned()),
         "COUNTERSIGN_DATA_DIR" => Some(data_dir.path().display().to_string()),
@@ -154,6 +157,8 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
         "COUNTERSIGN_LOGIN_FAILURES" => login(0),
         "COUNTERSIGN_LOGIN_FAILURES_PER_ADDRESS" => login(1),
         "COUNTERSIGN_LOGIN_WINDOW_MS" => login(2),
+        "COUNTERSIGN_STREAMS_PER_USER" => streams.as_ref().map(|s| s.0.clone()),
+        "COUNTERSIGN_STREAM_LIFETIME_MS" => streams.as_ref().map(|s| s.1.clone()),
         "RUST_LOG" => Some(std::env::var("TEST_LOG").unwrap_or_else(|_| "error".to_owned())),
         _ => None,
     })

@@ -20,5 +20,6 @@ mod race;
 mod replicas;
 mod sse;
 mod stream;
+mod streams;
 mod subagents;
 mod webhooks;

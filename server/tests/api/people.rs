@@ -223,6 +223,9 @@ async fn decisions_over_the_per_user_limit_get_429_with_retry_after() {
 #[tokio::test]
 async fn a_revoked_token_no_longer_works() {
     let app = spawn_app().await;
+    let client = cookie_client();
+    assert_eq!(login(&app, &client, "alice", PASSWORD).await, 200);
+    let app = TestApp { client, ..app };
     let (code, created) = app.post_json("/api/tokens", json!({ "name": "script" })).await;
     assert_eq!(code, 201);
     let token = created["token"].as_str().unwrap();

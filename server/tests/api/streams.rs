@@ -1,0 +1,107 @@
+//! Event streams check their caller only when they open, so they also end: when the session
+//! logs out or the token is revoked (on any replica), and after their lifetime; and one user may
+//! hold only so many open at once.
+
+use std::{sync::Arc, time::Duration};
+
+use futures::{Stream, StreamExt};
+use serde_json::json;
+
+use crate::helpers::{BinaryServer, Options, PASSWORD, TestApp, client_with_token, postgres, spawn_app, spawn_app_with, test_client};
+
+/// A client logged in as `user` with a session cookie.
+async fn logged_in(app: &TestApp, user: &str) -> TestApp {
+    let client = test_client().cookie_store(true).build().unwrap();
+    let response = client.post(app.url("/api/session")).json(&json!({ "username": user, "password": PASSWORD })).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    TestApp { client, ..app.clone() }
+}
+
+/// Reads `stream` to its end; fails if it is still open after `secs`.
+async fn ends_within(stream: impl Stream<Item = eventsource_stream::Event> + Unpin, secs: u64, what: &str) {
+    tokio::time::timeout(Duration::from_secs(secs), stream.collect::<Vec<_>>()).await.unwrap_or_else(|_| panic!("{what} still open"));
+}
+
+/// The next event, or None when nothing arrives in `secs` (the stream is open and quiet).
+async fn next_within(stream: &mut (impl Stream<Item = eventsource_stream::Event> + Unpin), secs: u64) -> Option<String> {
+    tokio::time::timeout(Duration::from_secs(secs), stream.next()).await.ok().flatten().map(|e| e.event)
+}
+
+#[tokio::test]
+async fn logging_out_closes_the_streams_that_session_opened_and_no_other() {
+    let app = spawn_app().await;
+    let (laptop, phone) = (logged_in(&app, "alice").await, logged_in(&app, "alice").await);
+    let c = app.create_conversation().await;
+    let chat = laptop.sse(&format!("/api/conversations/{c}/events"), None).await;
+    let queue = laptop.sse("/api/approvals/events", None).await;
+    let mut other = phone.sse("/api/approvals/events", None).await;
+
+    assert_eq!(laptop.client.delete(app.url("/api/session")).send().await.unwrap().status(), 204);
+    ends_within(chat, 5, "the chat stream after logout").await;
+    ends_within(queue, 5, "the queue stream after logout").await;
+    assert_eq!(laptop.get_json("/api/approvals/events").await.0, 401, "and it cannot reopen");
+
+    // The phone's session is another credential: its stream still carries the queue.
+    app.pending_turn(&c, "refund order 1001", 1).await;
+    assert_eq!(next_within(&mut other, 10).await.as_deref(), Some("queue-changed"));
+}
+
+#[tokio::test]
+async fn revoking_a_token_closes_its_streams_and_a_token_cannot_make_tokens() {
+    let app = spawn_app().await;
+    let person = logged_in(&app, "alice").await;
+    let (status, created) = person.post_json("/api/tokens", json!({ "name": "dashboard" })).await;
+    assert_eq!(status, 201, "{created}");
+    let script = TestApp { client: client_with_token(created["token"].as_str().unwrap()), ..app.clone() };
+    let stream = script.sse("/api/approvals/events", None).await;
+
+    // Attack: a stolen token mints a second one to survive its revocation.
+    let (status, body) = script.post_json("/api/tokens", json!({ "name": "backdoor" })).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("log in"), "{body}");
+    let names: Vec<String> =
+        person.get_json("/api/tokens").await.1.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect();
+    assert!(!names.contains(&"backdoor".to_owned()), "nothing was made: {names:?}");
+
+    let revoke = format!("/api/tokens/{}/revoke", created["id"].as_str().unwrap());
+    assert_eq!(person.post_json(&revoke, json!({})).await.0, 204);
+    ends_within(stream, 5, "the token's stream after revocation").await;
+    assert_eq!(script.get_json("/api/approvals/events").await.0, 401);
+}
+
+#[tokio::test]
+async fn streams_end_after_their_lifetime_and_each_user_may_hold_only_so_many() {
+    let app = spawn_app_with(Options { streams: Some((2, 700)), ..Default::default() }).await;
+    let c = app.create_conversation().await;
+    let first = app.sse(&format!("/api/conversations/{c}/events"), None).await;
+    let second = app.sse("/api/approvals/events", None).await;
+    let response = app.client.get(app.url("/api/approvals/events")).send().await.unwrap();
+    assert_eq!(response.status(), 429, "a third stream for alice");
+    assert!(response.headers().contains_key("retry-after"));
+    // Another user has a count of their own.
+    let bobs = app.as_user("bob").sse("/api/approvals/events", None).await;
+
+    ends_within(first, 5, "a stream past its lifetime").await;
+    ends_within(second, 5, "a stream past its lifetime").await;
+    ends_within(bobs, 5, "bob's stream past its lifetime").await;
+    // The client reconnects and is checked again; the ended streams gave their places back.
+    let third = app.sse("/api/approvals/events", None).await;
+    ends_within(third, 5, "the reconnected stream past its lifetime").await;
+}
+
+#[tokio::test]
+async fn logging_out_on_one_replica_closes_the_stream_on_another() {
+    if postgres().is_none() {
+        eprintln!("two replicas need PostgreSQL; this test runs in the PostgreSQL pass");
+        return;
+    }
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let a = BinaryServer::start(dir.clone(), None).await;
+    let b = BinaryServer::start(dir, None).await;
+    let on_a = logged_in(&a.app, "alice").await;
+    let stream = on_a.sse("/api/approvals/events", None).await;
+    // The same browser (the same cookie) logs out through replica B.
+    let on_b = TestApp { base_url: b.app.base_url.clone(), ..on_a.clone() };
+    assert_eq!(on_b.client.delete(on_b.url("/api/session")).send().await.unwrap().status(), 204);
+    ends_within(stream, 10, "A's stream after logout on B").await;
+}
