@@ -115,10 +115,27 @@ pub enum ApprovalsCommand {
 
 #[derive(Subcommand)]
 pub enum AuditCommand {
-    /// Check the hash chain; exits 1 and names the first broken entry if it does not hold.
-    Verify,
+    /// Check the hash chain and its signed anchors (with COUNTERSIGN_AUDIT_KEY); exits 1 and
+    /// names the first broken entry if it does not hold.
+    Verify {
+        /// A checkpoint kept outside the database (`ENTRY_ID:HASH`, from the server's
+        /// "audit checkpoint" log line): the chain must still hold that entry with that hash.
+        #[arg(long)]
+        anchor: Option<audit::ExternalAnchor>,
+    },
+    /// Sign the chain's head now (the server does it every minute when a key is configured).
+    Checkpoint,
+    /// Delete entries older than DAYS behind a signed anchor, so the rest still verifies.
+    Prune {
+        #[arg(long)]
+        older_than_days: u32,
+    },
     /// Print every entry as JSON Lines.
     Export,
+}
+
+fn audit_key(config: &Config) -> anyhow::Result<&crate::store::audit_anchors::AuditKey> {
+    config.audit_key.as_ref().context("set COUNTERSIGN_AUDIT_KEY (the key anchors are signed with) first")
 }
 
 async fn open_store(config: &Config) -> anyhow::Result<Store> {
@@ -228,8 +245,8 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
             let out = remote(&r, reqwest::Method::POST, &format!("/api/approvals/{id}/reject"), Some(json!({ "reason": reason }))).await?;
             println!("{}", out["outcome"].as_str().unwrap_or("rejected"));
         }
-        Command::Audit(AuditCommand::Verify) => {
-            let report = audit::verify(open_store(&config).await?.pool()).await?;
+        Command::Audit(AuditCommand::Verify { anchor }) => {
+            let report = audit::verify(open_store(&config).await?.pool(), config.audit_key.as_ref(), anchor.as_ref()).await?;
             if !report.ok {
                 bail!(
                     "audit chain broken at entry {}: {} ({} entries read)",
@@ -239,6 +256,32 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
                 );
             }
             println!("audit chain ok: {} entries", report.entries);
+            if let Some(through) = report.pruned_through {
+                println!("  starts after entry {through}, pruned behind a signed anchor");
+            }
+            match &report.checkpoint {
+                Some(c) => println!(
+                    "  newest checkpoint: entry {} ({}){}; {} entries after it are not anchored yet",
+                    c.entry_id,
+                    c.at,
+                    if report.signatures_checked { ", signature checked" } else { ", signature NOT checked: no COUNTERSIGN_AUDIT_KEY" },
+                    report.after_checkpoint
+                ),
+                None => println!("  no checkpoint yet: a cut tail or a recomputed chain would not show"),
+            }
+        }
+        Command::Audit(AuditCommand::Checkpoint) => {
+            let store = open_store(&config).await?;
+            match crate::store::audit_anchors::checkpoint(&store, audit_key(&config)?).await? {
+                Some(a) => println!("{}:{}", a.entry_id, a.hash),
+                None => println!("nothing new to sign"),
+            }
+        }
+        Command::Audit(AuditCommand::Prune { older_than_days }) => {
+            let store = open_store(&config).await?;
+            let before = crate::store::time::now_ms() - i64::from(older_than_days) * 86_400_000;
+            let n = crate::store::audit_anchors::prune(&store, audit_key(&config)?, before).await?;
+            println!("pruned {n} entries");
         }
         Command::Config(ConfigCommand::Check { file }) => {
             let config = crate::agents::AgentsConfig::load(&file, &crate::tools::Registry::builtin())?;

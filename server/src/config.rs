@@ -39,6 +39,12 @@ pub struct Config {
     pub secure_cookies: bool,
     /// Create the documented demo accounts at start-up (only with the built-in demo agents).
     pub demo_accounts: bool,
+    /// The key audit anchors are signed with (`None`: no checkpoints, no pruning).
+    pub audit_key: Option<crate::store::audit_anchors::AuditKey>,
+    /// How often the audit chain's head is signed.
+    pub audit_checkpoint_every: Duration,
+    /// Audit entries older than this are pruned behind a signed anchor (`None`: kept forever).
+    pub audit_retention: Option<Duration>,
     /// Reverse proxies whose `X-Forwarded-For` is believed for the audit trail's client address.
     pub trusted_proxies: Vec<std::net::IpAddr>,
 }
@@ -73,6 +79,16 @@ impl Config {
         let login_window = Duration::from_millis(number(&get, "COUNTERSIGN_LOGIN_WINDOW_MS", 600_000)?.max(100) as u64);
         let streams_per_user = number(&get, "COUNTERSIGN_STREAMS_PER_USER", 32)?.max(1);
         let stream_lifetime = Duration::from_millis(number(&get, "COUNTERSIGN_STREAM_LIFETIME_MS", 900_000)?.max(100) as u64);
+        let audit_key =
+            get("COUNTERSIGN_AUDIT_KEY").filter(|k| !k.is_empty()).map(|k| crate::store::audit_anchors::AuditKey::new(&k)).transpose()?;
+        let audit_checkpoint_every = Duration::from_millis(number(&get, "COUNTERSIGN_AUDIT_CHECKPOINT_MS", 60_000)?.max(100) as u64);
+        let audit_retention = match get("COUNTERSIGN_AUDIT_RETENTION_DAYS").filter(|d| !d.is_empty()) {
+            None => None,
+            Some(_) => Some(Duration::from_secs(number(&get, "COUNTERSIGN_AUDIT_RETENTION_DAYS", 0)?.max(1) as u64 * 86_400)),
+        };
+        if audit_retention.is_some() && audit_key.is_none() {
+            anyhow::bail!("COUNTERSIGN_AUDIT_RETENTION_DAYS needs COUNTERSIGN_AUDIT_KEY: pruned entries are replaced by a signed anchor");
+        }
         let secure_cookies = matches!(get("COUNTERSIGN_SECURE_COOKIES").as_deref(), Some("1" | "true"));
         let demo_accounts = agents_path.is_none() && matches!(get("COUNTERSIGN_DEMO_ACCOUNTS").as_deref(), Some("1" | "true"));
         let trusted_proxies = get("COUNTERSIGN_TRUSTED_PROXIES")
@@ -101,6 +117,9 @@ impl Config {
             secure_cookies,
             demo_accounts,
             trusted_proxies,
+            audit_key,
+            audit_checkpoint_every,
+            audit_retention,
         })
     }
 }

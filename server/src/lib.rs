@@ -13,6 +13,7 @@ pub mod orchestrator;
 pub mod page_data;
 pub mod pages;
 pub mod policy;
+pub mod security_headers;
 pub mod startup;
 pub mod state;
 pub mod store;

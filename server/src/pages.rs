@@ -39,10 +39,23 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .leptos_routes_with_context(
             state,
             routes(),
-            move || leptos::prelude::provide_context(data.clone()),
+            move || {
+                leptos::prelude::provide_context(data.clone());
+                nonce_context();
+            },
             move || app::shell(options.clone()),
         )
         .layer(middleware::from_fn(render_within_deadline))
+}
+
+/// Renders with the CSP nonce `security_headers` chose for this response (instead of the one
+/// leptos_axum makes, which the header could not know), so the hydration script may run.
+pub fn nonce_context() {
+    use leptos::prelude::{provide_context, use_context};
+    let nonce = use_context::<axum::http::request::Parts>().and_then(|p| p.extensions.get::<crate::security_headers::CspNonce>().cloned());
+    if let Some(nonce) = nonce {
+        provide_context(leptos::nonce::Nonce::from_value(nonce.0));
+    }
 }
 
 /// Answers 503 with a short page when a render takes longer than [`RENDER_DEADLINE`]. Pages

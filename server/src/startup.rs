@@ -101,6 +101,14 @@ impl Application {
             decisions_per_user: Rule { limit: config.decisions_per_minute, window: Duration::from_secs(60) },
         });
         tokio::spawn(limits.clone().forget_old_counters(store.clone()));
+        if let Some(key) = config.audit_key.clone() {
+            tokio::spawn(crate::store::audit_anchors::keep_anchoring(
+                store.clone(),
+                key,
+                config.audit_checkpoint_every,
+                config.audit_retention,
+            ));
+        }
         let streams = crate::api::live::OpenStreams::new(config.streams_per_user, config.stream_lifetime);
         let state = AppState {
             leptos_options,
@@ -121,7 +129,7 @@ impl Application {
         let router = Router::new()
             .merge(api::router())
             .merge(crate::pages::router(&state))
-            .fallback(leptos_axum::file_and_error_handler::<AppState, _>(app::shell))
+            .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(crate::pages::nonce_context, app::shell))
             .layer(DefaultBodyLimit::max(body_limit))
             .layer(axum::Extension(trusted_proxies))
             // Outermost last: sessions, then who is asking, then the cross-site and login checks.
@@ -130,6 +138,7 @@ impl Application {
             .layer(middleware::from_fn_with_state(state.clone(), auth::resolve))
             .layer(session_layer)
             .layer(middleware::from_fn(api::refuse_nul))
+            .layer(middleware::from_fn(crate::security_headers::add))
             // Every request gets an id (or keeps the caller's `x-request-id`); its span carries the
             // id into the logs of everything it starts, the orchestrator's drivers included.
             .layer(TraceLayer::new_for_http().make_span_with(|request: &axum::http::Request<_>| {

@@ -56,7 +56,19 @@ pub async fn export_lines(store: &crate::store::Store) -> anyhow::Result<String>
     }
 }
 
-async fn verify(State(state): State<AppState>, user: CurrentUser) -> Result<Json<Verification>, ApiError> {
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VerifyQuery {
+    /// A checkpoint kept outside the database, `ENTRY_ID:HASH`.
+    anchor: Option<String>,
+}
+
+async fn verify(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    ApiQuery(q): ApiQuery<VerifyQuery>,
+) -> Result<Json<Verification>, ApiError> {
     user.require_admin()?;
-    Ok(Json(audit::verify(state.store.pool()).await?))
+    let anchor = q.anchor.map(|a| a.parse::<audit::ExternalAnchor>()).transpose().map_err(|e| ApiError::invalid("anchor", e))?;
+    Ok(Json(audit::verify(state.store.pool(), state.config.audit_key.as_ref(), anchor.as_ref()).await?))
 }

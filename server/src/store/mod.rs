@@ -4,6 +4,7 @@
 
 pub mod approvals;
 pub mod audit;
+pub mod audit_anchors;
 pub mod calls;
 pub mod conversations;
 pub mod events;

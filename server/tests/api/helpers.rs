@@ -91,6 +91,8 @@ pub struct Options {
     pub login_limits: Option<(u32, u32, u64)>,
     /// Event streams per user and their lifetime in ms.
     pub streams: Option<(usize, u64)>,
+    /// `COUNTERSIGN_AUDIT_KEY` (checkpoints are then signed only on request: the interval is an hour).
+    pub audit_key: Option<String>,
 }
 
 /// Starts the real application on 127.0.0.1:0 with a fresh database in a temporary directory.
@@ -157,6 +159,8 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
         "COUNTERSIGN_LOGIN_FAILURES" => login(0),
         "COUNTERSIGN_LOGIN_FAILURES_PER_ADDRESS" => login(1),
         "COUNTERSIGN_LOGIN_WINDOW_MS" => login(2),
+        "COUNTERSIGN_AUDIT_KEY" => options.audit_key.clone(),
+        "COUNTERSIGN_AUDIT_CHECKPOINT_MS" => Some("3600000".to_owned()),
         "COUNTERSIGN_STREAMS_PER_USER" => streams.as_ref().map(|s| s.0.clone()),
         "COUNTERSIGN_STREAM_LIFETIME_MS" => streams.as_ref().map(|s| s.1.clone()),
         "RUST_LOG" => Some(std::env::var("TEST_LOG").unwrap_or_else(|_| "error".to_owned())),
@@ -382,9 +386,15 @@ impl BinaryServer {
 
 /// Runs the `countersign` CLI against the database in `data_dir`; returns (success, stdout, stderr).
 pub async fn cli(data_dir: &std::path::Path, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
+    cli_with_env(data_dir, args, stdin, &[]).await
+}
+
+/// Like [`cli`], with extra environment variables.
+pub async fn cli_with_env(data_dir: &std::path::Path, args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> (bool, String, String) {
     use tokio::io::AsyncWriteExt;
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_countersign"))
         .args(args)
+        .envs(env.iter().copied())
         .env("COUNTERSIGN_DATA_DIR", data_dir)
         .env("DATABASE_URL", database_url(data_dir).await)
         .stdin(std::process::Stdio::piped())

@@ -1,0 +1,75 @@
+// Every page works under the Content-Security-Policy (no inline script without the response's
+// nonce, no eval), and no other site can frame the app.
+import { test, expect, logIn, newChat, say, cards, waitForHydration, collectErrors } from "./fixtures";
+import type { Page } from "@playwright/test";
+
+/** Records CSP violations the page reports (the browser also logs them as console errors). */
+async function watchCsp(page: Page): Promise<() => Promise<string[]>> {
+  await page.addInitScript(() => {
+    (window as any).__csp = [];
+    document.addEventListener("securitypolicyviolation", (e) => (window as any).__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
+  });
+  return () => page.evaluate(() => (window as any).__csp as string[]);
+}
+
+test("every page hydrates and works under the CSP without a single violation", async ({ page, browser, server }) => {
+  const errors = collectErrors(page);
+  const violations = await watchCsp(page);
+
+  const response = await page.goto("/");
+  const headers = response!.headers();
+  const nonce = headers["content-security-policy"].match(/'nonce-([^']+)'/)![1];
+  expect(headers["content-security-policy"]).toContain("frame-ancestors 'none'");
+  expect(headers["x-frame-options"]).toBe("DENY");
+  expect(headers["x-content-type-options"]).toBe("nosniff");
+  expect(headers["referrer-policy"]).toBe("same-origin");
+  // The hydration script carries this response's nonce (and no inline script lacks it).
+  const inline = await page.locator("script:not([src])").evaluateAll((scripts) => scripts.map((s) => (s as HTMLScriptElement).nonce));
+  expect(inline.length).toBeGreaterThan(0);
+  expect(inline.every((n) => n === nonce)).toBe(true);
+  await waitForHydration(page);
+
+  // A chat with live updates and a decision (fetch + SSE under connect-src 'self').
+  await newChat(page);
+  await say(page, "refund order 1002");
+  const card = cards(page).first();
+  await card.getByRole("button", { name: "Approve", exact: true }).click();
+  await expect(card).toHaveAttribute("data-status", "completed");
+  expect(await violations()).toEqual([]);
+
+  for (const path of ["/approvals", "/nowhere"]) {
+    await page.goto(path);
+    await waitForHydration(page);
+    expect(await violations(), path).toEqual([]);
+  }
+
+  const adminContext = await browser.newContext();
+  await logIn(adminContext, server, "root");
+  const admin = await adminContext.newPage();
+  const adminErrors = collectErrors(admin);
+  const adminViolations = await watchCsp(admin);
+  for (const path of ["/audit", "/approvals"]) {
+    await admin.goto(`${server.url}${path}`);
+    await waitForHydration(admin);
+    expect(await adminViolations(), path).toEqual([]);
+  }
+
+  const anonymous = await (await browser.newContext()).newPage();
+  const anonymousViolations = await watchCsp(anonymous);
+  await anonymous.goto(`${server.url}/login`);
+  await waitForHydration(anonymous);
+  expect(await anonymousViolations()).toEqual([]);
+
+  expect(errors.filter((e) => /Content Security Policy|Refused/.test(e))).toEqual([]);
+  expect(adminErrors.filter((e) => /Content Security Policy|Refused/.test(e))).toEqual([]);
+});
+
+test("another site cannot frame the approval queue", async ({ page, server }) => {
+  // Attack: a page elsewhere frames the queue to trick a click (the `a` key approves).
+  await page.goto("about:blank");
+  await page.setContent(`<iframe id="victim" src="${server.url}/approvals" width="800" height="600"></iframe>`);
+  const frame = page.frameLocator("#victim");
+  await page.waitForTimeout(1500);
+  await expect(frame.locator("#hydration-marker")).toHaveCount(0);
+  await expect(frame.locator("h1")).toHaveCount(0);
+});
