@@ -65,11 +65,16 @@ test("every page hydrates and works under the CSP without a single violation", a
 });
 
 test("another site cannot frame the approval queue", async ({ page, server }) => {
-  // Attack: a page elsewhere frames the queue to trick a click (the `a` key approves).
+  // Control: the same page, framed by itself, would show the app (its login page at least).
+  const direct = await page.request.get(`${server.url}/approvals`);
+  expect(direct.headers()["x-frame-options"]).toBe("DENY");
+  // Attack: a page elsewhere frames the queue to trick a click (the `a` key approves). The
+  // document's load event waits for the frame, whatever it shows.
   await page.goto("about:blank");
-  await page.setContent(`<iframe id="victim" src="${server.url}/approvals" width="800" height="600"></iframe>`);
+  await page.setContent(`<iframe id="victim" src="${server.url}/approvals" width="800" height="600"></iframe>`, { waitUntil: "load" });
   const frame = page.frameLocator("#victim");
-  await page.waitForTimeout(1500);
   await expect(frame.locator("#hydration-marker")).toHaveCount(0);
-  await expect(frame.locator("h1")).toHaveCount(0);
+  await expect(frame.locator(".top-bar, .login")).toHaveCount(0);
+  const framed = page.frames().find((f) => f !== page.mainFrame());
+  expect(framed?.url()).not.toBe(`${server.url}/approvals`);
 });
