@@ -62,7 +62,7 @@ impl Application {
         for server in &agents.mcp_servers {
             let client = crate::tools::mcp::connect(server).await?;
             let wanted = agents.mcp_tools.get(&server.name).cloned().unwrap_or_default();
-            for tool in crate::tools::mcp::tools(&server.name, client, &wanted).await? {
+            for tool in crate::tools::mcp::tools(server, client, &wanted).await? {
                 registry.add(tool)?;
             }
             tracing::info!(server = server.name, tools = wanted.len(), "connected MCP server");

@@ -28,6 +28,15 @@ pub struct McpServerConfig {
     #[serde(default)]
     pub args: Vec<String>,
     pub url: Option<String>,
+    /// How long one tool call may take before it counts as failed (default 60 s). Without a
+    /// limit a hung server would hold its task (and the task's lease) forever.
+    pub timeout_secs: Option<f64>,
+}
+
+impl McpServerConfig {
+    pub fn call_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs_f64(self.timeout_secs.unwrap_or(60.0).clamp(0.1, 86_400.0))
+    }
 }
 
 type Client = RunningService<RoleClient, ()>;
@@ -52,7 +61,8 @@ pub async fn connect(config: &McpServerConfig) -> anyhow::Result<Arc<Client>> {
 }
 
 /// The server's tools named in `wanted`, as registry tools. A wanted tool it lacks is an error.
-pub async fn tools(server: &str, client: Arc<Client>, wanted: &BTreeSet<String>) -> anyhow::Result<Vec<Arc<dyn Tool>>> {
+pub async fn tools(config: &McpServerConfig, client: Arc<Client>, wanted: &BTreeSet<String>) -> anyhow::Result<Vec<Arc<dyn Tool>>> {
+    let server = config.name.as_str();
     let listed = client.list_all_tools().await.map_err(|e| anyhow::anyhow!("MCP server {server:?}: cannot list tools: {e}"))?;
     let mut out: Vec<Arc<dyn Tool>> = Vec::new();
     for name in wanted {
@@ -71,7 +81,7 @@ pub async fn tools(server: &str, client: Arc<Client>, wanted: &BTreeSet<String>)
                 .and_then(|a| a.destructive_hint)
                 .unwrap_or(!annotations.and_then(|a| a.read_only_hint).unwrap_or(false)),
         };
-        out.push(Arc::new(McpTool { spec, server: server.to_owned(), client: client.clone() }));
+        out.push(Arc::new(McpTool { spec, server: server.to_owned(), client: client.clone(), timeout: config.call_timeout() }));
     }
     Ok(out)
 }
@@ -80,6 +90,7 @@ pub struct McpTool {
     spec: ToolSpec,
     server: String,
     client: Arc<Client>,
+    timeout: std::time::Duration,
 }
 
 #[async_trait]
@@ -107,7 +118,16 @@ impl Tool for McpTool {
     async fn call(&self, args: &Value) -> Result<Value, ToolError> {
         let arguments = args.as_object().cloned().unwrap_or_default();
         let params = CallToolRequestParams::new(self.spec.name.clone()).with_arguments(arguments);
-        let result = self.client.call_tool(params).await.map_err(|e| ToolFailure(format!("MCP server {} failed: {e}", self.server)))?;
+        let result = tokio::time::timeout(self.timeout, self.client.call_tool(params))
+            .await
+            .map_err(|_| {
+                ToolFailure(format!(
+                    "MCP server {} did not answer within {:.1} s; whether the call took effect is unknown",
+                    self.server,
+                    self.timeout.as_secs_f64()
+                ))
+            })?
+            .map_err(|e| ToolFailure(format!("MCP server {} failed: {e}", self.server)))?;
         let value = serde_json::to_value(&result).map_err(|e| ToolError::Internal(e.into()))?;
         let text: Vec<&str> = value["content"].as_array().into_iter().flatten().filter_map(|c| c["text"].as_str()).collect();
         let message = text.join("\n");

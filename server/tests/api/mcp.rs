@@ -69,3 +69,35 @@ async fn an_mcp_server_that_fails_to_start_stops_start_up_with_its_name() {
     let stderr = crate::helpers::refused_start_up(toml).await;
     assert!(stderr.contains("\"ghost\""), "{stderr}");
 }
+
+/// A real MCP server that hangs: the filesystem server reading a FIFO no one writes to blocks
+/// forever. The call fails after the server's `timeout_secs` with a clear message, the turn goes
+/// on (the model hears the failure) and the task is not held forever.
+#[tokio::test]
+async fn a_hung_mcp_call_fails_after_its_timeout_and_the_turn_goes_on() {
+    let files = tempfile::tempdir().unwrap();
+    let root = files.path().canonicalize().unwrap();
+    let fifo = root.join("never-written");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let args = json!({ "path": fifo.display().to_string() }).to_string();
+    let read = Reply::Stream(vec![chunk(
+        json!({ "tool_calls": [{ "index": 0, "id": "call_r1", "type": "function", "function": { "name": "read_text_file", "arguments": args } }] }),
+    )]);
+    let (url, _fake) = start_fake(vec![read, text_stream(&["The file server did not answer."])]).await;
+    let toml = format!(
+        "[[mcp_servers]]\nname = \"files\"\ncommand = \"{}\"\nargs = [\"{}\"]\ntimeout_secs = 1.0\n\
+         [[agents]]\nname = \"ops\"\n[[agents.mcp]]\nserver = \"files\"\ntools = [\"read_text_file\"]\n\
+         [agents.model]\nprovider = \"openai\"\nbase_url = \"{url}\"\nmodel = \"fake-1\"\nmax_retries = 0\n",
+        filesystem_server(),
+        root.display()
+    );
+    let app = spawn_app_with(Options { agents_toml: Some(toml), configured_models: true, ..Default::default() }).await;
+    let c = app.create_conversation().await;
+    let task = app.say(&c, "read the pipe").await;
+    app.wait_task(&task, TaskStatus::Completed).await;
+    let card = app.detail(&c).await.view.cards().find(|c| c.tool == "read_text_file").cloned().unwrap();
+    assert_eq!(card.status, app::domain::CardStatus::Failed, "{card:?}");
+    let error = serde_json::to_string(&card).unwrap();
+    assert!(error.contains("did not answer within 1.0 s"), "{error}");
+    assert_eq!(crate::helpers::assistant_texts(&app.detail(&c).await.events).last().unwrap(), "The file server did not answer.");
+}
