@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::{ApiError, extract::ApiQuery};
 use crate::{
-    auth::CurrentUser,
+    auth::Admin,
     state::AppState,
     store::audit::{self, Verification},
 };
@@ -25,8 +25,7 @@ struct AuditQuery {
     limit: Option<i64>,
 }
 
-async fn list(State(state): State<AppState>, user: CurrentUser, ApiQuery(q): ApiQuery<AuditQuery>) -> Result<Json<Value>, ApiError> {
-    user.require_admin()?;
+async fn list(State(state): State<AppState>, _admin: Admin, ApiQuery(q): ApiQuery<AuditQuery>) -> Result<Json<Value>, ApiError> {
     let limit = q.limit.unwrap_or(100);
     if !(1..=1000).contains(&limit) {
         return Err(ApiError::invalid("limit", "limit must be between 1 and 1000"));
@@ -36,8 +35,7 @@ async fn list(State(state): State<AppState>, user: CurrentUser, ApiQuery(q): Api
     Ok(Json(json!({ "entries": rows.iter().map(|r| r.to_json()).collect::<Vec<_>>(), "next_after": next })))
 }
 
-async fn export(State(state): State<AppState>, user: CurrentUser) -> Result<impl IntoResponse, ApiError> {
-    user.require_admin()?;
+async fn export(State(state): State<AppState>, _admin: Admin) -> Result<impl IntoResponse, ApiError> {
     Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], export_lines(&state.store).await?))
 }
 
@@ -63,12 +61,7 @@ struct VerifyQuery {
     anchor: Option<String>,
 }
 
-async fn verify(
-    State(state): State<AppState>,
-    user: CurrentUser,
-    ApiQuery(q): ApiQuery<VerifyQuery>,
-) -> Result<Json<Verification>, ApiError> {
-    user.require_admin()?;
+async fn verify(State(state): State<AppState>, _admin: Admin, ApiQuery(q): ApiQuery<VerifyQuery>) -> Result<Json<Verification>, ApiError> {
     let anchor = q.anchor.map(|a| a.parse::<audit::ExternalAnchor>()).transpose().map_err(|e| ApiError::invalid("anchor", e))?;
     Ok(Json(audit::verify(state.store.pool(), state.config.audit_key.as_ref(), anchor.as_ref()).await?))
 }

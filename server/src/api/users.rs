@@ -4,7 +4,7 @@ use axum::{Json, Router, extract::State, routing::get};
 
 use super::ApiError;
 use crate::{
-    auth::CurrentUser,
+    auth::Admin,
     state::AppState,
     store::users::{self, User},
 };
@@ -13,7 +13,6 @@ pub fn router() -> Router<AppState> {
     Router::new().route("/api/users", get(list))
 }
 
-async fn list(State(state): State<AppState>, user: CurrentUser) -> Result<Json<Vec<User>>, ApiError> {
-    user.require_admin()?;
+async fn list(State(state): State<AppState>, _admin: Admin) -> Result<Json<Vec<User>>, ApiError> {
     Ok(Json(users::list(state.store.pool()).await?))
 }

@@ -54,17 +54,26 @@ impl Credential {
     }
 }
 
+/// Marks a request whose bearer token is unknown or revoked: it counts as anonymous, and a route
+/// that needs a user answers 401 saying so.
+#[derive(Clone, Copy, Debug)]
+pub struct BadToken;
+
 /// Middleware: finds the user behind a bearer token or the session cookie.
 pub async fn resolve(State(state): State<AppState>, mut req: Request, next: Next) -> Result<Response, ApiError> {
     let user = match bearer(req.headers()) {
-        Some(token) => {
-            let (user, token_id) = users::user_for_token(state.store.pool(), &tokens::digest(token))
-                .await?
-                .ok_or_else(|| ApiError::Unauthorized("the API token is unknown or revoked".into()))?;
-            req.extensions_mut().insert(ByToken);
-            req.extensions_mut().insert(Credential::of_token(&token_id));
-            Some(user)
-        }
+        Some(token) => match users::user_for_token(state.store.pool(), &tokens::digest(token)).await? {
+            Some((user, token_id)) => {
+                req.extensions_mut().insert(ByToken);
+                req.extensions_mut().insert(Credential::of_token(&token_id));
+                Some(user)
+            }
+            // Anonymous, so public routes (health, login) still answer; the others say why.
+            None => {
+                req.extensions_mut().insert(BadToken);
+                None
+            }
+        },
         None => match req.extensions().get::<Session>().cloned() {
             Some(session) => match session.get::<String>(SESSION_USER).await.map_err(|e| anyhow::anyhow!("session: {e}"))? {
                 Some(id) => {
@@ -99,14 +108,30 @@ impl<S: Send + Sync> FromRequestParts<S> for CurrentUser {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
-        let user = parts
-            .extensions
-            .get::<Viewer>()
-            .and_then(|v| v.0.clone())
-            .ok_or_else(|| ApiError::Unauthorized("log in or send an API token".into()))?;
+        let user = parts.extensions.get::<Viewer>().and_then(|v| v.0.clone()).ok_or_else(|| {
+            ApiError::Unauthorized(if parts.extensions.get::<BadToken>().is_some() {
+                "the API token is unknown or revoked".into()
+            } else {
+                "log in or send an API token".into()
+            })
+        })?;
         let Ok(client_ip::ClientIp(ip)) = client_ip::ClientIp::from_request_parts(parts, _state).await;
         let user_agent = parts.headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).map(str::to_owned);
         Ok(Self { user, ip, user_agent })
+    }
+}
+
+/// A logged-in admin. As an extractor placed before the query or body, it refuses a user with 403
+/// before anything else of the request is read, so a user learns nothing from validation errors.
+#[derive(Clone, Debug)]
+pub struct Admin(pub CurrentUser);
+
+impl<S: Send + Sync> FromRequestParts<S> for Admin {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let user = CurrentUser::from_request_parts(parts, state).await?;
+        if user.user.is_admin() { Ok(Self(user)) } else { Err(ApiError::Forbidden("only admins may do this".into())) }
     }
 }
 
@@ -114,10 +139,6 @@ impl CurrentUser {
     /// May this user see a conversation owned by `owner_id`?
     pub fn can_see(&self, owner_id: Option<&str>) -> bool {
         self.user.is_admin() || owner_id == Some(self.user.id.as_str())
-    }
-
-    pub fn require_admin(&self) -> Result<(), ApiError> {
-        if self.user.is_admin() { Ok(()) } else { Err(ApiError::Forbidden("only admins may do this".into())) }
     }
 
     /// `None` for admins (everything), else the user's id.

@@ -234,7 +234,21 @@ async fn a_revoked_token_no_longer_works() {
     let listed = app.get_json("/api/tokens").await.1;
     assert!(listed.as_array().unwrap().iter().all(|t| t.get("token").is_none() && t.get("token_hash").is_none()), "{listed}");
     assert_eq!(app.post_json(&format!("/api/tokens/{}/revoke", created["id"].as_str().unwrap()), json!({})).await.0, 204);
-    assert_eq!(scripted.get_json("/api/session").await.0, 401);
+    let (code, body) = scripted.get_json("/api/session").await;
+    assert_eq!((code, body["error"]["message"].as_str()), (401, Some("the API token is unknown or revoked")));
+    // A stale token does not lock its holder out of what needs no login.
+    assert_eq!(scripted.get_json("/healthz").await.0, 200);
+}
+
+#[tokio::test]
+async fn a_user_is_refused_an_admin_route_before_its_query_is_read() {
+    let app = spawn_app().await;
+    let bob = app.as_user("bob");
+    for path in ["/api/audit?after=not-a-number", "/api/audit/verify?anchor=nonsense", "/api/users?x=1", "/api/audit/export"] {
+        let (code, body) = bob.get_json(path).await;
+        assert_eq!((code, body["error"]["code"].as_str()), (403, Some("forbidden")), "{path}: {body}");
+    }
+    assert_eq!(app.as_user("root").get_json("/api/audit?after=not-a-number").await.0, 422, "an admin gets the validation error");
 }
 
 #[tokio::test]
