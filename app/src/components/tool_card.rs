@@ -9,7 +9,7 @@ use super::{
 use crate::{
     client::{self, ApiFailure},
     domain::{
-        ApprovalOutcome, Card, CardStatus,
+        ApprovalOutcome, Card, CardStatus, rules,
         wire::{ApproveRequest, DecisionOutcome, GrantRequest},
     },
     time::{countdown, parse_rfc3339_ms},
@@ -84,7 +84,7 @@ pub fn ToolCard(
     let deadline = card.approval.as_ref().and_then(|a| parse_rfc3339_ms(&a.deadline));
     let escalated_by = card.approval.as_ref().and_then(|a| a.escalated_by.clone()).filter(|_| waiting);
     // Handed to the admins: a user sees who has it, not buttons the server would refuse.
-    let held_for_admins = escalated_by.is_some() && viewer_is_admin == Some(false);
+    let held_for_admins = viewer_is_admin.is_some_and(|admin| rules::held_by_admins(admin, escalated_by.as_deref()).is_some());
     let pending = waiting && !in_chat && !held_for_admins;
     let mode = draft.mode;
     let busy = RwSignal::new(false);

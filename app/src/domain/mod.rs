@@ -3,6 +3,7 @@
 
 pub mod event;
 pub mod fold;
+pub mod rules;
 pub mod wire;
 
 pub use event::{ApprovalOutcome, Event, EventBody, Risk, TaskStatus};

@@ -70,15 +70,6 @@ async fn visible(state: &AppState, user: &CurrentUser, id: &str) -> Result<Appro
         .ok_or_else(|| ApiError::NotFound(format!("approval {id} does not exist")))
 }
 
-/// The approval if `user` may decide it: visible, and not handed to the admins (unless an admin).
-async fn decidable(state: &AppState, user: &CurrentUser, id: &str) -> Result<ApprovalRow, ApiError> {
-    let approval = visible(state, user, id).await?;
-    match approval.held_by_admins() {
-        Some(why) if !user.user.is_admin() => Err(ApiError::Forbidden(why)),
-        _ => Ok(approval),
-    }
-}
-
 #[tracing::instrument(skip(state, user))]
 async fn escalate(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<Json<Approval>, ApiError> {
     state.limits.decision(state.store.writer(), &user.user.id).await?;
@@ -137,7 +128,8 @@ async fn approve(
     body: Option<ApiJson<ApproveRequest>>,
 ) -> Result<Json<DecisionOutcome>, ApiError> {
     state.limits.decision(state.store.writer(), &user.user.id).await?;
-    decidable(&state, &user, &id).await?;
+    // Whether this user may decide it now is checked inside the decision (`rules::may_decide`).
+    visible(&state, &user, &id).await?;
     let (args, grant) = body.map(|ApiJson(b)| (b.args, b.grant)).unwrap_or_default();
     Ok(Json(state.orchestrator.decide(&id, Decision::Approve { args, grant }, &actor(&user)).await?))
 }
@@ -150,7 +142,8 @@ async fn reject(
     body: Option<ApiJson<RejectRequest>>,
 ) -> Result<Json<DecisionOutcome>, ApiError> {
     state.limits.decision(state.store.writer(), &user.user.id).await?;
-    decidable(&state, &user, &id).await?;
+    // Whether this user may decide it now is checked inside the decision (`rules::may_decide`).
+    visible(&state, &user, &id).await?;
     Ok(Json(state.orchestrator.decide(&id, Decision::Reject { reason: reason_of(body) }, &actor(&user)).await?))
 }
 
@@ -163,7 +156,8 @@ async fn defer(
     ApiJson(body): ApiJson<DeferRequest>,
 ) -> Result<Json<DecisionOutcome>, ApiError> {
     state.limits.decision(state.store.writer(), &user.user.id).await?;
-    decidable(&state, &user, &id).await?;
+    // Whether this user may decide it now is checked inside the decision (`rules::may_decide`).
+    visible(&state, &user, &id).await?;
     let guidance = body.guidance.trim().to_owned();
     if guidance.is_empty() || guidance.chars().count() > 2000 {
         return Err(ApiError::invalid("guidance", "guidance must have 1 to 2000 characters"));

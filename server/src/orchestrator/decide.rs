@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use app::domain::{
     ApprovalOutcome, EventBody, TaskStatus,
+    rules::{self, Refusal},
     wire::{DecisionOutcome, GrantRequest},
 };
 use serde_json::{Value, json};
@@ -272,7 +273,7 @@ impl Orchestrator {
         // Aborting cancels the pending approvals: not for a user while the admins hold one.
         if actor.role != "admin" && actor.role != SYSTEM {
             for approval in approvals::pending_for_task(&mut *w.tx, task_id).await? {
-                if let Some(why) = approval.held_by_admins() {
+                if let Some(why) = rules::held_by_admins(false, approval.escalated_to_admins_by()) {
                     return Err(DecisionError::Forbidden(format!("the turn cannot be stopped: {why}")));
                 }
             }
@@ -427,16 +428,13 @@ pub(super) fn may_decide(actor: &Actor, approval: &ApprovalRow, now: i64) -> Res
     if actor.role == SYSTEM {
         return Ok(());
     }
-    if approval.deadline <= now {
-        return Err(DecisionError::Conflict(format!(
+    rules::may_decide(actor.role == "admin", approval.escalated_to_admins_by(), approval.deadline, now).map_err(|refusal| match refusal {
+        Refusal::OutOfTime => DecisionError::Conflict(format!(
             "approval {} ran out of time; its timeout action ({}) applies",
             approval.id, approval.timeout_action
-        )));
-    }
-    match approval.held_by_admins() {
-        Some(why) if actor.role != "admin" => Err(DecisionError::Forbidden(why)),
-        _ => Ok(()),
-    }
+        )),
+        Refusal::WithTheAdmins { .. } => DecisionError::Forbidden(refusal.to_string()),
+    })
 }
 
 /// The approval if it exists (404) and is still pending (409).

@@ -46,10 +46,9 @@ fn parse_risk(s: &str) -> Risk {
 }
 
 impl ApprovalRow {
-    /// Why only an admin may decide it now, when it is pending and was handed to the admins.
-    pub fn held_by_admins(&self) -> Option<String> {
-        (self.state == "pending" && self.escalated_at.is_some())
-            .then(|| format!("this approval is with the admins (escalated by {})", self.escalated_by.as_deref().unwrap_or("someone")))
+    /// Who handed it to the admins, while it is pending and with them (`None` otherwise).
+    pub fn escalated_to_admins_by(&self) -> Option<&str> {
+        (self.state == "pending" && self.escalated_at.is_some()).then(|| self.escalated_by.as_deref().unwrap_or("someone"))
     }
 
     pub fn args(&self) -> Value {
