@@ -75,6 +75,7 @@ impl Application {
             seed_demo_accounts(&store).await?;
         }
         let sessions = crate::store::sessions::Sessions::open(store.native()).await.context("failed to create the session table")?;
+        tokio::spawn(crate::store::checkpoint::keep_checkpointing(store.clone(), Duration::from_millis(500)));
         // Other replicas' events (PostgreSQL only; a no-op on SQLite).
         tokio::spawn(crate::bus::listen(store.clone()));
         // Expired sessions are deleted hourly so the table does not grow without bound.

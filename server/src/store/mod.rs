@@ -6,6 +6,7 @@ pub mod approvals;
 pub mod audit;
 pub mod audit_anchors;
 pub mod calls;
+pub mod checkpoint;
 pub mod conversations;
 pub mod events;
 pub mod grants;
@@ -136,7 +137,8 @@ impl Store {
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
             .foreign_keys(true)
-            .busy_timeout(Duration::from_secs(10));
+            .busy_timeout(Duration::from_secs(10))
+            .pragma("wal_autocheckpoint", "0");
         if let Some(dir) = options.get_filename().parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).with_context(|| format!("failed to create data dir {}", dir.display()))?;
         }
@@ -147,8 +149,10 @@ impl Store {
             .with_context(|| format!("failed to open database {url}"))?;
         sqlx::migrate!("../migrations/sqlite").run(&native).await.context("failed to migrate the database")?;
         // The portable pools open the same file; WAL is a property of the file, the rest is per
-        // connection. The busy timeout covers the rare write outside the writer (the session store).
-        const SESSION: &str = "PRAGMA busy_timeout = 10000; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON";
+        // connection. The busy timeout covers the rare write outside the writer (the session store);
+        // checkpoints run in the background (`checkpoint::keep_checkpointing`), not in a commit.
+        const SESSION: &str =
+            "PRAGMA busy_timeout = 10000; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 0";
         let pool =
             portable_pool(Backend::Sqlite, 8, SESSION).connect(url).await.with_context(|| format!("failed to open database {url}"))?;
         let writer =

@@ -135,6 +135,30 @@ async fn storage_grows_linearly_with_the_conversation() {
 }
 
 #[tokio::test]
+async fn the_write_ahead_log_is_copied_into_the_database_file_in_the_background() {
+    if !crate::helpers::sqlite_only("the_write_ahead_log_is_copied_into_the_database_file_in_the_background") {
+        return;
+    }
+    let app = spawn_app().await;
+    let file = app.data_dir.path().join("countersign.db");
+    let size = || std::fs::metadata(&file).unwrap().len();
+    let before = size();
+    let c = app.create_conversation().await;
+    for _ in 0..5 {
+        let (task, approvals) = app.pending_turn(&c, "refund $1 on order 1004", 1).await;
+        app.post_json(&format!("/api/approvals/{}/approve", approvals[0].id), json!({})).await;
+        app.wait_task(&task, TaskStatus::Completed).await;
+    }
+    // No commit checkpoints (wal_autocheckpoint = 0): only the background task moves the new
+    // pages from the log into the file.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while size() <= before {
+        assert!(std::time::Instant::now() < deadline, "the database file stayed at {before} bytes: nothing checkpointed the log");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
 async fn a_config_naming_an_unknown_tool_stops_start_up_with_a_message_naming_it() {
     let stderr =
         crate::helpers::refused_start_up("[[agents]]\nname = \"ops\"\ntools = [\"get_order\"]\nrequire_approval = [\"wipe_disk\"]\n").await;
