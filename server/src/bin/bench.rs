@@ -128,6 +128,9 @@ impl Server {
             .env("COUNTERSIGN_ADDR", "127.0.0.1:0")
             .env("COUNTERSIGN_DATA_DIR", data_dir.path())
             .env("COUNTERSIGN_DECISIONS_PER_MINUTE", "100000000")
+            // The fan-out section opens thousands of streams as one user; the per-user cap
+            // (a guard against one account exhausting a replica) would refuse all but 32.
+            .env("COUNTERSIGN_STREAMS_PER_USER", "100000")
             .env("RUST_LOG", "error")
             .stdout(Stdio::piped())
             .kill_on_drop(true);
@@ -651,6 +654,9 @@ async fn fanout(bin: &Path, sizes: &Sizes, report: &mut Report) -> anyhow::Resul
         let mut delivered = Vec::new();
         while let Ok(Some(at)) = tokio::time::timeout(Duration::from_secs(30), rx.recv()).await {
             delivered.push(ms(at.duration_since(start)));
+        }
+        if delivered.len() < opened {
+            anyhow::bail!("SSE fan-out: only {} of {opened} streams got the event", delivered.len());
         }
         rows.push(vec![opened.to_string(), delivered.len().to_string(), Timings(delivered).summary()]);
     }
