@@ -142,7 +142,11 @@ pub fn chat_loader() -> impl Fn(String) -> BoxFuture<Loaded<Option<ChatData>>> +
                 match detail {
                     Ok(detail) => {
                         let me = crate::client::get::<Me>("/api/session").await.map_err(|e| e.message)?;
-                        Ok(Some(ChatData { conversation: detail.conversation, view: detail.view, viewer_is_admin: me.role == "admin" }))
+                        Ok(Some(ChatData {
+                            conversation: detail.conversation,
+                            view: detail.view,
+                            viewer_is_admin: me.role == crate::domain::Role::Admin,
+                        }))
                     }
                     Err(e) if e.status == 404 => Ok(None),
                     Err(e) => Err(e.message),

@@ -20,7 +20,7 @@ test("confirming in the chat: the agent asks, an unclear answer is asked again, 
   await page.locator(".thread").screenshot({ path: "screenshots/chat-confirmation.png" });
 
   await say(page, "yes");
-  await expect(card).toHaveAttribute("data-status", "completed");
+  await expect(card).toHaveAttribute("data-status", "succeeded");
   await expect(card.locator(".decision")).toContainText("alice");
   await expect(page.locator(".bubble-user").last()).toHaveText("yes");
   const order = await (await page.request.get(`${server.url}/api/orders/1001`)).json();
@@ -28,7 +28,7 @@ test("confirming in the chat: the agent asks, an unclear answer is asked again, 
 
   // After a reload every bubble and the card come back from the stored history.
   await page.reload();
-  await expect(cards(page).first()).toHaveAttribute("data-status", "completed");
+  await expect(cards(page).first()).toHaveAttribute("data-status", "succeeded");
   await expect(page.locator(".bubble-assistant", { hasText: "I need a clear yes or no" })).toHaveCount(1);
   expect(errors).toEqual([]);
 });
@@ -47,8 +47,8 @@ test("a supervisor delegates: the worker's card is marked with its name and the 
   await page.locator(".thread").screenshot({ path: "screenshots/sub-agent.png" });
 
   await refund.getByRole("button", { name: "Approve", exact: true }).click();
-  await expect(refund).toHaveAttribute("data-status", "completed");
-  await expect(ask).toHaveAttribute("data-status", "completed");
+  await expect(refund).toHaveAttribute("data-status", "succeeded");
+  await expect(ask).toHaveAttribute("data-status", "succeeded");
   await expect(page.locator(".bubble-worker .worker-name").last()).toHaveText("support (sub-agent)");
   await expect(page.locator(".bubble-assistant").last()).toContainText("support: Refunded");
   await expect(page.locator("#composer-input")).toBeEnabled();

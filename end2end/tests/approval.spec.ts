@@ -13,7 +13,7 @@ test("approving a refund: pending card, Approve, completed, the order really cha
   await expect(page.locator("#composer-input")).toBeDisabled();
 
   await card.getByRole("button", { name: "Approve", exact: true }).click();
-  await expect(card).toHaveAttribute("data-status", "completed");
+  await expect(card).toHaveAttribute("data-status", "succeeded");
   await expect(card.getByRole("button", { name: "Approve", exact: true })).toHaveCount(0);
   await expect(page.locator(".bubble-assistant").last()).toContainText("Refunded $249.00 on order 1001");
   await expect(page).toHaveTitle("Countersign");
@@ -47,7 +47,7 @@ test("keyboard: a approves the focused card, r opens reject", async ({ page }) =
   await expect(first).toHaveAttribute("data-status", "pending_approval");
   await first.focus();
   await page.keyboard.press("a");
-  await expect(first).toHaveAttribute("data-status", "completed");
+  await expect(first).toHaveAttribute("data-status", "succeeded");
   await second.focus();
   await page.keyboard.press("r");
   const reason = second.getByLabel("Reason (optional, the agent sees it)");
@@ -67,22 +67,22 @@ test("Approve All runs both calls; a mixed second turn continues and the compose
   await expect(bar).toContainText("2 calls wait for your decision");
   await page.screenshot({ path: "screenshots/pending-approve-all.png" });
   await bar.getByRole("button", { name: "Approve All" }).click();
-  await expect(cards(page).nth(0)).toHaveAttribute("data-status", "completed");
-  await expect(cards(page).nth(1)).toHaveAttribute("data-status", "completed");
+  await expect(cards(page).nth(0)).toHaveAttribute("data-status", "succeeded");
+  await expect(cards(page).nth(1)).toHaveAttribute("data-status", "succeeded");
   await expect(bar).toHaveCount(0);
 
   await expect(page.locator("#composer-input")).toBeEnabled();
   await say(page, "cancel order 1003 and 1005");
   await expect(cards(page)).toHaveCount(4);
   await cards(page).nth(2).getByRole("button", { name: "Approve", exact: true }).click();
-  await expect(cards(page).nth(2)).toHaveAttribute("data-status", "completed");
+  await expect(cards(page).nth(2)).toHaveAttribute("data-status", "succeeded");
   await cards(page).nth(3).getByRole("button", { name: "Reject", exact: true }).click();
   await cards(page).nth(3).getByRole("button", { name: "Confirm reject" }).click();
   await expect(cards(page).nth(3)).toHaveAttribute("data-status", "rejected");
   await expect(page.locator("#composer-input")).toBeEnabled();
   await say(page, "look up order 1004");
   await expect(cards(page)).toHaveCount(5);
-  await expect(cards(page).nth(4)).toHaveAttribute("data-status", "completed");
+  await expect(cards(page).nth(4)).toHaveAttribute("data-status", "succeeded");
   await page.locator(".thread").screenshot({ path: "screenshots/resolved.png" });
 });
 
@@ -97,7 +97,7 @@ test("reload while pending keeps the card pending and working; reload after deci
   await expect(cards(page).nth(0)).toHaveAttribute("data-status", "pending_approval");
   await waitForHydration(page);
   await cards(page).nth(0).getByRole("button", { name: "Approve", exact: true }).click();
-  await expect(cards(page).nth(0)).toHaveAttribute("data-status", "completed");
+  await expect(cards(page).nth(0)).toHaveAttribute("data-status", "succeeded");
   await cards(page).nth(1).getByRole("button", { name: "Reject", exact: true }).click();
   await cards(page).nth(1).getByRole("button", { name: "Confirm reject" }).click();
   await expect(cards(page).nth(1)).toHaveAttribute("data-status", "rejected");
@@ -105,7 +105,7 @@ test("reload while pending keeps the card pending and working; reload after deci
 
   await page.reload();
   await expect(cards(page)).toHaveCount(2);
-  await expect(cards(page).nth(0)).toHaveAttribute("data-status", "completed");
+  await expect(cards(page).nth(0)).toHaveAttribute("data-status", "succeeded");
   await expect(cards(page).nth(1)).toHaveAttribute("data-status", "rejected");
   await expect(page.getByRole("button", { name: "Approve", exact: true })).toHaveCount(0);
   await expect(page.getByRole("button", { name: "Reject", exact: true })).toHaveCount(0);
@@ -135,13 +135,13 @@ test("Always allow: later calls of the tool run without a card, until the grant 
   await expect(first).toHaveAttribute("data-status", "pending_approval");
   await first.getByLabel("Always allow process_refund in this chat").check();
   await first.getByRole("button", { name: "Approve", exact: true }).click();
-  await expect(first).toHaveAttribute("data-status", "completed");
+  await expect(first).toHaveAttribute("data-status", "succeeded");
   const grants = page.getByRole("region", { name: "Always allowed in this chat" });
   await expect(grants).toContainText("process_refund");
 
   await say(page, "refund $2 on order 1004");
   await expect(cards(page)).toHaveCount(2);
-  await expect(cards(page).nth(1)).toHaveAttribute("data-status", "completed");
+  await expect(cards(page).nth(1)).toHaveAttribute("data-status", "succeeded");
   await expect(cards(page).nth(1).locator(".granted")).toContainText("alice");
 
   await grants.getByRole("button", { name: "Revoke" }).click();

@@ -18,7 +18,7 @@ test("while an edit is open the only approve action runs the edit; the plain App
   await page.screenshot({ path: "screenshots/edit-open.png" });
 
   await card.getByRole("button", { name: "Approve with these changes" }).click();
-  await expect(card).toHaveAttribute("data-status", "completed");
+  await expect(card).toHaveAttribute("data-status", "succeeded");
   const order = await (await page.request.get(`${server.url}/api/orders/1004`)).json();
   expect(order.refunded).toBe(0.5);
 });
@@ -61,7 +61,7 @@ test("shortcuts act only when the card itself has focus, and the card shows them
   await expect(card.locator(".shortcuts")).toBeVisible();
   await expect(card.locator(".shortcuts")).toHaveText("A approve · R reject");
   await page.keyboard.press("a");
-  await expect(card).toHaveAttribute("data-status", "completed");
+  await expect(card).toHaveAttribute("data-status", "succeeded");
 });
 
 test("a card handed to the admins shows the user no decision buttons and says who has it; the admin still decides in the chat", async ({ page, browser, server }) => {
@@ -92,7 +92,7 @@ test("a card handed to the admins shows the user no decision buttons and says wh
   await admin.goto(page.url());
   const adminCard = admin.locator("article.tool-card").first();
   await adminCard.getByRole("button", { name: "Approve", exact: true }).click();
-  await expect(cards(page).first()).toHaveAttribute("data-status", "completed");
+  await expect(cards(page).first()).toHaveAttribute("data-status", "succeeded");
   await adminContext.close();
 });
 

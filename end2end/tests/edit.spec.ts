@@ -23,7 +23,7 @@ test("editing args: invalid JSON and schema violations show inline; a valid edit
   await editor.fill('{"order_id": 1001, "amount": 10}');
   await expect(card.locator(".diff-added")).toContainText('"amount": 10');
   await submit.click();
-  await expect(card).toHaveAttribute("data-status", "completed");
+  await expect(card).toHaveAttribute("data-status", "succeeded");
   await expect(card.locator(".edited-note")).toBeVisible();
   // The card says what ran, and what was proposed.
   await expect(card.locator(".summary")).toHaveText(
@@ -45,7 +45,7 @@ test("HTML in a tool argument is shown as text, never run", async ({ page }) => 
   const payload = "<img/src=x/onerror=window.__pwned=1><script>window.__pwned=2</script>";
   await say(page, `list orders of ${payload}`);
   const card = cards(page).first();
-  await expect(card).toHaveAttribute("data-status", "completed");
+  await expect(card).toHaveAttribute("data-status", "succeeded");
   await expect(card.locator("pre.json")).toContainText("<script>window.__pwned=2</script>");
   await page.reload();
   await expect(card.locator("pre.json")).toContainText("<img/src=x/onerror=window.__pwned=1>");

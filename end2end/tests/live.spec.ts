@@ -12,7 +12,7 @@ test("after the server restarts, the page reconnects and catches up without a re
   const decided = await page.request.post(`${server.url}/api/approvals/${approvals[0].id}/approve`);
   expect(decided.status()).toBe(200);
 
-  await expect(card).toHaveAttribute("data-status", "completed", { timeout: 20_000 });
+  await expect(card).toHaveAttribute("data-status", "succeeded", { timeout: 20_000 });
   await expect(page.locator(".bubble-assistant").last()).toContainText("Canceled order 1003");
   await expect(page.locator(".link-state")).toHaveAttribute("data-state", "live");
 });

@@ -42,7 +42,7 @@ test("an admin approves from the queue and the user's chat updates live", async 
   // Decided ones leave the queue; the user's chat follows without a reload.
   await expect(items).toHaveCount(1);
   const refund1002 = cards(page).filter({ hasText: "order 1002" });
-  await expect(refund1002).toHaveAttribute("data-status", "completed");
+  await expect(refund1002).toHaveAttribute("data-status", "succeeded");
   await expect(refund1002.locator(".decision")).toHaveText("Approved by root");
 
   // And a decision in the chat leaves the queue live too.
@@ -81,7 +81,7 @@ test("the audit page shows the chain verifies", async ({ browser, server, page }
   await newChat(page);
   await say(page, "cancel order 1003");
   await cards(page).first().getByRole("button", { name: "Approve", exact: true }).click();
-  await expect(cards(page).first()).toHaveAttribute("data-status", "completed");
+  await expect(cards(page).first()).toHaveAttribute("data-status", "succeeded");
   const adminContext = await browser.newContext();
   await logIn(adminContext, server, "root");
   const admin = await adminContext.newPage();

@@ -34,7 +34,7 @@ test("every page hydrates and works under the CSP without a single violation", a
   await say(page, "refund order 1002");
   const card = cards(page).first();
   await card.getByRole("button", { name: "Approve", exact: true }).click();
-  await expect(card).toHaveAttribute("data-status", "completed");
+  await expect(card).toHaveAttribute("data-status", "succeeded");
   expect(await violations()).toEqual([]);
 
   for (const path of ["/approvals", "/nowhere"]) {

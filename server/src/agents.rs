@@ -118,33 +118,8 @@ impl std::fmt::Debug for Rule {
     }
 }
 
-/// What happens to an approval nobody decided before its deadline.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TimeoutAction {
-    /// The call is rejected with reason "timed out" (the default).
-    Reject,
-    /// The call runs as proposed.
-    Approve,
-    /// The call does not run; the model is told it was skipped.
-    Skip,
-    /// The whole task is canceled.
-    Abort,
-    /// The approval moves to the admin queue with a fresh deadline (then rejects if still undecided).
-    Escalate,
-}
-
-impl TimeoutAction {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Reject => "reject",
-            Self::Approve => "approve",
-            Self::Skip => "skip",
-            Self::Abort => "abort",
-            Self::Escalate => "escalate",
-        }
-    }
-}
+/// What happens to an approval nobody decided before its deadline (stored with the approval).
+pub use app::domain::TimeoutAction;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

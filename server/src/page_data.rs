@@ -7,7 +7,7 @@ use app::{
         ssr::{DataSource, PageData, Parts},
     },
     domain::{
-        fold,
+        ApprovalState, Risk, fold,
         wire::{Approval, Conversation, Me},
     },
 };
@@ -15,7 +15,13 @@ use app::{
 use crate::{
     api::session::me_of,
     auth::Viewer,
-    store::{Store, approvals, conversations, events, time::now_ms, users::User},
+    store::{
+        Store,
+        approvals::{self, StateFilter},
+        conversations, events,
+        time::now_ms,
+        users::User,
+    },
 };
 
 struct StorePages(Store);
@@ -63,11 +69,12 @@ impl PageData for StorePages {
         Box::pin(async move {
             let user = user.ok_or("log in first")?;
             let filter = approvals::Filter {
-                state: Some(if query.status == "decided" { "decided" } else { "pending" }),
+                state: if query.status == "decided" { StateFilter::Decided } else { StateFilter::Only(ApprovalState::Pending) },
                 owner_id: (!user.is_admin()).then_some(user.id.as_str()),
                 tool: query.tool.as_deref().filter(|t| !t.is_empty()),
                 username: query.user.as_deref().filter(|t| !t.is_empty()),
-                risk: query.risk.as_deref().filter(|t| !t.is_empty()),
+                // The page offers only known risks; anything else filters nothing out.
+                risk: query.risk.as_deref().and_then(|r| Risk::parse(r).ok()),
                 oldest_first: query.oldest_first,
                 limit: 200,
             };

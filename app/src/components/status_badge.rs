@@ -20,7 +20,7 @@ pub fn label(status: CardStatus) -> &'static str {
         CardStatus::Canceled => "Canceled",
         CardStatus::Deferred => "Deferred",
         CardStatus::Executing => "Running",
-        CardStatus::Completed => "Done",
+        CardStatus::Succeeded => "Done",
         CardStatus::Failed => "Failed",
     }
 }

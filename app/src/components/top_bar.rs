@@ -4,7 +4,7 @@ use leptos_router::components::A;
 use crate::{
     client,
     data::{Loaded, me_loader},
-    domain::wire::Me,
+    domain::{Role, wire::Me},
 };
 
 /// Brand, navigation for admins, who is logged in, and Log out.
@@ -24,7 +24,7 @@ pub fn TopBar() -> impl IntoView {
             <Transition fallback=|| ()>
                 {move || Suspend::new(async move {
                     me.await.ok().flatten().map(|me| {
-                        let admin = me.role == "admin";
+                        let admin = me.role == Role::Admin;
                         view! {
                             <nav class="top-links" aria-label="Main">
                                 <A href="/">"Chats"</A>

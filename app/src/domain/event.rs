@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use super::states::{ApprovalState, CallState, Risk, TaskStatus};
+
 /// One stored event of a conversation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Event {
@@ -172,24 +174,6 @@ impl EventBody {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Risk {
-    Low,
-    Medium,
-    High,
-}
-
-impl Risk {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Low => "low",
-            Self::Medium => "medium",
-            Self::High => "high",
-        }
-    }
-}
-
 /// How an approval ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -216,41 +200,28 @@ impl ApprovalOutcome {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TaskStatus {
-    Working,
-    InputRequired,
-    Completed,
-    Failed,
-    Canceled,
-}
-
-impl TaskStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Working => "working",
-            Self::InputRequired => "input_required",
-            Self::Completed => "completed",
-            Self::Failed => "failed",
-            Self::Canceled => "canceled",
+impl From<ApprovalOutcome> for ApprovalState {
+    fn from(outcome: ApprovalOutcome) -> Self {
+        match outcome {
+            ApprovalOutcome::Approved => Self::Approved,
+            ApprovalOutcome::Rejected => Self::Rejected,
+            ApprovalOutcome::Expired => Self::Expired,
+            ApprovalOutcome::Canceled => Self::Canceled,
+            ApprovalOutcome::Deferred => Self::Deferred,
         }
     }
+}
 
-    pub fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "working" => Self::Working,
-            "input_required" => Self::InputRequired,
-            "completed" => Self::Completed,
-            "failed" => Self::Failed,
-            "canceled" => Self::Canceled,
-            _ => return None,
-        })
-    }
-
-    /// A finished task accepts no more decisions and lets the user send the next message.
-    pub fn is_final(self) -> bool {
-        matches!(self, Self::Completed | Self::Failed | Self::Canceled)
+impl From<ApprovalOutcome> for CallState {
+    /// A pending call takes its approval's outcome as its state.
+    fn from(outcome: ApprovalOutcome) -> Self {
+        match outcome {
+            ApprovalOutcome::Approved => Self::Approved,
+            ApprovalOutcome::Rejected => Self::Rejected,
+            ApprovalOutcome::Expired => Self::Expired,
+            ApprovalOutcome::Canceled => Self::Canceled,
+            ApprovalOutcome::Deferred => Self::Deferred,
+        }
     }
 }
 
@@ -278,13 +249,5 @@ mod tests {
         };
         let text = serde_json::to_string(&e).unwrap();
         assert_eq!(serde_json::from_str::<Event>(&text).unwrap(), e);
-    }
-
-    #[test]
-    fn task_status_parses_what_it_prints() {
-        for s in [TaskStatus::Working, TaskStatus::InputRequired, TaskStatus::Completed, TaskStatus::Failed, TaskStatus::Canceled] {
-            assert_eq!(TaskStatus::parse(s.as_str()), Some(s));
-        }
-        assert_eq!(TaskStatus::parse("paused"), None);
     }
 }

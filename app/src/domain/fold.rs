@@ -130,7 +130,7 @@ pub enum CardStatus {
     Canceled,
     Deferred,
     Executing,
-    Completed,
+    Succeeded,
     Failed,
 }
 
@@ -145,7 +145,7 @@ impl CardStatus {
             Self::Canceled => "canceled",
             Self::Deferred => "deferred",
             Self::Executing => "executing",
-            Self::Completed => "completed",
+            Self::Succeeded => "succeeded",
             Self::Failed => "failed",
         }
     }
@@ -277,7 +277,7 @@ impl ConversationView {
                 if let Some(card) = self.card_mut(call_id) {
                     if !card.status.is_refused() {
                         card.status = match (*ok, output["status"].as_str()) {
-                            (true, _) => CardStatus::Completed,
+                            (true, _) => CardStatus::Succeeded,
                             // Refused without an approval: a repeat of an already rejected call.
                             (false, Some("rejected")) => CardStatus::Rejected,
                             (false, _) => CardStatus::Failed,
@@ -439,7 +439,7 @@ mod tests {
         log.started("t", "k1");
         assert_eq!(statuses(&log.view()), [("k1", CardStatus::Executing)]);
         log.result("t", "k1", true);
-        assert_eq!(statuses(&log.view()), [("k1", CardStatus::Completed)]);
+        assert_eq!(statuses(&log.view()), [("k1", CardStatus::Succeeded)]);
     }
 
     #[test]
@@ -457,7 +457,7 @@ mod tests {
         assert_eq!(statuses(&log.view()), [("k1", CardStatus::Approved)]);
         log.started("t", "k1").result("t", "k1", true).status("t", TaskStatus::Completed);
         let view = log.view();
-        assert_eq!(statuses(&view), [("k1", CardStatus::Completed)]);
+        assert_eq!(statuses(&view), [("k1", CardStatus::Succeeded)]);
         assert_eq!(view.pending_count(), 0);
     }
 
@@ -472,7 +472,7 @@ mod tests {
         log.decide("t", "k1", ApprovalOutcome::Approved, None).started("t", "k1").result("t", "k1", true);
         log.decide("t", "k2", ApprovalOutcome::Rejected, None).result("t", "k2", false);
         log.decide("t", "k3", ApprovalOutcome::Approved, None).started("t", "k3").result("t", "k3", false);
-        assert_eq!(statuses(&log.view()), [("k1", CardStatus::Completed), ("k2", CardStatus::Rejected), ("k3", CardStatus::Failed)]);
+        assert_eq!(statuses(&log.view()), [("k1", CardStatus::Succeeded), ("k2", CardStatus::Rejected), ("k3", CardStatus::Failed)]);
         assert_eq!(log.view().card("k2").unwrap().decision.as_ref().unwrap().reason.as_deref(), Some("no"));
     }
 

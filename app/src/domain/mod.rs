@@ -4,7 +4,9 @@
 pub mod event;
 pub mod fold;
 pub mod rules;
+pub mod states;
 pub mod wire;
 
-pub use event::{ApprovalOutcome, Event, EventBody, Risk, TaskStatus};
+pub use event::{ApprovalOutcome, Event, EventBody};
 pub use fold::{Card, CardStatus, ConversationView, GrantView, Item, fold};
+pub use states::{ApprovalState, AuditKind, CallState, IllegalMove, Machine, Risk, Role, TaskStatus, TimeoutAction, UnknownName};

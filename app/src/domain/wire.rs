@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{ApprovalOutcome, Event, Risk, TaskStatus, fold::ConversationView};
+use super::{ApprovalOutcome, ApprovalState, Event, Risk, Role, TaskStatus, fold::ConversationView};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Conversation {
@@ -67,7 +67,7 @@ pub struct Approval {
     pub summary: String,
     pub risk: Risk,
     /// `pending`, or how it ended.
-    pub state: String,
+    pub state: ApprovalState,
     pub created_at: String,
     pub deadline: String,
     pub age_seconds: i64,
@@ -139,8 +139,7 @@ pub struct Order {
 pub struct Me {
     pub id: String,
     pub username: String,
-    /// `user` or `admin`.
-    pub role: String,
+    pub role: Role,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -146,7 +146,7 @@ fn DecidedTable(list: Vec<Approval>) -> impl IntoView {
                             <td><code>{a.tool.clone()}</code></td>
                             <td>{a.summary.clone()}</td>
                             <td>{a.owner.clone().unwrap_or_default()}</td>
-                            <td><span class=format!("badge status status-{}", a.state)>{a.state.clone()}</span></td>
+                            <td><span class=format!("badge status status-{}", a.state)>{a.state.as_str()}</span></td>
                             <td>{a.decided_by.clone().unwrap_or_default()}</td>
                             <td>{a.decided_at.clone().unwrap_or_default()}</td>
                             <td>{a.decision_seconds.map(|s| format!("{s} s")).unwrap_or_default()}</td>

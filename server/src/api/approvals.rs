@@ -1,6 +1,9 @@
 //! The approval queue and decisions on one approval.
 
-use app::domain::wire::{Approval, ApproveRequest, DecisionOutcome, DeferRequest, RejectRequest};
+use app::domain::{
+    ApprovalState, Risk,
+    wire::{Approval, ApproveRequest, DecisionOutcome, DeferRequest, RejectRequest},
+};
 use axum::{
     Json, Router,
     extract::{Path, State},
@@ -17,7 +20,7 @@ use crate::{
     orchestrator::{Actor, Decision},
     state::AppState,
     store::{
-        approvals::{self, ApprovalRow, Filter},
+        approvals::{self, ApprovalRow, Filter, StateFilter},
         time::now_ms,
     },
 };
@@ -31,8 +34,6 @@ pub fn router() -> Router<AppState> {
         .route("/api/approvals/{id}/escalate", post(escalate))
         .route("/api/approvals/{id}/defer", post(defer))
 }
-
-const STATES: [&str; 8] = ["pending", "decided", "approved", "rejected", "expired", "canceled", "deferred", "all"];
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -49,12 +50,7 @@ struct ListQuery {
 
 /// The decision's actor as the audit trail records it.
 pub fn actor(user: &CurrentUser) -> Actor {
-    Actor {
-        name: user.user.username.clone(),
-        role: user.user.role.as_str().into(),
-        ip: user.ip.clone(),
-        user_agent: user.user_agent.clone(),
-    }
+    Actor { name: user.user.username.clone(), role: Some(user.user.role), ip: user.ip.clone(), user_agent: user.user_agent.clone() }
 }
 
 /// The rejection reason of an optional body; blank means none.
@@ -85,27 +81,31 @@ async fn list(
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> Result<Json<Vec<Approval>>, ApiError> {
     let status = query.status.as_deref().unwrap_or("pending");
-    if !STATES.contains(&status) {
-        return Err(ApiError::invalid("status", format!("unknown status {status:?}; expected one of {}", STATES.join(", "))));
-    }
+    let states = StateFilter::parse(status).map_err(|_| {
+        let names: Vec<&str> = ApprovalState::ALL.iter().map(|s| s.as_str()).chain(["decided", "all"]).collect();
+        ApiError::invalid("status", format!("unknown status {status:?}; expected one of {}", names.join(", ")))
+    })?;
     let limit = query.limit.unwrap_or(100);
     if !(1..=500).contains(&limit) {
         return Err(ApiError::invalid("limit", "limit must be between 1 and 500"));
     }
-    if let Some(risk) = query.risk.as_deref().filter(|r| !["low", "medium", "high"].contains(r)) {
-        return Err(ApiError::invalid("risk", format!("unknown risk {risk:?}; expected low, medium or high")));
-    }
+    let risk = query
+        .risk
+        .as_deref()
+        .map(Risk::parse)
+        .transpose()
+        .map_err(|unknown| ApiError::invalid("risk", format!("unknown risk {:?}; expected low, medium or high", unknown.name)))?;
     let oldest_first = match query.order.as_deref() {
         None | Some("newest") => false,
         Some("oldest") => true,
         Some(other) => return Err(ApiError::invalid("order", format!("unknown order {other:?}; expected newest or oldest"))),
     };
     let filter = Filter {
-        state: (status != "all").then_some(status),
+        state: states,
         owner_id: user.owner_filter(),
         tool: query.tool.as_deref(),
         username: query.user.as_deref(),
-        risk: query.risk.as_deref(),
+        risk,
         oldest_first,
         limit,
     };

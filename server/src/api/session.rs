@@ -30,7 +30,7 @@ pub fn router() -> Router<AppState> {
 }
 
 pub fn me_of(user: &User) -> Me {
-    Me { id: user.id.clone(), username: user.username.clone(), role: user.role.as_str().into() }
+    Me { id: user.id.clone(), username: user.username.clone(), role: user.role }
 }
 
 /// Checks the password (same work whether or not the user exists) and starts a fresh session.

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use app::domain::{
-    ApprovalOutcome, EventBody, TaskStatus,
+    ApprovalOutcome, ApprovalState, AuditKind, CallState, EventBody, Role, TaskStatus, TimeoutAction,
     rules::{self, Refusal},
     wire::{DecisionOutcome, GrantRequest},
 };
@@ -26,15 +26,21 @@ use crate::{
 #[derive(Clone, Debug)]
 pub struct Actor {
     pub name: String,
-    pub role: String,
+    /// `None`: the server itself, applying a timeout action.
+    pub role: Option<Role>,
     pub ip: Option<String>,
     pub user_agent: Option<String>,
 }
 
 impl Actor {
-    /// Timeouts and other decisions the server makes itself.
+    /// The server applying a timeout action (the only decisions it makes itself).
     pub fn system() -> Self {
-        Self { name: SYSTEM.into(), role: SYSTEM.into(), ip: None, user_agent: None }
+        Self { name: SYSTEM.into(), role: None, ip: None, user_agent: None }
+    }
+
+    /// The role as the audit trail records it (`system` for the server).
+    pub fn role_name(&self) -> &'static str {
+        self.role.map_or(SYSTEM, Role::as_str)
     }
 }
 
@@ -135,31 +141,31 @@ impl Orchestrator {
     pub async fn time_out(self: &Arc<Self>, approval_id: &str) -> Result<(), DecisionError> {
         let mut w = self.store.write(Scope::Approval(approval_id)).await?;
         let Some(approval) = approvals::get(&mut *w.tx, approval_id).await? else { return Ok(()) };
-        if approval.state != "pending" || approval.deadline > now_ms() {
+        if approval.state != ApprovalState::Pending || approval.deadline > now_ms() {
             return Ok(());
         }
         let task = self.waiting_task(&mut w, &approval.task_id).await?;
         let system = Actor::system();
         // An escalated approval that times out again is rejected: escalation happens once.
-        let action = match approval.timeout_action.as_str() {
-            "escalate" if approval.escalated_at.is_some() => "reject",
+        let action = match approval.timeout_action {
+            TimeoutAction::Escalate if approval.escalated_at.is_some() => TimeoutAction::Reject,
             other => other,
         };
-        self.metrics.timed_out(action);
+        self.metrics.timed_out(action.as_str());
         match action {
-            "abort" => {
+            TimeoutAction::Abort => {
                 drop(w);
                 return self.abort(&task.id, &system).await;
             }
-            "escalate" => self.hand_to_admins(&mut w, &task, &approval, &system.name).await?,
-            "approve" => {
+            TimeoutAction::Escalate => self.hand_to_admins(&mut w, &task, &approval, &system.name).await?,
+            TimeoutAction::Approve => {
                 self.apply(&mut w, &task, &approval, ApprovalOutcome::Approved, &system, Some("timed out".into()), None).await?;
             }
-            "skip" => {
+            TimeoutAction::Skip => {
                 let reason = Some("timed out; skipped without a decision".into());
                 self.apply(&mut w, &task, &approval, ApprovalOutcome::Expired, &system, reason, None).await?;
             }
-            _ => {
+            TimeoutAction::Reject => {
                 self.apply(&mut w, &task, &approval, ApprovalOutcome::Expired, &system, Some("timed out".into()), None).await?;
             }
         }
@@ -211,9 +217,9 @@ impl Orchestrator {
             },
         )
         .await?;
-        w.audit("grant.created",
+        w.audit(AuditKind::GrantCreated,
             &actor.name,
-            json!({ "grant_id": id, "conversation_id": approval.conversation_id, "tool": approval.tool, "expires_at": expires_at.map(crate::store::time::rfc3339), "max_uses": max_uses, "role": actor.role }));
+            json!({ "grant_id": id, "conversation_id": approval.conversation_id, "tool": approval.tool, "expires_at": expires_at.map(crate::store::time::rfc3339), "max_uses": max_uses, "role": actor.role_name() }));
         Ok(())
     }
 
@@ -231,7 +237,7 @@ impl Orchestrator {
         )
         .await?;
         w.audit(
-            "grant.revoked",
+            AuditKind::GrantRevoked,
             &actor.name,
             json!({ "grant_id": grant_id, "conversation_id": grant.conversation_id, "tool": grant.tool, "uses": grant.uses }),
         );
@@ -256,7 +262,7 @@ impl Orchestrator {
             },
         )
         .await?;
-        w.audit("approval.escalated",
+        w.audit(AuditKind::ApprovalEscalated,
             by,
             json!({ "approval_id": approval.id, "conversation_id": approval.conversation_id, "tool": approval.tool, "deadline": crate::store::time::rfc3339(deadline) }));
         Ok(())
@@ -271,7 +277,7 @@ impl Orchestrator {
             return Err(DecisionError::Conflict(format!("task {task_id} is already {}", task.status().as_str())));
         }
         // Aborting cancels the pending approvals: not for a user while the admins hold one.
-        if actor.role != "admin" && actor.role != SYSTEM {
+        if actor.role == Some(Role::User) {
             for approval in approvals::pending_for_task(&mut *w.tx, task_id).await? {
                 if let Some(why) = rules::held_by_admins(false, approval.escalated_to_admins_by()) {
                     return Err(DecisionError::Forbidden(format!("the turn cannot be stopped: {why}")));
@@ -279,9 +285,9 @@ impl Orchestrator {
             }
         }
         self.cancel(&mut w, &task, actor).await?;
-        w.audit("task.aborted",
+        w.audit(AuditKind::TaskAborted,
             &actor.name,
-            json!({ "task_id": task.id, "conversation_id": task.conversation_id, "role": actor.role, "ip": actor.ip, "user_agent": actor.user_agent }));
+            json!({ "task_id": task.id, "conversation_id": task.conversation_id, "role": actor.role_name(), "ip": actor.ip, "user_agent": actor.user_agent }));
         w.commit().await?;
         // A canceled worker hands "canceled" to its supervisor, which then goes on.
         self.trigger(task_id);
@@ -294,19 +300,19 @@ impl Orchestrator {
         for approval in approvals::pending_for_task(&mut *w.tx, &task.id).await? {
             self.apply(w, task, &approval, ApprovalOutcome::Canceled, actor, reason.clone(), None).await?;
         }
-        for call in calls::in_states(&mut *w.tx, &task.id, &["approved"]).await? {
-            if calls::transition(&mut w.tx, &call.id, "approved", "canceled", None).await? {
+        for call in calls::in_states(&mut *w.tx, &task.id, &[CallState::Approved]).await? {
+            if calls::transition(&mut w.tx, &call.id, CallState::Approved, CallState::Canceled, None).await? {
                 let output = json!({ "status": "rejected", "reason": reason });
                 w.append(&task.conversation_id, EventBody::ToolResult { task_id: task.id.clone(), call_id: call.id, ok: false, output })
                     .await?;
             }
         }
-        for call in calls::in_states(&mut *w.tx, &task.id, &["executing"]).await? {
+        for call in calls::in_states(&mut *w.tx, &task.id, &[CallState::Executing]).await? {
             let Some(worker) = tasks::worker_for_call(&mut *w.tx, &call.id).await? else { continue };
             if !worker.status().is_final() {
                 Box::pin(self.cancel(w, &worker, actor)).await?;
             }
-            if calls::transition(&mut w.tx, &call.id, "executing", "failed", None).await? {
+            if calls::transition(&mut w.tx, &call.id, CallState::Executing, CallState::Failed, None).await? {
                 let output = json!({ "status": "canceled", "error": reason, "message": reason });
                 w.append(&task.conversation_id, EventBody::ToolResult { task_id: task.id.clone(), call_id: call.id, ok: false, output })
                     .await?;
@@ -353,12 +359,12 @@ impl Orchestrator {
         reason: Option<String>,
         edited: Option<Value>,
     ) -> Result<DecisionOutcome, DecisionError> {
-        let decided = approvals::decide(&mut w.tx, &approval.id, outcome.as_str(), &actor.name, reason.as_deref(), edited.as_ref()).await?;
+        let decided = approvals::decide(&mut w.tx, &approval.id, outcome.into(), &actor.name, reason.as_deref(), edited.as_ref()).await?;
         if !decided {
-            let now = approvals::get(&mut *w.tx, &approval.id).await?.map(|a| a.state).unwrap_or_default();
+            let now = approvals::get(&mut *w.tx, &approval.id).await?.map_or("gone", |a| a.state.as_str());
             return Err(DecisionError::Conflict(format!("approval {} is already {now}", approval.id)));
         }
-        calls::transition(&mut w.tx, &approval.call_id, "pending_approval", outcome.as_str(), edited.as_ref()).await?;
+        calls::transition(&mut w.tx, &approval.call_id, CallState::PendingApproval, outcome.into(), edited.as_ref()).await?;
         // After an edit the card and the queue say what runs now, and what was proposed.
         let summary = match (&edited, self.tools.get(&approval.tool)) {
             (Some(args), Some(tool)) if outcome == ApprovalOutcome::Approved => {
@@ -386,7 +392,9 @@ impl Orchestrator {
             },
         )
         .await?;
-        let kind = if reason.as_deref() == Some("timed out") && actor.name == SYSTEM { "approval.timed_out" } else { "approval.decided" };
+        // The server decides only when a deadline passed (its timeout action, and the other
+        // approvals an `abort` timeout cancels).
+        let kind = if actor.role.is_none() { AuditKind::ApprovalTimedOut } else { AuditKind::ApprovalDecided };
         w.audit(
             kind,
             &actor.name,
@@ -396,7 +404,7 @@ impl Orchestrator {
                 "conversation_id": approval.conversation_id,
                 "tool": approval.tool,
                 "outcome": outcome.as_str(),
-                "role": actor.role,
+                "role": actor.role_name(),
                 "ip": actor.ip,
                 "user_agent": actor.user_agent,
                 "seconds_to_decide": (now_ms() - approval.created_at) / 1000,
@@ -425,10 +433,8 @@ impl Orchestrator {
 /// has passed belongs to its timeout action, even before the sweeper got to it, and one handed to
 /// the admins is theirs to decide. The server itself (timeouts) always may.
 pub(super) fn may_decide(actor: &Actor, approval: &ApprovalRow, now: i64) -> Result<(), DecisionError> {
-    if actor.role == SYSTEM {
-        return Ok(());
-    }
-    rules::may_decide(actor.role == "admin", approval.escalated_to_admins_by(), approval.deadline, now).map_err(|refusal| match refusal {
+    let Some(role) = actor.role else { return Ok(()) };
+    rules::may_decide(role == Role::Admin, approval.escalated_to_admins_by(), approval.deadline, now).map_err(|refusal| match refusal {
         Refusal::OutOfTime => DecisionError::Conflict(format!(
             "approval {} ran out of time; its timeout action ({}) applies",
             approval.id, approval.timeout_action
@@ -442,7 +448,7 @@ async fn pending_approval(w: &mut Write, approval_id: &str) -> Result<ApprovalRo
     let approval = approvals::get(&mut *w.tx, approval_id)
         .await?
         .ok_or_else(|| DecisionError::NotFound(format!("approval {approval_id} does not exist")))?;
-    if approval.state != "pending" {
+    if approval.state != ApprovalState::Pending {
         return Err(DecisionError::Conflict(format!("approval {approval_id} is already {}", approval.state)));
     }
     Ok(approval)

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use anyhow::Context;
-use app::domain::{Event, EventBody, TaskStatus};
+use app::domain::{CallState, Event, EventBody, TaskStatus};
 use serde_json::json;
 
 use super::Orchestrator;
@@ -33,7 +33,7 @@ impl Orchestrator {
     /// `approved → executing` and the worker's task, in one transaction.
     pub(super) async fn start_worker(self: &Arc<Self>, call: &CallRow, worker: &str, lease: &Lease) -> anyhow::Result<()> {
         let mut w = self.store.write_as(lease).await?;
-        if !calls::transition(&mut w.tx, &call.id, "approved", "executing", None).await? {
+        if !calls::transition(&mut w.tx, &call.id, CallState::Approved, CallState::Executing, None).await? {
             return Ok(());
         }
         w.append(&call.conversation_id, EventBody::ToolStarted { task_id: call.task_id.clone(), call_id: call.id.clone() }).await?;
@@ -78,7 +78,7 @@ impl Orchestrator {
         };
         let mut w = self.store.write_as(lease).await?;
         let Some(call) = calls::get(&mut *w.tx, parent_call_id).await? else { return Ok(()) };
-        if call.state != "executing" {
+        if call.state != CallState::Executing {
             return Ok(()); // recorded already (or the supervisor's task was aborted)
         }
         self.record_result(&mut w, &call, outcome).await?;

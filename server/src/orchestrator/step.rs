@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use app::domain::{
-    EventBody, TaskStatus,
+    AuditKind, CallState, EventBody, TaskStatus,
     wire::{AssistantDelta, Conversation},
 };
 use serde_json::json;
@@ -69,11 +69,11 @@ impl Orchestrator {
                 return self.finish_worker(&task, lease).await;
             }
             let calls = calls::for_step(self.store.pool(), task_id, task.steps).await?;
-            if let Some(call) = calls.iter().find(|c| c.state == "approved") {
+            if let Some(call) = calls.iter().find(|c| c.state == CallState::Approved) {
                 self.execute(call, lease).await?;
                 continue;
             }
-            if let Some(call) = calls.iter().find(|c| c.state == "executing") {
+            if let Some(call) = calls.iter().find(|c| c.state == CallState::Executing) {
                 if self.tools.get(&call.tool).is_some_and(|t| t.delegate().is_some()) {
                     match self.follow_worker(call, lease).await? {
                         Delegation::Waiting => return Ok(()),
@@ -83,7 +83,7 @@ impl Orchestrator {
                 self.interrupted(call, lease).await?;
                 continue;
             }
-            if calls.iter().any(|c| c.state == "pending_approval") {
+            if calls.iter().any(|c| c.state == CallState::PendingApproval) {
                 return Ok(());
             }
             if task.status() == TaskStatus::InputRequired {
@@ -180,7 +180,7 @@ impl Orchestrator {
             }
             if !rule_errors.is_empty() {
                 // Fail-closed asks a human and tells them why; fail-open runs the call. Both are audited.
-                let kind = if agent.fail_open { "policy.fail_open" } else { "policy.fail_closed" };
+                let kind = if agent.fail_open { AuditKind::PolicyFailOpen } else { AuditKind::PolicyFailClosed };
                 w.audit(
                     kind,
                     &agent.name,
@@ -204,7 +204,7 @@ impl Orchestrator {
             };
             if let Some(grant) = &grant {
                 gate = None;
-                w.audit("grant.used",
+                w.audit(AuditKind::GrantUsed,
                     &grant.created_by,
                     json!({ "grant_id": grant.id, "call_id": call.id, "conversation_id": cid, "tool": call.tool, "args": call.args, "uses": grant.uses }));
             }
@@ -224,10 +224,10 @@ impl Orchestrator {
             )
             .await?;
             let state = match (&refusal, gate) {
-                (Some(r), _) if r["status"] == "rejected" => "rejected",
-                (Some(_), _) => "failed",
-                (None, Some(_)) => "pending_approval",
-                (None, None) => "approved",
+                (Some(r), _) if r["status"] == "rejected" => CallState::Rejected,
+                (Some(_), _) => CallState::Failed,
+                (None, Some(_)) => CallState::PendingApproval,
+                (None, None) => CallState::Approved,
             };
             let new_call = NewCall {
                 id: &call.id,
@@ -257,12 +257,12 @@ impl Orchestrator {
                     gate: &gate.name,
                     summary: &summary,
                     risk,
-                    timeout_action: gate.timeout_action.as_str(),
+                    timeout_action: gate.timeout_action,
                     deadline,
                     in_chat: gate.in_chat,
                 };
                 approvals::insert(&mut w.tx, new_approval).await?;
-                w.audit("approval.requested",
+                w.audit(AuditKind::ApprovalRequested,
                     &agent.name,
                     json!({
                         "approval_id": approval_id, "call_id": call.id, "conversation_id": cid, "task_id": task.id,
@@ -316,7 +316,7 @@ impl Orchestrator {
         }
         if let Some(tool) = tool.as_ref().filter(|t| t.is_external()) {
             let mut w = self.store.write_as(lease).await?;
-            if !calls::transition(&mut w.tx, &call.id, "approved", "executing", None).await? {
+            if !calls::transition(&mut w.tx, &call.id, CallState::Approved, CallState::Executing, None).await? {
                 return Ok(());
             }
             w.append(&call.conversation_id, EventBody::ToolStarted { task_id: call.task_id.clone(), call_id: call.id.clone() }).await?;
@@ -335,7 +335,7 @@ impl Orchestrator {
             return Ok(());
         }
         let mut w = self.store.write_as(lease).await?;
-        if !calls::transition(&mut w.tx, &call.id, "approved", "executing", None).await? {
+        if !calls::transition(&mut w.tx, &call.id, CallState::Approved, CallState::Executing, None).await? {
             return Ok(()); // someone else ran or canceled it
         }
         w.append(&call.conversation_id, EventBody::ToolStarted { task_id: call.task_id.clone(), call_id: call.id.clone() }).await?;
@@ -376,14 +376,14 @@ impl Orchestrator {
         outcome: Result<serde_json::Value, String>,
     ) -> anyhow::Result<()> {
         let (state, ok, output) = match outcome {
-            Ok(output) => ("succeeded", true, output),
-            Err(error) => ("failed", false, json!({ "error": error, "message": error })),
+            Ok(output) => (CallState::Succeeded, true, output),
+            Err(error) => (CallState::Failed, false, json!({ "error": error, "message": error })),
         };
-        if !calls::transition(&mut w.tx, &call.id, "executing", state, None).await? {
+        if !calls::transition(&mut w.tx, &call.id, CallState::Executing, state, None).await? {
             // Someone else recorded this call's outcome: never a second `tool-result`.
             anyhow::bail!("call {} was no longer executing when its result came; the result was dropped", call.id);
         }
-        w.audit("tool.outcome",
+        w.audit(AuditKind::ToolOutcome,
             SYSTEM,
             json!({ "call_id": call.id, "conversation_id": call.conversation_id, "tool": call.tool, "args": call.args(), "ok": ok, "output": output }));
         w.append(&call.conversation_id, EventBody::ToolResult { task_id: call.task_id.clone(), call_id: call.id.clone(), ok, output })
@@ -394,10 +394,10 @@ impl Orchestrator {
     /// A call found `executing` by a driver was cut off by a crash: it is never re-run silently.
     async fn interrupted(&self, call: &CallRow, lease: &Lease) -> anyhow::Result<()> {
         let mut w = self.store.write_as(lease).await?;
-        if calls::transition(&mut w.tx, &call.id, "executing", "failed", None).await? {
+        if calls::transition(&mut w.tx, &call.id, CallState::Executing, CallState::Failed, None).await? {
             let output = json!({ "status": "interrupted", "error": "interrupted — not retried", "message": "interrupted — not retried" });
             w.audit(
-                "tool.outcome",
+                AuditKind::ToolOutcome,
                 SYSTEM,
                 json!({ "call_id": call.id, "conversation_id": call.conversation_id, "tool": call.tool, "ok": false, "output": output }),
             );

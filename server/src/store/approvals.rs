@@ -1,8 +1,9 @@
 //! The approval queue projection. Every state change is a conditional
-//! `UPDATE … WHERE state = 'pending'` (DESIGN decision 3); the loser of a race changes nothing.
+//! `UPDATE … WHERE state = 'pending'` allowed by [`ApprovalState`]'s table; the loser of a race
+//! changes nothing.
 
 use anyhow::Context;
-use app::domain::{Risk, wire};
+use app::domain::{ApprovalState, Machine, Risk, TimeoutAction, wire};
 use serde_json::Value;
 use sqlx::{AnyConnection, AnyExecutor};
 
@@ -22,9 +23,12 @@ pub struct ApprovalRow {
     pub args: String,
     pub gate: String,
     pub summary: String,
-    pub risk: String,
-    pub state: String,
-    pub timeout_action: String,
+    #[sqlx(try_from = "String")]
+    pub risk: Risk,
+    #[sqlx(try_from = "String")]
+    pub state: ApprovalState,
+    #[sqlx(try_from = "String")]
+    pub timeout_action: TimeoutAction,
     pub created_at: i64,
     pub deadline: i64,
     pub decided_at: Option<i64>,
@@ -37,18 +41,10 @@ pub struct ApprovalRow {
     pub confirm: String,
 }
 
-fn parse_risk(s: &str) -> Risk {
-    match s {
-        "high" => Risk::High,
-        "medium" => Risk::Medium,
-        _ => Risk::Low,
-    }
-}
-
 impl ApprovalRow {
     /// Who handed it to the admins, while it is pending and with them (`None` otherwise).
     pub fn escalated_to_admins_by(&self) -> Option<&str> {
-        (self.state == "pending" && self.escalated_at.is_some()).then(|| self.escalated_by.as_deref().unwrap_or("someone"))
+        (self.state == ApprovalState::Pending && self.escalated_at.is_some()).then(|| self.escalated_by.as_deref().unwrap_or("someone"))
     }
 
     pub fn args(&self) -> Value {
@@ -68,8 +64,8 @@ impl ApprovalRow {
             args: self.args(),
             gate: self.gate.clone(),
             summary: self.summary.clone(),
-            risk: parse_risk(&self.risk),
-            state: self.state.clone(),
+            risk: self.risk,
+            state: self.state,
             created_at: rfc3339(self.created_at),
             deadline: rfc3339(self.deadline),
             age_seconds: ((now - self.created_at) / 1000).max(0),
@@ -99,7 +95,7 @@ pub struct NewApproval<'a> {
     pub gate: &'a str,
     pub summary: &'a str,
     pub risk: Risk,
-    pub timeout_action: &'a str,
+    pub timeout_action: TimeoutAction,
     pub deadline: i64,
     pub in_chat: bool,
 }
@@ -120,7 +116,7 @@ pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Res
     .bind(a.gate)
     .bind(a.summary)
     .bind(a.risk.as_str())
-    .bind(a.timeout_action)
+    .bind(a.timeout_action.as_str())
     .bind(now_ms())
     .bind(a.deadline)
     .bind(if a.in_chat { "chat" } else { "card" })
@@ -142,7 +138,6 @@ pub async fn pending_for_task(db: impl AnyExecutor<'_>, task_id: &str) -> anyhow
         .context("failed to load pending approvals")
 }
 
-/// The one conditional write that decides an approval. False when it was no longer pending.
 /// The card's line after an edit (what runs now, and what was proposed).
 pub async fn set_summary(conn: &mut AnyConnection, id: &str, summary: &str) -> anyhow::Result<()> {
     sqlx::query("UPDATE approvals SET summary = $1 WHERE id = $2")
@@ -154,19 +149,21 @@ pub async fn set_summary(conn: &mut AnyConnection, id: &str, summary: &str) -> a
     Ok(())
 }
 
+/// The one conditional write that decides an approval. False when it was no longer pending.
 pub async fn decide(
     conn: &mut AnyConnection,
     id: &str,
-    to: &str,
+    to: ApprovalState,
     decided_by: &str,
     reason: Option<&str>,
     edited_args: Option<&Value>,
 ) -> anyhow::Result<bool> {
+    ApprovalState::Pending.transition(to)?;
     let result = sqlx::query(
         "UPDATE approvals SET state = $1, decided_at = $2, decided_by = $3, reason = $4, edited_args = $5
          WHERE id = $6 AND state = 'pending'",
     )
-    .bind(to)
+    .bind(to.as_str())
     .bind(now_ms())
     .bind(decided_by)
     .bind(reason)
@@ -187,27 +184,47 @@ pub async fn overdue(db: impl AnyExecutor<'_>, now: i64) -> anyhow::Result<Vec<S
         .context("failed to find overdue approvals")
 }
 
+/// Which states the queue lists.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StateFilter {
+    #[default]
+    All,
+    /// Every state but `pending`.
+    Decided,
+    Only(ApprovalState),
+}
+
+impl StateFilter {
+    /// `all`, `decided`, or one approval state's name.
+    pub fn parse(name: &str) -> Result<Self, app::domain::UnknownName> {
+        match name {
+            "all" => Ok(Self::All),
+            "decided" => Ok(Self::Decided),
+            other => ApprovalState::parse(other).map(Self::Only),
+        }
+    }
+}
+
 /// What the queue asks for. Every field narrows the list; `None` means any.
 #[derive(Debug, Default)]
 pub struct Filter<'a> {
-    /// `pending`, `decided` (every other state), or one exact state.
-    pub state: Option<&'a str>,
+    pub state: StateFilter,
     /// Only approvals of this owner's conversations (a non-admin viewer).
     pub owner_id: Option<&'a str>,
     pub tool: Option<&'a str>,
     pub username: Option<&'a str>,
-    pub risk: Option<&'a str>,
+    pub risk: Option<Risk>,
     pub oldest_first: bool,
     pub limit: i64,
 }
 
 /// The queue, newest first unless `oldest_first`.
 pub async fn list(db: impl AnyExecutor<'_>, f: &Filter<'_>) -> anyhow::Result<Vec<ApprovalRow>> {
-    let state_clause = match f.state {
+    let (state_clause, state) = match f.state {
         // Every variant mentions $1: PostgreSQL refuses a bound parameter the statement never uses.
-        None => "$1 IS NULL",
-        Some("decided") => "($1 = 'decided' AND a.state <> 'pending')",
-        Some(_) => "a.state = $1",
+        StateFilter::All => ("$1 IS NULL", None),
+        StateFilter::Decided => ("a.state <> $1", Some(ApprovalState::Pending.as_str())),
+        StateFilter::Only(state) => ("a.state = $1", Some(state.as_str())),
     };
     let order = if f.oldest_first { "ASC" } else { "DESC" };
     let sql = format!(
@@ -216,11 +233,11 @@ pub async fn list(db: impl AnyExecutor<'_>, f: &Filter<'_>) -> anyhow::Result<Ve
          ORDER BY a.created_at {order}, a.id {order} LIMIT $6"
     );
     sqlx::query_as(&sql)
-        .bind(f.state)
+        .bind(state)
         .bind(f.owner_id)
         .bind(f.tool)
         .bind(f.username)
-        .bind(f.risk)
+        .bind(f.risk.map(Risk::as_str))
         .bind(f.limit)
         .fetch_all(db)
         .await

@@ -1,7 +1,7 @@
-//! Tool calls and their execution state (DESIGN decision 3, second half):
-//! `pending_approval → approved | rejected | expired | canceled`, `approved → executing → succeeded | failed`.
+//! Tool calls and their execution state; the moves are [`CallState`]'s table.
 
 use anyhow::Context;
+use app::domain::{CallState, Machine};
 use serde_json::Value;
 use sqlx::{AnyConnection, AnyExecutor};
 
@@ -16,7 +16,8 @@ pub struct CallRow {
     pub position: i64,
     pub tool: String,
     pub args: String,
-    pub state: String,
+    #[sqlx(try_from = "String")]
+    pub state: CallState,
 }
 
 impl CallRow {
@@ -33,10 +34,11 @@ pub struct NewCall<'a> {
     pub position: i64,
     pub tool: &'a str,
     pub args: &'a Value,
-    pub state: &'a str,
+    pub state: CallState,
 }
 
 pub async fn insert(conn: &mut AnyConnection, call: NewCall<'_>) -> anyhow::Result<()> {
+    anyhow::ensure!(call.state.may_start_in(), "BUG: a tool call cannot start as {}", call.state);
     let now = now_ms();
     sqlx::query(
         "INSERT INTO tool_calls (id, task_id, conversation_id, step, position, tool, args, state, created_at, updated_at)
@@ -49,7 +51,7 @@ pub async fn insert(conn: &mut AnyConnection, call: NewCall<'_>) -> anyhow::Resu
     .bind(call.position)
     .bind(call.tool)
     .bind(call.args.to_string())
-    .bind(call.state)
+    .bind(call.state.as_str())
     .bind(now)
     .bind(now)
     .execute(conn)
@@ -79,14 +81,16 @@ pub async fn for_step(db: impl AnyExecutor<'_>, task_id: &str, step: i64) -> any
     .context("failed to load tool calls")
 }
 
-/// Conditional transition: true when the call was in `from` and is now in `to`.
-pub async fn transition(conn: &mut AnyConnection, id: &str, from: &str, to: &str, args: Option<&Value>) -> anyhow::Result<bool> {
+/// Conditional transition: true when the call was in `from` and is now in `to`; an error when the
+/// table does not allow the move.
+pub async fn transition(conn: &mut AnyConnection, id: &str, from: CallState, to: CallState, args: Option<&Value>) -> anyhow::Result<bool> {
+    from.transition(to)?;
     let result = sqlx::query("UPDATE tool_calls SET state = $1, args = COALESCE($2, args), updated_at = $3 WHERE id = $4 AND state = $5")
-        .bind(to)
+        .bind(to.as_str())
         .bind(args.map(|a| a.to_string()))
         .bind(now_ms())
         .bind(id)
-        .bind(from)
+        .bind(from.as_str())
         .execute(conn)
         .await
         .with_context(|| format!("failed to move tool call {id} from {from} to {to}"))?;
@@ -94,7 +98,7 @@ pub async fn transition(conn: &mut AnyConnection, id: &str, from: &str, to: &str
 }
 
 /// Calls of a task in one of `states`.
-pub async fn in_states(db: impl AnyExecutor<'_>, task_id: &str, states: &[&str]) -> anyhow::Result<Vec<CallRow>> {
+pub async fn in_states(db: impl AnyExecutor<'_>, task_id: &str, states: &[CallState]) -> anyhow::Result<Vec<CallRow>> {
     let placeholders = (0..states.len()).map(|i| format!("${}", i + 2)).collect::<Vec<_>>().join(", ");
     let sql = format!(
         "SELECT id, task_id, conversation_id, step, position, tool, args, state FROM tool_calls
@@ -102,7 +106,7 @@ pub async fn in_states(db: impl AnyExecutor<'_>, task_id: &str, states: &[&str])
     );
     let mut query = sqlx::query_as(&sql).bind(task_id);
     for s in states {
-        query = query.bind(*s);
+        query = query.bind(s.as_str());
     }
     query.fetch_all(db).await.context("failed to load tool calls")
 }

@@ -263,8 +263,8 @@ impl Write {
 
     /// Records an audit entry with this transaction: it is in the chain if and only if the
     /// transaction commits.
-    pub fn audit(&mut self, kind: &'static str, actor: &str, data: serde_json::Value) {
-        self.audit.push((kind, actor.to_owned(), data));
+    pub fn audit(&mut self, kind: app::domain::AuditKind, actor: &str, data: serde_json::Value) {
+        self.audit.push((kind.as_str(), actor.to_owned(), data));
     }
 
     pub async fn commit(mut self) -> anyhow::Result<Vec<Event>> {

@@ -2,7 +2,7 @@
 //! task's `task-status` events, written in the same transaction.
 
 use anyhow::Context;
-use app::domain::{EventBody, TaskStatus, wire::Task};
+use app::domain::{EventBody, Machine, TaskStatus, wire::Task};
 use sqlx::{AnyConnection, AnyExecutor};
 
 use super::{
@@ -14,7 +14,8 @@ use super::{
 pub struct TaskRow {
     pub id: String,
     pub conversation_id: String,
-    pub status: String,
+    #[sqlx(try_from = "String")]
+    pub status: TaskStatus,
     pub steps: i64,
     pub created_at: i64,
     pub updated_at: i64,
@@ -26,7 +27,7 @@ pub struct TaskRow {
 
 impl TaskRow {
     pub fn status(&self) -> TaskStatus {
-        TaskStatus::parse(&self.status).expect("BUG: the CHECK constraint admits only known statuses")
+        self.status
     }
 
     pub fn to_wire(&self) -> Task {
@@ -125,6 +126,9 @@ pub async fn transition(
     to: TaskStatus,
     message: Option<String>,
 ) -> anyhow::Result<bool> {
+    for &state in from {
+        state.transition(to)?;
+    }
     let allowed: Vec<&str> = from.iter().map(|s| s.as_str()).collect();
     let placeholders = (0..allowed.len()).map(|i| format!("${}", i + 4)).collect::<Vec<_>>().join(", ");
     let sql = format!("UPDATE tasks SET status = $1, updated_at = $2 WHERE id = $3 AND status IN ({placeholders})");

@@ -7,25 +7,7 @@ use sqlx::AnyExecutor;
 
 use super::time::{new_id, now_ms, rfc3339};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    User,
-    Admin,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::User => "user",
-            Self::Admin => "admin",
-        }
-    }
-
-    fn parse(s: &str) -> Self {
-        if s == "admin" { Self::Admin } else { Self::User }
-    }
-}
+pub use app::domain::Role;
 
 /// Who is acting: what handlers and the orchestrator see of a user.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -46,13 +28,14 @@ impl User {
 struct UserRow {
     id: String,
     username: String,
-    role: String,
+    #[sqlx(try_from = "String")]
+    role: Role,
     created_at: i64,
 }
 
 impl From<UserRow> for User {
     fn from(r: UserRow) -> Self {
-        User { id: r.id, username: r.username, role: Role::parse(&r.role), created_at: rfc3339(r.created_at) }
+        User { id: r.id, username: r.username, role: r.role, created_at: rfc3339(r.created_at) }
     }
 }
 
@@ -94,10 +77,10 @@ pub async fn credentials(db: impl AnyExecutor<'_>, username: &str) -> anyhow::Re
             .fetch_optional(db)
             .await
             .context("failed to load credentials")?;
-    Ok(row.map(|(id, username, role, created_at, password_hash)| Credentials {
-        user: UserRow { id, username, role, created_at }.into(),
-        password_hash,
-    }))
+    row.map(|(id, username, role, created_at, password_hash)| {
+        Ok(Credentials { user: UserRow { id, username, role: role.parse()?, created_at }.into(), password_hash })
+    })
+    .transpose()
 }
 
 pub async fn list(db: impl AnyExecutor<'_>) -> anyhow::Result<Vec<User>> {

@@ -15,7 +15,7 @@ async fn a_call_no_gate_matches_runs_at_once_and_the_task_completes() {
     app.wait_task(&task, TaskStatus::Completed).await;
     let detail = app.detail(&c).await;
     let card = detail.view.cards().next().expect("a card");
-    assert_eq!((card.tool.as_str(), card.status), ("get_order", CardStatus::Completed));
+    assert_eq!((card.tool.as_str(), card.status), ("get_order", CardStatus::Succeeded));
     assert!(named(&detail.events, "approval-required").is_empty());
     assert!(assistant_texts(&detail.events).last().unwrap().contains("Espresso machine"));
 }
@@ -91,7 +91,7 @@ async fn approving_runs_the_same_call_before_the_model_is_asked_again() {
     assert!(assistant_texts(&detail.events).last().unwrap().contains("Refunded $249.00 on order 1001"));
     let order = app.order(1001).await;
     assert_eq!((order.status.as_str(), order.refunded), ("refunded", 249.0));
-    assert_eq!(detail.view.card(call_id).unwrap().status, CardStatus::Completed);
+    assert_eq!(detail.view.card(call_id).unwrap().status, CardStatus::Succeeded);
 }
 
 #[tokio::test]
@@ -146,7 +146,7 @@ async fn approve_all_runs_every_pending_call_of_the_task() {
     assert_eq!(app.order(1001).await.status, "refunded");
     assert_eq!(app.order(1002).await.status, "refunded");
     let view = app.detail(&c).await.view;
-    assert!(view.cards().all(|c| c.status == CardStatus::Completed));
+    assert!(view.cards().all(|c| c.status == CardStatus::Succeeded));
 }
 
 #[tokio::test]

@@ -53,7 +53,7 @@ async fn an_mcp_write_file_waits_for_approval_and_the_file_appears_only_after_ap
     app.wait_task(&task, TaskStatus::Completed).await;
     assert_eq!(std::fs::read_to_string(&approved).unwrap(), "hello from countersign");
     let card = app.detail(&c).await.view.cards().find(|c| c.tool == "write_file").cloned().unwrap();
-    assert_eq!(card.status, app::domain::CardStatus::Completed);
+    assert_eq!(card.status, app::domain::CardStatus::Succeeded);
     assert!(card.result.unwrap()["message"].as_str().unwrap().contains("Successfully wrote"), "the MCP result shows on the card");
 
     let c2 = app.create_conversation().await;

@@ -197,7 +197,7 @@ async fn a_provider_that_reuses_a_tool_call_id_across_turns_gets_a_separate_call
     let cards: Vec<_> = view.cards().collect();
     assert_eq!(cards.len(), 2, "one card per call");
     assert_ne!(cards[0].call_id, cards[1].call_id);
-    assert!(cards.iter().all(|c| c.status == CardStatus::Completed));
+    assert!(cards.iter().all(|c| c.status == CardStatus::Succeeded));
     assert_eq!(assistant_texts(&app.detail(&c).await.events), ["First done.", "Second done."]);
     // In the last request the model sees both calls, each under its own id.
     let last = fake.requests.lock().unwrap().last().cloned().unwrap();

@@ -49,7 +49,7 @@ async fn the_workers_gated_call_waits_in_the_same_chat_and_the_supervisor_resume
     let detail = app.detail(&c).await;
     assert_eq!(named(&detail.events, "tool-result").len(), 2, "the refund and the delegation, once each");
     let ask = detail.view.cards().find(|c| c.tool == "ask_support").unwrap();
-    assert_eq!(ask.status.as_str(), "completed");
+    assert_eq!(ask.status.as_str(), "succeeded");
     assert_eq!(ask.result.as_ref().unwrap()["agent"], "support");
     let worker_reply = detail.view.items.iter().rev().find_map(|i| match i {
         Item::Assistant { agent: Some(agent), text, .. } => Some((agent.clone(), text.clone())),
