@@ -19,6 +19,7 @@ mod openapi;
 mod people;
 mod race;
 mod replicas;
+mod schema;
 mod sse;
 mod stream;
 mod streams;

@@ -107,7 +107,9 @@ async fn a_session_logs_in_with_the_right_password_only_and_logs_out() {
 /// at a time, the refusals log no one in, and the right password works again after the window.
 #[tokio::test]
 async fn fifty_wrong_passwords_get_429s_and_the_right_one_works_after_the_window() {
-    let window_ms = 2_000;
+    // Long enough that all 50 guesses are counted inside one window on a loaded 2-core machine
+    // (with 2 s, the PostgreSQL pass once counted the late ones in a second window).
+    let window_ms = 6_000;
     let app = spawn_app_with(Options { login_limits: Some((5, 1_000, window_ms)), ..Default::default() }).await;
     let guesses = (0..50).map(|i| {
         let client = cookie_client();
@@ -126,7 +128,7 @@ async fn fifty_wrong_passwords_get_429s_and_the_right_one_works_after_the_window
     let answers = futures::future::join_all(guesses).await;
     let count = |status: StatusCode| answers.iter().filter(|a| a.0 == status).count();
     assert_eq!((count(StatusCode::UNAUTHORIZED), count(StatusCode::TOO_MANY_REQUESTS)), (5, 45), "{answers:?}");
-    assert!(answers.iter().filter(|a| a.0 == 429).all(|a| a.1.is_some_and(|s| (1..=2).contains(&s))), "{answers:?}");
+    assert!(answers.iter().filter(|a| a.0 == 429).all(|a| a.1.is_some_and(|s| (1..=6).contains(&s))), "{answers:?}");
     assert!(answers.iter().all(|a| a.2 == StatusCode::UNAUTHORIZED), "no guess made a session");
     let cores = std::thread::available_parallelism().unwrap().get();
     let peak = countersign::auth::password::peak_in_flight();
