@@ -1,4 +1,4 @@
-//! Property tests for the one fold (DESIGN decision 1): whatever the events, folding never
+//! Property tests for the one fold (docs/architecture.md, decision 1): whatever the events, folding never
 //! panics, and a server render of a prefix followed by live events from any earlier point (the
 //! reload / reconnect path) gives exactly the view of folding everything at once.
 

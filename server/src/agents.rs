@@ -32,7 +32,7 @@ pub struct Agent {
     /// Sent to real models as the system message.
     pub system_prompt: String,
     pub model: ModelConfig,
-    /// When a gate rule cannot be evaluated, let the call run (seed 001's fail-open) instead of
+    /// When a gate rule cannot be evaluated, let the call run (fail-open) instead of
     /// asking a human (the default). Either way the audit trail says so.
     pub fail_open: bool,
     pub tools: Vec<String>,
@@ -79,7 +79,7 @@ pub struct Gate {
     pub timeout: Duration,
     pub timeout_action: TimeoutAction,
     /// `confirm = "chat"`: the agent asks in the chat and the user's yes/no reply decides
-    /// (seed 002's conversational confirmation) instead of the card's buttons.
+    /// (conversational confirmation) instead of the card's buttons.
     pub in_chat: bool,
 }
 
@@ -133,7 +133,7 @@ struct FileConfig {
     mcp_servers: Vec<crate::tools::mcp::McpServerConfig>,
 }
 
-/// `[[agents.mcp]]`: the tools an agent takes from one MCP server (seed 000's McpServerTool).
+/// `[[agents.mcp]]`: the tools an agent takes from one MCP server.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileAgentMcp {

@@ -1,4 +1,4 @@
-//! The event log of a conversation (DESIGN decision 1). Every event has a per-conversation
+//! The event log of a conversation (docs/architecture.md, decision 1). Every event has a per-conversation
 //! sequence number; the SSE stream sends `body.name()` as the event name and `seq` as its `id:`.
 
 use serde::{Deserialize, Serialize};
@@ -24,7 +24,7 @@ pub enum EventBody {
     UserMessage {
         task_id: String,
         text: String,
-        /// The approval this message answered in the chat (seed 002's yes/no confirmation). Such
+        /// The approval this message answered in the chat (a yes/no confirmation). Such
         /// a reply is shown but not sent to the model: the decision it made is.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reply_to: Option<String>,
@@ -184,7 +184,7 @@ pub enum ApprovalOutcome {
     Expired,
     /// The task was aborted while the approval was pending.
     Canceled,
-    /// Not run; the human's guidance went to the model instead (seed 003's DEFER).
+    /// Not run; the human's guidance went to the model instead (a DEFER decision).
     Deferred,
 }
 

@@ -1,4 +1,4 @@
-//! The one fold from a conversation's events to what the UI shows (DESIGN decision 1).
+//! The one fold from a conversation's events to what the UI shows (docs/architecture.md, decision 1).
 //! The server runs it to render a page and to answer `GET /api/conversations/{id}`; the browser
 //! runs the same `apply` on every live SSE event. Nothing else decides a card's state.
 

@@ -20,7 +20,7 @@ use tokio::sync::broadcast;
 use super::{
     ApiError,
     extract::{ApiJson, ApiQuery},
-    stream::{ResumeQuery, resume_point},
+    resume::{ResumeQuery, resume_point},
 };
 use crate::{
     api::approvals::actor,

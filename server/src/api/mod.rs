@@ -12,8 +12,8 @@ pub mod live;
 pub mod openapi;
 mod orders;
 mod queue;
+mod resume;
 pub mod session;
-mod stream;
 mod tasks;
 mod tokens;
 mod users;
@@ -39,7 +39,6 @@ pub async fn refuse_nul(request: axum::extract::Request, next: axum::middleware:
 pub fn router() -> Router<AppState> {
     Router::new()
         .merge(health::router())
-        .merge(stream::router())
         .merge(conversations::router())
         .merge(approvals::router())
         .merge(tasks::router())

@@ -1,4 +1,4 @@
-//! Conversational confirmation (seed 002's pattern 2): for a gate with `confirm = "chat"` the agent
+//! Conversational confirmation: for a gate with `confirm = "chat"` the agent
 //! asks in the chat, and the user's next message answers it. A yes or no becomes the same
 //! decision (event, audit entry, state change) as the card's buttons, bound to that one call;
 //! anything else is asked again.

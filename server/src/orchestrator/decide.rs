@@ -1,5 +1,5 @@
 //! Human (and timeout) decisions on approvals. Each is one transaction: the conditional
-//! approval update, the call's new state, the events, and the task's status (DESIGN decision 3).
+//! approval update, the call's new state, the events, and the task's status (docs/architecture.md, decision 3).
 
 use std::sync::Arc;
 

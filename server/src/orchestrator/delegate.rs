@@ -1,4 +1,4 @@
-//! Sub-agents (seed 001's supervisor → worker). A supervisor's `ask_<worker>` call, once it may
+//! Sub-agents (supervisor → worker). A supervisor's `ask_<worker>` call, once it may
 //! run, starts a worker task in the same conversation (one transaction with marking the call
 //! executing). The worker is driven like any task, by its own agent and model, and its gated
 //! calls wait for humans as cards marked with its name. When the worker's task ends, its answer

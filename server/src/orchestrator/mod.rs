@@ -1,4 +1,4 @@
-//! The orchestrator drives tasks from the event log (DESIGN decision 2): it runs approved calls,
+//! The orchestrator drives tasks from the event log (docs/architecture.md, decision 2): it runs approved calls,
 //! asks the model for the next step when nothing is pending, and stops when a gate asks for a
 //! human. Nothing waits in memory for a decision: a decision is a database write followed by
 //! `trigger`, and a restart resumes every task that was working.

@@ -307,7 +307,7 @@ impl Orchestrator {
     }
 
     /// Runs one approved call. A built-in tool's effect, the call's new state and its result
-    /// are one transaction: all of it commits or none of it (DESIGN decision 4). An external
+    /// are one transaction: all of it commits or none of it (docs/architecture.md, decision 4). An external
     /// tool is marked executing (committed) first, then called, then its result recorded.
     async fn execute(self: &Arc<Self>, call: &CallRow, lease: &Lease) -> anyhow::Result<()> {
         let tool = self.tools.get(&call.tool).cloned();

@@ -31,7 +31,7 @@ use sqlx::{
 
 use crate::bus::Bus;
 
-/// Which database the URL chose: SQLite by default, PostgreSQL to scale out (DESIGN decision 6).
+/// Which database the URL chose: SQLite by default, PostgreSQL to scale out (docs/architecture.md, decision 6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
     Sqlite,
@@ -225,7 +225,7 @@ impl Store {
     }
 
     /// A write on behalf of the driver holding `lease`, ordered in its task's conversation: it
-    /// commits only while that lease is still live and this driver's (DESIGN decision 7).
+    /// commits only while that lease is still live and this driver's (docs/architecture.md, decision 7).
     /// Otherwise nothing of it is stored and the commit fails with [`tasks::LeaseLost`], which the
     /// driver logs and stops on.
     pub async fn write_as(&self, lease: &tasks::Lease) -> anyhow::Result<Write> {

@@ -1,5 +1,5 @@
 //! `ask_<worker>`: the tool through which a supervisor agent delegates to a worker agent
-//! (seed 001's supervisor → worker). It has no effect of its own: the orchestrator runs the
+//! (supervisor → worker). It has no effect of its own: the orchestrator runs the
 //! worker as a task in the same conversation and returns the worker's answer as the result.
 
 use async_trait::async_trait;

@@ -1,7 +1,7 @@
 //! MCP tool servers (stdio child processes or streamable HTTP) through the official Rust SDK,
 //! `rmcp`. Their tools join the registry with their JSON schemas and annotations
 //! (`destructiveHint`, `readOnlyHint`). MCP calls are external effects: the orchestrator marks
-//! them executing before calling and never re-runs one a crash interrupted (DESIGN decision 4).
+//! them executing before calling and never re-runs one a crash interrupted (docs/architecture.md, decision 4).
 
 use std::{collections::BTreeSet, sync::Arc};
 

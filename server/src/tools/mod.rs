@@ -69,7 +69,7 @@ pub trait Tool: Send + Sync {
     }
 
     /// Runs the call inside the transaction that records its result, so a built-in effect
-    /// commits together with its result or not at all (DESIGN decision 4).
+    /// commits together with its result or not at all (docs/architecture.md, decision 4).
     async fn run(&self, conn: &mut AnyConnection, args: &Value) -> Result<Value, ToolError>;
 
     /// External tools (MCP) act outside the database: the orchestrator marks the call executing

@@ -1,4 +1,4 @@
-//! Conversational confirmation (seed 002's pattern 2): a gate with `confirm = "chat"` is answered
+//! Conversational confirmation: a gate with `confirm = "chat"` is answered
 //! by the user's yes/no reply, stored and audited as the same decision, bound to one call.
 
 use app::domain::{EventBody, TaskStatus};

@@ -1,4 +1,4 @@
-//! The crash harness (DESIGN decisions 2–4 under faults): cycles of chat → approval → decision
+//! The crash harness (docs/architecture.md, decisions 2–4, under faults): cycles of chat → approval → decision
 //! against the real binary, which is killed with SIGKILL at random points (while the model step
 //! runs, just before or after the decision commits, while a tool runs, while the task resumes),
 //! restarted on the same database, and driven to the end. Each cycle is a $1 refund (a built-in

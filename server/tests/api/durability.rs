@@ -1,4 +1,4 @@
-//! Durable pause (DESIGN decision 2) and effects that happen once (decision 4).
+//! Durable pause (docs/architecture.md, decision 2) and effects that happen once (decision 4).
 
 use std::{
     sync::{

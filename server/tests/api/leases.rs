@@ -1,4 +1,4 @@
-//! Fenced task leases (DESIGN decision 7): each claim has its own token, times come from the
+//! Fenced task leases (docs/architecture.md, decision 7): each claim has its own token, times come from the
 //! database's clock, and a driver that lost its lease can change nothing.
 
 use app::domain::{EventBody, TaskStatus};

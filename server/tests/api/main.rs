@@ -20,7 +20,6 @@ mod people;
 mod race;
 mod replicas;
 mod schema;
-mod sse;
 mod stream;
 mod streams;
 mod subagents;

@@ -5,12 +5,11 @@ use serde_json::Value;
 use crate::helpers::spawn_app;
 
 /// Every API route, as the router declares it.
-const ROUTES: [(&str, &str); 36] = [
+const ROUTES: [(&str, &str); 35] = [
     ("get", "/metrics"),
     ("get", "/readyz"),
     ("get", "/api/agents"),
     ("get", "/healthz"),
-    ("get", "/api/stream/demo"),
     ("post", "/api/conversations"),
     ("get", "/api/conversations"),
     ("get", "/api/conversations/{id}"),

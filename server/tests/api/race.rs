@@ -2,9 +2,9 @@
 //! concurrent approve / reject requests spread over both replicas. Exactly one decision each
 //! wins, every other request is a 409, and each approved call has exactly one effect.
 //!
-//! Two processes share the SQLite file here (the decision state machine is conditional SQL
-//! under `BEGIN IMMEDIATE`, so it holds across processes); the PostgreSQL variant is issue 7's
-//! remaining work.
+//! Two processes share the SQLite file (the decision state machine is conditional SQL under
+//! `BEGIN IMMEDIATE`, so it holds across processes), or one PostgreSQL database in the suite's
+//! PostgreSQL pass (row locks per conversation; docs/architecture.md, decision 7).
 
 use std::sync::Arc;
 

@@ -1,4 +1,4 @@
-//! Two server processes on one PostgreSQL database (DESIGN decision 6): a user streaming from
+//! Two server processes on one PostgreSQL database (docs/architecture.md, decision 6): a user streaming from
 //! replica A sees a decision made on replica B, the work after it runs once, and a timeout fires
 //! exactly once with both replicas sweeping. Runs in the PostgreSQL pass of the test command.
 
