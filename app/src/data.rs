@@ -96,7 +96,7 @@ pub fn me_loader() -> impl Fn() -> BoxFuture<Loaded<Option<Me>>> + Clone + Send 
     {
         move || -> BoxFuture<Loaded<Option<Me>>> {
             browser(async {
-                match crate::client::get::<Me>("/api/session").await {
+                match crate::api::me().await {
                     Ok(me) => Ok(Some(me)),
                     Err(e) if e.status == 401 => Ok(None),
                     Err(e) => Err(e.message),
@@ -118,9 +118,7 @@ pub fn conversations_loader() -> impl Fn() -> BoxFuture<Loaded<Vec<Conversation>
     }
     #[cfg(not(feature = "ssr"))]
     {
-        move || -> BoxFuture<Loaded<Vec<Conversation>>> {
-            browser(async { crate::client::get::<Vec<Conversation>>("/api/conversations").await.map_err(|e| e.message) })
-        }
+        move || -> BoxFuture<Loaded<Vec<Conversation>>> { browser(async { crate::api::conversations().await.map_err(|e| e.message) }) }
     }
 }
 
@@ -138,10 +136,10 @@ pub fn chat_loader() -> impl Fn(String) -> BoxFuture<Loaded<Option<ChatData>>> +
     {
         move |id: String| -> BoxFuture<Loaded<Option<ChatData>>> {
             browser(async move {
-                let detail = crate::client::get::<crate::domain::wire::ConversationDetail>(&format!("/api/conversations/{id}")).await;
+                let detail = crate::api::conversation(&id).await;
                 match detail {
                     Ok(detail) => {
-                        let me = crate::client::get::<Me>("/api/session").await.map_err(|e| e.message)?;
+                        let me = crate::api::me().await.map_err(|e| e.message)?;
                         Ok(Some(ChatData {
                             conversation: detail.conversation,
                             view: detail.view,
@@ -169,9 +167,7 @@ pub fn approvals_loader() -> impl Fn(QueueQuery) -> BoxFuture<Loaded<Vec<Approva
     #[cfg(not(feature = "ssr"))]
     {
         move |query: QueueQuery| -> BoxFuture<Loaded<Vec<Approval>>> {
-            browser(async move {
-                crate::client::get::<Vec<Approval>>(&format!("/api/approvals?{}", query.to_query_string())).await.map_err(|e| e.message)
-            })
+            browser(async move { crate::api::approvals(&query).await.map_err(|e| e.message) })
         }
     }
 }

@@ -2,6 +2,7 @@
 //! server (SSR) and the browser (hydrated WASM).
 #![recursion_limit = "256"]
 
+pub mod api;
 pub mod client;
 pub mod components;
 pub mod data;

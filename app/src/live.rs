@@ -27,21 +27,6 @@ mod imp {
     use super::LinkState;
     use crate::domain::{Event, wire::AssistantDelta};
 
-    const EVENT_NAMES: [&str; 12] = [
-        "user-message",
-        "assistant-message",
-        "tool-call",
-        "grant-created",
-        "grant-revoked",
-        "approval-required",
-        "approval-decided",
-        "approval-escalated",
-        "confirmation-asked",
-        "tool-started",
-        "tool-result",
-        "task-status",
-    ];
-
     struct Connection {
         source: EventSource,
         _listeners: Vec<Closure<dyn FnMut(web_sys::Event)>>,
@@ -90,13 +75,13 @@ mod imp {
     }
 
     fn connect(inner: &Rc<Inner>) {
-        let url = format!("/api/conversations/{}/events?after={}", inner.conversation_id, inner.last_seq.get());
+        let url = crate::api::conversation_events_url(&inner.conversation_id, inner.last_seq.get());
         let Ok(source) = EventSource::new(&url) else {
             (inner.on_state)(LinkState::Reconnecting);
             return;
         };
         let mut listeners = Vec::new();
-        for name in EVENT_NAMES {
+        for name in crate::domain::EventBody::NAMES {
             let weak = Rc::downgrade(inner);
             let listener = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
                 let Some(inner) = weak.upgrade() else { return };
@@ -186,7 +171,7 @@ pub fn on_queue_change(on_change: impl Fn() + 'static) {
     #[cfg(feature = "hydrate")]
     {
         use wasm_bindgen::{JsCast, closure::Closure};
-        let Ok(source) = web_sys::EventSource::new("/api/approvals/events") else { return };
+        let Ok(source) = web_sys::EventSource::new(crate::api::QUEUE_EVENTS_URL) else { return };
         let on_change = std::rc::Rc::new(on_change);
         let mut listeners = Vec::new();
         let mut opened_once = false;

@@ -1,6 +1,9 @@
-//! Which gate, if any, stops a proposed call. Pure: no I/O, no clock.
+//! What happens to a proposed call: which gate, if any, stops it ([`check`]), and the verdict
+//! over everything known about the call ([`classify`]). Pure: no I/O, no clock — the
+//! orchestrator gathers the facts, asks, and records the verdict (`orchestrator/step.rs`).
 
-use serde_json::Value;
+use app::domain::CallState;
+use serde_json::{Value, json};
 
 use crate::{
     agents::{Agent, Gate, GateRule, Rule},
@@ -21,6 +24,78 @@ pub struct Gating<'a> {
     pub gate: Option<&'a Gate>,
     /// Rules that could not be evaluated for this call, as `rule: error`.
     pub rule_errors: Vec<String>,
+}
+
+/// Everything that decides what happens to one proposed call.
+#[derive(Debug)]
+pub struct Facts<'a> {
+    pub tool: &'a str,
+    /// Whether the agent has a tool by that name.
+    pub known_tool: bool,
+    /// Where the arguments break the tool's schema (empty: they fit).
+    pub violations: Vec<Value>,
+    /// The gate that stops the call, if any ([`check`]).
+    pub gate: Option<&'a Gate>,
+    /// Why a human already refused this exact call in this conversation. Looked up only when
+    /// [`Facts::history_matters`].
+    pub refused_before: Option<String>,
+    /// A standing grant for the tool in this conversation with uses left (its id). Likewise.
+    pub grant: Option<String>,
+}
+
+impl Facts<'_> {
+    /// Whether earlier refusals and standing grants can change the verdict: only for a valid call
+    /// that a gate stops. (The orchestrator reads them from the database only then.)
+    pub fn history_matters(&self) -> bool {
+        self.known_tool && self.violations.is_empty() && self.gate.is_some()
+    }
+}
+
+/// What happens to a proposed call.
+#[derive(Debug, PartialEq)]
+pub enum Verdict<'a> {
+    /// A tool the agent does not have, or arguments that break its schema: the call fails and the
+    /// model is told why (`output`).
+    Invalid { output: Value },
+    /// A human already refused this exact call here: refused again without asking, and the model
+    /// is told not to propose it again.
+    RepeatRefused { output: Value },
+    /// Runs without asking: no gate stops it, or the standing grant `grant` covers it.
+    Run { grant: Option<String> },
+    /// A gate stops it: a human decides.
+    Ask { gate: &'a Gate },
+}
+
+impl Verdict<'_> {
+    /// The state the call is recorded in.
+    pub fn call_state(&self) -> CallState {
+        match self {
+            Self::Invalid { .. } => CallState::Failed,
+            Self::RepeatRefused { .. } => CallState::Rejected,
+            Self::Run { .. } => CallState::Approved,
+            Self::Ask { .. } => CallState::PendingApproval,
+        }
+    }
+}
+
+/// The verdict, in order of precedence: an invalid call fails; an ungated one runs; a gated one is
+/// refused if a human refused it before, runs under a grant if one covers it, and otherwise asks.
+pub fn classify(facts: Facts<'_>) -> Verdict<'_> {
+    if !facts.known_tool {
+        return Verdict::Invalid { output: json!({ "error": format!("unknown tool {}", facts.tool) }) };
+    }
+    if !facts.violations.is_empty() {
+        return Verdict::Invalid { output: json!({ "error": "invalid arguments", "details": facts.violations }) };
+    }
+    let Some(gate) = facts.gate else { return Verdict::Run { grant: None } };
+    if let Some(reason) = facts.refused_before {
+        let reason = format!("this exact call was already rejected in this conversation ({reason}); do not propose it again");
+        return Verdict::RepeatRefused { output: json!({ "status": "rejected", "reason": reason }) };
+    }
+    match facts.grant {
+        Some(grant) => Verdict::Run { grant: Some(grant) },
+        None => Verdict::Ask { gate },
+    }
 }
 
 /// The first of the agent's gates that matches the call, in declaration order. A `disabled`
@@ -72,6 +147,88 @@ fn evaluate(rule: &Rule, agent: &Agent, call: &Call<'_>) -> Result<bool, String>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn facts<'a>(known_tool: bool, valid: bool, gate: Option<&'a Gate>, refused: bool, grant: bool) -> Facts<'a> {
+        Facts {
+            tool: "refund",
+            known_tool,
+            violations: if valid { Vec::new() } else { vec![json!({ "path": "/amount", "message": "required" })] },
+            gate,
+            refused_before: refused.then(|| "too much".to_owned()),
+            grant: grant.then(|| "g1".to_owned()),
+        }
+    }
+
+    /// Every combination of the facts: the verdict follows the documented precedence, and history
+    /// is asked for exactly when it can change the verdict.
+    #[test]
+    fn every_combination_of_facts_gets_the_verdict_of_the_precedence() {
+        let gate = Gate {
+            name: "money".into(),
+            rule: GateRule::All,
+            timeout: Duration::from_secs(1),
+            timeout_action: TimeoutAction::Reject,
+            in_chat: false,
+        };
+        for known in [false, true] {
+            for valid in [false, true] {
+                for gated in [false, true] {
+                    for refused in [false, true] {
+                        for granted in [false, true] {
+                            let f = facts(known, valid, gated.then_some(&gate), refused, granted);
+                            assert_eq!(f.history_matters(), known && valid && gated);
+                            let verdict = classify(f);
+                            let expected = match () {
+                                _ if !known => "invalid",
+                                _ if !valid => "invalid",
+                                _ if !gated => "run",
+                                _ if refused => "refused",
+                                _ if granted => "run under grant",
+                                _ => "ask",
+                            };
+                            let got = match &verdict {
+                                Verdict::Invalid { .. } => "invalid",
+                                Verdict::Run { grant: None } => "run",
+                                Verdict::Run { grant: Some(g) } => {
+                                    assert_eq!(g, "g1");
+                                    "run under grant"
+                                }
+                                Verdict::RepeatRefused { .. } => "refused",
+                                Verdict::Ask { gate: g } => {
+                                    assert_eq!(g.name, "money");
+                                    "ask"
+                                }
+                            };
+                            assert_eq!(got, expected, "known={known} valid={valid} gated={gated} refused={refused} granted={granted}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_verdict_says_what_the_model_is_told_and_how_the_call_is_recorded() {
+        let unknown = classify(facts(false, true, None, false, false));
+        assert_eq!(unknown, Verdict::Invalid { output: json!({ "error": "unknown tool refund" }) });
+        assert_eq!(unknown.call_state(), CallState::Failed);
+        let Verdict::Invalid { output } = classify(facts(true, false, None, false, false)) else { panic!() };
+        assert_eq!((output["error"].as_str(), output["details"][0]["path"].as_str()), (Some("invalid arguments"), Some("/amount")));
+        let gate = Gate {
+            name: "g".into(),
+            rule: GateRule::All,
+            timeout: Duration::from_secs(1),
+            timeout_action: TimeoutAction::Reject,
+            in_chat: false,
+        };
+        let refused = classify(facts(true, true, Some(&gate), true, true));
+        let Verdict::RepeatRefused { output } = &refused else { panic!("{refused:?}") };
+        assert_eq!(output["status"], "rejected");
+        assert!(output["reason"].as_str().unwrap().contains("(too much); do not propose it again"));
+        assert_eq!(refused.call_state(), CallState::Rejected);
+        assert_eq!(classify(facts(true, true, Some(&gate), false, false)).call_state(), CallState::PendingApproval);
+        assert_eq!(classify(facts(true, true, None, false, false)).call_state(), CallState::Approved);
+    }
     use crate::agents::TimeoutAction;
     use serde_json::json;
     use std::time::Duration;

@@ -1,8 +1,9 @@
-use leptos::{prelude::*, task::spawn_local};
+use leptos::prelude::*;
 
 use crate::{
-    client::{self, ApiFailure},
-    domain::wire::{DecisionOutcome, RejectRequest},
+    api::{self, in_background},
+    client::ApiFailure,
+    domain::wire::RejectRequest,
 };
 
 /// Approve All / Reject All for a turn with two or more pending calls.
@@ -12,23 +13,15 @@ pub fn BatchBar(task_id: String, pending: usize) -> impl IntoView {
     let error = RwSignal::new(None::<ApiFailure>);
     let rejecting = RwSignal::new(false);
     let reason = RwSignal::new(String::new());
-    let send = move |task_id: String, action: &'static str, body: RejectRequest| {
-        busy.set(true);
-        error.set(None);
-        spawn_local(async move {
-            let result = client::post::<_, Vec<DecisionOutcome>>(&format!("/api/tasks/{task_id}/{action}"), &body).await;
-            busy.set(false);
-            if let Err(failure) = result {
-                error.set(Some(failure));
-            }
-        });
-    };
     let approve_id = task_id.clone();
     let reject_id = task_id.clone();
     view! {
         <div class="batch-bar" role="group" aria-label="Decide all pending calls of this turn">
             <span>{format!("{pending} calls wait for your decision")}</span>
-            <button class="btn btn-approve" disabled=move || busy.get() on:click=move |_| send(approve_id.clone(), "approve-all", RejectRequest::default())>
+            <button class="btn btn-approve" disabled=move || busy.get() on:click=move |_| {
+                let task_id = approve_id.clone();
+                in_background(busy, error, async move { api::approve_all(&task_id).await })
+            }>
                 "Approve All"
             </button>
             <button class="btn btn-reject" disabled=move || busy.get() on:click=move |_| rejecting.set(true)>
@@ -40,7 +33,8 @@ pub fn BatchBar(task_id: String, pending: usize) -> impl IntoView {
                     move |ev: leptos::ev::SubmitEvent| {
                         ev.prevent_default();
                         let text = reason.get_untracked().trim().to_owned();
-                        send(reject_id.clone(), "reject-all", RejectRequest { reason: (!text.is_empty()).then_some(text) });
+                        let (task_id, request) = (reject_id.clone(), RejectRequest { reason: (!text.is_empty()).then_some(text) });
+                        in_background(busy, error, async move { api::reject_all(&task_id, &request).await });
                     }
                 }>
                     <label>"Reason for all (optional)" <input type="text" maxlength="500" bind:value=reason /></label>

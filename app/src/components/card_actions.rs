@@ -1,10 +1,11 @@
-use leptos::{html, prelude::*, task::spawn_local};
+use leptos::{html, prelude::*};
 use serde_json::Value;
 
 use super::{json_diff::JsonDiff, tool_card::send_approve};
 use crate::{
-    client::{self, ApiFailure},
-    domain::wire::{ApproveRequest, DecisionOutcome, DeferRequest, RejectRequest},
+    api::{self, in_background},
+    client::ApiFailure,
+    domain::wire::{ApproveRequest, DeferRequest, RejectRequest},
 };
 
 /// What a reason form sends: a rejection (reason optional) or a deferral (guidance required).
@@ -39,22 +40,10 @@ pub fn ReasonForm(
         ev.prevent_default();
         let approval_id = approval_id.clone();
         let value = text.get_untracked().trim().to_owned();
-        busy.set(true);
-        error.set(None);
-        spawn_local(async move {
-            let result = match kind {
-                ReasonKind::Reject => {
-                    let body = RejectRequest { reason: (!value.is_empty()).then_some(value) };
-                    client::post::<_, DecisionOutcome>(&format!("/api/approvals/{approval_id}/reject"), &body).await
-                }
-                ReasonKind::Defer => {
-                    let body = DeferRequest { guidance: value };
-                    client::post::<_, DecisionOutcome>(&format!("/api/approvals/{approval_id}/defer"), &body).await
-                }
-            };
-            busy.set(false);
-            if let Err(failure) = result {
-                error.set(Some(failure));
+        in_background(busy, error, async move {
+            match kind {
+                ReasonKind::Reject => api::reject(&approval_id, &RejectRequest { reason: (!value.is_empty()).then_some(value) }).await,
+                ReasonKind::Defer => api::defer(&approval_id, &DeferRequest { guidance: value }).await,
             }
         });
     };

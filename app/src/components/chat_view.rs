@@ -10,9 +10,10 @@ use super::{
     tool_card::{CardDraft, ToolCard},
 };
 use crate::{
-    client::{self, ApiFailure},
+    api,
+    client::ApiFailure,
     data::ChatData,
-    domain::{CardStatus, ConversationView, Item, TaskStatus, wire::Task},
+    domain::{CardStatus, ConversationView, Item, TaskStatus, naming},
     live::{self, LinkState},
     time::now_ms,
 };
@@ -89,15 +90,12 @@ pub fn ChatView(
     // A new chat is named after its first message (the server does the same when it stores it).
     let stored_title = conversation.title.clone();
     let chat_title = move || {
-        view.with(|v| match v.items.first() {
-            Some(Item::User { text, .. }) if stored_title == "New chat" => {
-                let mut t: String = text.chars().take(60).collect();
-                if text.chars().count() > 60 {
-                    t.push('…');
-                }
-                t
-            }
-            _ => stored_title.clone(),
+        view.with(|v| {
+            let first = match v.items.first() {
+                Some(Item::User { text, .. }) => Some(text.as_str()),
+                _ => None,
+            };
+            naming::shown_title(&stored_title, first)
         })
     };
     let pending = Memo::new(move |_| view.with(ConversationView::pending_count));
@@ -136,7 +134,7 @@ pub fn ChatView(
     let abort = move |_| {
         let Some(task_id) = open_task.get_untracked() else { return };
         spawn_local(async move {
-            if let Err(e) = client::post::<_, Task>(&format!("/api/tasks/{task_id}/abort"), &serde_json::json!({})).await {
+            if let Err(e) = api::abort(&task_id).await {
                 abort_error.set(Some(e));
             }
         });

@@ -1,9 +1,9 @@
 use leptos::{prelude::*, task::spawn_local};
-use serde_json::Value;
 
 use crate::{
-    client::{self, ApiFailure},
-    domain::{CardStatus, ConversationView, TaskStatus, wire::NewMessage},
+    api,
+    client::ApiFailure,
+    domain::{CardStatus, ConversationView, TaskStatus},
 };
 
 /// The longest message the server takes (the API answers 422 above it).
@@ -68,8 +68,7 @@ pub fn Composer(
         sending.set(true);
         error.set(None);
         spawn_local(async move {
-            let result =
-                client::post::<_, Value>(&format!("/api/conversations/{conversation_id}/messages"), &NewMessage { text: message }).await;
+            let result = api::send_message(&conversation_id, message).await;
             sending.set(false);
             match result {
                 Ok(_) => {

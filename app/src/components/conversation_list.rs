@@ -2,9 +2,10 @@ use leptos::{prelude::*, task::spawn_local};
 use leptos_router::{components::A, hooks::use_navigate};
 
 use crate::{
-    client::{self, ApiFailure},
+    api,
+    client::ApiFailure,
     data::Loaded,
-    domain::wire::{AgentInfo, Conversation, NewConversation},
+    domain::wire::{Conversation, NewConversation},
 };
 
 /// The sidebar: New chat and the list of chats, the open one marked.
@@ -17,7 +18,7 @@ pub fn ConversationList(
     let error = RwSignal::new(None::<ApiFailure>);
     // Whom a new chat talks to; empty means the default (first) agent.
     let agent = RwSignal::new(String::new());
-    let agents = LocalResource::new(|| client::get::<Vec<AgentInfo>>("/api/agents"));
+    let agents = LocalResource::new(api::agents);
     // Inside a chat the picker starts at that chat's agent, so it never names another agent
     // than the one you are talking to (New chat then starts one with the same agent).
     Effect::new(move |_| {
@@ -36,7 +37,7 @@ pub fn ConversationList(
         let chosen = agent.get_untracked();
         let body = NewConversation { title: None, agent: (!chosen.is_empty()).then_some(chosen) };
         spawn_local(async move {
-            let result = client::post::<_, Conversation>("/api/conversations", &body).await;
+            let result = api::create_conversation(&body).await;
             creating.set(false);
             match result {
                 Ok(conversation) => {

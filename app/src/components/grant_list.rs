@@ -1,9 +1,6 @@
 use leptos::{prelude::*, task::spawn_local};
 
-use crate::{
-    client::{self, ApiFailure},
-    domain::ConversationView,
-};
+use crate::{api, client::ApiFailure, domain::ConversationView};
 
 /// The conversation's live standing permissions, each revocable.
 #[component]
@@ -26,7 +23,7 @@ pub fn GrantList(view: RwSignal<ConversationView>) -> impl IntoView {
                                 <button class="btn btn-small" on:click=move |_| {
                                     let id = id.clone();
                                     spawn_local(async move {
-                                        if let Err(e) = client::post::<_, serde_json::Value>(&format!("/api/grants/{id}/revoke"), &serde_json::json!({})).await {
+                                        if let Err(e) = api::revoke_grant(&id).await {
                                             error.set(Some(e));
                                         }
                                     });

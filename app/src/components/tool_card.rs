@@ -1,4 +1,4 @@
-use leptos::{prelude::*, task::spawn_local};
+use leptos::prelude::*;
 use serde_json::Value;
 
 use super::{
@@ -7,10 +7,11 @@ use super::{
     status_badge::{RiskBadge, StatusBadge},
 };
 use crate::{
-    client::{self, ApiFailure},
+    api::{self, in_background},
+    client::ApiFailure,
     domain::{
         ApprovalOutcome, Card, CardStatus, rules,
-        wire::{ApproveRequest, DecisionOutcome, GrantRequest},
+        wire::{ApproveRequest, GrantRequest},
     },
     time::{countdown, parse_rfc3339_ms},
 };
@@ -54,15 +55,7 @@ impl Default for CardDraft {
 
 /// Sends an approval (with edited args or not); the card's new state arrives over SSE.
 pub fn send_approve(approval_id: String, request: ApproveRequest, busy: RwSignal<bool>, error: RwSignal<Option<ApiFailure>>) {
-    busy.set(true);
-    error.set(None);
-    spawn_local(async move {
-        let result = client::post::<_, DecisionOutcome>(&format!("/api/approvals/{approval_id}/approve"), &request).await;
-        busy.set(false);
-        if let Err(failure) = result {
-            error.set(Some(failure));
-        }
-    });
+    in_background(busy, error, async move { api::approve(&approval_id, &request).await });
 }
 
 /// One tool call: what it is, its state, and for a pending one the decision controls.
@@ -148,7 +141,7 @@ pub fn ToolCard(
         }
     });
     // A refused call never ran: its decision line says why, the model's stub result is not shown.
-    let refused = matches!(card.status, CardStatus::Rejected | CardStatus::Expired | CardStatus::Canceled | CardStatus::Deferred);
+    let refused = card.status.is_refused();
     let result = card.result.clone().filter(|_| !refused).map(|output| {
         let text = output
             .get("message")
@@ -193,15 +186,7 @@ pub fn ToolCard(
         let approve_click = approve.clone();
         let escalate = move |_| {
             let id = escalate_id.clone();
-            busy.set(true);
-            error.set(None);
-            spawn_local(async move {
-                let result = client::post::<_, Value>(&format!("/api/approvals/{id}/escalate"), &serde_json::json!({})).await;
-                busy.set(false);
-                if let Err(failure) = result {
-                    error.set(Some(failure));
-                }
-            });
+            in_background(busy, error, async move { api::escalate(&id).await });
         };
         let holder = escalated_by.clone().map(|by| view! {
             <p class="escalated" role="status">{format!("With the admins (escalated by {by}); only an admin can decide it now.")}</p>

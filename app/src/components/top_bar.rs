@@ -2,7 +2,7 @@ use leptos::{prelude::*, task::spawn_local};
 use leptos_router::components::A;
 
 use crate::{
-    client,
+    api, client,
     data::{Loaded, me_loader},
     domain::{Role, wire::Me},
 };
@@ -42,7 +42,7 @@ pub fn TopBar() -> impl IntoView {
 }
 
 async fn gloo_logout() -> Result<(), client::ApiFailure> {
-    client::delete("/api/session").await
+    api::log_out().await
 }
 
 /// A full page load (so the server renders the next page with the new session state).

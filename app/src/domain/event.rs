@@ -139,6 +139,22 @@ pub enum EventBody {
 
 impl EventBody {
     /// The SSE event name (kebab-case), e.g. `approval-required`.
+    /// Every event's name (the SSE event names a client listens for), in the order of [`Self::name`].
+    pub const NAMES: [&'static str; 12] = [
+        "user-message",
+        "assistant-message",
+        "tool-call",
+        "grant-created",
+        "grant-revoked",
+        "approval-required",
+        "confirmation-asked",
+        "approval-decided",
+        "approval-escalated",
+        "tool-started",
+        "tool-result",
+        "task-status",
+    ];
+
     pub fn name(&self) -> &'static str {
         match self {
             Self::UserMessage { .. } => "user-message",

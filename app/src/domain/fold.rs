@@ -151,7 +151,7 @@ impl CardStatus {
     }
 
     /// The call was refused: it never ran, whatever result the model was told.
-    fn is_refused(self) -> bool {
+    pub fn is_refused(self) -> bool {
         matches!(self, Self::Rejected | Self::Expired | Self::Canceled | Self::Deferred)
     }
 }
@@ -350,6 +350,35 @@ impl ConversationView {
 
     pub fn task(&self, task_id: &str) -> Option<&TaskView> {
         self.tasks.iter().find(|t| t.task_id == task_id)
+    }
+}
+
+impl super::wire::Approval {
+    /// The approval as its pending card, so the queue shows it as the chat does.
+    pub fn as_pending_card(&self) -> Card {
+        let a = self;
+        Card {
+            call_id: a.call_id.clone(),
+            task_id: a.task_id.clone(),
+            tool: a.tool.clone(),
+            agent: a.agent.clone(),
+            summary: a.summary.clone(),
+            args: a.args.clone(),
+            risk: a.risk,
+            status: CardStatus::PendingApproval,
+            approval: Some(CardApproval {
+                approval_id: a.id.clone(),
+                gate: a.gate.clone(),
+                deadline: a.deadline.clone(),
+                escalated_by: a.escalated_by.clone(),
+                // Admins decide with the buttons even when the user was asked in the chat.
+                in_chat: false,
+            }),
+            decision: None,
+            result: None,
+            warnings: Vec::new(),
+            granted_by: None,
+        }
     }
 }
 

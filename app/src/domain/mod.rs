@@ -3,6 +3,7 @@
 
 pub mod event;
 pub mod fold;
+pub mod naming;
 pub mod rules;
 pub mod states;
 pub mod wire;

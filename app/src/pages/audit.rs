@@ -1,14 +1,13 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
-use serde_json::Value;
 
-use crate::client;
+use crate::api;
 
 /// `/audit` (admins): does the hash chain verify, and the latest entries. Loaded in the browser.
 #[component]
 pub fn AuditPage() -> impl IntoView {
-    let verification = LocalResource::new(|| client::get::<Value>("/api/audit/verify"));
-    let entries = LocalResource::new(|| client::get::<Value>("/api/audit?limit=200"));
+    let verification = LocalResource::new(api::audit_verification);
+    let entries = LocalResource::new(|| api::audit_entries(200));
     view! {
         <Title text="Audit · Countersign" />
         <section class="audit card">

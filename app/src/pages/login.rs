@@ -1,11 +1,7 @@
 use leptos::{prelude::*, task::spawn_local};
 use leptos_router::hooks::use_query_map;
 
-use crate::{
-    client,
-    components::top_bar::navigate_hard,
-    domain::wire::{Login, Me},
-};
+use crate::{api, components::top_bar::navigate_hard, domain::wire::Login};
 
 /// `/login`. A plain form post works before hydration; after it, the JSON API is used so a
 /// wrong password is reported without a page load.
@@ -27,7 +23,7 @@ pub fn LoginPage() -> impl IntoView {
         busy.set(true);
         error.set(None);
         spawn_local(async move {
-            match client::post::<_, Me>("/api/session", &login).await {
+            match api::log_in(&login).await {
                 Ok(_) => navigate_hard(&target),
                 Err(e) => {
                     busy.set(false);

@@ -7,37 +7,12 @@ use leptos_router::hooks::use_query_map;
 use crate::{
     components::tool_card::ToolCard,
     data::{QueueQuery, approvals_loader},
-    domain::{Card, CardStatus, fold::CardApproval, wire::Approval},
+    domain::wire::Approval,
     live,
     time::now_ms,
 };
 
 /// A pending approval as the same card the chat shows.
-fn card_of(a: &Approval) -> Card {
-    Card {
-        call_id: a.call_id.clone(),
-        task_id: a.task_id.clone(),
-        tool: a.tool.clone(),
-        agent: a.agent.clone(),
-        summary: a.summary.clone(),
-        args: a.args.clone(),
-        risk: a.risk,
-        status: CardStatus::PendingApproval,
-        approval: Some(CardApproval {
-            approval_id: a.id.clone(),
-            gate: a.gate.clone(),
-            deadline: a.deadline.clone(),
-            escalated_by: a.escalated_by.clone(),
-            // Admins decide with the buttons even when the user was asked in the chat.
-            in_chat: false,
-        }),
-        decision: None,
-        result: None,
-        warnings: Vec::new(),
-        granted_by: None,
-    }
-}
-
 fn age(seconds: i64) -> String {
     match seconds {
         s if s < 60 => format!("{s} s ago"),
@@ -120,7 +95,7 @@ pub fn QueuePage() -> impl IntoView {
                                             <a href=format!("/c/{}", a.conversation_id)>{a.conversation_title.clone()}</a>
                                             " · " {age(a.age_seconds)}
                                         </p>
-                                        <ToolCard card=card_of(&a) now />
+                                        <ToolCard card=a.as_pending_card() now />
                                     </li>
                                 }).collect_view()}
                             </ul>

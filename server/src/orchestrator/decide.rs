@@ -15,7 +15,7 @@ use crate::{
     store::{
         Scope, Write,
         approvals::{self, ApprovalRow},
-        calls, grants,
+        calls,
         tasks::{self, TaskRow},
         time::now_ms,
     },
@@ -174,155 +174,6 @@ impl Orchestrator {
         Ok(())
     }
 
-    /// A user hands a pending approval to the admins (on demand).
-    pub async fn escalate(self: &Arc<Self>, approval_id: &str, actor: &Actor) -> Result<(), DecisionError> {
-        let mut w = self.store.write(Scope::Approval(approval_id)).await?;
-        let approval = pending_approval(&mut w, approval_id).await?;
-        if approval.escalated_at.is_some() {
-            return Err(DecisionError::Conflict(format!("approval {approval_id} is already with the admins")));
-        }
-        let task = self.waiting_task(&mut w, &approval.task_id).await?;
-        self.hand_to_admins(&mut w, &task, &approval, &actor.name).await?;
-        w.commit().await?;
-        Ok(())
-    }
-
-    /// Records a standing permission for the approval's tool in its conversation.
-    async fn grant(
-        &self,
-        w: &mut Write,
-        task: &TaskRow,
-        approval: &ApprovalRow,
-        actor: &Actor,
-        request: GrantRequest,
-    ) -> Result<(), DecisionError> {
-        let expires_at = request.ttl_secs.map(|s| now_ms() + (s.min(365 * 24 * 3600) as i64) * 1000);
-        let max_uses = request.max_uses.map(i64::from);
-        if max_uses == Some(0) {
-            return Err(DecisionError::Invalid {
-                message: "a grant needs max_uses of at least 1".into(),
-                details: vec![json!({ "path": "/grant/max_uses", "message": "at least 1" })],
-            });
-        }
-        let id = grants::insert(&mut w.tx, &approval.conversation_id, &approval.tool, &actor.name, expires_at, max_uses).await?;
-        w.append(
-            &approval.conversation_id,
-            EventBody::GrantCreated {
-                task_id: task.id.clone(),
-                grant_id: id.clone(),
-                tool: approval.tool.clone(),
-                created_by: actor.name.clone(),
-                expires_at: expires_at.map(crate::store::time::rfc3339),
-                max_uses,
-            },
-        )
-        .await?;
-        w.audit(AuditKind::GrantCreated,
-            &actor.name,
-            json!({ "grant_id": id, "conversation_id": approval.conversation_id, "tool": approval.tool, "expires_at": expires_at.map(crate::store::time::rfc3339), "max_uses": max_uses, "role": actor.role_name() }));
-        Ok(())
-    }
-
-    /// Revokes a grant; later calls of its tool ask again.
-    pub async fn revoke_grant(self: &Arc<Self>, grant_id: &str, actor: &Actor) -> Result<(), DecisionError> {
-        let mut w = self.store.write(Scope::Grant(grant_id)).await?;
-        let grant =
-            grants::get(&mut *w.tx, grant_id).await?.ok_or_else(|| DecisionError::NotFound(format!("grant {grant_id} does not exist")))?;
-        if !grants::revoke(&mut w.tx, grant_id, &actor.name).await? {
-            return Err(DecisionError::Conflict(format!("grant {grant_id} is already revoked")));
-        }
-        w.append(
-            &grant.conversation_id,
-            EventBody::GrantRevoked { task_id: String::new(), grant_id: grant_id.to_owned(), revoked_by: actor.name.clone() },
-        )
-        .await?;
-        w.audit(
-            AuditKind::GrantRevoked,
-            &actor.name,
-            json!({ "grant_id": grant_id, "conversation_id": grant.conversation_id, "tool": grant.tool, "uses": grant.uses }),
-        );
-        w.commit().await?;
-        Ok(())
-    }
-
-    async fn hand_to_admins(&self, w: &mut Write, task: &TaskRow, approval: &ApprovalRow, by: &str) -> Result<(), DecisionError> {
-        // The admins get as long as the gate originally gave.
-        let deadline = now_ms() + (approval.deadline - approval.created_at).max(100);
-        if !approvals::escalate(&mut w.tx, &approval.id, by, deadline).await? {
-            return Err(DecisionError::Conflict(format!("approval {} can no longer be escalated", approval.id)));
-        }
-        w.append(
-            &approval.conversation_id,
-            EventBody::ApprovalEscalated {
-                task_id: task.id.clone(),
-                approval_id: approval.id.clone(),
-                call_id: approval.call_id.clone(),
-                escalated_by: by.to_owned(),
-                deadline: crate::store::time::rfc3339(deadline),
-            },
-        )
-        .await?;
-        w.audit(AuditKind::ApprovalEscalated,
-            by,
-            json!({ "approval_id": approval.id, "conversation_id": approval.conversation_id, "tool": approval.tool, "deadline": crate::store::time::rfc3339(deadline) }));
-        Ok(())
-    }
-
-    /// Stops a task: pending approvals and approved-but-unrun calls are canceled.
-    pub async fn abort(self: &Arc<Self>, task_id: &str, actor: &Actor) -> Result<(), DecisionError> {
-        let mut w = self.store.write(Scope::Task(task_id)).await?;
-        let task =
-            tasks::get(&mut *w.tx, task_id).await?.ok_or_else(|| DecisionError::NotFound(format!("task {task_id} does not exist")))?;
-        if task.status().is_final() {
-            return Err(DecisionError::Conflict(format!("task {task_id} is already {}", task.status().as_str())));
-        }
-        // Aborting cancels the pending approvals: not for a user while the admins hold one.
-        if actor.role == Some(Role::User) {
-            for approval in approvals::pending_for_task(&mut *w.tx, task_id).await? {
-                if let Some(why) = rules::held_by_admins(false, approval.escalated_to_admins_by()) {
-                    return Err(DecisionError::Forbidden(format!("the turn cannot be stopped: {why}")));
-                }
-            }
-        }
-        self.cancel(&mut w, &task, actor).await?;
-        w.audit(AuditKind::TaskAborted,
-            &actor.name,
-            json!({ "task_id": task.id, "conversation_id": task.conversation_id, "role": actor.role_name(), "ip": actor.ip, "user_agent": actor.user_agent }));
-        w.commit().await?;
-        // A canceled worker hands "canceled" to its supervisor, which then goes on.
-        self.trigger(task_id);
-        Ok(())
-    }
-
-    /// Cancels the task's pending approvals, its approved calls and its running workers.
-    async fn cancel(&self, w: &mut Write, task: &TaskRow, actor: &Actor) -> Result<(), DecisionError> {
-        let reason = Some(format!("task aborted by {}", actor.name));
-        for approval in approvals::pending_for_task(&mut *w.tx, &task.id).await? {
-            self.apply(w, task, &approval, ApprovalOutcome::Canceled, actor, reason.clone(), None).await?;
-        }
-        for call in calls::in_states(&mut *w.tx, &task.id, &[CallState::Approved]).await? {
-            if calls::transition(&mut w.tx, &call.id, CallState::Approved, CallState::Canceled, None).await? {
-                let output = json!({ "status": "rejected", "reason": reason });
-                w.append(&task.conversation_id, EventBody::ToolResult { task_id: task.id.clone(), call_id: call.id, ok: false, output })
-                    .await?;
-            }
-        }
-        for call in calls::in_states(&mut *w.tx, &task.id, &[CallState::Executing]).await? {
-            let Some(worker) = tasks::worker_for_call(&mut *w.tx, &call.id).await? else { continue };
-            if !worker.status().is_final() {
-                Box::pin(self.cancel(w, &worker, actor)).await?;
-            }
-            if calls::transition(&mut w.tx, &call.id, CallState::Executing, CallState::Failed, None).await? {
-                let output = json!({ "status": "canceled", "error": reason, "message": reason });
-                w.append(&task.conversation_id, EventBody::ToolResult { task_id: task.id.clone(), call_id: call.id, ok: false, output })
-                    .await?;
-            }
-        }
-        let message = Some(format!("aborted by {}", actor.name));
-        tasks::transition(w, task, &[TaskStatus::Working, TaskStatus::InputRequired], TaskStatus::Canceled, message).await?;
-        Ok(())
-    }
-
     pub(super) async fn waiting_task(&self, w: &mut Write, task_id: &str) -> Result<TaskRow, DecisionError> {
         let task =
             tasks::get(&mut *w.tx, task_id).await?.ok_or_else(|| DecisionError::NotFound(format!("task {task_id} does not exist")))?;
@@ -444,7 +295,7 @@ pub(super) fn may_decide(actor: &Actor, approval: &ApprovalRow, now: i64) -> Res
 }
 
 /// The approval if it exists (404) and is still pending (409).
-async fn pending_approval(w: &mut Write, approval_id: &str) -> Result<ApprovalRow, DecisionError> {
+pub(super) async fn pending_approval(w: &mut Write, approval_id: &str) -> Result<ApprovalRow, DecisionError> {
     let approval = approvals::get(&mut *w.tx, approval_id)
         .await?
         .ok_or_else(|| DecisionError::NotFound(format!("approval {approval_id} does not exist")))?;

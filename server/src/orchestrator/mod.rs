@@ -3,9 +3,12 @@
 //! human. Nothing waits in memory for a decision: a decision is a database write followed by
 //! `trigger`, and a restart resumes every task that was working.
 
+mod abort;
 mod confirm;
 mod decide;
 mod delegate;
+mod escalate;
+mod grants;
 mod step;
 pub mod sweeper;
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use app::domain::{
-    AuditKind, CallState, EventBody, TaskStatus,
+    AuditKind, CallState, EventBody, Risk, TaskStatus,
     wire::{AssistantDelta, Conversation},
 };
 use serde_json::json;
@@ -13,11 +13,12 @@ use sqlx::Connection;
 
 use super::{Orchestrator, delegate::Delegation};
 use crate::{
+    agents::{Agent, Gate},
     model::{ModelRequest, ProposedCall},
     orchestrator::decide::SYSTEM,
-    policy,
+    policy::{self, Verdict},
     store::{
-        Scope,
+        Scope, Write,
         approvals::{self, NewApproval},
         calls::{self, CallRow, NewCall},
         conversations, events, grants,
@@ -164,22 +165,14 @@ impl Orchestrator {
                 Some(t) => (t.describe(&mut w.tx, &call.args, &asked).await?, t.risk(&call.args)),
                 None => (Description { summary: format!("Unknown tool {}", call.tool), warnings: Vec::new() }, app::domain::Risk::High),
             };
-            let refusal = match tool {
-                None => Some(json!({ "error": format!("unknown tool {}", call.tool) })),
-                Some(t) => {
-                    let violations = schema::violations(&t.spec().input_schema, &call.args);
-                    (!violations.is_empty()).then(|| json!({ "error": "invalid arguments", "details": violations }))
-                }
-            };
             let user = conversation.owner.as_deref().unwrap_or_default();
             let gating = tool.map(|t| policy::check(agent, &policy::Call { tool: t.spec(), args: &call.args, user }));
-            let mut gate = gating.as_ref().and_then(|g| g.gate);
-            let rule_errors = gating.map(|g| g.rule_errors).unwrap_or_default();
-            if !rule_errors.is_empty() && !agent.fail_open {
-                summary.push_str(" — a gate rule could not be checked, so a human decides");
-            }
+            let (gate, rule_errors) = gating.map_or((None, Vec::new()), |g| (g.gate, g.rule_errors));
             if !rule_errors.is_empty() {
                 // Fail-closed asks a human and tells them why; fail-open runs the call. Both are audited.
+                if !agent.fail_open {
+                    summary.push_str(" — a gate rule could not be checked, so a human decides");
+                }
                 let kind = if agent.fail_open { AuditKind::PolicyFailOpen } else { AuditKind::PolicyFailClosed };
                 w.audit(
                     kind,
@@ -187,26 +180,33 @@ impl Orchestrator {
                     json!({ "call_id": call.id, "conversation_id": cid, "tool": call.tool, "args": call.args, "rule_errors": rule_errors }),
                 );
             }
-            // Feedback: a call a human already refused here is not asked again; the model is told.
-            let repeat = match (&refusal, gate) {
-                (None, Some(_)) => approvals::refused_before(&mut *w.tx, cid, &call.tool, &call.args).await?,
-                _ => None,
+            let mut facts = policy::Facts {
+                tool: &call.tool,
+                known_tool: tool.is_some(),
+                violations: tool.map(|t| schema::violations(&t.spec().input_schema, &call.args)).unwrap_or_default(),
+                gate,
+                refused_before: None,
+                grant: None,
             };
-            let refusal = refusal.or_else(|| {
-                repeat.map(|reason| {
-                    json!({ "status": "rejected", "reason": format!("this exact call was already rejected in this conversation ({reason}); do not propose it again") })
-                })
-            });
-            // A standing grant lets a gated call through without asking (and counts the use).
-            let grant = match (&refusal, gate) {
-                (None, Some(_)) => grants::use_one(&mut w.tx, cid, &call.tool).await?,
-                _ => None,
-            };
-            if let Some(grant) = &grant {
-                gate = None;
-                w.audit(AuditKind::GrantUsed,
-                    &grant.created_by,
-                    json!({ "grant_id": grant.id, "call_id": call.id, "conversation_id": cid, "tool": call.tool, "args": call.args, "uses": grant.uses }));
+            if facts.history_matters() {
+                facts.refused_before = approvals::refused_before(&mut *w.tx, cid, &call.tool, &call.args).await?;
+                facts.grant = grants::usable(&mut *w.tx, cid, &call.tool).await?;
+            }
+            let mut verdict = policy::classify(facts);
+            // Running under a grant counts one of its uses (a conditional write: if the grant has
+            // none left after all, a human is asked).
+            let mut grant = None;
+            if let Verdict::Run { grant: Some(id) } = &verdict {
+                grant = grants::use_grant(&mut w.tx, id).await?;
+                match (&grant, gate) {
+                    (Some(g), _) => w.audit(
+                        AuditKind::GrantUsed,
+                        &g.created_by,
+                        json!({ "grant_id": g.id, "call_id": call.id, "conversation_id": cid, "tool": call.tool, "args": call.args, "uses": g.uses }),
+                    ),
+                    (None, Some(gate)) => verdict = Verdict::Ask { gate },
+                    (None, None) => anyhow::bail!("BUG: a grant was consulted for a call no gate stops"),
+                }
             }
             w.append(
                 cid,
@@ -223,12 +223,6 @@ impl Orchestrator {
                 },
             )
             .await?;
-            let state = match (&refusal, gate) {
-                (Some(r), _) if r["status"] == "rejected" => CallState::Rejected,
-                (Some(_), _) => CallState::Failed,
-                (None, Some(_)) => CallState::PendingApproval,
-                (None, None) => CallState::Approved,
-            };
             let new_call = NewCall {
                 id: &call.id,
                 task_id: &task.id,
@@ -237,61 +231,18 @@ impl Orchestrator {
                 position: position as i64,
                 tool: &call.tool,
                 args: &call.args,
-                state,
+                state: verdict.call_state(),
             };
             calls::insert(&mut w.tx, new_call).await?;
-            if let Some(output) = refusal {
-                w.append(cid, EventBody::ToolResult { task_id: task.id.clone(), call_id: call.id.clone(), ok: false, output }).await?;
-            } else if let Some(gate) = gate {
-                pending = true;
-                let approval_id = new_id();
-                let deadline = now_ms() + gate.timeout.as_millis() as i64;
-                let new_approval = NewApproval {
-                    id: &approval_id,
-                    call_id: &call.id,
-                    task_id: &task.id,
-                    conversation_id: cid,
-                    agent: &agent.name,
-                    tool: &call.tool,
-                    args: &call.args,
-                    gate: &gate.name,
-                    summary: &summary,
-                    risk,
-                    timeout_action: gate.timeout_action,
-                    deadline,
-                    in_chat: gate.in_chat,
-                };
-                approvals::insert(&mut w.tx, new_approval).await?;
-                w.audit(AuditKind::ApprovalRequested,
-                    &agent.name,
-                    json!({
-                        "approval_id": approval_id, "call_id": call.id, "conversation_id": cid, "task_id": task.id,
-                        "tool": call.tool, "args": call.args, "gate": gate.name, "risk": risk.as_str(), "deadline": crate::store::time::rfc3339(deadline),
-                    }));
-                w.append(
-                    cid,
-                    EventBody::ApprovalRequired {
-                        task_id: task.id.clone(),
-                        approval_id: approval_id.clone(),
-                        call_id: call.id.clone(),
-                        tool: call.tool.clone(),
-                        args: call.args.clone(),
-                        gate: gate.name.clone(),
-                        summary: summary.clone(),
-                        risk,
-                        deadline: crate::store::time::rfc3339(deadline),
-                        in_chat: gate.in_chat,
-                    },
-                )
-                .await?;
-                if gate.in_chat {
-                    let question = super::confirm::question(&summary, false);
-                    w.append(
-                        cid,
-                        EventBody::ConfirmationAsked { task_id: task.id.clone(), approval_id, call_id: call.id.clone(), question },
-                    )
-                    .await?;
+            match verdict {
+                Verdict::Invalid { output } | Verdict::RepeatRefused { output } => {
+                    w.append(cid, EventBody::ToolResult { task_id: task.id.clone(), call_id: call.id.clone(), ok: false, output }).await?;
                 }
+                Verdict::Ask { gate } => {
+                    pending = true;
+                    ask(&mut w, task, agent, call, gate, &summary, risk).await?;
+                }
+                Verdict::Run { .. } => {}
             }
         }
         if proposed.is_empty() {
@@ -422,4 +373,63 @@ fn request_of(task: &TaskRow, history: &[app::domain::Event]) -> String {
         })
     };
     user_text(true).or_else(|| user_text(false)).unwrap_or_default()
+}
+
+/// Records the approval a gate asks for: the queue row, its audit entry, the `approval-required`
+/// event, and for a chat confirmation the question in the chat.
+async fn ask(
+    w: &mut Write,
+    task: &TaskRow,
+    agent: &Agent,
+    call: &ProposedCall,
+    gate: &Gate,
+    summary: &str,
+    risk: Risk,
+) -> anyhow::Result<()> {
+    let cid = &task.conversation_id;
+    let approval_id = new_id();
+    let deadline = now_ms() + gate.timeout.as_millis() as i64;
+    let new_approval = NewApproval {
+        id: &approval_id,
+        call_id: &call.id,
+        task_id: &task.id,
+        conversation_id: cid,
+        agent: &agent.name,
+        tool: &call.tool,
+        args: &call.args,
+        gate: &gate.name,
+        summary,
+        risk,
+        timeout_action: gate.timeout_action,
+        deadline,
+        in_chat: gate.in_chat,
+    };
+    approvals::insert(&mut w.tx, new_approval).await?;
+    w.audit(AuditKind::ApprovalRequested,
+            &agent.name,
+            json!({
+                "approval_id": approval_id, "call_id": call.id, "conversation_id": cid, "task_id": task.id,
+                "tool": call.tool, "args": call.args, "gate": gate.name, "risk": risk.as_str(), "deadline": crate::store::time::rfc3339(deadline),
+            }));
+    w.append(
+        cid,
+        EventBody::ApprovalRequired {
+            task_id: task.id.clone(),
+            approval_id: approval_id.clone(),
+            call_id: call.id.clone(),
+            tool: call.tool.clone(),
+            args: call.args.clone(),
+            gate: gate.name.clone(),
+            summary: summary.to_owned(),
+            risk,
+            deadline: crate::store::time::rfc3339(deadline),
+            in_chat: gate.in_chat,
+        },
+    )
+    .await?;
+    if gate.in_chat {
+        let question = super::confirm::question(summary, false);
+        w.append(cid, EventBody::ConfirmationAsked { task_id: task.id.clone(), approval_id, call_id: call.id.clone(), question }).await?;
+    }
+    Ok(())
 }

@@ -73,10 +73,7 @@ pub async fn list(pool: &AnyPool, owner_id: Option<&str>, limit: i64) -> anyhow:
 
 /// Names a chat after its first message while it still has the default title.
 pub async fn title_from_first_message(conn: &mut sqlx::AnyConnection, id: &str, text: &str) -> anyhow::Result<()> {
-    let mut title: String = text.chars().take(60).collect();
-    if text.chars().count() > 60 {
-        title.push('…');
-    }
+    let title = naming::title_from(text);
     sqlx::query("UPDATE conversations SET title = $1 WHERE id = $2 AND title = $3 AND last_seq = 0")
         .bind(title)
         .bind(id)
@@ -87,4 +84,4 @@ pub async fn title_from_first_message(conn: &mut sqlx::AnyConnection, id: &str, 
     Ok(())
 }
 
-pub const DEFAULT_TITLE: &str = "New chat";
+pub use app::domain::naming::{self, DEFAULT_TITLE};

@@ -43,20 +43,30 @@ pub async fn insert(
     Ok(id)
 }
 
-/// Uses a live grant for `tool` in the conversation, if there is one; returns its id.
-pub async fn use_one(conn: &mut AnyConnection, conversation_id: &str, tool: &str) -> anyhow::Result<Option<GrantRow>> {
-    sqlx::query_as(
-        "UPDATE grants SET uses = uses + 1
-         WHERE id = (SELECT id FROM grants WHERE conversation_id = $1 AND tool = $2 AND revoked_at IS NULL
-                     AND (expires_at IS NULL OR expires_at > $3) AND (max_uses IS NULL OR uses < max_uses)
-                     ORDER BY created_at LIMIT 1)
-           -- Repeated: PostgreSQL re-checks only the outer conditions on a row it waited for.
-           AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3) AND (max_uses IS NULL OR uses < max_uses)
-         RETURNING id, conversation_id, tool, created_by, expires_at, max_uses, uses, revoked_at",
-    )
-    .bind(conversation_id)
-    .bind(tool)
+/// Conditions under which a grant lets a call through ($1: now).
+const USABLE: &str = "revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $1) AND (max_uses IS NULL OR uses < max_uses)";
+
+/// The oldest grant for `tool` in the conversation that still lets a call through, if any.
+pub async fn usable(db: impl AnyExecutor<'_>, conversation_id: &str, tool: &str) -> anyhow::Result<Option<String>> {
+    sqlx::query_scalar(&format!("SELECT id FROM grants WHERE {USABLE} AND conversation_id = $2 AND tool = $3 ORDER BY created_at LIMIT 1"))
+        .bind(now_ms())
+        .bind(conversation_id)
+        .bind(tool)
+        .fetch_optional(db)
+        .await
+        .context("failed to look for a grant")
+}
+
+/// Counts one use of the grant, only while it still lets a call through (conditional: a use
+/// never goes past `max_uses`, nor happens after it expired or was revoked). The grant as it is
+/// now, or `None` if it could not be used.
+pub async fn use_grant(conn: &mut AnyConnection, id: &str) -> anyhow::Result<Option<GrantRow>> {
+    sqlx::query_as(&format!(
+        "UPDATE grants SET uses = uses + 1 WHERE {USABLE} AND id = $2
+         RETURNING id, conversation_id, tool, created_by, expires_at, max_uses, uses, revoked_at"
+    ))
     .bind(now_ms())
+    .bind(id)
     .fetch_optional(conn)
     .await
     .context("failed to use a grant")

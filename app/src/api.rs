@@ -1,0 +1,125 @@
+//! The REST API as the browser calls it: one typed function per endpoint (paths and body types
+//! live here and nowhere else in the UI), and [`in_background`], the one way a button runs a call
+//! with its busy flag and error message. The routes are documented in docs/api.md.
+
+use std::future::Future;
+
+use leptos::{prelude::*, task::spawn_local};
+use serde_json::{Value, json};
+
+use crate::{
+    client::{self, ApiFailure},
+    data::QueueQuery,
+    domain::wire::{
+        AgentInfo, Approval, ApproveRequest, Conversation, ConversationDetail, DecisionOutcome, DeferRequest, Login, Me, NewConversation,
+        NewMessage, RejectRequest, Task,
+    },
+};
+
+pub type Answer<T> = Result<T, ApiFailure>;
+
+/// Runs `call` without blocking the page: `busy` is set while it runs (buttons bound to it are
+/// disabled, so a double click sends one request) and `error` shows its failure. What the call
+/// changed arrives over the conversation's event stream, not from its answer.
+pub fn in_background<T: 'static>(
+    busy: RwSignal<bool>,
+    error: RwSignal<Option<ApiFailure>>,
+    call: impl Future<Output = Answer<T>> + 'static,
+) {
+    busy.set(true);
+    error.set(None);
+    spawn_local(async move {
+        let result = call.await;
+        busy.set(false);
+        if let Err(failure) = result {
+            error.set(Some(failure));
+        }
+    });
+}
+
+pub async fn me() -> Answer<Me> {
+    client::get("/api/session").await
+}
+
+pub async fn log_in(login: &Login) -> Answer<Me> {
+    client::post("/api/session", login).await
+}
+
+pub async fn log_out() -> Answer<()> {
+    client::delete("/api/session").await
+}
+
+pub async fn agents() -> Answer<Vec<AgentInfo>> {
+    client::get("/api/agents").await
+}
+
+pub async fn conversations() -> Answer<Vec<Conversation>> {
+    client::get("/api/conversations").await
+}
+
+pub async fn create_conversation(new: &NewConversation) -> Answer<Conversation> {
+    client::post("/api/conversations", new).await
+}
+
+pub async fn conversation(id: &str) -> Answer<ConversationDetail> {
+    client::get(&format!("/api/conversations/{id}")).await
+}
+
+pub async fn send_message(conversation_id: &str, text: String) -> Answer<Value> {
+    client::post(&format!("/api/conversations/{conversation_id}/messages"), &NewMessage { text }).await
+}
+
+pub async fn approve(approval_id: &str, request: &ApproveRequest) -> Answer<DecisionOutcome> {
+    client::post(&format!("/api/approvals/{approval_id}/approve"), request).await
+}
+
+pub async fn reject(approval_id: &str, request: &RejectRequest) -> Answer<DecisionOutcome> {
+    client::post(&format!("/api/approvals/{approval_id}/reject"), request).await
+}
+
+pub async fn defer(approval_id: &str, request: &DeferRequest) -> Answer<DecisionOutcome> {
+    client::post(&format!("/api/approvals/{approval_id}/defer"), request).await
+}
+
+/// Hands the approval to the admins.
+pub async fn escalate(approval_id: &str) -> Answer<Value> {
+    client::post(&format!("/api/approvals/{approval_id}/escalate"), &json!({})).await
+}
+
+pub async fn approve_all(task_id: &str) -> Answer<Vec<DecisionOutcome>> {
+    client::post(&format!("/api/tasks/{task_id}/approve-all"), &RejectRequest::default()).await
+}
+
+pub async fn reject_all(task_id: &str, request: &RejectRequest) -> Answer<Vec<DecisionOutcome>> {
+    client::post(&format!("/api/tasks/{task_id}/reject-all"), request).await
+}
+
+/// Stops the turn.
+pub async fn abort(task_id: &str) -> Answer<Task> {
+    client::post(&format!("/api/tasks/{task_id}/abort"), &json!({})).await
+}
+
+pub async fn revoke_grant(grant_id: &str) -> Answer<Value> {
+    client::post(&format!("/api/grants/{grant_id}/revoke"), &json!({})).await
+}
+
+/// The queue as the filter asks for it.
+pub async fn approvals(query: &QueueQuery) -> Answer<Vec<Approval>> {
+    client::get(&format!("/api/approvals?{}", query.to_query_string())).await
+}
+
+pub async fn audit_verification() -> Answer<Value> {
+    client::get("/api/audit/verify").await
+}
+
+pub async fn audit_entries(limit: u32) -> Answer<Value> {
+    client::get(&format!("/api/audit?limit={limit}")).await
+}
+
+/// The conversation's event stream, resuming after sequence number `after`.
+pub fn conversation_events_url(conversation_id: &str, after: i64) -> String {
+    format!("/api/conversations/{conversation_id}/events?after={after}")
+}
+
+/// The approval queue's change signal.
+pub const QUEUE_EVENTS_URL: &str = "/api/approvals/events";

@@ -1,0 +1,78 @@
+//! Stopping a turn: its pending approvals, approved-but-unrun calls and running workers are
+//! canceled in one transaction.
+
+use std::sync::Arc;
+
+use app::domain::{
+    ApprovalOutcome, AuditKind, CallState, EventBody, Role, TaskStatus,
+    rules::{self},
+};
+use serde_json::json;
+
+use super::{
+    Orchestrator,
+    decide::{Actor, DecisionError},
+};
+use crate::store::{
+    Scope, Write,
+    approvals::{self},
+    calls,
+    tasks::{self, TaskRow},
+};
+
+impl Orchestrator {
+    /// Stops a task: pending approvals and approved-but-unrun calls are canceled.
+    pub async fn abort(self: &Arc<Self>, task_id: &str, actor: &Actor) -> Result<(), DecisionError> {
+        let mut w = self.store.write(Scope::Task(task_id)).await?;
+        let task =
+            tasks::get(&mut *w.tx, task_id).await?.ok_or_else(|| DecisionError::NotFound(format!("task {task_id} does not exist")))?;
+        if task.status().is_final() {
+            return Err(DecisionError::Conflict(format!("task {task_id} is already {}", task.status().as_str())));
+        }
+        // Aborting cancels the pending approvals: not for a user while the admins hold one.
+        if actor.role == Some(Role::User) {
+            for approval in approvals::pending_for_task(&mut *w.tx, task_id).await? {
+                if let Some(why) = rules::held_by_admins(false, approval.escalated_to_admins_by()) {
+                    return Err(DecisionError::Forbidden(format!("the turn cannot be stopped: {why}")));
+                }
+            }
+        }
+        self.cancel(&mut w, &task, actor).await?;
+        w.audit(AuditKind::TaskAborted,
+            &actor.name,
+            json!({ "task_id": task.id, "conversation_id": task.conversation_id, "role": actor.role_name(), "ip": actor.ip, "user_agent": actor.user_agent }));
+        w.commit().await?;
+        // A canceled worker hands "canceled" to its supervisor, which then goes on.
+        self.trigger(task_id);
+        Ok(())
+    }
+
+    /// Cancels the task's pending approvals, its approved calls and its running workers.
+    async fn cancel(&self, w: &mut Write, task: &TaskRow, actor: &Actor) -> Result<(), DecisionError> {
+        let reason = Some(format!("task aborted by {}", actor.name));
+        for approval in approvals::pending_for_task(&mut *w.tx, &task.id).await? {
+            self.apply(w, task, &approval, ApprovalOutcome::Canceled, actor, reason.clone(), None).await?;
+        }
+        for call in calls::in_states(&mut *w.tx, &task.id, &[CallState::Approved]).await? {
+            if calls::transition(&mut w.tx, &call.id, CallState::Approved, CallState::Canceled, None).await? {
+                let output = json!({ "status": "rejected", "reason": reason });
+                w.append(&task.conversation_id, EventBody::ToolResult { task_id: task.id.clone(), call_id: call.id, ok: false, output })
+                    .await?;
+            }
+        }
+        for call in calls::in_states(&mut *w.tx, &task.id, &[CallState::Executing]).await? {
+            let Some(worker) = tasks::worker_for_call(&mut *w.tx, &call.id).await? else { continue };
+            if !worker.status().is_final() {
+                Box::pin(self.cancel(w, &worker, actor)).await?;
+            }
+            if calls::transition(&mut w.tx, &call.id, CallState::Executing, CallState::Failed, None).await? {
+                let output = json!({ "status": "canceled", "error": reason, "message": reason });
+                w.append(&task.conversation_id, EventBody::ToolResult { task_id: task.id.clone(), call_id: call.id, ok: false, output })
+                    .await?;
+            }
+        }
+        let message = Some(format!("aborted by {}", actor.name));
+        tasks::transition(w, task, &[TaskStatus::Working, TaskStatus::InputRequired], TaskStatus::Canceled, message).await?;
+        Ok(())
+    }
+}

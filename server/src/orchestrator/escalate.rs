@@ -1,0 +1,62 @@
+//! Handing a pending approval to the admins: on demand by its owner, or as an `escalate` timeout
+//! action (with a fresh deadline; see `app::domain::rules` for who may decide it then).
+
+use std::sync::Arc;
+
+use app::domain::{AuditKind, EventBody};
+use serde_json::json;
+
+use super::{
+    Orchestrator,
+    decide::{Actor, DecisionError, pending_approval},
+};
+use crate::store::{
+    Scope, Write,
+    approvals::{self, ApprovalRow},
+    tasks::TaskRow,
+    time::now_ms,
+};
+
+impl Orchestrator {
+    /// A user hands a pending approval to the admins (on demand).
+    pub async fn escalate(self: &Arc<Self>, approval_id: &str, actor: &Actor) -> Result<(), DecisionError> {
+        let mut w = self.store.write(Scope::Approval(approval_id)).await?;
+        let approval = pending_approval(&mut w, approval_id).await?;
+        if approval.escalated_at.is_some() {
+            return Err(DecisionError::Conflict(format!("approval {approval_id} is already with the admins")));
+        }
+        let task = self.waiting_task(&mut w, &approval.task_id).await?;
+        self.hand_to_admins(&mut w, &task, &approval, &actor.name).await?;
+        w.commit().await?;
+        Ok(())
+    }
+
+    pub(super) async fn hand_to_admins(
+        &self,
+        w: &mut Write,
+        task: &TaskRow,
+        approval: &ApprovalRow,
+        by: &str,
+    ) -> Result<(), DecisionError> {
+        // The admins get as long as the gate originally gave.
+        let deadline = now_ms() + (approval.deadline - approval.created_at).max(100);
+        if !approvals::escalate(&mut w.tx, &approval.id, by, deadline).await? {
+            return Err(DecisionError::Conflict(format!("approval {} can no longer be escalated", approval.id)));
+        }
+        w.append(
+            &approval.conversation_id,
+            EventBody::ApprovalEscalated {
+                task_id: task.id.clone(),
+                approval_id: approval.id.clone(),
+                call_id: approval.call_id.clone(),
+                escalated_by: by.to_owned(),
+                deadline: crate::store::time::rfc3339(deadline),
+            },
+        )
+        .await?;
+        w.audit(AuditKind::ApprovalEscalated,
+            by,
+            json!({ "approval_id": approval.id, "conversation_id": approval.conversation_id, "tool": approval.tool, "deadline": crate::store::time::rfc3339(deadline) }));
+        Ok(())
+    }
+}

@@ -1,0 +1,73 @@
+//! Grants ("always allow"): a standing permission for one tool in one conversation, given with an
+//! approval and revoked by its owner or an admin. Using one is `policy::classify`'s `Run { grant }`.
+
+use std::sync::Arc;
+
+use app::domain::{AuditKind, EventBody, wire::GrantRequest};
+use serde_json::json;
+
+use super::{
+    Orchestrator,
+    decide::{Actor, DecisionError},
+};
+use crate::store::{Scope, Write, approvals::ApprovalRow, grants, tasks::TaskRow, time::now_ms};
+
+impl Orchestrator {
+    /// Records a standing permission for the approval's tool in its conversation.
+    pub(super) async fn grant(
+        &self,
+        w: &mut Write,
+        task: &TaskRow,
+        approval: &ApprovalRow,
+        actor: &Actor,
+        request: GrantRequest,
+    ) -> Result<(), DecisionError> {
+        let expires_at = request.ttl_secs.map(|s| now_ms() + (s.min(365 * 24 * 3600) as i64) * 1000);
+        let max_uses = request.max_uses.map(i64::from);
+        if max_uses == Some(0) {
+            return Err(DecisionError::Invalid {
+                message: "a grant needs max_uses of at least 1".into(),
+                details: vec![json!({ "path": "/grant/max_uses", "message": "at least 1" })],
+            });
+        }
+        let id = grants::insert(&mut w.tx, &approval.conversation_id, &approval.tool, &actor.name, expires_at, max_uses).await?;
+        w.append(
+            &approval.conversation_id,
+            EventBody::GrantCreated {
+                task_id: task.id.clone(),
+                grant_id: id.clone(),
+                tool: approval.tool.clone(),
+                created_by: actor.name.clone(),
+                expires_at: expires_at.map(crate::store::time::rfc3339),
+                max_uses,
+            },
+        )
+        .await?;
+        w.audit(AuditKind::GrantCreated,
+            &actor.name,
+            json!({ "grant_id": id, "conversation_id": approval.conversation_id, "tool": approval.tool, "expires_at": expires_at.map(crate::store::time::rfc3339), "max_uses": max_uses, "role": actor.role_name() }));
+        Ok(())
+    }
+
+    /// Revokes a grant; later calls of its tool ask again.
+    pub async fn revoke_grant(self: &Arc<Self>, grant_id: &str, actor: &Actor) -> Result<(), DecisionError> {
+        let mut w = self.store.write(Scope::Grant(grant_id)).await?;
+        let grant =
+            grants::get(&mut *w.tx, grant_id).await?.ok_or_else(|| DecisionError::NotFound(format!("grant {grant_id} does not exist")))?;
+        if !grants::revoke(&mut w.tx, grant_id, &actor.name).await? {
+            return Err(DecisionError::Conflict(format!("grant {grant_id} is already revoked")));
+        }
+        w.append(
+            &grant.conversation_id,
+            EventBody::GrantRevoked { task_id: String::new(), grant_id: grant_id.to_owned(), revoked_by: actor.name.clone() },
+        )
+        .await?;
+        w.audit(
+            AuditKind::GrantRevoked,
+            &actor.name,
+            json!({ "grant_id": grant_id, "conversation_id": grant.conversation_id, "tool": grant.tool, "uses": grant.uses }),
+        );
+        w.commit().await?;
+        Ok(())
+    }
+}
