@@ -7,6 +7,7 @@ pub mod client;
 pub mod components;
 pub mod data;
 pub mod domain;
+pub mod focus;
 pub mod live;
 pub mod pages;
 pub mod paths;
@@ -50,6 +51,11 @@ pub fn App() -> impl IntoView {
         <Title text="Countersign" />
         <Router>
             <components::hydration_marker::HydrationMarker />
+            // The first thing Tab reaches: past the top bar and the chat list to the page's content.
+            <a class="skip-link" href="#content" rel="external" on:click=|ev| {
+                ev.prevent_default();
+                focus::content();
+            }>"Skip to content"</a>
             <components::top_bar::TopBar />
             <main>
                 <Routes fallback=pages::not_found::NotFound>

@@ -1,6 +1,6 @@
 use std::time::Duration;
 
-use leptos::{html, prelude::*, task::spawn_local};
+use leptos::{prelude::*, task::spawn_local};
 use leptos_meta::Title;
 
 use super::{
@@ -14,6 +14,7 @@ use crate::{
     client::ApiFailure,
     data::ChatData,
     domain::{CardStatus, ConversationView, Item, TaskStatus, naming},
+    focus,
     live::{self, LinkState},
     time::now_ms,
 };
@@ -77,14 +78,13 @@ pub fn ChatView(
     #[cfg(not(feature = "hydrate"))]
     let _ = Duration::from_secs(1);
 
-    let thread = NodeRef::<html::Div>::new();
     let row_count = Memo::new(move |_| view.with(|v| v.items.len()));
-    Effect::new(move |_| {
-        row_count.track();
-        // Keep the newest row in sight; the composer sits below the thread.
-        if let Some(el) = thread.get() {
-            el.scroll_into_view_with_bool(false);
+    Effect::new(move |before: Option<usize>| {
+        let now = row_count.get();
+        if before != Some(now) {
+            focus::latest_row();
         }
+        now
     });
 
     // A new chat is named after its first message (the server does the same when it stores it).
@@ -98,6 +98,20 @@ pub fn ChatView(
             naming::shown_title(&stored_title, first)
         })
     };
+    // Calls that arrive while the chat is open are brought into view (and take focus when nobody
+    // is typing elsewhere); a new, empty chat puts the cursor in the composer.
+    let pending_ids = Memo::new(move |_| {
+        view.with(|v| v.cards().filter(|c| c.status == CardStatus::PendingApproval).map(|c| c.call_id.clone()).collect::<Vec<_>>())
+    });
+    Effect::new(move |before: Option<Vec<String>>| {
+        let now = pending_ids.get();
+        match &before {
+            None if view.with_untracked(|v| v.items.is_empty()) => focus::composer(),
+            Some(before) if now.iter().any(|id| !before.contains(id)) => focus::first_pending_card(false),
+            _ => {}
+        }
+        now
+    });
     let pending = Memo::new(move |_| view.with(ConversationView::pending_count));
     Effect::new(move |before: Option<usize>| {
         let now = pending.get();
@@ -150,7 +164,7 @@ pub fn ChatView(
             </span>
         </header>
         <GrantList view />
-        <div class="thread" node_ref=thread role="log" aria-label="Conversation">
+        <div class="thread" role="log" aria-label="Conversation">
             {move || view.with(|v| v.items.is_empty()).then(|| view! {
                 <p class="muted empty-thread">"Ask the agent something, e.g. “refund order 1001” or “cancel all orders of alice”."</p>
             })}

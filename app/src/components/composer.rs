@@ -4,6 +4,7 @@ use crate::{
     api,
     client::ApiFailure,
     domain::{CardStatus, ConversationView, TaskStatus},
+    focus,
 };
 
 /// The longest message the server takes (the API answers 422 above it).
@@ -16,8 +17,22 @@ pub fn text_problem(text: &str) -> Option<String> {
     (n > MAX_MESSAGE_CHARS).then(|| format!("The message is {n} characters long; the limit is {MAX_MESSAGE_CHARS}. Shorten it to send it."))
 }
 
+/// Why the composer is disabled.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Busy {
+    pub text: String,
+    /// The viewer can decide what waits: the text is a button that jumps to the first pending card.
+    pub jump_to_pending: bool,
+}
+
+impl Busy {
+    fn saying(text: String) -> Self {
+        Self { text, jump_to_pending: false }
+    }
+}
+
 /// Why the composer is disabled, or `None` when the user may write.
-pub fn busy_reason(view: &ConversationView, viewer_is_admin: bool) -> Option<String> {
+pub fn busy_reason(view: &ConversationView, viewer_is_admin: bool) -> Option<Busy> {
     let held_for_admins = view
         .cards()
         .filter(|c| c.status == CardStatus::PendingApproval)
@@ -28,15 +43,21 @@ pub fn busy_reason(view: &ConversationView, viewer_is_admin: bool) -> Option<Str
         TaskStatus::Working | TaskStatus::InputRequired
             if !viewer_is_admin && held_for_admins > 0 && held_for_admins == view.pending_count() =>
         {
-            Some(format!("Waiting for an admin to decide {held_for_admins} tool call{}", if held_for_admins == 1 { "" } else { "s" }))
+            Some(Busy::saying(format!(
+                "Waiting for an admin to decide {held_for_admins} tool call{}",
+                if held_for_admins == 1 { "" } else { "s" }
+            )))
         }
         // A worker (sub-agent) may be waiting for a decision while its supervisor's turn works.
-        TaskStatus::Working if view.pending_count() == 0 => Some("The agent is working…".into()),
+        TaskStatus::Working if view.pending_count() == 0 => Some(Busy::saying("The agent is working…".into())),
         // The agent asked in the chat: the user's reply is the answer.
         TaskStatus::Working | TaskStatus::InputRequired if view.waits_for_chat_answer() => None,
         TaskStatus::Working | TaskStatus::InputRequired => {
             let n = view.pending_count();
-            Some(format!("Waiting for your decision on {n} tool call{}", if n == 1 { "" } else { "s" }))
+            Some(Busy {
+                text: format!("Waiting for your decision on {n} tool call{}", if n == 1 { "" } else { "s" }),
+                jump_to_pending: true,
+            })
         }
         _ => None,
     }
@@ -80,7 +101,7 @@ pub fn Composer(
         });
     };
     view! {
-        <form class="composer" on:submit=submit>
+        <form class="composer" class:busy=move || reason.with(Option::is_some) on:submit=submit>
             <label class="visually-hidden" for="composer-input">"Message"</label>
             <input
                 id="composer-input"
@@ -93,7 +114,17 @@ pub fn Composer(
             <button type="submit" class="btn btn-primary" disabled=unsendable>
                 {move || if sending.get() { "Sending…" } else { "Send" }}
             </button>
-            <p class="composer-status" aria-live="polite">{move || reason.get()}</p>
+            <p class="composer-status" aria-live="polite">
+                {move || reason.get().map(|busy| if busy.jump_to_pending {
+                    view! {
+                        <button type="button" class="btn-link-plain jump-to-pending" title="Show the first call that waits" on:click=|_| focus::first_pending_card(true)>
+                            {busy.text}
+                        </button>
+                    }.into_any()
+                } else {
+                    busy.text.into_any()
+                })}
+            </p>
             {move || problem.get().map(|p| view! { <p class="error composer-problem" role="alert">{p}</p> })}
             {move || error.get().map(|e| view! { <p class="error" role="alert">{e.message}</p> })}
         </form>

@@ -29,6 +29,15 @@ pub fn ConversationList(
             agent.set(open.agent.clone());
         }
     });
+    // On a phone the list is a drawer, closed inside a chat (style/main.css hides it above 720 px
+    // never); choosing a chat closes it.
+    let drawer_open = RwSignal::new(false);
+    let waiting_total = move || {
+        Suspend::new(async move {
+            let n: i64 = conversations.await.map(|list| list.iter().map(|c| c.pending).sum()).unwrap_or(0);
+            (n > 0).then(|| view! { <span class="pending-count" aria-label=format!("{n} waiting in all chats")>{n}</span> })
+        })
+    };
     let navigate = use_navigate();
     let new_chat = move |_| {
         let navigate = navigate.clone();
@@ -64,7 +73,7 @@ pub fn ConversationList(
                                     view! { <span class="pending-count" title=words.clone() aria-label=words>{c.pending}</span> }
                                 });
                                 view! {
-                                    <li class:current=current>
+                                    <li class:current=current on:click=move |_| drawer_open.set(false)>
                                         <A href=format!("/c/{}", c.id) attr:aria-current=move || current.get().then_some("page")>
                                             <span class="chat-title">{c.title}</span>
                                             {waiting}
@@ -81,7 +90,18 @@ pub fn ConversationList(
         })
     };
     view! {
-        <nav class="sidebar" aria-label="Chats">
+        <nav class="sidebar" aria-label="Chats" class:drawer-open=move || drawer_open.get() || selected.with(Option::is_none)>
+            <button
+                type="button"
+                class="btn drawer-toggle"
+                aria-controls="chat-drawer"
+                aria-expanded=move || if drawer_open.get() { "true" } else { "false" }
+                on:click=move |_| drawer_open.update(|open| *open = !*open)
+            >
+                <span>{move || if drawer_open.get() { "Hide chats" } else { "Chats" }}</span>
+                <Transition fallback=|| ()>{waiting_total}</Transition>
+            </button>
+            <div class="drawer" id="chat-drawer">
             <button class="btn btn-primary new-chat" disabled=move || creating.get() on:click=new_chat>
                 {move || if creating.get() { "Creating…" } else { "New chat" }}
             </button>
@@ -103,6 +123,7 @@ pub fn ConversationList(
             }}
             {move || error.get().map(|e| view! { <p class="error" role="alert">{e.message}</p> })}
             <Transition fallback=|| view! { <p class="muted">"Loading chats…"</p> }>{list}</Transition>
+            </div>
         </nav>
     }
 }

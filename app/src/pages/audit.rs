@@ -10,7 +10,7 @@ pub fn AuditPage() -> impl IntoView {
     let entries = LocalResource::new(|| api::audit_entries(200));
     view! {
         <Title text="Audit · Countersign" />
-        <section class="audit card">
+        <section class="audit card" id="content" tabindex="-1">
             <h1>"Audit trail"</h1>
             <p><a href="/api/audit/export" download="countersign-audit.jsonl">"Export as JSON Lines"</a></p>
             <Suspense fallback=|| view! { <p class="muted">"Checking the chain…"</p> }>

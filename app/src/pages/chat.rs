@@ -16,7 +16,7 @@ pub fn ChatPage() -> impl IntoView {
     view! {
         <div class="layout">
             <ConversationList conversations selected />
-            <section class="chat" aria-label="Chat">
+            <section class="chat" aria-label="Chat" id="content" tabindex="-1">
                 {move || match selected.get() {
                     None => view! {
                         <div class="welcome">

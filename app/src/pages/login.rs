@@ -33,7 +33,7 @@ pub fn LoginPage() -> impl IntoView {
         });
     };
     view! {
-        <section class="login card">
+        <section class="login card" id="content" tabindex="-1">
             <h1>"Log in to Countersign"</h1>
             <form method="post" action=move || format!("/login?next={}", crate::paths::query_value(&next())) on:submit=submit>
                 <label>"User name" <input type="text" name="username" autocomplete="username" required bind:value=username /></label>

@@ -7,7 +7,7 @@ pub fn NotFound() -> impl IntoView {
         response.set_status(http::StatusCode::NOT_FOUND);
     }
     view! {
-        <section class="not-found">
+        <section class="not-found" id="content" tabindex="-1">
             <h1>"Page not found"</h1>
             <p><a href="/">"Back to Countersign"</a></p>
         </section>

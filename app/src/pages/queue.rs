@@ -52,7 +52,7 @@ pub fn QueuePage() -> impl IntoView {
     let value = move |k: &'static str| move || query.read().get(k).unwrap_or_default();
     view! {
         <Title text=move || if decided() { "Decided approvals · Countersign".to_owned() } else { "Approval queue · Countersign".to_owned() } />
-        <section class="queue card">
+        <section class="queue card" id="content" tabindex="-1">
             <h1>"Approval queue"</h1>
             <nav class="tabs" aria-label="Queue">
                 <a href="/approvals" aria-current=move || (!decided()).then_some("page")>"Pending"</a>
