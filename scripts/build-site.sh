@@ -3,6 +3,10 @@
 # tools the build needs (cargo, wasm-bindgen CLI, and for release wasm-opt and esbuild from npm).
 #   bash scripts/build-site.sh            debug build (what the tests use)
 #   bash scripts/build-site.sh --release  release build (what `./x run` serves)
+#   add --site-only or --server-only to build one half (scripts/run.sh overlaps the server's
+#   build with installing the tools)
+# The two halves use separate target dirs and need each other only at run time, so they build
+# side by side: on 2 cores each fills the other's idle time (a big crate's serial front end).
 # Output: $CARGO_TARGET_DIR/site/pkg/countersign.{js,wasm,css} and the `countersign` binary in
 # $CARGO_TARGET_DIR/{debug,release}/. Settings come from [[workspace.metadata.leptos]] in Cargo.toml,
 # which `cargo leptos watch` (optional, not installed by the scripts) reads too.
@@ -10,11 +14,18 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 . scripts/env.sh
 
-release=0
-[ "${1:-}" = "--release" ] && release=1
+release=0; site=1; server=1
+for arg in "$@"; do
+  case "$arg" in
+    --release) release=1 ;;
+    --site-only) server=0 ;;
+    --server-only) site=0 ;;
+    *) echo "usage: build-site.sh [--release] [--site-only | --server-only]" >&2; exit 2 ;;
+  esac
+done
 name="$LEPTOS_OUTPUT_NAME"        # output-name
-site="$CARGO_TARGET_DIR/site"     # site-root
-pkg="$site/pkg"                   # site-pkg-dir
+site_root="$CARGO_TARGET_DIR/site" # site-root
+pkg="$site_root/pkg"              # site-pkg-dir
 # The WASM gets its own target dir (as with cargo-leptos) so the host and wasm builds, whose
 # flags differ, never invalidate each other.
 front_target="$CARGO_TARGET_DIR/front"
@@ -33,25 +44,51 @@ else
   server_profile=()
 fi
 
-say "hydrate crate (frontend) for wasm32"
-cargo build --package=frontend --lib --target=wasm32-unknown-unknown --no-default-features \
-  --target-dir="$front_target" "${wasm_profile[@]}"
+build_wasm() {
+  say "hydrate crate (frontend) for wasm32"
+  cargo build --package=frontend --lib --target=wasm32-unknown-unknown --no-default-features \
+    --target-dir="$front_target" "${wasm_profile[@]}"
 
-say "wasm-bindgen → $pkg/$name.js, $name.wasm"
-wasm-bindgen --target web --no-typescript --out-name "$name" --out-dir "$pkg" \
-  "$front_target/wasm32-unknown-unknown/$wasm_dir/frontend.wasm"
-# Leptos' hydration script loads `<output-name>.wasm` (not wasm-bindgen's `_bg` name).
-mv -f "$pkg/${name}_bg.wasm" "$pkg/$name.wasm"
+  say "wasm-bindgen → $pkg/$name.js, $name.wasm"
+  wasm-bindgen --target web --no-typescript --out-name "$name" --out-dir "$pkg" \
+    "$front_target/wasm32-unknown-unknown/$wasm_dir/frontend.wasm"
+  # Leptos' hydration script loads `<output-name>.wasm` (not wasm-bindgen's `_bg` name).
+  mv -f "$pkg/${name}_bg.wasm" "$pkg/$name.wasm"
 
-if [ $release = 1 ]; then
-  say "wasm-opt -Oz (about 15-30 s) and minified JS and CSS"
-  wasm-opt -Oz --enable-bulk-memory "$pkg/$name.wasm" -o "$pkg/$name.wasm"
-  esbuild "$pkg/$name.js" --minify --format=esm --log-level=warning --allow-overwrite --outfile="$pkg/$name.js"
-  esbuild style/main.css --bundle --minify --log-level=warning --outfile="$pkg/$name.css"
+  if [ $release = 1 ]; then
+    say "wasm-opt -Oz (about 15-30 s) and minified JS and CSS"
+    wasm-opt -Oz --enable-bulk-memory "$pkg/$name.wasm" -o "$pkg/$name.wasm"
+    esbuild "$pkg/$name.js" --minify --format=esm --log-level=warning --allow-overwrite --outfile="$pkg/$name.js"
+    esbuild style/main.css --bundle --minify --log-level=warning --outfile="$pkg/$name.css"
+  else
+    cp style/main.css "$pkg/$name.css"
+  fi
+}
+
+build_server() {
+  cargo build --package=server --bin=countersign --no-default-features "${server_profile[@]}"
+}
+
+if [ $site = 1 ] && [ $server = 1 ]; then
+  log="$CARGO_TARGET_DIR/server-build.log"
+  say "server (countersign) in the background, its output in $log"
+  build_server >"$log" 2>&1 &
+  server_pid=$!
+  trap 'pkill -P "$server_pid" 2>/dev/null; kill "$server_pid" 2>/dev/null || true' EXIT
+  build_wasm
+  say "waiting for the server build"
+  if ! wait "$server_pid"; then
+    cat "$log" >&2
+    echo "[build] the server build failed (above)" >&2
+    exit 1
+  fi
+  trap - EXIT
+  tail -n1 "$log"
+elif [ $site = 1 ]; then
+  build_wasm
 else
-  cp style/main.css "$pkg/$name.css"
+  say "server (countersign)"
+  build_server
 fi
-
-say "server (countersign)"
-cargo build --package=server --bin=countersign --no-default-features "${server_profile[@]}"
-say "site ready in $site"
+[ $site = 1 ] && say "site ready in $site_root"
+exit 0

@@ -24,6 +24,9 @@ export CARGO_PROFILE_RELEASE_LTO=false
 export CARGO_PROFILE_RELEASE_CODEGEN_UNITS=64
 export CARGO_PROFILE_RELEASE_OPT_LEVEL=1
 export CARGO_PROFILE_RELEASE_DEBUG=false
+# Their own target dir: the project's is busy with the server build that scripts/run.sh starts
+# beside this script (one target dir admits one cargo at a time).
+export CARGO_TARGET_DIR="$CS_CACHE/tools-target"
 
 # --- wasm32 target ---------------------------------------------------------------------------
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
