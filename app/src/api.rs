@@ -69,6 +69,11 @@ pub async fn send_message(conversation_id: &str, text: String) -> Answer<Value> 
     client::post(&format!("/api/conversations/{conversation_id}/messages"), &NewMessage { text }).await
 }
 
+/// One approval, with its tool's input schema.
+pub async fn approval(approval_id: &str) -> Answer<Approval> {
+    client::get(&format!("/api/approvals/{approval_id}")).await
+}
+
 pub async fn approve(approval_id: &str, request: &ApproveRequest) -> Answer<DecisionOutcome> {
     client::post(&format!("/api/approvals/{approval_id}/approve"), request).await
 }
@@ -112,8 +117,15 @@ pub async fn audit_verification() -> Answer<Value> {
     client::get("/api/audit/verify").await
 }
 
-pub async fn audit_entries(limit: u32) -> Answer<Value> {
-    client::get(&format!("/api/audit?limit={limit}")).await
+/// The newest `limit` audit entries, of one kind and/or by one actor when given.
+pub async fn audit_entries(limit: u32, kind: Option<String>, actor: Option<String>) -> Answer<Value> {
+    let mut url = format!("/api/audit?limit={limit}");
+    for (key, value) in [("kind", kind), ("actor", actor)] {
+        if let Some(value) = value {
+            url.push_str(&format!("&{key}={}", crate::paths::query_value(&value)));
+        }
+    }
+    client::get(&url).await
 }
 
 /// The conversation's event stream, resuming after sequence number `after`.

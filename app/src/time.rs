@@ -28,6 +28,21 @@ pub fn parse_rfc3339_ms(s: &str) -> Option<i64> {
     Some(((days * 24 + h) * 60 + mi) * 60_000 + sec * 1000 + millis)
 }
 
+/// "12 s ago", "3 min ago", "2 h ago", "3 d ago".
+pub fn age(seconds: i64) -> String {
+    match seconds {
+        s if s < 60 => format!("{s} s ago"),
+        s if s < 3600 => format!("{} min ago", s / 60),
+        s if s < 86_400 => format!("{} h ago", s / 3600),
+        s => format!("{} d ago", s / 86_400),
+    }
+}
+
+/// How long ago an RFC 3339 time was, as `age` says it (the time itself when it does not parse).
+pub fn ago(at: &str) -> String {
+    parse_rfc3339_ms(at).map(|ms| age((now_ms() - ms).max(0) / 1000)).unwrap_or_else(|| at.to_owned())
+}
+
 /// Milliseconds since the Unix epoch, now.
 pub fn now_ms() -> i64 {
     #[cfg(feature = "hydrate")]
@@ -74,5 +89,14 @@ mod tests {
         assert_eq!(countdown(3_600_000), "1:00:00");
         assert_eq!(countdown(0), "expired");
         assert_eq!(countdown(500), "0:00");
+    }
+
+    #[test]
+    fn ages_read_as_people_say_them() {
+        assert_eq!(age(5), "5 s ago");
+        assert_eq!(age(125), "2 min ago");
+        assert_eq!(age(7300), "2 h ago");
+        assert_eq!(age(200_000), "2 d ago");
+        assert_eq!(ago("not a time"), "not a time");
     }
 }

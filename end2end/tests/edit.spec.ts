@@ -6,6 +6,7 @@ test("editing args: invalid JSON and schema violations show inline; a valid edit
   const card = cards(page).first();
   await expect(card).toHaveAttribute("data-status", "pending_approval");
   await card.getByRole("button", { name: "Edit" }).click();
+  await card.getByRole("button", { name: "Edit as JSON" }).click();
   const editor = card.getByLabel("Arguments (JSON)");
   const submit = card.getByRole("button", { name: "Approve with these changes" });
 
@@ -52,4 +53,41 @@ test("HTML in a tool argument is shown as text, never run", async ({ page }) => 
   expect(await page.evaluate(() => (window as any).__pwned)).toBeUndefined();
   expect(dialogs).toBe(0);
   await expect(page.locator("img[src=x]")).toHaveCount(0);
+});
+
+test("editing args as a form: a field per property, checked as you type, the change by key", async ({ page, server }) => {
+  await newChat(page);
+  await say(page, "refund order 1004");
+  const card = cards(page).first();
+  await expect(card).toHaveAttribute("data-status", "pending_approval");
+  await card.getByRole("button", { name: "Edit" }).click();
+  const orderId = card.getByLabel(/order_id/);
+  const amount = card.getByLabel(/amount/);
+  await expect(orderId).toHaveValue("1004");
+  await expect(orderId).toHaveAttribute("type", "number");
+  await expect(amount).toHaveValue("");
+  await expect(card.locator(".key-changes")).toContainText("No changes yet.");
+
+  // Checked as you type, the message next to the field.
+  await amount.fill("0");
+  await expect(card.locator("#arg-amount-problem")).toHaveText("Must be more than 0.");
+  await orderId.fill("");
+  await expect(card.locator("#arg-order_id-problem")).toHaveText("Required.");
+  await orderId.fill("1004");
+  await expect(card.locator("#arg-order_id-problem")).toHaveText("");
+  await amount.fill("0.5");
+  await expect(card.locator("#arg-amount-problem")).toHaveText("");
+  await expect(card.locator(".key-changes li")).toHaveText(["amount: (none) → 0.5"]);
+  await page.screenshot({ path: "screenshots/edit-form.png" });
+
+  // The JSON view shows the same edit, and back.
+  await card.getByRole("button", { name: "Edit as JSON" }).click();
+  await expect(card.getByLabel("Arguments (JSON)")).toHaveValue(/"amount": 0.5/);
+  await card.getByRole("button", { name: "Edit as a form" }).click();
+  await expect(card.getByLabel(/amount/)).toHaveValue("0.5");
+
+  await card.getByRole("button", { name: "Approve with these changes" }).click();
+  await expect(card).toHaveAttribute("data-status", "succeeded");
+  const order = await (await page.request.get(`${server.url}/api/orders/1004`)).json();
+  expect(order.refunded).toBe(0.5);
 });

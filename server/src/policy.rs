@@ -88,9 +88,12 @@ pub fn classify(facts: Facts<'_>) -> Verdict<'_> {
         return Verdict::Invalid { output: json!({ "error": "invalid arguments", "details": facts.violations }) };
     }
     let Some(gate) = facts.gate else { return Verdict::Run { grant: None } };
-    if let Some(reason) = facts.refused_before {
-        let reason = format!("this exact call was already rejected in this conversation ({reason}); do not propose it again");
-        return Verdict::RepeatRefused { output: json!({ "status": "rejected", "reason": reason }) };
+    if let Some(earlier) = facts.refused_before {
+        // `reason` is for the model; `repeat` and `earlier_reason` let an agent tell the user.
+        let reason = format!("this exact call was already rejected in this conversation ({earlier}); do not propose it again");
+        return Verdict::RepeatRefused {
+            output: json!({ "status": "rejected", "reason": reason, "repeat": true, "earlier_reason": earlier }),
+        };
     }
     match facts.grant {
         Some(grant) => Verdict::Run { grant: Some(grant) },

@@ -1,11 +1,9 @@
 use leptos::{html, prelude::*};
-use serde_json::Value;
 
-use super::{json_diff::JsonDiff, tool_card::send_approve};
 use crate::{
     api::{self, in_background},
     client::ApiFailure,
-    domain::wire::{ApproveRequest, DeferRequest, RejectRequest},
+    domain::wire::{DeferRequest, RejectRequest},
 };
 
 /// What a reason form sends: a rejection (reason optional) or a deferral (guidance required).
@@ -56,50 +54,6 @@ pub fn ReasonForm(
             <div class="actions">
                 <button type="submit" class="btn btn-reject" disabled=move || busy.get()>{button}</button>
                 <button type="button" class="btn" on:click=move |_| on_cancel.run(())>"Cancel"</button>
-            </div>
-        </form>
-    }
-}
-
-/// Edit the arguments as JSON, see the diff, approve with them. Invalid JSON is caught here;
-/// schema violations come back from the server's 422 and show inline. The only approve action
-/// while it is open is "Approve with these changes"; "Discard my edit" closes it.
-#[component]
-pub fn EditForm(
-    approval_id: String,
-    original: String,
-    /// The JSON being edited; kept by the card's row so it survives a re-render.
-    text: RwSignal<String>,
-    busy: RwSignal<bool>,
-    error: RwSignal<Option<ApiFailure>>,
-    on_cancel: Callback<()>,
-) -> impl IntoView {
-    if text.get_untracked().is_empty() {
-        text.set(original.clone());
-    }
-    let parse_error = RwSignal::new(None::<String>);
-    let submit = move |ev: leptos::ev::SubmitEvent| {
-        ev.prevent_default();
-        match serde_json::from_str::<Value>(&text.get_untracked()) {
-            Ok(args) => {
-                parse_error.set(None);
-                send_approve(approval_id.clone(), ApproveRequest { args: Some(args), grant: None }, busy, error);
-            }
-            Err(err) => parse_error.set(Some(format!("Not valid JSON: {err}"))),
-        }
-    };
-    let before = Signal::stored(original);
-    view! {
-        <form class="edit-form" on:submit=submit>
-            <label>
-                "Arguments (JSON)"
-                <textarea class="json-input" rows="6" spellcheck="false" bind:value=text></textarea>
-            </label>
-            <JsonDiff before after=Signal::derive(move || text.get()) />
-            {move || parse_error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
-            <div class="actions">
-                <button type="submit" class="btn btn-approve" disabled=move || busy.get()>"Approve with these changes"</button>
-                <button type="button" class="btn" on:click=move |_| on_cancel.run(())>"Discard my edit"</button>
             </div>
         </form>
     }

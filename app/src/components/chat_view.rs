@@ -69,6 +69,8 @@ pub fn ChatView(
     let viewer_is_admin = data.viewer_is_admin;
     let view = RwSignal::new(data.view);
     let link = RwSignal::new(LinkState::Connecting);
+    // Cards clear a "cannot reach the server" error when the live stream is back.
+    provide_context(link);
     let now = RwSignal::new(now_ms());
     live::follow(conversation.id.clone(), view, link);
     #[cfg(feature = "hydrate")]

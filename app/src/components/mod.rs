@@ -1,5 +1,6 @@
 //! Widgets, one per file, mirroring the page: the chat view and its tool cards, the composer,
 //! the conversation list.
+pub mod args_editor;
 pub mod batch_bar;
 pub mod card_actions;
 pub mod chat_view;
@@ -8,6 +9,7 @@ pub mod conversation_list;
 pub mod grant_list;
 pub mod hydration_marker;
 pub mod json_diff;
+pub mod pending_queue;
 pub mod status_badge;
 pub mod tool_card;
 pub mod top_bar;

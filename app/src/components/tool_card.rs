@@ -2,7 +2,8 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 use super::{
-    card_actions::{EditForm, ReasonForm, ReasonKind},
+    args_editor::EditForm,
+    card_actions::{ReasonForm, ReasonKind},
     json_diff::{JsonDiff, pretty},
     status_badge::{RiskBadge, StatusBadge},
 };
@@ -10,9 +11,11 @@ use crate::{
     api::{self, in_background},
     client::ApiFailure,
     domain::{
-        ApprovalOutcome, Card, CardStatus, rules,
+        Card, CardStatus, naming, rules,
         wire::{ApproveRequest, GrantRequest},
+        wording,
     },
+    live::LinkState,
     time::{countdown, parse_rfc3339_ms},
 };
 
@@ -60,14 +63,16 @@ pub fn send_approve(approval_id: String, request: ApproveRequest, busy: RwSignal
 
 /// One tool call: what it is, its state, and for a pending one the decision controls.
 ///
-/// `viewer_is_admin`: whether the person looking is an admin (`None`: not known here, as in the
-/// queue; the server refuses a decision it does not allow either way).
+/// `viewer_is_admin`: whether the person looking is an admin (`None`: not known; the server
+/// refuses a decision it does not allow either way). `in_queue`: shown in the approval queue,
+/// where an admin decides other people's calls: no "Always allow in this chat" for them.
 #[component]
 pub fn ToolCard(
     card: Card,
     now: RwSignal<i64>,
     #[prop(optional)] draft: Option<CardDraft>,
     #[prop(optional)] viewer_is_admin: Option<bool>,
+    #[prop(optional)] in_queue: bool,
 ) -> impl IntoView {
     let draft = draft.unwrap_or_default();
     let waiting = card.status == CardStatus::PendingApproval;
@@ -82,6 +87,14 @@ pub fn ToolCard(
     let mode = draft.mode;
     let busy = RwSignal::new(false);
     let error = RwSignal::new(None::<ApiFailure>);
+    // A network failure (status 0) is stale once the chat's live stream is connected again.
+    if let Some(link) = use_context::<RwSignal<LinkState>>() {
+        Effect::new(move |_| {
+            if link.get() == LinkState::Live && error.with_untracked(|e| e.as_ref().is_some_and(|e| e.status == 0)) {
+                error.set(None);
+            }
+        });
+    }
 
     let always = RwSignal::new(false);
     let approve = {
@@ -124,9 +137,7 @@ pub fn ToolCard(
     };
 
     let decision = card.decision.clone().map(|d| {
-        let verb = decision_verb(d.outcome);
-        let who = if d.decided_by == "system" { String::new() } else { format!(" by {}", d.decided_by) };
-        let reason = d.reason.clone().map(|r| format!(": {r}")).unwrap_or_default();
+        let line = wording::decision_line(&d, card.approval.as_ref());
         let diff = d.edited_args.clone().map(|edited| {
             let before = pretty(&d.original_args);
             let after = pretty(&edited);
@@ -136,12 +147,16 @@ pub fn ToolCard(
             }
         });
         view! {
-            <p class="decision">{format!("{verb}{who}{reason}")}</p>
+            <p class="decision">{line}</p>
             {diff}
         }
     });
     // A refused call never ran: its decision line says why, the model's stub result is not shown.
     let refused = card.status.is_refused();
+    // Refused without a decision of its own: the same call was rejected before. Said for people
+    // (the result's wording is an instruction to the model).
+    let repeat_note = (card.status == CardStatus::Rejected && card.decision.is_none())
+        .then(|| view! { <p class="decision">"Not run: this exact call was already rejected earlier in this chat."</p> });
     let result = card.result.clone().filter(|_| !refused).map(|output| {
         let text = output
             .get("message")
@@ -155,8 +170,8 @@ pub fn ToolCard(
     // Someone else decided while this reviewer had a form open: keep what they wrote, say who won.
     let superseded = (!waiting).then(|| {
         let outcome = card.decision.as_ref().map(|d| {
-            let verb = decision_verb(d.outcome).to_lowercase();
-            let who = if d.decided_by == "system" { "the timeout".to_owned() } else { d.decided_by.clone() };
+            let verb = wording::verb(d.outcome).to_lowercase();
+            let who = if d.decided_by == wording::SYSTEM { "the timeout".to_owned() } else { d.decided_by.clone() };
             format!("While you were writing, {who} {verb} this call. Your unsent text is kept below.")
         });
         let outcome = outcome.unwrap_or_else(|| "This call was decided while you were writing. Your unsent text is kept below.".into());
@@ -192,6 +207,7 @@ pub fn ToolCard(
             <p class="escalated" role="status">{format!("With the admins (escalated by {by}); only an admin can decide it now.")}</p>
         });
         let can_escalate = escalated_by.is_none() && viewer_is_admin != Some(true);
+        let can_grant = !(in_queue && viewer_is_admin == Some(true));
         let tool_name = card.tool.clone();
         view! {
             {holder}
@@ -221,10 +237,12 @@ pub fn ToolCard(
                 <button class="btn" disabled=move || busy.get() on:click=move |_| mode.set(Mode::Deferring)>
                     "Defer…"
                 </button>
-                <label class="always">
-                    <input type="checkbox" bind:checked=always />
-                    {format!("Always allow {tool_name} in this chat")}
-                </label>
+                {can_grant.then(|| view! {
+                    <label class="always">
+                        <input type="checkbox" bind:checked=always />
+                        {format!("Always allow {tool_name} in this chat")}
+                    </label>
+                })}
                 {can_escalate.then(|| view! {
                     <button class="btn btn-link-plain" disabled=move || busy.get() on:click=escalate.clone()>"Hand to admins"</button>
                 })}
@@ -259,6 +277,7 @@ pub fn ToolCard(
             on:keydown=on_keydown
         >
             <header class="card-header">
+                <span class="tool-title">{naming::tool_title(&card.tool)}</span>
                 <code class="tool-name">{card.tool.clone()}</code>
                 <span class="agent">"by " {card.agent.clone()}</span>
                 <RiskBadge risk=card.risk />
@@ -277,6 +296,7 @@ pub fn ToolCard(
                 <pre class="json">{args_text}</pre>
             </details>
             {decision}
+            {repeat_note}
             {result}
             {in_chat.then(|| view! {
                 <p class="in-chat-note" role="status">"Waiting for your answer in the chat: reply yes or no."</p>
@@ -298,16 +318,6 @@ pub fn ToolCard(
                 </div>
             })}
         </article>
-    }
-}
-
-fn decision_verb(outcome: ApprovalOutcome) -> &'static str {
-    match outcome {
-        ApprovalOutcome::Approved => "Approved",
-        ApprovalOutcome::Rejected => "Rejected",
-        ApprovalOutcome::Expired => "Expired",
-        ApprovalOutcome::Canceled => "Canceled",
-        ApprovalOutcome::Deferred => "Deferred with guidance",
     }
 }
 

@@ -101,6 +101,9 @@ pub struct Card {
 pub struct CardApproval {
     pub approval_id: String,
     pub gate: String,
+    /// RFC 3339: when it was asked (a timeout says how long no one decided).
+    #[serde(default)]
+    pub requested_at: String,
     /// RFC 3339.
     pub deadline: String,
     /// Who handed it to the admins, if anyone; then only admins may decide.
@@ -232,6 +235,7 @@ impl ConversationView {
                     card.approval = Some(CardApproval {
                         approval_id: approval_id.clone(),
                         gate: gate.clone(),
+                        requested_at: event.at.clone(),
                         deadline: deadline.clone(),
                         escalated_by: None,
                         in_chat: *in_chat,
@@ -369,6 +373,7 @@ impl super::wire::Approval {
             approval: Some(CardApproval {
                 approval_id: a.id.clone(),
                 gate: a.gate.clone(),
+                requested_at: a.created_at.clone(),
                 deadline: a.deadline.clone(),
                 escalated_by: a.escalated_by.clone(),
                 // Admins decide with the buttons even when the user was asked in the chat.

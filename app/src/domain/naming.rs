@@ -24,9 +24,46 @@ pub fn shown_title(stored: &str, first_message: Option<&str>) -> String {
     }
 }
 
+/// A tool's name for people: `process_refund` → "Process refund", `readFile` → "Read file",
+/// `github.create-issue` → "Github create issue". The technical name stays on the card, small.
+pub fn tool_title(name: &str) -> String {
+    let mut words: Vec<String> = Vec::new();
+    let mut word = String::new();
+    let mut previous_lower = false;
+    for c in name.chars() {
+        if c == '_' || c == '-' || c == '.' || c == ' ' || c == '/' {
+            words.extend((!word.is_empty()).then(|| std::mem::take(&mut word)));
+            previous_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && previous_lower {
+            words.push(std::mem::take(&mut word));
+        }
+        previous_lower = c.is_lowercase() || c.is_ascii_digit();
+        word.extend(c.to_lowercase());
+    }
+    words.extend((!word.is_empty()).then_some(word));
+    let mut title = words.join(" ");
+    if let Some(first) = title.chars().next() {
+        title.replace_range(..first.len_utf8(), &first.to_uppercase().to_string());
+    }
+    if title.is_empty() { name.to_owned() } else { title }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tools_get_names_people_read() {
+        assert_eq!(tool_title("process_refund"), "Process refund");
+        assert_eq!(tool_title("readFile"), "Read file");
+        assert_eq!(tool_title("github.create-issue"), "Github create issue");
+        assert_eq!(tool_title("get_order"), "Get order");
+        assert_eq!(tool_title("HTTPGet"), "Httpget");
+        assert_eq!(tool_title("__"), "__");
+        assert_eq!(tool_title("écrire_fichier"), "Écrire fichier");
+    }
 
     #[test]
     fn a_first_message_names_a_new_chat_and_nothing_renames_a_named_one() {

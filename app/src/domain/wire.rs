@@ -79,6 +79,10 @@ pub struct Approval {
     pub escalated_by: Option<String>,
     pub reason: Option<String>,
     pub edited_args: Option<Value>,
+    /// The tool's input schema (JSON Schema), for editing the arguments as a form. Only in
+    /// `GET /api/approvals/{id}`, not in lists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args_schema: Option<Value>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

@@ -1,18 +1,52 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
+use leptos_router::hooks::use_query_map;
+use serde_json::Value;
 
-use crate::api;
+use crate::{api, domain::AuditKind, time::ago};
+
+/// A one-line gist of an entry's data: its plain values, `key: value`, the first few.
+pub fn gist(data: &Value) -> String {
+    let Some(object) = data.as_object() else { return data.to_string() };
+    let plain: Vec<String> = object
+        .iter()
+        .filter_map(|(key, value)| match value {
+            Value::String(s) => Some(format!("{key}: {s}")),
+            Value::Number(n) => Some(format!("{key}: {n}")),
+            Value::Bool(b) => Some(format!("{key}: {b}")),
+            _ => None,
+        })
+        .collect();
+    let mut line = plain.iter().take(3).cloned().collect::<Vec<_>>().join(" · ");
+    if plain.len() > 3 || plain.len() < object.len() {
+        line.push_str(" …");
+    }
+    line
+}
 
 /// `/audit` (admins): does the hash chain verify, and the latest entries. Loaded in the browser.
 #[component]
 pub fn AuditPage() -> impl IntoView {
     let verification = LocalResource::new(api::audit_verification);
-    let entries = LocalResource::new(|| api::audit_entries(200));
+    let query = use_query_map();
+    let param = move |key: &'static str| move || query.read().get(key).filter(|v| !v.is_empty());
+    let (kind, actor) = (param("kind"), param("actor"));
+    let entries = LocalResource::new(move || api::audit_entries(200, kind(), actor()));
     view! {
         <Title text="Audit · Countersign" />
         <section class="audit card" id="content" tabindex="-1">
             <h1>"Audit trail"</h1>
             <p><a href="/api/audit/export" download="countersign-audit.jsonl">"Export as JSON Lines"</a></p>
+            <form class="filters" method="get" action="/audit">
+                <label>"Kind"
+                    <select name="kind" prop:value=move || kind().unwrap_or_default()>
+                        <option value="">"any"</option>
+                        {AuditKind::ALL.iter().map(|k| view! { <option value=k.as_str()>{k.as_str()}</option> }).collect_view()}
+                    </select>
+                </label>
+                <label>"Actor" <input type="text" name="actor" prop:value=move || actor().unwrap_or_default() placeholder="anyone" /></label>
+                <button type="submit" class="btn">"Filter"</button>
+            </form>
             <Suspense fallback=|| view! { <p class="muted">"Checking the chain…"</p> }>
                 {move || Suspend::new(async move {
                     match verification.await {
@@ -36,14 +70,22 @@ pub fn AuditPage() -> impl IntoView {
                             <table class="audit-table">
                                 <thead><tr><th>"#"</th><th>"When"</th><th>"Kind"</th><th>"Actor"</th><th>"Details"</th></tr></thead>
                                 <tbody>
-                                    {rows.into_iter().rev().map(|e| view! {
-                                        <tr>
-                                            <td>{e["id"].to_string()}</td>
-                                            <td>{e["at"].as_str().unwrap_or("").to_owned()}</td>
-                                            <td><code>{e["kind"].as_str().unwrap_or("").to_owned()}</code></td>
-                                            <td>{e["actor"].as_str().unwrap_or("").to_owned()}</td>
-                                            <td><pre class="json">{e["data"].to_string()}</pre></td>
-                                        </tr>
+                                    {rows.into_iter().rev().map(|e| {
+                                        let at = e["at"].as_str().unwrap_or("").to_owned();
+                                        view! {
+                                            <tr>
+                                                <td>{e["id"].to_string()}</td>
+                                                <td><time datetime=at.clone() title=at.clone()>{ago(&at)}</time></td>
+                                                <td><code>{e["kind"].as_str().unwrap_or("").to_owned()}</code></td>
+                                                <td>{e["actor"].as_str().unwrap_or("").to_owned()}</td>
+                                                <td>
+                                                    <details class="audit-data">
+                                                        <summary>{gist(&e["data"])}</summary>
+                                                        <pre class="json">{serde_json::to_string_pretty(&e["data"]).unwrap_or_default()}</pre>
+                                                    </details>
+                                                </td>
+                                            </tr>
+                                        }
                                     }).collect_view()}
                                 </tbody>
                             </table>
@@ -52,5 +94,20 @@ pub fn AuditPage() -> impl IntoView {
                 })}
             </Suspense>
         </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::gist;
+
+    #[test]
+    fn a_gist_shows_the_first_plain_values_and_says_when_there_is_more() {
+        assert_eq!(gist(&json!({"approval_id": "a1", "outcome": "approved"})), "approval_id: a1 · outcome: approved");
+        assert_eq!(gist(&json!({"a": 1, "b": true, "c": "x", "d": "y"})), "a: 1 · b: true · c: x …");
+        assert_eq!(gist(&json!({"tool": "t", "args": {"order_id": 1}})), "tool: t …");
+        assert_eq!(gist(&json!(null)), "null");
     }
 }

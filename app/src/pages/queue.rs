@@ -5,21 +5,12 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
 use crate::{
-    components::tool_card::ToolCard,
-    data::{QueueQuery, approvals_loader},
-    domain::wire::Approval,
+    components::pending_queue::{BulkReport, PendingQueue, QueueUi},
+    data::{QueueQuery, approvals_loader, me_loader},
+    domain::{Role, wire::Approval},
     live,
-    time::now_ms,
+    time::{ago, now_ms},
 };
-
-/// A pending approval as the same card the chat shows.
-fn age(seconds: i64) -> String {
-    match seconds {
-        s if s < 60 => format!("{s} s ago"),
-        s if s < 3600 => format!("{} min ago", s / 60),
-        s => format!("{} h ago", s / 3600),
-    }
-}
 
 /// `/approvals`: every pending approval the viewer may decide (all users' for admins), live;
 /// and the decided history.
@@ -39,6 +30,10 @@ pub fn QueuePage() -> impl IntoView {
     });
     let load = approvals_loader();
     let approvals = Resource::new(move || filter.get(), load);
+    let load_me = me_loader();
+    let me = Resource::new(|| (), move |_| load_me());
+    // Ticked and open rows and a bulk decision: kept by the page, so a live refetch keeps them.
+    let ui = QueueUi::new();
     live::on_queue_change(move || approvals.refetch());
     let now = RwSignal::new(now_ms());
     #[cfg(feature = "hydrate")]
@@ -51,7 +46,16 @@ pub fn QueuePage() -> impl IntoView {
     let decided = move || filter.get().status == "decided";
     let value = move |k: &'static str| move || query.read().get(k).unwrap_or_default();
     view! {
-        <Title text=move || if decided() { "Decided approvals · Countersign".to_owned() } else { "Approval queue · Countersign".to_owned() } />
+        <Title text=move || {
+            if decided() {
+                return "Decided approvals · Countersign".to_owned();
+            }
+            // How many wait, in the tab title (as the chat does), once the list is loaded.
+            match approvals.try_get().flatten() {
+                Some(Ok(list)) if !list.is_empty() => format!("({}) Approval queue · Countersign", list.len()),
+                _ => "Approval queue · Countersign".to_owned(),
+            }
+        } />
         <section class="queue card" id="content" tabindex="-1">
             <h1>"Approval queue"</h1>
             <nav class="tabs" aria-label="Queue">
@@ -78,28 +82,15 @@ pub fn QueuePage() -> impl IntoView {
                 </label>
                 <button type="submit" class="btn">"Filter"</button>
             </form>
+            <BulkReport ui />
             <Transition fallback=|| view! { <p class="muted">"Loading approvals…"</p> }>
                 {move || Suspend::new(async move {
+                    let viewer_is_admin = me.await.ok().flatten().map(|me| me.role == Role::Admin);
                     match approvals.await {
                         Err(e) => view! { <p class="error" role="alert">{format!("Could not load approvals: {e}")}</p> }.into_any(),
                         Ok(list) if list.is_empty() => view! { <p class="muted empty-queue">"Nothing here."</p> }.into_any(),
                         Ok(list) if decided() => view! { <DecidedTable list /> }.into_any(),
-                        Ok(list) => view! {
-                            <p class="queue-count">{format!("{} pending", list.len())}</p>
-                            <ul class="queue-list">
-                                {list.into_iter().map(|a| view! {
-                                    <li class="queue-item" data-approval-id=a.id.clone()>
-                                        <p class="queue-meta">
-                                            <strong>{a.owner.clone().unwrap_or_else(|| "—".into())}</strong>
-                                            " in "
-                                            <a href=format!("/c/{}", a.conversation_id)>{a.conversation_title.clone()}</a>
-                                            " · " {age(a.age_seconds)}
-                                        </p>
-                                        <ToolCard card=a.as_pending_card() now />
-                                    </li>
-                                }).collect_view()}
-                            </ul>
-                        }.into_any(),
+                        Ok(list) => view! { <PendingQueue list now viewer_is_admin ui /> }.into_any(),
                     }
                 })}
             </Transition>
@@ -123,7 +114,7 @@ fn DecidedTable(list: Vec<Approval>) -> impl IntoView {
                             <td>{a.owner.clone().unwrap_or_default()}</td>
                             <td><span class=format!("badge status status-{}", a.state)>{a.state.as_str()}</span></td>
                             <td>{a.decided_by.clone().unwrap_or_default()}</td>
-                            <td>{a.decided_at.clone().unwrap_or_default()}</td>
+                            <td>{a.decided_at.clone().map(|at| view! { <time datetime=at.clone() title=at.clone()>{ago(&at)}</time> })}</td>
                             <td>{a.decision_seconds.map(|s| format!("{s} s")).unwrap_or_default()}</td>
                             <td>{a.reason.clone().unwrap_or_default()}</td>
                         </tr>

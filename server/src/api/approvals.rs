@@ -115,8 +115,12 @@ async fn list(
 }
 
 #[tracing::instrument(skip(state, user))]
+/// One approval, with its tool's input schema (the browser builds the edit form from it).
 async fn read(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<Json<Approval>, ApiError> {
-    Ok(Json(visible(&state, &user, &id).await?.to_wire(now_ms())))
+    let row = visible(&state, &user, &id).await?;
+    let mut approval = row.to_wire(now_ms());
+    approval.args_schema = state.orchestrator.input_schema(&row.tool);
+    Ok(Json(approval))
 }
 
 /// The body is optional: no body, `{}` or `{"args": {...}}` to approve with edited arguments.

@@ -191,6 +191,12 @@ fn describe(tool: &str, ok: bool, output: &Value, note: Option<&str>) -> String 
     let mut sentence = if status == Some("deferred") {
         let guidance = output.get("guidance").and_then(Value::as_str).unwrap_or_default();
         format!("A reviewer held {tool} back with guidance: \"{guidance}\". I did not run it; tell me how to continue.")
+    } else if status == Some("rejected") && output.get("repeat") == Some(&Value::Bool(true)) {
+        // The instruction in `reason` is for a model; the user hears why in plain words.
+        match output.get("earlier_reason").and_then(Value::as_str).filter(|r| !r.is_empty()) {
+            Some(r) => format!("I did not run {tool} again: the same call was already rejected in this chat ({r})."),
+            None => format!("I did not run {tool} again: the same call was already rejected in this chat."),
+        }
     } else if status == Some("rejected") {
         match reason {
             Some(r) if !r.is_empty() => format!("The reviewer rejected {tool} (reason: {r})."),
@@ -271,6 +277,20 @@ impl Model for ScriptedModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_repeat_refusal_is_told_to_the_user_without_the_instruction_meant_for_a_model() {
+        let output = serde_json::json!({
+            "status": "rejected", "repeat": true, "earlier_reason": "keep it",
+            "reason": "this exact call was already rejected in this conversation (keep it); do not propose it again"
+        });
+        assert_eq!(
+            describe("cancel_order", false, &output, None),
+            "I did not run cancel_order again: the same call was already rejected in this chat (keep it)."
+        );
+        let decided = serde_json::json!({ "status": "rejected", "reason": "too much" });
+        assert_eq!(describe("process_refund", false, &decided, None), "The reviewer rejected process_refund (reason: too much).");
+    }
 
     #[test]
     fn requests_are_understood() {

@@ -70,6 +70,11 @@ impl Orchestrator {
         &self.agents
     }
 
+    /// The input schema of a tool, if the tool is (still) available.
+    pub fn input_schema(&self, tool: &str) -> Option<serde_json::Value> {
+        self.tools.get(tool).map(|t| t.spec().input_schema.clone())
+    }
+
     pub fn metrics(&self) -> &Arc<Metrics> {
         &self.metrics
     }

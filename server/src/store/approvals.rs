@@ -75,6 +75,7 @@ impl ApprovalRow {
             escalated_by: self.escalated_by.clone(),
             reason: self.reason.clone(),
             edited_args: self.edited_args.as_deref().and_then(|a| serde_json::from_str(a).ok()),
+            args_schema: None,
         }
     }
 }

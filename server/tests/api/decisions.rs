@@ -137,3 +137,18 @@ async fn a_user_cannot_abort_a_turn_whose_approval_the_admins_hold() {
     let (status, body) = app.as_user("root").post_json(&format!("/api/tasks/{task}/abort"), json!({})).await;
     assert_eq!(status, 200, "an admin may: {body}");
 }
+
+#[tokio::test]
+async fn one_approval_carries_its_tools_schema_for_the_edit_form_and_lists_do_not() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (_task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let (status, approval) = app.get_json(&format!("/api/approvals/{}", approvals[0].id)).await;
+    assert_eq!(status, 200);
+    let schema = &approval["args_schema"];
+    assert_eq!(schema["properties"]["order_id"]["type"], "integer");
+    assert_eq!(schema["properties"]["amount"]["type"], "number");
+    assert_eq!(schema["required"], json!(["order_id"]));
+    let (_, list) = app.get_json("/api/approvals").await;
+    assert!(list[0].get("args_schema").is_none(), "lists stay small: {}", list[0]);
+}

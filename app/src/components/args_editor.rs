@@ -1,0 +1,200 @@
+//! Edit a call's arguments before approving: a form built from the tool's schema (one field per
+//! property, checked as you type, the change listed key by key), or the raw JSON. Both edit the
+//! same JSON text, so switching keeps what was typed and a decision made elsewhere keeps it too.
+//! The only approve action while it is open is "Approve with these changes".
+
+use leptos::prelude::*;
+use serde_json::Value;
+
+use super::{
+    json_diff::{JsonDiff, pretty},
+    tool_card::send_approve,
+};
+use crate::{
+    api,
+    client::ApiFailure,
+    domain::{
+        args_form::{self, Field, FieldKind},
+        wire::ApproveRequest,
+    },
+};
+
+#[component]
+pub fn EditForm(
+    approval_id: String,
+    original: String,
+    /// The JSON being edited; kept by the card's row so it survives a re-render.
+    text: RwSignal<String>,
+    busy: RwSignal<bool>,
+    error: RwSignal<Option<ApiFailure>>,
+    on_cancel: Callback<()>,
+) -> impl IntoView {
+    if text.get_untracked().is_empty() {
+        text.set(original.clone());
+    }
+    let schema_for = approval_id.clone();
+    // The form needs the tool's schema; until it arrives (or if it has no form) the JSON shows.
+    let form = LocalResource::new(move || {
+        let id = schema_for.clone();
+        async move { api::approval(&id).await.ok().and_then(|a| a.args_schema).and_then(|s| args_form::fields(&s)) }
+    });
+    let as_json = RwSignal::new(false);
+    let parsed = Memo::new(move |_| text.with(|t| serde_json::from_str::<Value>(t).map_err(|e| e.to_string())));
+    let parse_error = RwSignal::new(None::<String>);
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        match parsed.get_untracked() {
+            Ok(args) => {
+                parse_error.set(None);
+                send_approve(approval_id.clone(), ApproveRequest { args: Some(args), grant: None }, busy, error);
+            }
+            Err(err) => parse_error.set(Some(format!("Not valid JSON: {err}"))),
+        }
+    };
+    let before_value: Value = serde_json::from_str(&original).unwrap_or(Value::Null);
+    let before = Signal::stored(original);
+    let fields = move || form.get().flatten();
+    view! {
+        <form class="edit-form" on:submit=submit>
+            {move || match (fields(), as_json.get()) {
+                (Some(fields), false) => {
+                    let before_value = before_value.clone();
+                    view! {
+                        <fieldset class="args-form">
+                            <legend>"Arguments"</legend>
+                            {fields.into_iter().map(|field| view! { <FieldInput field text parsed /> }).collect_view()}
+                        </fieldset>
+                        <KeyChanges before=before_value parsed />
+                    }
+                    .into_any()
+                }
+                _ => view! {
+                    <label>
+                        "Arguments (JSON)"
+                        <textarea class="json-input" rows="6" spellcheck="false" bind:value=text></textarea>
+                    </label>
+                    <JsonDiff before after=Signal::derive(move || text.get()) />
+                }
+                .into_any(),
+            }}
+            {move || fields().is_some().then(|| view! {
+                <button type="button" class="btn btn-link-plain edit-mode" on:click=move |_| as_json.update(|j| *j = !*j)>
+                    {move || if as_json.get() { "Edit as a form" } else { "Edit as JSON" }}
+                </button>
+            })}
+            {move || parse_error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+            <div class="actions">
+                <button type="submit" class="btn btn-approve" disabled=move || busy.get()>"Approve with these changes"</button>
+                <button type="button" class="btn" on:click=move |_| on_cancel.run(())>"Discard my edit"</button>
+            </div>
+        </form>
+    }
+}
+
+/// One property: its input, what it means, and what is wrong with it as you type.
+#[component]
+fn FieldInput(field: Field, text: RwSignal<String>, parsed: Memo<Result<Value, String>>) -> impl IntoView {
+    // What was typed but is not a value of this field ("ten" for a number): said, not stored.
+    let typed_problem = RwSignal::new(None::<String>);
+    let initial = parsed.with_untracked(|p| p.as_ref().map(|args| args_form::shown(args, &field)).unwrap_or_default());
+    let id = format!("arg-{}", field.name);
+    let write = {
+        let field = field.clone();
+        move |input: String| {
+            let current = parsed.get_untracked().unwrap_or_else(|_| Value::Object(Default::default()));
+            match args_form::set_field(&current, &field, &input) {
+                Ok(args) => {
+                    typed_problem.set(None);
+                    text.set(pretty(&args));
+                }
+                Err(what) => typed_problem.set(Some(format!("Must be {what}."))),
+            }
+        }
+    };
+    let problem = {
+        let field = field.clone();
+        move || {
+            typed_problem.get().or_else(|| match parsed.get() {
+                Ok(args) => args_form::problem(&args, &field),
+                Err(_) => Some("The JSON is not valid; fix it under “Edit as JSON”.".into()),
+            })
+        }
+    };
+    let problem_id = format!("{id}-problem");
+    let input = match field.kind.clone() {
+        FieldKind::Number { integer } => {
+            let write = write.clone();
+            view! {
+                <input id=id.clone() type="number" step=if integer { "1" } else { "any" } prop:value=initial
+                    aria-describedby=problem_id.clone() on:input=move |ev| write(event_target_value(&ev)) />
+            }
+            .into_any()
+        }
+        FieldKind::Text => {
+            let write = write.clone();
+            view! { <input id=id.clone() type="text" prop:value=initial aria-describedby=problem_id.clone() on:input=move |ev| write(event_target_value(&ev)) /> }
+                .into_any()
+        }
+        FieldKind::Flag => {
+            let write = write.clone();
+            view! {
+                <input id=id.clone() type="checkbox" prop:checked=initial == "true" aria-describedby=problem_id.clone()
+                    on:change=move |ev| write(if event_target_checked(&ev) { "true".into() } else { "false".into() }) />
+            }
+            .into_any()
+        }
+        FieldKind::Choice(options) => {
+            let write = write.clone();
+            view! {
+                <select id=id.clone() aria-describedby=problem_id.clone() on:change=move |ev| write(event_target_value(&ev))>
+                    {(!field.required).then(|| view! { <option value="" selected=initial.is_empty()>"(none)"</option> })}
+                    {options.into_iter().map(|o| {
+                        let selected = o == initial;
+                        view! { <option value=o.clone() selected=selected>{o.clone()}</option> }
+                    }).collect_view()}
+                </select>
+            }
+            .into_any()
+        }
+    };
+    view! {
+        <div class="arg-field">
+            <label for=id>
+                <code>{field.name.clone()}</code>
+                {field.required.then_some(" (required)")}
+                {field.description.clone().map(|d| view! { <span class="arg-help">{d}</span> })}
+            </label>
+            {input}
+            <p class="arg-problem" id=problem_id role="status">{problem}</p>
+        </div>
+    }
+}
+
+/// The change, key by key: "amount: (none) → 0.5".
+#[component]
+fn KeyChanges(before: Value, parsed: Memo<Result<Value, String>>) -> impl IntoView {
+    let shown = |v: &Option<Value>| v.as_ref().map(|v| v.to_string()).unwrap_or_else(|| "(none)".into());
+    view! {
+        <div class="key-changes" aria-label="Changes">
+            {move || {
+                let changes = parsed.get().map(|after| args_form::key_changes(&before, &after)).unwrap_or_default();
+                if changes.is_empty() {
+                    return view! { <p class="muted">"No changes yet."</p> }.into_any();
+                }
+                view! {
+                    <ul>
+                        {changes.into_iter().map(|c| view! {
+                            <li>
+                                <code>{c.key}</code>": "
+                                <span class="diff-removed">{shown(&c.before)}</span>
+                                " → "
+                                <span class="diff-added">{shown(&c.after)}</span>
+                            </li>
+                        }).collect_view()}
+                    </ul>
+                }
+                .into_any()
+            }}
+        </div>
+    }
+}

@@ -1,0 +1,323 @@
+//! The pending queue at volume: approvals grouped by chat, one compact row each that expands to
+//! the full card, and a selection decided together — each approval still its own decision
+//! (its own request, audit entry and event), so one that someone else decided first is reported,
+//! not hidden.
+
+use std::collections::BTreeSet;
+
+use leptos::{prelude::*, task::spawn_local};
+
+use super::{status_badge::RiskBadge, tool_card::ToolCard};
+use crate::{
+    api,
+    domain::{
+        naming,
+        wire::{Approval, ApproveRequest, RejectRequest},
+    },
+    time::age,
+};
+
+/// What the reviewer is doing in the queue — ticked and opened rows, a decision over the
+/// selection in progress and its report. Owned by the page: the list is rendered again on every
+/// live change, and none of this may be lost then (a bulk decision changes the list itself).
+#[derive(Clone, Copy)]
+pub struct QueueUi {
+    pub selected: RwSignal<BTreeSet<String>>,
+    pub expanded: RwSignal<BTreeSet<String>>,
+    state: RwSignal<Bulk>,
+    progress: RwSignal<String>,
+    report: RwSignal<Option<String>>,
+    reason: RwSignal<String>,
+}
+
+impl QueueUi {
+    pub fn new() -> Self {
+        Self {
+            selected: RwSignal::new(BTreeSet::new()),
+            expanded: RwSignal::new(BTreeSet::new()),
+            state: RwSignal::new(Bulk::Idle),
+            progress: RwSignal::new(String::new()),
+            report: RwSignal::new(None),
+            reason: RwSignal::new(String::new()),
+        }
+    }
+}
+
+impl Default for QueueUi {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The approvals of one chat, in queue order.
+#[derive(Clone, Debug)]
+pub struct ChatGroup {
+    pub conversation_id: String,
+    pub title: String,
+    pub owner: Option<String>,
+    pub approvals: Vec<Approval>,
+}
+
+/// Groups by chat, the groups in the order their first approval has in `list` (so "oldest first"
+/// puts the chat that has waited longest first).
+pub fn group_by_chat(list: Vec<Approval>) -> Vec<ChatGroup> {
+    let mut groups: Vec<ChatGroup> = Vec::new();
+    for approval in list {
+        match groups.iter_mut().find(|g| g.conversation_id == approval.conversation_id) {
+            Some(group) => group.approvals.push(approval),
+            None => groups.push(ChatGroup {
+                conversation_id: approval.conversation_id.clone(),
+                title: approval.conversation_title.clone(),
+                owner: approval.owner.clone(),
+                approvals: vec![approval],
+            }),
+        }
+    }
+    groups
+}
+
+/// What a decision over the selection did: "Approved 3." plus one line per approval it could
+/// not decide (already decided elsewhere, handed to the admins, …).
+pub fn bulk_report(verb: &str, done: usize, failed: &[(String, String)]) -> String {
+    let mut report = format!("{verb} {done}.");
+    for (summary, why) in failed {
+        report.push_str(&format!(" Not “{summary}”: {why}."));
+    }
+    report
+}
+
+/// The pending approvals, grouped by chat, with a selection that is decided together.
+#[component]
+pub fn PendingQueue(list: Vec<Approval>, now: RwSignal<i64>, viewer_is_admin: Option<bool>, ui: QueueUi) -> impl IntoView {
+    let QueueUi { selected, expanded, .. } = ui;
+    let present: BTreeSet<String> = list.iter().map(|a| a.id.clone()).collect();
+    let summaries: Vec<(String, String)> = list.iter().map(|a| (a.id.clone(), a.summary.clone())).collect();
+    let count = list.len();
+    // Only what is still in the list counts: an approval decided elsewhere drops out of the selection.
+    let chosen = {
+        let present = present.clone();
+        Memo::new(move |_| selected.with(|s| s.intersection(&present).cloned().collect::<Vec<_>>()))
+    };
+    let all_chosen = move || chosen.with(Vec::len) == count;
+    let toggle_all = {
+        let present = present.clone();
+        move |_| {
+            let everything = all_chosen();
+            selected.update(|s| if everything { s.clear() } else { s.extend(present.iter().cloned()) });
+        }
+    };
+    view! {
+        <div class="queue-toolbar">
+            <p class="queue-count">{format!("{count} pending")}</p>
+            <label class="select-all">
+                <input type="checkbox" prop:checked=all_chosen on:change=toggle_all />
+                "Select all"
+            </label>
+        </div>
+        <BulkBar chosen summaries ui />
+        {group_by_chat(list).into_iter().map(|group| view! { <ChatGroupView group now viewer_is_admin selected expanded /> }).collect_view()}
+    }
+}
+
+#[component]
+fn ChatGroupView(
+    group: ChatGroup,
+    now: RwSignal<i64>,
+    viewer_is_admin: Option<bool>,
+    selected: RwSignal<BTreeSet<String>>,
+    expanded: RwSignal<BTreeSet<String>>,
+) -> impl IntoView {
+    let heading = format!("{} · {}", group.owner.clone().unwrap_or_else(|| "—".into()), group.title);
+    let label = heading.clone();
+    let waiting = group.approvals.len();
+    view! {
+        <section class="queue-group" aria-label=label>
+            <h2 class="queue-group-title">
+                <a href=format!("/c/{}", group.conversation_id)>{heading}</a>
+                <span class="pending-count" aria-label=format!("{waiting} waiting")>{waiting}</span>
+            </h2>
+            <ul class="queue-list">
+                {group.approvals.into_iter().map(|a| view! { <QueueRow approval=a now viewer_is_admin selected expanded /> }).collect_view()}
+            </ul>
+        </section>
+    }
+}
+
+/// One approval: a checkbox and a one-line summary that opens to the full card.
+#[component]
+fn QueueRow(
+    approval: Approval,
+    now: RwSignal<i64>,
+    viewer_is_admin: Option<bool>,
+    selected: RwSignal<BTreeSet<String>>,
+    expanded: RwSignal<BTreeSet<String>>,
+) -> impl IntoView {
+    let id = approval.id.clone();
+    let member = |set: RwSignal<BTreeSet<String>>| {
+        let id = id.clone();
+        move || set.with(|s| s.contains(&id))
+    };
+    let flip = |set: RwSignal<BTreeSet<String>>| {
+        let id = id.clone();
+        move || {
+            set.update(|s| {
+                if !s.remove(&id) {
+                    s.insert(id.clone());
+                }
+            })
+        }
+    };
+    let (checked, toggle) = (member(selected), flip(selected));
+    // The open state is the page's, not the element's: the browser's own toggle is replaced.
+    let (open, toggle_open) = (member(expanded), flip(expanded));
+    let held = approval.escalated_by.as_ref().map(|by| view! { <span class="badge held">{format!("with the admins (from {by})")}</span> });
+    let card = approval.as_pending_card();
+    view! {
+        <li class="queue-item" data-approval-id=id.clone()>
+            <input type="checkbox" class="queue-select" aria-label=format!("Select: {}", approval.summary) prop:checked=checked on:change=move |_| toggle() />
+            <details class="queue-row" open=open>
+                <summary on:click=move |ev| {
+                    ev.prevent_default();
+                    toggle_open();
+                }>
+                    <span class="tool-title">{naming::tool_title(&approval.tool)}</span>
+                    <code class="tool-name">{approval.tool.clone()}</code>
+                    <span class="queue-summary">{approval.summary.clone()}</span>
+                    <RiskBadge risk=approval.risk />
+                    {held}
+                    <span class="queue-age">{age(approval.age_seconds)}</span>
+                </summary>
+                <ToolCard card now viewer_is_admin=viewer_is_admin.unwrap_or_default() in_queue=true />
+            </details>
+        </li>
+    }
+}
+
+/// What the last decision over the selection did; outside the list, which may be empty after it.
+#[component]
+pub fn BulkReport(ui: QueueUi) -> impl IntoView {
+    move || ui.report.get().map(|r| view! { <p class="bulk-report" role="status">{r}</p> })
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Bulk {
+    Idle,
+    Rejecting,
+    Working,
+}
+
+/// Approve or reject every selected approval, one decision each, with progress and a report.
+#[component]
+fn BulkBar(chosen: Memo<Vec<String>>, summaries: Vec<(String, String)>, ui: QueueUi) -> impl IntoView {
+    let QueueUi { selected, state, progress, report, reason, .. } = ui;
+    let run = Callback::new(move |approve: bool| {
+        // Taken now: the list (and `chosen` with it) is rendered again after each decision.
+        let ids = chosen.get_untracked();
+        let summaries = summaries.clone();
+        let reason_text = reason.get_untracked().trim().to_owned();
+        state.set(Bulk::Working);
+        report.set(None);
+        spawn_local(async move {
+            let (mut done, mut failed) = (0, Vec::new());
+            for (i, id) in ids.iter().enumerate() {
+                progress.set(format!("{} {} of {}…", if approve { "Approving" } else { "Rejecting" }, i + 1, ids.len()));
+                let answer = if approve {
+                    api::approve(id, &ApproveRequest::default()).await
+                } else {
+                    api::reject(id, &RejectRequest { reason: (!reason_text.is_empty()).then(|| reason_text.clone()) }).await
+                };
+                match answer {
+                    Ok(_) => done += 1,
+                    Err(e) => {
+                        let summary = summaries.iter().find(|(s_id, _)| s_id == id).map(|(_, s)| s.clone()).unwrap_or_else(|| id.clone());
+                        failed.push((summary, e.message));
+                    }
+                }
+            }
+            selected.update(|s| s.retain(|id| !ids.contains(id)));
+            reason.set(String::new());
+            state.set(Bulk::Idle);
+            report.set(Some(bulk_report(if approve { "Approved" } else { "Rejected" }, done, &failed)));
+        });
+    });
+    view! {
+        <Show when=move || !chosen.with(Vec::is_empty) || state.get() == Bulk::Working>
+            <div class="bulk-bar" role="group" aria-label="Decide the selected approvals">
+                {move || match state.get() {
+                    Bulk::Working => view! { <span role="status" aria-live="polite">{move || progress.get()}</span> }.into_any(),
+                    Bulk::Idle => {
+                        view! {
+                            <span>{move || format!("{} selected", chosen.with(Vec::len))}</span>
+                            <button type="button" class="btn btn-approve" on:click=move |_| run.run(true)>"Approve selected"</button>
+                            <button type="button" class="btn btn-reject" on:click=move |_| state.set(Bulk::Rejecting)>"Reject selected…"</button>
+                            <button type="button" class="btn btn-link-plain" on:click=move |_| selected.update(BTreeSet::clear)>"Clear"</button>
+                        }.into_any()
+                    }
+                    Bulk::Rejecting => {
+                        view! {
+                            <label class="bulk-reason">
+                                {move || format!("Reason for rejecting {} (goes back to each agent)", chosen.with(Vec::len))}
+                                <input type="text" bind:value=reason placeholder="optional" />
+                            </label>
+                            <button type="button" class="btn btn-reject" on:click=move |_| run.run(false)>"Confirm reject"</button>
+                            <button type="button" class="btn" on:click=move |_| state.set(Bulk::Idle)>"Cancel"</button>
+                        }.into_any()
+                    }
+                }}
+            </div>
+        </Show>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{ApprovalState, Risk};
+
+    fn approval(id: &str, chat: &str) -> Approval {
+        Approval {
+            id: id.into(),
+            owner: Some("alice".into()),
+            conversation_id: chat.into(),
+            conversation_title: format!("chat {chat}"),
+            task_id: "t".into(),
+            call_id: id.into(),
+            agent: "support".into(),
+            tool: "process_refund".into(),
+            args: serde_json::json!({}),
+            gate: "require_approval".into(),
+            summary: format!("refund {id}"),
+            risk: Risk::High,
+            state: ApprovalState::Pending,
+            created_at: "2026-11-25T10:00:00Z".into(),
+            deadline: "2026-11-25T10:05:00Z".into(),
+            age_seconds: 1,
+            decided_at: None,
+            decided_by: None,
+            decision_seconds: None,
+            escalated_by: None,
+            reason: None,
+            edited_args: None,
+            args_schema: None,
+        }
+    }
+
+    #[test]
+    fn groups_keep_the_queue_order_of_their_first_approval() {
+        let groups = group_by_chat(vec![approval("a1", "A"), approval("b1", "B"), approval("a2", "A"), approval("c1", "C")]);
+        let shape: Vec<(&str, Vec<&str>)> =
+            groups.iter().map(|g| (g.conversation_id.as_str(), g.approvals.iter().map(|a| a.id.as_str()).collect())).collect();
+        assert_eq!(shape, [("A", vec!["a1", "a2"]), ("B", vec!["b1"]), ("C", vec!["c1"])]);
+        assert_eq!(groups[0].title, "chat A");
+        assert!(group_by_chat(Vec::new()).is_empty());
+    }
+
+    #[test]
+    fn the_report_names_what_could_not_be_decided() {
+        assert_eq!(bulk_report("Approved", 3, &[]), "Approved 3.");
+        assert_eq!(
+            bulk_report("Rejected", 1, &[("refund a".into(), "already decided by bob".into())]),
+            "Rejected 1. Not “refund a”: already decided by bob."
+        );
+    }
+}

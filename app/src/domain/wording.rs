@@ -1,0 +1,117 @@
+//! How a decision reads on a card: a reviewer's decision names the reviewer, a timeout says it
+//! was a timeout ("No one decided within 5 minutes") rather than reading like a rejection.
+
+use super::{
+    ApprovalOutcome,
+    fold::{CardApproval, CardDecision},
+};
+use crate::time::parse_rfc3339_ms;
+
+/// The name the server records for decisions no person made (timeouts).
+pub const SYSTEM: &str = "system";
+
+/// "5 minutes", "1 minute", "90 seconds", "2 hours", "1 hour 30 minutes".
+pub fn duration_words(ms: i64) -> String {
+    let plural = |n: i64, unit: &str| if n == 1 { format!("1 {unit}") } else { format!("{n} {unit}s") };
+    let seconds = (ms + 500) / 1000;
+    match seconds {
+        s if s < 120 && s % 60 != 0 => plural(s, "second"),
+        s if s < 3600 => plural((s + 30) / 60, "minute"),
+        s => {
+            let (hours, minutes) = (s / 3600, (s % 3600 + 30) / 60);
+            if minutes == 0 || minutes == 60 {
+                plural(hours + minutes / 60, "hour")
+            } else {
+                format!("{} {}", plural(hours, "hour"), plural(minutes, "minute"))
+            }
+        }
+    }
+}
+
+/// The decision line of a decided card.
+pub fn decision_line(decision: &CardDecision, approval: Option<&CardApproval>) -> String {
+    if decision.decided_by == SYSTEM {
+        let waited = approval
+            .and_then(|a| Some(parse_rfc3339_ms(&a.deadline)? - parse_rfc3339_ms(&a.requested_at)?))
+            .filter(|ms| *ms > 0)
+            .map(|ms| format!("within {}", duration_words(ms)))
+            .unwrap_or_else(|| "in time".into());
+        let skipped = decision.reason.as_deref().is_some_and(|r| r.contains("skipped"));
+        return match decision.outcome {
+            ApprovalOutcome::Expired if skipped => format!("No one decided {waited}; the call was skipped."),
+            ApprovalOutcome::Expired => format!("No one decided {waited}, so the call did not run."),
+            ApprovalOutcome::Approved => format!("No one decided {waited}; approved automatically, as this gate is set to do."),
+            ApprovalOutcome::Canceled => "Canceled: the turn was stopped.".into(),
+            other => verb(other).to_owned(),
+        };
+    }
+    let reason = decision.reason.as_ref().map(|r| format!(": {r}")).unwrap_or_default();
+    format!("{} by {}{reason}", verb(decision.outcome), decision.decided_by)
+}
+
+/// "Approved", "Rejected", …
+pub fn verb(outcome: ApprovalOutcome) -> &'static str {
+    match outcome {
+        ApprovalOutcome::Approved => "Approved",
+        ApprovalOutcome::Rejected => "Rejected",
+        ApprovalOutcome::Expired => "Expired",
+        ApprovalOutcome::Canceled => "Canceled",
+        ApprovalOutcome::Deferred => "Deferred with guidance",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn decision(outcome: ApprovalOutcome, by: &str, reason: Option<&str>) -> CardDecision {
+        CardDecision { outcome, decided_by: by.into(), reason: reason.map(Into::into), original_args: json!({}), edited_args: None }
+    }
+
+    fn asked(requested_at: &str, deadline: &str) -> CardApproval {
+        CardApproval {
+            approval_id: "a".into(),
+            gate: "require_approval".into(),
+            requested_at: requested_at.into(),
+            deadline: deadline.into(),
+            escalated_by: None,
+            in_chat: false,
+        }
+    }
+
+    #[test]
+    fn durations_read_as_people_say_them() {
+        assert_eq!(duration_words(300_000), "5 minutes");
+        assert_eq!(duration_words(60_000), "1 minute");
+        assert_eq!(duration_words(90_000), "90 seconds");
+        assert_eq!(duration_words(1_000), "1 second");
+        assert_eq!(duration_words(7_200_000), "2 hours");
+        assert_eq!(duration_words(5_400_000), "1 hour 30 minutes");
+        assert_eq!(duration_words(299_800), "5 minutes");
+    }
+
+    #[test]
+    fn a_timeout_reads_as_a_timeout_and_a_person_as_a_person() {
+        let five = asked("2026-11-25T10:00:00.000Z", "2026-11-25T10:05:00.000Z");
+        let timed_out = decision(ApprovalOutcome::Expired, SYSTEM, Some("timed out"));
+        assert_eq!(decision_line(&timed_out, Some(&five)), "No one decided within 5 minutes, so the call did not run.");
+        let skipped = decision(ApprovalOutcome::Expired, SYSTEM, Some("timed out; skipped without a decision"));
+        assert_eq!(decision_line(&skipped, Some(&five)), "No one decided within 5 minutes; the call was skipped.");
+        let auto = decision(ApprovalOutcome::Approved, SYSTEM, Some("timed out"));
+        assert_eq!(
+            decision_line(&auto, Some(&five)),
+            "No one decided within 5 minutes; approved automatically, as this gate is set to do."
+        );
+        // An approval from before `requested_at` was kept still reads as a timeout.
+        assert_eq!(
+            decision_line(&timed_out, Some(&asked("", "2026-11-25T10:05:00.000Z"))),
+            "No one decided in time, so the call did not run."
+        );
+        assert_eq!(decision_line(&timed_out, None), "No one decided in time, so the call did not run.");
+
+        assert_eq!(decision_line(&decision(ApprovalOutcome::Rejected, "bob", Some("too much")), Some(&five)), "Rejected by bob: too much");
+        assert_eq!(decision_line(&decision(ApprovalOutcome::Approved, "alice", None), None), "Approved by alice");
+    }
+}

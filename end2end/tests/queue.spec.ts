@@ -1,0 +1,74 @@
+import { test, expect, waitForHydration, logIn, Server } from "./fixtures";
+import type { APIRequestContext } from "@playwright/test";
+
+/** Starts a chat as the API caller and waits until its calls wait in the queue. */
+async function chatWaiting(api: APIRequestContext, server: Server, text: string, total: number): Promise<string> {
+  const conversation = await (await api.post(`${server.url}/api/conversations`, { data: {} })).json();
+  await api.post(`${server.url}/api/conversations/${conversation.id}/messages`, { data: { text } });
+  await expect.poll(async () => (await (await api.get(`${server.url}/api/approvals`)).json()).length).toBe(total);
+  return conversation.id;
+}
+
+test("the queue at volume: rows grouped by chat that open to the card, several decided together, the count in the tab title", async ({ page, browser, server }) => {
+  const alice = page.context().request;
+  await chatWaiting(alice, server, "refund order 1001 and 1002", 2);
+  await chatWaiting(alice, server, "cancel order 1003", 3);
+
+  const adminContext = await browser.newContext();
+  await logIn(adminContext, server, "root");
+  const admin = await adminContext.newPage();
+  await admin.goto(`${server.url}/approvals`);
+  await waitForHydration(admin);
+  await expect(admin).toHaveTitle("(3) Approval queue · Countersign");
+  const groups = admin.locator(".queue-group");
+  await expect(groups).toHaveCount(2);
+  await expect(groups.filter({ hasText: "refund order 1001 and 1002" }).locator(".queue-item")).toHaveCount(2);
+  await expect(groups.first().locator(".queue-group-title")).toContainText("alice");
+
+  // Compact: a row shows tool, summary, risk and age; the card opens on demand.
+  const cancel = admin.locator(".queue-item").filter({ hasText: "Cancel order 1003" });
+  await expect(cancel.locator(".queue-row > summary")).toContainText("cancel_order");
+  await expect(cancel.getByRole("button", { name: "Approve", exact: true })).toBeHidden();
+  await cancel.locator(".queue-row > summary").click();
+  await expect(cancel.getByRole("button", { name: "Approve", exact: true })).toBeVisible();
+  // An admin in the queue is offered neither a grant in someone else's chat nor a hand-over to themselves.
+  await expect(cancel.getByText(/Always allow/)).toHaveCount(0);
+  await expect(cancel.getByRole("button", { name: "Hand to admins" })).toHaveCount(0);
+
+  // A new approval arrives live: the open row stays open.
+  await chatWaiting(alice, server, "refund order 1004", 4);
+  await expect(admin.locator(".queue-item")).toHaveCount(4);
+  await expect(admin).toHaveTitle("(4) Approval queue · Countersign");
+  await expect(cancel.getByRole("button", { name: "Approve", exact: true })).toBeVisible();
+
+  // Select the two refunds of the first chat and approve them together.
+  const refunds = groups.filter({ hasText: "refund order 1001 and 1002" });
+  for (const box of await refunds.locator(".queue-select").all()) await box.check();
+  const bar = admin.getByRole("group", { name: "Decide the selected approvals" });
+  await expect(bar).toContainText("2 selected");
+  await admin.screenshot({ path: "screenshots/queue.png" });
+  await bar.getByRole("button", { name: "Approve selected" }).click();
+  await expect(admin.locator(".bulk-report")).toHaveText("Approved 2.");
+  await expect(admin.locator(".queue-item")).toHaveCount(2);
+  await expect(admin).toHaveTitle("(2) Approval queue · Countersign");
+
+  // Select all that is left and reject it with one reason.
+  await admin.getByLabel("Select all").check();
+  await expect(bar).toContainText("2 selected");
+  await bar.getByRole("button", { name: "Reject selected…" }).click();
+  await bar.getByRole("textbox").fill("not this week");
+  await bar.getByRole("button", { name: "Confirm reject" }).click();
+  await expect(admin.locator(".bulk-report")).toHaveText("Rejected 2.");
+  await expect(admin.getByText("Nothing here.")).toBeVisible();
+  await expect(admin).toHaveTitle("Approval queue · Countersign");
+
+  // Each was its own decision, by root, with the reason where one was given.
+  const decided = await (await adminContext.request.get(`${server.url}/api/approvals?status=decided`)).json();
+  expect(decided).toHaveLength(4);
+  expect(decided.every((a: { decided_by: string }) => a.decided_by === "root")).toBe(true);
+  const rejected = decided.filter((a: { state: string }) => a.state === "rejected");
+  expect(rejected.map((a: { reason: string }) => a.reason)).toEqual(["not this week", "not this week"]);
+  const audit = await (await adminContext.request.get(`${server.url}/api/audit?kind=approval.decided`)).json();
+  expect(audit.entries).toHaveLength(4);
+  await adminContext.close();
+});
