@@ -52,6 +52,8 @@ test("a supervisor delegates: the worker's card is marked with its name and the 
   await expect(page.locator(".bubble-worker .worker-name").last()).toHaveText("support (sub-agent)");
   await expect(page.locator(".bubble-assistant").last()).toContainText("support: Refunded");
   await expect(page.locator("#composer-input")).toBeEnabled();
+  // The supervisor reports its worker's result once.
+  await expect(page.locator(".bubble-assistant:not(.bubble-worker)", { hasText: "Refunded" })).toHaveCount(1);
   const order = await (await page.request.get(`${server.url}/api/orders/1002`)).json();
   expect(order.status).toBe("refunded");
   expect(errors).toEqual([]);

@@ -56,7 +56,10 @@ test("an admin approves from the queue and the user's chat updates live", async 
   const rows = admin.locator("table.decided tbody tr");
   await expect(rows).toHaveCount(2);
   await expect(rows.filter({ hasText: "order 1002" })).toContainText("root");
+  await expect(rows.filter({ hasText: "order 1002" }).locator(".status")).toHaveText("Approved");
+  await expect(rows.filter({ hasText: "order 1001" }).locator(".status")).toHaveText("Rejected");
   await expect(rows.filter({ hasText: "order 1001" })).toContainText("alice");
+  await expect(rows.first().locator("time")).toHaveText(/^\d+ s ago$/);
   await adminContext.close();
 });
 
@@ -78,7 +81,7 @@ test("a user cannot open another user's chat", async ({ page, browser, server })
   await bobContext.close();
 });
 
-test("the audit page shows the chain verifies", async ({ browser, server, page }) => {
+test("the audit page shows the chain verifies, reads as a table with relative times, filters, and folds the JSON", async ({ browser, server, page }) => {
   await newChat(page);
   await say(page, "cancel order 1003");
   await cards(page).first().getByRole("button", { name: "Approve", exact: true }).click();
@@ -89,5 +92,21 @@ test("the audit page shows the chain verifies", async ({ browser, server, page }
   await admin.goto(`${server.url}/audit`);
   await expect(admin.locator(".chain-ok")).toContainText("The chain verifies");
   await expect(admin.locator(".audit-table")).toContainText("approval.decided");
+  // Times read as "… s ago", the exact time in the title; each entry's JSON is folded behind a gist.
+  const first = admin.locator(".audit-table tbody tr").first();
+  await expect(first.locator("time")).toHaveText(/^\d+ s ago$/);
+  await expect(first.locator("time")).toHaveAttribute("title", /^\d{4}-\d\d-\d\dT/);
+  await expect(first.locator("details.audit-data")).not.toHaveAttribute("open", "");
+  await expect(first.locator("details.audit-data pre")).toBeHidden();
+  await first.locator("details.audit-data summary").click();
+  await expect(first.locator("details.audit-data pre")).toBeVisible();
+  // Filter by kind: only decisions are left.
+  await admin.getByLabel("Kind").selectOption("approval.decided");
+  await admin.getByRole("button", { name: "Filter" }).click();
+  await expect(admin).toHaveURL(/kind=approval.decided/);
+  const kinds = admin.locator(".audit-table tbody td:nth-child(3)");
+  await expect(kinds).toHaveText(["approval.decided"]);
+  await expect(admin.locator(".audit-table tbody tr").first()).toContainText("alice");
+  await admin.screenshot({ path: "screenshots/audit.png" });
   await adminContext.close();
 });

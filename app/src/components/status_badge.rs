@@ -1,6 +1,6 @@
 use leptos::prelude::*;
 
-use crate::domain::{CardStatus, Risk};
+use crate::domain::{ApprovalState, CardStatus, Risk};
 
 /// The status of a tool card in plain words ("Pending approval"), coloured by its state; the
 /// technical name stays in `data-status` for scripts and tests.
@@ -22,6 +22,18 @@ pub fn label(status: CardStatus) -> &'static str {
         CardStatus::Executing => "Running",
         CardStatus::Succeeded => "Done",
         CardStatus::Failed => "Failed",
+    }
+}
+
+/// An approval's state in plain words, as the card's badge says it.
+pub fn approval_label(state: ApprovalState) -> &'static str {
+    match state {
+        ApprovalState::Pending => "Pending approval",
+        ApprovalState::Approved => "Approved",
+        ApprovalState::Rejected => "Rejected",
+        ApprovalState::Expired => "Timed out",
+        ApprovalState::Canceled => "Canceled",
+        ApprovalState::Deferred => "Deferred",
     }
 }
 

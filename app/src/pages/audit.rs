@@ -5,11 +5,13 @@ use serde_json::Value;
 
 use crate::{api, domain::AuditKind, time::ago};
 
-/// A one-line gist of an entry's data: its plain values, `key: value`, the first few.
+/// A one-line gist of an entry's data: its plain values, `key: value`, the first few — what
+/// happened (outcome, tool, reason) before the ids.
 pub fn gist(data: &Value) -> String {
     let Some(object) = data.as_object() else { return data.to_string() };
-    let plain: Vec<String> = object
-        .iter()
+    let is_id = |key: &str| key == "id" || key.ends_with("_id");
+    let ordered = object.iter().filter(|(k, _)| !is_id(k)).chain(object.iter().filter(|(k, _)| is_id(k)));
+    let plain: Vec<String> = ordered
         .filter_map(|(key, value)| match value {
             Value::String(s) => Some(format!("{key}: {s}")),
             Value::Number(n) => Some(format!("{key}: {n}")),
@@ -105,7 +107,11 @@ mod tests {
 
     #[test]
     fn a_gist_shows_the_first_plain_values_and_says_when_there_is_more() {
-        assert_eq!(gist(&json!({"approval_id": "a1", "outcome": "approved"})), "approval_id: a1 · outcome: approved");
+        assert_eq!(gist(&json!({"approval_id": "a1", "outcome": "approved"})), "outcome: approved · approval_id: a1");
+        assert_eq!(
+            gist(&json!({"call_id": "c", "conversation_id": "v", "approval_id": "a", "tool": "t"})),
+            "tool: t · approval_id: a · call_id: c …"
+        );
         assert_eq!(gist(&json!({"a": 1, "b": true, "c": "x", "d": "y"})), "a: 1 · b: true · c: x …");
         assert_eq!(gist(&json!({"tool": "t", "args": {"order_id": 1}})), "tool: t …");
         assert_eq!(gist(&json!(null)), "null");

@@ -5,7 +5,10 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
 use crate::{
-    components::pending_queue::{BulkReport, PendingQueue, QueueUi},
+    components::{
+        pending_queue::{BulkReport, PendingQueue, QueueUi},
+        status_badge::approval_label,
+    },
     data::{QueueQuery, approvals_loader, me_loader},
     domain::{Role, wire::Approval},
     live,
@@ -112,7 +115,7 @@ fn DecidedTable(list: Vec<Approval>) -> impl IntoView {
                             <td><code>{a.tool.clone()}</code></td>
                             <td>{a.summary.clone()}</td>
                             <td>{a.owner.clone().unwrap_or_default()}</td>
-                            <td><span class=format!("badge status status-{}", a.state)>{a.state.as_str()}</span></td>
+                            <td><span class=format!("badge status status-{}", a.state) data-state=a.state.as_str()>{approval_label(a.state)}</span></td>
                             <td>{a.decided_by.clone().unwrap_or_default()}</td>
                             <td>{a.decided_at.clone().map(|at| view! { <time datetime=at.clone() title=at.clone()>{ago(&at)}</time> })}</td>
                             <td>{a.decision_seconds.map(|s| format!("{s} s")).unwrap_or_default()}</td>
