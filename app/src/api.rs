@@ -117,9 +117,9 @@ pub async fn audit_verification() -> Answer<Value> {
     client::get("/api/audit/verify").await
 }
 
-/// The newest `limit` audit entries, of one kind and/or by one actor when given.
+/// The newest `limit` audit entries, newest first, of one kind and/or by one actor when given.
 pub async fn audit_entries(limit: u32, kind: Option<String>, actor: Option<String>) -> Answer<Value> {
-    let mut url = format!("/api/audit?limit={limit}");
+    let mut url = format!("/api/audit?order=newest&limit={limit}");
     for (key, value) in [("kind", kind), ("actor", actor)] {
         if let Some(value) = value {
             url.push_str(&format!("&{key}={}", crate::paths::query_value(&value)));

@@ -297,7 +297,7 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
             println!("{} is valid", file.display());
         }
         Command::Audit(AuditCommand::Export) => {
-            print!("{}", crate::api::audit::export_lines(&open_store(&config).await?).await?);
+            print!("{}", crate::store::audit::export_lines(&open_store(&config).await?).await?);
         }
     }
     Ok(())

@@ -1,14 +1,8 @@
-//! `/metrics` in the OpenMetrics text format (Prometheus scrapes it) and `/readyz`.
-//! Counters and histograms are this process's (Prometheus sums replicas); pending approvals by
-//! gate are read from the database at scrape time, so every replica reports the shared queue.
+//! The process's metrics, in the OpenMetrics text format (served at `/metrics` by
+//! `api/metrics.rs`). Counters and histograms are this process's (Prometheus sums replicas);
+//! pending approvals by gate are read from the database at scrape time and handed to `render`,
+//! so every replica reports the shared queue.
 
-use axum::{
-    Json, Router,
-    extract::State,
-    http::{StatusCode, header},
-    response::IntoResponse,
-    routing::get,
-};
 use prometheus_client::{
     encoding::{EncodeLabelSet, text::encode},
     metrics::{
@@ -19,9 +13,6 @@ use prometheus_client::{
     },
     registry::Registry,
 };
-use serde_json::json;
-
-use crate::state::AppState;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct GateLabel {
@@ -79,6 +70,18 @@ impl Default for Metrics {
 }
 
 impl Metrics {
+    /// The scrape: every metric in the OpenMetrics text format, with the pending approvals per
+    /// gate as the database counts them now.
+    pub fn render(&self, pending_by_gate: Vec<(String, i64)>) -> anyhow::Result<String> {
+        self.pending_approvals.clear();
+        for (gate, count) in pending_by_gate {
+            self.pending_approvals.get_or_create(&GateLabel { gate }).set(count);
+        }
+        let mut text = String::new();
+        encode(&mut text, &self.registry).map_err(|e| anyhow::anyhow!("cannot encode metrics: {e}"))?;
+        Ok(text)
+    }
+
     pub fn decided(&self, outcome: &str, seconds: f64) {
         self.decisions.get_or_create(&OutcomeLabel { outcome: outcome.to_owned() }).inc();
         self.time_to_decision.observe(seconds.max(0.0));
@@ -104,33 +107,5 @@ pub struct SseClient(std::sync::Arc<Metrics>);
 impl Drop for SseClient {
     fn drop(&mut self) {
         self.0.sse_clients.dec();
-    }
-}
-
-pub fn router() -> Router<AppState> {
-    Router::new().route("/metrics", get(metrics)).route("/readyz", get(readyz))
-}
-
-async fn metrics(State(state): State<AppState>) -> Result<impl IntoResponse, crate::api::ApiError> {
-    let metrics = state.orchestrator.metrics();
-    let pending = crate::store::approvals::pending_by_gate(state.store.pool()).await?;
-    metrics.pending_approvals.clear();
-    for (gate, count) in pending {
-        metrics.pending_approvals.get_or_create(&GateLabel { gate }).set(count);
-    }
-    let mut text = String::new();
-    encode(&mut text, &metrics.registry).map_err(|e| anyhow::anyhow!("cannot encode metrics: {e}"))?;
-    Ok(([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], text))
-}
-
-/// Ready to take traffic: the database answers.
-async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
-    match state.store.ping().await {
-        Ok(()) => (StatusCode::OK, Json(json!({ "status": "ready" }))),
-        Err(err) => {
-            tracing::warn!(error = ?err, "readiness check failed");
-            let body = json!({ "error": { "code": "unavailable", "message": "the database does not answer" } });
-            (StatusCode::SERVICE_UNAVAILABLE, Json(body))
-        }
     }
 }

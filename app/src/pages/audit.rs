@@ -72,7 +72,7 @@ pub fn AuditPage() -> impl IntoView {
                             <table class="audit-table">
                                 <thead><tr><th>"#"</th><th>"When"</th><th>"Kind"</th><th>"Actor"</th><th>"Details"</th></tr></thead>
                                 <tbody>
-                                    {rows.into_iter().rev().map(|e| {
+                                    {rows.into_iter().map(|e| {
                                         let at = e["at"].as_str().unwrap_or("").to_owned();
                                         view! {
                                             <tr>

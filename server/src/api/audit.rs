@@ -23,6 +23,8 @@ struct AuditQuery {
     kind: Option<String>,
     actor: Option<String>,
     limit: Option<i64>,
+    /// `oldest` (default: oldest first, paged with `after`) or `newest` (the newest `limit`, newest first).
+    order: Option<String>,
 }
 
 async fn list(State(state): State<AppState>, _admin: Admin, ApiQuery(q): ApiQuery<AuditQuery>) -> Result<Json<Value>, ApiError> {
@@ -30,28 +32,22 @@ async fn list(State(state): State<AppState>, _admin: Admin, ApiQuery(q): ApiQuer
     if !(1..=1000).contains(&limit) {
         return Err(ApiError::invalid("limit", "limit must be between 1 and 1000"));
     }
-    let rows = audit::page(state.store.pool(), q.after.unwrap_or(0), q.kind.as_deref(), q.actor.as_deref(), limit).await?;
-    let next = (rows.len() as i64 == limit).then(|| rows.last().map(|r| r.id)).flatten();
+    let (kind, actor) = (q.kind.as_deref(), q.actor.as_deref());
+    let (rows, next) = match q.order.as_deref() {
+        None | Some("oldest") => {
+            let rows = audit::page(state.store.pool(), q.after.unwrap_or(0), kind, actor, limit).await?;
+            let next = (rows.len() as i64 == limit).then(|| rows.last().map(|r| r.id)).flatten();
+            (rows, next)
+        }
+        Some("newest") if q.after.is_none() => (audit::newest(state.store.pool(), kind, actor, limit).await?, None),
+        Some("newest") => return Err(ApiError::invalid("after", "after pages oldest first; it cannot be combined with order=newest")),
+        Some(_) => return Err(ApiError::invalid("order", "order must be oldest or newest")),
+    };
     Ok(Json(json!({ "entries": rows.iter().map(|r| r.to_json()).collect::<Vec<_>>(), "next_after": next })))
 }
 
 async fn export(State(state): State<AppState>, _admin: Admin) -> Result<impl IntoResponse, ApiError> {
-    Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], export_lines(&state.store).await?))
-}
-
-/// Every entry as one JSON line, oldest first.
-pub async fn export_lines(store: &crate::store::Store) -> anyhow::Result<String> {
-    let mut out = String::new();
-    let mut after = 0;
-    loop {
-        let rows = audit::page(store.pool(), after, None, None, 1000).await?;
-        let Some(last) = rows.last() else { return Ok(out) };
-        after = last.id;
-        for row in &rows {
-            out.push_str(&row.to_json().to_string());
-            out.push('\n');
-        }
-    }
+    Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], audit::export_lines(&state.store).await?))
 }
 
 #[derive(Deserialize)]

@@ -2,13 +2,14 @@
 
 mod agents;
 mod approvals;
-pub mod audit;
+mod audit;
 mod conversations;
 pub mod error;
 mod extract;
 mod grants;
 mod health;
 pub mod live;
+mod metrics;
 pub mod openapi;
 mod orders;
 mod queue;
@@ -51,7 +52,7 @@ pub fn router() -> Router<AppState> {
         .merge(audit::router())
         .merge(queue::router())
         .merge(grants::router())
-        .merge(crate::metrics::router())
+        .merge(metrics::router())
         // Unknown API paths get the JSON error shape, not the app's HTML 404 page.
         .route("/api/{*rest}", any(|| async { ApiError::NotFound("no such API route".into()) }))
         // A known path with a method it does not take: 405 in the JSON error shape too (axum keeps

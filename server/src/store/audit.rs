@@ -180,17 +180,53 @@ pub async fn page(
     actor: Option<&str>,
     limit: i64,
 ) -> anyhow::Result<Vec<AuditRow>> {
-    sqlx::query_as(
-        "SELECT id, at, kind, actor, entry, prev_hash, hash FROM audit_log
-         WHERE id > $1 AND ($2 IS NULL OR kind = $2) AND ($3 IS NULL OR actor = $3) ORDER BY id LIMIT $4",
-    )
-    .bind(after_id)
-    .bind(kind)
-    .bind(actor)
-    .bind(limit)
-    .fetch_all(db)
-    .await
-    .context("failed to read the audit trail")
+    select(db, Order::Oldest, after_id, kind, actor, limit).await
+}
+
+/// The newest `limit` entries, newest first, optionally of one kind or actor (the audit page).
+pub async fn newest(db: impl AnyExecutor<'_>, kind: Option<&str>, actor: Option<&str>, limit: i64) -> anyhow::Result<Vec<AuditRow>> {
+    select(db, Order::Newest, 0, kind, actor, limit).await
+}
+
+enum Order {
+    Oldest,
+    Newest,
+}
+
+async fn select(
+    db: impl AnyExecutor<'_>,
+    order: Order,
+    after_id: i64,
+    kind: Option<&str>,
+    actor: Option<&str>,
+    limit: i64,
+) -> anyhow::Result<Vec<AuditRow>> {
+    let sql = match order {
+        Order::Oldest => {
+            "SELECT id, at, kind, actor, entry, prev_hash, hash FROM audit_log
+             WHERE id > $1 AND ($2 IS NULL OR kind = $2) AND ($3 IS NULL OR actor = $3) ORDER BY id LIMIT $4"
+        }
+        Order::Newest => {
+            "SELECT id, at, kind, actor, entry, prev_hash, hash FROM audit_log
+             WHERE id > $1 AND ($2 IS NULL OR kind = $2) AND ($3 IS NULL OR actor = $3) ORDER BY id DESC LIMIT $4"
+        }
+    };
+    sqlx::query_as(sql).bind(after_id).bind(kind).bind(actor).bind(limit).fetch_all(db).await.context("failed to read the audit trail")
+}
+
+/// Every entry as one JSON line, oldest first (the export and `countersign audit export`).
+pub async fn export_lines(store: &super::Store) -> anyhow::Result<String> {
+    let mut out = String::new();
+    let mut after = 0;
+    loop {
+        let rows = page(store.pool(), after, None, None, 1000).await?;
+        let Some(last) = rows.last() else { return Ok(out) };
+        after = last.id;
+        for row in &rows {
+            out.push_str(&row.to_json().to_string());
+            out.push('\n');
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

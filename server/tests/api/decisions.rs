@@ -152,3 +152,24 @@ async fn one_approval_carries_its_tools_schema_for_the_edit_form_and_lists_do_no
     let (_, list) = app.get_json("/api/approvals").await;
     assert!(list[0].get("args_schema").is_none(), "lists stay small: {}", list[0]);
 }
+
+#[tokio::test]
+async fn the_audit_trail_reads_newest_first_for_the_audit_page_and_refuses_a_mixed_cursor() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    assert_eq!(app.post_json(&format!("/api/approvals/{}/approve", approvals[0].id), json!({})).await.0, 200);
+    app.wait_task(&task, TaskStatus::Completed).await;
+    let root = app.as_user("root");
+    let (_, oldest) = root.get_json("/api/audit?limit=1000").await;
+    let ids: Vec<i64> = oldest["entries"].as_array().unwrap().iter().map(|e| e["id"].as_i64().unwrap()).collect();
+    assert!(ids.len() >= 3, "{oldest}");
+    let (status, newest) = root.get_json("/api/audit?order=newest&limit=2").await;
+    assert_eq!(status, 200);
+    let newest: Vec<i64> = newest["entries"].as_array().unwrap().iter().map(|e| e["id"].as_i64().unwrap()).collect();
+    assert_eq!(newest, [ids[ids.len() - 1], ids[ids.len() - 2]], "the newest two, newest first");
+    let (status, body) = root.get_json("/api/audit?order=newest&after=1").await;
+    assert_eq!((status, error_code(&body)), (422, "unprocessable"));
+    let (status, body) = root.get_json("/api/audit?order=sideways").await;
+    assert_eq!((status, error_code(&body)), (422, "unprocessable"));
+}

@@ -11,6 +11,7 @@ mod cycle;
 mod decisions;
 mod durability;
 mod health;
+mod layering;
 mod leases;
 mod mcp;
 mod observability;
