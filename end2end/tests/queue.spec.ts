@@ -35,10 +35,16 @@ test("the queue at volume: rows grouped by chat that open to the card, several d
   await expect(cancel.getByText(/Always allow/)).toHaveCount(0);
   await expect(cancel.getByRole("button", { name: "Hand to admins" })).toHaveCount(0);
 
-  // A new approval arrives live: the open row stays open.
+  // A new approval arrives live while a reason is being written: the open row stays open and
+  // keeps the text.
+  await cancel.getByRole("button", { name: "Reject", exact: true }).click();
+  const reason = cancel.getByLabel("Reason (optional, the agent sees it)");
+  await reason.fill("half-written reason");
   await chatWaiting(alice, server, "refund order 1004", 4);
   await expect(admin.locator(".queue-item")).toHaveCount(4);
   await expect(admin).toHaveTitle("(4) Approval queue · Countersign");
+  await expect(reason).toHaveValue("half-written reason");
+  await cancel.getByRole("button", { name: "Cancel", exact: true }).click();
   await expect(cancel.getByRole("button", { name: "Approve", exact: true })).toBeVisible();
 
   // Select the two refunds of the first chat and approve them together.

@@ -3,11 +3,14 @@
 //! (its own request, audit entry and event), so one that someone else decided first is reported,
 //! not hidden.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use leptos::{prelude::*, task::spawn_local};
 
-use super::{status_badge::RiskBadge, tool_card::ToolCard};
+use super::{
+    status_badge::RiskBadge,
+    tool_card::{CardDraft, ToolCard},
+};
 use crate::{
     api,
     domain::{
@@ -28,6 +31,11 @@ pub struct QueueUi {
     progress: RwSignal<String>,
     report: RwSignal<Option<String>>,
     reason: RwSignal<String>,
+    /// What is typed on each card (a reason, an edit), by approval id: a row is drawn again on
+    /// every live change of the list, its draft must not go with it.
+    drafts: StoredValue<HashMap<String, CardDraft>>,
+    /// The page's owner: drafts are created under it, not under the row that is drawn again.
+    owner: StoredValue<Option<Owner>>,
 }
 
 impl QueueUi {
@@ -39,7 +47,24 @@ impl QueueUi {
             progress: RwSignal::new(String::new()),
             report: RwSignal::new(None),
             reason: RwSignal::new(String::new()),
+            drafts: StoredValue::new(HashMap::new()),
+            owner: StoredValue::new(Owner::current()),
         }
+    }
+
+    /// The draft of an approval's card, the same one each time the row is drawn.
+    fn draft(&self, approval_id: &str) -> CardDraft {
+        if let Some(draft) = self.drafts.with_value(|d| d.get(approval_id).copied()) {
+            return draft;
+        }
+        let draft = match self.owner.get_value() {
+            Some(owner) => owner.with(CardDraft::new),
+            None => CardDraft::new(),
+        };
+        self.drafts.update_value(|d| {
+            d.insert(approval_id.to_owned(), draft);
+        });
+        draft
     }
 }
 
@@ -89,7 +114,7 @@ pub fn bulk_report(verb: &str, done: usize, failed: &[(String, String)]) -> Stri
 /// The pending approvals, grouped by chat, with a selection that is decided together.
 #[component]
 pub fn PendingQueue(list: Vec<Approval>, now: RwSignal<i64>, viewer_is_admin: Option<bool>, ui: QueueUi) -> impl IntoView {
-    let QueueUi { selected, expanded, .. } = ui;
+    let QueueUi { selected, .. } = ui;
     let present: BTreeSet<String> = list.iter().map(|a| a.id.clone()).collect();
     let summaries: Vec<(String, String)> = list.iter().map(|a| (a.id.clone(), a.summary.clone())).collect();
     let count = list.len();
@@ -115,18 +140,12 @@ pub fn PendingQueue(list: Vec<Approval>, now: RwSignal<i64>, viewer_is_admin: Op
             </label>
         </div>
         <BulkBar chosen summaries ui />
-        {group_by_chat(list).into_iter().map(|group| view! { <ChatGroupView group now viewer_is_admin selected expanded /> }).collect_view()}
+        {group_by_chat(list).into_iter().map(|group| view! { <ChatGroupView group now viewer_is_admin ui /> }).collect_view()}
     }
 }
 
 #[component]
-fn ChatGroupView(
-    group: ChatGroup,
-    now: RwSignal<i64>,
-    viewer_is_admin: Option<bool>,
-    selected: RwSignal<BTreeSet<String>>,
-    expanded: RwSignal<BTreeSet<String>>,
-) -> impl IntoView {
+fn ChatGroupView(group: ChatGroup, now: RwSignal<i64>, viewer_is_admin: Option<bool>, ui: QueueUi) -> impl IntoView {
     let heading = format!("{} · {}", group.owner.clone().unwrap_or_else(|| "—".into()), group.title);
     let label = heading.clone();
     let waiting = group.approvals.len();
@@ -137,7 +156,7 @@ fn ChatGroupView(
                 <span class="pending-count" aria-label=format!("{waiting} waiting")>{waiting}</span>
             </h2>
             <ul class="queue-list">
-                {group.approvals.into_iter().map(|a| view! { <QueueRow approval=a now viewer_is_admin selected expanded /> }).collect_view()}
+                {group.approvals.into_iter().map(|a| view! { <QueueRow approval=a now viewer_is_admin ui /> }).collect_view()}
             </ul>
         </section>
     }
@@ -145,14 +164,10 @@ fn ChatGroupView(
 
 /// One approval: a checkbox and a one-line summary that opens to the full card.
 #[component]
-fn QueueRow(
-    approval: Approval,
-    now: RwSignal<i64>,
-    viewer_is_admin: Option<bool>,
-    selected: RwSignal<BTreeSet<String>>,
-    expanded: RwSignal<BTreeSet<String>>,
-) -> impl IntoView {
+fn QueueRow(approval: Approval, now: RwSignal<i64>, viewer_is_admin: Option<bool>, ui: QueueUi) -> impl IntoView {
+    let QueueUi { selected, expanded, .. } = ui;
     let id = approval.id.clone();
+    let draft = ui.draft(&id);
     let member = |set: RwSignal<BTreeSet<String>>| {
         let id = id.clone();
         move || set.with(|s| s.contains(&id))
@@ -187,7 +202,7 @@ fn QueueRow(
                     {held}
                     <span class="queue-age">{age(approval.age_seconds)}</span>
                 </summary>
-                <ToolCard card now viewer_is_admin=viewer_is_admin.unwrap_or_default() in_queue=true />
+                <ToolCard card now draft viewer_is_admin=viewer_is_admin.unwrap_or_default() in_queue=true />
             </details>
         </li>
     }
