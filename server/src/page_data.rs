@@ -13,7 +13,6 @@ use app::{
 };
 
 use crate::{
-    api::session::me_of,
     auth::Viewer,
     store::{
         Store,
@@ -41,7 +40,7 @@ fn sees(user: &User, owner_id: Option<&str>) -> bool {
 
 impl PageData for StorePages {
     fn me(&self, parts: &Parts) -> Option<Me> {
-        viewer(parts).as_ref().map(me_of)
+        viewer(parts).as_ref().map(Me::from)
     }
 
     fn conversations(&self, parts: &Parts) -> BoxFuture<Loaded<Vec<Conversation>>> {

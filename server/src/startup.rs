@@ -77,7 +77,7 @@ impl Application {
         let sessions = crate::store::sessions::Sessions::open(store.native()).await.context("failed to create the session table")?;
         tokio::spawn(crate::store::checkpoint::keep_checkpointing(store.clone(), Duration::from_millis(500)));
         // Other replicas' events (PostgreSQL only; a no-op on SQLite).
-        tokio::spawn(crate::bus::listen(store.clone()));
+        tokio::spawn(crate::store::replicas::listen(store.clone()));
         // Expired sessions are deleted hourly so the table does not grow without bound.
         tokio::spawn(sessions.clone().continuously_delete_expired(tokio::time::Duration::from_secs(3600)));
 

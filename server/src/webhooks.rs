@@ -7,10 +7,8 @@
 use std::time::Duration;
 
 use crate::store::{Store, outbox, time::now_ms};
-use app::domain::Event;
 use hmac::{Hmac, Mac};
 use serde::Deserialize;
-use serde_json::json;
 use sha2::Sha256;
 
 pub const SIGNATURE_HEADER: &str = "x-countersign-signature";
@@ -51,12 +49,6 @@ pub fn sign(secret: &str, body: &[u8]) -> String {
     let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("BUG: HMAC takes keys of any length");
     mac.update(body);
     format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
-}
-
-/// The JSON body announcing `event` (what is signed and POSTed).
-pub fn payload(event: &Event) -> String {
-    json!({ "event": event.body.name(), "seq": event.seq, "conversation_id": event.conversation_id, "at": event.at, "data": event.body })
-        .to_string()
 }
 
 /// Runs forever, working off the outbox: due deliveries are leased (one replica sends each),

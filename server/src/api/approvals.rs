@@ -12,15 +12,15 @@ use axum::{
 use serde::Deserialize;
 
 use super::{
-    ApiError,
+    ApiError, access,
     extract::{ApiJson, ApiQuery},
 };
 use crate::{
     auth::CurrentUser,
-    orchestrator::{Actor, Decision},
+    orchestrator::Decision,
     state::AppState,
     store::{
-        approvals::{self, ApprovalRow, Filter, StateFilter},
+        approvals::{self, Filter, StateFilter},
         time::now_ms,
     },
 };
@@ -48,30 +48,12 @@ struct ListQuery {
     order: Option<String>,
 }
 
-/// The decision's actor as the audit trail records it.
-pub fn actor(user: &CurrentUser) -> Actor {
-    Actor { name: user.user.username.clone(), role: Some(user.user.role), ip: user.ip.clone(), user_agent: user.user_agent.clone() }
-}
-
-/// The rejection reason of an optional body; blank means none.
-pub fn reason_of(body: Option<ApiJson<RejectRequest>>) -> Option<String> {
-    body.and_then(|ApiJson(b)| b.reason).map(|r| r.trim().to_owned()).filter(|r| !r.is_empty())
-}
-
-/// The approval if it exists and `user` may see it; 404 otherwise.
-async fn visible(state: &AppState, user: &CurrentUser, id: &str) -> Result<ApprovalRow, ApiError> {
-    approvals::get(state.store.pool(), id)
-        .await?
-        .filter(|a| user.can_see(a.owner_id.as_deref()))
-        .ok_or_else(|| ApiError::NotFound(format!("approval {id} does not exist")))
-}
-
 #[tracing::instrument(skip(state, user))]
 async fn escalate(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<Json<Approval>, ApiError> {
     state.limits.decision(state.store.writer(), &user.user.id).await?;
-    visible(&state, &user, &id).await?;
-    state.orchestrator.escalate(&id, &actor(&user)).await?;
-    Ok(Json(visible(&state, &user, &id).await?.to_wire(now_ms())))
+    access::visible_approval(&state, &user, &id).await?;
+    state.orchestrator.escalate(&id, &access::actor(&user)).await?;
+    Ok(Json(access::visible_approval(&state, &user, &id).await?.to_wire(now_ms())))
 }
 
 #[tracing::instrument(skip(state, user))]
@@ -117,7 +99,7 @@ async fn list(
 #[tracing::instrument(skip(state, user))]
 /// One approval, with its tool's input schema (the browser builds the edit form from it).
 async fn read(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<Json<Approval>, ApiError> {
-    let row = visible(&state, &user, &id).await?;
+    let row = access::visible_approval(&state, &user, &id).await?;
     let mut approval = row.to_wire(now_ms());
     approval.args_schema = state.orchestrator.input_schema(&row.tool);
     Ok(Json(approval))
@@ -133,9 +115,9 @@ async fn approve(
 ) -> Result<Json<DecisionOutcome>, ApiError> {
     state.limits.decision(state.store.writer(), &user.user.id).await?;
     // Whether this user may decide it now is checked inside the decision (`rules::may_decide`).
-    visible(&state, &user, &id).await?;
+    access::visible_approval(&state, &user, &id).await?;
     let (args, grant) = body.map(|ApiJson(b)| (b.args, b.grant)).unwrap_or_default();
-    Ok(Json(state.orchestrator.decide(&id, Decision::Approve { args, grant }, &actor(&user)).await?))
+    Ok(Json(state.orchestrator.decide(&id, Decision::Approve { args, grant }, &access::actor(&user)).await?))
 }
 
 #[tracing::instrument(skip(state, user, body))]
@@ -147,8 +129,8 @@ async fn reject(
 ) -> Result<Json<DecisionOutcome>, ApiError> {
     state.limits.decision(state.store.writer(), &user.user.id).await?;
     // Whether this user may decide it now is checked inside the decision (`rules::may_decide`).
-    visible(&state, &user, &id).await?;
-    Ok(Json(state.orchestrator.decide(&id, Decision::Reject { reason: reason_of(body) }, &actor(&user)).await?))
+    access::visible_approval(&state, &user, &id).await?;
+    Ok(Json(state.orchestrator.decide(&id, Decision::Reject { reason: access::reason_of(body) }, &access::actor(&user)).await?))
 }
 
 /// Does not run the call; the guidance goes to the model as the call's result.
@@ -161,10 +143,10 @@ async fn defer(
 ) -> Result<Json<DecisionOutcome>, ApiError> {
     state.limits.decision(state.store.writer(), &user.user.id).await?;
     // Whether this user may decide it now is checked inside the decision (`rules::may_decide`).
-    visible(&state, &user, &id).await?;
+    access::visible_approval(&state, &user, &id).await?;
     let guidance = body.guidance.trim().to_owned();
     if guidance.is_empty() || guidance.chars().count() > 2000 {
         return Err(ApiError::invalid("guidance", "guidance must have 1 to 2000 characters"));
     }
-    Ok(Json(state.orchestrator.decide(&id, Decision::Defer { guidance }, &actor(&user)).await?))
+    Ok(Json(state.orchestrator.decide(&id, Decision::Defer { guidance }, &access::actor(&user)).await?))
 }

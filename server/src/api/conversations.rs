@@ -18,12 +18,11 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
 use super::{
-    ApiError,
+    ApiError, access,
     extract::{ApiJson, ApiQuery},
     resume::{ResumeQuery, resume_point},
 };
 use crate::{
-    api::approvals::actor,
     auth::{Credential, CurrentUser},
     orchestrator::{Answer, StartError},
     state::AppState,
@@ -39,14 +38,6 @@ pub fn router() -> Router<AppState> {
         .route("/api/conversations/{id}", get(read))
         .route("/api/conversations/{id}/messages", post(post_message))
         .route("/api/conversations/{id}/events", get(stream))
-}
-
-/// The conversation if it exists and `user` may see it; 404 otherwise (existence is not revealed).
-pub async fn visible(store: &Store, user: &CurrentUser, id: &str) -> Result<Conversation, ApiError> {
-    conversations::get(store.pool(), id)
-        .await?
-        .filter(|c| user.can_see(c.owner_id.as_deref()))
-        .ok_or_else(|| ApiError::NotFound(format!("conversation {id} does not exist")))
 }
 
 #[tracing::instrument(skip(state, user, body))]
@@ -75,7 +66,7 @@ async fn list(State(state): State<AppState>, user: CurrentUser) -> Result<Json<V
 
 #[tracing::instrument(skip(state, user))]
 async fn read(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<Json<ConversationDetail>, ApiError> {
-    let conversation = visible(&state.store, &user, &id).await?;
+    let conversation = access::visible_conversation(&state.store, &user, &id).await?;
     let events = events::after(state.store.pool(), &id, 0).await?;
     let view = fold(&events);
     Ok(Json(ConversationDetail { conversation, events, view }))
@@ -88,7 +79,7 @@ async fn post_message(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<NewMessage>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let conversation = visible(&state.store, &user, &id).await?;
+    let conversation = access::visible_conversation(&state.store, &user, &id).await?;
     let text = body.text.trim();
     if text.is_empty() {
         return Err(ApiError::invalid("text", "the message is empty"));
@@ -101,7 +92,7 @@ async fn post_message(
     if approvals::pending_in_chat(state.store.pool(), &conversation.id).await?.is_some() {
         state.limits.decision(state.store.writer(), &user.user.id).await?;
     }
-    if let Some(reply) = state.orchestrator.answer_in_chat(&conversation.id, text, &actor(&user)).await? {
+    if let Some(reply) = state.orchestrator.answer_in_chat(&conversation.id, text, &access::actor(&user)).await? {
         let answer = match reply.answer {
             Answer::Yes => "approved",
             Answer::No => "rejected",
@@ -131,7 +122,7 @@ async fn stream(
     headers: HeaderMap,
     ApiQuery(query): ApiQuery<ResumeQuery>,
 ) -> Result<Sse<impl Stream<Item = Result<sse::Event, Infallible>>>, ApiError> {
-    visible(&state.store, &user, &id).await?;
+    access::visible_conversation(&state.store, &user, &id).await?;
     let after = resume_point(&headers, &query);
     // Subscribe before reading the backlog so nothing committed in between is missed.
     let wake = state.store.bus().subscribe();

@@ -37,6 +37,16 @@ pub enum ApiError {
     Internal(#[from] anyhow::Error),
 }
 
+impl From<crate::auth::limits::Refusal> for ApiError {
+    fn from(refusal: crate::auth::limits::Refusal) -> Self {
+        use crate::auth::limits::Refusal;
+        match refusal {
+            Refusal::Limited { message, retry_after_secs } => Self::TooManyRequests { message, retry_after_secs },
+            Refusal::Failed(err) => Self::Internal(err),
+        }
+    }
+}
+
 impl ApiError {
     /// A 422 about one field, with the same `details` shape as schema violations.
     pub fn invalid(field: &str, message: impl Into<String>) -> Self {

@@ -8,7 +8,7 @@ use axum::{
     routing::post,
 };
 
-use super::{ApiError, approvals::actor, conversations::visible};
+use super::{ApiError, access};
 use crate::{auth::CurrentUser, state::AppState, store::grants};
 
 pub fn router() -> Router<AppState> {
@@ -19,7 +19,7 @@ pub fn router() -> Router<AppState> {
 async fn revoke(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
     let not_found = || ApiError::NotFound(format!("grant {id} does not exist"));
     let grant = grants::get(state.store.pool(), &id).await?.ok_or_else(not_found)?;
-    visible(&state.store, &user, &grant.conversation_id).await.map_err(|_| not_found())?;
-    state.orchestrator.revoke_grant(&id, &actor(&user)).await?;
+    access::visible_conversation(&state.store, &user, &grant.conversation_id).await.map_err(|_| not_found())?;
+    state.orchestrator.revoke_grant(&id, &access::actor(&user)).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -1,5 +1,6 @@
 //! The REST API and SSE routes, one module per resource, merged into one router.
 
+mod access;
 mod agents;
 mod approvals;
 mod audit;

@@ -29,10 +29,6 @@ pub fn router() -> Router<AppState> {
     Router::new().route("/api/session", post(login).get(me).delete(logout)).route("/login", post(login_form))
 }
 
-pub fn me_of(user: &User) -> Me {
-    Me { id: user.id.clone(), username: user.username.clone(), role: user.role }
-}
-
 /// Checks the password (same work whether or not the user exists) and starts a fresh session.
 /// Failed attempts are limited per user name and per address before any hashing (`auth::limits`).
 async fn authenticate(state: &AppState, session: &Session, ip: Option<&str>, login: Login) -> Result<User, ApiError> {
@@ -65,7 +61,7 @@ async fn login(
     session: Session,
     ApiJson(body): ApiJson<Login>,
 ) -> Result<Json<Me>, ApiError> {
-    Ok(Json(me_of(&authenticate(&state, &session, ip.as_deref(), body).await?)))
+    Ok(Json(Me::from(&authenticate(&state, &session, ip.as_deref(), body).await?)))
 }
 
 #[derive(Deserialize)]
@@ -105,7 +101,7 @@ async fn login_form(
 }
 
 async fn me(user: CurrentUser) -> Json<Me> {
-    Json(me_of(&user.user))
+    Json(Me::from(&user.user))
 }
 
 /// Ends the session and closes the event streams it opened (on every replica).
@@ -113,7 +109,7 @@ async fn logout(State(state): State<AppState>, session: Session) -> Result<Statu
     let credential = Credential::of_session(&session);
     session.flush().await.map_err(|e| anyhow::anyhow!("session: {e}"))?;
     if let Some(Credential(key)) = credential {
-        crate::bus::publish_revoked(&state.store, &key).await?;
+        crate::store::replicas::publish_revoked(&state.store, &key).await?;
     }
     Ok(StatusCode::NO_CONTENT)
 }

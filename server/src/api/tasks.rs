@@ -9,8 +9,7 @@ use axum::{
 
 use super::{
     ApiError,
-    approvals::{actor, reason_of},
-    conversations::visible,
+    access::{self, actor, reason_of},
     extract::ApiJson,
 };
 use crate::{
@@ -32,7 +31,7 @@ pub fn router() -> Router<AppState> {
 async fn visible_task(state: &AppState, user: &CurrentUser, id: &str) -> Result<TaskRow, ApiError> {
     let not_found = || ApiError::NotFound(format!("task {id} does not exist"));
     let task = tasks::get(state.store.pool(), id).await?.ok_or_else(not_found)?;
-    visible(&state.store, user, &task.conversation_id).await.map_err(|_| not_found())?;
+    access::visible_conversation(&state.store, user, &task.conversation_id).await.map_err(|_| not_found())?;
     Ok(task)
 }
 

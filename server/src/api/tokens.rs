@@ -71,7 +71,7 @@ async fn list(State(state): State<AppState>, user: CurrentUser) -> Result<Json<V
 async fn revoke(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
     if users::revoke_token(state.store.writer(), &user.user.id, &id).await? {
         // Requests check the token each time; open event streams learn it here.
-        crate::bus::publish_revoked(&state.store, &Credential::of_token(&id).0).await?;
+        crate::store::replicas::publish_revoked(&state.store, &Credential::of_token(&id).0).await?;
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(ApiError::NotFound(format!("no live token {id}")))

@@ -8,7 +8,21 @@
 
 use std::time::Duration;
 
-use crate::{api::ApiError, store::limits};
+use crate::store::limits;
+
+/// Why an attempt was not let through: over a limit (the web layer answers 429 with
+/// `Retry-After`), or the counters could not be read.
+#[derive(Debug)]
+pub enum Refusal {
+    Limited { message: String, retry_after_secs: u64 },
+    Failed(anyhow::Error),
+}
+
+impl From<anyhow::Error> for Refusal {
+    fn from(err: anyhow::Error) -> Self {
+        Self::Failed(err)
+    }
+}
 
 /// At most `limit` attempts in each `window`.
 #[derive(Clone, Copy, Debug)]
@@ -53,13 +67,13 @@ impl Limits {
         }
     }
 
-    pub async fn decision(&self, writer: &sqlx::AnyPool, user_id: &str) -> Result<(), ApiError> {
+    pub async fn decision(&self, writer: &sqlx::AnyPool, user_id: &str) -> Result<(), Refusal> {
         take(writer, &format!("decide:{user_id}"), self.decisions_per_user, "too many decisions").await
     }
 
     /// Counts a login attempt for `name` from `address`, or refuses it (429) when either has used
     /// its failures for this window.
-    pub async fn login(&self, writer: &sqlx::AnyPool, name: &str, address: Option<&str>) -> Result<LoginAttempt, ApiError> {
+    pub async fn login(&self, writer: &sqlx::AnyPool, name: &str, address: Option<&str>) -> Result<LoginAttempt, Refusal> {
         let name_key = name_key(name);
         let address_key = format!("login-address:{}", address.unwrap_or("unknown"));
         take(writer, &address_key, self.login_per_address, "too many failed logins from this address").await?;
@@ -73,7 +87,7 @@ impl Limits {
 
 impl LoginAttempt {
     /// The password was right: this attempt is not a failure.
-    pub async fn succeeded(self, writer: &sqlx::AnyPool) -> Result<(), ApiError> {
+    pub async fn succeeded(self, writer: &sqlx::AnyPool) -> Result<(), Refusal> {
         for key in &self.keys {
             limits::give_back(writer, key).await?;
         }
@@ -81,12 +95,12 @@ impl LoginAttempt {
     }
 }
 
-async fn take(writer: &sqlx::AnyPool, key: &str, rule: Rule, what: &str) -> Result<(), ApiError> {
+async fn take(writer: &sqlx::AnyPool, key: &str, rule: Rule, what: &str) -> Result<(), Refusal> {
     match limits::take(writer, key, rule.limit, rule.window).await? {
         None => Ok(()),
         Some(wait) => {
             let retry_after_secs = wait.as_secs_f64().ceil().max(1.0) as u64;
-            Err(ApiError::TooManyRequests { message: format!("{what}; try again in {retry_after_secs} s"), retry_after_secs })
+            Err(Refusal::Limited { message: format!("{what}; try again in {retry_after_secs} s"), retry_after_secs })
         }
     }
 }

@@ -40,7 +40,7 @@ pub struct ByToken;
 
 /// What authenticated a request, as a key that names it without revealing it: `token:<id>` or
 /// `session:<digest of the session id>`. Logout and token revocation publish the key
-/// (`bus::publish_revoked`) and the event streams it opened close (`api::live`).
+/// (`store::replicas::publish_revoked`) and the event streams it opened close (`api::live`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Credential(pub String);
 

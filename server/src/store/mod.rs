@@ -13,6 +13,7 @@ pub mod grants;
 pub mod limits;
 pub mod orders;
 pub mod outbox;
+pub mod replicas;
 pub mod sessions;
 pub mod tasks;
 pub mod time;
@@ -255,7 +256,7 @@ impl Write {
     pub async fn append(&mut self, conversation_id: &str, body: EventBody) -> anyhow::Result<Event> {
         let event = events::append(&mut self.tx, conversation_id, body).await?;
         for target in self.webhooks.iter().filter(|t| t.events.iter().any(|e| e == event.body.name())) {
-            outbox::insert(&mut self.tx, &target.url, &crate::webhooks::payload(&event)).await?;
+            outbox::insert(&mut self.tx, &target.url, &outbox::payload(&event)).await?;
         }
         self.events.push(event.clone());
         Ok(event)
@@ -281,7 +282,7 @@ impl Write {
         }
         if self.backend == Backend::Postgres && !self.events.is_empty() {
             // Tell the other replicas too (NOTIFY is delivered at commit).
-            crate::bus::notify(&mut self.tx, self.bus.instance(), &self.events).await?;
+            replicas::notify(&mut self.tx, self.bus.instance(), &self.events).await?;
         }
         self.tx.commit().await.context("failed to commit")?;
         for event in &self.events {

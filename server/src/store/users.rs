@@ -18,6 +18,13 @@ pub struct User {
     pub created_at: String,
 }
 
+/// The user as pages and clients see them.
+impl From<&User> for app::domain::wire::Me {
+    fn from(user: &User) -> Self {
+        Self { id: user.id.clone(), username: user.username.clone(), role: user.role }
+    }
+}
+
 impl User {
     pub fn is_admin(&self) -> bool {
         self.role == Role::Admin

@@ -1,12 +1,62 @@
-//! The core knows nothing of HTTP: the orchestrator, the store, tools, models, policy, metrics,
-//! the bus and webhooks never import axum or the web layer (`api`, `auth`, `state`), so they can
-//! be driven from the CLI, a test or another protocol (docs/architecture.md, "Module map").
+//! The dependency arrows go one way: web (`api`, `auth`'s extractors and middleware, pages,
+//! `state`) → core (orchestrator, policy, tools, models, the rules of `auth`) → store → bus.
+//! The core never imports axum or the web layer, so it can be driven from the CLI, a test or
+//! another protocol; the store never reaches up into what uses it; the bus is plain memory; and a
+//! handler file uses the shared helpers of `api` (`access`, `extract`, `resume`, `error`, `live`),
+//! never another handler's (docs/architecture.md, "Module map").
 
 use std::path::{Path, PathBuf};
 
-const CORE: [&str; 11] =
-    ["orchestrator", "store", "tools", "model", "policy.rs", "metrics.rs", "bus.rs", "webhooks.rs", "agents.rs", "cli.rs", "config.rs"];
-const WEB: [&str; 4] = ["axum", "crate::api", "crate::auth", "crate::state"];
+/// Where a rule applies (files or folders under `server/src`) and what it may not name.
+struct Rule {
+    name: &'static str,
+    files: &'static [&'static str],
+    forbidden: &'static [&'static str],
+}
+
+const WEB: &[&str] =
+    &["axum", "crate::api", "crate::auth::CurrentUser", "crate::auth::Viewer", "crate::state", "crate::pages", "crate::page_data"];
+
+const RULES: &[Rule] = &[
+    Rule {
+        name: "the core imports nothing of the web layer",
+        files: &[
+            "orchestrator",
+            "store",
+            "tools",
+            "model",
+            "policy.rs",
+            "metrics.rs",
+            "bus.rs",
+            "webhooks.rs",
+            "agents.rs",
+            "cli.rs",
+            "config.rs",
+            "auth/limits.rs",
+            "auth/password.rs",
+            "auth/tokens.rs",
+        ],
+        forbidden: WEB,
+    },
+    Rule {
+        name: "the store knows nothing of what uses it",
+        files: &["store"],
+        forbidden: &[
+            "crate::orchestrator",
+            "crate::policy",
+            "crate::tools",
+            "crate::model",
+            "crate::webhooks",
+            "crate::agents",
+            "crate::auth",
+        ],
+    },
+    Rule {
+        name: "the bus is plain memory",
+        files: &["bus.rs"],
+        forbidden: &["crate::store", "crate::webhooks", "crate::orchestrator", "sqlx"],
+    },
+];
 
 fn rust_files(path: &Path, out: &mut Vec<PathBuf>) {
     if path.is_dir() {
@@ -18,22 +68,108 @@ fn rust_files(path: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-#[test]
-fn the_core_imports_nothing_of_the_web_layer() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+/// Lines of `rule`'s files naming something it forbids (code only: comments may name anything).
+fn offenders(src: &Path, rule: &Rule) -> Vec<String> {
     let mut files = Vec::new();
-    for part in CORE {
-        rust_files(&src.join(part), &mut files);
+    for part in rule.files {
+        let path = src.join(part);
+        assert!(path.exists(), "{}: {} does not exist (renamed? update the rule)", rule.name, path.display());
+        rust_files(&path, &mut files);
     }
-    assert!(files.len() > 20, "the core's files were found: {files:?}");
-    let mut offenders = Vec::new();
+    let mut found = Vec::new();
     for file in &files {
         for (n, line) in std::fs::read_to_string(file).unwrap().lines().enumerate() {
             let code = line.trim_start();
-            if !code.starts_with("//") && WEB.iter().any(|web| code.contains(web)) {
-                offenders.push(format!("{}:{}: {code}", file.display(), n + 1));
+            if code.starts_with("//") {
+                continue;
+            }
+            if let Some(hit) = rule.forbidden.iter().find(|f| code.contains(*f)) {
+                found.push(format!("{}:{}: {code}  (names {hit})", file.display(), n + 1));
             }
         }
     }
-    assert!(offenders.is_empty(), "the core reaches into the web layer:\n{}", offenders.join("\n"));
+    found
+}
+
+/// The API modules every handler may use; any other `super::x` in a handler is another handler.
+const API_HELPERS: &[&str] = &["ApiError", "error", "extract", "access", "resume", "live", "*"];
+
+/// The sibling modules `file` imports through `use super::…` (one statement may span lines).
+fn siblings_used(file: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(file).unwrap();
+    let mut used = Vec::new();
+    for statement in text.split(';').map(str::trim).filter_map(|s| s.strip_prefix("use super::")) {
+        // `{ApiError, access::{self, actor}}` → the first segment of each top-level item.
+        let inner = statement.trim().trim_start_matches('{').trim_end_matches('}');
+        let mut depth = 0;
+        let mut item = String::new();
+        for c in inner.chars().chain([',']) {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    let first = item.trim().split("::").next().unwrap_or("").to_owned();
+                    if !first.is_empty() {
+                        used.push(first);
+                    }
+                    item.clear();
+                    continue;
+                }
+                _ => {}
+            }
+            item.push(c);
+        }
+    }
+    used
+}
+
+#[test]
+fn handlers_share_only_the_api_helpers() {
+    let api = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/api");
+    let mut broken = Vec::new();
+    for entry in std::fs::read_dir(&api).unwrap() {
+        let file = entry.unwrap().path();
+        if file.extension().is_none_or(|e| e != "rs") || file.ends_with("mod.rs") {
+            continue;
+        }
+        for sibling in siblings_used(&file) {
+            if !API_HELPERS.contains(&sibling.as_str()) {
+                broken.push(format!("{} uses super::{sibling}", file.display()));
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "a handler reaches into another handler (move the helper to api/access.rs or the core):\n{}",
+        broken.join("\n")
+    );
+}
+
+#[test]
+fn the_dependency_arrows_go_one_way() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut broken = Vec::new();
+    for rule in RULES {
+        for line in offenders(&src, rule) {
+            broken.push(format!("{}: {line}", rule.name));
+        }
+    }
+    assert!(broken.is_empty(), "a dependency arrow points the wrong way:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn a_wrong_arrow_is_found() {
+    // The checker itself: a file that breaks a rule is reported.
+    let dir = std::env::temp_dir().join(format!("layering-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("api")).unwrap();
+    std::fs::write(dir.join("bus.rs"), "use crate::store::Store;\n// crate::store in a comment is fine\n").unwrap();
+    std::fs::write(
+        dir.join("api/tasks.rs"),
+        "use super::{\n    ApiError,\n    access::{self, actor},\n    approvals::reason_of,\n};\nuse super::conversations;\n",
+    )
+    .unwrap();
+    let bus = Rule { name: "bus", files: &["bus.rs"], forbidden: &["crate::store"] };
+    assert_eq!(offenders(&dir, &bus).len(), 1);
+    assert_eq!(siblings_used(&dir.join("api/tasks.rs")), ["ApiError", "access", "approvals", "conversations"]);
+    std::fs::remove_dir_all(&dir).unwrap();
 }

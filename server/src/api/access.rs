@@ -1,0 +1,43 @@
+//! Who may see what, and who is acting: the visibility rules every handler applies before it
+//! reads or decides (an owner sees their own, an admin everything; a hidden resource is a 404, so
+//! its existence is not revealed), and the actor the audit trail records.
+
+use app::domain::wire::{Conversation, RejectRequest};
+
+use super::{ApiError, extract::ApiJson};
+use crate::{
+    auth::CurrentUser,
+    orchestrator::Actor,
+    state::AppState,
+    store::{
+        Store,
+        approvals::{self, ApprovalRow},
+        conversations,
+    },
+};
+
+/// The conversation if it exists and `user` may see it; 404 otherwise (existence is not revealed).
+pub async fn visible_conversation(store: &Store, user: &CurrentUser, id: &str) -> Result<Conversation, ApiError> {
+    conversations::get(store.pool(), id)
+        .await?
+        .filter(|c| user.can_see(c.owner_id.as_deref()))
+        .ok_or_else(|| ApiError::NotFound(format!("conversation {id} does not exist")))
+}
+
+/// The approval if it exists and `user` may see it; 404 otherwise.
+pub async fn visible_approval(state: &AppState, user: &CurrentUser, id: &str) -> Result<ApprovalRow, ApiError> {
+    approvals::get(state.store.pool(), id)
+        .await?
+        .filter(|a| user.can_see(a.owner_id.as_deref()))
+        .ok_or_else(|| ApiError::NotFound(format!("approval {id} does not exist")))
+}
+
+/// The decision's actor as the audit trail records it.
+pub fn actor(user: &CurrentUser) -> Actor {
+    Actor { name: user.user.username.clone(), role: Some(user.user.role), ip: user.ip.clone(), user_agent: user.user_agent.clone() }
+}
+
+/// The rejection reason of an optional body; blank means none.
+pub fn reason_of(body: Option<ApiJson<RejectRequest>>) -> Option<String> {
+    body.and_then(|ApiJson(b)| b.reason).map(|r| r.trim().to_owned()).filter(|r| !r.is_empty())
+}
