@@ -2,6 +2,7 @@
 //! live here and nowhere else in the UI), and [`in_background`], the one way a button runs a call
 //! with its busy flag and error message. The routes are documented in docs/api.md.
 
+use crate::domain::{ApprovalId, ConversationId, GrantId, TaskId};
 use std::future::Future;
 
 use leptos::{prelude::*, task::spawn_local};
@@ -61,50 +62,50 @@ pub async fn create_conversation(new: &NewConversation) -> Answer<Conversation> 
     client::post("/api/conversations", new).await
 }
 
-pub async fn conversation(id: &str) -> Answer<ConversationDetail> {
+pub async fn conversation(id: &ConversationId) -> Answer<ConversationDetail> {
     client::get(&format!("/api/conversations/{id}")).await
 }
 
-pub async fn send_message(conversation_id: &str, text: String) -> Answer<Value> {
+pub async fn send_message(conversation_id: &ConversationId, text: String) -> Answer<Value> {
     client::post(&format!("/api/conversations/{conversation_id}/messages"), &NewMessage { text }).await
 }
 
 /// One approval, with its tool's input schema.
-pub async fn approval(approval_id: &str) -> Answer<Approval> {
+pub async fn approval(approval_id: &ApprovalId) -> Answer<Approval> {
     client::get(&format!("/api/approvals/{approval_id}")).await
 }
 
-pub async fn approve(approval_id: &str, request: &ApproveRequest) -> Answer<DecisionOutcome> {
+pub async fn approve(approval_id: &ApprovalId, request: &ApproveRequest) -> Answer<DecisionOutcome> {
     client::post(&format!("/api/approvals/{approval_id}/approve"), request).await
 }
 
-pub async fn reject(approval_id: &str, request: &RejectRequest) -> Answer<DecisionOutcome> {
+pub async fn reject(approval_id: &ApprovalId, request: &RejectRequest) -> Answer<DecisionOutcome> {
     client::post(&format!("/api/approvals/{approval_id}/reject"), request).await
 }
 
-pub async fn defer(approval_id: &str, request: &DeferRequest) -> Answer<DecisionOutcome> {
+pub async fn defer(approval_id: &ApprovalId, request: &DeferRequest) -> Answer<DecisionOutcome> {
     client::post(&format!("/api/approvals/{approval_id}/defer"), request).await
 }
 
 /// Hands the approval to the admins.
-pub async fn escalate(approval_id: &str) -> Answer<Value> {
+pub async fn escalate(approval_id: &ApprovalId) -> Answer<Value> {
     client::post(&format!("/api/approvals/{approval_id}/escalate"), &json!({})).await
 }
 
-pub async fn approve_all(task_id: &str) -> Answer<Vec<DecisionOutcome>> {
+pub async fn approve_all(task_id: &TaskId) -> Answer<Vec<DecisionOutcome>> {
     client::post(&format!("/api/tasks/{task_id}/approve-all"), &RejectRequest::default()).await
 }
 
-pub async fn reject_all(task_id: &str, request: &RejectRequest) -> Answer<Vec<DecisionOutcome>> {
+pub async fn reject_all(task_id: &TaskId, request: &RejectRequest) -> Answer<Vec<DecisionOutcome>> {
     client::post(&format!("/api/tasks/{task_id}/reject-all"), request).await
 }
 
 /// Stops the turn.
-pub async fn abort(task_id: &str) -> Answer<Task> {
+pub async fn abort(task_id: &TaskId) -> Answer<Task> {
     client::post(&format!("/api/tasks/{task_id}/abort"), &json!({})).await
 }
 
-pub async fn revoke_grant(grant_id: &str) -> Answer<Value> {
+pub async fn revoke_grant(grant_id: &GrantId) -> Answer<Value> {
     client::post(&format!("/api/grants/{grant_id}/revoke"), &json!({})).await
 }
 
@@ -129,7 +130,7 @@ pub async fn audit_entries(limit: u32, kind: Option<String>, actor: Option<Strin
 }
 
 /// The conversation's event stream, resuming after sequence number `after`.
-pub fn conversation_events_url(conversation_id: &str, after: i64) -> String {
+pub fn conversation_events_url(conversation_id: &ConversationId, after: i64) -> String {
     format!("/api/conversations/{conversation_id}/events?after={after}")
 }
 

@@ -2,6 +2,7 @@
 //! `DataSource` the server provides as context; in the browser through the REST API. Either way
 //! the resource's value is serialized into the page, so hydration does not fetch it again.
 
+use crate::domain::ConversationId;
 use std::{future::Future, pin::Pin};
 
 use serde::{Deserialize, Serialize};
@@ -65,7 +66,7 @@ pub mod ssr {
     pub trait PageData: Send + Sync {
         fn me(&self, parts: &Parts) -> Option<Me>;
         fn conversations(&self, parts: &Parts) -> BoxFuture<Loaded<Vec<Conversation>>>;
-        fn chat(&self, parts: &Parts, id: String) -> BoxFuture<Loaded<Option<ChatData>>>;
+        fn chat(&self, parts: &Parts, id: ConversationId) -> BoxFuture<Loaded<Option<ChatData>>>;
         fn approvals(&self, parts: &Parts, query: QueueQuery) -> BoxFuture<Loaded<Vec<Approval>>>;
     }
 
@@ -123,7 +124,7 @@ pub fn conversations_loader() -> impl Fn() -> BoxFuture<Loaded<Vec<Conversation>
 }
 
 /// A loader for one chat, to hand to a `Resource`. `Ok(None)`: no such conversation (or not yours).
-pub fn chat_loader() -> impl Fn(String) -> BoxFuture<Loaded<Option<ChatData>>> + Clone + Send + Sync + 'static {
+pub fn chat_loader() -> impl Fn(ConversationId) -> BoxFuture<Loaded<Option<ChatData>>> + Clone + Send + Sync + 'static {
     #[cfg(feature = "ssr")]
     {
         let context = ssr::context();
@@ -134,7 +135,7 @@ pub fn chat_loader() -> impl Fn(String) -> BoxFuture<Loaded<Option<ChatData>>> +
     }
     #[cfg(not(feature = "ssr"))]
     {
-        move |id: String| -> BoxFuture<Loaded<Option<ChatData>>> {
+        move |id: ConversationId| -> BoxFuture<Loaded<Option<ChatData>>> {
             browser(async move {
                 let detail = crate::api::conversation(&id).await;
                 match detail {

@@ -2,6 +2,7 @@
 //! `/api/conversations/{id}/events?after=N` that hands every event to a callback. The browser
 //! reconnects by itself (sending `Last-Event-ID`); if it gives up, this reconnects after a pause.
 
+use crate::domain::ConversationId;
 use leptos::prelude::*;
 
 /// What the page shows about the link.
@@ -25,7 +26,7 @@ mod imp {
     use web_sys::{EventSource, MessageEvent};
 
     use super::LinkState;
-    use crate::domain::{Event, wire::AssistantDelta};
+    use crate::domain::{ConversationId, Event, wire::AssistantDelta};
 
     struct Connection {
         source: EventSource,
@@ -33,7 +34,7 @@ mod imp {
     }
 
     struct Inner {
-        conversation_id: String,
+        conversation_id: ConversationId,
         last_seq: Cell<i64>,
         stopped: Cell<bool>,
         connection: RefCell<Option<Connection>>,
@@ -55,7 +56,7 @@ mod imp {
     }
 
     pub fn subscribe(
-        conversation_id: String,
+        conversation_id: ConversationId,
         after: i64,
         on_event: impl Fn(Event) + 'static,
         on_delta: impl Fn(AssistantDelta) + 'static,
@@ -144,7 +145,7 @@ mod imp {
 
 /// Keeps `view` folded with the conversation's live events while the calling component lives,
 /// and `link` telling whether the stream is up. Does nothing on the server.
-pub fn follow(conversation_id: String, view: RwSignal<crate::domain::ConversationView>, link: RwSignal<LinkState>) {
+pub fn follow(conversation_id: ConversationId, view: RwSignal<crate::domain::ConversationView>, link: RwSignal<LinkState>) {
     #[cfg(feature = "hydrate")]
     {
         let after = view.with_untracked(|v| v.last_seq);

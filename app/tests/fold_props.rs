@@ -2,16 +2,16 @@
 //! panics, and a server render of a prefix followed by live events from any earlier point (the
 //! reload / reconnect path) gives exactly the view of folding everything at once.
 
-use app::domain::{ApprovalOutcome, Event, EventBody, Risk, TaskStatus, fold};
+use app::domain::{ApprovalOutcome, CallId, Event, EventBody, Risk, TaskId, TaskStatus, fold};
 use proptest::prelude::*;
 use serde_json::json;
 
-fn task() -> impl Strategy<Value = String> {
-    prop_oneof![Just("t1".to_owned()), Just("t2".to_owned())]
+fn task() -> impl Strategy<Value = TaskId> {
+    prop_oneof![Just(TaskId::new("t1")), Just(TaskId::new("t2"))]
 }
 
-fn call() -> impl Strategy<Value = String> {
-    (1..5u8).prop_map(|n| format!("k{n}"))
+fn call() -> impl Strategy<Value = CallId> {
+    (1..5u8).prop_map(|n| CallId::new(format!("k{n}")))
 }
 
 fn outcome() -> impl Strategy<Value = ApprovalOutcome> {
@@ -50,12 +50,12 @@ fn body() -> impl Strategy<Value = EventBody> {
             args: json!({ "order_id": 1001 }),
             summary: "Refund".into(),
             risk: Risk::High,
-            grant_id: granted.then(|| "g1".to_owned()),
+            grant_id: granted.then(|| "g1".into()),
             warnings: if granted { Vec::new() } else { vec!["more than is left".to_owned()] },
         }),
         (task(), call(), any::<bool>()).prop_map(|(task_id, call_id, in_chat)| EventBody::ApprovalRequired {
             task_id,
-            approval_id: format!("a-{call_id}"),
+            approval_id: format!("a-{call_id}").into(),
             call_id,
             tool: "process_refund".into(),
             args: json!({ "order_id": 1001, "amount": 5 }),
@@ -67,7 +67,7 @@ fn body() -> impl Strategy<Value = EventBody> {
         }),
         (task(), call(), outcome(), any::<bool>()).prop_map(|(task_id, call_id, outcome, edited)| EventBody::ApprovalDecided {
             task_id,
-            approval_id: format!("a-{call_id}"),
+            approval_id: format!("a-{call_id}").into(),
             call_id,
             outcome,
             decided_by: "ada".into(),
@@ -78,14 +78,14 @@ fn body() -> impl Strategy<Value = EventBody> {
         }),
         (task(), call()).prop_map(|(task_id, call_id)| EventBody::ApprovalEscalated {
             task_id,
-            approval_id: format!("a-{call_id}"),
+            approval_id: format!("a-{call_id}").into(),
             call_id,
             escalated_by: "bob".into(),
             deadline: "2026-11-22T11:00:00Z".into(),
         }),
         (task(), call()).prop_map(|(task_id, call_id)| EventBody::ConfirmationAsked {
             task_id,
-            approval_id: format!("a-{call_id}"),
+            approval_id: format!("a-{call_id}").into(),
             call_id,
             question: "Shall I?".into()
         }),
@@ -100,7 +100,7 @@ fn body() -> impl Strategy<Value = EventBody> {
             task_id,
             status,
             message: None,
-            parent_call_id: worker.then(|| "k1".to_owned()),
+            parent_call_id: worker.then(|| "k1".into()),
         }),
         task().prop_map(|task_id| EventBody::GrantCreated {
             task_id,

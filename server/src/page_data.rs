@@ -1,6 +1,7 @@
 //! What server-side rendering reads: the same store queries and visibility rules as the API,
 //! behind the `PageData` trait the app crate defines.
 
+use app::domain::{ConversationId, UserId};
 use app::{
     data::{
         BoxFuture, ChatData, Loaded, QueueQuery,
@@ -34,8 +35,8 @@ fn viewer(parts: &Parts) -> Option<User> {
     parts.extensions.get::<Viewer>().and_then(|v| v.0.clone())
 }
 
-fn sees(user: &User, owner_id: Option<&str>) -> bool {
-    user.is_admin() || owner_id == Some(user.id.as_str())
+fn sees(user: &User, owner_id: Option<&UserId>) -> bool {
+    user.is_admin() || owner_id == Some(&user.id)
 }
 
 impl PageData for StorePages {
@@ -47,17 +48,17 @@ impl PageData for StorePages {
         let (store, user) = (self.0.clone(), viewer(parts));
         Box::pin(async move {
             let user = user.ok_or("log in first")?;
-            let owner = (!user.is_admin()).then_some(user.id.as_str());
+            let owner = (!user.is_admin()).then_some(&user.id);
             conversations::list(store.pool(), owner, 200).await.map_err(unavailable)
         })
     }
 
-    fn chat(&self, parts: &Parts, id: String) -> BoxFuture<Loaded<Option<ChatData>>> {
+    fn chat(&self, parts: &Parts, id: ConversationId) -> BoxFuture<Loaded<Option<ChatData>>> {
         let (store, user) = (self.0.clone(), viewer(parts));
         Box::pin(async move {
             let user = user.ok_or("log in first")?;
             let conversation = conversations::get(store.pool(), &id).await.map_err(unavailable)?;
-            let Some(conversation) = conversation.filter(|c| sees(&user, c.owner_id.as_deref())) else { return Ok(None) };
+            let Some(conversation) = conversation.filter(|c| sees(&user, c.owner_id.as_ref())) else { return Ok(None) };
             let events = events::after(store.pool(), &id, 0).await.map_err(unavailable)?;
             Ok(Some(ChatData { conversation, view: fold(&events), viewer_is_admin: user.is_admin() }))
         })
@@ -69,7 +70,7 @@ impl PageData for StorePages {
             let user = user.ok_or("log in first")?;
             let filter = approvals::Filter {
                 state: if query.status == "decided" { StateFilter::Decided } else { StateFilter::Only(ApprovalState::Pending) },
-                owner_id: (!user.is_admin()).then_some(user.id.as_str()),
+                owner_id: (!user.is_admin()).then_some(&user.id),
                 tool: query.tool.as_deref().filter(|t| !t.is_empty()),
                 username: query.user.as_deref().filter(|t| !t.is_empty()),
                 // The page offers only known risks; anything else filters nothing out.

@@ -3,6 +3,7 @@
 //! orchestrator gathers the facts, asks, and records the verdict (`orchestrator/step.rs`).
 
 use app::domain::CallState;
+use app::domain::GrantId;
 use serde_json::{Value, json};
 
 use crate::{
@@ -40,7 +41,7 @@ pub struct Facts<'a> {
     /// [`Facts::history_matters`].
     pub refused_before: Option<String>,
     /// A standing grant for the tool in this conversation with uses left (its id). Likewise.
-    pub grant: Option<String>,
+    pub grant: Option<GrantId>,
 }
 
 impl Facts<'_> {
@@ -61,7 +62,7 @@ pub enum Verdict<'a> {
     /// is told not to propose it again.
     RepeatRefused { output: Value },
     /// Runs without asking: no gate stops it, or the standing grant `grant` covers it.
-    Run { grant: Option<String> },
+    Run { grant: Option<GrantId> },
     /// A gate stops it: a human decides.
     Ask { gate: &'a Gate },
 }
@@ -158,7 +159,7 @@ mod tests {
             violations: if valid { Vec::new() } else { vec![json!({ "path": "/amount", "message": "required" })] },
             gate,
             refused_before: refused.then(|| "too much".to_owned()),
-            grant: grant.then(|| "g1".to_owned()),
+            grant: grant.then(|| "g1".into()),
         }
     }
 

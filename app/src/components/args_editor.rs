@@ -3,6 +3,7 @@
 //! same JSON text, so switching keeps what was typed and a decision made elsewhere keeps it too.
 //! The only approve action while it is open is "Approve with these changes".
 
+use crate::domain::ApprovalId;
 use leptos::prelude::*;
 use serde_json::Value;
 
@@ -21,7 +22,7 @@ use crate::{
 
 #[component]
 pub fn EditForm(
-    approval_id: String,
+    approval_id: ApprovalId,
     original: String,
     /// The JSON being edited; kept by the card's row so it survives a re-render.
     text: RwSignal<String>,

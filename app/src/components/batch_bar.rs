@@ -1,3 +1,4 @@
+use crate::domain::TaskId;
 use leptos::prelude::*;
 
 use crate::{
@@ -8,7 +9,7 @@ use crate::{
 
 /// Approve All / Reject All for a turn with two or more pending calls.
 #[component]
-pub fn BatchBar(task_id: String, pending: usize) -> impl IntoView {
+pub fn BatchBar(task_id: TaskId, pending: usize) -> impl IntoView {
     let busy = RwSignal::new(false);
     let error = RwSignal::new(None::<ApiFailure>);
     let rejecting = RwSignal::new(false);

@@ -1,3 +1,4 @@
+use crate::domain::ApprovalId;
 use leptos::{html, prelude::*};
 
 use crate::{
@@ -17,7 +18,7 @@ pub enum ReasonKind {
 #[component]
 pub fn ReasonForm(
     kind: ReasonKind,
-    approval_id: String,
+    approval_id: ApprovalId,
     /// The text being written; kept by the card's row so it survives a re-render.
     text: RwSignal<String>,
     busy: RwSignal<bool>,

@@ -1,3 +1,4 @@
+use crate::domain::{CallId, TaskId};
 use std::time::Duration;
 
 use leptos::{prelude::*, task::spawn_local};
@@ -25,14 +26,14 @@ enum Row {
     User(i64, String),
     /// With the worker's name when a sub-agent wrote it.
     Assistant(i64, String, Option<String>),
-    Card(String),
+    Card(CallId),
 }
 
 impl Row {
     fn key(&self) -> String {
         match self {
             Row::User(seq, _) | Row::Assistant(seq, _, _) => format!("m{seq}"),
-            Row::Card(call_id) => call_id.clone(),
+            Row::Card(call_id) => call_id.to_string(),
         }
     }
 }
@@ -49,7 +50,7 @@ fn rows(view: &ConversationView) -> Vec<Row> {
 }
 
 /// `(task, pending)` when this card is the first of two or more pending calls of its turn.
-fn batch_before(view: &ConversationView, call_id: &str) -> Option<(String, usize)> {
+fn batch_before(view: &ConversationView, call_id: &str) -> Option<(TaskId, usize)> {
     let card = view.card(call_id).filter(|c| c.status == CardStatus::PendingApproval)?;
     let pending: Vec<&str> =
         view.cards().filter(|c| c.task_id == card.task_id && c.status == CardStatus::PendingApproval).map(|c| c.call_id.as_str()).collect();
@@ -105,7 +106,7 @@ pub fn ChatView(
     let pending_ids = Memo::new(move |_| {
         view.with(|v| v.cards().filter(|c| c.status == CardStatus::PendingApproval).map(|c| c.call_id.clone()).collect::<Vec<_>>())
     });
-    Effect::new(move |before: Option<Vec<String>>| {
+    Effect::new(move |before: Option<Vec<CallId>>| {
         let now = pending_ids.get();
         match &before {
             None if view.with_untracked(|v| v.items.is_empty()) => focus::composer(),
@@ -197,7 +198,7 @@ pub fn ChatView(
 }
 
 #[component]
-fn CardRow(call_id: String, view: RwSignal<ConversationView>, now: RwSignal<i64>, viewer_is_admin: bool) -> impl IntoView {
+fn CardRow(call_id: CallId, view: RwSignal<ConversationView>, now: RwSignal<i64>, viewer_is_admin: bool) -> impl IntoView {
     let card = {
         let call_id = call_id.clone();
         Memo::new(move |_| view.with(|v| v.card(&call_id).cloned()))

@@ -1,3 +1,4 @@
+use crate::domain::ConversationId;
 use leptos::{prelude::*, task::spawn_local};
 
 use crate::{
@@ -66,7 +67,7 @@ pub fn busy_reason(view: &ConversationView, viewer_is_admin: bool) -> Option<Bus
 /// The message box. Disabled (and saying why) while the current task is not finished.
 #[component]
 pub fn Composer(
-    conversation_id: String,
+    conversation_id: ConversationId,
     view: RwSignal<ConversationView>,
     viewer_is_admin: bool,
     #[prop(into)] on_sent: Callback<()>,

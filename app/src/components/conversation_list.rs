@@ -24,7 +24,7 @@ pub fn ConversationList(
     Effect::new(move |_| {
         let Some(id) = selected.get() else { return };
         if let Some(Ok(list)) = conversations.get()
-            && let Some(open) = list.iter().find(|c| c.id == id)
+            && let Some(open) = list.iter().find(|c| *c.id == *id)
         {
             agent.set(open.agent.clone());
         }

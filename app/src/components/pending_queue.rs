@@ -3,6 +3,7 @@
 //! (its own request, audit entry and event), so one that someone else decided first is reported,
 //! not hidden.
 
+use crate::domain::{ApprovalId, ConversationId};
 use std::collections::{BTreeSet, HashMap};
 
 use leptos::{prelude::*, task::spawn_local};
@@ -25,8 +26,8 @@ use crate::{
 /// live change, and none of this may be lost then (a bulk decision changes the list itself).
 #[derive(Clone, Copy)]
 pub struct QueueUi {
-    pub selected: RwSignal<BTreeSet<String>>,
-    pub expanded: RwSignal<BTreeSet<String>>,
+    pub selected: RwSignal<BTreeSet<ApprovalId>>,
+    pub expanded: RwSignal<BTreeSet<ApprovalId>>,
     state: RwSignal<Bulk>,
     progress: RwSignal<String>,
     report: RwSignal<Option<String>>,
@@ -77,7 +78,7 @@ impl Default for QueueUi {
 /// The approvals of one chat, in queue order.
 #[derive(Clone, Debug)]
 pub struct ChatGroup {
-    pub conversation_id: String,
+    pub conversation_id: ConversationId,
     pub title: String,
     pub owner: Option<String>,
     pub approvals: Vec<Approval>,
@@ -115,8 +116,8 @@ pub fn bulk_report(verb: &str, done: usize, failed: &[(String, String)]) -> Stri
 #[component]
 pub fn PendingQueue(list: Vec<Approval>, now: RwSignal<i64>, viewer_is_admin: Option<bool>, ui: QueueUi) -> impl IntoView {
     let QueueUi { selected, .. } = ui;
-    let present: BTreeSet<String> = list.iter().map(|a| a.id.clone()).collect();
-    let summaries: Vec<(String, String)> = list.iter().map(|a| (a.id.clone(), a.summary.clone())).collect();
+    let present: BTreeSet<ApprovalId> = list.iter().map(|a| a.id.clone()).collect();
+    let summaries: Vec<(ApprovalId, String)> = list.iter().map(|a| (a.id.clone(), a.summary.clone())).collect();
     let count = list.len();
     // Only what is still in the list counts: an approval decided elsewhere drops out of the selection.
     let chosen = {
@@ -168,11 +169,11 @@ fn QueueRow(approval: Approval, now: RwSignal<i64>, viewer_is_admin: Option<bool
     let QueueUi { selected, expanded, .. } = ui;
     let id = approval.id.clone();
     let draft = ui.draft(&id);
-    let member = |set: RwSignal<BTreeSet<String>>| {
+    let member = |set: RwSignal<BTreeSet<ApprovalId>>| {
         let id = id.clone();
         move || set.with(|s| s.contains(&id))
     };
-    let flip = |set: RwSignal<BTreeSet<String>>| {
+    let flip = |set: RwSignal<BTreeSet<ApprovalId>>| {
         let id = id.clone();
         move || {
             set.update(|s| {
@@ -188,7 +189,7 @@ fn QueueRow(approval: Approval, now: RwSignal<i64>, viewer_is_admin: Option<bool
     let held = approval.escalated_by.as_ref().map(|by| view! { <span class="badge held">{format!("with the admins (from {by})")}</span> });
     let card = approval.as_pending_card();
     view! {
-        <li class="queue-item" data-approval-id=id.clone()>
+        <li class="queue-item" data-approval-id=id.to_string()>
             <input type="checkbox" class="queue-select" aria-label=format!("Select: {}", approval.summary) prop:checked=checked on:change=move |_| toggle() />
             <details class="queue-row" open=open>
                 <summary on:click=move |ev| {
@@ -223,7 +224,7 @@ enum Bulk {
 
 /// Approve or reject every selected approval, one decision each, with progress and a report.
 #[component]
-fn BulkBar(chosen: Memo<Vec<String>>, summaries: Vec<(String, String)>, ui: QueueUi) -> impl IntoView {
+fn BulkBar(chosen: Memo<Vec<ApprovalId>>, summaries: Vec<(ApprovalId, String)>, ui: QueueUi) -> impl IntoView {
     let QueueUi { selected, state, progress, report, reason, .. } = ui;
     let run = Callback::new(move |approve: bool| {
         // Taken now: the list (and `chosen` with it) is rendered again after each decision.
@@ -244,7 +245,8 @@ fn BulkBar(chosen: Memo<Vec<String>>, summaries: Vec<(String, String)>, ui: Queu
                 match answer {
                     Ok(_) => done += 1,
                     Err(e) => {
-                        let summary = summaries.iter().find(|(s_id, _)| s_id == id).map(|(_, s)| s.clone()).unwrap_or_else(|| id.clone());
+                        let summary =
+                            summaries.iter().find(|(s_id, _)| s_id == id).map(|(_, s)| s.clone()).unwrap_or_else(|| id.to_string());
                         failed.push((summary, e.message));
                     }
                 }

@@ -1,3 +1,4 @@
+use crate::domain::ApprovalId;
 use leptos::prelude::*;
 use serde_json::Value;
 
@@ -57,7 +58,7 @@ impl Default for CardDraft {
 }
 
 /// Sends an approval (with edited args or not); the card's new state arrives over SSE.
-pub fn send_approve(approval_id: String, request: ApproveRequest, busy: RwSignal<bool>, error: RwSignal<Option<ApiFailure>>) {
+pub fn send_approve(approval_id: ApprovalId, request: ApproveRequest, busy: RwSignal<bool>, error: RwSignal<Option<ApiFailure>>) {
     in_background(busy, error, async move { api::approve(&approval_id, &request).await });
 }
 
@@ -270,7 +271,7 @@ pub fn ToolCard(
     view! {
         <article
             class=format!("tool-card card-{}", card.status.as_str())
-            data-call-id=card.call_id.clone()
+            data-call-id=card.call_id.to_string()
             data-status=card.status.as_str()
             tabindex=if pending { "0" } else { "-1" }
             aria-label=format!("Tool call {}: {}", card.tool, card.summary)

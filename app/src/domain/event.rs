@@ -4,13 +4,14 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::ids::{ApprovalId, CallId, ConversationId, GrantId, TaskId};
 pub use super::states::{ApprovalState, CallState, Risk, TaskStatus};
 
 /// One stored event of a conversation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Event {
     pub seq: i64,
-    pub conversation_id: String,
+    pub conversation_id: ConversationId,
     /// RFC 3339 time the event was appended.
     pub at: String,
     #[serde(flatten)]
@@ -22,15 +23,15 @@ pub struct Event {
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum EventBody {
     UserMessage {
-        task_id: String,
+        task_id: TaskId,
         text: String,
         /// The approval this message answered in the chat (a yes/no confirmation). Such
         /// a reply is shown but not sent to the model: the decision it made is.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        reply_to: Option<String>,
+        reply_to: Option<ApprovalId>,
     },
     AssistantMessage {
-        task_id: String,
+        task_id: TaskId,
         text: String,
         /// Set when a worker agent (a sub-agent another agent delegated to) wrote it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -38,8 +39,8 @@ pub enum EventBody {
     },
     /// The model proposed a call. Every call gets one, gated or not.
     ToolCall {
-        task_id: String,
-        call_id: String,
+        task_id: TaskId,
+        call_id: CallId,
         tool: String,
         agent: String,
         args: Value,
@@ -47,7 +48,7 @@ pub enum EventBody {
         risk: Risk,
         /// The grant that let a gated call through without asking, if any.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        grant_id: Option<String>,
+        grant_id: Option<GrantId>,
         /// Where the call would do something other than it seems, or than the user asked for
         /// (e.g. more than is left to refund, an action the request did not mention).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -55,8 +56,8 @@ pub enum EventBody {
     },
     /// A human allowed `tool` in this conversation from now on (until revoked, expired or used up).
     GrantCreated {
-        task_id: String,
-        grant_id: String,
+        task_id: TaskId,
+        grant_id: GrantId,
         tool: String,
         created_by: String,
         /// RFC 3339.
@@ -64,15 +65,15 @@ pub enum EventBody {
         max_uses: Option<i64>,
     },
     GrantRevoked {
-        task_id: String,
-        grant_id: String,
+        task_id: TaskId,
+        grant_id: GrantId,
         revoked_by: String,
     },
     /// A gate stopped the call; it waits for a human until `deadline`.
     ApprovalRequired {
-        task_id: String,
-        approval_id: String,
-        call_id: String,
+        task_id: TaskId,
+        approval_id: ApprovalId,
+        call_id: CallId,
         tool: String,
         args: Value,
         gate: String,
@@ -86,15 +87,15 @@ pub enum EventBody {
     },
     /// The agent asks in the chat whether to run a call (again, after an unclear answer).
     ConfirmationAsked {
-        task_id: String,
-        approval_id: String,
-        call_id: String,
+        task_id: TaskId,
+        approval_id: ApprovalId,
+        call_id: CallId,
         question: String,
     },
     ApprovalDecided {
-        task_id: String,
-        approval_id: String,
-        call_id: String,
+        task_id: TaskId,
+        approval_id: ApprovalId,
+        call_id: CallId,
         outcome: ApprovalOutcome,
         /// Who decided: a user name, or `system` for timeouts and aborts.
         decided_by: String,
@@ -109,31 +110,31 @@ pub enum EventBody {
     },
     /// The approval was handed to the admins (on demand or by a timeout); only admins decide it now.
     ApprovalEscalated {
-        task_id: String,
-        approval_id: String,
-        call_id: String,
+        task_id: TaskId,
+        approval_id: ApprovalId,
+        call_id: CallId,
         escalated_by: String,
         /// RFC 3339: the new deadline.
         deadline: String,
     },
     ToolStarted {
-        task_id: String,
-        call_id: String,
+        task_id: TaskId,
+        call_id: CallId,
     },
     ToolResult {
-        task_id: String,
-        call_id: String,
+        task_id: TaskId,
+        call_id: CallId,
         /// `false` when the tool failed (or was interrupted); the output then describes the error.
         ok: bool,
         output: Value,
     },
     TaskStatus {
-        task_id: String,
+        task_id: TaskId,
         status: TaskStatus,
         message: Option<String>,
         /// For a worker's task: the supervisor's delegating call it answers.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        parent_call_id: Option<String>,
+        parent_call_id: Option<CallId>,
     },
 }
 
@@ -172,7 +173,7 @@ impl EventBody {
         }
     }
 
-    pub fn task_id(&self) -> &str {
+    pub fn task_id(&self) -> &TaskId {
         match self {
             Self::UserMessage { task_id, .. }
             | Self::AssistantMessage { task_id, .. }

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::{
     event::{ApprovalOutcome, Event, EventBody, Risk, TaskStatus},
+    ids::{ApprovalId, CallId, GrantId, TaskId},
     wire::AssistantDelta,
 };
 
@@ -27,13 +28,13 @@ pub struct ConversationView {
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Draft {
-    pub task_id: String,
+    pub task_id: TaskId,
     pub text: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GrantView {
-    pub grant_id: String,
+    pub grant_id: GrantId,
     pub tool: String,
     pub created_by: String,
     pub expires_at: Option<String>,
@@ -49,13 +50,13 @@ pub struct GrantView {
 pub enum Item {
     User {
         seq: i64,
-        task_id: String,
+        task_id: TaskId,
         text: String,
     },
     /// `agent` is set for a worker's reply (a sub-agent's answer to its supervisor).
     Assistant {
         seq: i64,
-        task_id: String,
+        task_id: TaskId,
         text: String,
         #[serde(default)]
         agent: Option<String>,
@@ -65,19 +66,19 @@ pub enum Item {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TaskView {
-    pub task_id: String,
+    pub task_id: TaskId,
     pub status: TaskStatus,
     pub message: Option<String>,
     /// A worker's task (a sub-agent) names the supervisor's call it answers.
     #[serde(default)]
-    pub parent_call_id: Option<String>,
+    pub parent_call_id: Option<CallId>,
 }
 
 /// What the UI shows for one tool call.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Card {
-    pub call_id: String,
-    pub task_id: String,
+    pub call_id: CallId,
+    pub task_id: TaskId,
     pub tool: String,
     pub agent: String,
     pub summary: String,
@@ -99,7 +100,7 @@ pub struct Card {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CardApproval {
-    pub approval_id: String,
+    pub approval_id: ApprovalId,
     pub gate: String,
     /// RFC 3339: when it was asked (a timeout says how long no one decided).
     #[serde(default)]
@@ -177,7 +178,7 @@ impl ConversationView {
         }
         self.last_seq = event.seq;
         // Any stored event of the drafting task ends the draft: the reply (or the calls) arrived.
-        if self.draft.as_ref().is_some_and(|d| d.task_id == event.body.task_id()) {
+        if self.draft.as_ref().is_some_and(|d| &d.task_id == event.body.task_id()) {
             self.draft = None;
         }
         match &event.body {
@@ -423,7 +424,7 @@ mod tests {
         fn gate(&mut self, task: &str, call: &str, args: Value) -> &mut Self {
             self.push(EventBody::ApprovalRequired {
                 task_id: task.into(),
-                approval_id: format!("a-{call}"),
+                approval_id: format!("a-{call}").into(),
                 call_id: call.into(),
                 tool: "process_refund".into(),
                 args,
@@ -437,7 +438,7 @@ mod tests {
         fn decide(&mut self, task: &str, call: &str, outcome: ApprovalOutcome, edited: Option<Value>) -> &mut Self {
             self.push(EventBody::ApprovalDecided {
                 task_id: task.into(),
-                approval_id: format!("a-{call}"),
+                approval_id: format!("a-{call}").into(),
                 call_id: call.into(),
                 outcome,
                 decided_by: "ada".into(),
@@ -623,7 +624,7 @@ mod tests {
                 warnings: Vec::new(),
             });
         }
-        log.push(EventBody::GrantRevoked { task_id: String::new(), grant_id: "g1".into(), revoked_by: "ada".into() });
+        log.push(EventBody::GrantRevoked { task_id: TaskId::default(), grant_id: "g1".into(), revoked_by: "ada".into() });
         let view = log.view();
         assert_eq!(view.grants.len(), 1);
         assert_eq!((view.grants[0].uses, view.grants[0].revoked_by.as_deref()), (2, Some("ada")));

@@ -4,6 +4,7 @@
 pub mod args_form;
 pub mod event;
 pub mod fold;
+pub mod ids;
 pub mod naming;
 pub mod rules;
 pub mod states;
@@ -12,4 +13,5 @@ pub mod wording;
 
 pub use event::{ApprovalOutcome, Event, EventBody};
 pub use fold::{Card, CardStatus, ConversationView, GrantView, Item, fold};
+pub use ids::{ApprovalId, CallId, ConversationId, GrantId, TaskId, UserId};
 pub use states::{ApprovalState, AuditKind, CallState, IllegalMove, Machine, Risk, Role, TaskStatus, TimeoutAction, UnknownName};

@@ -3,18 +3,21 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{ApprovalOutcome, ApprovalState, Event, Risk, Role, TaskStatus, fold::ConversationView};
+use super::{
+    ApprovalId, ApprovalOutcome, ApprovalState, CallId, ConversationId, Event, Risk, Role, TaskId, TaskStatus, UserId,
+    fold::ConversationView,
+};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Conversation {
-    pub id: String,
+    pub id: ConversationId,
     pub title: String,
     pub agent: String,
     pub created_at: String,
     /// Sequence number of its newest event.
     pub last_seq: i64,
     /// The user who owns it (None for chats from before accounts existed).
-    pub owner_id: Option<String>,
+    pub owner_id: Option<UserId>,
     pub owner: Option<String>,
     /// Tool calls of this chat waiting for a decision.
     #[serde(default)]
@@ -43,8 +46,8 @@ pub struct NewMessage {
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Task {
-    pub id: String,
-    pub conversation_id: String,
+    pub id: TaskId,
+    pub conversation_id: ConversationId,
     pub status: TaskStatus,
     pub created_at: String,
     pub updated_at: String,
@@ -53,13 +56,13 @@ pub struct Task {
 /// One row of the approval queue.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Approval {
-    pub id: String,
+    pub id: ApprovalId,
     /// User name of the conversation's owner.
     pub owner: Option<String>,
-    pub conversation_id: String,
+    pub conversation_id: ConversationId,
     pub conversation_title: String,
-    pub task_id: String,
-    pub call_id: String,
+    pub task_id: TaskId,
+    pub call_id: CallId,
     pub agent: String,
     pub tool: String,
     pub args: Value,
@@ -120,8 +123,8 @@ pub struct DeferRequest {
 /// What a decision endpoint answers.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct DecisionOutcome {
-    pub approval_id: String,
-    pub call_id: String,
+    pub approval_id: ApprovalId,
+    pub call_id: CallId,
     pub outcome: ApprovalOutcome,
 }
 
@@ -141,7 +144,7 @@ pub struct Order {
 /// The logged-in user, as pages and clients see them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Me {
-    pub id: String,
+    pub id: UserId,
     pub username: String,
     pub role: Role,
 }
@@ -158,8 +161,8 @@ pub struct Login {
 /// `assistant-message` event and replaces it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AssistantDelta {
-    pub conversation_id: String,
-    pub task_id: String,
+    pub conversation_id: ConversationId,
+    pub task_id: TaskId,
     /// The conversation's last stored event when the model was asked: a delta is stale (its
     /// reply is already stored) once the view has folded anything after it.
     pub after_seq: i64,

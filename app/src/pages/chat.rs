@@ -1,3 +1,4 @@
+use crate::domain::ConversationId;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
@@ -27,7 +28,7 @@ pub fn ChatPage() -> impl IntoView {
                     .into_any(),
                     Some(id) => {
                         let refresh_list = Callback::new(move |_| conversations.refetch());
-                        view! { <OpenChat id on_sent=refresh_list /> }.into_any()
+                        view! { <OpenChat id=ConversationId::from(id) on_sent=refresh_list /> }.into_any()
                     }
                 }}
             </section>
@@ -38,7 +39,7 @@ pub fn ChatPage() -> impl IntoView {
 #[component]
 /// `on_sent` refreshes the chat list: after a message (the title) and when the number of calls
 /// waiting here changes (the list shows it).
-fn OpenChat(id: String, on_sent: Callback<()>) -> impl IntoView {
+fn OpenChat(id: ConversationId, on_sent: Callback<()>) -> impl IntoView {
     let load = chat_loader();
     let chat = Resource::new(move || id.clone(), load);
     view! {

@@ -111,7 +111,7 @@ fn DecidedTable(list: Vec<Approval>) -> impl IntoView {
                 </thead>
                 <tbody>
                     {list.into_iter().map(|a| view! {
-                        <tr data-approval-id=a.id.clone()>
+                        <tr data-approval-id=a.id.to_string()>
                             <td><code>{a.tool.clone()}</code></td>
                             <td>{a.summary.clone()}</td>
                             <td>{a.owner.clone().unwrap_or_default()}</td>

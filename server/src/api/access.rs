@@ -2,7 +2,10 @@
 //! reads or decides (an owner sees their own, an admin everything; a hidden resource is a 404, so
 //! its existence is not revealed), and the actor the audit trail records.
 
-use app::domain::wire::{Conversation, RejectRequest};
+use app::domain::{
+    ApprovalId, ConversationId,
+    wire::{Conversation, RejectRequest},
+};
 
 use super::{ApiError, extract::ApiJson};
 use crate::{
@@ -17,18 +20,18 @@ use crate::{
 };
 
 /// The conversation if it exists and `user` may see it; 404 otherwise (existence is not revealed).
-pub async fn visible_conversation(store: &Store, user: &CurrentUser, id: &str) -> Result<Conversation, ApiError> {
+pub async fn visible_conversation(store: &Store, user: &CurrentUser, id: &ConversationId) -> Result<Conversation, ApiError> {
     conversations::get(store.pool(), id)
         .await?
-        .filter(|c| user.can_see(c.owner_id.as_deref()))
+        .filter(|c| user.can_see(c.owner_id.as_ref()))
         .ok_or_else(|| ApiError::NotFound(format!("conversation {id} does not exist")))
 }
 
 /// The approval if it exists and `user` may see it; 404 otherwise.
-pub async fn visible_approval(state: &AppState, user: &CurrentUser, id: &str) -> Result<ApprovalRow, ApiError> {
+pub async fn visible_approval(state: &AppState, user: &CurrentUser, id: &ApprovalId) -> Result<ApprovalRow, ApiError> {
     approvals::get(state.store.pool(), id)
         .await?
-        .filter(|a| user.can_see(a.owner_id.as_deref()))
+        .filter(|a| user.can_see(a.owner_id.as_ref()))
         .ok_or_else(|| ApiError::NotFound(format!("approval {id} does not exist")))
 }
 

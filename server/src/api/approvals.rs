@@ -1,5 +1,6 @@
 //! The approval queue and decisions on one approval.
 
+use app::domain::ApprovalId;
 use app::domain::{
     ApprovalState, Risk,
     wire::{Approval, ApproveRequest, DecisionOutcome, DeferRequest, RejectRequest},
@@ -49,7 +50,7 @@ struct ListQuery {
 }
 
 #[tracing::instrument(skip(state, user))]
-async fn escalate(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<Json<Approval>, ApiError> {
+async fn escalate(State(state): State<AppState>, user: CurrentUser, Path(id): Path<ApprovalId>) -> Result<Json<Approval>, ApiError> {
     state.limits.decision(state.store.writer(), &user.user.id).await?;
     access::visible_approval(&state, &user, &id).await?;
     state.orchestrator.escalate(&id, &access::actor(&user)).await?;
@@ -98,7 +99,7 @@ async fn list(
 
 #[tracing::instrument(skip(state, user))]
 /// One approval, with its tool's input schema (the browser builds the edit form from it).
-async fn read(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<Json<Approval>, ApiError> {
+async fn read(State(state): State<AppState>, user: CurrentUser, Path(id): Path<ApprovalId>) -> Result<Json<Approval>, ApiError> {
     let row = access::visible_approval(&state, &user, &id).await?;
     let mut approval = row.to_wire(now_ms());
     approval.args_schema = state.orchestrator.input_schema(&row.tool);
@@ -110,7 +111,7 @@ async fn read(State(state): State<AppState>, user: CurrentUser, Path(id): Path<S
 async fn approve(
     State(state): State<AppState>,
     user: CurrentUser,
-    Path(id): Path<String>,
+    Path(id): Path<ApprovalId>,
     body: Option<ApiJson<ApproveRequest>>,
 ) -> Result<Json<DecisionOutcome>, ApiError> {
     state.limits.decision(state.store.writer(), &user.user.id).await?;
@@ -124,7 +125,7 @@ async fn approve(
 async fn reject(
     State(state): State<AppState>,
     user: CurrentUser,
-    Path(id): Path<String>,
+    Path(id): Path<ApprovalId>,
     body: Option<ApiJson<RejectRequest>>,
 ) -> Result<Json<DecisionOutcome>, ApiError> {
     state.limits.decision(state.store.writer(), &user.user.id).await?;
@@ -138,7 +139,7 @@ async fn reject(
 async fn defer(
     State(state): State<AppState>,
     user: CurrentUser,
-    Path(id): Path<String>,
+    Path(id): Path<ApprovalId>,
     ApiJson(body): ApiJson<DeferRequest>,
 ) -> Result<Json<DecisionOutcome>, ApiError> {
     state.limits.decision(state.store.writer(), &user.user.id).await?;

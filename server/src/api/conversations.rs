@@ -1,5 +1,6 @@
 //! Conversations: create, list, read (history + folded cards), post a message, stream events.
 
+use app::domain::ConversationId;
 use std::{collections::VecDeque, convert::Infallible};
 
 use app::domain::{
@@ -65,7 +66,11 @@ async fn list(State(state): State<AppState>, user: CurrentUser) -> Result<Json<V
 }
 
 #[tracing::instrument(skip(state, user))]
-async fn read(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<Json<ConversationDetail>, ApiError> {
+async fn read(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    Path(id): Path<ConversationId>,
+) -> Result<Json<ConversationDetail>, ApiError> {
     let conversation = access::visible_conversation(&state.store, &user, &id).await?;
     let events = events::after(state.store.pool(), &id, 0).await?;
     let view = fold(&events);
@@ -76,7 +81,7 @@ async fn read(State(state): State<AppState>, user: CurrentUser, Path(id): Path<S
 async fn post_message(
     State(state): State<AppState>,
     user: CurrentUser,
-    Path(id): Path<String>,
+    Path(id): Path<ConversationId>,
     ApiJson(body): ApiJson<NewMessage>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let conversation = access::visible_conversation(&state.store, &user, &id).await?;
@@ -118,7 +123,7 @@ async fn stream(
     State(state): State<AppState>,
     user: CurrentUser,
     credential: Option<Extension<Credential>>,
-    Path(id): Path<String>,
+    Path(id): Path<ConversationId>,
     headers: HeaderMap,
     ApiQuery(query): ApiQuery<ResumeQuery>,
 ) -> Result<Sse<impl Stream<Item = Result<sse::Event, Infallible>>>, ApiError> {
@@ -159,7 +164,7 @@ enum Live {
 
 struct Cursor {
     store: Store,
-    conversation_id: String,
+    conversation_id: ConversationId,
     last: i64,
     backlog: VecDeque<Event>,
     wake: broadcast::Receiver<Event>,

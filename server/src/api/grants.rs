@@ -1,6 +1,7 @@
 //! Revoking a standing permission ("always allow") of a conversation. Grants are created by
 //! approving with `{"grant": {...}}` and listed in the conversation's view.
 
+use app::domain::GrantId;
 use axum::{
     Router,
     extract::{Path, State},
@@ -16,7 +17,7 @@ pub fn router() -> Router<AppState> {
 }
 
 #[tracing::instrument(skip(state, user))]
-async fn revoke(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
+async fn revoke(State(state): State<AppState>, user: CurrentUser, Path(id): Path<GrantId>) -> Result<StatusCode, ApiError> {
     let not_found = || ApiError::NotFound(format!("grant {id} does not exist"));
     let grant = grants::get(state.store.pool(), &id).await?.ok_or_else(not_found)?;
     access::visible_conversation(&state.store, &user, &grant.conversation_id).await.map_err(|_| not_found())?;

@@ -8,6 +8,7 @@
 //! and one user may hold at most `COUNTERSIGN_STREAMS_PER_USER` open streams on a process (more
 //! get 429): each costs a task and a bus subscription.
 
+use app::domain::UserId;
 use std::{
     collections::HashMap,
     sync::{Arc, Mutex},
@@ -25,15 +26,15 @@ use crate::{
 
 #[derive(Clone, Debug)]
 pub struct OpenStreams {
-    per_user: Arc<Mutex<HashMap<String, usize>>>,
+    per_user: Arc<Mutex<HashMap<UserId, usize>>>,
     max_per_user: usize,
     lifetime: Duration,
 }
 
 /// One open stream's place in its user's count, given back when the stream is dropped.
 struct Slot {
-    per_user: Arc<Mutex<HashMap<String, usize>>>,
-    user_id: String,
+    per_user: Arc<Mutex<HashMap<UserId, usize>>>,
+    user_id: UserId,
 }
 
 impl Drop for Slot {

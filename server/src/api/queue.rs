@@ -2,6 +2,7 @@
 //! (with the approval id) whenever an approval the caller may see is requested or decided; the
 //! queue page then reloads its list.
 
+use app::domain::{ApprovalId, ConversationId, UserId};
 use std::convert::Infallible;
 
 use app::domain::EventBody;
@@ -52,7 +53,7 @@ struct Watcher {
     user: CurrentUser,
     /// Conversation owners already looked up (an owner never changes), so a busy queue costs one
     /// query per conversation per stream, not one per approval event.
-    owners: HashMap<String, Option<String>>,
+    owners: HashMap<ConversationId, Option<UserId>>,
     _client: crate::metrics::SseClient,
 }
 
@@ -61,7 +62,7 @@ const MAX_OWNERS: usize = 4096;
 
 impl Watcher {
     /// The next approval change the user may see (`Some(None)`: some were missed, reload all).
-    async fn next_change(&mut self) -> Option<Option<String>> {
+    async fn next_change(&mut self) -> Option<Option<ApprovalId>> {
         loop {
             let event = match self.rx.recv().await {
                 Ok(event) => event,
@@ -80,14 +81,14 @@ impl Watcher {
         }
     }
 
-    async fn owns(&mut self, conversation_id: &str) -> bool {
+    async fn owns(&mut self, conversation_id: &ConversationId) -> bool {
         if !self.owners.contains_key(conversation_id) {
             if self.owners.len() >= MAX_OWNERS {
                 self.owners.clear();
             }
             let owner = conversations::get(self.store.pool(), conversation_id).await.ok().flatten().and_then(|c| c.owner_id);
-            self.owners.insert(conversation_id.to_owned(), owner);
+            self.owners.insert(conversation_id.clone(), owner);
         }
-        self.user.can_see(self.owners[conversation_id].as_deref())
+        self.user.can_see(self.owners[conversation_id].as_ref())
     }
 }

@@ -1,5 +1,6 @@
 //! Tasks: read one, decide all of its pending approvals at once, or abort it.
 
+use app::domain::TaskId;
 use app::domain::wire::{DecisionOutcome, RejectRequest, Task};
 use axum::{
     Json, Router,
@@ -28,7 +29,7 @@ pub fn router() -> Router<AppState> {
 }
 
 /// The task if it exists and `user` may see its conversation; 404 otherwise.
-async fn visible_task(state: &AppState, user: &CurrentUser, id: &str) -> Result<TaskRow, ApiError> {
+async fn visible_task(state: &AppState, user: &CurrentUser, id: &TaskId) -> Result<TaskRow, ApiError> {
     let not_found = || ApiError::NotFound(format!("task {id} does not exist"));
     let task = tasks::get(state.store.pool(), id).await?.ok_or_else(not_found)?;
     access::visible_conversation(&state.store, user, &task.conversation_id).await.map_err(|_| not_found())?;
@@ -36,7 +37,7 @@ async fn visible_task(state: &AppState, user: &CurrentUser, id: &str) -> Result<
 }
 
 #[tracing::instrument(skip(state, user))]
-async fn read(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<Json<Task>, ApiError> {
+async fn read(State(state): State<AppState>, user: CurrentUser, Path(id): Path<TaskId>) -> Result<Json<Task>, ApiError> {
     Ok(Json(visible_task(&state, &user, &id).await?.to_wire()))
 }
 
@@ -44,7 +45,7 @@ async fn read(State(state): State<AppState>, user: CurrentUser, Path(id): Path<S
 async fn approve_all(
     State(state): State<AppState>,
     user: CurrentUser,
-    Path(id): Path<String>,
+    Path(id): Path<TaskId>,
 ) -> Result<Json<Vec<DecisionOutcome>>, ApiError> {
     state.limits.decision(state.store.writer(), &user.user.id).await?;
     visible_task(&state, &user, &id).await?;
@@ -55,7 +56,7 @@ async fn approve_all(
 async fn reject_all(
     State(state): State<AppState>,
     user: CurrentUser,
-    Path(id): Path<String>,
+    Path(id): Path<TaskId>,
     body: Option<ApiJson<RejectRequest>>,
 ) -> Result<Json<Vec<DecisionOutcome>>, ApiError> {
     state.limits.decision(state.store.writer(), &user.user.id).await?;
@@ -64,7 +65,7 @@ async fn reject_all(
 }
 
 #[tracing::instrument(skip(state, user))]
-async fn abort(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<Json<Task>, ApiError> {
+async fn abort(State(state): State<AppState>, user: CurrentUser, Path(id): Path<TaskId>) -> Result<Json<Task>, ApiError> {
     state.limits.decision(state.store.writer(), &user.user.id).await?;
     visible_task(&state, &user, &id).await?;
     state.orchestrator.abort(&id, &actor(&user)).await?;

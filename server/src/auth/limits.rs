@@ -6,6 +6,7 @@
 //! so a burst of parallel guesses cannot slip past the limit, and given back when the password was
 //! right. The limit is checked before any hashing, so refused guesses cost no argon2 work.
 
+use app::domain::UserId;
 use std::time::Duration;
 
 use crate::store::limits;
@@ -67,7 +68,7 @@ impl Limits {
         }
     }
 
-    pub async fn decision(&self, writer: &sqlx::AnyPool, user_id: &str) -> Result<(), Refusal> {
+    pub async fn decision(&self, writer: &sqlx::AnyPool, user_id: &UserId) -> Result<(), Refusal> {
         take(writer, &format!("decide:{user_id}"), self.decisions_per_user, "too many decisions").await
     }
 

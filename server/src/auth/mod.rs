@@ -12,6 +12,7 @@ pub mod pages;
 pub mod password;
 pub mod tokens;
 
+use app::domain::UserId;
 use axum::{
     extract::{FromRequestParts, Request, State},
     http::{HeaderMap, header, request::Parts},
@@ -75,7 +76,7 @@ pub async fn resolve(State(state): State<AppState>, mut req: Request, next: Next
             }
         },
         None => match req.extensions().get::<Session>().cloned() {
-            Some(session) => match session.get::<String>(SESSION_USER).await.map_err(|e| anyhow::anyhow!("session: {e}"))? {
+            Some(session) => match session.get::<UserId>(SESSION_USER).await.map_err(|e| anyhow::anyhow!("session: {e}"))? {
                 Some(id) => {
                     if let Some(credential) = Credential::of_session(&session) {
                         req.extensions_mut().insert(credential);
@@ -137,12 +138,12 @@ impl<S: Send + Sync> FromRequestParts<S> for Admin {
 
 impl CurrentUser {
     /// May this user see a conversation owned by `owner_id`?
-    pub fn can_see(&self, owner_id: Option<&str>) -> bool {
-        self.user.is_admin() || owner_id == Some(self.user.id.as_str())
+    pub fn can_see(&self, owner_id: Option<&UserId>) -> bool {
+        self.user.is_admin() || owner_id == Some(&self.user.id)
     }
 
     /// `None` for admins (everything), else the user's id.
-    pub fn owner_filter(&self) -> Option<&str> {
-        (!self.user.is_admin()).then_some(self.user.id.as_str())
+    pub fn owner_filter(&self) -> Option<&UserId> {
+        (!self.user.is_admin()).then_some(&self.user.id)
     }
 }

@@ -4,6 +4,7 @@
 pub mod openai;
 pub mod scripted;
 
+use app::domain::CallId;
 use app::domain::{ApprovalOutcome, Event, EventBody};
 use async_trait::async_trait;
 use serde_json::Value;
@@ -12,7 +13,8 @@ use crate::{agents::Agent, tools::ToolSpec};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProposedCall {
-    pub id: String,
+    /// Countersign's id (a provider's own call ids are replaced: they repeat across replies).
+    pub id: CallId,
     pub tool: String,
     pub args: Value,
 }
@@ -22,7 +24,7 @@ pub struct ProposedCall {
 pub enum ChatMessage {
     User { text: String },
     Assistant { text: Option<String>, calls: Vec<ProposedCall> },
-    ToolResult { call_id: String, tool: String, ok: bool, output: Value, note: Option<String> },
+    ToolResult { call_id: CallId, tool: String, ok: bool, output: Value, note: Option<String> },
 }
 
 pub struct ModelRequest<'a> {

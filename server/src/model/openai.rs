@@ -173,7 +173,7 @@ fn from_message(message: &Value) -> ModelReply {
         .into_iter()
         .flatten()
         .map(|c| ProposedCall {
-            id: call_id(c["id"].as_str()),
+            id: call_id(c["id"].as_str()).into(),
             tool: c["function"]["name"].as_str().unwrap_or_default().to_owned(),
             args: parse_args(c["function"]["arguments"].as_str().unwrap_or_default()),
         })
@@ -212,7 +212,7 @@ impl Assembly {
         let calls = self
             .calls
             .into_values()
-            .map(|(id, tool, args)| ProposedCall { id: call_id(id.as_deref()), tool, args: parse_args(&args) })
+            .map(|(id, tool, args)| ProposedCall { id: call_id(id.as_deref()).into(), tool, args: parse_args(&args) })
             .collect();
         ModelReply { text: (!self.text.trim().is_empty()).then_some(self.text), calls }
     }

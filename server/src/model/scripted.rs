@@ -131,7 +131,7 @@ fn intent(text: &str) -> Intent {
 }
 
 fn call(tool: &str, args: Value) -> ProposedCall {
-    ProposedCall { id: format!("call_{}", uuid::Uuid::now_v7().simple()), tool: tool.into(), args }
+    ProposedCall { id: format!("call_{}", uuid::Uuid::now_v7().simple()).into(), tool: tool.into(), args }
 }
 
 fn plan(intent: Intent) -> ModelReply {

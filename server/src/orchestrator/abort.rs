@@ -1,6 +1,7 @@
 //! Stopping a turn: its pending approvals, approved-but-unrun calls and running workers are
 //! canceled in one transaction.
 
+use app::domain::TaskId;
 use std::sync::Arc;
 
 use app::domain::{
@@ -22,7 +23,7 @@ use crate::store::{
 
 impl Orchestrator {
     /// Stops a task: pending approvals and approved-but-unrun calls are canceled.
-    pub async fn abort(self: &Arc<Self>, task_id: &str, actor: &Actor) -> Result<(), DecisionError> {
+    pub async fn abort(self: &Arc<Self>, task_id: &TaskId, actor: &Actor) -> Result<(), DecisionError> {
         let mut w = self.store.write(Scope::Task(task_id)).await?;
         let task =
             tasks::get(&mut *w.tx, task_id).await?.ok_or_else(|| DecisionError::NotFound(format!("task {task_id} does not exist")))?;

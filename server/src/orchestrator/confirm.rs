@@ -3,6 +3,7 @@
 //! decision (event, audit entry, state change) as the card's buttons, bound to that one call;
 //! anything else is asked again.
 
+use app::domain::{ApprovalId, ConversationId, TaskId};
 use std::sync::Arc;
 
 use app::domain::{ApprovalOutcome, EventBody};
@@ -67,8 +68,8 @@ pub fn question(summary: &str, again: bool) -> String {
 /// What the user's message did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reply {
-    pub task_id: String,
-    pub approval_id: String,
+    pub task_id: TaskId,
+    pub approval_id: ApprovalId,
     pub answer: Answer,
 }
 
@@ -77,7 +78,7 @@ impl Orchestrator {
     /// returns what it did; `None` when nothing waits (the message starts a new turn instead).
     pub async fn answer_in_chat(
         self: &Arc<Self>,
-        conversation_id: &str,
+        conversation_id: &ConversationId,
         text: &str,
         actor: &Actor,
     ) -> Result<Option<Reply>, DecisionError> {

@@ -1,6 +1,7 @@
 //! Human (and timeout) decisions on approvals. Each is one transaction: the conditional
 //! approval update, the call's new state, the events, and the task's status (docs/architecture.md, decision 3).
 
+use app::domain::{ApprovalId, TaskId};
 use std::sync::Arc;
 
 use app::domain::{
@@ -80,7 +81,12 @@ pub const SYSTEM: &str = "system";
 
 impl Orchestrator {
     /// Approves or rejects one approval, then lets the task go on.
-    pub async fn decide(self: &Arc<Self>, approval_id: &str, decision: Decision, actor: &Actor) -> Result<DecisionOutcome, DecisionError> {
+    pub async fn decide(
+        self: &Arc<Self>,
+        approval_id: &ApprovalId,
+        decision: Decision,
+        actor: &Actor,
+    ) -> Result<DecisionOutcome, DecisionError> {
         let mut w = self.store.write(Scope::Approval(approval_id)).await?;
         let approval = pending_approval(&mut w, approval_id).await?;
         may_decide(actor, &approval, now_ms())?;
@@ -110,7 +116,7 @@ impl Orchestrator {
     /// Decides every pending approval of a task the same way (Approve All / Reject All).
     pub async fn decide_all(
         self: &Arc<Self>,
-        task_id: &str,
+        task_id: &TaskId,
         decision: Decision,
         actor: &Actor,
     ) -> Result<Vec<DecisionOutcome>, DecisionError> {
@@ -138,7 +144,7 @@ impl Orchestrator {
     }
 
     /// Applies an approval's timeout action; a no-op when a human decided first.
-    pub async fn time_out(self: &Arc<Self>, approval_id: &str) -> Result<(), DecisionError> {
+    pub async fn time_out(self: &Arc<Self>, approval_id: &ApprovalId) -> Result<(), DecisionError> {
         let mut w = self.store.write(Scope::Approval(approval_id)).await?;
         let Some(approval) = approvals::get(&mut *w.tx, approval_id).await? else { return Ok(()) };
         if approval.state != ApprovalState::Pending || approval.deadline > now_ms() {
@@ -174,7 +180,7 @@ impl Orchestrator {
         Ok(())
     }
 
-    pub(super) async fn waiting_task(&self, w: &mut Write, task_id: &str) -> Result<TaskRow, DecisionError> {
+    pub(super) async fn waiting_task(&self, w: &mut Write, task_id: &TaskId) -> Result<TaskRow, DecisionError> {
         let task =
             tasks::get(&mut *w.tx, task_id).await?.ok_or_else(|| DecisionError::NotFound(format!("task {task_id} does not exist")))?;
         if task.status() != TaskStatus::InputRequired {
@@ -295,7 +301,7 @@ pub(super) fn may_decide(actor: &Actor, approval: &ApprovalRow, now: i64) -> Res
 }
 
 /// The approval if it exists (404) and is still pending (409).
-pub(super) async fn pending_approval(w: &mut Write, approval_id: &str) -> Result<ApprovalRow, DecisionError> {
+pub(super) async fn pending_approval(w: &mut Write, approval_id: &ApprovalId) -> Result<ApprovalRow, DecisionError> {
     let approval = approvals::get(&mut *w.tx, approval_id)
         .await?
         .ok_or_else(|| DecisionError::NotFound(format!("approval {approval_id} does not exist")))?;

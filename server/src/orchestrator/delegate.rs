@@ -93,7 +93,7 @@ impl Orchestrator {
         if let Some(parent_call_id) = &task.parent_call_id {
             let call = calls::get(self.store.pool(), parent_call_id).await?.context("BUG: a worker's delegating call exists")?;
             let request = call.args()["task"].as_str().unwrap_or_default().to_owned();
-            let own: Vec<Event> = history.iter().filter(|e| e.body.task_id() == task.id).cloned().collect();
+            let own: Vec<Event> = history.iter().filter(|e| *e.body.task_id() == task.id).cloned().collect();
             let mut messages = vec![ChatMessage::User { text: request }];
             messages.extend(transcript(&own));
             return Ok(messages);

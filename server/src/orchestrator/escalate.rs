@@ -1,6 +1,7 @@
 //! Handing a pending approval to the admins: on demand by its owner, or as an `escalate` timeout
 //! action (with a fresh deadline; see `app::domain::rules` for who may decide it then).
 
+use app::domain::ApprovalId;
 use std::sync::Arc;
 
 use app::domain::{AuditKind, EventBody};
@@ -19,7 +20,7 @@ use crate::store::{
 
 impl Orchestrator {
     /// A user hands a pending approval to the admins (on demand).
-    pub async fn escalate(self: &Arc<Self>, approval_id: &str, actor: &Actor) -> Result<(), DecisionError> {
+    pub async fn escalate(self: &Arc<Self>, approval_id: &ApprovalId, actor: &Actor) -> Result<(), DecisionError> {
         let mut w = self.store.write(Scope::Approval(approval_id)).await?;
         let approval = pending_approval(&mut w, approval_id).await?;
         if approval.escalated_at.is_some() {

@@ -1,6 +1,7 @@
 //! Grants ("always allow"): a standing permission for one tool in one conversation, given with an
 //! approval and revoked by its owner or an admin. Using one is `policy::classify`'s `Run { grant }`.
 
+use app::domain::{GrantId, TaskId};
 use std::sync::Arc;
 
 use app::domain::{AuditKind, EventBody, wire::GrantRequest};
@@ -50,7 +51,7 @@ impl Orchestrator {
     }
 
     /// Revokes a grant; later calls of its tool ask again.
-    pub async fn revoke_grant(self: &Arc<Self>, grant_id: &str, actor: &Actor) -> Result<(), DecisionError> {
+    pub async fn revoke_grant(self: &Arc<Self>, grant_id: &GrantId, actor: &Actor) -> Result<(), DecisionError> {
         let mut w = self.store.write(Scope::Grant(grant_id)).await?;
         let grant =
             grants::get(&mut *w.tx, grant_id).await?.ok_or_else(|| DecisionError::NotFound(format!("grant {grant_id} does not exist")))?;
@@ -59,7 +60,7 @@ impl Orchestrator {
         }
         w.append(
             &grant.conversation_id,
-            EventBody::GrantRevoked { task_id: String::new(), grant_id: grant_id.to_owned(), revoked_by: actor.name.clone() },
+            EventBody::GrantRevoked { task_id: TaskId::default(), grant_id: grant_id.clone(), revoked_by: actor.name.clone() },
         )
         .await?;
         w.audit(

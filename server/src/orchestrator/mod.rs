@@ -12,6 +12,7 @@ mod grants;
 mod step;
 pub mod sweeper;
 
+use app::domain::TaskId;
 use std::{collections::HashMap, sync::Arc, time::Duration};
 
 use app::domain::TaskStatus;
@@ -46,7 +47,7 @@ pub struct Orchestrator {
     agents: Arc<AgentsConfig>,
     /// Tasks being driven in this process, with a "run again" flag set by triggers that
     /// arrived meanwhile. Guards against two drivers for one task, not a wait for a human.
-    running: Mutex<HashMap<String, bool>>,
+    running: Mutex<HashMap<TaskId, bool>>,
     before_commit: Option<BeforeCommitHook>,
     metrics: Arc<Metrics>,
     /// How long a claim on a task lasts without renewal (a crashed process's claims run out).
@@ -84,14 +85,14 @@ impl Orchestrator {
     }
 
     /// Makes sure the task gets driven: starts a driver, or tells the running one to look again.
-    pub fn trigger(self: &Arc<Self>, task_id: &str) {
+    pub fn trigger(self: &Arc<Self>, task_id: &TaskId) {
         {
             let mut running = self.running.lock();
             if let Some(again) = running.get_mut(task_id) {
                 *again = true;
                 return;
             }
-            running.insert(task_id.to_owned(), false);
+            running.insert(task_id.clone(), false);
         }
         let this = Arc::clone(self);
         let task_id = task_id.to_owned();
@@ -109,13 +110,13 @@ impl Orchestrator {
                         Ok(()) => {}
                         Err(err) if err.downcast_ref::<tasks::LeaseLost>().is_some() => {
                             // Someone else drives it now; this driver's last write was dropped.
-                            tracing::warn!(task_id, error = %err, "lost the task's lease; stopping");
+                            tracing::warn!(%task_id, error = %err, "lost the task's lease; stopping");
                             this.running.lock().remove(&task_id);
                             return;
                         }
                         Err(err) => {
                             // Left as is in the database; the sweeper retries working tasks, a few times.
-                            tracing::error!(task_id, error = ?err, "driving the task failed");
+                            tracing::error!(%task_id, error = ?err, "driving the task failed");
                             this.count_failed_attempt(&lease).await;
                         }
                     }
@@ -125,7 +126,7 @@ impl Orchestrator {
                     // Released while still listed as running, so a trigger that arrives meanwhile
                     // sets "again" here instead of starting a driver that finds the lease held.
                     if let Err(err) = tasks::release(this.store.writer(), &lease).await {
-                        tracing::warn!(task_id, error = ?err, "releasing the task failed; its lease will run out");
+                        tracing::warn!(%task_id, error = ?err, "releasing the task failed; its lease will run out");
                     }
                     if !this.take_again_or_leave(&task_id) {
                         break;
@@ -144,19 +145,19 @@ impl Orchestrator {
     }
 
     /// A fresh lease on the task for one driver of this process, timed by the database's clock.
-    async fn claim(&self, task_id: &str) -> Option<Lease> {
+    async fn claim(&self, task_id: &TaskId) -> Option<Lease> {
         let owner = self.store.bus().instance();
         match tasks::claim(self.store.writer(), self.store.backend(), task_id, owner, self.lease.as_millis() as i64).await {
             Ok(lease) => lease,
             Err(err) => {
-                tracing::error!(task_id, error = ?err, "claiming the task failed");
+                tracing::error!(%task_id, error = ?err, "claiming the task failed");
                 None
             }
         }
     }
 
     /// Whether a trigger arrived while the driver worked (and clears it).
-    fn take_again(&self, task_id: &str) -> bool {
+    fn take_again(&self, task_id: &TaskId) -> bool {
         match self.running.lock().get_mut(task_id) {
             Some(again) if *again => {
                 *again = false;
@@ -167,7 +168,7 @@ impl Orchestrator {
     }
 
     /// Like [`Self::take_again`], but when no trigger arrived the driver leaves `running`.
-    fn take_again_or_leave(&self, task_id: &str) -> bool {
+    fn take_again_or_leave(&self, task_id: &TaskId) -> bool {
         let mut running = self.running.lock();
         match running.get_mut(task_id) {
             Some(again) if *again => {
@@ -195,7 +196,7 @@ impl Orchestrator {
     /// Counts a failed attempt at driving the task; after [`MAX_FAILED_ATTEMPTS`] since its last
     /// model step the turn fails with a message the chat shows, instead of being retried forever.
     async fn count_failed_attempt(&self, lease: &Lease) {
-        let task_id = lease.task_id.as_str();
+        let task_id = &lease.task_id;
         let result = async {
             let mut w = self.store.write_as(lease).await?;
             let attempts = tasks::count_failed_attempt(&mut w, task_id).await?;
@@ -215,13 +216,13 @@ impl Orchestrator {
             Ok(_) => {}
             // The driver froze or was cut off and another took the task over: nothing to count.
             Err(err) if err.downcast_ref::<tasks::LeaseLost>().is_some() => {
-                tracing::info!(task_id, "a failed attempt was not counted: this driver no longer holds the task");
+                tracing::info!(%task_id, "a failed attempt was not counted: this driver no longer holds the task");
             }
-            Err(err) => tracing::error!(task_id, error = ?err, "counting a failed attempt failed"),
+            Err(err) => tracing::error!(%task_id, error = ?err, "counting a failed attempt failed"),
         }
     }
 
-    pub fn is_running(&self, task_id: &str) -> bool {
+    pub fn is_running(&self, task_id: &TaskId) -> bool {
         self.running.lock().contains_key(task_id)
     }
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use app::domain::{
-    AuditKind, CallState, EventBody, Risk, TaskStatus,
+    AuditKind, CallState, EventBody, Risk, TaskId, TaskStatus,
     wire::{AssistantDelta, Conversation},
 };
 use serde_json::json;
@@ -34,14 +34,14 @@ const MAX_STEPS: i64 = 16;
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     #[error("the conversation's current task {0} has not finished")]
-    Busy(String),
+    Busy(TaskId),
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
 }
 
 impl Orchestrator {
     /// Records the user's message as a new task and starts driving it.
-    pub async fn start_turn(self: &Arc<Self>, conversation: &Conversation, text: &str) -> Result<String, StartError> {
+    pub async fn start_turn(self: &Arc<Self>, conversation: &Conversation, text: &str) -> Result<TaskId, StartError> {
         let mut w = self.store.write(Scope::Conversation(&conversation.id)).await?;
         if let Some(open) = tasks::open_in_conversation(&mut *w.tx, &conversation.id).await? {
             return Err(StartError::Busy(open.id));
@@ -62,7 +62,7 @@ impl Orchestrator {
     /// Advances the task as far as it can go without a human.
     /// Every write it makes is fenced by `lease`: once the lease is lost, nothing more is stored.
     pub(super) async fn drive(self: &Arc<Self>, lease: &Lease) -> anyhow::Result<()> {
-        let task_id = lease.task_id.as_str();
+        let task_id = &lease.task_id;
         loop {
             let Some(task) = tasks::get(self.store.pool(), task_id).await? else { return Ok(()) };
             if task.status().is_final() {
@@ -137,18 +137,18 @@ impl Orchestrator {
         let reply = match model.respond(&request).await {
             Ok(reply) => reply,
             Err(err) => {
-                tracing::warn!(task_id = task.id, error = ?err, "model failed");
+                tracing::warn!(task_id = %task.id, error = ?err, "model failed");
                 return self.fail(task, format!("the model failed: {err:#}"), lease).await;
             }
         };
 
-        tracing::debug!(task_id = task.id, agent = agent.name, calls = reply.calls.len(), "model replied");
+        tracing::debug!(task_id = %task.id, agent = agent.name, calls = reply.calls.len(), "model replied");
         let mut w = self.store.write_as(lease).await?;
         // Counting the step only while the task is working makes an abort win over a late reply,
         // and only from the step read before asking the model makes a reply to a step someone
         // else already took be dropped.
         let Some(step) = tasks::take_step(&mut w.tx, &task.id, task.steps).await? else {
-            tracing::info!(task_id = task.id, step = task.steps, "the model's reply came for a step no longer open; dropped");
+            tracing::info!(task_id = %task.id, step = task.steps, "the model's reply came for a step no longer open; dropped");
             return Ok(());
         };
         let cid = &conversation.id;

@@ -42,7 +42,7 @@ pub async fn run(orchestrator: Arc<Orchestrator>, interval: Duration) {
                 for id in ids {
                     match orchestrator.time_out(&id).await {
                         Ok(()) | Err(DecisionError::Conflict(_) | DecisionError::NotFound(_)) => {}
-                        Err(err) => tracing::error!(approval_id = id, error = ?err, "timeout failed"),
+                        Err(err) => tracing::error!(approval_id = %id, error = ?err, "timeout failed"),
                     }
                 }
             }

@@ -3,6 +3,7 @@
 //! changes nothing.
 
 use anyhow::Context;
+use app::domain::{ApprovalId, CallId, ConversationId, TaskId, UserId};
 use app::domain::{ApprovalState, Machine, Risk, TimeoutAction, wire};
 use serde_json::Value;
 use sqlx::{AnyConnection, AnyExecutor};
@@ -11,12 +12,12 @@ use super::time::{now_ms, rfc3339};
 
 #[derive(sqlx::FromRow, Clone, Debug)]
 pub struct ApprovalRow {
-    pub id: String,
-    pub call_id: String,
-    pub task_id: String,
-    pub conversation_id: String,
+    pub id: ApprovalId,
+    pub call_id: CallId,
+    pub task_id: TaskId,
+    pub conversation_id: ConversationId,
     pub conversation_title: String,
-    pub owner_id: Option<String>,
+    pub owner_id: Option<UserId>,
     pub owner: Option<String>,
     pub agent: String,
     pub tool: String,
@@ -86,10 +87,10 @@ const SELECT: &str = "SELECT a.id, a.call_id, a.task_id, a.conversation_id, c.ti
     FROM approvals a JOIN conversations c ON c.id = a.conversation_id LEFT JOIN users u ON u.id = c.owner_id";
 
 pub struct NewApproval<'a> {
-    pub id: &'a str,
-    pub call_id: &'a str,
-    pub task_id: &'a str,
-    pub conversation_id: &'a str,
+    pub id: &'a ApprovalId,
+    pub call_id: &'a CallId,
+    pub task_id: &'a TaskId,
+    pub conversation_id: &'a ConversationId,
     pub agent: &'a str,
     pub tool: &'a str,
     pub args: &'a Value,
@@ -127,11 +128,11 @@ pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Res
     Ok(())
 }
 
-pub async fn get(db: impl AnyExecutor<'_>, id: &str) -> anyhow::Result<Option<ApprovalRow>> {
+pub async fn get(db: impl AnyExecutor<'_>, id: &ApprovalId) -> anyhow::Result<Option<ApprovalRow>> {
     sqlx::query_as(&format!("{SELECT} WHERE a.id = $1")).bind(id).fetch_optional(db).await.context("failed to load approval")
 }
 
-pub async fn pending_for_task(db: impl AnyExecutor<'_>, task_id: &str) -> anyhow::Result<Vec<ApprovalRow>> {
+pub async fn pending_for_task(db: impl AnyExecutor<'_>, task_id: &TaskId) -> anyhow::Result<Vec<ApprovalRow>> {
     sqlx::query_as(&format!("{SELECT} WHERE a.task_id = $1 AND a.state = 'pending' ORDER BY a.created_at, a.id"))
         .bind(task_id)
         .fetch_all(db)
@@ -140,7 +141,7 @@ pub async fn pending_for_task(db: impl AnyExecutor<'_>, task_id: &str) -> anyhow
 }
 
 /// The card's line after an edit (what runs now, and what was proposed).
-pub async fn set_summary(conn: &mut AnyConnection, id: &str, summary: &str) -> anyhow::Result<()> {
+pub async fn set_summary(conn: &mut AnyConnection, id: &ApprovalId, summary: &str) -> anyhow::Result<()> {
     sqlx::query("UPDATE approvals SET summary = $1 WHERE id = $2")
         .bind(summary)
         .bind(id)
@@ -153,7 +154,7 @@ pub async fn set_summary(conn: &mut AnyConnection, id: &str, summary: &str) -> a
 /// The one conditional write that decides an approval. False when it was no longer pending.
 pub async fn decide(
     conn: &mut AnyConnection,
-    id: &str,
+    id: &ApprovalId,
     to: ApprovalState,
     decided_by: &str,
     reason: Option<&str>,
@@ -177,7 +178,7 @@ pub async fn decide(
 }
 
 /// Pending approvals whose deadline has passed.
-pub async fn overdue(db: impl AnyExecutor<'_>, now: i64) -> anyhow::Result<Vec<String>> {
+pub async fn overdue(db: impl AnyExecutor<'_>, now: i64) -> anyhow::Result<Vec<ApprovalId>> {
     sqlx::query_scalar("SELECT id FROM approvals WHERE state = 'pending' AND deadline <= $1 ORDER BY deadline LIMIT 100")
         .bind(now)
         .fetch_all(db)
@@ -211,7 +212,7 @@ impl StateFilter {
 pub struct Filter<'a> {
     pub state: StateFilter,
     /// Only approvals of this owner's conversations (a non-admin viewer).
-    pub owner_id: Option<&'a str>,
+    pub owner_id: Option<&'a UserId>,
     pub tool: Option<&'a str>,
     pub username: Option<&'a str>,
     pub risk: Option<Risk>,
@@ -246,7 +247,12 @@ pub async fn list(db: impl AnyExecutor<'_>, f: &Filter<'_>) -> anyhow::Result<Ve
 }
 
 /// Why an identical call (same tool and arguments) was already refused in this conversation.
-pub async fn refused_before(db: impl AnyExecutor<'_>, conversation_id: &str, tool: &str, args: &Value) -> anyhow::Result<Option<String>> {
+pub async fn refused_before(
+    db: impl AnyExecutor<'_>,
+    conversation_id: &ConversationId,
+    tool: &str,
+    args: &Value,
+) -> anyhow::Result<Option<String>> {
     let rows: Vec<(String, Option<String>, String)> = sqlx::query_as(
         "SELECT args, reason, state FROM approvals WHERE conversation_id = $1 AND tool = $2 AND state IN ('rejected', 'expired')",
     )
@@ -263,7 +269,7 @@ pub async fn refused_before(db: impl AnyExecutor<'_>, conversation_id: &str, too
 
 /// Hands a pending approval to the admins with a new deadline; false if it was not pending or
 /// already escalated.
-pub async fn escalate(conn: &mut AnyConnection, id: &str, by: &str, deadline: i64) -> anyhow::Result<bool> {
+pub async fn escalate(conn: &mut AnyConnection, id: &ApprovalId, by: &str, deadline: i64) -> anyhow::Result<bool> {
     let result = sqlx::query(
         "UPDATE approvals SET escalated_at = $1, escalated_by = $2, deadline = $3 WHERE id = $4 AND state = 'pending' AND escalated_at IS NULL",
     )
@@ -278,7 +284,7 @@ pub async fn escalate(conn: &mut AnyConnection, id: &str, by: &str, deadline: i6
 }
 
 /// The oldest pending approval of the conversation that the user answers in the chat.
-pub async fn pending_in_chat(db: impl AnyExecutor<'_>, conversation_id: &str) -> anyhow::Result<Option<ApprovalRow>> {
+pub async fn pending_in_chat(db: impl AnyExecutor<'_>, conversation_id: &ConversationId) -> anyhow::Result<Option<ApprovalRow>> {
     sqlx::query_as(&format!(
         "{SELECT} WHERE a.conversation_id = $1 AND a.state = 'pending' AND a.confirm = 'chat' ORDER BY a.created_at, a.id LIMIT 1"
     ))

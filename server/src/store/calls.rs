@@ -1,6 +1,7 @@
 //! Tool calls and their execution state; the moves are [`CallState`]'s table.
 
 use anyhow::Context;
+use app::domain::{CallId, ConversationId, TaskId};
 use app::domain::{CallState, Machine};
 use serde_json::Value;
 use sqlx::{AnyConnection, AnyExecutor};
@@ -9,9 +10,9 @@ use super::time::now_ms;
 
 #[derive(sqlx::FromRow, Clone, Debug)]
 pub struct CallRow {
-    pub id: String,
-    pub task_id: String,
-    pub conversation_id: String,
+    pub id: CallId,
+    pub task_id: TaskId,
+    pub conversation_id: ConversationId,
     pub step: i64,
     pub position: i64,
     pub tool: String,
@@ -27,9 +28,9 @@ impl CallRow {
 }
 
 pub struct NewCall<'a> {
-    pub id: &'a str,
-    pub task_id: &'a str,
-    pub conversation_id: &'a str,
+    pub id: &'a CallId,
+    pub task_id: &'a TaskId,
+    pub conversation_id: &'a ConversationId,
     pub step: i64,
     pub position: i64,
     pub tool: &'a str,
@@ -60,7 +61,7 @@ pub async fn insert(conn: &mut AnyConnection, call: NewCall<'_>) -> anyhow::Resu
     Ok(())
 }
 
-pub async fn get(db: impl AnyExecutor<'_>, id: &str) -> anyhow::Result<Option<CallRow>> {
+pub async fn get(db: impl AnyExecutor<'_>, id: &CallId) -> anyhow::Result<Option<CallRow>> {
     sqlx::query_as("SELECT id, task_id, conversation_id, step, position, tool, args, state FROM tool_calls WHERE id = $1")
         .bind(id)
         .fetch_optional(db)
@@ -69,7 +70,7 @@ pub async fn get(db: impl AnyExecutor<'_>, id: &str) -> anyhow::Result<Option<Ca
 }
 
 /// The calls the model proposed in one step of a task, in the order it proposed them.
-pub async fn for_step(db: impl AnyExecutor<'_>, task_id: &str, step: i64) -> anyhow::Result<Vec<CallRow>> {
+pub async fn for_step(db: impl AnyExecutor<'_>, task_id: &TaskId, step: i64) -> anyhow::Result<Vec<CallRow>> {
     sqlx::query_as(
         "SELECT id, task_id, conversation_id, step, position, tool, args, state FROM tool_calls
          WHERE task_id = $1 AND step = $2 ORDER BY position",
@@ -83,7 +84,13 @@ pub async fn for_step(db: impl AnyExecutor<'_>, task_id: &str, step: i64) -> any
 
 /// Conditional transition: true when the call was in `from` and is now in `to`; an error when the
 /// table does not allow the move.
-pub async fn transition(conn: &mut AnyConnection, id: &str, from: CallState, to: CallState, args: Option<&Value>) -> anyhow::Result<bool> {
+pub async fn transition(
+    conn: &mut AnyConnection,
+    id: &CallId,
+    from: CallState,
+    to: CallState,
+    args: Option<&Value>,
+) -> anyhow::Result<bool> {
     from.transition(to)?;
     let result = sqlx::query("UPDATE tool_calls SET state = $1, args = COALESCE($2, args), updated_at = $3 WHERE id = $4 AND state = $5")
         .bind(to.as_str())
@@ -98,7 +105,7 @@ pub async fn transition(conn: &mut AnyConnection, id: &str, from: CallState, to:
 }
 
 /// Calls of a task in one of `states`.
-pub async fn in_states(db: impl AnyExecutor<'_>, task_id: &str, states: &[CallState]) -> anyhow::Result<Vec<CallRow>> {
+pub async fn in_states(db: impl AnyExecutor<'_>, task_id: &TaskId, states: &[CallState]) -> anyhow::Result<Vec<CallRow>> {
     let placeholders = (0..states.len()).map(|i| format!("${}", i + 2)).collect::<Vec<_>>().join(", ");
     let sql = format!(
         "SELECT id, task_id, conversation_id, step, position, tool, args, state FROM tool_calls

@@ -2,18 +2,19 @@
 
 use anyhow::Context;
 use app::domain::wire::Conversation;
+use app::domain::{ConversationId, UserId};
 use sqlx::AnyPool;
 
 use super::time::{new_id, now_ms, rfc3339};
 
 #[derive(sqlx::FromRow)]
 struct Row {
-    id: String,
+    id: ConversationId,
     title: String,
     agent: String,
     created_at: i64,
     last_seq: i64,
-    owner_id: Option<String>,
+    owner_id: Option<UserId>,
     owner: Option<String>,
     pending: i64,
 }
@@ -39,7 +40,7 @@ const SELECT: &str = "SELECT c.id, c.title, c.agent, c.created_at, c.last_seq, c
     LEFT JOIN (SELECT conversation_id, COUNT(*) AS n FROM approvals WHERE state = 'pending' GROUP BY conversation_id) p
         ON p.conversation_id = c.id";
 
-pub async fn create(pool: &AnyPool, title: &str, agent: &str, owner_id: &str) -> anyhow::Result<Conversation> {
+pub async fn create(pool: &AnyPool, title: &str, agent: &str, owner_id: &UserId) -> anyhow::Result<Conversation> {
     let id = new_id();
     sqlx::query("INSERT INTO conversations (id, title, agent, created_at, owner_id) VALUES ($1, $2, $3, $4, $5)")
         .bind(&id)
@@ -53,14 +54,14 @@ pub async fn create(pool: &AnyPool, title: &str, agent: &str, owner_id: &str) ->
     get(pool, &id).await?.context("BUG: the conversation just created exists")
 }
 
-pub async fn get(pool: &AnyPool, id: &str) -> anyhow::Result<Option<Conversation>> {
+pub async fn get(pool: &AnyPool, id: &ConversationId) -> anyhow::Result<Option<Conversation>> {
     let row: Option<Row> =
         sqlx::query_as(&format!("{SELECT} WHERE c.id = $1")).bind(id).fetch_optional(pool).await.context("failed to load conversation")?;
     Ok(row.map(Into::into))
 }
 
 /// Newest first; `owner_id` None lists everyone's (admins).
-pub async fn list(pool: &AnyPool, owner_id: Option<&str>, limit: i64) -> anyhow::Result<Vec<Conversation>> {
+pub async fn list(pool: &AnyPool, owner_id: Option<&UserId>, limit: i64) -> anyhow::Result<Vec<Conversation>> {
     let rows: Vec<Row> =
         sqlx::query_as(&format!("{SELECT} WHERE $1 IS NULL OR c.owner_id = $1 ORDER BY c.created_at DESC, c.id DESC LIMIT $2"))
             .bind(owner_id)
@@ -72,7 +73,7 @@ pub async fn list(pool: &AnyPool, owner_id: Option<&str>, limit: i64) -> anyhow:
 }
 
 /// Names a chat after its first message while it still has the default title.
-pub async fn title_from_first_message(conn: &mut sqlx::AnyConnection, id: &str, text: &str) -> anyhow::Result<()> {
+pub async fn title_from_first_message(conn: &mut sqlx::AnyConnection, id: &ConversationId, text: &str) -> anyhow::Result<()> {
     let title = naming::title_from(text);
     sqlx::query("UPDATE conversations SET title = $1 WHERE id = $2 AND title = $3 AND last_seq = 0")
         .bind(title)

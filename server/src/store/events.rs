@@ -1,13 +1,14 @@
 //! The append-only event log.
 
 use anyhow::Context;
+use app::domain::ConversationId;
 use app::domain::{Event, EventBody};
 use sqlx::{AnyConnection, AnyPool};
 
 use super::time::{now_ms, rfc3339};
 
 /// Appends one event with the conversation's next sequence number.
-pub async fn append(conn: &mut AnyConnection, conversation_id: &str, body: EventBody) -> anyhow::Result<Event> {
+pub async fn append(conn: &mut AnyConnection, conversation_id: &ConversationId, body: EventBody) -> anyhow::Result<Event> {
     let seq: i64 = sqlx::query_scalar("UPDATE conversations SET last_seq = last_seq + 1 WHERE id = $1 RETURNING last_seq")
         .bind(conversation_id)
         .fetch_one(&mut *conn)
@@ -30,7 +31,7 @@ pub async fn append(conn: &mut AnyConnection, conversation_id: &str, body: Event
 
 #[derive(sqlx::FromRow)]
 struct EventRow {
-    conversation_id: String,
+    conversation_id: ConversationId,
     seq: i64,
     body: String,
     created_at: i64,
@@ -45,7 +46,7 @@ impl EventRow {
 }
 
 /// Events of a conversation after sequence number `after`, in order.
-pub async fn after(pool: &AnyPool, conversation_id: &str, after: i64) -> anyhow::Result<Vec<Event>> {
+pub async fn after(pool: &AnyPool, conversation_id: &ConversationId, after: i64) -> anyhow::Result<Vec<Event>> {
     let rows: Vec<EventRow> =
         sqlx::query_as("SELECT conversation_id, seq, body, created_at FROM events WHERE conversation_id = $1 AND seq > $2 ORDER BY seq")
             .bind(conversation_id)

@@ -2,14 +2,15 @@
 //! update, so a limited grant is never used more often than allowed.
 
 use anyhow::Context;
+use app::domain::{ConversationId, GrantId};
 use sqlx::{AnyConnection, AnyExecutor};
 
 use super::time::{new_id, now_ms};
 
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct GrantRow {
-    pub id: String,
-    pub conversation_id: String,
+    pub id: GrantId,
+    pub conversation_id: ConversationId,
     pub tool: String,
     pub created_by: String,
     pub expires_at: Option<i64>,
@@ -20,13 +21,13 @@ pub struct GrantRow {
 
 pub async fn insert(
     conn: &mut AnyConnection,
-    conversation_id: &str,
+    conversation_id: &ConversationId,
     tool: &str,
     created_by: &str,
     expires_at: Option<i64>,
     max_uses: Option<i64>,
-) -> anyhow::Result<String> {
-    let id = new_id();
+) -> anyhow::Result<GrantId> {
+    let id: GrantId = new_id();
     sqlx::query(
         "INSERT INTO grants (id, conversation_id, tool, created_by, created_at, expires_at, max_uses) VALUES ($1, $2, $3, $4, $5, $6, $7)",
     )
@@ -47,7 +48,7 @@ pub async fn insert(
 const USABLE: &str = "revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $1) AND (max_uses IS NULL OR uses < max_uses)";
 
 /// The oldest grant for `tool` in the conversation that still lets a call through, if any.
-pub async fn usable(db: impl AnyExecutor<'_>, conversation_id: &str, tool: &str) -> anyhow::Result<Option<String>> {
+pub async fn usable(db: impl AnyExecutor<'_>, conversation_id: &ConversationId, tool: &str) -> anyhow::Result<Option<GrantId>> {
     sqlx::query_scalar(&format!("SELECT id FROM grants WHERE {USABLE} AND conversation_id = $2 AND tool = $3 ORDER BY created_at LIMIT 1"))
         .bind(now_ms())
         .bind(conversation_id)
@@ -60,7 +61,7 @@ pub async fn usable(db: impl AnyExecutor<'_>, conversation_id: &str, tool: &str)
 /// Counts one use of the grant, only while it still lets a call through (conditional: a use
 /// never goes past `max_uses`, nor happens after it expired or was revoked). The grant as it is
 /// now, or `None` if it could not be used.
-pub async fn use_grant(conn: &mut AnyConnection, id: &str) -> anyhow::Result<Option<GrantRow>> {
+pub async fn use_grant(conn: &mut AnyConnection, id: &GrantId) -> anyhow::Result<Option<GrantRow>> {
     sqlx::query_as(&format!(
         "UPDATE grants SET uses = uses + 1 WHERE {USABLE} AND id = $2
          RETURNING id, conversation_id, tool, created_by, expires_at, max_uses, uses, revoked_at"
@@ -72,7 +73,7 @@ pub async fn use_grant(conn: &mut AnyConnection, id: &str) -> anyhow::Result<Opt
     .context("failed to use a grant")
 }
 
-pub async fn get(db: impl AnyExecutor<'_>, id: &str) -> anyhow::Result<Option<GrantRow>> {
+pub async fn get(db: impl AnyExecutor<'_>, id: &GrantId) -> anyhow::Result<Option<GrantRow>> {
     sqlx::query_as("SELECT id, conversation_id, tool, created_by, expires_at, max_uses, uses, revoked_at FROM grants WHERE id = $1")
         .bind(id)
         .fetch_optional(db)
@@ -80,7 +81,7 @@ pub async fn get(db: impl AnyExecutor<'_>, id: &str) -> anyhow::Result<Option<Gr
         .context("failed to load grant")
 }
 
-pub async fn revoke(conn: &mut AnyConnection, id: &str, by: &str) -> anyhow::Result<bool> {
+pub async fn revoke(conn: &mut AnyConnection, id: &GrantId, by: &str) -> anyhow::Result<bool> {
     let result = sqlx::query("UPDATE grants SET revoked_at = $1, revoked_by = $2 WHERE id = $3 AND revoked_at IS NULL")
         .bind(now_ms())
         .bind(by)

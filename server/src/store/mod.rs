@@ -19,6 +19,7 @@ pub mod tasks;
 pub mod time;
 pub mod users;
 
+use app::domain::{ApprovalId, ConversationId, GrantId, TaskId};
 use std::{str::FromStr, time::Duration};
 
 use anyhow::Context;
@@ -53,17 +54,17 @@ pub enum NativePool {
 /// commit in parallel. SQLite has one writer, so there the scope changes nothing.
 #[derive(Clone, Copy, Debug)]
 pub enum Scope<'a> {
-    Conversation(&'a str),
-    Task(&'a str),
-    Approval(&'a str),
-    Grant(&'a str),
+    Conversation(&'a ConversationId),
+    Task(&'a TaskId),
+    Approval(&'a ApprovalId),
+    Grant(&'a GrantId),
 }
 
 impl Scope<'_> {
     /// Locks the scope's conversation row; a scope that names nothing locks nothing (the write
     /// then finds nothing to change and says so).
     async fn lock(self, conn: &mut sqlx::AnyConnection) -> anyhow::Result<()> {
-        let (sql, id) = match self {
+        let (sql, id): (_, &str) = match self {
             Scope::Conversation(id) => ("SELECT id FROM conversations WHERE id = $1 FOR UPDATE", id),
             Scope::Task(id) => ("SELECT id FROM conversations WHERE id = (SELECT conversation_id FROM tasks WHERE id = $1) FOR UPDATE", id),
             Scope::Approval(id) => {
@@ -253,7 +254,7 @@ pub struct Write {
 }
 
 impl Write {
-    pub async fn append(&mut self, conversation_id: &str, body: EventBody) -> anyhow::Result<Event> {
+    pub async fn append(&mut self, conversation_id: &ConversationId, body: EventBody) -> anyhow::Result<Event> {
         let event = events::append(&mut self.tx, conversation_id, body).await?;
         for target in self.webhooks.iter().filter(|t| t.events.iter().any(|e| e == event.body.name())) {
             outbox::insert(&mut self.tx, &target.url, &outbox::payload(&event)).await?;

@@ -81,7 +81,7 @@ async fn relay(store: &Store, pool: &sqlx::PgPool) -> anyhow::Result<()> {
             _ => {
                 let Some((conversation_id, seq)) = rest.split_once('|') else { continue };
                 let Ok(seq) = seq.parse::<i64>() else { continue };
-                events::after(store.pool(), conversation_id, seq - 1).await?.into_iter().find(|e| e.seq == seq)
+                events::after(store.pool(), &conversation_id.into(), seq - 1).await?.into_iter().find(|e| e.seq == seq)
             }
         };
         if let Some(event) = event {

@@ -2,6 +2,7 @@
 //! task's `task-status` events, written in the same transaction.
 
 use anyhow::Context;
+use app::domain::{CallId, ConversationId, TaskId};
 use app::domain::{EventBody, Machine, TaskStatus, wire::Task};
 use sqlx::{AnyConnection, AnyExecutor};
 
@@ -12,8 +13,8 @@ use super::{
 
 #[derive(sqlx::FromRow, Clone, Debug)]
 pub struct TaskRow {
-    pub id: String,
-    pub conversation_id: String,
+    pub id: TaskId,
+    pub conversation_id: ConversationId,
     #[sqlx(try_from = "String")]
     pub status: TaskStatus,
     pub steps: i64,
@@ -22,7 +23,7 @@ pub struct TaskRow {
     /// The agent driving it when not the conversation's (a worker's task).
     pub agent: Option<String>,
     /// A worker's task answers this delegating call of its supervisor.
-    pub parent_call_id: Option<String>,
+    pub parent_call_id: Option<CallId>,
 }
 
 impl TaskRow {
@@ -43,12 +44,12 @@ impl TaskRow {
 
 const COLUMNS: &str = "id, conversation_id, status, steps, created_at, updated_at, agent, parent_call_id";
 
-pub async fn get(db: impl AnyExecutor<'_>, id: &str) -> anyhow::Result<Option<TaskRow>> {
+pub async fn get(db: impl AnyExecutor<'_>, id: &TaskId) -> anyhow::Result<Option<TaskRow>> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM tasks WHERE id = $1")).bind(id).fetch_optional(db).await.context("failed to load task")
 }
 
 /// The conversation's newest task that has not finished, if any.
-pub async fn open_in_conversation(db: impl AnyExecutor<'_>, conversation_id: &str) -> anyhow::Result<Option<TaskRow>> {
+pub async fn open_in_conversation(db: impl AnyExecutor<'_>, conversation_id: &ConversationId) -> anyhow::Result<Option<TaskRow>> {
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM tasks WHERE conversation_id = $1 AND status IN ('working', 'input_required')
          ORDER BY created_at DESC LIMIT 1"
@@ -59,12 +60,12 @@ pub async fn open_in_conversation(db: impl AnyExecutor<'_>, conversation_id: &st
     .context("failed to find open task")
 }
 
-pub async fn ids_with_status(db: impl AnyExecutor<'_>, status: TaskStatus) -> anyhow::Result<Vec<String>> {
+pub async fn ids_with_status(db: impl AnyExecutor<'_>, status: TaskStatus) -> anyhow::Result<Vec<TaskId>> {
     sqlx::query_scalar("SELECT id FROM tasks WHERE status = $1").bind(status.as_str()).fetch_all(db).await.context("failed to list tasks")
 }
 
-pub async fn insert(conn: &mut AnyConnection, conversation_id: &str) -> anyhow::Result<String> {
-    let id = new_id();
+pub async fn insert(conn: &mut AnyConnection, conversation_id: &ConversationId) -> anyhow::Result<TaskId> {
+    let id: TaskId = new_id();
     let now = now_ms();
     sqlx::query("INSERT INTO tasks (id, conversation_id, status, created_at, updated_at) VALUES ($1, $2, 'working', $3, $4)")
         .bind(&id)
@@ -78,8 +79,13 @@ pub async fn insert(conn: &mut AnyConnection, conversation_id: &str) -> anyhow::
 }
 
 /// Starts a worker's task for a supervisor's delegating call, with its `task-status` event.
-pub async fn insert_worker(w: &mut Write, conversation_id: &str, agent: &str, parent_call_id: &str) -> anyhow::Result<String> {
-    let id = new_id();
+pub async fn insert_worker(
+    w: &mut Write,
+    conversation_id: &ConversationId,
+    agent: &str,
+    parent_call_id: &CallId,
+) -> anyhow::Result<TaskId> {
+    let id: TaskId = new_id();
     let now = now_ms();
     sqlx::query(
         "INSERT INTO tasks (id, conversation_id, status, created_at, updated_at, agent, parent_call_id) VALUES ($1, $2, 'working', $3, $4, $5, $6)",
@@ -100,7 +106,7 @@ pub async fn insert_worker(w: &mut Write, conversation_id: &str, agent: &str, pa
 }
 
 /// The worker's task answering a delegating call, if one was started.
-pub async fn worker_for_call(db: impl AnyExecutor<'_>, call_id: &str) -> anyhow::Result<Option<TaskRow>> {
+pub async fn worker_for_call(db: impl AnyExecutor<'_>, call_id: &CallId) -> anyhow::Result<Option<TaskRow>> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM tasks WHERE parent_call_id = $1"))
         .bind(call_id)
         .fetch_optional(db)
@@ -109,7 +115,7 @@ pub async fn worker_for_call(db: impl AnyExecutor<'_>, call_id: &str) -> anyhow:
 }
 
 /// Ids of the conversation's worker tasks (their events are not the supervisor's transcript).
-pub async fn worker_ids(db: impl AnyExecutor<'_>, conversation_id: &str) -> anyhow::Result<Vec<String>> {
+pub async fn worker_ids(db: impl AnyExecutor<'_>, conversation_id: &ConversationId) -> anyhow::Result<Vec<TaskId>> {
     sqlx::query_scalar("SELECT id FROM tasks WHERE conversation_id = $1 AND parent_call_id IS NOT NULL")
         .bind(conversation_id)
         .fetch_all(db)
@@ -147,7 +153,7 @@ pub async fn transition(
 /// Counts one more model step, only while the task is still working (an abort stops it), as a
 /// compare-and-set on the step number the driver read before asking the model: a reply to a step
 /// someone else already took is dropped.
-pub async fn take_step(conn: &mut AnyConnection, task_id: &str, expected_steps: i64) -> anyhow::Result<Option<i64>> {
+pub async fn take_step(conn: &mut AnyConnection, task_id: &TaskId, expected_steps: i64) -> anyhow::Result<Option<i64>> {
     sqlx::query_scalar(
         "UPDATE tasks SET steps = steps + 1, failed_attempts = 0, updated_at = $1
          WHERE id = $2 AND status = 'working' AND steps = $3 RETURNING steps",
@@ -162,7 +168,7 @@ pub async fn take_step(conn: &mut AnyConnection, task_id: &str, expected_steps: 
 
 /// Counts one failed attempt at driving the task and returns how many there have been since its
 /// last model step (0: the task has finished, nothing to count).
-pub async fn count_failed_attempt(w: &mut Write, task_id: &str) -> anyhow::Result<i64> {
+pub async fn count_failed_attempt(w: &mut Write, task_id: &TaskId) -> anyhow::Result<i64> {
     let attempts: Option<i64> = sqlx::query_scalar(
         "UPDATE tasks SET failed_attempts = failed_attempts + 1, updated_at = $1
          WHERE id = $2 AND status IN ('working', 'input_required') RETURNING failed_attempts",
@@ -177,7 +183,7 @@ pub async fn count_failed_attempt(w: &mut Write, task_id: &str) -> anyhow::Resul
 
 /// Tasks a driver should look at: working ones, and unfinished ones with an approved call not yet
 /// run or a call left executing by a crash.
-pub async fn needing_work(db: impl AnyExecutor<'_>) -> anyhow::Result<Vec<String>> {
+pub async fn needing_work(db: impl AnyExecutor<'_>) -> anyhow::Result<Vec<TaskId>> {
     sqlx::query_scalar(
         "SELECT id FROM tasks WHERE status = 'working'
          UNION SELECT DISTINCT c.task_id FROM tool_calls c JOIN tasks t ON t.id = c.task_id
@@ -191,7 +197,7 @@ pub async fn needing_work(db: impl AnyExecutor<'_>) -> anyhow::Result<Vec<String
 /// One driver's claim on a task: the fencing token every write of that driver is checked against.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Lease {
-    pub task_id: String,
+    pub task_id: TaskId,
     pub token: String,
 }
 
@@ -200,7 +206,7 @@ pub struct Lease {
 #[derive(Debug, thiserror::Error)]
 #[error("the lease on task {task_id} is no longer held by this driver; its write was dropped")]
 pub struct LeaseLost {
-    pub task_id: String,
+    pub task_id: TaskId,
 }
 
 /// The database's clock in Unix milliseconds, as SQL: lease times never compare one host's
@@ -215,7 +221,13 @@ pub fn db_now_ms(backend: Backend) -> &'static str {
 /// Claims the task for one driver of `owner` (this process) for `lease_ms`, unless a live lease
 /// is held, by anyone: a second driver in the same process gets no claim either. Returns the
 /// lease, with a token of its own, when claimed.
-pub async fn claim(db: impl AnyExecutor<'_>, backend: Backend, task_id: &str, owner: &str, lease_ms: i64) -> anyhow::Result<Option<Lease>> {
+pub async fn claim(
+    db: impl AnyExecutor<'_>,
+    backend: Backend,
+    task_id: &TaskId,
+    owner: &str,
+    lease_ms: i64,
+) -> anyhow::Result<Option<Lease>> {
     let token = new_id();
     let now = db_now_ms(backend);
     let holder_gone = match backend {

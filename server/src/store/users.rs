@@ -2,6 +2,7 @@
 //! types (they are not `Serialize`).
 
 use anyhow::Context;
+use app::domain::UserId;
 use serde::Serialize;
 use sqlx::AnyExecutor;
 
@@ -12,7 +13,7 @@ pub use app::domain::Role;
 /// Who is acting: what handlers and the orchestrator see of a user.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct User {
-    pub id: String,
+    pub id: UserId,
     pub username: String,
     pub role: Role,
     pub created_at: String,
@@ -33,7 +34,7 @@ impl User {
 
 #[derive(sqlx::FromRow)]
 struct UserRow {
-    id: String,
+    id: UserId,
     username: String,
     #[sqlx(try_from = "String")]
     role: Role,
@@ -57,7 +58,7 @@ pub async fn insert(db: impl AnyExecutor<'_>, username: &str, password_hash: &st
         "INSERT INTO users (id, username, password_hash, role, created_at) VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT DO NOTHING RETURNING id, username, role, created_at",
     )
-    .bind(new_id())
+    .bind(new_id::<UserId>())
     .bind(username)
     .bind(password_hash)
     .bind(role.as_str())
@@ -68,7 +69,7 @@ pub async fn insert(db: impl AnyExecutor<'_>, username: &str, password_hash: &st
     Ok(row.map(Into::into))
 }
 
-pub async fn get(db: impl AnyExecutor<'_>, id: &str) -> anyhow::Result<Option<User>> {
+pub async fn get(db: impl AnyExecutor<'_>, id: &UserId) -> anyhow::Result<Option<User>> {
     let row: Option<UserRow> = sqlx::query_as("SELECT id, username, role, created_at FROM users WHERE id = $1")
         .bind(id)
         .fetch_optional(db)
@@ -85,7 +86,7 @@ pub async fn credentials(db: impl AnyExecutor<'_>, username: &str) -> anyhow::Re
             .await
             .context("failed to load credentials")?;
     row.map(|(id, username, role, created_at, password_hash)| {
-        Ok(Credentials { user: UserRow { id, username, role: role.parse()?, created_at }.into(), password_hash })
+        Ok(Credentials { user: UserRow { id: id.into(), username, role: role.parse()?, created_at }.into(), password_hash })
     })
     .transpose()
 }
@@ -115,7 +116,7 @@ struct TokenRow {
     revoked_at: Option<i64>,
 }
 
-pub async fn insert_token(db: impl AnyExecutor<'_>, user_id: &str, name: &str, token_hash: &str) -> anyhow::Result<String> {
+pub async fn insert_token(db: impl AnyExecutor<'_>, user_id: &UserId, name: &str, token_hash: &str) -> anyhow::Result<String> {
     let id = new_id();
     sqlx::query("INSERT INTO api_tokens (id, user_id, name, token_hash, created_at) VALUES ($1, $2, $3, $4, $5)")
         .bind(&id)
@@ -149,7 +150,7 @@ pub async fn user_for_token(db: impl AnyExecutor<'_>, token_hash: &str) -> anyho
     Ok(row.map(|r| (r.user.into(), r.token_id)))
 }
 
-pub async fn tokens_of(db: impl AnyExecutor<'_>, user_id: &str) -> anyhow::Result<Vec<TokenInfo>> {
+pub async fn tokens_of(db: impl AnyExecutor<'_>, user_id: &UserId) -> anyhow::Result<Vec<TokenInfo>> {
     // Booleans are computed here: SQLite has none to return through the portable driver.
     let rows: Vec<TokenRow> =
         sqlx::query_as("SELECT id, name, created_at, revoked_at FROM api_tokens WHERE user_id = $1 ORDER BY created_at")
@@ -164,7 +165,7 @@ pub async fn tokens_of(db: impl AnyExecutor<'_>, user_id: &str) -> anyhow::Resul
 }
 
 /// Revokes one of the user's tokens; false when there is no such live token.
-pub async fn revoke_token(db: impl AnyExecutor<'_>, user_id: &str, token_id: &str) -> anyhow::Result<bool> {
+pub async fn revoke_token(db: impl AnyExecutor<'_>, user_id: &UserId, token_id: &str) -> anyhow::Result<bool> {
     let result = sqlx::query("UPDATE api_tokens SET revoked_at = $1 WHERE id = $2 AND user_id = $3 AND revoked_at IS NULL")
         .bind(now_ms())
         .bind(token_id)

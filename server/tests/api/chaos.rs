@@ -10,6 +10,7 @@
 //! `CHAOS_CONVERSATIONS` (default 6), `CHAOS_TURNS` (default 3) and `CHAOS_SEED` choose the run;
 //! `bash scripts/chaos.sh` runs a long one on both backends.
 
+use app::domain::{CallId, TaskId};
 use std::{
     collections::HashMap,
     sync::{
@@ -323,8 +324,8 @@ async fn kills_freezes_and_a_skewed_clock_lose_no_approval_and_repeat_nothing() 
             report.stream_errors += 1;
             eprintln!("chaos: conversation {c} streamed up to #{last_streamed} of #{}", detail.conversation.last_seq);
         }
-        let mut results_per_call = HashMap::<String, u32>::new();
-        let (mut calls_per_task, mut answers_per_task) = (HashMap::<String, u32>::new(), HashMap::<String, u32>::new());
+        let mut results_per_call = HashMap::<CallId, u32>::new();
+        let (mut calls_per_task, mut answers_per_task) = (HashMap::<TaskId, u32>::new(), HashMap::<TaskId, u32>::new());
         for event in &detail.events {
             match &event.body {
                 EventBody::ToolCall { task_id, .. } => *calls_per_task.entry(task_id.clone()).or_default() += 1,

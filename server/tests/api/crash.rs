@@ -7,6 +7,7 @@
 //! `CRASH_CYCLES=N` (default 8) and `CRASH_SEED` choose the run; `bash scripts/crash.sh N` runs a
 //! long one. The report line is what docs/reliability.md quotes.
 
+use app::domain::CallId;
 use std::{
     sync::{
         Arc,
@@ -155,8 +156,8 @@ async fn sigkill_at_random_points_loses_no_approval_and_repeats_no_effect() {
     let mut refunds_succeeded = 0.0;
     for c in &conversations {
         let events = app.detail(c).await.events;
-        let mut results = std::collections::HashMap::<String, u32>::new();
-        let mut tools = std::collections::HashMap::<String, String>::new();
+        let mut results = std::collections::HashMap::<CallId, u32>::new();
+        let mut tools = std::collections::HashMap::<CallId, String>::new();
         for event in &events {
             match &event.body {
                 EventBody::ToolCall { call_id, tool, .. } => {

@@ -1,5 +1,6 @@
 //! `spawn_app()` and the small clients the integration tests share.
 
+use app::domain::{ConversationId, TaskId};
 use std::{sync::Arc, time::Duration};
 
 use app::domain::{
@@ -221,17 +222,17 @@ impl TestApp {
         (status, response.json().await.unwrap_or(Value::Null))
     }
 
-    pub async fn create_conversation(&self) -> String {
+    pub async fn create_conversation(&self) -> ConversationId {
         let (status, body) = self.post_json("/api/conversations", json!({ "title": "test" })).await;
         assert_eq!(status, 201, "{body}");
-        body["id"].as_str().unwrap().to_owned()
+        body["id"].as_str().unwrap().into()
     }
 
     /// Posts a message and returns the new task id.
-    pub async fn say(&self, conversation: &str, text: &str) -> String {
+    pub async fn say(&self, conversation: &str, text: &str) -> TaskId {
         let (status, body) = self.post_json(&format!("/api/conversations/{conversation}/messages"), json!({ "text": text })).await;
         assert_eq!(status, 202, "{body}");
-        body["task_id"].as_str().unwrap().to_owned()
+        body["task_id"].as_str().unwrap().into()
     }
 
     pub async fn detail(&self, conversation: &str) -> ConversationDetail {
@@ -260,7 +261,7 @@ impl TestApp {
     }
 
     /// Starts a turn and waits until it stops on `n` pending approvals.
-    pub async fn pending_turn(&self, conversation: &str, text: &str, n: usize) -> (String, Vec<Approval>) {
+    pub async fn pending_turn(&self, conversation: &str, text: &str, n: usize) -> (TaskId, Vec<Approval>) {
         let task = self.say(conversation, text).await;
         self.wait_task(&task, TaskStatus::InputRequired).await;
         let mut approvals = self.pending_approvals_of(&task).await;

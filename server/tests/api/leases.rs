@@ -1,6 +1,7 @@
 //! Fenced task leases (docs/architecture.md, decision 7): each claim has its own token, times come from the
 //! database's clock, and a driver that lost its lease can change nothing.
 
+use app::domain::{ConversationId, TaskId};
 use app::domain::{EventBody, TaskStatus};
 use countersign::{
     bus::Bus,
@@ -11,7 +12,7 @@ use crate::helpers::{TestApp, database_url, spawn_app};
 
 /// A running app with one finished task (its lease released), and two stores on its database
 /// standing for two live processes (on PostgreSQL a holder must have open connections).
-async fn finished_task_and_two_stores() -> (TestApp, String, String, Store, Store) {
+async fn finished_task_and_two_stores() -> (TestApp, ConversationId, TaskId, Store, Store) {
     let app = spawn_app().await;
     let c = app.create_conversation().await;
     let task = app.say(&c, "hello").await;

@@ -339,7 +339,7 @@ async fn the_cli_creates_users_refuses_weak_passwords_and_decides_on_a_running_s
     let url = server.app.base_url.clone();
     let remote = ["--server", url.as_str(), "--token", token.as_str()];
     let (ok, listed, stderr) = cli(dir.path(), &[&["approvals", "list"][..], &remote].concat(), None).await;
-    assert!(ok && listed.contains(&approvals[0].id) && listed.contains("cancel_order"), "{listed}{stderr}");
+    assert!(ok && listed.contains(approvals[0].id.as_str()) && listed.contains("cancel_order"), "{listed}{stderr}");
     let (ok, out, _) = cli(dir.path(), &[&["approvals", "approve", approvals[0].id.as_str()][..], &remote].concat(), None).await;
     assert!(ok && out.trim() == "approved", "{out}");
     server.app.wait_task(&task, app::domain::TaskStatus::Completed).await;
