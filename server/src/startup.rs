@@ -121,7 +121,7 @@ impl Application {
         };
 
         let session_layer = SessionManagerLayer::new(sessions)
-            .with_name("countersign_session")
+            .with_name(crate::auth::SESSION_COOKIE)
             .with_same_site(SameSite::Lax)
             .with_http_only(true)
             .with_secure(secure_cookies)

@@ -9,6 +9,7 @@ pub use super::states::{ApprovalState, CallState, Risk, TaskStatus};
 
 /// One stored event of a conversation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Event {
     pub seq: i64,
     pub conversation_id: ConversationId,
@@ -20,6 +21,7 @@ pub struct Event {
 
 /// What happened. Serialized with `"type": "<kebab-case name>"`, which is also the SSE event name.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum EventBody {
     UserMessage {
@@ -193,6 +195,7 @@ impl EventBody {
 
 /// How an approval ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ApprovalOutcome {
     Approved,

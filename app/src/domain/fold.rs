@@ -12,6 +12,7 @@ use super::{
 };
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ConversationView {
     /// Sequence number of the last event folded in; live events at or below it are ignored.
     pub last_seq: i64,
@@ -33,6 +34,7 @@ pub struct Draft {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct GrantView {
     pub grant_id: GrantId,
     pub tool: String,
@@ -46,6 +48,7 @@ pub struct GrantView {
 
 /// One entry of the chat, in the order it happened. Decisions are not items: they change cards.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Item {
     User {
@@ -65,6 +68,7 @@ pub enum Item {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct TaskView {
     pub task_id: TaskId,
     pub status: TaskStatus,
@@ -76,6 +80,7 @@ pub struct TaskView {
 
 /// What the UI shows for one tool call.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Card {
     pub call_id: CallId,
     pub task_id: TaskId,
@@ -99,6 +104,7 @@ pub struct Card {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct CardApproval {
     pub approval_id: ApprovalId,
     pub gate: String,
@@ -115,6 +121,7 @@ pub struct CardApproval {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct CardDecision {
     pub outcome: ApprovalOutcome,
     pub decided_by: String,
@@ -124,6 +131,7 @@ pub struct CardDecision {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CardStatus {
     Requested,

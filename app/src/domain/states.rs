@@ -54,6 +54,20 @@ macro_rules! named {
             $($(#[$vmeta])* #[serde(rename = $text)] $variant,)+
         }
 
+        // By hand: the derive does not see serde's `rename` through this macro's `$text`.
+        #[cfg(feature = "ssr")]
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                utoipa::openapi::schema::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::schema::Type::String)
+                    .enum_values(Some([$($text,)+]))
+                    .into()
+            }
+        }
+
+        #[cfg(feature = "ssr")]
+        impl utoipa::ToSchema for $name {}
+
         impl $name {
             pub const ALL: &'static [Self] = &[$(Self::$variant,)+];
 

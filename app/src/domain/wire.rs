@@ -9,6 +9,7 @@ use super::{
 };
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Conversation {
     pub id: ConversationId,
     pub title: String,
@@ -21,17 +22,21 @@ pub struct Conversation {
     pub owner: Option<String>,
     /// Tool calls of this chat waiting for a decision.
     #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(minimum = 0))]
     pub pending: i64,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NewConversation {
+    #[cfg_attr(feature = "ssr", schema(max_length = 200))]
     pub title: Option<String>,
     pub agent: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ConversationDetail {
     pub conversation: Conversation,
     pub events: Vec<Event>,
@@ -39,12 +44,15 @@ pub struct ConversationDetail {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NewMessage {
+    #[cfg_attr(feature = "ssr", schema(min_length = 1, max_length = 8000))]
     pub text: String,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Task {
     pub id: TaskId,
     pub conversation_id: ConversationId,
@@ -55,6 +63,7 @@ pub struct Task {
 
 /// One row of the approval queue.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Approval {
     pub id: ApprovalId,
     /// User name of the conversation's owner.
@@ -89,6 +98,7 @@ pub struct Approval {
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ApproveRequest {
     /// Replacement arguments; validated against the tool's JSON schema.
@@ -99,29 +109,35 @@ pub struct ApproveRequest {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct GrantRequest {
     /// Seconds the grant lasts; none: until revoked.
     pub ttl_secs: Option<u64>,
     /// How many calls it may let through; none: unlimited.
+    #[cfg_attr(feature = "ssr", schema(minimum = 1))]
     pub max_uses: Option<u32>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RejectRequest {
     pub reason: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct DeferRequest {
     /// What the agent should do instead; required.
+    #[cfg_attr(feature = "ssr", schema(min_length = 1, max_length = 2000))]
     pub guidance: String,
 }
 
 /// What a decision endpoint answers.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct DecisionOutcome {
     pub approval_id: ApprovalId,
     pub call_id: CallId,
@@ -130,6 +146,7 @@ pub struct DecisionOutcome {
 
 /// A demo-domain order (the built-in tools act on these).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Order {
     pub id: i64,
     pub customer: String,
@@ -143,6 +160,7 @@ pub struct Order {
 
 /// The logged-in user, as pages and clients see them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Me {
     pub id: UserId,
     pub username: String,
@@ -150,6 +168,7 @@ pub struct Me {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Login {
     pub username: String,
@@ -160,6 +179,7 @@ pub struct Login {
 /// `assistant-delta` without an `id:`; never stored: the finished reply arrives as the
 /// `assistant-message` event and replaces it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct AssistantDelta {
     pub conversation_id: ConversationId,
     pub task_id: TaskId,
@@ -173,6 +193,7 @@ pub struct AssistantDelta {
 
 /// A configured agent, for choosing whom a new conversation talks to.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct AgentInfo {
     pub name: String,
     pub description: String,

@@ -1,14 +1,28 @@
 //! `GET /api/agents`: the configured agents a new conversation can talk to.
 
+use super::error::ErrorBody;
 use app::domain::wire::AgentInfo;
-use axum::{Json, Router, extract::State, routing::get};
+use axum::{Json, extract::State};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{auth::CurrentUser, state::AppState};
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/api/agents", get(list))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/agents",
+    operation_id = "listAgents",
+    tag = "agents",
+    summary = "The configured agents (name, description, the workers it delegates to)",
+    responses(
+        (status = 200, description = "OK", body = Vec<AgentInfo>),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+    ),
+)]
 async fn list(State(state): State<AppState>, _user: CurrentUser) -> Json<Vec<AgentInfo>> {
     let agents = state.orchestrator.agents().agents.iter();
     Json(agents.map(|a| AgentInfo { name: a.name.clone(), description: a.description.clone(), delegates: a.delegates.clone() }).collect())

@@ -1,16 +1,17 @@
 //! The approval queue and decisions on one approval.
 
+use super::error::ErrorBody;
 use app::domain::ApprovalId;
 use app::domain::{
     ApprovalState, Risk,
     wire::{Approval, ApproveRequest, DecisionOutcome, DeferRequest, RejectRequest},
 };
 use axum::{
-    Json, Router,
+    Json,
     extract::{Path, State},
-    routing::{get, post},
 };
 use serde::Deserialize;
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{
     ApiError, access,
@@ -26,29 +27,54 @@ use crate::{
     },
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/approvals", get(list))
-        .route("/api/approvals/{id}", get(read))
-        .route("/api/approvals/{id}/approve", post(approve))
-        .route("/api/approvals/{id}/reject", post(reject))
-        .route("/api/approvals/{id}/escalate", post(escalate))
-        .route("/api/approvals/{id}/defer", post(defer))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list))
+        .routes(routes!(read))
+        .routes(routes!(approve))
+        .routes(routes!(reject))
+        .routes(routes!(escalate))
+        .routes(routes!(defer))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 struct ListQuery {
+    /// `pending` (default), `decided`, `approved`, `rejected`, `expired`, `canceled` or `all`.
+    #[param(pattern = "^(pending|decided|approved|rejected|expired|canceled|all)$")]
     status: Option<String>,
+    /// At most this many (default 100).
+    #[param(minimum = 1, maximum = 500)]
     limit: Option<i64>,
+    /// Only this tool's calls.
     tool: Option<String>,
     /// Owner's user name.
     user: Option<String>,
+    /// `low`, `medium` or `high`.
+    #[param(pattern = "^(low|medium|high)$")]
     risk: Option<String>,
     /// `newest` (default) or `oldest`.
+    #[param(pattern = "^(newest|oldest)$")]
     order: Option<String>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/approvals/{id}/escalate",
+    operation_id = "escalate",
+    tag = "approvals",
+    summary = "Hand a pending approval to the admins (owner or admin); only admins decide it afterwards",
+    params(("id" = ApprovalId, Path)),
+    responses(
+        (status = 200, description = "OK", body = Approval),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
+        (status = 409, description = "Conflict: the resource is no longer in a state that allows this", body = ErrorBody),
+        (status = 429, description = "Too many attempts; see Retry-After", body = ErrorBody),
+    ),
+)]
 #[tracing::instrument(skip(state, user))]
 async fn escalate(State(state): State<AppState>, user: CurrentUser, Path(id): Path<ApprovalId>) -> Result<Json<Approval>, ApiError> {
     state.limits.decision(state.store.writer(), &user.user.id).await?;
@@ -57,6 +83,20 @@ async fn escalate(State(state): State<AppState>, user: CurrentUser, Path(id): Pa
     Ok(Json(access::visible_approval(&state, &user, &id).await?.to_wire(now_ms())))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/approvals",
+    operation_id = "listApprovals",
+    tag = "approvals",
+    summary = "The approval queue, newest first",
+    params(ListQuery),
+    responses(
+        (status = 200, description = "OK", body = Vec<Approval>),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+    ),
+)]
 #[tracing::instrument(skip(state, user))]
 async fn list(
     State(state): State<AppState>,
@@ -99,6 +139,20 @@ async fn list(
 
 #[tracing::instrument(skip(state, user))]
 /// One approval, with its tool's input schema (the browser builds the edit form from it).
+#[utoipa::path(
+    get,
+    path = "/api/approvals/{id}",
+    operation_id = "getApproval",
+    tag = "approvals",
+    summary = "One approval",
+    params(("id" = ApprovalId, Path)),
+    responses(
+        (status = 200, description = "OK", body = Approval),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
+    ),
+)]
 async fn read(State(state): State<AppState>, user: CurrentUser, Path(id): Path<ApprovalId>) -> Result<Json<Approval>, ApiError> {
     let row = access::visible_approval(&state, &user, &id).await?;
     let mut approval = row.to_wire(now_ms());
@@ -107,6 +161,26 @@ async fn read(State(state): State<AppState>, user: CurrentUser, Path(id): Path<A
 }
 
 /// The body is optional: no body, `{}` or `{"args": {...}}` to approve with edited arguments.
+#[utoipa::path(
+    post,
+    path = "/api/approvals/{id}/approve",
+    operation_id = "approve",
+    tag = "approvals",
+    summary = "Approve, optionally with edited arguments (validated against the tool's schema)",
+    params(("id" = ApprovalId, Path)),
+    request_body = Option<ApproveRequest>,
+    responses(
+        (status = 200, description = "OK", body = DecisionOutcome),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
+        (status = 409, description = "Conflict: the resource is no longer in a state that allows this", body = ErrorBody),
+        (status = 413, description = "The body is too large", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+        (status = 429, description = "Too many attempts; see Retry-After", body = ErrorBody),
+    ),
+)]
 #[tracing::instrument(skip(state, user, body))]
 async fn approve(
     State(state): State<AppState>,
@@ -121,6 +195,26 @@ async fn approve(
     Ok(Json(state.orchestrator.decide(&id, Decision::Approve { args, grant }, &access::actor(&user)).await?))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/approvals/{id}/reject",
+    operation_id = "reject",
+    tag = "approvals",
+    summary = "Reject with an optional reason (the model sees it)",
+    params(("id" = ApprovalId, Path)),
+    request_body = Option<RejectRequest>,
+    responses(
+        (status = 200, description = "OK", body = DecisionOutcome),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
+        (status = 409, description = "Conflict: the resource is no longer in a state that allows this", body = ErrorBody),
+        (status = 413, description = "The body is too large", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+        (status = 429, description = "Too many attempts; see Retry-After", body = ErrorBody),
+    ),
+)]
 #[tracing::instrument(skip(state, user, body))]
 async fn reject(
     State(state): State<AppState>,
@@ -135,6 +229,27 @@ async fn reject(
 }
 
 /// Does not run the call; the guidance goes to the model as the call's result.
+#[utoipa::path(
+    post,
+    path = "/api/approvals/{id}/defer",
+    operation_id = "defer",
+    tag = "approvals",
+    summary = "Defer with guidance: the call does not run; the guidance goes to the model",
+    params(("id" = ApprovalId, Path)),
+    request_body = DeferRequest,
+    responses(
+        (status = 200, description = "OK", body = DecisionOutcome),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        (status = 403, description = "Not allowed for this user", body = ErrorBody),
+        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
+        (status = 409, description = "Conflict: the resource is no longer in a state that allows this", body = ErrorBody),
+        (status = 413, description = "The body is too large", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+        (status = 429, description = "Too many attempts; see Retry-After", body = ErrorBody),
+    ),
+)]
 #[tracing::instrument(skip(state, user, body))]
 async fn defer(
     State(state): State<AppState>,

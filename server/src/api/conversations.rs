@@ -1,21 +1,22 @@
 //! Conversations: create, list, read (history + folded cards), post a message, stream events.
 
-use app::domain::ConversationId;
+use super::error::ErrorBody;
+use app::domain::{ApprovalId, ConversationId, TaskId};
+use serde::Serialize;
 use std::{collections::VecDeque, convert::Infallible};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use app::domain::{
     Event, fold,
     wire::{AssistantDelta, Conversation, ConversationDetail, NewConversation, NewMessage},
 };
 use axum::{
-    Extension, Json, Router,
+    Extension, Json,
     extract::{Path, State},
     http::{HeaderMap, StatusCode},
     response::sse::{self, KeepAlive, Sse},
-    routing::{get, post},
 };
 use futures::Stream;
-use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
 use super::{
@@ -33,14 +34,26 @@ use crate::{
 const MAX_MESSAGE_CHARS: usize = 8_000;
 const MAX_TITLE_CHARS: usize = 200;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/conversations", post(create).get(list))
-        .route("/api/conversations/{id}", get(read))
-        .route("/api/conversations/{id}/messages", post(post_message))
-        .route("/api/conversations/{id}/events", get(stream))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read)).routes(routes!(post_message)).routes(routes!(stream))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/conversations",
+    operation_id = "createConversation",
+    tag = "conversations",
+    summary = "Create a conversation",
+    request_body = NewConversation,
+    responses(
+        (status = 201, description = "Created", body = Conversation),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        (status = 413, description = "The body is too large", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+    ),
+)]
 #[tracing::instrument(skip(state, user, body))]
 async fn create(
     State(state): State<AppState>,
@@ -60,11 +73,37 @@ async fn create(
     Ok((StatusCode::CREATED, Json(conversation)))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/conversations",
+    operation_id = "listConversations",
+    tag = "conversations",
+    summary = "List conversations, newest first",
+    responses(
+        (status = 200, description = "OK", body = Vec<Conversation>),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+    ),
+)]
 #[tracing::instrument(skip(state, user))]
 async fn list(State(state): State<AppState>, user: CurrentUser) -> Result<Json<Vec<Conversation>>, ApiError> {
     Ok(Json(conversations::list(state.store.pool(), user.owner_filter(), 200).await?))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/conversations/{id}",
+    operation_id = "getConversation",
+    tag = "conversations",
+    summary = "A conversation with its events and folded view (cards)",
+    params(("id" = ConversationId, Path)),
+    responses(
+        (status = 200, description = "OK", body = ConversationDetail),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
+    ),
+)]
 #[tracing::instrument(skip(state, user))]
 async fn read(
     State(state): State<AppState>,
@@ -77,13 +116,45 @@ async fn read(
     Ok(Json(ConversationDetail { conversation, events, view }))
 }
 
+/// What posting a message started: a new turn (its task), or, when the chat waited for a yes or
+/// no, the answer to that question.
+#[derive(Serialize, utoipa::ToSchema)]
+struct MessageAccepted {
+    task_id: TaskId,
+    /// The approval the message answered (a yes/no asked in the chat).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    approval_id: Option<ApprovalId>,
+    /// `approved`, `rejected` or `asked_again` (the answer was neither yes nor no).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    confirmation: Option<String>,
+}
+
+#[utoipa::path(
+    post,
+    path = "/api/conversations/{id}/messages",
+    operation_id = "postMessage",
+    tag = "conversations",
+    summary = "Post a user message; starts a task",
+    params(("id" = ConversationId, Path)),
+    request_body = NewMessage,
+    responses(
+        (status = 202, description = "Accepted", body = MessageAccepted),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
+        (status = 409, description = "Conflict: the resource is no longer in a state that allows this", body = ErrorBody),
+        (status = 413, description = "The body is too large", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+    ),
+)]
 #[tracing::instrument(skip(state, user, body))]
 async fn post_message(
     State(state): State<AppState>,
     user: CurrentUser,
     Path(id): Path<ConversationId>,
     ApiJson(body): ApiJson<NewMessage>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<MessageAccepted>), ApiError> {
     let conversation = access::visible_conversation(&state.store, &user, &id).await?;
     let text = body.text.trim();
     if text.is_empty() {
@@ -105,11 +176,11 @@ async fn post_message(
         };
         return Ok((
             StatusCode::ACCEPTED,
-            Json(json!({ "task_id": reply.task_id, "approval_id": reply.approval_id, "confirmation": answer })),
+            Json(MessageAccepted { task_id: reply.task_id, approval_id: Some(reply.approval_id), confirmation: Some(answer.into()) }),
         ));
     }
     match state.orchestrator.start_turn(&conversation, text).await {
-        Ok(task_id) => Ok((StatusCode::ACCEPTED, Json(json!({ "task_id": task_id })))),
+        Ok(task_id) => Ok((StatusCode::ACCEPTED, Json(MessageAccepted { task_id, approval_id: None, confirmation: None }))),
         Err(err @ StartError::Busy(_)) => Err(ApiError::Conflict(err.to_string())),
         Err(StartError::Internal(err)) => Err(err.into()),
     }
@@ -118,6 +189,22 @@ async fn post_message(
 /// The conversation's event log as SSE: stored events after the resume point, then live ones.
 /// A live event is sent straight from the bus when it is the next in sequence; any gap is read
 /// from the store, so nothing is missed or sent twice.
+#[utoipa::path(
+    get,
+    path = "/api/conversations/{id}/events",
+    operation_id = "streamEvents",
+    tag = "conversations",
+    summary = "SSE stream of the conversation's events; id is the sequence number. Resumes after Last-Event-ID or ?after=N. Also carries unstored assistant-delta events (no id) while a model streams its reply.",
+    params(("id" = ConversationId, Path), ("Last-Event-ID" = Option<i64>, Header, description = ""), ResumeQuery),
+    responses(
+        (status = 200, description = "text/event-stream of Event", body = String, content_type = "text/event-stream"),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
+        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+        (status = 429, description = "Too many attempts; see Retry-After", body = ErrorBody),
+    ),
+)]
 #[tracing::instrument(skip(state, user, credential, headers))]
 async fn stream(
     State(state): State<AppState>,

@@ -72,13 +72,28 @@ impl ApiError {
     }
 }
 
+/// The body of every error answer (named `Error` in the OpenAPI document).
+#[derive(serde::Serialize, utoipa::ToSchema)]
+#[schema(as = Error)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct ErrorDetail {
+    /// Stable and machine-readable: `not_found`, `conflict`, `unprocessable`…
+    pub code: String,
+    /// For people.
+    pub message: String,
+    /// For `unprocessable`: one `{path, message}` per problem.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
 /// Builds the JSON error body every error response uses.
 pub fn error_body(code: &str, message: &str, details: Option<&Value>) -> Value {
-    let mut error = json!({ "code": code, "message": message });
-    if let Some(details) = details {
-        error["details"] = details.clone();
-    }
-    json!({ "error": error })
+    let body = ErrorBody { error: ErrorDetail { code: code.to_owned(), message: message.to_owned(), details: details.cloned() } };
+    serde_json::to_value(body).expect("BUG: an error body serializes")
 }
 
 impl IntoResponse for ApiError {

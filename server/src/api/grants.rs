@@ -1,21 +1,36 @@
 //! Revoking a standing permission ("always allow") of a conversation. Grants are created by
 //! approving with `{"grant": {...}}` and listed in the conversation's view.
 
+use super::error::ErrorBody;
 use app::domain::GrantId;
 use axum::{
-    Router,
     extract::{Path, State},
     http::StatusCode,
-    routing::post,
 };
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{ApiError, access};
 use crate::{auth::CurrentUser, state::AppState, store::grants};
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/api/grants/{id}/revoke", post(revoke))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(revoke))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/grants/{id}/revoke",
+    operation_id = "revokeGrant",
+    tag = "grants",
+    summary = "Revoke a standing permission of a conversation",
+    params(("id" = GrantId, Path)),
+    responses(
+        (status = 204, description = "Revoked"),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
+        (status = 409, description = "Conflict: the resource is no longer in a state that allows this", body = ErrorBody),
+    ),
+)]
 #[tracing::instrument(skip(state, user))]
 async fn revoke(State(state): State<AppState>, user: CurrentUser, Path(id): Path<GrantId>) -> Result<StatusCode, ApiError> {
     let not_found = || ApiError::NotFound(format!("grant {id} does not exist"));

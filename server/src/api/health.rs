@@ -1,14 +1,29 @@
 //! `GET /healthz`: is the process up and can it reach its database?
 
-use axum::{Json, Router, extract::State, http::StatusCode, routing::get};
+use super::error::ErrorBody;
+use axum::{Json, extract::State, http::StatusCode};
 use serde_json::{Value, json};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{state::AppState, store::Store};
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/healthz", get(healthz))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(healthz))
 }
 
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    operation_id = "healthz",
+    tag = "service",
+    summary = "Liveness and database reachability",
+    responses(
+        (status = 200, description = "OK", body = Object),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 503, description = "Database unreachable", body = ErrorBody),
+    ),
+    security(()),
+)]
 #[tracing::instrument(skip_all)]
 async fn healthz(State(store): State<Store>) -> (StatusCode, Json<Value>) {
     match store.ping().await {

@@ -21,6 +21,8 @@ mod tokens;
 mod users;
 
 use axum::{Router, routing::any};
+use utoipa::OpenApi;
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::state::AppState;
 
@@ -38,15 +40,17 @@ pub async fn refuse_nul(request: axum::extract::Request, next: axum::middleware:
     next.run(request).await
 }
 
-pub fn router() -> Router<AppState> {
-    Router::new()
+/// Every documented route: each handler is routed and described by the same call
+/// (`OpenApiRouter::routes`), so `openapi::document()` lists exactly these.
+fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .merge(health::router())
         .merge(conversations::router())
         .merge(approvals::router())
         .merge(tasks::router())
         .merge(orders::router())
         .merge(agents::router())
-        .merge(openapi::router())
+        .routes(routes!(openapi::serve))
         .merge(session::router())
         .merge(tokens::router())
         .merge(users::router())
@@ -54,6 +58,11 @@ pub fn router() -> Router<AppState> {
         .merge(queue::router())
         .merge(grants::router())
         .merge(metrics::router())
+}
+
+pub fn router() -> Router<AppState> {
+    let (router, _document) = routes().split_for_parts();
+    router
         // Unknown API paths get the JSON error shape, not the app's HTML 404 page.
         .route("/api/{*rest}", any(|| async { ApiError::NotFound("no such API route".into()) }))
         // A known path with a method it does not take: 405 in the JSON error shape too (axum keeps

@@ -1,23 +1,50 @@
 //! The demo domain, read-only over the API (the built-in tools change it).
 
+use super::error::ErrorBody;
 use app::domain::wire::Order;
 use axum::{
-    Json, Router,
+    Json,
     extract::{Path, State},
-    routing::get,
 };
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::ApiError;
 use crate::{auth::CurrentUser, state::AppState, store::orders};
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/api/orders", get(list)).route("/api/orders/{id}", get(read))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list)).routes(routes!(read))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/orders",
+    operation_id = "listOrders",
+    tag = "orders",
+    summary = "Demo orders",
+    responses(
+        (status = 200, description = "OK", body = Vec<Order>),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+    ),
+)]
 async fn list(State(state): State<AppState>, _user: CurrentUser) -> Result<Json<Vec<Order>>, ApiError> {
     Ok(Json(orders::list(state.store.pool(), None).await?.iter().map(|o| o.to_wire()).collect()))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/orders/{id}",
+    operation_id = "getOrder",
+    tag = "orders",
+    summary = "One demo order",
+    params(("id" = String, Path)),
+    responses(
+        (status = 200, description = "OK", body = Order),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
+    ),
+)]
 async fn read(State(state): State<AppState>, _user: CurrentUser, Path(id): Path<String>) -> Result<Json<Order>, ApiError> {
     let not_found = || ApiError::NotFound(format!("order {id} does not exist"));
     let number: i64 = id.parse().map_err(|_| not_found())?;

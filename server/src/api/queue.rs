@@ -2,17 +2,18 @@
 //! (with the approval id) whenever an approval the caller may see is requested or decided; the
 //! queue page then reloads its list.
 
+use super::error::ErrorBody;
 use app::domain::{ApprovalId, ConversationId, UserId};
 use std::convert::Infallible;
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use app::domain::EventBody;
 use std::collections::HashMap;
 
 use axum::{
-    Extension, Router,
+    Extension,
     extract::State,
     response::sse::{Event, KeepAlive, Sse},
-    routing::get,
 };
 use futures::Stream;
 use serde_json::json;
@@ -25,10 +26,23 @@ use crate::{
     store::{Store, conversations},
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/api/approvals/events", get(stream))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(stream))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/approvals/events",
+    operation_id = "queueEvents",
+    tag = "approvals",
+    summary = "SSE: `queue-changed` whenever an approval you may see is requested or decided",
+    responses(
+        (status = 200, description = "text/event-stream", body = String, content_type = "text/event-stream"),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        (status = 429, description = "Too many attempts; see Retry-After", body = ErrorBody),
+    ),
+)]
 async fn stream(
     State(state): State<AppState>,
     user: CurrentUser,

@@ -5,8 +5,11 @@
 use axum::http::HeaderMap;
 use serde::Deserialize;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ResumeQuery {
+    /// Events after this sequence number (`Last-Event-ID` wins when both are sent).
+    #[param(minimum = 0)]
     pub after: Option<i64>,
 }
 

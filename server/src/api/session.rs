@@ -1,19 +1,20 @@
 //! Logging in and out. `POST /api/session` (JSON) for the hydrated page and scripts;
 //! `POST /login` (form) so the login form also works before the page has hydrated.
 
+use super::error::ErrorBody;
 use app::{
     domain::wire::{Login, Me},
     paths::{local_path, query_value},
 };
 use axum::{
-    Form, Json, Router,
+    Form, Json,
     extract::{State, rejection::FormRejection},
     http::StatusCode,
     response::{IntoResponse, Redirect, Response},
-    routing::post,
 };
 use serde::Deserialize;
 use tower_sessions::Session;
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{
     ApiError,
@@ -25,8 +26,8 @@ use crate::{
     store::users::{self, User},
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/api/session", post(login).get(me).delete(logout)).route("/login", post(login_form))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(login, me, logout)).routes(routes!(login_form))
 }
 
 /// Checks the password (same work whether or not the user exists) and starts a fresh session.
@@ -54,6 +55,24 @@ async fn authenticate(state: &AppState, session: &Session, ip: Option<&str>, log
     Ok(user)
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/session",
+    operation_id = "login",
+    tag = "session",
+    summary = "Log in (JSON); sets the session cookie",
+    request_body = Login,
+    responses(
+        (status = 200, description = "OK", body = Me),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+        (status = 429, description = "Too many attempts; see Retry-After", body = ErrorBody),
+        (status = 503, description = "Busy or not ready; see Retry-After", body = ErrorBody),
+    ),
+    security(()),
+)]
 #[tracing::instrument(skip_all)]
 async fn login(
     State(state): State<AppState>,
@@ -64,11 +83,29 @@ async fn login(
     Ok(Json(Me::from(&authenticate(&state, &session, ip.as_deref(), body).await?)))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct Next {
+    /// Where to go after logging in (a path on this site; anything else goes to `/`).
     next: Option<String>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/login",
+    operation_id = "loginForm",
+    tag = "session",
+    summary = "Log in with an HTML form (works before the page hydrates); redirects to `next`",
+    params(Next),
+    request_body(content = Login, content_type = "application/x-www-form-urlencoded"),
+    responses(
+        (status = 303, description = "Redirect"),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+    ),
+    security(()),
+)]
 #[tracing::instrument(skip_all)]
 async fn login_form(
     State(state): State<AppState>,
@@ -100,11 +137,35 @@ async fn login_form(
     }
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/session",
+    operation_id = "me",
+    tag = "session",
+    summary = "Who is logged in",
+    responses(
+        (status = 200, description = "OK", body = Me),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+    ),
+)]
 async fn me(user: CurrentUser) -> Json<Me> {
     Json(Me::from(&user.user))
 }
 
 /// Ends the session and closes the event streams it opened (on every replica).
+#[utoipa::path(
+    delete,
+    path = "/api/session",
+    operation_id = "logout",
+    tag = "session",
+    summary = "Log out",
+    responses(
+        (status = 204, description = "Logged out"),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+    ),
+)]
 async fn logout(State(state): State<AppState>, session: Session) -> Result<StatusCode, ApiError> {
     let credential = Credential::of_session(&session);
     session.flush().await.map_err(|e| anyhow::anyhow!("session: {e}"))?;

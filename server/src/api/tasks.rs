@@ -1,12 +1,13 @@
 //! Tasks: read one, decide all of its pending approvals at once, or abort it.
 
+use super::error::ErrorBody;
 use app::domain::TaskId;
 use app::domain::wire::{DecisionOutcome, RejectRequest, Task};
 use axum::{
-    Json, Router,
+    Json,
     extract::{Path, State},
-    routing::{get, post},
 };
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{
     ApiError,
@@ -20,12 +21,8 @@ use crate::{
     store::tasks::{self, TaskRow},
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/tasks/{id}", get(read))
-        .route("/api/tasks/{id}/approve-all", post(approve_all))
-        .route("/api/tasks/{id}/reject-all", post(reject_all))
-        .route("/api/tasks/{id}/abort", post(abort))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(read)).routes(routes!(approve_all)).routes(routes!(reject_all)).routes(routes!(abort))
 }
 
 /// The task if it exists and `user` may see its conversation; 404 otherwise.
@@ -36,11 +33,41 @@ async fn visible_task(state: &AppState, user: &CurrentUser, id: &TaskId) -> Resu
     Ok(task)
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/tasks/{id}",
+    operation_id = "getTask",
+    tag = "tasks",
+    summary = "One task",
+    params(("id" = TaskId, Path)),
+    responses(
+        (status = 200, description = "OK", body = Task),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
+    ),
+)]
 #[tracing::instrument(skip(state, user))]
 async fn read(State(state): State<AppState>, user: CurrentUser, Path(id): Path<TaskId>) -> Result<Json<Task>, ApiError> {
     Ok(Json(visible_task(&state, &user, &id).await?.to_wire()))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/tasks/{id}/approve-all",
+    operation_id = "approveAll",
+    tag = "tasks",
+    summary = "Approve every pending approval of the task",
+    params(("id" = TaskId, Path)),
+    responses(
+        (status = 200, description = "OK", body = Vec<DecisionOutcome>),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
+        (status = 409, description = "Conflict: the resource is no longer in a state that allows this", body = ErrorBody),
+        (status = 429, description = "Too many attempts; see Retry-After", body = ErrorBody),
+    ),
+)]
 #[tracing::instrument(skip(state, user))]
 async fn approve_all(
     State(state): State<AppState>,
@@ -52,6 +79,26 @@ async fn approve_all(
     Ok(Json(state.orchestrator.decide_all(&id, Decision::Approve { args: None, grant: None }, &actor(&user)).await?))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/tasks/{id}/reject-all",
+    operation_id = "rejectAll",
+    tag = "tasks",
+    summary = "Reject every pending approval of the task",
+    params(("id" = TaskId, Path)),
+    request_body = Option<RejectRequest>,
+    responses(
+        (status = 200, description = "OK", body = Vec<DecisionOutcome>),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
+        (status = 409, description = "Conflict: the resource is no longer in a state that allows this", body = ErrorBody),
+        (status = 413, description = "The body is too large", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+        (status = 429, description = "Too many attempts; see Retry-After", body = ErrorBody),
+    ),
+)]
 #[tracing::instrument(skip(state, user, body))]
 async fn reject_all(
     State(state): State<AppState>,
@@ -64,6 +111,22 @@ async fn reject_all(
     Ok(Json(state.orchestrator.decide_all(&id, Decision::Reject { reason: reason_of(body) }, &actor(&user)).await?))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/tasks/{id}/abort",
+    operation_id = "abortTask",
+    tag = "tasks",
+    summary = "Abort the task; pending approvals are canceled",
+    params(("id" = TaskId, Path)),
+    responses(
+        (status = 200, description = "OK", body = Task),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
+        (status = 409, description = "Conflict: the resource is no longer in a state that allows this", body = ErrorBody),
+        (status = 429, description = "Too many attempts; see Retry-After", body = ErrorBody),
+    ),
+)]
 #[tracing::instrument(skip(state, user))]
 async fn abort(State(state): State<AppState>, user: CurrentUser, Path(id): Path<TaskId>) -> Result<Json<Task>, ApiError> {
     state.limits.decision(state.store.writer(), &user.user.id).await?;

@@ -1,12 +1,13 @@
 //! Personal API tokens: create (the secret is shown once), list, revoke.
 
+use super::error::ErrorBody;
 use axum::{
-    Extension, Json, Router,
+    Extension, Json,
     extract::{Path, State},
     http::StatusCode,
-    routing::{get, post},
 };
 use serde::{Deserialize, Serialize};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{ApiError, extract::ApiJson};
 use crate::{
@@ -18,17 +19,18 @@ use crate::{
     },
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/api/tokens", get(list).post(create)).route("/api/tokens/{id}/revoke", post(revoke))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list, create)).routes(routes!(revoke))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct NewToken {
+    #[schema(min_length = 1, max_length = 100)]
     name: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct CreatedToken {
     id: String,
     name: String,
@@ -36,7 +38,7 @@ struct CreatedToken {
     token: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct TokenView {
     #[serde(flatten)]
     info: TokenInfo,
@@ -45,6 +47,22 @@ struct TokenView {
 
 /// Only a logged-in person makes tokens: a token that could make tokens would let a thief keep
 /// access after the stolen token is revoked.
+#[utoipa::path(
+    post,
+    path = "/api/tokens",
+    operation_id = "createToken",
+    tag = "tokens",
+    summary = "Create an API token; the secret is in this answer only",
+    request_body = NewToken,
+    responses(
+        (status = 201, description = "Created", body = CreatedToken),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        (status = 403, description = "Not allowed for this user", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+    ),
+)]
 async fn create(
     State(state): State<AppState>,
     user: CurrentUser,
@@ -63,11 +81,37 @@ async fn create(
     Ok((StatusCode::CREATED, Json(CreatedToken { id, name, token })))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/tokens",
+    operation_id = "listTokens",
+    tag = "tokens",
+    summary = "Your API tokens (never the secret)",
+    responses(
+        (status = 200, description = "OK", body = Vec<TokenView>),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+    ),
+)]
 async fn list(State(state): State<AppState>, user: CurrentUser) -> Result<Json<Vec<TokenView>>, ApiError> {
     let tokens = users::tokens_of(state.store.pool(), &user.user.id).await?;
     Ok(Json(tokens.into_iter().map(|info| TokenView { created_at: rfc3339(info.created_at_ms), info }).collect()))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/tokens/{id}/revoke",
+    operation_id = "revokeToken",
+    tag = "tokens",
+    summary = "Revoke one of your tokens",
+    params(("id" = String, Path)),
+    responses(
+        (status = 204, description = "Revoked"),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
+    ),
+)]
 async fn revoke(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
     if users::revoke_token(state.store.writer(), &user.user.id, &id).await? {
         // Requests check the token each time; open event streams learn it here.

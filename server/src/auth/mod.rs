@@ -5,6 +5,9 @@
 //! conversations and approvals — another user's answer 404, so existence is not revealed — and
 //! an admin sees all.
 
+/// The session cookie's name.
+pub const SESSION_COOKIE: &str = "countersign_session";
+
 pub mod client_ip;
 pub mod csrf;
 pub mod limits;

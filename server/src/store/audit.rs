@@ -229,7 +229,7 @@ pub async fn export_lines(store: &super::Store) -> anyhow::Result<String> {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Verification {
     pub ok: bool,
     /// Entries read (the kept ones; pruned entries are counted in `pruned_through`).
@@ -247,7 +247,7 @@ pub struct Verification {
     pub pruned_through: Option<i64>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct CheckedAnchor {
     pub entry_id: i64,
     pub hash: String,

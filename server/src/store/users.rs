@@ -11,7 +11,8 @@ use super::time::{new_id, now_ms, rfc3339};
 pub use app::domain::Role;
 
 /// Who is acting: what handlers and the orchestrator see of a user.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
+#[schema(as = Account)]
 pub struct User {
     pub id: UserId,
     pub username: String,
@@ -99,7 +100,7 @@ pub async fn list(db: impl AnyExecutor<'_>) -> anyhow::Result<Vec<User>> {
     Ok(rows.into_iter().map(Into::into).collect())
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 pub struct TokenInfo {
     pub id: String,
     pub name: String,
