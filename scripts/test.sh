@@ -15,11 +15,11 @@ export RUSTFLAGS="--cfg erase_components"
 
 echo "[test] formatting (cargo fmt --check) and lints (clippy, warnings are errors)"
 cargo fmt --all --check
-cargo clippy -q -p app -p server --all-targets -- -D warnings
+cargo clippy -q -p app -p engine -p server --all-targets -- -D warnings
 cargo clippy -q -p frontend --target wasm32-unknown-unknown --target-dir "$CARGO_TARGET_DIR/front" -- -D warnings
 
 echo "[test] unit and integration tests"
-cargo nextest run --no-fail-fast -p app -p server
+cargo nextest run --no-fail-fast -p app -p engine -p server
 
 echo "[test] the integration suite again on PostgreSQL (a throwaway cluster from Debian's packages)"
 eval "$(bash scripts/pg.sh start)"

@@ -1,22 +1,16 @@
-//! Countersign server: HTTP API, SSE, server-side rendering and the durable approval engine.
+//! Countersign server: the web layer (HTTP API, SSE, sessions, server-side rendering) over the
+//! `engine` crate (the durable approval engine and its store).
 #![recursion_limit = "256"]
 
-pub mod agents;
+// The engine's modules under their usual names (`crate::store`, `countersign::orchestrator`…).
+pub use engine::{agents, bus, config, metrics, model, orchestrator, policy, store, tools, webhooks};
+
 pub mod api;
 pub mod auth;
-pub mod bus;
 pub mod cli;
-pub mod config;
-pub mod metrics;
-pub mod model;
-pub mod orchestrator;
 pub mod page_data;
 pub mod pages;
-pub mod policy;
 pub mod security_headers;
 pub mod startup;
 pub mod state;
-pub mod store;
 pub mod telemetry;
-pub mod tools;
-pub mod webhooks;

@@ -74,7 +74,7 @@ impl Application {
         if config.demo_accounts {
             seed_demo_accounts(&store).await?;
         }
-        let sessions = crate::store::sessions::Sessions::open(store.native()).await.context("failed to create the session table")?;
+        let sessions = crate::auth::session_store::Sessions::open(store.native()).await.context("failed to create the session table")?;
         tokio::spawn(crate::store::checkpoint::keep_checkpointing(store.clone(), Duration::from_millis(500)));
         // Other replicas' events (PostgreSQL only; a no-op on SQLite).
         tokio::spawn(crate::store::replicas::listen(store.clone()));

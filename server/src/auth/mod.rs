@@ -13,6 +13,7 @@ pub mod csrf;
 pub mod limits;
 pub mod pages;
 pub mod password;
+pub mod session_store;
 pub mod tokens;
 
 use app::domain::UserId;

@@ -60,7 +60,7 @@ async fn json_logs_carry_the_request_id_into_the_orchestrators_spans() {
         .env("COUNTERSIGN_DATA_DIR", data_dir.path())
         .env("DATABASE_URL", crate::helpers::database_url(data_dir.path()).await)
         .env("COUNTERSIGN_LOG_JSON", "1")
-        .env("RUST_LOG", "countersign=debug")
+        .env("RUST_LOG", "countersign=debug,engine=debug")
         .stdout(std::process::Stdio::piped())
         .kill_on_drop(true)
         .spawn()

@@ -10,7 +10,7 @@ pub struct Config {
     pub addr: SocketAddr,
     /// `sqlite://…` URL of the database.
     pub database_url: String,
-    /// `tracing` filter directives, e.g. `info,countersign=debug`.
+    /// `tracing` filter directives, e.g. `info,countersign=debug,engine=debug` (`countersign`: the web layer, `engine`: the core).
     pub log_filter: String,
     /// Log one JSON object per line instead of human-readable text.
     pub log_json: bool,
@@ -65,7 +65,7 @@ impl Config {
         if !["sqlite:", "postgres://", "postgresql://"].iter().any(|scheme| database_url.starts_with(scheme)) {
             anyhow::bail!("DATABASE_URL={database_url:?}: use a sqlite:// (the default) or postgres:// URL");
         }
-        let log_filter = get("RUST_LOG").unwrap_or_else(|| "info,countersign=debug".to_owned());
+        let log_filter = get("RUST_LOG").unwrap_or_else(|| "info,countersign=debug,engine=debug".to_owned());
         let log_json = matches!(get("COUNTERSIGN_LOG_JSON").as_deref(), Some("1" | "true"));
         let site_root =
             PathBuf::from(get("COUNTERSIGN_SITE_ROOT").or_else(|| get("LEPTOS_SITE_ROOT")).unwrap_or_else(|| "target/site".to_owned()));

@@ -9,7 +9,7 @@ use tower_sessions::{
 };
 use tower_sessions_sqlx_store::{PostgresStore, SqliteStore};
 
-use super::NativePool;
+use crate::store::NativePool;
 
 #[derive(Clone, Debug)]
 pub enum Sessions {

@@ -14,7 +14,6 @@ pub mod limits;
 pub mod orders;
 pub mod outbox;
 pub mod replicas;
-pub mod sessions;
 pub mod tasks;
 pub mod time;
 pub mod users;

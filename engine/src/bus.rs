@@ -17,7 +17,7 @@ pub struct Bus {
     /// Only events committed by this process: side effects (webhooks) run once, where the commit happened.
     local: broadcast::Sender<Event>,
     deltas: broadcast::Sender<AssistantDelta>,
-    /// Credentials that just ended (logout, token revoked), by [`crate::auth::Credential`] key:
+    /// Credentials that just ended (logout, token revoked), by credential key (`server::auth::Credential`):
     /// the event streams they opened close, on every replica.
     revoked: broadcast::Sender<String>,
 }

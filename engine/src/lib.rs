@@ -1,0 +1,15 @@
+//! Countersign's core: the durable approval engine and its store (docs/architecture.md, "Module
+//! map"). The web layer (the `server` crate: axum routes, extractors, sessions, pages, SSE) uses it;
+//! it never uses the web layer, and without axum among its dependencies it cannot.
+#![recursion_limit = "256"]
+
+pub mod agents;
+pub mod bus;
+pub mod config;
+pub mod metrics;
+pub mod model;
+pub mod orchestrator;
+pub mod policy;
+pub mod store;
+pub mod tools;
+pub mod webhooks;
