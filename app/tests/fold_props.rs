@@ -2,7 +2,7 @@
 //! panics, and a server render of a prefix followed by live events from any earlier point (the
 //! reload / reconnect path) gives exactly the view of folding everything at once.
 
-use app::domain::{ApprovalOutcome, CallId, Event, EventBody, Risk, TaskId, TaskStatus, fold};
+use app::domain::{ApprovalOutcome, CallId, Event, EventBody, Risk, TaskId, TaskStatus, fold, rules::DecisionRules};
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -53,7 +53,7 @@ fn body() -> impl Strategy<Value = EventBody> {
             grant_id: granted.then(|| "g1".into()),
             warnings: if granted { Vec::new() } else { vec!["more than is left".to_owned()] },
         }),
-        (task(), call(), any::<bool>()).prop_map(|(task_id, call_id, in_chat)| EventBody::ApprovalRequired {
+        (task(), call(), any::<bool>(), any::<bool>()).prop_map(|(task_id, call_id, in_chat, strict)| EventBody::ApprovalRequired {
             task_id,
             approval_id: format!("a-{call_id}").into(),
             call_id,
@@ -64,6 +64,7 @@ fn body() -> impl Strategy<Value = EventBody> {
             risk: Risk::High,
             deadline: "2026-11-22T10:00:00Z".into(),
             in_chat,
+            rules: DecisionRules { require_reason: strict, allow_modification: !strict },
         }),
         (task(), call(), outcome(), any::<bool>()).prop_map(|(task_id, call_id, outcome, edited)| EventBody::ApprovalDecided {
             task_id,

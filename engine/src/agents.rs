@@ -11,6 +11,8 @@ use std::{
 use anyhow::{Context, bail};
 use serde::Deserialize;
 
+use app::domain::rules::DecisionRules;
+
 use crate::tools::Registry;
 
 /// The demo configuration used when no file is given.
@@ -81,6 +83,8 @@ pub struct Gate {
     /// `confirm = "chat"`: the agent asks in the chat and the user's yes/no reply decides
     /// (conversational confirmation) instead of the card's buttons.
     pub in_chat: bool,
+    /// What a decision must include (`require_reason`, `allow_modification`).
+    pub rules: DecisionRules,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -91,6 +95,8 @@ pub enum GateRule {
     All,
     /// Tools whose metadata says they are destructive.
     Destructive,
+    /// Tools whose metadata does not say they only read (anything that may change something).
+    Writes,
     /// A CEL expression over `tool`, `args`, `user` and `agent`, compiled at start-up.
     Rule(Rule),
     /// Matches when any of its parts matches.
@@ -181,6 +187,8 @@ struct FileAgent {
     /// Worker agents (by name) this agent may delegate to; each adds an `ask_<name>` tool.
     #[serde(default)]
     delegates: Vec<String>,
+    /// A ready-made gate after the explicit ones: `minimal`, `standard`, `strict` or `paranoid`.
+    preset: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -201,6 +209,31 @@ struct FileGate {
     timeout_action: Option<TimeoutAction>,
     /// How a human answers: `card` (Approve / Reject buttons, the default) or `chat` (yes / no reply).
     confirm: Option<String>,
+    /// A rejection must give a reason (default false).
+    require_reason: Option<bool>,
+    /// The decider may edit the arguments before approving (default true).
+    allow_modification: Option<bool>,
+}
+
+/// The gate a preset stands for (docs/config.md, "Presets"): from asking only before destructive
+/// calls to asking before every call and insisting on a reason, with no edits.
+fn preset_gate(preset: &str, defaults: &FileDefaults) -> anyhow::Result<Gate> {
+    let (rule, rules, timeout_action) = match preset {
+        "minimal" => (GateRule::Destructive, DecisionRules::default(), defaults.timeout_action),
+        "standard" => (GateRule::Writes, DecisionRules::default(), defaults.timeout_action),
+        "strict" => (GateRule::All, DecisionRules::default(), defaults.timeout_action),
+        // Nothing runs by default either: a timeout rejects whatever the defaults say.
+        "paranoid" => (GateRule::All, DecisionRules { require_reason: true, allow_modification: false }, TimeoutAction::Reject),
+        other => bail!("unknown preset {other:?} (expected minimal, standard, strict or paranoid)"),
+    };
+    Ok(Gate {
+        name: format!("preset-{preset}"),
+        rule,
+        timeout: Duration::from_secs_f64(defaults.timeout_secs),
+        timeout_action,
+        in_chat: false,
+        rules,
+    })
 }
 
 /// Checks and compiles one gate's matching rule; `at` names the gate in errors.
@@ -219,6 +252,7 @@ fn gate_rule(gate: FileGate, agent_tools: &[String], at: &str) -> anyhow::Result
         }
         "all" => GateRule::All,
         "destructive" => GateRule::Destructive,
+        "writes" => GateRule::Writes,
         "disabled" => GateRule::Disabled,
         "rule" => {
             let source = gate.rule.with_context(|| format!("{at}: kind \"rule\" needs rule = \"<CEL expression>\""))?;
@@ -232,7 +266,7 @@ fn gate_rule(gate: FileGate, agent_tools: &[String], at: &str) -> anyhow::Result
             let parts = gate.of.into_iter().enumerate().map(|(i, part)| gate_rule(part, agent_tools, &format!("{at} part {}", i + 1)));
             GateRule::Any(parts.collect::<anyhow::Result<_>>()?)
         }
-        other => bail!("{at}: unknown kind {other:?} (expected tools, all, destructive, rule, any or disabled)"),
+        other => bail!("{at}: unknown kind {other:?} (expected tools, all, destructive, writes, rule, any or disabled)"),
     })
 }
 
@@ -308,6 +342,7 @@ impl AgentsConfig {
                     timeout: Duration::from_secs_f64(defaults.timeout_secs),
                     timeout_action: defaults.timeout_action,
                     in_chat: false,
+                    rules: DecisionRules::default(),
                 });
             }
             for gate in agent.gates {
@@ -316,6 +351,10 @@ impl AgentsConfig {
                     bail!("{at}: every gate needs a name");
                 }
                 let (name, timeout_secs, timeout_action) = (gate.name.clone(), gate.timeout_secs, gate.timeout_action);
+                let rules = DecisionRules {
+                    require_reason: gate.require_reason.unwrap_or(false),
+                    allow_modification: gate.allow_modification.unwrap_or(true),
+                };
                 let in_chat = match gate.confirm.as_deref() {
                     None | Some("card") => false,
                     Some("chat") => true,
@@ -330,7 +369,11 @@ impl AgentsConfig {
                     timeout: Duration::from_secs_f64(timeout_secs),
                     timeout_action: timeout_action.unwrap_or(defaults.timeout_action),
                     in_chat,
+                    rules,
                 });
+            }
+            if let Some(preset) = &agent.preset {
+                gates.push(preset_gate(preset, defaults).with_context(|| format!("{at}: preset"))?);
             }
             let model = agent.model.unwrap_or(ModelConfig::Scripted);
             if let ModelConfig::Openai { base_url, model, timeout_secs, .. } = &model {
@@ -416,6 +459,28 @@ mod tests {
 
     fn err(text: &str) -> String {
         format!("{:#}", parse(text).unwrap_err())
+    }
+
+    #[test]
+    fn presets_expand_to_one_gate_after_the_explicit_ones() {
+        let toml = |preset: &str| {
+            format!(
+                "[[agents]]\nname = \"a\"\ntools = [\"get_order\", \"process_refund\"]\npreset = \"{preset}\"\n\
+                 [[agents.gates]]\nname = \"mine\"\nkind = \"tools\"\ntools = [\"process_refund\"]\nrequire_reason = true\n"
+            )
+        };
+        let gates = |preset: &str| parse(&toml(preset)).unwrap().agents.remove(0).gates;
+        for (preset, rule) in [("minimal", GateRule::Destructive), ("standard", GateRule::Writes), ("strict", GateRule::All)] {
+            let g = gates(preset);
+            assert_eq!((g[0].name.as_str(), g[1].name.clone()), ("mine", format!("preset-{preset}")));
+            assert_eq!((g[1].rule.clone(), g[1].rules), (rule, DecisionRules::default()), "{preset}");
+            assert!(g[0].rules.require_reason && g[0].rules.allow_modification, "the explicit gate keeps its own rules");
+        }
+        let paranoid = &gates("paranoid")[1];
+        assert_eq!(paranoid.rule, GateRule::All);
+        assert_eq!(paranoid.rules, DecisionRules { require_reason: true, allow_modification: false });
+        assert_eq!(paranoid.timeout_action, TimeoutAction::Reject);
+        assert!(err(&toml("lenient")).contains("agent \"a\": preset: unknown preset \"lenient\""), "{}", err(&toml("lenient")));
     }
 
     #[test]

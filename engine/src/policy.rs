@@ -124,6 +124,7 @@ fn matches(rule: &GateRule, agent: &Agent, call: &Call<'_>, errors: &mut Vec<Str
         GateRule::Tools(names) => names.contains(&call.tool.name),
         GateRule::All => true,
         GateRule::Destructive => call.tool.destructive,
+        GateRule::Writes => !call.tool.read_only,
         GateRule::Rule(rule) => evaluate(rule, agent, call).unwrap_or_else(|error| {
             errors.push(format!("{}: {error}", rule.source));
             !agent.fail_open
@@ -173,6 +174,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             timeout_action: TimeoutAction::Reject,
             in_chat: false,
+            rules: Default::default(),
         };
         for known in [false, true] {
             for valid in [false, true] {
@@ -224,6 +226,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             timeout_action: TimeoutAction::Reject,
             in_chat: false,
+            rules: Default::default(),
         };
         let refused = classify(facts(true, true, Some(&gate), true, true));
         let Verdict::RepeatRefused { output } = &refused else { panic!("{refused:?}") };
@@ -242,7 +245,14 @@ mod tests {
     }
 
     fn gate(name: &str, rule: GateRule) -> Gate {
-        Gate { name: name.into(), rule, timeout: Duration::from_secs(1), timeout_action: TimeoutAction::Reject, in_chat: false }
+        Gate {
+            name: name.into(),
+            rule,
+            timeout: Duration::from_secs(1),
+            timeout_action: TimeoutAction::Reject,
+            in_chat: false,
+            rules: Default::default(),
+        }
     }
 
     fn agent(gates: Vec<Gate>) -> Agent {

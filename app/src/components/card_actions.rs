@@ -24,6 +24,9 @@ pub fn ReasonForm(
     busy: RwSignal<bool>,
     error: RwSignal<Option<ApiFailure>>,
     on_cancel: Callback<()>,
+    /// The gate requires a reason to reject (`require_reason`).
+    #[prop(optional)]
+    reason_required: bool,
 ) -> impl IntoView {
     let input = NodeRef::<html::Input>::new();
     Effect::new(move |_| {
@@ -32,6 +35,9 @@ pub fn ReasonForm(
         }
     });
     let (label, button, placeholder) = match kind {
+        ReasonKind::Reject if reason_required => {
+            ("Reason (required for this call; the agent sees it)", "Confirm reject", "e.g. duplicate refund")
+        }
         ReasonKind::Reject => ("Reason (optional, the agent sees it)", "Confirm reject", "e.g. duplicate refund"),
         ReasonKind::Defer => ("Guidance for the agent (the call does not run)", "Send guidance", "e.g. refund only the shipping"),
     };
@@ -50,7 +56,7 @@ pub fn ReasonForm(
         <form class="reject-form" on:submit=submit>
             <label>
                 {label}
-                <input type="text" node_ref=input maxlength="2000" bind:value=text placeholder=placeholder required=kind == ReasonKind::Defer />
+                <input type="text" node_ref=input maxlength="2000" bind:value=text placeholder=placeholder required=kind == ReasonKind::Defer || reason_required />
             </label>
             <div class="actions">
                 <button type="submit" class="btn btn-reject" disabled=move || busy.get()>{button}</button>

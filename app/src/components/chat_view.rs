@@ -1,4 +1,4 @@
-use crate::domain::{CallId, TaskId};
+use crate::domain::{CallId, TaskId, wording};
 use std::time::Duration;
 
 use leptos::{prelude::*, task::spawn_local};
@@ -27,6 +27,8 @@ enum Row {
     /// With the worker's name when a sub-agent wrote it.
     Assistant(i64, String, Option<String>),
     Card(CallId),
+    /// Under a finished turn that asked people: what they decided and how long it took.
+    Summary(TaskId, String),
 }
 
 impl Row {
@@ -34,19 +36,37 @@ impl Row {
         match self {
             Row::User(seq, _) | Row::Assistant(seq, _, _) => format!("m{seq}"),
             Row::Card(call_id) => call_id.to_string(),
+            Row::Summary(task_id, _) => format!("s{task_id}"),
         }
     }
 }
 
 fn rows(view: &ConversationView) -> Vec<Row> {
-    view.items
-        .iter()
-        .map(|item| match item {
+    let task_of = |item: &Item| match item {
+        Item::User { task_id, .. } | Item::Assistant { task_id, .. } => task_id.clone(),
+        Item::Card(card) => card.task_id.clone(),
+    };
+    // Each finished turn's summary goes right after its last item.
+    let mut last = std::collections::HashMap::new();
+    for (i, item) in view.items.iter().enumerate() {
+        last.insert(task_of(item), i);
+    }
+    let mut rows = Vec::with_capacity(view.items.len());
+    for (i, item) in view.items.iter().enumerate() {
+        rows.push(match item {
             Item::User { seq, text, .. } => Row::User(*seq, text.clone()),
             Item::Assistant { seq, text, agent, .. } => Row::Assistant(*seq, text.clone(), agent.clone()),
             Item::Card(card) => Row::Card(card.call_id.clone()),
-        })
-        .collect()
+        });
+        let task_id = task_of(item);
+        if last.get(&task_id) == Some(&i)
+            && let Some(task) = view.tasks.iter().find(|t| t.task_id == task_id && t.status.is_final())
+            && let Some(line) = wording::turn_summary(&task.summary)
+        {
+            rows.push(Row::Summary(task_id, line));
+        }
+    }
+    rows
 }
 
 /// `(task, pending)` when this card is the first of two or more pending calls of its turn.
@@ -182,6 +202,7 @@ pub fn ChatView(
                         </div>
                     }.into_any(),
                     Row::Card(call_id) => view! { <CardRow call_id view now viewer_is_admin /> }.into_any(),
+                    Row::Summary(_, line) => view! { <p class="turn-summary">{line}</p> }.into_any(),
                 }}
             </For>
             {move || view.with(|v| v.draft.as_ref().map(|d| d.text.clone())).map(|text| view! {

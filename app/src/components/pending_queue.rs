@@ -316,6 +316,9 @@ mod tests {
             reason: None,
             edited_args: None,
             args_schema: None,
+            rules: Default::default(),
+            approve_url: format!("/api/approvals/{id}/approve"),
+            reject_url: format!("/api/approvals/{id}/reject"),
         }
     }
 

@@ -82,6 +82,7 @@ pub fn ToolCard(
     let approval_id = card.approval.as_ref().map(|a| a.approval_id.clone()).unwrap_or_default();
     let deadline = card.approval.as_ref().and_then(|a| parse_rfc3339_ms(&a.deadline));
     let escalated_by = card.approval.as_ref().and_then(|a| a.escalated_by.clone()).filter(|_| waiting);
+    let rules = card.approval.as_ref().map(|a| a.rules).unwrap_or_default();
     // Handed to the admins: a user sees who has it, not buttons the server would refuse.
     let held_for_admins = viewer_is_admin.is_some_and(|admin| rules::held_by_admins(admin, escalated_by.as_deref()).is_some());
     let pending = waiting && !in_chat && !held_for_admins;
@@ -232,9 +233,12 @@ pub fn ToolCard(
                 <button class="btn btn-reject" disabled=move || busy.get() on:click=move |_| mode.set(Mode::Rejecting)>
                     "Reject"
                 </button>
-                <button class="btn" disabled=move || busy.get() on:click=move |_| mode.set(Mode::Editing)>
-                    "Edit"
-                </button>
+                // A gate with `allow_modification = false` takes the call as proposed or not at all.
+                {rules.allow_modification.then(|| view! {
+                    <button class="btn" disabled=move || busy.get() on:click=move |_| mode.set(Mode::Editing)>
+                        "Edit"
+                    </button>
+                })}
                 <button class="btn" disabled=move || busy.get() on:click=move |_| mode.set(Mode::Deferring)>
                     "Defer…"
                 </button>
@@ -250,7 +254,7 @@ pub fn ToolCard(
             </div>
             </Show>
             <Show when=move || mode.get() == Mode::Rejecting>
-                <ReasonForm kind=ReasonKind::Reject approval_id=reject_id.clone() text=draft.reason busy error on_cancel=Callback::new(move |_| draft.close()) />
+                <ReasonForm kind=ReasonKind::Reject approval_id=reject_id.clone() text=draft.reason busy error reason_required=rules.require_reason on_cancel=Callback::new(move |_| draft.close()) />
             </Show>
             <Show when=move || mode.get() == Mode::Deferring>
                 <ReasonForm kind=ReasonKind::Defer approval_id=defer_id.clone() text=draft.reason busy error on_cancel=Callback::new(move |_| draft.close()) />

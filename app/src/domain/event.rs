@@ -4,8 +4,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::ids::{ApprovalId, CallId, ConversationId, GrantId, TaskId};
 pub use super::states::{ApprovalState, CallState, Risk, TaskStatus};
+use super::{
+    ids::{ApprovalId, CallId, ConversationId, GrantId, TaskId},
+    rules::DecisionRules,
+};
 
 /// One stored event of a conversation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -86,6 +89,9 @@ pub enum EventBody {
         /// Answered by the user's yes/no reply in the chat rather than the card's buttons.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         in_chat: bool,
+        /// What a decision must include (older events: the defaults).
+        #[serde(default, skip_serializing_if = "DecisionRules::is_default")]
+        rules: DecisionRules,
     },
     /// The agent asks in the chat whether to run a call (again, after an unclear answer).
     ConfirmationAsked {

@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::{
     event::{ApprovalOutcome, Event, EventBody, Risk, TaskStatus},
     ids::{ApprovalId, CallId, GrantId, TaskId},
+    rules::DecisionRules,
     wire::AssistantDelta,
 };
 
@@ -76,6 +77,42 @@ pub struct TaskView {
     /// A worker's task (a sub-agent) names the supervisor's call it answers.
     #[serde(default)]
     pub parent_call_id: Option<CallId>,
+    /// What the turn asked of people and how long it took.
+    #[serde(default)]
+    pub summary: TaskSummary,
+}
+
+/// A turn's human-in-the-loop record (seed 003's `HITLResult`), folded from its events: the same
+/// numbers under the finished turn in the chat and in `GET /api/tasks/{id}`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct TaskSummary {
+    pub approvals_requested: u32,
+    pub approved: u32,
+    /// Approved with edited arguments (also counted in `approved`).
+    pub edited: u32,
+    pub rejected: u32,
+    pub deferred: u32,
+    /// Ran out of time (whatever the timeout action did).
+    pub expired: u32,
+    pub canceled: u32,
+    /// Milliseconds from each request to its decision, added up: how long the turn waited for people.
+    pub waiting_ms: i64,
+    /// RFC 3339: when the turn started and when it finished (none while it runs).
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+}
+
+impl TaskSummary {
+    /// Milliseconds from start to finish, once finished.
+    pub fn duration_ms(&self) -> Option<i64> {
+        let start = crate::time::parse_rfc3339_ms(self.started_at.as_deref()?)?;
+        Some(crate::time::parse_rfc3339_ms(self.finished_at.as_deref()?)? - start)
+    }
+
+    pub fn decided(&self) -> u32 {
+        self.approved + self.rejected + self.deferred + self.expired + self.canceled
+    }
 }
 
 /// What the UI shows for one tool call.
@@ -118,6 +155,9 @@ pub struct CardApproval {
     /// The user answers it with yes or no in the chat (no buttons on the card).
     #[serde(default)]
     pub in_chat: bool,
+    /// What a decision must include: a reason to reject, no edits.
+    #[serde(default)]
+    pub rules: DecisionRules,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -235,7 +275,10 @@ impl ConversationView {
             EventBody::ConfirmationAsked { task_id, question, .. } => {
                 self.items.push(Item::Assistant { seq: event.seq, task_id: task_id.clone(), text: question.clone(), agent: None })
             }
-            EventBody::ApprovalRequired { call_id, approval_id, gate, deadline, args, summary, risk, in_chat, .. } => {
+            EventBody::ApprovalRequired { task_id, call_id, approval_id, gate, deadline, args, summary, risk, in_chat, rules, .. } => {
+                if let Some(task) = self.task_mut(task_id) {
+                    task.summary.approvals_requested += 1;
+                }
                 if let Some(card) = self.card_mut(call_id) {
                     card.status = CardStatus::PendingApproval;
                     card.args = args.clone();
@@ -248,10 +291,28 @@ impl ConversationView {
                         deadline: deadline.clone(),
                         escalated_by: None,
                         in_chat: *in_chat,
+                        rules: *rules,
                     });
                 }
             }
-            EventBody::ApprovalDecided { call_id, outcome, decided_by, reason, original_args, edited_args, summary, .. } => {
+            EventBody::ApprovalDecided { task_id, call_id, outcome, decided_by, reason, original_args, edited_args, summary, .. } => {
+                let requested =
+                    self.card_mut(call_id).and_then(|c| c.approval.as_ref()).and_then(|a| crate::time::parse_rfc3339_ms(&a.requested_at));
+                let waited = requested.zip(crate::time::parse_rfc3339_ms(&event.at)).map_or(0, |(from, to)| (to - from).max(0));
+                if let Some(task) = self.task_mut(task_id) {
+                    let counts = &mut task.summary;
+                    counts.waiting_ms += waited;
+                    match outcome {
+                        ApprovalOutcome::Approved => {
+                            counts.approved += 1;
+                            counts.edited += u32::from(edited_args.is_some());
+                        }
+                        ApprovalOutcome::Rejected => counts.rejected += 1,
+                        ApprovalOutcome::Expired => counts.expired += 1,
+                        ApprovalOutcome::Canceled => counts.canceled += 1,
+                        ApprovalOutcome::Deferred => counts.deferred += 1,
+                    }
+                }
                 if let Some(card) = self.card_mut(call_id) {
                     card.status = match outcome {
                         ApprovalOutcome::Approved => CardStatus::Approved,
@@ -300,16 +361,25 @@ impl ConversationView {
                 }
             }
             EventBody::TaskStatus { task_id, status, message, parent_call_id } => {
-                let view = TaskView {
-                    task_id: task_id.clone(),
-                    status: *status,
-                    message: message.clone(),
-                    parent_call_id: parent_call_id.clone(),
+                let index = match self.tasks.iter().position(|t| &t.task_id == task_id) {
+                    Some(index) => index,
+                    None => {
+                        let summary = TaskSummary { started_at: Some(event.at.clone()), ..Default::default() };
+                        self.tasks.push(TaskView {
+                            task_id: task_id.clone(),
+                            status: *status,
+                            message: None,
+                            parent_call_id: None,
+                            summary,
+                        });
+                        self.tasks.len() - 1
+                    }
                 };
-                match self.tasks.iter_mut().find(|t| &t.task_id == task_id) {
-                    Some(existing) => *existing = view,
-                    None => self.tasks.push(view),
-                }
+                let view = &mut self.tasks[index];
+                view.status = *status;
+                view.message = message.clone();
+                view.parent_call_id = parent_call_id.clone();
+                view.summary.finished_at = status.is_final().then(|| event.at.clone());
             }
         }
     }
@@ -325,6 +395,10 @@ impl ConversationView {
             _ if delta.offset == 0 => self.draft = Some(Draft { task_id: delta.task_id.clone(), text: delta.text.clone() }),
             _ => {}
         }
+    }
+
+    fn task_mut(&mut self, task_id: &TaskId) -> Option<&mut TaskView> {
+        self.tasks.iter_mut().find(|t| &t.task_id == task_id)
     }
 
     fn card_mut(&mut self, call_id: &str) -> Option<&mut Card> {
@@ -387,6 +461,7 @@ impl super::wire::Approval {
                 escalated_by: a.escalated_by.clone(),
                 // Admins decide with the buttons even when the user was asked in the chat.
                 in_chat: false,
+                rules: a.rules,
             }),
             decision: None,
             result: None,
@@ -441,6 +516,7 @@ mod tests {
                 risk: Risk::High,
                 deadline: "2026-11-21T10:05:00Z".into(),
                 in_chat: false,
+                rules: Default::default(),
             })
         }
         fn decide(&mut self, task: &str, call: &str, outcome: ApprovalOutcome, edited: Option<Value>) -> &mut Self {

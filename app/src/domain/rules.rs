@@ -5,6 +5,9 @@
 
 use std::fmt;
 
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
 /// Why a person may not decide a pending approval now.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Refusal {
@@ -72,5 +75,89 @@ mod tests {
     fn refusals_say_why() {
         assert_eq!(held_by_admins(false, Some("bob")).unwrap().to_string(), "this approval is with the admins (escalated by bob)");
         assert!(Refusal::OutOfTime.to_string().contains("timeout action"));
+    }
+}
+
+/// What a decision must include, set per gate (`require_reason`, `allow_modification`) and kept
+/// with the approval from the moment it is asked. The server refuses a decision that breaks them
+/// (422); the card hides or requires what they say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct DecisionRules {
+    /// A rejection must say why.
+    #[serde(default)]
+    pub require_reason: bool,
+    /// The arguments may be edited before approving.
+    #[serde(default = "yes")]
+    pub allow_modification: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for DecisionRules {
+    fn default() -> Self {
+        Self { require_reason: false, allow_modification: true }
+    }
+}
+
+/// A decision that breaks its approval's rules: which field, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Breach {
+    pub field: &'static str,
+    pub message: &'static str,
+}
+
+impl DecisionRules {
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// A rejection with this reason (already trimmed; `None` or blank: none given).
+    pub fn check_rejection(&self, reason: Option<&str>) -> Result<(), Breach> {
+        if self.require_reason && reason.is_none_or(|r| r.trim().is_empty()) {
+            return Err(Breach { field: "reason", message: "this approval's gate requires a reason to reject" });
+        }
+        Ok(())
+    }
+
+    /// An approval with these arguments, against the ones the agent proposed.
+    pub fn check_approval(&self, proposed: &Value, edited: Option<&Value>) -> Result<(), Breach> {
+        if !self.allow_modification && edited.is_some_and(|args| args != proposed) {
+            return Err(Breach { field: "args", message: "this approval's gate does not allow editing the arguments" });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod decision_rules_tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_required_reason_must_say_something() {
+        let rules = DecisionRules { require_reason: true, ..Default::default() };
+        assert!(rules.check_rejection(None).is_err());
+        assert!(rules.check_rejection(Some("  ")).is_err());
+        assert!(rules.check_rejection(Some("over the limit")).is_ok());
+        assert!(DecisionRules::default().check_rejection(None).is_ok());
+    }
+
+    #[test]
+    fn without_modification_only_the_proposed_arguments_are_approved() {
+        let rules = DecisionRules { allow_modification: false, ..Default::default() };
+        let proposed = json!({ "order_id": 1001 });
+        assert!(rules.check_approval(&proposed, None).is_ok());
+        assert!(rules.check_approval(&proposed, Some(&json!({ "order_id": 1001 }))).is_ok());
+        assert_eq!(rules.check_approval(&proposed, Some(&json!({ "order_id": 1002 }))).unwrap_err().field, "args");
+        assert!(DecisionRules::default().check_approval(&proposed, Some(&json!({}))).is_ok());
+    }
+
+    #[test]
+    fn old_events_read_as_the_default_rules() {
+        assert_eq!(serde_json::from_value::<DecisionRules>(json!({})).unwrap(), DecisionRules::default());
     }
 }

@@ -5,7 +5,8 @@ use serde_json::Value;
 
 use super::{
     ApprovalId, ApprovalOutcome, ApprovalState, CallId, ConversationId, Event, Risk, Role, TaskId, TaskStatus, UserId,
-    fold::ConversationView,
+    fold::{ConversationView, TaskSummary},
+    rules::DecisionRules,
 };
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -59,6 +60,10 @@ pub struct Task {
     pub status: TaskStatus,
     pub created_at: String,
     pub updated_at: String,
+    /// What the turn asked of people and how long it took (folded from its events; in
+    /// `GET /api/tasks/{id}` and the abort answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<TaskSummary>,
 }
 
 /// One row of the approval queue.
@@ -91,6 +96,11 @@ pub struct Approval {
     pub escalated_by: Option<String>,
     pub reason: Option<String>,
     pub edited_args: Option<Value>,
+    /// What a decision must include (a reason to reject; whether the arguments may be edited).
+    pub rules: DecisionRules,
+    /// Where to decide it (seed 004's `HitlResponse`): POST to these with the API's credentials.
+    pub approve_url: String,
+    pub reject_url: String,
     /// The tool's input schema (JSON Schema), for editing the arguments as a form. Only in
     /// `GET /api/approvals/{id}`, not in lists.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -3,7 +3,7 @@
 
 use super::{
     ApprovalOutcome,
-    fold::{CardApproval, CardDecision},
+    fold::{CardApproval, CardDecision, TaskSummary},
 };
 use crate::time::parse_rfc3339_ms;
 
@@ -60,11 +60,70 @@ pub fn verb(outcome: ApprovalOutcome) -> &'static str {
     }
 }
 
+/// The line under a finished turn that asked people: "2 approvals: 1 approved (edited), 1 rejected
+/// · waited 12 seconds for decisions · the turn took 14 seconds". `None` when it asked no one.
+pub fn turn_summary(summary: &TaskSummary) -> Option<String> {
+    let n = summary.approvals_requested;
+    if n == 0 {
+        return None;
+    }
+    let mut outcomes = Vec::new();
+    if summary.approved > 0 {
+        let edited = match summary.edited {
+            0 => String::new(),
+            e if e == summary.approved => " (edited)".into(),
+            e => format!(" ({e} edited)"),
+        };
+        outcomes.push(format!("{} approved{edited}", summary.approved));
+    }
+    for (count, word) in
+        [(summary.rejected, "rejected"), (summary.deferred, "deferred"), (summary.expired, "timed out"), (summary.canceled, "canceled")]
+    {
+        if count > 0 {
+            outcomes.push(format!("{count} {word}"));
+        }
+    }
+    let undecided = n.saturating_sub(summary.decided());
+    if undecided > 0 {
+        outcomes.push(format!("{undecided} undecided"));
+    }
+    let mut line = format!("{n} {}: {}", if n == 1 { "approval" } else { "approvals" }, outcomes.join(", "));
+    if summary.decided() > 0 {
+        line.push_str(&format!(" · waited {} for decisions", duration_words(summary.waiting_ms)));
+    }
+    if let Some(ms) = summary.duration_ms() {
+        line.push_str(&format!(" · the turn took {}", duration_words(ms)));
+    }
+    Some(line)
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_turn_summary_counts_outcomes_and_says_how_long_people_took() {
+        let quiet = TaskSummary::default();
+        assert_eq!(turn_summary(&quiet), None, "a turn that asked no one says nothing");
+        let busy = TaskSummary {
+            approvals_requested: 3,
+            approved: 2,
+            edited: 1,
+            rejected: 1,
+            waiting_ms: 12_000,
+            started_at: Some("2026-11-25T10:00:00.000Z".into()),
+            finished_at: Some("2026-11-25T10:00:14.000Z".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            turn_summary(&busy).unwrap(),
+            "3 approvals: 2 approved (1 edited), 1 rejected · waited 12 seconds for decisions · the turn took 14 seconds"
+        );
+        let waiting = TaskSummary { approvals_requested: 1, started_at: Some("2026-11-25T10:00:00.000Z".into()), ..Default::default() };
+        assert_eq!(turn_summary(&waiting).unwrap(), "1 approval: 1 undecided");
+    }
 
     fn decision(outcome: ApprovalOutcome, by: &str, reason: Option<&str>) -> CardDecision {
         CardDecision { outcome, decided_by: by.into(), reason: reason.map(Into::into), original_args: json!({}), edited_args: None }
@@ -78,6 +137,7 @@ mod tests {
             deadline: deadline.into(),
             escalated_by: None,
             in_chat: false,
+            rules: Default::default(),
         }
     }
 

@@ -76,6 +76,14 @@ pub enum DecisionError {
     Internal(#[from] anyhow::Error),
 }
 
+/// A decision that breaks its approval's rules (a 422 naming the field).
+fn breached(breach: rules::Breach) -> DecisionError {
+    DecisionError::Invalid {
+        message: breach.message.to_owned(),
+        details: vec![json!({ "path": format!("/{}", breach.field), "message": breach.message })],
+    }
+}
+
 /// Who decided, as recorded in the event and the approval row.
 pub const SYSTEM: &str = "system";
 
@@ -93,6 +101,7 @@ impl Orchestrator {
         let task = self.waiting_task(&mut w, &approval.task_id).await?;
         let outcome = match decision {
             Decision::Approve { args, grant } => {
+                approval.rules().check_approval(&approval.args(), args.as_ref()).map_err(breached)?;
                 let edited = match args {
                     Some(args) if args != approval.args() => Some(self.validated(&approval, args)?),
                     _ => None,
@@ -103,7 +112,10 @@ impl Orchestrator {
                 }
                 outcome
             }
-            Decision::Reject { reason } => self.apply(&mut w, &task, &approval, ApprovalOutcome::Rejected, actor, reason, None).await?,
+            Decision::Reject { reason } => {
+                approval.rules().check_rejection(reason.as_deref()).map_err(breached)?;
+                self.apply(&mut w, &task, &approval, ApprovalOutcome::Rejected, actor, reason, None).await?
+            }
             Decision::Defer { guidance } => {
                 self.apply(&mut w, &task, &approval, ApprovalOutcome::Deferred, actor, Some(guidance), None).await?
             }
@@ -128,6 +140,9 @@ impl Orchestrator {
         }
         for approval in &pending {
             may_decide(actor, approval, now_ms())?;
+            if let Decision::Reject { reason } = &decision {
+                approval.rules().check_rejection(reason.as_deref()).map_err(breached)?;
+            }
         }
         let (outcome, reason) = match decision {
             Decision::Approve { .. } => (ApprovalOutcome::Approved, None),

@@ -403,6 +403,7 @@ async fn ask(
         timeout_action: gate.timeout_action,
         deadline,
         in_chat: gate.in_chat,
+        rules: gate.rules,
     };
     approvals::insert(&mut w.tx, new_approval).await?;
     w.audit(AuditKind::ApprovalRequested,
@@ -424,6 +425,7 @@ async fn ask(
             risk,
             deadline: crate::store::time::rfc3339(deadline),
             in_chat: gate.in_chat,
+            rules: gate.rules,
         },
     )
     .await?;

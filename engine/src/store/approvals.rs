@@ -4,7 +4,7 @@
 
 use anyhow::Context;
 use app::domain::{ApprovalId, CallId, ConversationId, TaskId, UserId};
-use app::domain::{ApprovalState, Machine, Risk, TimeoutAction, wire};
+use app::domain::{ApprovalState, Machine, Risk, TimeoutAction, rules::DecisionRules, wire};
 use serde_json::Value;
 use sqlx::{AnyConnection, AnyExecutor};
 
@@ -40,12 +40,21 @@ pub struct ApprovalRow {
     pub escalated_by: Option<String>,
     /// `card` (buttons) or `chat` (the user's yes/no reply decides).
     pub confirm: String,
+    /// 1: a rejection needs a reason (the gate's `require_reason`).
+    pub require_reason: i64,
+    /// 0: the arguments may not be edited (the gate's `allow_modification = false`).
+    pub allow_modification: i64,
 }
 
 impl ApprovalRow {
     /// Who handed it to the admins, while it is pending and with them (`None` otherwise).
     pub fn escalated_to_admins_by(&self) -> Option<&str> {
         (self.state == ApprovalState::Pending && self.escalated_at.is_some()).then(|| self.escalated_by.as_deref().unwrap_or("someone"))
+    }
+
+    /// What a decision on it must include.
+    pub fn rules(&self) -> DecisionRules {
+        DecisionRules { require_reason: self.require_reason != 0, allow_modification: self.allow_modification != 0 }
     }
 
     pub fn args(&self) -> Value {
@@ -76,6 +85,9 @@ impl ApprovalRow {
             escalated_by: self.escalated_by.clone(),
             reason: self.reason.clone(),
             edited_args: self.edited_args.as_deref().and_then(|a| serde_json::from_str(a).ok()),
+            rules: self.rules(),
+            approve_url: format!("/api/approvals/{}/approve", self.id),
+            reject_url: format!("/api/approvals/{}/reject", self.id),
             args_schema: None,
         }
     }
@@ -83,7 +95,8 @@ impl ApprovalRow {
 
 const SELECT: &str = "SELECT a.id, a.call_id, a.task_id, a.conversation_id, c.title AS conversation_title,
     c.owner_id, u.username AS owner, a.agent, a.tool, a.args, a.gate, a.summary, a.risk, a.state, a.timeout_action,
-    a.created_at, a.deadline, a.decided_at, a.decided_by, a.reason, a.edited_args, a.escalated_at, a.escalated_by, a.confirm
+    a.created_at, a.deadline, a.decided_at, a.decided_by, a.reason, a.edited_args, a.escalated_at, a.escalated_by, a.confirm,
+    a.require_reason, a.allow_modification
     FROM approvals a JOIN conversations c ON c.id = a.conversation_id LEFT JOIN users u ON u.id = c.owner_id";
 
 pub struct NewApproval<'a> {
@@ -100,13 +113,14 @@ pub struct NewApproval<'a> {
     pub timeout_action: TimeoutAction,
     pub deadline: i64,
     pub in_chat: bool,
+    pub rules: DecisionRules,
 }
 
 pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Result<()> {
     sqlx::query(
         "INSERT INTO approvals (id, call_id, task_id, conversation_id, agent, tool, args, gate, summary, risk, state,
-            timeout_action, created_at, deadline, confirm)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14)",
+            timeout_action, created_at, deadline, confirm, require_reason, allow_modification)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, $15, $16)",
     )
     .bind(a.id)
     .bind(a.call_id)
@@ -122,6 +136,8 @@ pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Res
     .bind(now_ms())
     .bind(a.deadline)
     .bind(if a.in_chat { "chat" } else { "card" })
+    .bind(i64::from(a.rules.require_reason))
+    .bind(i64::from(a.rules.allow_modification))
     .execute(conn)
     .await
     .context("failed to record approval")?;

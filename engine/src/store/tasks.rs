@@ -38,6 +38,7 @@ impl TaskRow {
             status: self.status(),
             created_at: rfc3339(self.created_at),
             updated_at: rfc3339(self.updated_at),
+            summary: None,
         }
     }
 }

@@ -18,11 +18,22 @@ use crate::{
     auth::CurrentUser,
     orchestrator::Decision,
     state::AppState,
-    store::tasks::{self, TaskRow},
+    store::{
+        events,
+        tasks::{self, TaskRow},
+    },
 };
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(read)).routes(routes!(approve_all)).routes(routes!(reject_all)).routes(routes!(abort))
+}
+
+/// The task with its summary, folded from its conversation's events by the chat's own fold.
+async fn with_summary(state: &AppState, task: &TaskRow) -> Result<Task, ApiError> {
+    let events = events::after(state.store.pool(), &task.conversation_id, 0).await?;
+    let mut wire = task.to_wire();
+    wire.summary = app::domain::fold(&events).tasks.into_iter().find(|t| t.task_id == task.id).map(|t| t.summary);
+    Ok(wire)
 }
 
 /// The task if it exists and `user` may see its conversation; 404 otherwise.
@@ -49,7 +60,7 @@ async fn visible_task(state: &AppState, user: &CurrentUser, id: &TaskId) -> Resu
 )]
 #[tracing::instrument(skip(state, user))]
 async fn read(State(state): State<AppState>, user: CurrentUser, Path(id): Path<TaskId>) -> Result<Json<Task>, ApiError> {
-    Ok(Json(visible_task(&state, &user, &id).await?.to_wire()))
+    Ok(Json(with_summary(&state, &visible_task(&state, &user, &id).await?).await?))
 }
 
 #[utoipa::path(
@@ -132,5 +143,5 @@ async fn abort(State(state): State<AppState>, user: CurrentUser, Path(id): Path<
     state.limits.decision(state.store.writer(), &user.user.id).await?;
     visible_task(&state, &user, &id).await?;
     state.orchestrator.abort(&id, &actor(&user)).await?;
-    Ok(Json(visible_task(&state, &user, &id).await?.to_wire()))
+    Ok(Json(with_summary(&state, &visible_task(&state, &user, &id).await?).await?))
 }

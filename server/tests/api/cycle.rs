@@ -36,7 +36,7 @@ async fn a_gated_call_stops_as_a_pending_approval_and_the_task_waits_for_input()
     let required = named(&detail.events, "approval-required");
     assert_eq!(required.len(), 1);
     match &required[0].body {
-        EventBody::ApprovalRequired { approval_id, call_id, tool, args, gate, summary, risk, deadline, task_id, in_chat } => {
+        EventBody::ApprovalRequired { approval_id, call_id, tool, args, gate, summary, risk, deadline, task_id, in_chat, rules } => {
             assert_eq!((approval_id, call_id, task_id), (&approval.id, &approval.call_id, &task));
             assert_eq!(
                 (tool.as_str(), gate.as_str(), summary.as_str()),
@@ -46,6 +46,7 @@ async fn a_gated_call_stops_as_a_pending_approval_and_the_task_waits_for_input()
             assert_eq!(risk.as_str(), "high");
             assert!(deadline.ends_with('Z'), "{deadline}");
             assert!(!in_chat, "a card gate is answered with buttons");
+            assert!(rules.is_default(), "the demo gate asks for nothing more: {rules:?}");
         }
         other => panic!("unexpected {other:?}"),
     }
@@ -132,6 +133,21 @@ async fn each_approved_call_runs_when_decided_and_the_model_waits_for_the_last_d
     assert_eq!(app.order(1005).await.status, "open");
     let answer = assistant_texts(&app.detail(&c).await.events).pop().unwrap();
     assert!(answer.contains("Canceled order 1003") && answer.contains("keep it"), "{answer}");
+
+    // The turn's summary: what it asked of people and how long they took, in the task and the chat.
+    let (_, body) = app.get_json(&format!("/api/tasks/{task}")).await;
+    let summary = &body["summary"];
+    assert_eq!(
+        (summary["approvals_requested"].as_u64(), summary["approved"].as_u64(), summary["rejected"].as_u64()),
+        (Some(2), Some(1), Some(1)),
+        "{body}"
+    );
+    assert_eq!(summary["edited"], 0);
+    assert!(summary["waiting_ms"].as_i64().is_some_and(|ms| ms >= 200), "the second decision came after the 200 ms wait: {body}");
+    assert!(summary["started_at"].is_string() && summary["finished_at"].is_string(), "{body}");
+    let view = app.detail(&c).await.view;
+    let folded = &view.tasks.iter().find(|t| t.task_id == task).unwrap().summary;
+    assert_eq!(serde_json::to_value(folded).unwrap(), *summary, "the chat folds the same summary");
 }
 
 #[tokio::test]

@@ -8,6 +8,7 @@ mod chaos;
 mod confirm;
 mod crash;
 mod cycle;
+mod decision_rules;
 mod decisions;
 mod durability;
 mod health;

@@ -1,0 +1,62 @@
+import { test as base, expect } from "@playwright/test";
+import { Server, logIn, say, cards, waitForHydration, test, newChat } from "./fixtures";
+
+// A gate that takes refunds as proposed or not at all, and wants a reason for a no.
+const AGENTS = `
+[[agents]]
+name = "support"
+tools = ["list_orders", "get_order", "cancel_order", "process_refund"]
+
+[[agents.gates]]
+name = "refunds"
+kind = "tools"
+tools = ["process_refund"]
+require_reason = true
+allow_modification = false
+`;
+
+base("a gate's rules show on the card: no Edit, and Reject asks for a reason before it sends", async ({ page }) => {
+  const server = new Server(AGENTS);
+  server.addUser("alice");
+  await server.start();
+  try {
+    await logIn(page.context(), server, "alice");
+    await page.goto(server.url);
+    await waitForHydration(page);
+    await page.getByRole("button", { name: "New chat" }).click();
+    await expect(page).toHaveURL(/\/c\//);
+    await waitForHydration(page);
+    await say(page, "refund order 1001");
+    const card = cards(page).first();
+    await expect(card).toHaveAttribute("data-status", "pending_approval");
+    await expect(card.getByRole("button", { name: "Approve", exact: true })).toBeVisible();
+    await expect(card.getByRole("button", { name: "Edit" })).toHaveCount(0);
+
+    await card.getByRole("button", { name: "Reject", exact: true }).click();
+    const reason = card.getByLabel(/Reason \(required/);
+    await expect(reason).toBeVisible();
+    // An empty reason is not sent: the field says it is required and the card stays pending.
+    await card.getByRole("button", { name: "Confirm reject" }).click();
+    expect(await reason.evaluate((el: HTMLInputElement) => el.validity.valueMissing)).toBe(true);
+    await expect(card).toHaveAttribute("data-status", "pending_approval");
+    await reason.fill("the customer asked for store credit");
+    await card.getByRole("button", { name: "Confirm reject" }).click();
+    await expect(card).toHaveAttribute("data-status", "rejected");
+    await expect(card.locator(".decision")).toContainText("the customer asked for store credit");
+  } finally {
+    await server.stop();
+    server.cleanup();
+  }
+});
+
+test("a finished turn that asked people says what they decided and how long it took", async ({ page }) => {
+  await newChat(page);
+  await say(page, "cancel order 1003 and 1005");
+  await expect(cards(page)).toHaveCount(2);
+  await page.getByRole("button", { name: "Approve All" }).click();
+  const summary = page.locator(".turn-summary");
+  await expect(summary).toHaveText(/^2 approvals: 2 approved · waited .+ for decisions · the turn took .+$/);
+  // The same line after a reload (folded from the stored events on the server).
+  await page.reload();
+  await expect(page.locator(".turn-summary")).toHaveText(/^2 approvals: 2 approved/);
+});
