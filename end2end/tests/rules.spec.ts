@@ -60,3 +60,40 @@ test("a finished turn that asked people says what they decided and how long it t
   await page.reload();
   await expect(page.locator(".turn-summary")).toHaveText(/^2 approvals: 2 approved/);
 });
+
+// Refunds remind after half a second, once.
+const REMINDING = `
+[[agents]]
+name = "support"
+tools = ["list_orders", "get_order", "cancel_order", "process_refund"]
+
+[[agents.gates]]
+name = "refunds"
+kind = "tools"
+tools = ["process_refund"]
+reminder_interval_secs = 0.5
+max_reminders = 1
+`;
+
+base("a waiting card says when its deciders were reminded, live and after a reload", async ({ page }) => {
+  const server = new Server(REMINDING);
+  server.addUser("alice");
+  await server.start();
+  try {
+    await logIn(page.context(), server, "alice");
+    await page.goto(server.url);
+    await waitForHydration(page);
+    await page.getByRole("button", { name: "New chat" }).click();
+    await expect(page).toHaveURL(/\/c\//);
+    await waitForHydration(page);
+    await say(page, "refund order 1001");
+    const card = cards(page).first();
+    await expect(card).toHaveAttribute("data-status", "pending_approval");
+    await expect(card.locator(".reminder")).toHaveText("Reminder 1 of 1: still waiting for a decision", { timeout: 10_000 });
+    await page.reload();
+    await expect(cards(page).first().locator(".reminder")).toHaveText("Reminder 1 of 1: still waiting for a decision");
+  } finally {
+    await server.stop();
+    server.cleanup();
+  }
+});

@@ -85,6 +85,18 @@ pub struct Gate {
     pub in_chat: bool,
     /// What a decision must include (`require_reason`, `allow_modification`).
     pub rules: DecisionRules,
+    /// Hand a still-pending approval to the admins after this (`escalation_timeout_secs`); the
+    /// deadline stays.
+    pub escalate_after: Option<Duration>,
+    /// Remind the deciders every `interval`, at most `max` times (`reminder_interval_secs`,
+    /// `max_reminders`).
+    pub reminders: Option<Reminders>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Reminders {
+    pub interval: Duration,
+    pub max: u32,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -213,6 +225,12 @@ struct FileGate {
     require_reason: Option<bool>,
     /// The decider may edit the arguments before approving (default true).
     allow_modification: Option<bool>,
+    /// Hand a still-pending approval to the admins after this many seconds (less than the timeout).
+    escalation_timeout_secs: Option<f64>,
+    /// Remind the deciders every this many seconds while it waits.
+    reminder_interval_secs: Option<f64>,
+    /// How many reminders at most (default 3; needs `reminder_interval_secs`).
+    max_reminders: Option<u32>,
 }
 
 /// The gate a preset stands for (docs/config.md, "Presets"): from asking only before destructive
@@ -233,7 +251,37 @@ fn preset_gate(preset: &str, defaults: &FileDefaults) -> anyhow::Result<Gate> {
         timeout_action,
         in_chat: false,
         rules,
+        escalate_after: None,
+        reminders: None,
     })
+}
+
+/// A gate's escalation timeout and reminders, checked against its timeout.
+fn waiting_rules(gate: &FileGate, timeout: Duration) -> anyhow::Result<(Option<Duration>, Option<Reminders>)> {
+    let escalate_after = match gate.escalation_timeout_secs {
+        None => None,
+        Some(secs) => {
+            check_timeout(secs).context("escalation_timeout_secs")?;
+            let after = Duration::from_secs_f64(secs);
+            if after >= timeout {
+                bail!("escalation_timeout_secs ({secs}) must be shorter than the gate's timeout ({} s)", timeout.as_secs_f64());
+            }
+            Some(after)
+        }
+    };
+    let reminders = match (gate.reminder_interval_secs, gate.max_reminders) {
+        (None, None) => None,
+        (None, Some(_)) => bail!("max_reminders needs reminder_interval_secs"),
+        (Some(secs), max) => {
+            check_timeout(secs).context("reminder_interval_secs")?;
+            let max = max.unwrap_or(3);
+            if max == 0 {
+                bail!("max_reminders must be at least 1 (leave out reminder_interval_secs for none)");
+            }
+            Some(Reminders { interval: Duration::from_secs_f64(secs), max })
+        }
+    };
+    Ok((escalate_after, reminders))
 }
 
 /// Checks and compiles one gate's matching rule; `at` names the gate in errors.
@@ -343,6 +391,8 @@ impl AgentsConfig {
                     timeout_action: defaults.timeout_action,
                     in_chat: false,
                     rules: DecisionRules::default(),
+                    escalate_after: None,
+                    reminders: None,
                 });
             }
             for gate in agent.gates {
@@ -355,6 +405,8 @@ impl AgentsConfig {
                     require_reason: gate.require_reason.unwrap_or(false),
                     allow_modification: gate.allow_modification.unwrap_or(true),
                 };
+                let timeout = Duration::from_secs_f64(gate.timeout_secs.unwrap_or(defaults.timeout_secs).max(0.0));
+                let (escalate_after, reminders) = waiting_rules(&gate, timeout).with_context(|| gat.clone())?;
                 let in_chat = match gate.confirm.as_deref() {
                     None | Some("card") => false,
                     Some("chat") => true,
@@ -370,6 +422,8 @@ impl AgentsConfig {
                     timeout_action: timeout_action.unwrap_or(defaults.timeout_action),
                     in_chat,
                     rules,
+                    escalate_after,
+                    reminders,
                 });
             }
             if let Some(preset) = &agent.preset {
@@ -414,6 +468,10 @@ impl AgentsConfig {
         for hook in &file.webhooks {
             if !(hook.url.starts_with("http://") || hook.url.starts_with("https://")) {
                 bail!("{origin}: webhook url must start with http:// or https://, got {:?}", hook.url);
+            }
+            // A misspelled event name would never fire: say so at start-up.
+            if let Some(unknown) = hook.events.iter().find(|e| !app::domain::EventBody::NAMES.contains(&e.as_str())) {
+                bail!("{origin}: webhook {:?}: unknown event {unknown:?} (known: {})", hook.url, app::domain::EventBody::NAMES.join(", "));
             }
         }
         Ok(Self { agents, webhooks: file.webhooks, mcp_servers: file.mcp_servers, mcp_tools })

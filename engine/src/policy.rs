@@ -175,6 +175,8 @@ mod tests {
             timeout_action: TimeoutAction::Reject,
             in_chat: false,
             rules: Default::default(),
+            escalate_after: None,
+            reminders: None,
         };
         for known in [false, true] {
             for valid in [false, true] {
@@ -227,6 +229,8 @@ mod tests {
             timeout_action: TimeoutAction::Reject,
             in_chat: false,
             rules: Default::default(),
+            escalate_after: None,
+            reminders: None,
         };
         let refused = classify(facts(true, true, Some(&gate), true, true));
         let Verdict::RepeatRefused { output } = &refused else { panic!("{refused:?}") };
@@ -252,6 +256,8 @@ mod tests {
             timeout_action: TimeoutAction::Reject,
             in_chat: false,
             rules: Default::default(),
+            escalate_after: None,
+            reminders: None,
         }
     }
 

@@ -1,4 +1,5 @@
-//! Webhooks: committed `approval-required`, `approval-decided` and `approval-escalated` events
+//! Webhooks: committed `approval-required`, `approval-decided` and `approval-escalated` events (or
+//! any others a webhook lists, such as `approval-reminder`)
 //! are POSTed as JSON to configured URLs, signed with HMAC-SHA256 over the body
 //! (`X-Countersign-Signature: sha256=<hex>`), retried with backoff. Each delivery is an outbox
 //! row written in the transaction that appended the event, so none is lost to a restart; they

@@ -317,6 +317,7 @@ mod tests {
             edited_args: None,
             args_schema: None,
             rules: Default::default(),
+            reminders_sent: 0,
             approve_url: format!("/api/approvals/{id}/approve"),
             reject_url: format!("/api/approvals/{id}/reject"),
         }

@@ -83,6 +83,7 @@ pub fn ToolCard(
     let deadline = card.approval.as_ref().and_then(|a| parse_rfc3339_ms(&a.deadline));
     let escalated_by = card.approval.as_ref().and_then(|a| a.escalated_by.clone()).filter(|_| waiting);
     let rules = card.approval.as_ref().map(|a| a.rules).unwrap_or_default();
+    let reminder = card.approval.as_ref().filter(|_| waiting).and_then(wording::reminder_line);
     // Handed to the admins: a user sees who has it, not buttons the server would refuse.
     let held_for_admins = viewer_is_admin.is_some_and(|admin| rules::held_by_admins(admin, escalated_by.as_deref()).is_some());
     let pending = waiting && !in_chat && !held_for_admins;
@@ -213,6 +214,7 @@ pub fn ToolCard(
         let tool_name = card.tool.clone();
         view! {
             {holder}
+            {reminder.map(|line| view! { <p class="reminder" role="status">{line}</p> })}
             <p class="countdown" aria-live="off">
                 "Expires in "
                 <span class="time-left">

@@ -125,6 +125,15 @@ pub enum EventBody {
         /// RFC 3339: the new deadline.
         deadline: String,
     },
+    /// The approval is still waiting: its deciders are reminded (the gate's `reminder_interval_secs`).
+    ApprovalReminder {
+        task_id: TaskId,
+        approval_id: ApprovalId,
+        call_id: CallId,
+        /// This is reminder number `reminder` of `of`.
+        reminder: u32,
+        of: u32,
+    },
     ToolStarted {
         task_id: TaskId,
         call_id: CallId,
@@ -149,7 +158,7 @@ pub enum EventBody {
 impl EventBody {
     /// The SSE event name (kebab-case), e.g. `approval-required`.
     /// Every event's name (the SSE event names a client listens for), in the order of [`Self::name`].
-    pub const NAMES: [&'static str; 12] = [
+    pub const NAMES: [&'static str; 13] = [
         "user-message",
         "assistant-message",
         "tool-call",
@@ -159,6 +168,7 @@ impl EventBody {
         "confirmation-asked",
         "approval-decided",
         "approval-escalated",
+        "approval-reminder",
         "tool-started",
         "tool-result",
         "task-status",
@@ -175,6 +185,7 @@ impl EventBody {
             Self::ConfirmationAsked { .. } => "confirmation-asked",
             Self::ApprovalDecided { .. } => "approval-decided",
             Self::ApprovalEscalated { .. } => "approval-escalated",
+            Self::ApprovalReminder { .. } => "approval-reminder",
             Self::ToolStarted { .. } => "tool-started",
             Self::ToolResult { .. } => "tool-result",
             Self::TaskStatus { .. } => "task-status",
@@ -192,6 +203,7 @@ impl EventBody {
             | Self::ConfirmationAsked { task_id, .. }
             | Self::ApprovalDecided { task_id, .. }
             | Self::ApprovalEscalated { task_id, .. }
+            | Self::ApprovalReminder { task_id, .. }
             | Self::ToolStarted { task_id, .. }
             | Self::ToolResult { task_id, .. }
             | Self::TaskStatus { task_id, .. } => task_id,

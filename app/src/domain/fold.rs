@@ -158,6 +158,11 @@ pub struct CardApproval {
     /// What a decision must include: a reason to reject, no edits.
     #[serde(default)]
     pub rules: DecisionRules,
+    /// Reminders sent so far, and how many the gate sends (0 of 0: none configured).
+    #[serde(default)]
+    pub reminded: u32,
+    #[serde(default)]
+    pub reminders: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -292,6 +297,8 @@ impl ConversationView {
                         escalated_by: None,
                         in_chat: *in_chat,
                         rules: *rules,
+                        reminded: 0,
+                        reminders: 0,
                     });
                 }
             }
@@ -334,6 +341,12 @@ impl ConversationView {
                         original_args: original_args.clone(),
                         edited_args: edited_args.clone(),
                     });
+                }
+            }
+            EventBody::ApprovalReminder { call_id, reminder, of, .. } => {
+                if let Some(approval) = self.card_mut(call_id).and_then(|c| c.approval.as_mut()) {
+                    approval.reminded = *reminder;
+                    approval.reminders = *of;
                 }
             }
             EventBody::ApprovalEscalated { call_id, escalated_by, deadline, .. } => {
@@ -462,6 +475,8 @@ impl super::wire::Approval {
                 // Admins decide with the buttons even when the user was asked in the chat.
                 in_chat: false,
                 rules: a.rules,
+                reminded: a.reminders_sent,
+                reminders: 0,
             }),
             decision: None,
             result: None,

@@ -257,6 +257,8 @@ named! {
         /// Decided by the server because the deadline passed (the approval's timeout action).
         ApprovalTimedOut = "approval.timed_out",
         ApprovalEscalated = "approval.escalated",
+        /// A pending approval's deciders were reminded.
+        ApprovalReminded = "approval.reminded",
         GrantCreated = "grant.created",
         GrantUsed = "grant.used",
         GrantRevoked = "grant.revoked",

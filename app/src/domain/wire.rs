@@ -98,6 +98,9 @@ pub struct Approval {
     pub edited_args: Option<Value>,
     /// What a decision must include (a reason to reject; whether the arguments may be edited).
     pub rules: DecisionRules,
+    /// Reminders sent while it waits (the gate's `reminder_interval_secs`).
+    #[serde(default)]
+    pub reminders_sent: u32,
     /// Where to decide it (seed 004's `HitlResponse`): POST to these with the API's credentials.
     pub approve_url: String,
     pub reject_url: String,

@@ -60,6 +60,15 @@ pub fn verb(outcome: ApprovalOutcome) -> &'static str {
     }
 }
 
+/// "Reminder 2 of 3: still waiting for a decision", once a pending approval was reminded.
+pub fn reminder_line(approval: &CardApproval) -> Option<String> {
+    match (approval.reminded, approval.reminders) {
+        (0, _) => None,
+        (n, 0) => Some(format!("Reminder {n}: still waiting for a decision")),
+        (n, of) => Some(format!("Reminder {n} of {of}: still waiting for a decision")),
+    }
+}
+
 /// The line under a finished turn that asked people: "2 approvals: 1 approved (edited), 1 rejected
 /// · waited 12 seconds for decisions · the turn took 14 seconds". `None` when it asked no one.
 pub fn turn_summary(summary: &TaskSummary) -> Option<String> {
@@ -138,6 +147,8 @@ mod tests {
             escalated_by: None,
             in_chat: false,
             rules: Default::default(),
+            reminded: 0,
+            reminders: 0,
         }
     }
 

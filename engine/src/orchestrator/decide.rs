@@ -178,7 +178,9 @@ impl Orchestrator {
                 drop(w);
                 return self.abort(&task.id, &system).await;
             }
-            TimeoutAction::Escalate => self.hand_to_admins(&mut w, &task, &approval, &system.name).await?,
+            TimeoutAction::Escalate => {
+                self.hand_to_admins(&mut w, &task, &approval, &system.name, super::escalate::Deadline::Fresh).await?
+            }
             TimeoutAction::Approve => {
                 self.apply(&mut w, &task, &approval, ApprovalOutcome::Approved, &system, Some("timed out".into()), None).await?;
             }

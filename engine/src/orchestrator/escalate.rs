@@ -18,6 +18,15 @@ use crate::store::{
     time::now_ms,
 };
 
+/// The deadline of an approval handed to the admins.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Deadline {
+    /// As long again as the gate gave (on demand, and the `escalate` timeout action).
+    Fresh,
+    /// Unchanged (the gate's escalation timeout, which comes before its deadline).
+    Keep,
+}
+
 impl Orchestrator {
     /// A user hands a pending approval to the admins (on demand).
     pub async fn escalate(self: &Arc<Self>, approval_id: &ApprovalId, actor: &Actor) -> Result<(), DecisionError> {
@@ -27,7 +36,47 @@ impl Orchestrator {
             return Err(DecisionError::Conflict(format!("approval {approval_id} is already with the admins")));
         }
         let task = self.waiting_task(&mut w, &approval.task_id).await?;
-        self.hand_to_admins(&mut w, &task, &approval, &actor.name).await?;
+        self.hand_to_admins(&mut w, &task, &approval, &actor.name, Deadline::Fresh).await?;
+        w.commit().await?;
+        Ok(())
+    }
+
+    /// The gate's escalation timeout passed and no one decided: the admins get it, and the
+    /// deadline stays (the timeout action still applies then).
+    pub async fn escalate_when_due(self: &Arc<Self>, approval_id: &ApprovalId) -> Result<(), DecisionError> {
+        let mut w = self.store.write(Scope::Approval(approval_id)).await?;
+        let approval = pending_approval(&mut w, approval_id).await?;
+        if approval.escalated_at.is_some() || approval.escalate_at.is_none_or(|at| at > now_ms()) {
+            return Ok(());
+        }
+        let task = self.waiting_task(&mut w, &approval.task_id).await?;
+        self.hand_to_admins(&mut w, &task, &approval, super::decide::SYSTEM, Deadline::Keep).await?;
+        w.commit().await?;
+        Ok(())
+    }
+
+    /// Reminds the deciders of a pending approval when its next reminder is due.
+    pub async fn remind_when_due(self: &Arc<Self>, approval_id: &ApprovalId) -> Result<(), DecisionError> {
+        let mut w = self.store.write(Scope::Approval(approval_id)).await?;
+        let approval = pending_approval(&mut w, approval_id).await?;
+        let Some((reminder, of)) = approvals::take_reminder(&mut w.tx, approval_id, now_ms()).await? else { return Ok(()) };
+        let (reminder, of) = (u32::try_from(reminder).unwrap_or(u32::MAX), u32::try_from(of).unwrap_or(u32::MAX));
+        w.append(
+            &approval.conversation_id,
+            EventBody::ApprovalReminder {
+                task_id: approval.task_id.clone(),
+                approval_id: approval.id.clone(),
+                call_id: approval.call_id.clone(),
+                reminder,
+                of,
+            },
+        )
+        .await?;
+        w.audit(
+            AuditKind::ApprovalReminded,
+            super::decide::SYSTEM,
+            json!({ "approval_id": approval.id, "conversation_id": approval.conversation_id, "tool": approval.tool, "reminder": reminder, "of": of }),
+        );
         w.commit().await?;
         Ok(())
     }
@@ -38,9 +87,13 @@ impl Orchestrator {
         task: &TaskRow,
         approval: &ApprovalRow,
         by: &str,
+        deadline: Deadline,
     ) -> Result<(), DecisionError> {
-        // The admins get as long as the gate originally gave.
-        let deadline = now_ms() + (approval.deadline - approval.created_at).max(100);
+        let deadline = match deadline {
+            // The admins get as long as the gate originally gave.
+            Deadline::Fresh => now_ms() + (approval.deadline - approval.created_at).max(100),
+            Deadline::Keep => approval.deadline,
+        };
         if !approvals::escalate(&mut w.tx, &approval.id, by, deadline).await? {
             return Err(DecisionError::Conflict(format!("approval {} can no longer be escalated", approval.id)));
         }

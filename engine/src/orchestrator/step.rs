@@ -388,7 +388,8 @@ async fn ask(
 ) -> anyhow::Result<()> {
     let cid = &task.conversation_id;
     let approval_id = new_id();
-    let deadline = now_ms() + gate.timeout.as_millis() as i64;
+    let asked_at = now_ms();
+    let deadline = asked_at + gate.timeout.as_millis() as i64;
     let new_approval = NewApproval {
         id: &approval_id,
         call_id: &call.id,
@@ -404,6 +405,8 @@ async fn ask(
         deadline,
         in_chat: gate.in_chat,
         rules: gate.rules,
+        escalate_at: gate.escalate_after.map(|after| asked_at + after.as_millis() as i64),
+        reminders: gate.reminders.map(|r| (r.interval.as_millis() as i64, r.max)),
     };
     approvals::insert(&mut w.tx, new_approval).await?;
     w.audit(AuditKind::ApprovalRequested,

@@ -31,6 +31,33 @@ pub async fn resume_all(orchestrator: &Arc<Orchestrator>) -> anyhow::Result<usiz
     Ok(ids.len())
 }
 
+/// Escalation timeouts and reminders that are due (both stored, so a restart misses none).
+async fn sweep_escalations_and_reminders(orchestrator: &Arc<Orchestrator>) {
+    let now = now_ms();
+    match approvals::due_escalations(orchestrator.store.pool(), now).await {
+        Ok(ids) => {
+            for id in ids {
+                match orchestrator.escalate_when_due(&id).await {
+                    Ok(()) | Err(DecisionError::Conflict(_) | DecisionError::NotFound(_)) => {}
+                    Err(err) => tracing::error!(approval_id = %id, error = ?err, "escalation failed"),
+                }
+            }
+        }
+        Err(err) => tracing::error!(error = ?err, "escalation sweep failed"),
+    }
+    match approvals::due_reminders(orchestrator.store.pool(), now).await {
+        Ok(ids) => {
+            for id in ids {
+                match orchestrator.remind_when_due(&id).await {
+                    Ok(()) | Err(DecisionError::Conflict(_) | DecisionError::NotFound(_)) => {}
+                    Err(err) => tracing::error!(approval_id = %id, error = ?err, "reminder failed"),
+                }
+            }
+        }
+        Err(err) => tracing::error!(error = ?err, "reminder sweep failed"),
+    }
+}
+
 /// Runs forever: timeouts every `interval`, and a resume pass every 20 intervals.
 pub async fn run(orchestrator: Arc<Orchestrator>, interval: Duration) {
     let mut ticks: u64 = 0;
@@ -48,6 +75,7 @@ pub async fn run(orchestrator: Arc<Orchestrator>, interval: Duration) {
             }
             Err(err) => tracing::error!(error = ?err, "timeout sweep failed"),
         }
+        sweep_escalations_and_reminders(&orchestrator).await;
         // PostgreSQL: chain audit entries a replica staged but could not chain (it died or
         // another replica was chaining); about once a second.
         if orchestrator.store.backend() == crate::store::Backend::Postgres

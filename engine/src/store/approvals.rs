@@ -44,6 +44,9 @@ pub struct ApprovalRow {
     pub require_reason: i64,
     /// 0: the arguments may not be edited (the gate's `allow_modification = false`).
     pub allow_modification: i64,
+    /// When it is handed to the admins if still pending (the gate's `escalation_timeout_secs`).
+    pub escalate_at: Option<i64>,
+    pub reminders_sent: i64,
 }
 
 impl ApprovalRow {
@@ -86,6 +89,7 @@ impl ApprovalRow {
             reason: self.reason.clone(),
             edited_args: self.edited_args.as_deref().and_then(|a| serde_json::from_str(a).ok()),
             rules: self.rules(),
+            reminders_sent: u32::try_from(self.reminders_sent).unwrap_or(0),
             approve_url: format!("/api/approvals/{}/approve", self.id),
             reject_url: format!("/api/approvals/{}/reject", self.id),
             args_schema: None,
@@ -96,7 +100,7 @@ impl ApprovalRow {
 const SELECT: &str = "SELECT a.id, a.call_id, a.task_id, a.conversation_id, c.title AS conversation_title,
     c.owner_id, u.username AS owner, a.agent, a.tool, a.args, a.gate, a.summary, a.risk, a.state, a.timeout_action,
     a.created_at, a.deadline, a.decided_at, a.decided_by, a.reason, a.edited_args, a.escalated_at, a.escalated_by, a.confirm,
-    a.require_reason, a.allow_modification
+    a.require_reason, a.allow_modification, a.escalate_at, a.reminders_sent
     FROM approvals a JOIN conversations c ON c.id = a.conversation_id LEFT JOIN users u ON u.id = c.owner_id";
 
 pub struct NewApproval<'a> {
@@ -114,13 +118,19 @@ pub struct NewApproval<'a> {
     pub deadline: i64,
     pub in_chat: bool,
     pub rules: DecisionRules,
+    /// Unix ms: hand it to the admins then if still pending.
+    pub escalate_at: Option<i64>,
+    /// Remind every this many ms, this many times.
+    pub reminders: Option<(i64, u32)>,
 }
 
 pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Result<()> {
+    let now = now_ms();
     sqlx::query(
         "INSERT INTO approvals (id, call_id, task_id, conversation_id, agent, tool, args, gate, summary, risk, state,
-            timeout_action, created_at, deadline, confirm, require_reason, allow_modification)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, $15, $16)",
+            timeout_action, created_at, deadline, confirm, require_reason, allow_modification,
+            escalate_at, next_reminder_at, reminder_interval_ms, reminders_left)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)",
     )
     .bind(a.id)
     .bind(a.call_id)
@@ -133,11 +143,15 @@ pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Res
     .bind(a.summary)
     .bind(a.risk.as_str())
     .bind(a.timeout_action.as_str())
-    .bind(now_ms())
+    .bind(now)
     .bind(a.deadline)
     .bind(if a.in_chat { "chat" } else { "card" })
     .bind(i64::from(a.rules.require_reason))
     .bind(i64::from(a.rules.allow_modification))
+    .bind(a.escalate_at)
+    .bind(a.reminders.map(|(every, _)| now + every))
+    .bind(a.reminders.map(|(every, _)| every))
+    .bind(a.reminders.map_or(0, |(_, max)| i64::from(max)))
     .execute(conn)
     .await
     .context("failed to record approval")?;
@@ -200,6 +214,43 @@ pub async fn overdue(db: impl AnyExecutor<'_>, now: i64) -> anyhow::Result<Vec<A
         .fetch_all(db)
         .await
         .context("failed to find overdue approvals")
+}
+
+/// Pending approvals whose escalation time has come and that are not with the admins yet.
+pub async fn due_escalations(db: impl AnyExecutor<'_>, now: i64) -> anyhow::Result<Vec<ApprovalId>> {
+    sqlx::query_scalar(
+        "SELECT id FROM approvals WHERE state = 'pending' AND escalated_at IS NULL AND escalate_at <= $1 ORDER BY escalate_at LIMIT 100",
+    )
+    .bind(now)
+    .fetch_all(db)
+    .await
+    .context("failed to find approvals to escalate")
+}
+
+/// Pending approvals with a reminder due.
+pub async fn due_reminders(db: impl AnyExecutor<'_>, now: i64) -> anyhow::Result<Vec<ApprovalId>> {
+    sqlx::query_scalar("SELECT id FROM approvals WHERE state = 'pending' AND next_reminder_at <= $1 ORDER BY next_reminder_at LIMIT 100")
+        .bind(now)
+        .fetch_all(db)
+        .await
+        .context("failed to find reminders due")
+}
+
+/// Takes the approval's due reminder, if it still has one: schedules the next (or none after the
+/// last) and returns `(this reminder's number, how many in all)`. Conditional, so two sweepers
+/// (replicas) never send one reminder twice.
+pub async fn take_reminder(conn: &mut AnyConnection, id: &ApprovalId, now: i64) -> anyhow::Result<Option<(i64, i64)>> {
+    sqlx::query_as(
+        "UPDATE approvals SET reminders_sent = reminders_sent + 1, reminders_left = reminders_left - 1,
+            next_reminder_at = CASE WHEN reminders_left > 1 THEN next_reminder_at + reminder_interval_ms ELSE NULL END
+         WHERE id = $1 AND state = 'pending' AND next_reminder_at <= $2 AND reminders_left > 0
+         RETURNING reminders_sent, reminders_sent + reminders_left",
+    )
+    .bind(id)
+    .bind(now)
+    .fetch_optional(conn)
+    .await
+    .context("failed to take a reminder")
 }
 
 /// Which states the queue lists.

@@ -20,6 +20,7 @@ mod openai;
 mod openapi;
 mod people;
 mod race;
+mod reminders;
 mod replicas;
 mod schema;
 mod stream;
