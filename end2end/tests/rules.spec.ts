@@ -35,6 +35,7 @@ base("a gate's rules show on the card: no Edit, and Reject asks for a reason bef
     await card.getByRole("button", { name: "Reject", exact: true }).click();
     const reason = card.getByLabel(/Reason \(required/);
     await expect(reason).toBeVisible();
+    await card.screenshot({ path: "screenshots/reason-required.png" });
     // An empty reason is not sent: the field says it is required and the card stays pending.
     await card.getByRole("button", { name: "Confirm reject" }).click();
     expect(await reason.evaluate((el: HTMLInputElement) => el.validity.valueMissing)).toBe(true);
@@ -56,6 +57,7 @@ test("a finished turn that asked people says what they decided and how long it t
   await page.getByRole("button", { name: "Approve All" }).click();
   const summary = page.locator(".turn-summary");
   await expect(summary).toHaveText(/^2 approvals: 2 approved · waited .+ for decisions · the turn took .+$/);
+  await page.locator(".thread").screenshot({ path: "screenshots/turn-summary.png" });
   // The same line after a reload (folded from the stored events on the server).
   await page.reload();
   await expect(page.locator(".turn-summary")).toHaveText(/^2 approvals: 2 approved/);

@@ -378,6 +378,19 @@ impl AgentsConfig {
                 }
             }
             let mut gates = Vec::new();
+            if agent.tools.iter().any(|t| t == crate::tools::ask::NAME) {
+                // Where the agent's questions wait for their answers (`tools::ask`).
+                gates.push(Gate {
+                    name: crate::tools::ask::GATE.into(),
+                    rule: GateRule::Tools(BTreeSet::from([crate::tools::ask::NAME.to_owned()])),
+                    timeout: Duration::from_secs_f64(defaults.timeout_secs),
+                    timeout_action: TimeoutAction::Reject,
+                    in_chat: false,
+                    rules: DecisionRules::default(),
+                    escalate_after: None,
+                    reminders: None,
+                });
+            }
             if !agent.require_approval.is_empty() {
                 for tool in &agent.require_approval {
                     if !agent.tools.contains(tool) {
@@ -456,6 +469,9 @@ impl AgentsConfig {
         for agent in &agents {
             for worker in &agent.delegates {
                 let at = format!("{origin}: agent {:?}: delegates", agent.name);
+                if crate::tools::delegate::tool_name(worker) == crate::tools::ask::NAME {
+                    bail!("{at} names {worker:?}: its tool would be ask_user, the built-in question tool; rename the agent");
+                }
                 match agents.iter().find(|a| &a.name == worker) {
                     None => bail!("{at} names {worker:?}, which no [[agents]] declares"),
                     Some(w) if w.name == agent.name => bail!("{at}: an agent cannot delegate to itself"),

@@ -112,6 +112,10 @@ pub fn gate_for<'a>(agent: &'a Agent, call: &Call<'_>) -> Option<&'a Gate> {
 /// waits for a human: fail-closed) unless the agent is `fail_open`, when it does not match.
 pub fn check<'a>(agent: &'a Agent, call: &Call<'_>) -> Gating<'a> {
     let mut rule_errors = Vec::new();
+    // A question waits for its answer whatever the other gates say (even `disabled`).
+    if call.tool.name == crate::tools::ask::NAME {
+        return Gating { gate: agent.gates.iter().find(|g| g.name == crate::tools::ask::GATE), rule_errors };
+    }
     if agent.gates.iter().any(|g| g.rule == GateRule::Disabled) {
         return Gating { gate: None, rule_errors };
     }

@@ -10,6 +10,7 @@ pub mod grant_list;
 pub mod hydration_marker;
 pub mod json_diff;
 pub mod pending_queue;
+pub mod question_card;
 pub mod status_badge;
 pub mod tool_card;
 pub mod top_bar;

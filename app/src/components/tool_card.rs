@@ -6,6 +6,7 @@ use super::{
     args_editor::EditForm,
     card_actions::{ReasonForm, ReasonKind},
     json_diff::{JsonDiff, pretty},
+    question_card::QuestionCard,
     status_badge::{RiskBadge, StatusBadge},
 };
 use crate::{
@@ -76,6 +77,10 @@ pub fn ToolCard(
     #[prop(optional)] in_queue: bool,
 ) -> impl IntoView {
     let draft = draft.unwrap_or_default();
+    // The agent's question to the user is a card of its own kind.
+    if card.tool == naming::ASK_USER {
+        return view! { <QuestionCard card now draft /> }.into_any();
+    }
     let waiting = card.status == CardStatus::PendingApproval;
     // A call confirmed in the chat is answered with yes or no in the composer, not with buttons.
     let in_chat = waiting && card.approval.as_ref().is_some_and(|a| a.in_chat);
@@ -326,6 +331,7 @@ pub fn ToolCard(
             })}
         </article>
     }
+    .into_any()
 }
 
 /// Gives keyboard focus back to the card around the element that got the event.

@@ -3,6 +3,10 @@
 
 pub const DEFAULT_TITLE: &str = "New chat";
 
+/// The built-in tool with which an agent asks the user a question (its card is a question with an
+/// answer box, not Approve / Reject).
+pub const ASK_USER: &str = "ask_user";
+
 /// Characters of the first message a title keeps (then `…`).
 const TITLE_CHARS: usize = 60;
 

@@ -21,7 +21,8 @@ impl ScriptedModel {
 }
 
 pub const HELP: &str = "I am Countersign's scripted demo agent. Try: \"list orders of alice\", \"look up order 1001\", \
-\"refund order 1001\", \"refund $25 on order 1002\", \"cancel order 1003 and 1005\", \"cancel all orders of alice\".";
+\"refund order 1001\", \"refund $25 on order 1002\", \"cancel order 1003 and 1005\", \"cancel all orders of alice\", \
+\"refund an order\" or \"ask me which order to look up\" (I ask you back).";
 
 #[derive(Debug, PartialEq)]
 enum Intent {
@@ -130,6 +131,31 @@ fn intent(text: &str) -> Intent {
     Intent::Help
 }
 
+const ASK_USER: &str = app::domain::naming::ASK_USER;
+
+/// A request that needs something only the user knows: "refund an order" (which one?) or "ask me
+/// which order to look up" (a choice).
+fn question_for(text: &str) -> Option<ModelReply> {
+    let t = text.to_lowercase();
+    if t.contains("ask me") {
+        return Some(ModelReply {
+            text: Some("Let me ask you first.".into()),
+            calls: vec![call(ASK_USER, json!({ "question": "Which order should I look up?", "options": ["1001", "1002", "1003"] }))],
+        });
+    }
+    let verb = if t.contains("refund") {
+        "refund"
+    } else if t.contains("cancel") {
+        "cancel"
+    } else {
+        return None;
+    };
+    (numbers(&t).is_empty() && !t.contains(" all ")).then(|| ModelReply {
+        text: Some("I need to know which order first.".into()),
+        calls: vec![call(ASK_USER, json!({ "question": format!("Which order should I {verb}? Give its number.") }))],
+    })
+}
+
 fn call(tool: &str, args: Value) -> ProposedCall {
     ProposedCall { id: format!("call_{}", uuid::Uuid::now_v7().simple()).into(), tool: tool.into(), args }
 }
@@ -231,8 +257,16 @@ impl Model for ScriptedModel {
         let ChatMessage::User { text } = &messages[user_at] else { unreachable!("found by rposition") };
         let turn = &messages[user_at + 1..];
         // A supervisor (an agent with an `ask_<worker>` tool) hands every request to its worker.
-        let delegate = request.tools.iter().find_map(|t| t.name.strip_prefix("ask_").map(|worker| (t.name.clone(), worker.to_owned())));
+        let delegate = request
+            .tools
+            .iter()
+            .filter(|t| t.name != ASK_USER)
+            .find_map(|t| t.name.strip_prefix("ask_").map(|worker| (t.name.clone(), worker.to_owned())));
+        let can_ask = request.tools.iter().any(|t| t.name == ASK_USER);
         if turn.is_empty() {
+            if can_ask && let Some(question) = question_for(text) {
+                return Ok(question);
+            }
             if let Some((tool, worker)) = delegate {
                 return Ok(ModelReply {
                     text: Some(format!("I will ask {worker} to handle this.")),
@@ -250,6 +284,14 @@ impl Model for ScriptedModel {
                 _ => None,
             })
             .collect();
+        // The user answered the question: the request with the answer is the request now; a
+        // question left unanswered ends the turn.
+        if let [(ASK_USER, ok, output, _)] = results.as_slice() {
+            return Ok(match output["answer"].as_str() {
+                Some(answer) if *ok => plan(intent(&format!("{text} {answer}"))),
+                _ => ModelReply { text: Some("All right, I will leave it then.".into()), calls: Vec::new() },
+            });
+        }
         // Second step of "cancel/refund all orders of NAME": act on each open order listed.
         if let Intent::ForAll { action, customer } = intent(text)
             && let [("list_orders", true, output, _)] = results.as_slice()
@@ -290,6 +332,19 @@ mod tests {
         );
         let decided = serde_json::json!({ "status": "rejected", "reason": "too much" });
         assert_eq!(describe("process_refund", false, &decided, None), "The reviewer rejected process_refund (reason: too much).");
+    }
+
+    #[test]
+    fn a_request_only_the_user_can_complete_is_asked_back() {
+        let which = question_for("refund an order").unwrap();
+        assert_eq!(which.calls[0].tool, ASK_USER);
+        assert_eq!(which.calls[0].args, json!({ "question": "Which order should I refund? Give its number." }));
+        assert_eq!(question_for("ask me which order to look up").unwrap().calls[0].args["options"], json!(["1001", "1002", "1003"]));
+        assert!(question_for("refund order 1001").is_none() && question_for("cancel all orders of alice").is_none());
+        assert!(question_for("list orders").is_none());
+        // The answer completes the request.
+        assert_eq!(intent("refund an order 1002"), Intent::Act(vec![Action { tool: "process_refund", order: 1002, amount: None }]));
+        assert_eq!(intent("ask me which order to look up 1003"), Intent::Get(vec![1003]));
     }
 
     #[test]

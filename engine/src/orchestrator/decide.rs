@@ -76,6 +76,18 @@ pub enum DecisionError {
     Internal(#[from] anyhow::Error),
 }
 
+/// Answering a question is approving it with the answer (`tools::ask`): without one, with one
+/// that is not among the options, or "for good" (a grant), nothing is decided.
+fn check_answer(approval: &ApprovalRow, args: Option<&Value>, grant: bool) -> Result<(), DecisionError> {
+    let invalid =
+        |path: &str, message: String| DecisionError::Invalid { details: vec![json!({ "path": path, "message": message })], message };
+    if grant {
+        return Err(invalid("/grant", "a question cannot be answered for good: leave out grant".into()));
+    }
+    let with = args.cloned().unwrap_or_else(|| approval.args());
+    crate::tools::ask::answer_of(&with).map(drop).map_err(|why| invalid("/args/answer", why))
+}
+
 /// A decision that breaks its approval's rules (a 422 naming the field).
 fn breached(breach: rules::Breach) -> DecisionError {
     DecisionError::Invalid {
@@ -101,6 +113,9 @@ impl Orchestrator {
         let task = self.waiting_task(&mut w, &approval.task_id).await?;
         let outcome = match decision {
             Decision::Approve { args, grant } => {
+                if approval.tool == crate::tools::ask::NAME {
+                    check_answer(&approval, args.as_ref(), grant.is_some())?;
+                }
                 approval.rules().check_approval(&approval.args(), args.as_ref()).map_err(breached)?;
                 let edited = match args {
                     Some(args) if args != approval.args() => Some(self.validated(&approval, args)?),
@@ -142,6 +157,12 @@ impl Orchestrator {
             may_decide(actor, approval, now_ms())?;
             if let Decision::Reject { reason } = &decision {
                 approval.rules().check_rejection(reason.as_deref()).map_err(breached)?;
+            }
+            if matches!(decision, Decision::Approve { .. }) && approval.tool == crate::tools::ask::NAME {
+                return Err(DecisionError::Invalid {
+                    message: "the turn asks you a question: answer it on its card before approving the rest".into(),
+                    details: vec![json!({ "path": "/", "message": "a question needs an answer, not Approve All" })],
+                });
             }
         }
         let (outcome, reason) = match decision {

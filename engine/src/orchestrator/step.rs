@@ -190,7 +190,10 @@ impl Orchestrator {
             };
             if facts.history_matters() {
                 facts.refused_before = approvals::refused_before(&mut *w.tx, cid, &call.tool, &call.args).await?;
-                facts.grant = grants::usable(&mut *w.tx, cid, &call.tool).await?;
+                // No standing permission answers a question.
+                if call.tool != crate::tools::ask::NAME {
+                    facts.grant = grants::usable(&mut *w.tx, cid, &call.tool).await?;
+                }
             }
             let mut verdict = policy::classify(facts);
             // Running under a grant counts one of its uses (a conditional write: if the grant has

@@ -1,5 +1,6 @@
 //! Tools an agent can call, behind one `Tool` trait, and the registry that finds them by name.
 
+pub mod ask;
 pub mod delegate;
 pub mod mcp;
 pub mod orders;
@@ -100,6 +101,7 @@ impl Registry {
         for tool in orders::all() {
             registry.register(tool);
         }
+        registry.register(Arc::new(ask::AskUser::new()));
         registry
     }
 
