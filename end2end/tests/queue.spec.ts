@@ -31,6 +31,8 @@ test("the queue at volume: rows grouped by chat that open to the card, several d
   await expect(cancel.getByRole("button", { name: "Approve", exact: true })).toBeHidden();
   await cancel.locator(".queue-row > summary").click();
   await expect(cancel.getByRole("button", { name: "Approve", exact: true })).toBeVisible();
+  // Away from the chat, the row says what led to the call.
+  await expect(cancel.locator(".queue-context")).toContainText("Asked“cancel order 1003”");
   // An admin in the queue is offered neither a grant in someone else's chat nor a hand-over to themselves.
   await expect(cancel.getByText(/Always allow/)).toHaveCount(0);
   await expect(cancel.getByRole("button", { name: "Hand to admins" })).toHaveCount(0);

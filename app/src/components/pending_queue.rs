@@ -188,6 +188,18 @@ fn QueueRow(approval: Approval, now: RwSignal<i64>, viewer_is_admin: Option<bool
     let (open, toggle_open) = (member(expanded), flip(expanded));
     let held = approval.escalated_by.as_ref().map(|by| view! { <span class="badge held">{format!("with the admins (from {by})")}</span> });
     let card = approval.as_pending_card();
+    // What led to the call: the chat is elsewhere, so the queue says it.
+    let context = approval.context.clone();
+    let context = (!context.request.is_empty()).then(|| {
+        view! {
+            <dl class="queue-context">
+                <dt>"Asked"</dt>
+                <dd>{format!("“{}”", context.request)}</dd>
+                {context.reasoning.map(|why| view! { <dt>"Agent"</dt><dd>{why}</dd> })}
+                {(!context.done.is_empty()).then(|| view! { <dt>"Done already"</dt><dd>{context.done.join("; ")}</dd> })}
+            </dl>
+        }
+    });
     view! {
         <li class="queue-item" data-approval-id=id.to_string()>
             <input type="checkbox" class="queue-select" aria-label=format!("Select: {}", approval.summary) prop:checked=checked on:change=move |_| toggle() />
@@ -203,6 +215,7 @@ fn QueueRow(approval: Approval, now: RwSignal<i64>, viewer_is_admin: Option<bool
                     {held}
                     <span class="queue-age">{age(approval.age_seconds)}</span>
                 </summary>
+                {context}
                 <ToolCard card now draft viewer_is_admin=viewer_is_admin.unwrap_or_default() in_queue=true />
             </details>
         </li>
@@ -318,6 +331,7 @@ mod tests {
             args_schema: None,
             rules: Default::default(),
             reminders_sent: 0,
+            context: Default::default(),
             approve_url: format!("/api/approvals/{id}/approve"),
             reject_url: format!("/api/approvals/{id}/reject"),
         }

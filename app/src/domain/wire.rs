@@ -101,6 +101,9 @@ pub struct Approval {
     /// Reminders sent while it waits (the gate's `reminder_interval_secs`).
     #[serde(default)]
     pub reminders_sent: u32,
+    /// What led to the call: the user's request, the agent's reasoning, the turn's steps done.
+    #[serde(default)]
+    pub context: ApprovalContext,
     /// Where to decide it (seed 004's `HitlResponse`): POST to these with the API's credentials.
     pub approve_url: String,
     pub reject_url: String,
@@ -146,6 +149,21 @@ pub struct DeferRequest {
     /// What the agent should do instead; required.
     #[cfg_attr(feature = "ssr", schema(min_length = 1, max_length = 2000))]
     pub guidance: String,
+}
+
+/// What a decider reads besides the call itself (seed 001's `userPrompt`, and more).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct ApprovalContext {
+    /// The user's message that started the turn.
+    #[serde(default)]
+    pub request: String,
+    /// What the agent said when it proposed the call, if anything.
+    #[serde(default)]
+    pub reasoning: Option<String>,
+    /// The turn's calls already done before this one, as one-line summaries.
+    #[serde(default)]
+    pub done: Vec<String>,
 }
 
 /// What a decision endpoint answers.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use app::domain::{
     AuditKind, CallState, EventBody, Risk, TaskId, TaskStatus,
-    wire::{AssistantDelta, Conversation},
+    wire::{ApprovalContext, AssistantDelta, Conversation},
 };
 use serde_json::json;
 use sqlx::Connection;
@@ -152,6 +152,11 @@ impl Orchestrator {
             return Ok(());
         };
         let cid = &conversation.id;
+        let context = ApprovalContext {
+            request: asked.clone(),
+            reasoning: reply.text.clone().filter(|t| !t.trim().is_empty()),
+            done: steps_done(task, &history),
+        };
         if let Some(text) = reply.text.filter(|t| !t.trim().is_empty()) {
             let worker = task.parent_call_id.as_ref().map(|_| agent.name.clone());
             w.append(cid, EventBody::AssistantMessage { task_id: task.id.clone(), text, agent: worker }).await?;
@@ -243,7 +248,7 @@ impl Orchestrator {
                 }
                 Verdict::Ask { gate } => {
                     pending = true;
-                    ask(&mut w, task, agent, call, gate, &summary, risk).await?;
+                    ask(&mut w, task, agent, gate, Proposal { call, summary: &summary, risk, context: &context }).await?;
                 }
                 Verdict::Run { .. } => {}
             }
@@ -366,6 +371,22 @@ impl Orchestrator {
     }
 }
 
+/// The turn's calls already done, as their one-line summaries ("Refund $25.00 on order 1002").
+fn steps_done(task: &TaskRow, history: &[app::domain::Event]) -> Vec<String> {
+    let mut summaries = std::collections::HashMap::new();
+    let mut done = Vec::new();
+    for event in history {
+        match &event.body {
+            EventBody::ToolCall { task_id, call_id, summary, .. } if task_id == &task.id => {
+                summaries.insert(call_id.clone(), summary.clone());
+            }
+            EventBody::ToolResult { call_id, ok: true, .. } => done.extend(summaries.remove(call_id)),
+            _ => {}
+        }
+    }
+    done
+}
+
 /// What the user asked for in this turn: the task's own message, or for a worker (sub-agent) the
 /// conversation's latest one.
 fn request_of(task: &TaskRow, history: &[app::domain::Event]) -> String {
@@ -378,17 +399,18 @@ fn request_of(task: &TaskRow, history: &[app::domain::Event]) -> String {
     user_text(true).or_else(|| user_text(false)).unwrap_or_default()
 }
 
+/// A call a human is asked about, as the reviewer will read it.
+struct Proposal<'a> {
+    call: &'a ProposedCall,
+    summary: &'a str,
+    risk: Risk,
+    context: &'a ApprovalContext,
+}
+
 /// Records the approval a gate asks for: the queue row, its audit entry, the `approval-required`
 /// event, and for a chat confirmation the question in the chat.
-async fn ask(
-    w: &mut Write,
-    task: &TaskRow,
-    agent: &Agent,
-    call: &ProposedCall,
-    gate: &Gate,
-    summary: &str,
-    risk: Risk,
-) -> anyhow::Result<()> {
+async fn ask(w: &mut Write, task: &TaskRow, agent: &Agent, gate: &Gate, proposal: Proposal<'_>) -> anyhow::Result<()> {
+    let Proposal { call, summary, risk, context } = proposal;
     let cid = &task.conversation_id;
     let approval_id = new_id();
     let asked_at = now_ms();
@@ -410,6 +432,7 @@ async fn ask(
         rules: gate.rules,
         escalate_at: gate.escalate_after.map(|after| asked_at + after.as_millis() as i64),
         reminders: gate.reminders.map(|r| (r.interval.as_millis() as i64, r.max)),
+        context,
     };
     approvals::insert(&mut w.tx, new_approval).await?;
     w.audit(AuditKind::ApprovalRequested,

@@ -47,6 +47,8 @@ pub struct ApprovalRow {
     /// When it is handed to the admins if still pending (the gate's `escalation_timeout_secs`).
     pub escalate_at: Option<i64>,
     pub reminders_sent: i64,
+    /// JSON of `wire::ApprovalContext` (none for approvals from before it was kept).
+    pub context: Option<String>,
 }
 
 impl ApprovalRow {
@@ -90,6 +92,7 @@ impl ApprovalRow {
             edited_args: self.edited_args.as_deref().and_then(|a| serde_json::from_str(a).ok()),
             rules: self.rules(),
             reminders_sent: u32::try_from(self.reminders_sent).unwrap_or(0),
+            context: self.context.as_deref().and_then(|c| serde_json::from_str(c).ok()).unwrap_or_default(),
             approve_url: format!("/api/approvals/{}/approve", self.id),
             reject_url: format!("/api/approvals/{}/reject", self.id),
             args_schema: None,
@@ -100,7 +103,7 @@ impl ApprovalRow {
 const SELECT: &str = "SELECT a.id, a.call_id, a.task_id, a.conversation_id, c.title AS conversation_title,
     c.owner_id, u.username AS owner, a.agent, a.tool, a.args, a.gate, a.summary, a.risk, a.state, a.timeout_action,
     a.created_at, a.deadline, a.decided_at, a.decided_by, a.reason, a.edited_args, a.escalated_at, a.escalated_by, a.confirm,
-    a.require_reason, a.allow_modification, a.escalate_at, a.reminders_sent
+    a.require_reason, a.allow_modification, a.escalate_at, a.reminders_sent, a.context
     FROM approvals a JOIN conversations c ON c.id = a.conversation_id LEFT JOIN users u ON u.id = c.owner_id";
 
 pub struct NewApproval<'a> {
@@ -122,6 +125,7 @@ pub struct NewApproval<'a> {
     pub escalate_at: Option<i64>,
     /// Remind every this many ms, this many times.
     pub reminders: Option<(i64, u32)>,
+    pub context: &'a wire::ApprovalContext,
 }
 
 pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Result<()> {
@@ -129,8 +133,8 @@ pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Res
     sqlx::query(
         "INSERT INTO approvals (id, call_id, task_id, conversation_id, agent, tool, args, gate, summary, risk, state,
             timeout_action, created_at, deadline, confirm, require_reason, allow_modification,
-            escalate_at, next_reminder_at, reminder_interval_ms, reminders_left)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)",
+            escalate_at, next_reminder_at, reminder_interval_ms, reminders_left, context)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)",
     )
     .bind(a.id)
     .bind(a.call_id)
@@ -152,6 +156,7 @@ pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Res
     .bind(a.reminders.map(|(every, _)| now + every))
     .bind(a.reminders.map(|(every, _)| every))
     .bind(a.reminders.map_or(0, |(_, max)| i64::from(max)))
+    .bind(serde_json::to_string(a.context).context("failed to encode an approval's context")?)
     .execute(conn)
     .await
     .context("failed to record approval")?;

@@ -399,3 +399,24 @@ async fn a_card_names_the_amount_and_the_customer_and_flags_more_than_is_left() 
     assert_eq!(card.summary, "Refund $300.00 of $249.00 left on order 1001 · alice · Espresso machine");
     assert_eq!(card.warnings, ["$300.00 is more than the $249.00 left to refund: the call will fail"]);
 }
+
+#[tokio::test]
+async fn an_approval_says_what_led_to_it_the_request_the_agents_reasoning_and_the_steps_done() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let task = app.say(&c, "cancel all orders of alice").await;
+    app.wait_task(&task, TaskStatus::InputRequired).await;
+    let approvals = app.pending_approvals_of(&task).await;
+    assert!(!approvals.is_empty());
+    for approval in &approvals {
+        let (_, body) = app.get_json(&format!("/api/approvals/{}", approval.id)).await;
+        let context = &body["context"];
+        assert_eq!(context["request"], "cancel all orders of alice", "{body}");
+        assert!(context["reasoning"].as_str().is_some_and(|r| r.contains("I will cancel each once approved")), "{body}");
+        assert_eq!(context["done"], json!(["List the orders of alice"]), "the list ran before: {body}");
+    }
+    // A first step has nothing done yet and no other request.
+    let c2 = app.create_conversation().await;
+    let (_, first) = app.pending_turn(&c2, "refund order 1001", 1).await;
+    assert_eq!((first[0].context.request.as_str(), first[0].context.done.len()), ("refund order 1001", 0));
+}
