@@ -53,18 +53,21 @@ fn body() -> impl Strategy<Value = EventBody> {
             grant_id: granted.then(|| "g1".into()),
             warnings: if granted { Vec::new() } else { vec!["more than is left".to_owned()] },
         }),
-        (task(), call(), any::<bool>(), any::<bool>()).prop_map(|(task_id, call_id, in_chat, strict)| EventBody::ApprovalRequired {
-            task_id,
-            approval_id: format!("a-{call_id}").into(),
-            call_id,
-            tool: "process_refund".into(),
-            args: json!({ "order_id": 1001, "amount": 5 }),
-            gate: "refunds".into(),
-            summary: "Refund $5".into(),
-            risk: Risk::High,
-            deadline: "2026-11-22T10:00:00Z".into(),
-            in_chat,
-            rules: DecisionRules { require_reason: strict, allow_modification: !strict },
+        (task(), call(), any::<bool>(), any::<bool>(), 0..3u32).prop_map(|(task_id, call_id, in_chat, strict, resent)| {
+            EventBody::ApprovalRequired {
+                task_id,
+                approval_id: format!("a-{call_id}").into(),
+                call_id,
+                tool: "process_refund".into(),
+                args: json!({ "order_id": 1001, "amount": 5 }),
+                gate: "refunds".into(),
+                summary: "Refund $5".into(),
+                risk: Risk::High,
+                deadline: "2026-11-22T10:00:00Z".into(),
+                in_chat,
+                rules: DecisionRules { require_reason: strict, allow_modification: !strict },
+                resent,
+            }
         }),
         (task(), call(), outcome(), any::<bool>()).prop_map(|(task_id, call_id, outcome, edited)| EventBody::ApprovalDecided {
             task_id,

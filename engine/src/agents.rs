@@ -80,6 +80,8 @@ pub struct Gate {
     pub rule: GateRule,
     pub timeout: Duration,
     pub timeout_action: TimeoutAction,
+    /// With `timeout_action = "retry"`: how many times an undecided approval is asked again.
+    pub max_retries: u32,
     /// `confirm = "chat"`: the agent asks in the chat and the user's yes/no reply decides
     /// (conversational confirmation) instead of the card's buttons.
     pub in_chat: bool,
@@ -218,7 +220,10 @@ struct FileGate {
     #[serde(default)]
     of: Vec<FileGate>,
     timeout_secs: Option<f64>,
-    timeout_action: Option<TimeoutAction>,
+    /// One of the timeout actions, or `default` (the `[defaults]` one, as when it is left out).
+    timeout_action: Option<String>,
+    /// With `timeout_action = "retry"`: how many times to ask again (default 2).
+    max_retries: Option<u32>,
     /// How a human answers: `card` (Approve / Reject buttons, the default) or `chat` (yes / no reply).
     confirm: Option<String>,
     /// A rejection must give a reason (default false).
@@ -249,12 +254,16 @@ fn preset_gate(preset: &str, defaults: &FileDefaults) -> anyhow::Result<Gate> {
         rule,
         timeout: Duration::from_secs_f64(defaults.timeout_secs),
         timeout_action,
+        max_retries: DEFAULT_RETRIES,
         in_chat: false,
         rules,
         escalate_after: None,
         reminders: None,
     })
 }
+
+/// How many times `retry` asks again when a gate does not say.
+const DEFAULT_RETRIES: u32 = 2;
 
 /// A gate's escalation timeout and reminders, checked against its timeout.
 fn waiting_rules(gate: &FileGate, timeout: Duration) -> anyhow::Result<(Option<Duration>, Option<Reminders>)> {
@@ -385,6 +394,7 @@ impl AgentsConfig {
                     rule: GateRule::Tools(BTreeSet::from([crate::tools::ask::NAME.to_owned()])),
                     timeout: Duration::from_secs_f64(defaults.timeout_secs),
                     timeout_action: TimeoutAction::Reject,
+                    max_retries: DEFAULT_RETRIES,
                     in_chat: false,
                     rules: DecisionRules::default(),
                     escalate_after: None,
@@ -402,6 +412,7 @@ impl AgentsConfig {
                     rule: GateRule::Tools(agent.require_approval.iter().cloned().collect()),
                     timeout: Duration::from_secs_f64(defaults.timeout_secs),
                     timeout_action: defaults.timeout_action,
+                    max_retries: DEFAULT_RETRIES,
                     in_chat: false,
                     rules: DecisionRules::default(),
                     escalate_after: None,
@@ -413,7 +424,19 @@ impl AgentsConfig {
                 if gate.name.trim().is_empty() {
                     bail!("{at}: every gate needs a name");
                 }
-                let (name, timeout_secs, timeout_action) = (gate.name.clone(), gate.timeout_secs, gate.timeout_action);
+                let (name, timeout_secs) = (gate.name.clone(), gate.timeout_secs);
+                let timeout_action = match gate.timeout_action.as_deref() {
+                    None | Some("default") => defaults.timeout_action,
+                    Some(other) => TimeoutAction::parse(other).map_err(|_| {
+                        anyhow::anyhow!(
+                            "{gat}: timeout_action must be reject, approve, skip, abort, escalate, retry or default, got {other:?}"
+                        )
+                    })?,
+                };
+                if gate.max_retries.is_some() && timeout_action != TimeoutAction::Retry {
+                    bail!("{gat}: max_retries goes with timeout_action = \"retry\"");
+                }
+                let max_retries = gate.max_retries.unwrap_or(DEFAULT_RETRIES);
                 let rules = DecisionRules {
                     require_reason: gate.require_reason.unwrap_or(false),
                     allow_modification: gate.allow_modification.unwrap_or(true),
@@ -432,7 +455,8 @@ impl AgentsConfig {
                     name,
                     rule,
                     timeout: Duration::from_secs_f64(timeout_secs),
-                    timeout_action: timeout_action.unwrap_or(defaults.timeout_action),
+                    timeout_action,
+                    max_retries,
                     in_chat,
                     rules,
                     escalate_after,

@@ -92,6 +92,10 @@ pub enum EventBody {
         /// What a decision must include (older events: the defaults).
         #[serde(default, skip_serializing_if = "DecisionRules::is_default")]
         rules: DecisionRules,
+        /// 0 for the first request; n when nobody decided in time and the approval is asked again
+        /// (the `retry` timeout action) for the n-th time, with the new `deadline`.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        resent: u32,
     },
     /// The agent asks in the chat whether to run a call (again, after an unclear answer).
     ConfirmationAsked {
@@ -153,6 +157,10 @@ pub enum EventBody {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         parent_call_id: Option<CallId>,
     },
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl EventBody {

@@ -163,6 +163,9 @@ pub struct CardApproval {
     pub reminded: u32,
     #[serde(default)]
     pub reminders: u32,
+    /// How many times it was asked again because nobody decided in time (`retry`).
+    #[serde(default)]
+    pub resent: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -280,6 +283,13 @@ impl ConversationView {
             EventBody::ConfirmationAsked { task_id, question, .. } => {
                 self.items.push(Item::Assistant { seq: event.seq, task_id: task_id.clone(), text: question.clone(), agent: None })
             }
+            EventBody::ApprovalRequired { call_id, deadline, resent, .. } if *resent > 0 => {
+                // Asked again (the `retry` timeout action): a new deadline; the same request.
+                if let Some(approval) = self.card_mut(call_id).and_then(|c| c.approval.as_mut()) {
+                    approval.deadline = deadline.clone();
+                    approval.resent = *resent;
+                }
+            }
             EventBody::ApprovalRequired { task_id, call_id, approval_id, gate, deadline, args, summary, risk, in_chat, rules, .. } => {
                 if let Some(task) = self.task_mut(task_id) {
                     task.summary.approvals_requested += 1;
@@ -299,6 +309,7 @@ impl ConversationView {
                         rules: *rules,
                         reminded: 0,
                         reminders: 0,
+                        resent: 0,
                     });
                 }
             }
@@ -477,6 +488,7 @@ impl super::wire::Approval {
                 rules: a.rules,
                 reminded: a.reminders_sent,
                 reminders: 0,
+                resent: 0,
             }),
             decision: None,
             result: None,
@@ -532,6 +544,7 @@ mod tests {
                 deadline: "2026-11-21T10:05:00Z".into(),
                 in_chat: false,
                 rules: Default::default(),
+                resent: 0,
             })
         }
         fn decide(&mut self, task: &str, call: &str, outcome: ApprovalOutcome, edited: Option<Value>) -> &mut Self {

@@ -238,6 +238,9 @@ named! {
         Abort = "abort",
         /// The approval moves to the admins with a fresh deadline (then rejects if still undecided).
         Escalate = "escalate",
+        /// The approval is asked again with a fresh deadline, up to the gate's `max_retries`
+        /// times; then it is rejected as timed out.
+        Retry = "retry",
     }
 }
 

@@ -149,6 +149,7 @@ mod tests {
             rules: Default::default(),
             reminded: 0,
             reminders: 0,
+            resent: 0,
         }
     }
 

@@ -191,6 +191,8 @@ impl Orchestrator {
         // An escalated approval that times out again is rejected: escalation happens once.
         let action = match approval.timeout_action {
             TimeoutAction::Escalate if approval.escalated_at.is_some() => TimeoutAction::Reject,
+            // Asked as often as the gate allows: the last time out rejects.
+            TimeoutAction::Retry if approval.retries_left <= 0 => TimeoutAction::Reject,
             other => other,
         };
         self.metrics.timed_out(action.as_str());
@@ -210,8 +212,13 @@ impl Orchestrator {
                 self.apply(&mut w, &task, &approval, ApprovalOutcome::Expired, &system, reason, None).await?;
             }
             TimeoutAction::Reject => {
-                self.apply(&mut w, &task, &approval, ApprovalOutcome::Expired, &system, Some("timed out".into()), None).await?;
+                let reason = match approval.resent {
+                    0 => "timed out".to_owned(),
+                    n => format!("timed out (asked {} times)", n + 1),
+                };
+                self.apply(&mut w, &task, &approval, ApprovalOutcome::Expired, &system, Some(reason), None).await?;
             }
+            TimeoutAction::Retry => self.ask_again(&mut w, &task, &approval).await?,
         }
         w.commit().await?;
         self.trigger(&task.id);

@@ -433,6 +433,7 @@ async fn ask(w: &mut Write, task: &TaskRow, agent: &Agent, gate: &Gate, proposal
         escalate_at: gate.escalate_after.map(|after| asked_at + after.as_millis() as i64),
         reminders: gate.reminders.map(|r| (r.interval.as_millis() as i64, r.max)),
         context,
+        retries: if gate.timeout_action == app::domain::TimeoutAction::Retry { gate.max_retries } else { 0 },
     };
     approvals::insert(&mut w.tx, new_approval).await?;
     w.audit(AuditKind::ApprovalRequested,
@@ -455,6 +456,7 @@ async fn ask(w: &mut Write, task: &TaskRow, agent: &Agent, gate: &Gate, proposal
             deadline: crate::store::time::rfc3339(deadline),
             in_chat: gate.in_chat,
             rules: gate.rules,
+            resent: 0,
         },
     )
     .await?;

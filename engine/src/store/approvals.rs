@@ -49,6 +49,9 @@ pub struct ApprovalRow {
     pub reminders_sent: i64,
     /// JSON of `wire::ApprovalContext` (none for approvals from before it was kept).
     pub context: Option<String>,
+    /// `retry`: how many more times it may be asked again, and how often it was.
+    pub retries_left: i64,
+    pub resent: i64,
 }
 
 impl ApprovalRow {
@@ -103,7 +106,7 @@ impl ApprovalRow {
 const SELECT: &str = "SELECT a.id, a.call_id, a.task_id, a.conversation_id, c.title AS conversation_title,
     c.owner_id, u.username AS owner, a.agent, a.tool, a.args, a.gate, a.summary, a.risk, a.state, a.timeout_action,
     a.created_at, a.deadline, a.decided_at, a.decided_by, a.reason, a.edited_args, a.escalated_at, a.escalated_by, a.confirm,
-    a.require_reason, a.allow_modification, a.escalate_at, a.reminders_sent, a.context
+    a.require_reason, a.allow_modification, a.escalate_at, a.reminders_sent, a.context, a.retries_left, a.resent
     FROM approvals a JOIN conversations c ON c.id = a.conversation_id LEFT JOIN users u ON u.id = c.owner_id";
 
 pub struct NewApproval<'a> {
@@ -126,6 +129,8 @@ pub struct NewApproval<'a> {
     /// Remind every this many ms, this many times.
     pub reminders: Option<(i64, u32)>,
     pub context: &'a wire::ApprovalContext,
+    /// `retry`: how many times it may be asked again.
+    pub retries: u32,
 }
 
 pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Result<()> {
@@ -133,8 +138,8 @@ pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Res
     sqlx::query(
         "INSERT INTO approvals (id, call_id, task_id, conversation_id, agent, tool, args, gate, summary, risk, state,
             timeout_action, created_at, deadline, confirm, require_reason, allow_modification,
-            escalate_at, next_reminder_at, reminder_interval_ms, reminders_left, context)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)",
+            escalate_at, next_reminder_at, reminder_interval_ms, reminders_left, context, retries_left)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)",
     )
     .bind(a.id)
     .bind(a.call_id)
@@ -157,6 +162,7 @@ pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Res
     .bind(a.reminders.map(|(every, _)| every))
     .bind(a.reminders.map_or(0, |(_, max)| i64::from(max)))
     .bind(serde_json::to_string(a.context).context("failed to encode an approval's context")?)
+    .bind(i64::from(a.retries))
     .execute(conn)
     .await
     .context("failed to record approval")?;
@@ -219,6 +225,20 @@ pub async fn overdue(db: impl AnyExecutor<'_>, now: i64) -> anyhow::Result<Vec<A
         .fetch_all(db)
         .await
         .context("failed to find overdue approvals")
+}
+
+/// Asks a pending approval again with a new deadline, if it has a retry left; returns how many
+/// times it has now been asked again. Conditional, so it happens once per time out.
+pub async fn renew(conn: &mut AnyConnection, id: &ApprovalId, deadline: i64) -> anyhow::Result<Option<i64>> {
+    sqlx::query_scalar(
+        "UPDATE approvals SET deadline = $1, retries_left = retries_left - 1, resent = resent + 1
+         WHERE id = $2 AND state = 'pending' AND retries_left > 0 RETURNING resent",
+    )
+    .bind(deadline)
+    .bind(id)
+    .fetch_optional(conn)
+    .await
+    .context("failed to ask an approval again")
 }
 
 /// Pending approvals whose escalation time has come and that are not with the admins yet.

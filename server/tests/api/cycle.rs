@@ -36,7 +36,9 @@ async fn a_gated_call_stops_as_a_pending_approval_and_the_task_waits_for_input()
     let required = named(&detail.events, "approval-required");
     assert_eq!(required.len(), 1);
     match &required[0].body {
-        EventBody::ApprovalRequired { approval_id, call_id, tool, args, gate, summary, risk, deadline, task_id, in_chat, rules } => {
+        EventBody::ApprovalRequired {
+            approval_id, call_id, tool, args, gate, summary, risk, deadline, task_id, in_chat, rules, ..
+        } => {
             assert_eq!((approval_id, call_id, task_id), (&approval.id, &approval.call_id, &task));
             assert_eq!(
                 (tool.as_str(), gate.as_str(), summary.as_str()),

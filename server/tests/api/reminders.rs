@@ -99,3 +99,54 @@ async fn an_escalation_after_the_deadline_or_an_unknown_webhook_event_stops_the_
     let err = refused_start_up(&hook).await;
     assert!(err.contains("unknown event \"approval-reminders\""), "{err}");
 }
+
+#[tokio::test]
+async fn the_retry_timeout_action_asks_again_with_a_fresh_deadline_then_rejects_as_timed_out() {
+    let toml = "[defaults]\ntimeout_action = \"reject\"\n[[agents]]\nname = \"support\"\ntools = [\"process_refund\"]\n\
+                [[agents.gates]]\nname = \"refunds\"\nkind = \"tools\"\ntools = [\"process_refund\"]\ntimeout_secs = 0.4\n\
+                timeout_action = \"retry\"\nmax_retries = 2\n";
+    let app = spawn_app_with(Options { agents_toml: Some(toml.into()), ..Default::default() }).await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    app.wait_task(&task, app::domain::TaskStatus::Completed).await;
+    let events = app.detail(&c).await.events;
+    let asked: Vec<(u32, String)> = named(&events, "approval-required")
+        .iter()
+        .map(|e| match &e.body {
+            EventBody::ApprovalRequired { resent, deadline, approval_id, .. } => {
+                assert_eq!(approval_id, &approvals[0].id, "the same approval, asked again");
+                (*resent, deadline.clone())
+            }
+            _ => unreachable!(),
+        })
+        .collect();
+    assert_eq!(asked.iter().map(|(n, _)| *n).collect::<Vec<_>>(), vec![0, 1, 2]);
+    assert!(asked.windows(2).all(|w| w[0].1 < w[1].1), "each time a later deadline: {asked:?}");
+    let decided = named(&events, "approval-decided");
+    let EventBody::ApprovalDecided { outcome, reason, .. } = &decided[0].body else { unreachable!() };
+    assert_eq!((*outcome, reason.as_deref()), (app::domain::ApprovalOutcome::Expired, Some("timed out (asked 3 times)")));
+    assert_eq!(app.order(1001).await.status, "open", "never approved, never run");
+    // The chat counted one request, not three.
+    let view = app.detail(&c).await.view;
+    let summary = &view.tasks.iter().find(|t| t.task_id == task).unwrap().summary;
+    assert_eq!((summary.approvals_requested, summary.expired), (1, 1));
+}
+
+#[tokio::test]
+async fn timeout_action_default_is_the_defaults_and_a_wrong_one_is_named() {
+    let gate = |action: &str, extra: &str| {
+        format!(
+            "[defaults]\ntimeout_action = \"approve\"\n[[agents]]\nname = \"support\"\ntools = [\"process_refund\"]\n\
+             [[agents.gates]]\nname = \"refunds\"\nkind = \"tools\"\ntools = [\"process_refund\"]\ntimeout_action = \"{action}\"\n{extra}"
+        )
+    };
+    let app = spawn_app_with(Options { agents_toml: Some(gate("default", "timeout_secs = 0.3\n")), ..Default::default() }).await;
+    let c = app.create_conversation().await;
+    let (task, _) = app.pending_turn(&c, "refund order 1001", 1).await;
+    app.wait_task(&task, app::domain::TaskStatus::Completed).await;
+    assert_eq!(app.order(1001).await.status, "refunded", "\"default\" is the [defaults] action: approve");
+    let err = refused_start_up(&gate("later", "")).await;
+    assert!(err.contains("timeout_action must be reject, approve, skip, abort, escalate, retry or default, got \"later\""), "{err}");
+    let err = refused_start_up(&gate("reject", "max_retries = 3\n")).await;
+    assert!(err.contains("max_retries goes with timeout_action = \"retry\""), "{err}");
+}
