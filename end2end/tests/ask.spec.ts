@@ -9,6 +9,7 @@ test("the agent's question is a card with an answer box; the answer carries the 
   await expect(question.getByRole("heading")).toHaveText("Which order should I refund? Give its number.");
   // A question is answered, not approved or edited.
   await expect(question.getByRole("button", { name: "Approve", exact: true })).toHaveCount(0);
+  await expect(page.locator(".composer-status")).toHaveText("Waiting for your answer to the agent's question");
   await question.getByLabel("Your answer").fill("1002");
   await question.screenshot({ path: "screenshots/question.png" });
   await question.getByRole("button", { name: "Send answer" }).click();

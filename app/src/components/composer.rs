@@ -55,10 +55,14 @@ pub fn busy_reason(view: &ConversationView, viewer_is_admin: bool) -> Option<Bus
         TaskStatus::Working | TaskStatus::InputRequired if view.waits_for_chat_answer() => None,
         TaskStatus::Working | TaskStatus::InputRequired => {
             let n = view.pending_count();
-            Some(Busy {
-                text: format!("Waiting for your decision on {n} tool call{}", if n == 1 { "" } else { "s" }),
-                jump_to_pending: true,
-            })
+            let questions =
+                view.cards().filter(|c| c.status == CardStatus::PendingApproval && c.tool == crate::domain::naming::ASK_USER).count();
+            let text = if questions == n {
+                "Waiting for your answer to the agent's question".to_owned()
+            } else {
+                format!("Waiting for your decision on {n} tool call{}", if n == 1 { "" } else { "s" })
+            };
+            Some(Busy { text, jump_to_pending: true })
         }
         _ => None,
     }
