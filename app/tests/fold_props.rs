@@ -66,6 +66,7 @@ fn body() -> impl Strategy<Value = EventBody> {
                 deadline: "2026-11-22T10:00:00Z".into(),
                 in_chat,
                 rules: DecisionRules { require_reason: strict, allow_modification: !strict },
+                assessment: strict.then(|| app::domain::wire::RiskAssessment { factors: vec!["moves money".into()], ..Default::default() }),
                 resent,
             }
         }),

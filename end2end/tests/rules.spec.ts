@@ -31,6 +31,9 @@ base("a gate's rules show on the card: no Edit, and Reject asks for a reason bef
     await expect(card).toHaveAttribute("data-status", "pending_approval");
     await expect(card.getByRole("button", { name: "Approve", exact: true })).toBeVisible();
     await expect(card.getByRole("button", { name: "Edit" })).toHaveCount(0);
+    // Why it is risky: it cannot be undone, and what would happen.
+    await expect(card.locator(".assessment .consequences")).toContainText("Cannot be undone: Refund $249.00");
+    await expect(card.locator(".assessment .factors")).toHaveText("Why it is risky: moves money");
 
     await card.getByRole("button", { name: "Reject", exact: true }).click();
     const reason = card.getByLabel(/Reason \(required/);

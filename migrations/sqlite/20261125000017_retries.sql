@@ -33,17 +33,18 @@ CREATE TABLE approvals_new (
     reminders_left  INTEGER NOT NULL DEFAULT 0,
     reminders_sent  INTEGER NOT NULL DEFAULT 0,
     context         TEXT,
+    assessment      TEXT,
     retries_left    INTEGER NOT NULL DEFAULT 0,
     resent          INTEGER NOT NULL DEFAULT 0
 );
 INSERT INTO approvals_new (id, call_id, task_id, conversation_id, agent, tool, args, gate, summary, risk, state,
         timeout_action, escalated_at, escalated_by, created_at, deadline, decided_at, decided_by, reason, edited_args,
         confirm, require_reason, allow_modification, escalate_at, next_reminder_at, reminder_interval_ms,
-        reminders_left, reminders_sent, context)
+        reminders_left, reminders_sent, context, assessment)
     SELECT id, call_id, task_id, conversation_id, agent, tool, args, gate, summary, risk, state,
         timeout_action, escalated_at, escalated_by, created_at, deadline, decided_at, decided_by, reason, edited_args,
         confirm, require_reason, allow_modification, escalate_at, next_reminder_at, reminder_interval_ms,
-        reminders_left, reminders_sent, context
+        reminders_left, reminders_sent, context, assessment
     FROM approvals;
 DROP TABLE approvals;
 ALTER TABLE approvals_new RENAME TO approvals;

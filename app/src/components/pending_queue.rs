@@ -332,6 +332,7 @@ mod tests {
             rules: Default::default(),
             reminders_sent: 0,
             context: Default::default(),
+            assessment: Default::default(),
             approve_url: format!("/api/approvals/{id}/approve"),
             reject_url: format!("/api/approvals/{id}/reject"),
         }

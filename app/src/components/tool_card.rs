@@ -89,6 +89,19 @@ pub fn ToolCard(
     let escalated_by = card.approval.as_ref().and_then(|a| a.escalated_by.clone()).filter(|_| waiting);
     let rules = card.approval.as_ref().map(|a| a.rules).unwrap_or_default();
     let reminder = card.approval.as_ref().filter(|_| waiting).and_then(wording::reminder_line);
+    // Why it is risky (the warnings are listed on their own just above).
+    let assessment = card.approval.as_ref().filter(|_| waiting).and_then(|a| a.assessment.clone()).map(|a| {
+        let factors: Vec<String> = a.factors.into_iter().filter(|f| !card.warnings.contains(f)).collect();
+        view! {
+            <div class="assessment">
+                <p class="consequences">
+                    <strong class="reversibility" data-reversibility=format!("{:?}", a.reversibility).to_lowercase()>{wording::reversibility(a.reversibility)}</strong>
+                    ": " {a.consequences}
+                </p>
+                {(!factors.is_empty()).then(|| view! { <p class="factors">"Why it is risky: " {factors.join("; ")}</p> })}
+            </div>
+        }
+    });
     // Handed to the admins: a user sees who has it, not buttons the server would refuse.
     let held_for_admins = viewer_is_admin.is_some_and(|admin| rules::held_by_admins(admin, escalated_by.as_deref()).is_some());
     let pending = waiting && !in_chat && !held_for_admins;
@@ -302,6 +315,7 @@ pub fn ToolCard(
                     {card.warnings.iter().map(|w| view! { <li>{w.clone()}</li> }).collect_view()}
                 </ul>
             })}
+            {assessment}
             {card.granted_by.clone().map(|by| view! { <p class="granted">{format!("Allowed without asking: standing permission from {by}")}</p> })}
             <details class="args" open=waiting>
                 <summary>"Arguments"</summary>

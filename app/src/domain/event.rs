@@ -92,6 +92,9 @@ pub enum EventBody {
         /// What a decision must include (older events: the defaults).
         #[serde(default, skip_serializing_if = "DecisionRules::is_default")]
         rules: DecisionRules,
+        /// Why the call is risky (older events: none).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        assessment: Option<super::wire::RiskAssessment>,
         /// 0 for the first request; n when nobody decided in time and the approval is asked again
         /// (the `retry` timeout action) for the n-th time, with the new `deadline`.
         #[serde(default, skip_serializing_if = "is_zero")]

@@ -166,6 +166,9 @@ pub struct CardApproval {
     /// How many times it was asked again because nobody decided in time (`retry`).
     #[serde(default)]
     pub resent: u32,
+    /// Why the call is risky, when it was assessed.
+    #[serde(default)]
+    pub assessment: Option<super::wire::RiskAssessment>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -290,7 +293,20 @@ impl ConversationView {
                     approval.resent = *resent;
                 }
             }
-            EventBody::ApprovalRequired { task_id, call_id, approval_id, gate, deadline, args, summary, risk, in_chat, rules, .. } => {
+            EventBody::ApprovalRequired {
+                task_id,
+                call_id,
+                approval_id,
+                gate,
+                deadline,
+                args,
+                summary,
+                risk,
+                in_chat,
+                rules,
+                assessment,
+                ..
+            } => {
                 if let Some(task) = self.task_mut(task_id) {
                     task.summary.approvals_requested += 1;
                 }
@@ -310,6 +326,7 @@ impl ConversationView {
                         reminded: 0,
                         reminders: 0,
                         resent: 0,
+                        assessment: assessment.clone(),
                     });
                 }
             }
@@ -489,6 +506,7 @@ impl super::wire::Approval {
                 reminded: a.reminders_sent,
                 reminders: 0,
                 resent: 0,
+                assessment: Some(a.assessment.clone()),
             }),
             decision: None,
             result: None,
@@ -544,6 +562,7 @@ mod tests {
                 deadline: "2026-11-21T10:05:00Z".into(),
                 in_chat: false,
                 rules: Default::default(),
+                assessment: None,
                 resent: 0,
             })
         }

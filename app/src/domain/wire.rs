@@ -104,6 +104,9 @@ pub struct Approval {
     /// What led to the call: the user's request, the agent's reasoning, the turn's steps done.
     #[serde(default)]
     pub context: ApprovalContext,
+    /// Why it is risky: factors, consequences, whether it can be undone.
+    #[serde(default)]
+    pub assessment: RiskAssessment,
     /// Where to decide it (seed 004's `HitlResponse`): POST to these with the API's credentials.
     pub approve_url: String,
     pub reject_url: String,
@@ -149,6 +152,38 @@ pub struct DeferRequest {
     /// What the agent should do instead; required.
     #[cfg_attr(feature = "ssr", schema(min_length = 1, max_length = 2000))]
     pub guidance: String,
+}
+
+/// Can the call's effect be undone?
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Reversibility {
+    /// It changes nothing, or what it changes is easily put back.
+    Fully,
+    /// Some of it can be undone, by hand.
+    #[default]
+    Partially,
+    /// It cannot be undone.
+    Irreversible,
+}
+
+/// Why a call is risky, beyond its level: from the tool's metadata and its own description of
+/// the call read against the data.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct RiskAssessment {
+    /// Short reasons, e.g. "moves money", "more than is left to refund".
+    #[serde(default)]
+    pub factors: Vec<String>,
+    /// What happens if it runs, in one sentence.
+    #[serde(default)]
+    pub consequences: String,
+    #[serde(default)]
+    pub reversibility: Reversibility,
+    /// The agent's confidence in the call, 0–1, when the model reports one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
 }
 
 /// What a decider reads besides the call itself (seed 001's `userPrompt`, and more).

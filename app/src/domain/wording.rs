@@ -60,6 +60,15 @@ pub fn verb(outcome: ApprovalOutcome) -> &'static str {
     }
 }
 
+/// How a card says whether a call can be undone.
+pub fn reversibility(r: super::wire::Reversibility) -> &'static str {
+    match r {
+        super::wire::Reversibility::Fully => "Can be undone",
+        super::wire::Reversibility::Partially => "Partly reversible",
+        super::wire::Reversibility::Irreversible => "Cannot be undone",
+    }
+}
+
 /// "Reminder 2 of 3: still waiting for a decision", once a pending approval was reminded.
 pub fn reminder_line(approval: &CardApproval) -> Option<String> {
     match (approval.reminded, approval.reminders) {
@@ -150,6 +159,7 @@ mod tests {
             reminded: 0,
             reminders: 0,
             resent: 0,
+            assessment: None,
         }
     }
 

@@ -77,6 +77,7 @@ impl Orchestrator {
                 deadline: crate::store::time::rfc3339(deadline),
                 in_chat: approval.confirm == "chat",
                 rules: approval.rules(),
+                assessment: approval.assessment(),
                 resent: u32::try_from(resent).unwrap_or(u32::MAX),
             },
         )

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use app::domain::{
     AuditKind, CallState, EventBody, Risk, TaskId, TaskStatus,
-    wire::{ApprovalContext, AssistantDelta, Conversation},
+    wire::{ApprovalContext, AssistantDelta, Conversation, RiskAssessment},
 };
 use serde_json::json;
 use sqlx::Connection;
@@ -166,9 +166,15 @@ impl Orchestrator {
         let proposed: Vec<ProposedCall> = reply.calls.into_iter().map(|c| ProposedCall { id: new_call_id(), ..c }).collect();
         for (position, call) in proposed.iter().enumerate() {
             let tool = self.tools.get(&call.tool).filter(|_| agent.tools.contains(&call.tool));
-            let (Description { mut summary, warnings }, risk) = match tool {
-                Some(t) => (t.describe(&mut w.tx, &call.args, &asked).await?, t.risk(&call.args)),
-                None => (Description { summary: format!("Unknown tool {}", call.tool), warnings: Vec::new() }, app::domain::Risk::High),
+            let (Description { mut summary, warnings }, risk, assessment) = match tool {
+                Some(t) => {
+                    let described = t.describe(&mut w.tx, &call.args, &asked).await?;
+                    let assessment = t.assess(&call.args, &described);
+                    (described, t.risk(&call.args), Some(assessment))
+                }
+                None => {
+                    (Description { summary: format!("Unknown tool {}", call.tool), warnings: Vec::new() }, app::domain::Risk::High, None)
+                }
             };
             let user = conversation.owner.as_deref().unwrap_or_default();
             let gating = tool.map(|t| policy::check(agent, &policy::Call { tool: t.spec(), args: &call.args, user }));
@@ -248,7 +254,14 @@ impl Orchestrator {
                 }
                 Verdict::Ask { gate } => {
                     pending = true;
-                    ask(&mut w, task, agent, gate, Proposal { call, summary: &summary, risk, context: &context }).await?;
+                    ask(
+                        &mut w,
+                        task,
+                        agent,
+                        gate,
+                        Proposal { call, summary: &summary, risk, context: &context, assessment: assessment.as_ref() },
+                    )
+                    .await?;
                 }
                 Verdict::Run { .. } => {}
             }
@@ -405,12 +418,13 @@ struct Proposal<'a> {
     summary: &'a str,
     risk: Risk,
     context: &'a ApprovalContext,
+    assessment: Option<&'a RiskAssessment>,
 }
 
 /// Records the approval a gate asks for: the queue row, its audit entry, the `approval-required`
 /// event, and for a chat confirmation the question in the chat.
 async fn ask(w: &mut Write, task: &TaskRow, agent: &Agent, gate: &Gate, proposal: Proposal<'_>) -> anyhow::Result<()> {
-    let Proposal { call, summary, risk, context } = proposal;
+    let Proposal { call, summary, risk, context, assessment } = proposal;
     let cid = &task.conversation_id;
     let approval_id = new_id();
     let asked_at = now_ms();
@@ -433,6 +447,7 @@ async fn ask(w: &mut Write, task: &TaskRow, agent: &Agent, gate: &Gate, proposal
         escalate_at: gate.escalate_after.map(|after| asked_at + after.as_millis() as i64),
         reminders: gate.reminders.map(|r| (r.interval.as_millis() as i64, r.max)),
         context,
+        assessment,
         retries: if gate.timeout_action == app::domain::TimeoutAction::Retry { gate.max_retries } else { 0 },
     };
     approvals::insert(&mut w.tx, new_approval).await?;
@@ -456,6 +471,7 @@ async fn ask(w: &mut Write, task: &TaskRow, agent: &Agent, gate: &Gate, proposal
             deadline: crate::store::time::rfc3339(deadline),
             in_chat: gate.in_chat,
             rules: gate.rules,
+            assessment: assessment.cloned(),
             resent: 0,
         },
     )

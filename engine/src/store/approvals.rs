@@ -49,6 +49,8 @@ pub struct ApprovalRow {
     pub reminders_sent: i64,
     /// JSON of `wire::ApprovalContext` (none for approvals from before it was kept).
     pub context: Option<String>,
+    /// JSON of `wire::RiskAssessment`.
+    pub assessment: Option<String>,
     /// `retry`: how many more times it may be asked again, and how often it was.
     pub retries_left: i64,
     pub resent: i64,
@@ -58,6 +60,11 @@ impl ApprovalRow {
     /// Who handed it to the admins, while it is pending and with them (`None` otherwise).
     pub fn escalated_to_admins_by(&self) -> Option<&str> {
         (self.state == ApprovalState::Pending && self.escalated_at.is_some()).then(|| self.escalated_by.as_deref().unwrap_or("someone"))
+    }
+
+    /// Why the call is risky, as assessed when it was asked (none for older approvals).
+    pub fn assessment(&self) -> Option<wire::RiskAssessment> {
+        self.assessment.as_deref().and_then(|a| serde_json::from_str(a).ok())
     }
 
     /// What a decision on it must include.
@@ -96,6 +103,7 @@ impl ApprovalRow {
             rules: self.rules(),
             reminders_sent: u32::try_from(self.reminders_sent).unwrap_or(0),
             context: self.context.as_deref().and_then(|c| serde_json::from_str(c).ok()).unwrap_or_default(),
+            assessment: self.assessment().unwrap_or_default(),
             approve_url: format!("/api/approvals/{}/approve", self.id),
             reject_url: format!("/api/approvals/{}/reject", self.id),
             args_schema: None,
@@ -106,7 +114,8 @@ impl ApprovalRow {
 const SELECT: &str = "SELECT a.id, a.call_id, a.task_id, a.conversation_id, c.title AS conversation_title,
     c.owner_id, u.username AS owner, a.agent, a.tool, a.args, a.gate, a.summary, a.risk, a.state, a.timeout_action,
     a.created_at, a.deadline, a.decided_at, a.decided_by, a.reason, a.edited_args, a.escalated_at, a.escalated_by, a.confirm,
-    a.require_reason, a.allow_modification, a.escalate_at, a.reminders_sent, a.context, a.retries_left, a.resent
+    a.require_reason, a.allow_modification, a.escalate_at, a.reminders_sent, a.context, a.retries_left, a.resent,
+    a.assessment
     FROM approvals a JOIN conversations c ON c.id = a.conversation_id LEFT JOIN users u ON u.id = c.owner_id";
 
 pub struct NewApproval<'a> {
@@ -131,6 +140,7 @@ pub struct NewApproval<'a> {
     pub context: &'a wire::ApprovalContext,
     /// `retry`: how many times it may be asked again.
     pub retries: u32,
+    pub assessment: Option<&'a wire::RiskAssessment>,
 }
 
 pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Result<()> {
@@ -138,8 +148,8 @@ pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Res
     sqlx::query(
         "INSERT INTO approvals (id, call_id, task_id, conversation_id, agent, tool, args, gate, summary, risk, state,
             timeout_action, created_at, deadline, confirm, require_reason, allow_modification,
-            escalate_at, next_reminder_at, reminder_interval_ms, reminders_left, context, retries_left)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)",
+            escalate_at, next_reminder_at, reminder_interval_ms, reminders_left, context, retries_left, assessment)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)",
     )
     .bind(a.id)
     .bind(a.call_id)
@@ -163,6 +173,7 @@ pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Res
     .bind(a.reminders.map_or(0, |(_, max)| i64::from(max)))
     .bind(serde_json::to_string(a.context).context("failed to encode an approval's context")?)
     .bind(i64::from(a.retries))
+    .bind(a.assessment.map(serde_json::to_string).transpose().context("failed to encode an approval's assessment")?)
     .execute(conn)
     .await
     .context("failed to record approval")?;

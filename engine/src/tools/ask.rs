@@ -82,6 +82,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_question_changes_nothing() {
+        let assessment = AskUser::new().assess(&json!({ "question": "Which?" }), &super::super::Description::default());
+        assert_eq!(assessment.reversibility, app::domain::wire::Reversibility::Fully);
+        assert!(assessment.factors.is_empty());
+    }
+
+    #[test]
     fn an_answer_is_text_or_one_of_the_options() {
         assert_eq!(answer_of(&json!({ "question": "Which?", "answer": " the blue one " })), Ok("the blue one"));
         assert!(answer_of(&json!({ "question": "Which?" })).is_err());

@@ -8,7 +8,10 @@ pub mod schema;
 
 use std::{collections::BTreeMap, sync::Arc};
 
-use app::domain::Risk;
+use app::domain::{
+    Risk,
+    wire::{Reversibility, RiskAssessment},
+};
 use async_trait::async_trait;
 use serde_json::Value;
 use sqlx::AnyConnection;
@@ -56,6 +59,25 @@ pub trait Tool: Send + Sync {
     /// `request` is what the user asked for in this turn. By default: `summarize`, no warnings.
     async fn describe(&self, _conn: &mut AnyConnection, args: &Value, _request: &str) -> anyhow::Result<Description> {
         Ok(Description { summary: self.summarize(args), warnings: Vec::new() })
+    }
+
+    /// Why the call is risky beyond its level: by default from the tool's metadata (read-only
+    /// calls change nothing; destructive ones cannot be undone) and the description's warnings.
+    fn assess(&self, _args: &Value, described: &Description) -> RiskAssessment {
+        let spec = self.spec();
+        let (reversibility, mut factors, consequences) = if spec.read_only {
+            (Reversibility::Fully, Vec::new(), "Reads data; changes nothing.")
+        } else if spec.destructive {
+            (
+                Reversibility::Irreversible,
+                vec!["the tool says it is destructive".to_owned()],
+                "Changes data in a way that cannot be undone.",
+            )
+        } else {
+            (Reversibility::Partially, vec!["changes data".to_owned()], "Changes data; undoing it takes work by hand.")
+        };
+        factors.extend(described.warnings.iter().cloned());
+        RiskAssessment { factors, consequences: consequences.into(), reversibility, confidence: None }
     }
 
     fn risk(&self, _args: &Value) -> Risk {

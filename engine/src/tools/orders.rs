@@ -8,6 +8,7 @@ use sqlx::AnyConnection;
 
 use super::{Description, Tool, ToolError, ToolFailure, ToolSpec};
 use crate::store::orders::{self, OrderRow};
+use app::domain::wire::{Reversibility, RiskAssessment};
 
 pub fn all() -> Vec<Arc<dyn Tool>> {
     vec![Arc::new(ListOrders::new()), Arc::new(GetOrder::new()), Arc::new(CancelOrder::new()), Arc::new(ProcessRefund::new())]
@@ -170,6 +171,17 @@ impl Tool for CancelOrder {
         format!("Cancel order {}", order_id(args).map(|i| i.to_string()).unwrap_or_else(|| "?".into()))
     }
 
+    fn assess(&self, _args: &Value, described: &Description) -> RiskAssessment {
+        let mut factors = vec!["stops a customer's order".to_owned()];
+        factors.extend(described.warnings.iter().cloned());
+        RiskAssessment {
+            factors,
+            consequences: "The order is canceled for good: it cannot be reopened, only placed again.".into(),
+            reversibility: Reversibility::Irreversible,
+            confidence: None,
+        }
+    }
+
     async fn describe(&self, conn: &mut AnyConnection, args: &Value, request: &str) -> anyhow::Result<Description> {
         let Some(order) = find(conn, args).await? else {
             return Ok(Description { summary: self.summarize(args), warnings: vec!["No such order: the call will fail".into()] });
@@ -226,6 +238,17 @@ impl Tool for ProcessRefund {
         match args.get("amount").and_then(Value::as_f64) {
             Some(amount) => format!("Refund {} on order {order}", dollars((amount * 100.0).round() as i64)),
             None => format!("Refund the rest of order {order}"),
+        }
+    }
+
+    fn assess(&self, _args: &Value, described: &Description) -> RiskAssessment {
+        let mut factors = vec!["moves money".to_owned()];
+        factors.extend(described.warnings.iter().cloned());
+        RiskAssessment {
+            factors,
+            consequences: format!("{}: the money goes back to the customer and cannot be called back.", described.summary),
+            reversibility: Reversibility::Irreversible,
+            confidence: None,
         }
     }
 

@@ -245,7 +245,8 @@ fn delta_to_sse(delta: &AssistantDelta) -> sse::Event {
 }
 
 enum Live {
-    Event(Event),
+    // Boxed: an event (an approval with its assessment) is much larger than a delta.
+    Event(Box<Event>),
     Delta(AssistantDelta),
 }
 
@@ -268,7 +269,7 @@ impl Cursor {
         loop {
             if let Some(event) = self.backlog.pop_front() {
                 self.last = event.seq;
-                return Some(Live::Event(event));
+                return Some(Live::Event(Box::new(event)));
             }
             match events::after(self.store.pool(), &self.conversation_id, self.last).await {
                 Ok(events) if !events.is_empty() => {
@@ -297,7 +298,7 @@ impl Cursor {
                     // The next event in order: send it as published, no database read.
                     Ok(event) if event.conversation_id == self.conversation_id && event.seq == self.last + 1 => {
                         self.last = event.seq;
-                        return Some(Live::Event(event));
+                        return Some(Live::Event(Box::new(event)));
                     }
                     // A gap (missed or out-of-order publication): read what is missing from the store.
                     Ok(event) if event.conversation_id == self.conversation_id && event.seq > self.last => break,

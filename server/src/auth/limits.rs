@@ -100,7 +100,8 @@ async fn take(writer: &sqlx::AnyPool, key: &str, rule: Rule, what: &str) -> Resu
     match limits::take(writer, key, rule.limit, rule.window).await? {
         None => Ok(()),
         Some(wait) => {
-            let retry_after_secs = wait.as_secs_f64().ceil().max(1.0) as u64;
+            // Never longer than the window: the database's clock may run a little ahead of ours.
+            let retry_after_secs = wait.min(rule.window).as_secs_f64().ceil().max(1.0) as u64;
             Err(Refusal::Limited { message: format!("{what}; try again in {retry_after_secs} s"), retry_after_secs })
         }
     }

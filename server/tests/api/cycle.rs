@@ -416,6 +416,11 @@ async fn an_approval_says_what_led_to_it_the_request_the_agents_reasoning_and_th
         assert_eq!(context["request"], "cancel all orders of alice", "{body}");
         assert!(context["reasoning"].as_str().is_some_and(|r| r.contains("I will cancel each once approved")), "{body}");
         assert_eq!(context["done"], json!(["List the orders of alice"]), "the list ran before: {body}");
+        // And why it is risky.
+        let assessment = &body["assessment"];
+        assert_eq!(assessment["reversibility"], "irreversible", "{body}");
+        assert_eq!(assessment["factors"][0], "stops a customer's order", "{body}");
+        assert!(assessment["consequences"].as_str().is_some_and(|c| c.contains("cannot be reopened")), "{body}");
     }
     // A first step has nothing done yet and no other request.
     let c2 = app.create_conversation().await;
