@@ -33,6 +33,7 @@ test("the queue at volume: rows grouped by chat that open to the card, several d
   await expect(cancel.getByRole("button", { name: "Approve", exact: true })).toBeVisible();
   // Away from the chat, the row says what led to the call.
   await expect(cancel.locator(".queue-context")).toContainText("Asked“cancel order 1003”");
+
   // An admin in the queue is offered neither a grant in someone else's chat nor a hand-over to themselves.
   await expect(cancel.getByText(/Always allow/)).toHaveCount(0);
   await expect(cancel.getByRole("button", { name: "Hand to admins" })).toHaveCount(0);
@@ -78,5 +79,16 @@ test("the queue at volume: rows grouped by chat that open to the card, several d
   expect(rejected.map((a: { reason: string }) => a.reason)).toEqual(["not this week", "not this week"]);
   const audit = await (await adminContext.request.get(`${server.url}/api/audit?kind=approval.decided`)).json();
   expect(audit.entries).toHaveLength(4);
+
+  // Only what cannot be undone: a question (which changes nothing) drops out, a refund stays.
+  await chatWaiting(alice, server, "refund an order", 1);
+  await chatWaiting(alice, server, "refund order 1005", 2);
+  await admin.goto(`${server.url}/approvals?undo=no`);
+  await waitForHydration(admin);
+  await expect(admin.getByLabel("Can be undone")).toHaveValue("no");
+  await expect(admin.locator(".queue-item")).toHaveCount(1);
+  await expect(admin.locator(".queue-item")).toContainText("Refund");
+  await admin.goto(`${server.url}/approvals`);
+  await expect(admin.locator(".queue-item")).toHaveCount(2);
   await adminContext.close();
 });

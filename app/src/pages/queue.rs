@@ -10,7 +10,10 @@ use crate::{
         status_badge::approval_label,
     },
     data::{QueueQuery, approvals_loader, me_loader},
-    domain::{Role, wire::Approval},
+    domain::{
+        Role,
+        wire::{Approval, Reversibility},
+    },
     live,
     time::{ago, now_ms},
 };
@@ -47,6 +50,8 @@ pub fn QueuePage() -> impl IntoView {
     let _ = Duration::from_secs(1);
 
     let decided = move || filter.get().status == "decided";
+    // "Cannot be undone only": read from each approval's risk assessment (the list is at most 200).
+    let only_irreversible = move || query.read().get("undo").as_deref() == Some("no");
     let value = move |k: &'static str| move || query.read().get(k).unwrap_or_default();
     view! {
         <Title text=move || {
@@ -77,6 +82,12 @@ pub fn QueuePage() -> impl IntoView {
                         <option value="low">"low"</option>
                     </select>
                 </label>
+                <label>"Can be undone"
+                    <select name="undo" prop:value=value("undo")>
+                        <option value="">"any"</option>
+                        <option value="no">"no (irreversible only)"</option>
+                    </select>
+                </label>
                 <label>"Order"
                     <select name="order" prop:value=move || if filter.get().oldest_first { "oldest" } else { "newest" }>
                         <option value="newest">"newest first"</option>
@@ -93,7 +104,15 @@ pub fn QueuePage() -> impl IntoView {
                         Err(e) => view! { <p class="error" role="alert">{format!("Could not load approvals: {e}")}</p> }.into_any(),
                         Ok(list) if list.is_empty() => view! { <p class="muted empty-queue">"Nothing here."</p> }.into_any(),
                         Ok(list) if decided() => view! { <DecidedTable list /> }.into_any(),
-                        Ok(list) => view! { <PendingQueue list now viewer_is_admin ui /> }.into_any(),
+                        Ok(mut list) => {
+                            if only_irreversible() {
+                                list.retain(|a| a.assessment.reversibility == Reversibility::Irreversible);
+                            }
+                            if list.is_empty() {
+                                return view! { <p class="muted empty-queue">"Nothing here."</p> }.into_any();
+                            }
+                            view! { <PendingQueue list now viewer_is_admin ui /> }.into_any()
+                        }
                     }
                 })}
             </Transition>
