@@ -172,17 +172,7 @@ mod tests {
     /// is asked for exactly when it can change the verdict.
     #[test]
     fn every_combination_of_facts_gets_the_verdict_of_the_precedence() {
-        let gate = Gate {
-            name: "money".into(),
-            rule: GateRule::All,
-            timeout: Duration::from_secs(1),
-            timeout_action: TimeoutAction::Reject,
-            max_retries: 2,
-            in_chat: false,
-            rules: Default::default(),
-            escalate_after: None,
-            reminders: None,
-        };
+        let gate = gate("money", GateRule::All);
         for known in [false, true] {
             for valid in [false, true] {
                 for gated in [false, true] {
@@ -227,17 +217,7 @@ mod tests {
         assert_eq!(unknown.call_state(), CallState::Failed);
         let Verdict::Invalid { output } = classify(facts(true, false, None, false, false)) else { panic!() };
         assert_eq!((output["error"].as_str(), output["details"][0]["path"].as_str()), (Some("invalid arguments"), Some("/amount")));
-        let gate = Gate {
-            name: "g".into(),
-            rule: GateRule::All,
-            timeout: Duration::from_secs(1),
-            timeout_action: TimeoutAction::Reject,
-            max_retries: 2,
-            in_chat: false,
-            rules: Default::default(),
-            escalate_after: None,
-            reminders: None,
-        };
+        let gate = gate("g", GateRule::All);
         let refused = classify(facts(true, true, Some(&gate), true, true));
         let Verdict::RepeatRefused { output } = &refused else { panic!("{refused:?}") };
         assert_eq!(output["status"], "rejected");

@@ -11,6 +11,7 @@ mod escalate;
 mod grants;
 mod step;
 pub mod sweeper;
+mod waiting;
 
 use app::domain::TaskId;
 use std::{collections::HashMap, sync::Arc, time::Duration};
