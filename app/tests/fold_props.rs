@@ -68,7 +68,13 @@ fn body() -> impl Strategy<Value = EventBody> {
                 rules: DecisionRules { require_reason: strict, allow_modification: !strict },
                 assessment: strict.then(|| app::domain::wire::RiskAssessment { factors: vec!["moves money".into()], ..Default::default() }),
                 resent,
+                spend: strict.then(|| app::domain::wire::Spend { token_threshold: Some(100), per: "task".into(), ..Default::default() }),
             }
+        }),
+        (task(), 0..500u64, any::<bool>()).prop_map(|(task_id, tokens, priced)| EventBody::ModelUsage {
+            task_id,
+            model: "scripted".into(),
+            usage: app::domain::wire::Usage { input_tokens: tokens, output_tokens: tokens / 2, cost_usd: priced.then_some(0.25) },
         }),
         (task(), call(), outcome(), any::<bool>()).prop_map(|(task_id, call_id, outcome, edited)| EventBody::ApprovalDecided {
             task_id,

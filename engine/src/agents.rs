@@ -25,6 +25,22 @@ pub struct AgentsConfig {
     pub mcp_servers: Vec<crate::tools::mcp::McpServerConfig>,
     /// For each MCP server, the tools agents use from it (checked once it is connected).
     pub mcp_tools: BTreeMap<String, BTreeSet<String>>,
+    /// What each model's tokens cost (`[prices]`), by model name (`scripted` for the demo model).
+    pub prices: BTreeMap<String, Price>,
+}
+
+/// US dollars per million tokens.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    pub input_per_million: f64,
+    pub output_per_million: f64,
+}
+
+impl Price {
+    pub fn cost(&self, usage: &app::domain::wire::Usage) -> f64 {
+        (usage.input_tokens as f64 * self.input_per_million + usage.output_tokens as f64 * self.output_per_million) / 1e6
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -41,6 +57,21 @@ pub struct Agent {
     pub gates: Vec<Gate>,
     /// Worker agents this one may hand tasks to, each through an `ask_<worker>` tool.
     pub delegates: Vec<String>,
+}
+
+impl Agent {
+    /// The model's name, as `[prices]` keys it: `scripted`, or the provider's model name.
+    pub fn model_name(&self) -> &str {
+        match &self.model {
+            ModelConfig::Scripted => "scripted",
+            ModelConfig::Openai { model, .. } => model,
+        }
+    }
+
+    /// A gate reads the model's confidence in its calls (the provider is asked for log-probabilities).
+    pub fn wants_confidence(&self) -> bool {
+        self.gates.iter().any(|g| g.rule.any(&|r| matches!(r, GateRule::Confidence(_))))
+    }
 }
 
 /// Which model drives an agent.
@@ -115,8 +146,51 @@ pub enum GateRule {
     Rule(Rule),
     /// Matches when any of its parts matches.
     Any(Vec<GateRule>),
+    /// Every call once the model has spent more than a threshold (`budget`).
+    Budget(Budget),
+    /// Calls the model is less sure of than this, 0–1, or does not say (`confidence`).
+    Confidence(f64),
     /// Turns approvals off for the agent: nothing is gated.
     Disabled,
+}
+
+impl GateRule {
+    /// Whether this rule or one of its parts satisfies `test`.
+    pub fn any(&self, test: &dyn Fn(&GateRule) -> bool) -> bool {
+        test(self) || matches!(self, GateRule::Any(parts) if parts.iter().any(|p| p.any(test)))
+    }
+
+    /// The budget this rule (or one of its parts) keeps, if any.
+    pub fn budget(&self) -> Option<&Budget> {
+        match self {
+            GateRule::Budget(budget) => Some(budget),
+            GateRule::Any(parts) => parts.iter().find_map(GateRule::budget),
+            _ => None,
+        }
+    }
+}
+
+/// A spending limit: tokens and/or US dollars, for the task or the whole conversation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Budget {
+    pub tokens: Option<u64>,
+    pub cost_usd: Option<f64>,
+    pub per: BudgetScope,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BudgetScope {
+    Task,
+    Conversation,
+}
+
+impl BudgetScope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Task => "task",
+            Self::Conversation => "conversation",
+        }
+    }
 }
 
 /// A compiled CEL expression; compared and printed by its source.
@@ -151,6 +225,8 @@ struct FileConfig {
     webhooks: Vec<crate::webhooks::WebhookConfig>,
     #[serde(default)]
     mcp_servers: Vec<crate::tools::mcp::McpServerConfig>,
+    #[serde(default)]
+    prices: BTreeMap<String, Price>,
 }
 
 /// `[[agents.mcp]]`: the tools an agent takes from one MCP server.
@@ -236,6 +312,14 @@ struct FileGate {
     reminder_interval_secs: Option<f64>,
     /// How many reminders at most (default 3; needs `reminder_interval_secs`).
     max_reminders: Option<u32>,
+    /// For `kind = "budget"`: ask once the model has spent more tokens than this…
+    token_threshold: Option<u64>,
+    /// …or more US dollars than this (needs a price for the agent's model in `[prices]`)…
+    cost_threshold: Option<f64>,
+    /// …in the task (`task`, the default) or the whole conversation (`conversation`).
+    per: Option<String>,
+    /// For `kind = "confidence"`: ask when the model is less sure of a call than this (0–1).
+    confidence_threshold: Option<f64>,
 }
 
 /// The gate a preset stands for (docs/config.md, "Presets"): from asking only before destructive
@@ -295,6 +379,13 @@ fn waiting_rules(gate: &FileGate, timeout: Duration) -> anyhow::Result<(Option<D
 
 /// Checks and compiles one gate's matching rule; `at` names the gate in errors.
 fn gate_rule(gate: FileGate, agent_tools: &[String], at: &str) -> anyhow::Result<GateRule> {
+    let budget_keys = gate.token_threshold.is_some() || gate.cost_threshold.is_some() || gate.per.is_some();
+    if budget_keys && !matches!(gate.kind.as_str(), "budget" | "budget_based") {
+        bail!("{at}: token_threshold, cost_threshold and per go with kind = \"budget\"");
+    }
+    if gate.confidence_threshold.is_some() && !matches!(gate.kind.as_str(), "confidence" | "threshold_based") {
+        bail!("{at}: confidence_threshold goes with kind = \"confidence\"");
+    }
     Ok(match gate.kind.as_str() {
         "tools" => {
             if gate.tools.is_empty() {
@@ -323,7 +414,33 @@ fn gate_rule(gate: FileGate, agent_tools: &[String], at: &str) -> anyhow::Result
             let parts = gate.of.into_iter().enumerate().map(|(i, part)| gate_rule(part, agent_tools, &format!("{at} part {}", i + 1)));
             GateRule::Any(parts.collect::<anyhow::Result<_>>()?)
         }
-        other => bail!("{at}: unknown kind {other:?} (expected tools, all, destructive, writes, rule, any or disabled)"),
+        "budget" | "budget_based" => {
+            let per = match gate.per.as_deref() {
+                None | Some("task") => BudgetScope::Task,
+                Some("conversation") => BudgetScope::Conversation,
+                Some(other) => bail!("{at}: per must be \"task\" or \"conversation\", got {other:?}"),
+            };
+            if gate.token_threshold.is_none() && gate.cost_threshold.is_none() {
+                bail!("{at}: kind \"budget\" needs token_threshold and/or cost_threshold");
+            }
+            if let Some(cost) = gate.cost_threshold
+                && !(cost.is_finite() && cost >= 0.0)
+            {
+                bail!("{at}: cost_threshold must be a number of US dollars, got {cost}");
+            }
+            GateRule::Budget(Budget { tokens: gate.token_threshold, cost_usd: gate.cost_threshold, per })
+        }
+        "confidence" | "threshold_based" => {
+            let threshold =
+                gate.confidence_threshold.with_context(|| format!("{at}: kind \"confidence\" needs confidence_threshold (0-1)"))?;
+            if !(threshold > 0.0 && threshold <= 1.0) {
+                bail!("{at}: confidence_threshold must be above 0 and at most 1, got {threshold}");
+            }
+            GateRule::Confidence(threshold)
+        }
+        other => {
+            bail!("{at}: unknown kind {other:?} (expected tools, all, destructive, writes, rule, any, budget, confidence or disabled)")
+        }
     })
 }
 
@@ -489,6 +606,13 @@ impl AgentsConfig {
                 gates,
                 delegates: agent.delegates,
             });
+            let built = agents.last().expect("just pushed");
+            let priced = file.prices.contains_key(built.model_name());
+            if let Some(g) = built.gates.iter().find(|g| g.rule.budget().is_some_and(|b| b.cost_usd.is_some()))
+                && !priced
+            {
+                bail!("{at}: gate {:?} has cost_threshold, but [prices] has no price for the model {:?}", g.name, built.model_name());
+            }
         }
         for agent in &agents {
             for worker in &agent.delegates {
@@ -514,7 +638,12 @@ impl AgentsConfig {
                 bail!("{origin}: webhook {:?}: unknown event {unknown:?} (known: {})", hook.url, app::domain::EventBody::NAMES.join(", "));
             }
         }
-        Ok(Self { agents, webhooks: file.webhooks, mcp_servers: file.mcp_servers, mcp_tools })
+        for (model, price) in &file.prices {
+            if ![price.input_per_million, price.output_per_million].iter().all(|p| p.is_finite() && *p >= 0.0) {
+                bail!("{origin}: prices.{model:?}: prices must be US dollars per million tokens, zero or more");
+            }
+        }
+        Ok(Self { agents, webhooks: file.webhooks, mcp_servers: file.mcp_servers, mcp_tools, prices: file.prices })
     }
 
     /// The `ask_<worker>` tools the agents' `delegates` need, for the tool registry.
@@ -685,5 +814,35 @@ mod tests {
     fn a_negative_timeout_is_refused() {
         let e = err("[[agents]]\nname = \"a\"\ntools = [\"get_order\"]\n[[agents.gates]]\nname = \"g\"\nkind = \"all\"\ntimeout_secs = -1");
         assert!(e.contains("timeout_secs"), "{e}");
+    }
+
+    #[test]
+    fn budget_and_confidence_gates_are_checked_at_start_up() {
+        let gate = |body: &str| format!("[[agents]]\nname = \"a\"\ntools = [\"get_order\"]\n[[agents.gates]]\nname = \"g\"\n{body}");
+        for (body, expected) in [
+            ("kind = \"budget\"", "needs token_threshold and/or cost_threshold"),
+            ("kind = \"budget\"\ncost_threshold = 1.0", "[prices] has no price for the model \"scripted\""),
+            ("kind = \"budget\"\ntoken_threshold = 10\nper = \"week\"", "per must be \"task\" or \"conversation\""),
+            ("kind = \"all\"\ntoken_threshold = 10", "go with kind = \"budget\""),
+            ("kind = \"confidence\"", "needs confidence_threshold"),
+            ("kind = \"confidence\"\nconfidence_threshold = 1.5", "must be above 0 and at most 1"),
+            ("kind = \"tools\"\ntools = [\"get_order\"]\nconfidence_threshold = 0.5", "goes with kind = \"confidence\""),
+        ] {
+            let e = err(&gate(body));
+            assert!(e.contains(expected) && e.contains("gate \"g\""), "{body}: {e}");
+        }
+        let priced = format!(
+            "[prices]\nscripted = {{ input_per_million = 1.0, output_per_million = 2.0 }}\n{}",
+            gate("kind = \"budget_based\"\ncost_threshold = 0.1\nper = \"conversation\"")
+        );
+        let config = parse(&priced).unwrap();
+        assert_eq!(
+            config.agents[0].gates[0].rule,
+            GateRule::Budget(Budget { tokens: None, cost_usd: Some(0.1), per: BudgetScope::Conversation })
+        );
+        let e = err("[prices]\nscripted = { input_per_million = -1.0, output_per_million = 2.0 }\n[[agents]]\nname = \"a\"\ntools = []");
+        assert!(e.contains("prices.\"scripted\""), "{e}");
+        let unsure = parse(&gate("kind = \"threshold_based\"\nconfidence_threshold = 0.7")).unwrap();
+        assert!(unsure.agents[0].wants_confidence());
     }
 }

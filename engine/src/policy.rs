@@ -6,8 +6,10 @@ use app::domain::CallState;
 use app::domain::GrantId;
 use serde_json::{Value, json};
 
+use app::domain::wire::Usage;
+
 use crate::{
-    agents::{Agent, Gate, GateRule, Rule},
+    agents::{Agent, Budget, BudgetScope, Gate, GateRule, Rule},
     tools::ToolSpec,
 };
 
@@ -17,6 +19,33 @@ pub struct Call<'a> {
     pub args: &'a Value,
     /// User name of the conversation's owner.
     pub user: &'a str,
+    /// How sure the model is of the call, 0–1, when it says.
+    pub confidence: Option<f64>,
+    /// What the model has spent so far, including the step that proposed the call.
+    pub spent: &'a Spent,
+}
+
+/// Model usage so far, in the task and in the whole conversation.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Spent {
+    pub task: Usage,
+    pub conversation: Usage,
+}
+
+impl Spent {
+    pub fn per(&self, scope: BudgetScope) -> &Usage {
+        match scope {
+            BudgetScope::Task => &self.task,
+            BudgetScope::Conversation => &self.conversation,
+        }
+    }
+
+    /// Whether `budget` is spent: more tokens or dollars than it allows.
+    pub fn exceeds(&self, budget: &Budget) -> bool {
+        let used = self.per(budget.per);
+        budget.tokens.is_some_and(|limit| used.tokens() > limit)
+            || budget.cost_usd.is_some_and(|limit| used.cost_usd.is_some_and(|cost| cost > limit))
+    }
 }
 
 /// What the policy decided for one call.
@@ -134,6 +163,9 @@ fn matches(rule: &GateRule, agent: &Agent, call: &Call<'_>, errors: &mut Vec<Str
             !agent.fail_open
         }),
         GateRule::Any(parts) => parts.iter().any(|p| matches(p, agent, call, errors)),
+        GateRule::Budget(budget) => call.spent.exceeds(budget),
+        // A call the model gives no confidence for counts as unsure (fail-closed).
+        GateRule::Confidence(threshold) => call.confidence.is_none_or(|c| c < *threshold),
         GateRule::Disabled => false,
     }
 }
@@ -146,6 +178,7 @@ fn evaluate(rule: &Rule, agent: &Agent, call: &Call<'_>) -> Result<bool, String>
     context.add_variable_from_value("tool", call.tool.name.clone());
     context.add_variable_from_value("user", call.user.to_owned());
     context.add_variable_from_value("agent", agent.name.clone());
+    context.add_variable_from_value("confidence", call.confidence.map_or(cel::Value::Null, cel::Value::Float));
     match rule.program.execute(&context) {
         Ok(cel::Value::Bool(b)) => Ok(b),
         Ok(other) => Err(format!("gave {other:?}, not a boolean")),
@@ -262,7 +295,7 @@ mod tests {
     }
 
     fn check<'a>(a: &'a Agent, tool: &ToolSpec, args: Value, user: &str) -> Option<&'a Gate> {
-        gate_for(a, &Call { tool, args: &args, user })
+        gate_for(a, &Call { tool, args: &args, user, confidence: Some(0.9), spent: &Spent::default() })
     }
 
     fn rule(source: &str) -> GateRule {
@@ -317,7 +350,8 @@ mod tests {
         let mut a = agent(vec![gate("big", rule("args.amount > 100"))]);
         a.fail_open = true;
         let spec = spec("process_refund", true);
-        let gating = super::check(&a, &Call { tool: &spec, args: &json!({ "order_id": 1 }), user: "u" });
+        let call = Call { tool: &spec, args: &json!({ "order_id": 1 }), user: "u", confidence: None, spent: &Spent::default() };
+        let gating = super::check(&a, &call);
         assert!(gating.gate.is_none());
         assert_eq!(gating.rule_errors.len(), 1);
         assert!(gating.rule_errors[0].starts_with("args.amount > 100: "), "{:?}", gating.rule_errors);
@@ -335,5 +369,38 @@ mod tests {
     fn a_disabled_gate_turns_approvals_off() {
         let a = agent(vec![gate("all", GateRule::All), gate("off", GateRule::Disabled)]);
         assert!(check(&a, &spec("delete", true), json!({}), "u").is_none());
+    }
+
+    #[test]
+    fn a_budget_gate_asks_once_the_task_or_the_conversation_has_spent_more_than_it_allows() {
+        let usage = |tokens: u64, cost: Option<f64>| Usage { input_tokens: tokens, output_tokens: 0, cost_usd: cost };
+        let tokens = Budget { tokens: Some(1000), cost_usd: None, per: BudgetScope::Task };
+        let dollars = Budget { tokens: None, cost_usd: Some(0.05), per: BudgetScope::Conversation };
+        let a = agent(vec![gate("tokens", GateRule::Budget(tokens)), gate("dollars", GateRule::Budget(dollars))]);
+        let read = spec("read", false);
+        let asked = |spent: Spent| {
+            gate_for(&a, &Call { tool: &read, args: &json!({}), user: "u", confidence: None, spent: &spent }).map(|g| g.name.clone())
+        };
+        assert_eq!(asked(Spent { task: usage(1000, None), conversation: usage(5000, None) }), None, "at the limit is not over it");
+        assert_eq!(asked(Spent { task: usage(1001, None), conversation: usage(1001, None) }).as_deref(), Some("tokens"));
+        let cheap = Spent { task: usage(10, Some(0.01)), conversation: usage(900, Some(0.05)) };
+        assert_eq!(asked(cheap), None);
+        let dear = Spent { task: usage(10, Some(0.01)), conversation: usage(900, Some(0.0501)) };
+        assert_eq!(asked(dear).as_deref(), Some("dollars"), "the conversation's spend counts for per = conversation");
+    }
+
+    #[test]
+    fn a_confidence_gate_asks_when_the_model_is_unsure_or_does_not_say() {
+        let a = agent(vec![gate("unsure", GateRule::Confidence(0.8))]);
+        let read = spec("read", false);
+        let asked =
+            |confidence| gate_for(&a, &Call { tool: &read, args: &json!({}), user: "u", confidence, spent: &Spent::default() }).is_some();
+        assert!(!asked(Some(0.8)) && !asked(Some(0.95)));
+        assert!(asked(Some(0.79)));
+        assert!(asked(None), "no confidence counts as unsure");
+        let b = agent(vec![gate("cel", rule("confidence != null && confidence < 0.5"))]);
+        let cel =
+            |confidence| gate_for(&b, &Call { tool: &read, args: &json!({}), user: "u", confidence, spent: &Spent::default() }).is_some();
+        assert!(cel(Some(0.4)) && !cel(Some(0.6)));
     }
 }

@@ -90,6 +90,7 @@ pub fn ToolCard(
     let rules = card.approval.as_ref().map(|a| a.rules).unwrap_or_default();
     let reminder = card.approval.as_ref().filter(|_| waiting).and_then(wording::reminder_line);
     // Why it is risky (the warnings are listed on their own just above).
+    let spend = card.approval.as_ref().filter(|_| waiting).and_then(|a| a.spend.as_ref()).map(wording::spend_line);
     let assessment = card.approval.as_ref().filter(|_| waiting).and_then(|a| a.assessment.clone()).map(|a| {
         let factors: Vec<String> = a.factors.into_iter().filter(|f| !card.warnings.contains(f)).collect();
         view! {
@@ -99,6 +100,8 @@ pub fn ToolCard(
                     ": " {a.consequences}
                 </p>
                 {(!factors.is_empty()).then(|| view! { <p class="factors">"Why it is risky: " {factors.join("; ")}</p> })}
+                {a.confidence.map(|c| view! { <p class="confidence">{wording::confidence_line(c)}</p> })}
+                {spend.map(|line| view! { <p class="spend">{line}</p> })}
             </div>
         }
     });

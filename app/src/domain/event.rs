@@ -99,6 +99,9 @@ pub enum EventBody {
         /// (the `retry` timeout action) for the n-th time, with the new `deadline`.
         #[serde(default, skip_serializing_if = "is_zero")]
         resent: u32,
+        /// A budget gate asked: what was spent so far and its limits.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        spend: Option<super::wire::Spend>,
     },
     /// The agent asks in the chat whether to run a call (again, after an unclear answer).
     ConfirmationAsked {
@@ -152,6 +155,14 @@ pub enum EventBody {
         ok: bool,
         output: Value,
     },
+    /// One model step's tokens (from the provider's `usage`; the scripted model counts
+    /// deterministically) and their cost when the model has a price.
+    ModelUsage {
+        task_id: TaskId,
+        model: String,
+        #[serde(flatten)]
+        usage: super::wire::Usage,
+    },
     TaskStatus {
         task_id: TaskId,
         status: TaskStatus,
@@ -169,7 +180,7 @@ fn is_zero(n: &u32) -> bool {
 impl EventBody {
     /// The SSE event name (kebab-case), e.g. `approval-required`.
     /// Every event's name (the SSE event names a client listens for), in the order of [`Self::name`].
-    pub const NAMES: [&'static str; 13] = [
+    pub const NAMES: [&'static str; 14] = [
         "user-message",
         "assistant-message",
         "tool-call",
@@ -182,6 +193,7 @@ impl EventBody {
         "approval-reminder",
         "tool-started",
         "tool-result",
+        "model-usage",
         "task-status",
     ];
 
@@ -199,6 +211,7 @@ impl EventBody {
             Self::ApprovalReminder { .. } => "approval-reminder",
             Self::ToolStarted { .. } => "tool-started",
             Self::ToolResult { .. } => "tool-result",
+            Self::ModelUsage { .. } => "model-usage",
             Self::TaskStatus { .. } => "task-status",
         }
     }
@@ -217,6 +230,7 @@ impl EventBody {
             | Self::ApprovalReminder { task_id, .. }
             | Self::ToolStarted { task_id, .. }
             | Self::ToolResult { task_id, .. }
+            | Self::ModelUsage { task_id, .. }
             | Self::TaskStatus { task_id, .. } => task_id,
         }
     }

@@ -9,7 +9,7 @@ use super::{
     event::{ApprovalOutcome, Event, EventBody, Risk, TaskStatus},
     ids::{ApprovalId, CallId, GrantId, TaskId},
     rules::DecisionRules,
-    wire::AssistantDelta,
+    wire::{AssistantDelta, Spend, Usage},
 };
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -22,6 +22,9 @@ pub struct ConversationView {
     /// Standing permissions in this conversation, live and revoked.
     #[serde(default)]
     pub grants: Vec<GrantView>,
+    /// Tokens and cost of every model step in the conversation.
+    #[serde(default)]
+    pub usage: Usage,
     /// The reply the model is writing right now (live deltas only; never stored or rendered
     /// by the server).
     #[serde(skip)]
@@ -101,6 +104,9 @@ pub struct TaskSummary {
     /// RFC 3339: when the turn started and when it finished (none while it runs).
     pub started_at: Option<String>,
     pub finished_at: Option<String>,
+    /// Tokens and cost of the turn's model steps.
+    #[serde(default)]
+    pub usage: Usage,
 }
 
 impl TaskSummary {
@@ -169,6 +175,9 @@ pub struct CardApproval {
     /// Why the call is risky, when it was assessed.
     #[serde(default)]
     pub assessment: Option<super::wire::RiskAssessment>,
+    /// A budget gate asked: what was spent so far and its limits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spend: Option<Spend>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -305,6 +314,7 @@ impl ConversationView {
                 in_chat,
                 rules,
                 assessment,
+                spend,
                 ..
             } => {
                 if let Some(task) = self.task_mut(task_id) {
@@ -327,6 +337,7 @@ impl ConversationView {
                         reminders: 0,
                         resent: 0,
                         assessment: assessment.clone(),
+                        spend: spend.clone(),
                     });
                 }
             }
@@ -399,6 +410,12 @@ impl ConversationView {
                         };
                     }
                     card.result = Some(output.clone());
+                }
+            }
+            EventBody::ModelUsage { task_id, usage, .. } => {
+                self.usage.add(usage);
+                if let Some(task) = self.task_mut(task_id) {
+                    task.summary.usage.add(usage);
                 }
             }
             EventBody::TaskStatus { task_id, status, message, parent_call_id } => {
@@ -507,6 +524,7 @@ impl super::wire::Approval {
                 reminders: 0,
                 resent: 0,
                 assessment: Some(a.assessment.clone()),
+                spend: a.context.spend.clone(),
             }),
             decision: None,
             result: None,
@@ -564,6 +582,7 @@ mod tests {
                 rules: Default::default(),
                 assessment: None,
                 resent: 0,
+                spend: None,
             })
         }
         fn decide(&mut self, task: &str, call: &str, outcome: ApprovalOutcome, edited: Option<Value>) -> &mut Self {

@@ -186,6 +186,48 @@ pub struct RiskAssessment {
     pub confidence: Option<f64>,
 }
 
+/// Tokens and cost of model steps, added up (a task's, or a conversation's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// US dollars, when the model has a price in the configuration (`[prices]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+impl Usage {
+    pub fn tokens(&self) -> u64 {
+        self.input_tokens + self.output_tokens
+    }
+
+    /// Both added up; a cost is known once any part of it is.
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cost_usd = match (self.cost_usd, other.cost_usd) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+        };
+    }
+}
+
+/// What was spent so far when a budget gate asked, and the gate's limits (the card shows both).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct Spend {
+    /// The task's (or, for a gate with `per = "conversation"`, the conversation's) usage so far,
+    /// including the model step that proposed the call.
+    pub spent: Usage,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_threshold: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_threshold: Option<f64>,
+    /// `task` or `conversation`.
+    pub per: String,
+}
+
 /// What a decider reads besides the call itself (seed 001's `userPrompt`, and more).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
@@ -199,6 +241,9 @@ pub struct ApprovalContext {
     /// The turn's calls already done before this one, as one-line summaries.
     #[serde(default)]
     pub done: Vec<String>,
+    /// What the model spent so far and the budget gate's limits, when a budget gate asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spend: Option<Spend>,
 }
 
 /// What a decision endpoint answers.

@@ -69,6 +69,52 @@ pub fn reversibility(r: super::wire::Reversibility) -> &'static str {
     }
 }
 
+/// "1,234 tokens ($0.0012)": a model's usage as a card or a summary says it.
+pub fn usage_words(usage: &super::wire::Usage) -> String {
+    let tokens = usage.tokens();
+    let mut words = format!("{} {}", thousands(tokens), if tokens == 1 { "token" } else { "tokens" });
+    if let Some(cost) = usage.cost_usd {
+        words.push_str(&format!(" (${})", dollars(cost)));
+    }
+    words
+}
+
+/// A budget gate's line on the card: "Spent so far in this task: 1,234 tokens ($0.0123), over
+/// its budget of 1,000 tokens".
+pub fn spend_line(spend: &super::wire::Spend) -> String {
+    let mut limits = Vec::new();
+    if let Some(tokens) = spend.token_threshold {
+        limits.push(format!("{} tokens", thousands(tokens)));
+    }
+    if let Some(cost) = spend.cost_threshold {
+        limits.push(format!("${}", dollars(cost)));
+    }
+    let scope = if spend.per == "conversation" { "this conversation" } else { "this task" };
+    format!("Spent so far in {scope}: {}, over its budget of {}", usage_words(&spend.spent), limits.join(" or "))
+}
+
+/// "The agent is 40% sure of this call".
+pub fn confidence_line(confidence: f64) -> String {
+    format!("The agent is {:.0}% sure of this call", (confidence * 100.0).clamp(0.0, 100.0))
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Dollars to the cent, or to four significant places below a cent.
+fn dollars(amount: f64) -> String {
+    if amount >= 0.01 || amount == 0.0 { format!("{amount:.2}") } else { format!("{amount:.4}") }
+}
+
 /// "Reminder 2 of 3: still waiting for a decision", once a pending approval was reminded.
 pub fn reminder_line(approval: &CardApproval) -> Option<String> {
     match (approval.reminded, approval.reminders) {
@@ -112,6 +158,9 @@ pub fn turn_summary(summary: &TaskSummary) -> Option<String> {
     if let Some(ms) = summary.duration_ms() {
         line.push_str(&format!(" · the turn took {}", duration_words(ms)));
     }
+    if summary.usage.tokens() > 0 {
+        line.push_str(&format!(" · {}", usage_words(&summary.usage)));
+    }
     Some(line)
 }
 
@@ -141,6 +190,30 @@ mod tests {
         );
         let waiting = TaskSummary { approvals_requested: 1, started_at: Some("2026-11-25T10:00:00.000Z".into()), ..Default::default() };
         assert_eq!(turn_summary(&waiting).unwrap(), "1 approval: 1 undecided");
+        let usage = super::super::wire::Usage { input_tokens: 1200, output_tokens: 34, cost_usd: Some(0.000_42) };
+        let spent = TaskSummary { usage, ..waiting };
+        assert_eq!(turn_summary(&spent).unwrap(), "1 approval: 1 undecided · 1,234 tokens ($0.0004)");
+    }
+
+    #[test]
+    fn spend_and_confidence_read_as_sentences() {
+        use super::super::wire::{Spend, Usage};
+        let spend = Spend {
+            spent: Usage { input_tokens: 1000, output_tokens: 234, cost_usd: Some(0.0123) },
+            token_threshold: Some(1000),
+            cost_threshold: Some(0.01),
+            per: "task".into(),
+        };
+        assert_eq!(spend_line(&spend), "Spent so far in this task: 1,234 tokens ($0.01), over its budget of 1,000 tokens or $0.01");
+        let conversation = Spend {
+            spent: Usage { input_tokens: 1, ..Default::default() },
+            token_threshold: Some(0),
+            cost_threshold: None,
+            per: "conversation".into(),
+        };
+        assert_eq!(spend_line(&conversation), "Spent so far in this conversation: 1 token, over its budget of 0 tokens");
+        assert_eq!(confidence_line(0.4), "The agent is 40% sure of this call");
+        assert_eq!(thousands(1_234_567), "1,234,567");
     }
 
     fn decision(outcome: ApprovalOutcome, by: &str, reason: Option<&str>) -> CardDecision {
@@ -160,6 +233,7 @@ mod tests {
             reminders: 0,
             resent: 0,
             assessment: None,
+            spend: None,
         }
     }
 

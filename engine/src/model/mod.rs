@@ -17,6 +17,8 @@ pub struct ProposedCall {
     pub id: CallId,
     pub tool: String,
     pub args: Value,
+    /// How sure the model is of this call, 0–1, when it says (docs/config.md, "Confidence").
+    pub confidence: Option<f64>,
 }
 
 /// The conversation as a model sees it.
@@ -42,6 +44,8 @@ pub type TextSink = dyn Fn(usize, &str) + Send + Sync;
 pub struct ModelReply {
     pub text: Option<String>,
     pub calls: Vec<ProposedCall>,
+    /// Tokens in and out, when the provider reports them (no cost: the orchestrator prices them).
+    pub usage: Option<app::domain::wire::Usage>,
 }
 
 #[async_trait]
@@ -65,7 +69,7 @@ pub fn transcript(events: &[Event]) -> Vec<ChatMessage> {
             }
             EventBody::ToolCall { call_id, tool, args, .. } => {
                 tools_by_call.insert(call_id.clone(), tool.clone());
-                let call = ProposedCall { id: call_id.clone(), tool: tool.clone(), args: args.clone() };
+                let call = ProposedCall { id: call_id.clone(), tool: tool.clone(), args: args.clone(), confidence: None };
                 match messages.last_mut() {
                     Some(ChatMessage::Assistant { calls, .. }) => calls.push(call),
                     _ => messages.push(ChatMessage::Assistant { text: None, calls: vec![call] }),

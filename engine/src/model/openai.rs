@@ -10,6 +10,8 @@ use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
+use app::domain::wire::Usage;
+
 use super::{ChatMessage, Model, ModelReply, ModelRequest, ProposedCall, TextSink};
 
 pub struct OpenAiModel {
@@ -44,7 +46,12 @@ impl OpenAiModel {
     fn body(&self, request: &ModelRequest<'_>) -> Value {
         let mut messages = vec![json!({ "role": "system", "content": request.agent.system_prompt })];
         messages.extend(request.messages.iter().map(wire_message));
-        let mut body = json!({ "model": self.model, "messages": messages, "stream": true });
+        // `include_usage` puts the token counts in a last chunk; log-probabilities are asked for
+        // only when a confidence gate will read them (docs/config.md, "Confidence").
+        let mut body = json!({ "model": self.model, "messages": messages, "stream": true, "stream_options": { "include_usage": true } });
+        if request.agent.wants_confidence() {
+            body["logprobs"] = json!(true);
+        }
         if !request.tools.is_empty() {
             body["tools"] = request
                 .tools
@@ -81,7 +88,7 @@ impl OpenAiModel {
             response.headers().get("content-type").and_then(|v| v.to_str().ok()).is_some_and(|c| c.starts_with("text/event-stream"));
         if !is_stream {
             let value: Value = response.json().await.map_err(|e| (backoff, anyhow::anyhow!("unreadable answer from the model: {e}")))?;
-            return Ok(from_message(&value["choices"][0]["message"]));
+            return Ok(from_response(&value));
         }
         let mut assembly = Assembly::default();
         let mut events = response.bytes_stream().eventsource();
@@ -100,6 +107,7 @@ impl OpenAiModel {
                 sink(assembly.text.len(), text);
             }
             assembly.add(delta);
+            assembly.measure(&chunk);
         }
         Ok(assembly.finish())
     }
@@ -166,8 +174,12 @@ fn call_id(id: Option<&str>) -> String {
     id.filter(|i| !i.is_empty()).map(str::to_owned).unwrap_or_else(|| format!("call_{}", uuid::Uuid::now_v7().simple()))
 }
 
-/// A whole (non-streamed) assistant message.
-fn from_message(message: &Value) -> ModelReply {
+/// A whole (non-streamed) response.
+fn from_response(response: &Value) -> ModelReply {
+    let message = &response["choices"][0]["message"];
+    let mut measures = Measures::default();
+    measures.add(response);
+    let confidence = measures.confidence();
     let calls = message["tool_calls"]
         .as_array()
         .into_iter()
@@ -176,9 +188,40 @@ fn from_message(message: &Value) -> ModelReply {
             id: call_id(c["id"].as_str()).into(),
             tool: c["function"]["name"].as_str().unwrap_or_default().to_owned(),
             args: parse_args(c["function"]["arguments"].as_str().unwrap_or_default()),
+            confidence,
         })
         .collect();
-    ModelReply { text: message["content"].as_str().map(str::to_owned).filter(|t| !t.is_empty()), calls }
+    ModelReply { text: message["content"].as_str().map(str::to_owned).filter(|t| !t.is_empty()), calls, usage: measures.usage }
+}
+
+/// What a response says about itself besides the message: token counts (`usage`) and the
+/// log-probabilities of its tokens, when the endpoint returns them.
+#[derive(Default)]
+struct Measures {
+    usage: Option<Usage>,
+    logprob_sum: f64,
+    tokens: usize,
+}
+
+impl Measures {
+    /// Reads a response or one streamed chunk (usage comes in the last chunk, with no choices).
+    fn add(&mut self, chunk: &Value) {
+        if let (Some(input), Some(output)) = (chunk["usage"]["prompt_tokens"].as_u64(), chunk["usage"]["completion_tokens"].as_u64()) {
+            self.usage = Some(Usage { input_tokens: input, output_tokens: output, cost_usd: None });
+        }
+        for token in chunk["choices"][0]["logprobs"]["content"].as_array().into_iter().flatten() {
+            if let Some(logprob) = token["logprob"].as_f64() {
+                self.logprob_sum += logprob;
+                self.tokens += 1;
+            }
+        }
+    }
+
+    /// The geometric mean of the tokens' probabilities: exp(mean log-probability). None when
+    /// the endpoint returned no log-probabilities (OpenAI returns none for tool-call tokens).
+    fn confidence(&self) -> Option<f64> {
+        (self.tokens > 0).then(|| (self.logprob_sum / self.tokens as f64).exp())
+    }
 }
 
 /// Streamed deltas put back together: text appended, tool calls gathered by their `index`.
@@ -186,9 +229,14 @@ fn from_message(message: &Value) -> ModelReply {
 struct Assembly {
     text: String,
     calls: BTreeMap<u64, (Option<String>, String, String)>,
+    measures: Measures,
 }
 
 impl Assembly {
+    fn measure(&mut self, chunk: &Value) {
+        self.measures.add(chunk);
+    }
+
     fn add(&mut self, delta: &Value) {
         if let Some(text) = delta["content"].as_str() {
             self.text.push_str(text);
@@ -209,12 +257,13 @@ impl Assembly {
     }
 
     fn finish(self) -> ModelReply {
+        let confidence = self.measures.confidence();
         let calls = self
             .calls
             .into_values()
-            .map(|(id, tool, args)| ProposedCall { id: call_id(id.as_deref()).into(), tool, args: parse_args(&args) })
+            .map(|(id, tool, args)| ProposedCall { id: call_id(id.as_deref()).into(), tool, args: parse_args(&args), confidence })
             .collect();
-        ModelReply { text: (!self.text.trim().is_empty()).then_some(self.text), calls }
+        ModelReply { text: (!self.text.trim().is_empty()).then_some(self.text), calls, usage: self.measures.usage }
     }
 }
 
@@ -236,6 +285,20 @@ mod tests {
         assert_eq!((reply.calls[0].id.as_str(), reply.calls[0].tool.as_str()), ("call_1", "process_refund"));
         assert_eq!(reply.calls[0].args, json!({ "order_id": 1001 }));
         assert_eq!(reply.calls[1].args, json!({ "order_id": 1002 }));
+        assert_eq!((reply.usage, reply.calls[0].confidence), (None, None), "nothing measured, nothing made up");
+    }
+
+    #[test]
+    fn usage_and_log_probabilities_become_token_counts_and_a_confidence() {
+        let mut a = Assembly::default();
+        a.add(&json!({ "tool_calls": [{ "index": 0, "id": "c", "function": { "name": "get_order", "arguments": "{}" } }] }));
+        let ln_half = 0.5f64.ln();
+        a.measure(&json!({ "choices": [{ "delta": {}, "logprobs": { "content": [{ "token": "a", "logprob": 0.0 }, { "token": "b", "logprob": 2.0 * ln_half }] } }] }));
+        a.measure(&json!({ "choices": [], "usage": { "prompt_tokens": 120, "completion_tokens": 7, "total_tokens": 127 } }));
+        let reply = a.finish();
+        assert_eq!(reply.usage, Some(Usage { input_tokens: 120, output_tokens: 7, cost_usd: None }));
+        let confidence = reply.calls[0].confidence.unwrap();
+        assert!((confidence - 0.5).abs() < 1e-9, "exp(mean(0, 2 ln 0.5)) = 0.5, got {confidence}");
     }
 
     #[test]

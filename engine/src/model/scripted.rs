@@ -141,6 +141,7 @@ fn question_for(text: &str) -> Option<ModelReply> {
         return Some(ModelReply {
             text: Some("Let me ask you first.".into()),
             calls: vec![call(ASK_USER, json!({ "question": "Which order should I look up?", "options": ["1001", "1002", "1003"] }))],
+            usage: None,
         });
     }
     let verb = if t.contains("refund") {
@@ -153,11 +154,51 @@ fn question_for(text: &str) -> Option<ModelReply> {
     (numbers(&t).is_empty() && !t.contains(" all ")).then(|| ModelReply {
         text: Some("I need to know which order first.".into()),
         calls: vec![call(ASK_USER, json!({ "question": format!("Which order should I {verb}? Give its number.") }))],
+        usage: None,
     })
 }
 
+/// How sure the scripted model is of a call it read from the request (see [`confidence`]).
+const SURE: f64 = 0.9;
+
 fn call(tool: &str, args: Value) -> ProposedCall {
-    ProposedCall { id: format!("call_{}", uuid::Uuid::now_v7().simple()).into(), tool: tool.into(), args }
+    ProposedCall { id: format!("call_{}", uuid::Uuid::now_v7().simple()).into(), tool: tool.into(), args, confidence: Some(SURE) }
+}
+
+/// The scripted model's confidence in its calls (docs/config.md, "Confidence"): 0.9 for what the
+/// request names, 0.7 for calls it derived itself (each order of "cancel all orders of alice"),
+/// and 0.4 for anything when the user hedges ("maybe", "perhaps", "not sure", "i think").
+fn confidence(request: &str, derived: bool) -> f64 {
+    let t = request.to_lowercase();
+    if ["maybe", "perhaps", "not sure", "i think"].iter().any(|h| t.contains(h)) {
+        0.4
+    } else if derived {
+        0.7
+    } else {
+        SURE
+    }
+}
+
+/// Deterministic token counts: one token per four characters of what it read (the messages, and
+/// 40 per tool offered) and of what it wrote (the text and each call's arguments, and 10 per call).
+fn count_tokens(request: &ModelRequest<'_>, reply: &ModelReply) -> app::domain::wire::Usage {
+    let read: usize = request
+        .messages
+        .iter()
+        .map(|m| match m {
+            ChatMessage::User { text } => text.len(),
+            ChatMessage::Assistant { text, calls } => {
+                text.as_deref().map_or(0, str::len) + calls.iter().map(|c| c.tool.len() + c.args.to_string().len()).sum::<usize>()
+            }
+            ChatMessage::ToolResult { output, .. } => output.to_string().len(),
+        })
+        .sum();
+    let written = reply.text.as_deref().map_or(0, str::len) + reply.calls.iter().map(|c| c.args.to_string().len() + 40).sum::<usize>();
+    app::domain::wire::Usage {
+        input_tokens: (read.div_ceil(4) + 40 * request.tools.len()) as u64,
+        output_tokens: written.div_ceil(4) as u64,
+        cost_usd: None,
+    }
 }
 
 fn plan(intent: Intent) -> ModelReply {
@@ -181,7 +222,7 @@ fn plan(intent: Intent) -> ModelReply {
         }
         Intent::Help => (Some(HELP.to_owned()), Vec::new()),
     };
-    ModelReply { text, calls }
+    ModelReply { text, calls, usage: None }
 }
 
 /// "refund orders 1001, 1002 and cancel order 1006", "refund $10.00 on order 1004".
@@ -243,16 +284,30 @@ fn describe(tool: &str, ok: bool, output: &Value, note: Option<&str>) -> String 
 
 fn answer(results: &[(&str, bool, &Value, Option<&str>)]) -> ModelReply {
     let text = results.iter().map(|(tool, ok, output, note)| describe(tool, *ok, output, *note)).collect::<Vec<_>>().join(" ");
-    ModelReply { text: Some(text), calls: Vec::new() }
+    ModelReply { text: Some(text), calls: Vec::new(), usage: None }
 }
 
 #[async_trait]
 impl Model for ScriptedModel {
     async fn respond(&self, request: &ModelRequest<'_>) -> anyhow::Result<ModelReply> {
         self.calls.fetch_add(1, Ordering::SeqCst);
+        let mut reply = reply(request);
+        if let Some(ChatMessage::User { text }) = request.messages.iter().rev().find(|m| matches!(m, ChatMessage::User { .. })) {
+            for call in &mut reply.calls {
+                call.confidence = Some(confidence(text, call.confidence != Some(SURE)));
+            }
+        }
+        reply.usage = Some(count_tokens(request, &reply));
+        Ok(reply)
+    }
+}
+
+/// What the scripted model answers (its calls' confidence and its usage are added by `respond`).
+fn reply(request: &ModelRequest<'_>) -> ModelReply {
+    {
         let messages = &request.messages;
         let Some(user_at) = messages.iter().rposition(|m| matches!(m, ChatMessage::User { .. })) else {
-            return Ok(ModelReply { text: Some(HELP.to_owned()), calls: Vec::new() });
+            return ModelReply { text: Some(HELP.to_owned()), calls: Vec::new(), usage: None };
         };
         let ChatMessage::User { text } = &messages[user_at] else { unreachable!("found by rposition") };
         let turn = &messages[user_at + 1..];
@@ -265,15 +320,16 @@ impl Model for ScriptedModel {
         let can_ask = request.tools.iter().any(|t| t.name == ASK_USER);
         if turn.is_empty() {
             if can_ask && let Some(question) = question_for(text) {
-                return Ok(question);
+                return question;
             }
             if let Some((tool, worker)) = delegate {
-                return Ok(ModelReply {
+                return ModelReply {
                     text: Some(format!("I will ask {worker} to handle this.")),
                     calls: vec![call(&tool, json!({ "task": text }))],
-                });
+                    usage: None,
+                };
             }
-            return Ok(plan(intent(text)));
+            return plan(intent(text));
         }
         // Results of the latest batch of calls (everything after the last assistant message).
         let last_assistant = turn.iter().rposition(|m| matches!(m, ChatMessage::Assistant { .. })).unwrap_or(0);
@@ -287,10 +343,10 @@ impl Model for ScriptedModel {
         // The user answered the question: the request with the answer is the request now; a
         // question left unanswered ends the turn.
         if let [(ASK_USER, ok, output, _)] = results.as_slice() {
-            return Ok(match output["answer"].as_str() {
+            return match output["answer"].as_str() {
                 Some(answer) if *ok => plan(intent(&format!("{text} {answer}"))),
-                _ => ModelReply { text: Some("All right, I will leave it then.".into()), calls: Vec::new() },
-            });
+                _ => ModelReply { text: Some("All right, I will leave it then.".into()), calls: Vec::new(), usage: None },
+            };
         }
         // Second step of "cancel/refund all orders of NAME": act on each open order listed.
         if let Intent::ForAll { action, customer } = intent(text)
@@ -304,15 +360,18 @@ impl Model for ScriptedModel {
                 .filter_map(|o| o["id"].as_i64())
                 .collect();
             if open.is_empty() {
-                return Ok(ModelReply { text: Some(format!("{customer} has no open orders.")), calls: Vec::new() });
+                return ModelReply { text: Some(format!("{customer} has no open orders.")), calls: Vec::new(), usage: None };
             }
             let verb = if action == "cancel_order" { "cancel" } else { "refund" };
-            return Ok(ModelReply {
+            // Calls it worked out itself, not ones the request named.
+            let derived = |id| ProposedCall { confidence: None, ..call(action, json!({ "order_id": id })) };
+            return ModelReply {
                 text: Some(format!("{customer} has {} open: I will {verb} each once approved.", orders_phrase(&open))),
-                calls: open.into_iter().map(|id| call(action, json!({ "order_id": id }))).collect(),
-            });
+                calls: open.into_iter().map(derived).collect(),
+                usage: None,
+            };
         }
-        Ok(answer(&results))
+        answer(&results)
     }
 }
 

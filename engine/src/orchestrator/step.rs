@@ -6,7 +6,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use app::domain::{
     AuditKind, CallState, EventBody, Risk, TaskId, TaskStatus,
-    wire::{ApprovalContext, AssistantDelta, Conversation, RiskAssessment},
+    wire::{ApprovalContext, AssistantDelta, Conversation, RiskAssessment, Spend, Usage},
 };
 use serde_json::json;
 use sqlx::Connection;
@@ -152,10 +152,12 @@ impl Orchestrator {
             return Ok(());
         };
         let cid = &conversation.id;
+        let spent = self.record_usage(&mut w, task, agent, reply.usage, &history).await?;
         let context = ApprovalContext {
             request: asked.clone(),
             reasoning: reply.text.clone().filter(|t| !t.trim().is_empty()),
             done: steps_done(task, &history),
+            spend: None,
         };
         if let Some(text) = reply.text.filter(|t| !t.trim().is_empty()) {
             let worker = task.parent_call_id.as_ref().map(|_| agent.name.clone());
@@ -169,7 +171,7 @@ impl Orchestrator {
             let (Description { mut summary, warnings }, risk, assessment) = match tool {
                 Some(t) => {
                     let described = t.describe(&mut w.tx, &call.args, &asked).await?;
-                    let assessment = t.assess(&call.args, &described);
+                    let assessment = RiskAssessment { confidence: call.confidence, ..t.assess(&call.args, &described) };
                     (described, t.risk(&call.args), Some(assessment))
                 }
                 None => {
@@ -177,7 +179,9 @@ impl Orchestrator {
                 }
             };
             let user = conversation.owner.as_deref().unwrap_or_default();
-            let gating = tool.map(|t| policy::check(agent, &policy::Call { tool: t.spec(), args: &call.args, user }));
+            let gating = tool.map(|t| {
+                policy::check(agent, &policy::Call { tool: t.spec(), args: &call.args, user, confidence: call.confidence, spent: &spent })
+            });
             let (gate, rule_errors) = gating.map_or((None, Vec::new()), |g| (g.gate, g.rule_errors));
             if !rule_errors.is_empty() {
                 // Fail-closed asks a human and tells them why; fail-open runs the call. Both are audited.
@@ -254,14 +258,16 @@ impl Orchestrator {
                 }
                 Verdict::Ask { gate } => {
                     pending = true;
-                    ask(
-                        &mut w,
-                        task,
-                        agent,
-                        gate,
-                        Proposal { call, summary: &summary, risk, context: &context, assessment: assessment.as_ref() },
-                    )
-                    .await?;
+                    // A budget gate shows what was spent against its limits.
+                    let spend = gate.rule.budget().map(|b| Spend {
+                        spent: *spent.per(b.per),
+                        token_threshold: b.tokens,
+                        cost_threshold: b.cost_usd,
+                        per: b.per.as_str().into(),
+                    });
+                    let context = &ApprovalContext { spend, ..context.clone() };
+                    ask(&mut w, task, agent, gate, Proposal { call, summary: &summary, risk, context, assessment: assessment.as_ref() })
+                        .await?;
                 }
                 Verdict::Run { .. } => {}
             }
@@ -276,6 +282,36 @@ impl Orchestrator {
         }
         w.commit().await?;
         Ok(())
+    }
+
+    /// Records a model step's usage, priced from `[prices]`, and returns the spend so far
+    /// including it: the task's and the conversation's (folded from `history`, which is
+    /// everything before this step).
+    async fn record_usage(
+        &self,
+        w: &mut Write,
+        task: &TaskRow,
+        agent: &Agent,
+        usage: Option<Usage>,
+        history: &[app::domain::Event],
+    ) -> anyhow::Result<policy::Spent> {
+        let mut spent = policy::Spent::default();
+        for event in history {
+            if let EventBody::ModelUsage { task_id, usage, .. } = &event.body {
+                spent.conversation.add(usage);
+                if task_id == &task.id {
+                    spent.task.add(usage);
+                }
+            }
+        }
+        if let Some(mut usage) = usage {
+            let model = agent.model_name();
+            usage.cost_usd = self.agents.prices.get(model).map(|p| p.cost(&usage));
+            spent.task.add(&usage);
+            spent.conversation.add(&usage);
+            w.append(&task.conversation_id, EventBody::ModelUsage { task_id: task.id.clone(), model: model.to_owned(), usage }).await?;
+        }
+        Ok(spent)
     }
 
     /// Runs one approved call. A built-in tool's effect, the call's new state and its result
@@ -473,6 +509,7 @@ async fn ask(w: &mut Write, task: &TaskRow, agent: &Agent, gate: &Gate, proposal
             rules: gate.rules,
             assessment: assessment.cloned(),
             resent: 0,
+            spend: context.spend.clone(),
         },
     )
     .await?;

@@ -43,6 +43,7 @@ impl Orchestrator {
                 rules: approval.rules(),
                 assessment: approval.assessment(),
                 resent: u32::try_from(resent).unwrap_or(u32::MAX),
+                spend: approval.context().spend,
             },
         )
         .await?;

@@ -68,6 +68,11 @@ impl ApprovalRow {
     }
 
     /// What a decision on it must include.
+    /// What the decider was told besides the call (the request, the steps done, the spend).
+    pub fn context(&self) -> wire::ApprovalContext {
+        self.context.as_deref().and_then(|c| serde_json::from_str(c).ok()).unwrap_or_default()
+    }
+
     pub fn rules(&self) -> DecisionRules {
         DecisionRules { require_reason: self.require_reason != 0, allow_modification: self.allow_modification != 0 }
     }
@@ -102,7 +107,7 @@ impl ApprovalRow {
             edited_args: self.edited_args.as_deref().and_then(|a| serde_json::from_str(a).ok()),
             rules: self.rules(),
             reminders_sent: u32::try_from(self.reminders_sent).unwrap_or(0),
-            context: self.context.as_deref().and_then(|c| serde_json::from_str(c).ok()).unwrap_or_default(),
+            context: self.context(),
             assessment: self.assessment().unwrap_or_default(),
             approve_url: format!("/api/approvals/{}/approve", self.id),
             reject_url: format!("/api/approvals/{}/reject", self.id),

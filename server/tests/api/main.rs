@@ -5,6 +5,7 @@ mod helpers;
 mod ask;
 mod audit_anchors;
 mod bad_input;
+mod budget_and_confidence;
 mod chaos;
 mod confirm;
 mod crash;

@@ -219,3 +219,35 @@ async fn a_call_the_request_did_not_ask_for_is_flagged_on_the_card() {
     let card = app.detail(&c).await.view.cards().next().cloned().unwrap();
     assert_eq!(card.warnings, ["Not asked for: the request “look up order 1001” does not mention a refund"]);
 }
+
+#[tokio::test]
+async fn the_providers_usage_and_log_probabilities_become_the_steps_usage_and_the_calls_confidence() {
+    let lp = 0.5f64.ln();
+    let reply = Reply::Stream(vec![
+        chunk(
+            json!({ "tool_calls": [{ "index": 0, "id": "c1", "type": "function", "function": { "name": "get_order", "arguments": "{\"order_id\": 1001}" } }] }),
+        ),
+        json!({ "choices": [{ "index": 0, "delta": {}, "logprobs": { "content": [{ "token": "x", "logprob": lp }] } }] }),
+        json!({ "choices": [], "usage": { "prompt_tokens": 321, "completion_tokens": 12, "total_tokens": 333 } }),
+    ]);
+    let (url, fake) = start_fake(vec![reply, text_stream(&["Found it."])]).await;
+    let toml = format!(
+        "[prices]\nfake-1 = {{ input_per_million = 1.0, output_per_million = 4.0 }}\n{}\
+         [[agents.gates]]\nname = \"unsure\"\nkind = \"confidence\"\nconfidence_threshold = 0.8\n",
+        agents(&url, 0)
+    );
+    let app = spawn_app_with(Options { agents_toml: Some(toml), configured_models: true, ..Default::default() }).await;
+    let c = app.create_conversation().await;
+    let (_task, approvals) = app.pending_turn(&c, "look up order 1001", 1).await;
+    assert_eq!(approvals[0].assessment.confidence, Some(0.5), "exp(mean log-probability)");
+    let request = fake.requests.lock().unwrap()[0].clone();
+    assert_eq!((request["logprobs"].as_bool(), request["stream_options"]["include_usage"].as_bool()), (Some(true), Some(true)));
+    let events = app.detail(&c).await.events;
+    let usage = events.iter().find_map(|e| match &e.body {
+        app::domain::EventBody::ModelUsage { model, usage, .. } => Some((model.clone(), *usage)),
+        _ => None,
+    });
+    let (model, usage) = usage.expect("a model-usage event");
+    assert_eq!((model.as_str(), usage.input_tokens, usage.output_tokens), ("fake-1", 321, 12));
+    assert!((usage.cost_usd.unwrap() - (321.0 + 48.0) / 1e6).abs() < 1e-12, "{usage:?}");
+}
