@@ -100,25 +100,29 @@ export async function logIn(context: BrowserContext, server: Server, username: s
   if (!response.ok()) throw new Error(`login ${username}: ${response.status()}`);
 }
 
-// A fresh server and database per test (users alice and bob, admin root); `page` is logged in
-// as alice.
-export const test = base.extend<{ server: Server }>({
-  server: async ({}, use) => {
-    const server = new Server();
-    server.addUser("alice");
-    server.addUser("bob");
-    server.addUser("root", true);
-    await server.start();
-    await use(server);
-    await server.stop();
-    server.cleanup();
-  },
-  baseURL: async ({ server }, use) => use(server.url),
-  page: async ({ page, server }, use) => {
-    await logIn(page.context(), server, "alice");
-    await use(page);
-  },
-});
+// A fresh server and database per test (users alice and bob, admin root), running the agent
+// configuration `agentsToml` (the built-in demo one when not given); `page` is logged in as alice.
+export function testWithAgents(agentsToml?: string) {
+  return base.extend<{ server: Server }>({
+    server: async ({}, use) => {
+      const server = new Server(agentsToml);
+      server.addUser("alice");
+      server.addUser("bob");
+      server.addUser("root", true);
+      await server.start();
+      await use(server);
+      await server.stop();
+      server.cleanup();
+    },
+    baseURL: async ({ server }, use) => use(server.url),
+    page: async ({ page, server }, use) => {
+      await logIn(page.context(), server, "alice");
+      await use(page);
+    },
+  });
+}
+
+export const test = testWithAgents();
 
 /** Waits until the WASM client has hydrated the server-rendered page. */
 export async function waitForHydration(page: import("@playwright/test").Page): Promise<void> {

@@ -68,6 +68,11 @@ impl Agent {
         }
     }
 
+    /// The gate that holds the agent's final answers for approval, if any.
+    pub fn final_response_gate(&self) -> Option<&Gate> {
+        self.gates.iter().find(|g| g.rule == GateRule::FinalResponse)
+    }
+
     /// A gate reads the model's confidence in its calls (the provider is asked for log-probabilities).
     pub fn wants_confidence(&self) -> bool {
         self.gates.iter().any(|g| g.rule.any(&|r| matches!(r, GateRule::Confidence(_))))
@@ -150,6 +155,9 @@ pub enum GateRule {
     Budget(Budget),
     /// Calls the model is less sure of than this, 0–1, or does not say (`confidence`).
     Confidence(f64),
+    /// The agent's final answer of a turn (`final_response`): matches no call; the orchestrator
+    /// asks it for the answer (`tools/answer.rs`).
+    FinalResponse,
     /// Turns approvals off for the agent: nothing is gated.
     Disabled,
 }
@@ -402,6 +410,7 @@ fn gate_rule(gate: FileGate, agent_tools: &[String], at: &str) -> anyhow::Result
         "destructive" => GateRule::Destructive,
         "writes" => GateRule::Writes,
         "disabled" => GateRule::Disabled,
+        "final_response" => GateRule::FinalResponse,
         "rule" => {
             let source = gate.rule.with_context(|| format!("{at}: kind \"rule\" needs rule = \"<CEL expression>\""))?;
             let program = cel::Program::compile(&source).map_err(|e| anyhow::anyhow!("{at}: the rule does not compile: {e}"))?;
@@ -439,7 +448,9 @@ fn gate_rule(gate: FileGate, agent_tools: &[String], at: &str) -> anyhow::Result
             GateRule::Confidence(threshold)
         }
         other => {
-            bail!("{at}: unknown kind {other:?} (expected tools, all, destructive, writes, rule, any, budget, confidence or disabled)")
+            bail!(
+                "{at}: unknown kind {other:?} (expected tools, all, destructive, writes, rule, any, budget, confidence, final_response or disabled)"
+            )
         }
     })
 }

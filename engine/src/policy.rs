@@ -166,7 +166,8 @@ fn matches(rule: &GateRule, agent: &Agent, call: &Call<'_>, errors: &mut Vec<Str
         GateRule::Budget(budget) => call.spent.exceeds(budget),
         // A call the model gives no confidence for counts as unsure (fail-closed).
         GateRule::Confidence(threshold) => call.confidence.is_none_or(|c| c < *threshold),
-        GateRule::Disabled => false,
+        // Holds answers, not calls (the orchestrator asks it directly).
+        GateRule::Disabled | GateRule::FinalResponse => false,
     }
 }
 

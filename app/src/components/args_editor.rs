@@ -131,6 +131,11 @@ fn FieldInput(field: Field, text: RwSignal<String>, parsed: Memo<Result<Value, S
             }
             .into_any()
         }
+        FieldKind::Text if field.long_text() => {
+            let write = write.clone();
+            view! { <textarea id=id.clone() rows="6" prop:value=initial aria-describedby=problem_id.clone() on:input=move |ev| write(event_target_value(&ev))></textarea> }
+                .into_any()
+        }
         FieldKind::Text => {
             let write = write.clone();
             view! { <input id=id.clone() type="text" prop:value=initial aria-describedby=problem_id.clone() on:input=move |ev| write(event_target_value(&ev)) /> }

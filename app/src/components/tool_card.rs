@@ -215,6 +215,8 @@ pub fn ToolCard(
             })
         }
     });
+    // A held final answer is read as the text the user will get, not as JSON.
+    let draft_answer = (card.tool == naming::FINAL_ANSWER).then(|| card.args["text"].as_str().unwrap_or_default().to_owned());
     let args_text = pretty(&card.args);
     let original_args = pretty(&card.args);
     let controls = pending.then(|| {
@@ -231,7 +233,8 @@ pub fn ToolCard(
             <p class="escalated" role="status">{format!("With the admins (escalated by {by}); only an admin can decide it now.")}</p>
         });
         let can_escalate = escalated_by.is_none() && viewer_is_admin != Some(true);
-        let can_grant = !(in_queue && viewer_is_admin == Some(true));
+        // A grant would let later answers through unread: answers are approved one by one.
+        let can_grant = !(in_queue && viewer_is_admin == Some(true)) && card.tool != naming::FINAL_ANSWER;
         let tool_name = card.tool.clone();
         view! {
             {holder}
@@ -320,10 +323,15 @@ pub fn ToolCard(
             })}
             {assessment}
             {card.granted_by.clone().map(|by| view! { <p class="granted">{format!("Allowed without asking: standing permission from {by}")}</p> })}
-            <details class="args" open=waiting>
-                <summary>"Arguments"</summary>
-                <pre class="json">{args_text}</pre>
-            </details>
+            {match draft_answer {
+                Some(text) => view! { <blockquote class="draft-answer" aria-label="Draft answer">{text}</blockquote> }.into_any(),
+                None => view! {
+                    <details class="args" open=waiting>
+                        <summary>"Arguments"</summary>
+                        <pre class="json">{args_text}</pre>
+                    </details>
+                }.into_any(),
+            }}
             {decision}
             {repeat_note}
             {result}

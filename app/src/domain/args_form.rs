@@ -30,6 +30,13 @@ pub struct Field {
     max_length: Option<u64>,
 }
 
+impl Field {
+    /// Text that may run to paragraphs (over 500 characters allowed): a text area, not a line.
+    pub fn long_text(&self) -> bool {
+        self.kind == FieldKind::Text && self.max_length.is_some_and(|m| m > 500)
+    }
+}
+
 /// The form for `schema`, or `None` when it is not a flat object of plain values.
 pub fn fields(schema: &Value) -> Option<Vec<Field>> {
     let properties = schema.get("properties")?.as_object()?;

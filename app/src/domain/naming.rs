@@ -7,6 +7,14 @@ pub const DEFAULT_TITLE: &str = "New chat";
 /// answer box, not Approve / Reject).
 pub const ASK_USER: &str = "ask_user";
 
+/// The built-in tool that stands for an agent's final answer while a `final_response` gate holds
+/// it (its card shows the draft; approving it sends the answer, edited or not).
+pub const FINAL_ANSWER: &str = "final_answer";
+
+/// The built-in tool with which a planning agent proposes the calls it means to make, for one
+/// approval of the whole plan (a `plan` gate).
+pub const PROPOSE_PLAN: &str = "propose_plan";
+
 /// Characters of the first message a title keeps (then `…`).
 const TITLE_CHARS: usize = 60;
 

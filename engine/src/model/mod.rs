@@ -24,9 +24,25 @@ pub struct ProposedCall {
 /// The conversation as a model sees it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ChatMessage {
-    User { text: String },
-    Assistant { text: Option<String>, calls: Vec<ProposedCall> },
-    ToolResult { call_id: CallId, tool: String, ok: bool, output: Value, note: Option<String> },
+    User {
+        text: String,
+    },
+    Assistant {
+        text: Option<String>,
+        calls: Vec<ProposedCall>,
+    },
+    ToolResult {
+        call_id: CallId,
+        tool: String,
+        ok: bool,
+        output: Value,
+        note: Option<String>,
+    },
+    /// A reviewer did not let the agent's final answer through (a `final_response` gate).
+    AnswerRejected {
+        draft: String,
+        reason: Option<String>,
+    },
 }
 
 pub struct ModelRequest<'a> {
@@ -59,6 +75,7 @@ pub fn transcript(events: &[Event]) -> Vec<ChatMessage> {
     let mut messages: Vec<ChatMessage> = Vec::new();
     let mut tools_by_call = std::collections::HashMap::new();
     let mut edits = std::collections::HashMap::new();
+    let mut drafts = std::collections::HashMap::new();
     for event in events {
         match &event.body {
             // A yes/no reply to a chat confirmation reaches the model as the decision it made.
@@ -66,6 +83,20 @@ pub fn transcript(events: &[Event]) -> Vec<ChatMessage> {
             EventBody::UserMessage { text, .. } => messages.push(ChatMessage::User { text: text.clone() }),
             EventBody::AssistantMessage { text, .. } => {
                 messages.push(ChatMessage::Assistant { text: Some(text.clone()), calls: Vec::new() })
+            }
+            // A held final answer is the agent's text, not a call it made: the model hears of it
+            // only when a reviewer sends it back.
+            EventBody::ToolCall { call_id, tool, args, .. } if tool == crate::tools::answer::NAME => {
+                drafts.insert(call_id.clone(), crate::tools::answer::text_of(args).unwrap_or_default().to_owned());
+            }
+            EventBody::ToolResult { call_id, ok, output, .. } if drafts.contains_key(call_id) => {
+                if let (false, Some(draft)) = (*ok, drafts.remove(call_id)) {
+                    let reason = ["reason", "guidance"]
+                        .iter()
+                        .find_map(|key| output.get(*key).and_then(Value::as_str).filter(|r| !r.is_empty()))
+                        .map(str::to_owned);
+                    messages.push(ChatMessage::AnswerRejected { draft, reason });
+                }
             }
             EventBody::ToolCall { call_id, tool, args, .. } => {
                 tools_by_call.insert(call_id.clone(), tool.clone());

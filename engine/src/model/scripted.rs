@@ -191,6 +191,7 @@ fn count_tokens(request: &ModelRequest<'_>, reply: &ModelReply) -> app::domain::
                 text.as_deref().map_or(0, str::len) + calls.iter().map(|c| c.tool.len() + c.args.to_string().len()).sum::<usize>()
             }
             ChatMessage::ToolResult { output, .. } => output.to_string().len(),
+            ChatMessage::AnswerRejected { draft, reason } => draft.len() + reason.as_deref().map_or(0, str::len),
         })
         .sum();
     let written = reply.text.as_deref().map_or(0, str::len) + reply.calls.iter().map(|c| c.args.to_string().len() + 40).sum::<usize>();
@@ -306,6 +307,14 @@ impl Model for ScriptedModel {
 fn reply(request: &ModelRequest<'_>) -> ModelReply {
     {
         let messages = &request.messages;
+        // A reviewer sent the final answer back: answer again, saying what changed.
+        if let Some(ChatMessage::AnswerRejected { draft, reason }) = messages.last() {
+            let note =
+                reason.as_deref().map(|r| format!("Revised after review (\"{r}\")")).unwrap_or_else(|| "Revised after review".into());
+            let draft =
+                draft.split_once(": ").filter(|(head, _)| head.starts_with("Revised after review")).map_or(draft.as_str(), |(_, d)| d);
+            return ModelReply { text: Some(format!("{note}: {draft}")), calls: Vec::new(), usage: None };
+        }
         let Some(user_at) = messages.iter().rposition(|m| matches!(m, ChatMessage::User { .. })) else {
             return ModelReply { text: Some(HELP.to_owned()), calls: Vec::new(), usage: None };
         };

@@ -116,6 +116,13 @@ impl Orchestrator {
                 if approval.tool == crate::tools::ask::NAME {
                     check_answer(&approval, args.as_ref(), grant.is_some())?;
                 }
+                if grant.is_some() && approval.tool == crate::tools::answer::NAME {
+                    let message = "an answer is approved one at a time: leave out grant";
+                    return Err(DecisionError::Invalid {
+                        message: message.into(),
+                        details: vec![json!({ "path": "/grant", "message": message })],
+                    });
+                }
                 approval.rules().check_approval(&approval.args(), args.as_ref()).map_err(breached)?;
                 let edited = match args {
                     Some(args) if args != approval.args() => Some(self.validated(&approval, args)?),

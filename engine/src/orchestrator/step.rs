@@ -25,7 +25,7 @@ use crate::{
         tasks::{self, Lease, TaskRow},
         time::{new_call_id, new_id, now_ms},
     },
-    tools::{Description, ToolError, schema},
+    tools::{Description, ToolError, answer, schema},
 };
 
 /// A bound on model steps per task, against a model that never stops calling tools.
@@ -127,11 +127,13 @@ impl Orchestrator {
             let (conversation_id, task_id, text) = (conversation_id.clone(), task_id.clone(), text.to_owned());
             bus.publish_delta(AssistantDelta { conversation_id, task_id, after_seq, offset, text })
         };
+        // An answer a reviewer must approve first is not shown while it is written.
+        let held = agent.final_response_gate();
         let request = ModelRequest {
             agent,
             tools: agent.tools.iter().filter_map(|name| self.tools.get(name)).map(|t| t.spec()).collect(),
             messages,
-            on_text: Some(&on_text),
+            on_text: if held.is_some() { None } else { Some(&on_text) },
         };
         let model = self.models.for_agent(&agent.name).context("BUG: every configured agent has a model")?;
         let reply = match model.respond(&request).await {
@@ -159,15 +161,28 @@ impl Orchestrator {
             done: steps_done(task, &history),
             spend: None,
         };
-        if let Some(text) = reply.text.filter(|t| !t.trim().is_empty()) {
-            let worker = task.parent_call_id.as_ref().map(|_| agent.name.clone());
-            w.append(cid, EventBody::AssistantMessage { task_id: task.id.clone(), text, agent: worker }).await?;
-        }
+        let text = reply.text.filter(|t| !t.trim().is_empty());
+        // A final answer (text, no calls) that a `final_response` gate holds becomes a call of
+        // `final_answer` that waits for approval, instead of a message.
+        let held = held.filter(|_| reply.calls.is_empty() && text.is_some());
+        let calls = match (held, text) {
+            (Some(_), Some(text)) => {
+                vec![ProposedCall { id: new_call_id(), tool: answer::NAME.into(), args: json!({ "text": text }), confidence: None }]
+            }
+            (_, text) => {
+                if let Some(text) = text {
+                    let worker = task.parent_call_id.as_ref().map(|_| agent.name.clone());
+                    w.append(cid, EventBody::AssistantMessage { task_id: task.id.clone(), text, agent: worker }).await?;
+                }
+                reply.calls
+            }
+        };
         let mut pending = false;
         // Each call gets Countersign's own id; the model sees that id in the history from now on.
-        let proposed: Vec<ProposedCall> = reply.calls.into_iter().map(|c| ProposedCall { id: new_call_id(), ..c }).collect();
+        let proposed: Vec<ProposedCall> = calls.into_iter().map(|c| ProposedCall { id: new_call_id(), ..c }).collect();
         for (position, call) in proposed.iter().enumerate() {
-            let tool = self.tools.get(&call.tool).filter(|_| agent.tools.contains(&call.tool));
+            let held_answer = held.filter(|_| call.tool == answer::NAME);
+            let tool = self.tools.get(&call.tool).filter(|_| agent.tools.contains(&call.tool) || held_answer.is_some());
             let (Description { mut summary, warnings }, risk, assessment) = match tool {
                 Some(t) => {
                     let described = t.describe(&mut w.tx, &call.args, &asked).await?;
@@ -179,9 +194,13 @@ impl Orchestrator {
                 }
             };
             let user = conversation.owner.as_deref().unwrap_or_default();
-            let gating = tool.map(|t| {
-                policy::check(agent, &policy::Call { tool: t.spec(), args: &call.args, user, confidence: call.confidence, spent: &spent })
-            });
+            let gating = match held_answer {
+                Some(gate) => Some(policy::Gating { gate: Some(gate), rule_errors: Vec::new() }),
+                None => tool.map(|t| {
+                    let call = policy::Call { tool: t.spec(), args: &call.args, user, confidence: call.confidence, spent: &spent };
+                    policy::check(agent, &call)
+                }),
+            };
             let (gate, rule_errors) = gating.map_or((None, Vec::new()), |g| (g.gate, g.rule_errors));
             if !rule_errors.is_empty() {
                 // Fail-closed asks a human and tells them why; fail-open runs the call. Both are audited.
@@ -205,8 +224,8 @@ impl Orchestrator {
             };
             if facts.history_matters() {
                 facts.refused_before = approvals::refused_before(&mut *w.tx, cid, &call.tool, &call.args).await?;
-                // No standing permission answers a question.
-                if call.tool != crate::tools::ask::NAME {
+                // No standing permission answers a question or lets an answer through.
+                if call.tool != crate::tools::ask::NAME && held_answer.is_none() {
                     facts.grant = grants::usable(&mut *w.tx, cid, &call.tool).await?;
                 }
             }
@@ -346,6 +365,7 @@ impl Orchestrator {
         if !calls::transition(&mut w.tx, &call.id, CallState::Approved, CallState::Executing, None).await? {
             return Ok(()); // someone else ran or canceled it
         }
+        let answer = tool.as_ref().filter(|t| t.spec().name == answer::NAME).and(answer::text_of(&call.args()).map(str::to_owned));
         w.append(&call.conversation_id, EventBody::ToolStarted { task_id: call.task_id.clone(), call_id: call.id.clone() }).await?;
         let outcome = match tool {
             None => Err(format!("unknown tool {}", call.tool)),
@@ -368,11 +388,30 @@ impl Orchestrator {
                 }
             }
         };
+        let approved_answer = answer.filter(|_| outcome.is_ok());
         self.record_result(&mut w, call, outcome).await?;
+        if let Some(text) = approved_answer {
+            self.send_answer(&mut w, call, text).await?;
+        }
         if let Some(hook) = &self.before_commit {
             hook(&call.id)?;
         }
         w.commit().await?;
+        Ok(())
+    }
+
+    /// An approved final answer: the agent's message, and the turn is done.
+    async fn send_answer(&self, w: &mut Write, call: &CallRow, text: String) -> anyhow::Result<()> {
+        let load = async |w: &mut Write| tasks::get(&mut *w.tx, &call.task_id).await?.context("BUG: a call's task exists");
+        let mut task = load(w).await?;
+        let worker = task.parent_call_id.as_ref().and(task.agent.clone());
+        w.append(&call.conversation_id, EventBody::AssistantMessage { task_id: task.id.clone(), text, agent: worker }).await?;
+        // The task state machine goes input_required → working → completed (app/src/domain/states.rs).
+        if task.status() == TaskStatus::InputRequired {
+            tasks::transition(w, &task, &[TaskStatus::InputRequired], TaskStatus::Working, None).await?;
+            task = load(w).await?;
+        }
+        tasks::transition(w, &task, &[TaskStatus::Working], TaskStatus::Completed, None).await?;
         Ok(())
     }
 

@@ -1,5 +1,6 @@
 //! Tools an agent can call, behind one `Tool` trait, and the registry that finds them by name.
 
+pub mod answer;
 pub mod ask;
 pub mod delegate;
 pub mod mcp;
@@ -124,6 +125,7 @@ impl Registry {
             registry.register(tool);
         }
         registry.register(Arc::new(ask::AskUser::new()));
+        registry.register(Arc::new(answer::FinalAnswer::new()));
         registry
     }
 
