@@ -113,13 +113,14 @@ fn body() -> impl Strategy<Value = EventBody> {
             message: None,
             parent_call_id: worker.then(|| "k1".into()),
         }),
-        task().prop_map(|task_id| EventBody::GrantCreated {
+        (task(), any::<bool>()).prop_map(|(task_id, planned)| EventBody::GrantCreated {
             task_id,
             grant_id: "g1".into(),
             tool: "process_refund".into(),
             created_by: "ada".into(),
             expires_at: None,
-            max_uses: Some(2),
+            max_uses: Some(if planned { 1 } else { 2 }),
+            args: planned.then(|| json!({ "order_id": 1001 })),
         }),
         task().prop_map(|task_id| EventBody::GrantRevoked { task_id, grant_id: "g1".into(), revoked_by: "ada".into() }),
     ]

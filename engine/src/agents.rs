@@ -155,6 +155,8 @@ pub enum GateRule {
     Budget(Budget),
     /// Calls the model is less sure of than this, 0–1, or does not say (`confidence`).
     Confidence(f64),
+    /// The agent's plans (`plan`): calls of `propose_plan`, which the agent gets with the gate.
+    Plan,
     /// The agent's final answer of a turn (`final_response`): matches no call; the orchestrator
     /// asks it for the answer (`tools/answer.rs`).
     FinalResponse,
@@ -411,6 +413,7 @@ fn gate_rule(gate: FileGate, agent_tools: &[String], at: &str) -> anyhow::Result
         "writes" => GateRule::Writes,
         "disabled" => GateRule::Disabled,
         "final_response" => GateRule::FinalResponse,
+        "plan" | "plan_approval" => GateRule::Plan,
         "rule" => {
             let source = gate.rule.with_context(|| format!("{at}: kind \"rule\" needs rule = \"<CEL expression>\""))?;
             let program = cel::Program::compile(&source).map_err(|e| anyhow::anyhow!("{at}: the rule does not compile: {e}"))?;
@@ -449,7 +452,7 @@ fn gate_rule(gate: FileGate, agent_tools: &[String], at: &str) -> anyhow::Result
         }
         other => {
             bail!(
-                "{at}: unknown kind {other:?} (expected tools, all, destructive, writes, rule, any, budget, confidence, final_response or disabled)"
+                "{at}: unknown kind {other:?} (expected tools, all, destructive, writes, rule, any, budget, confidence, final_response, plan or disabled)"
             )
         }
     })
@@ -590,6 +593,10 @@ impl AgentsConfig {
                     escalate_after,
                     reminders,
                 });
+            }
+            // A plan gate gives the agent the tool to propose plans with.
+            if gates.iter().any(|g| g.rule == GateRule::Plan) && !agent.tools.iter().any(|t| t == crate::tools::plan::NAME) {
+                agent.tools.push(crate::tools::plan::NAME.into());
             }
             if let Some(preset) = &agent.preset {
                 gates.push(preset_gate(preset, defaults).with_context(|| format!("{at}: preset"))?);

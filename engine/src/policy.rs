@@ -166,6 +166,7 @@ fn matches(rule: &GateRule, agent: &Agent, call: &Call<'_>, errors: &mut Vec<Str
         GateRule::Budget(budget) => call.spent.exceeds(budget),
         // A call the model gives no confidence for counts as unsure (fail-closed).
         GateRule::Confidence(threshold) => call.confidence.is_none_or(|c| c < *threshold),
+        GateRule::Plan => call.tool.name == crate::tools::plan::NAME,
         // Holds answers, not calls (the orchestrator asks it directly).
         GateRule::Disabled | GateRule::FinalResponse => false,
     }

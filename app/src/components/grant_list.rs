@@ -6,7 +6,7 @@ use crate::{api, client::ApiFailure, domain::ConversationView};
 #[component]
 pub fn GrantList(view: RwSignal<ConversationView>) -> impl IntoView {
     let error = RwSignal::new(None::<ApiFailure>);
-    let live = move || view.with(|v| v.grants.iter().filter(|g| g.revoked_by.is_none()).cloned().collect::<Vec<_>>());
+    let live = move || view.with(|v| v.grants.iter().filter(|g| g.revoked_by.is_none() && g.args.is_none()).cloned().collect::<Vec<_>>());
     view! {
         <Show when=move || !live().is_empty()>
             <div class="grants" role="region" aria-label="Always allowed in this chat">

@@ -217,6 +217,16 @@ pub fn ToolCard(
     });
     // A held final answer is read as the text the user will get, not as JSON.
     let draft_answer = (card.tool == naming::FINAL_ANSWER).then(|| card.args["text"].as_str().unwrap_or_default().to_owned());
+    // A plan lists its calls, each with its exact arguments (the JSON stays folded).
+    let is_plan = card.tool == naming::PROPOSE_PLAN;
+    let plan_steps = is_plan.then(|| {
+        card.args["steps"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|s| (s["tool"].as_str().unwrap_or_default().to_owned(), s["args"].to_string()))
+            .collect::<Vec<_>>()
+    });
     let args_text = pretty(&card.args);
     let original_args = pretty(&card.args);
     let controls = pending.then(|| {
@@ -233,8 +243,8 @@ pub fn ToolCard(
             <p class="escalated" role="status">{format!("With the admins (escalated by {by}); only an admin can decide it now.")}</p>
         });
         let can_escalate = escalated_by.is_none() && viewer_is_admin != Some(true);
-        // A grant would let later answers through unread: answers are approved one by one.
-        let can_grant = !(in_queue && viewer_is_admin == Some(true)) && card.tool != naming::FINAL_ANSWER;
+        // Questions, answers and plans are decided one by one: no "always allow" for them.
+        let can_grant = naming::grantable(&card.tool) && !(in_queue && viewer_is_admin == Some(true));
         let tool_name = card.tool.clone();
         view! {
             {holder}
@@ -322,11 +332,23 @@ pub fn ToolCard(
                 </ul>
             })}
             {assessment}
-            {card.granted_by.clone().map(|by| view! { <p class="granted">{format!("Allowed without asking: standing permission from {by}")}</p> })}
+            {card.granted_by.clone().map(|by| {
+                let line = if card.planned {
+                    format!("Allowed without asking: a step of the plan {by} approved")
+                } else {
+                    format!("Allowed without asking: standing permission from {by}")
+                };
+                view! { <p class="granted">{line}</p> }
+            })}
+            {plan_steps.map(|steps| view! {
+                <ol class="plan-steps" aria-label="Planned calls">
+                    {steps.into_iter().map(|(tool, args)| view! { <li><code>{tool}</code>" "<code class="plan-args">{args}</code></li> }).collect_view()}
+                </ol>
+            })}
             {match draft_answer {
                 Some(text) => view! { <blockquote class="draft-answer" aria-label="Draft answer">{text}</blockquote> }.into_any(),
                 None => view! {
-                    <details class="args" open=waiting>
+                    <details class="args" open=waiting && !is_plan>
                         <summary>"Arguments"</summary>
                         <pre class="json">{args_text}</pre>
                     </details>

@@ -68,6 +68,10 @@ pub enum EventBody {
         /// RFC 3339.
         expires_at: Option<String>,
         max_uses: Option<i64>,
+        /// A step of an approved plan: lets through once, in this task, only a call of `tool`
+        /// with exactly these arguments. None for a standing grant ("always allow").
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        args: Option<Value>,
     },
     GrantRevoked {
         task_id: TaskId,

@@ -48,6 +48,9 @@ pub struct GrantView {
     /// Calls it let through so far.
     pub uses: i64,
     pub revoked_by: Option<String>,
+    /// A step of an approved plan: the exact arguments it lets through (once, in its task).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Value>,
 }
 
 /// One entry of the chat, in the order it happened. Decisions are not items: they change cards.
@@ -141,6 +144,9 @@ pub struct Card {
     /// Who granted the standing permission that let this call through without asking.
     #[serde(default)]
     pub granted_by: Option<String>,
+    /// The permission was a step of a plan `granted_by` approved, not a standing grant.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub planned: bool,
     /// What the reviewer should know before deciding (see `EventBody::ToolCall`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
@@ -257,11 +263,12 @@ impl ConversationView {
                 self.items.push(Item::Assistant { seq: event.seq, task_id: task_id.clone(), text: text.clone(), agent: agent.clone() })
             }
             EventBody::ToolCall { task_id, call_id, tool, agent, args, summary, risk, grant_id, warnings } => {
-                let granted_by = grant_id.as_ref().and_then(|id| {
+                let granted = grant_id.as_ref().and_then(|id| {
                     let grant = self.grants.iter_mut().find(|g| &g.grant_id == id)?;
                     grant.uses += 1;
-                    Some(grant.created_by.clone())
+                    Some((grant.created_by.clone(), grant.args.is_some()))
                 });
+                let (granted_by, planned) = granted.map_or((None, false), |(by, planned)| (Some(by), planned));
                 self.items.push(Item::Card(Box::new(Card {
                     call_id: call_id.clone(),
                     task_id: task_id.clone(),
@@ -275,10 +282,11 @@ impl ConversationView {
                     decision: None,
                     result: None,
                     granted_by,
+                    planned,
                     warnings: warnings.clone(),
                 })))
             }
-            EventBody::GrantCreated { grant_id, tool, created_by, expires_at, max_uses, .. } => self.grants.push(GrantView {
+            EventBody::GrantCreated { grant_id, tool, created_by, expires_at, max_uses, args, .. } => self.grants.push(GrantView {
                 grant_id: grant_id.clone(),
                 tool: tool.clone(),
                 created_by: created_by.clone(),
@@ -286,6 +294,7 @@ impl ConversationView {
                 max_uses: *max_uses,
                 uses: 0,
                 revoked_by: None,
+                args: args.clone(),
             }),
             EventBody::GrantRevoked { grant_id, revoked_by, .. } => {
                 if let Some(grant) = self.grants.iter_mut().find(|g| &g.grant_id == grant_id) {
@@ -530,6 +539,7 @@ impl super::wire::Approval {
             result: None,
             warnings: Vec::new(),
             granted_by: None,
+            planned: false,
         }
     }
 }
@@ -760,6 +770,7 @@ mod tests {
             created_by: "ada".into(),
             expires_at: None,
             max_uses: Some(3),
+            args: None,
         });
         for k in ["k1", "k2"] {
             log.push(EventBody::ToolCall {

@@ -15,6 +15,12 @@ pub const FINAL_ANSWER: &str = "final_answer";
 /// approval of the whole plan (a `plan` gate).
 pub const PROPOSE_PLAN: &str = "propose_plan";
 
+/// Whether "always allow" may cover the tool's calls: not a question, an answer or a plan, which
+/// are decided one by one.
+pub fn grantable(tool: &str) -> bool {
+    ![ASK_USER, FINAL_ANSWER, PROPOSE_PLAN].contains(&tool)
+}
+
 /// Characters of the first message a title keeps (then `…`).
 const TITLE_CHARS: usize = 60;
 

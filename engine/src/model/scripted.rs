@@ -132,6 +132,19 @@ fn intent(text: &str) -> Intent {
 }
 
 const ASK_USER: &str = app::domain::naming::ASK_USER;
+const PROPOSE_PLAN: &str = app::domain::naming::PROPOSE_PLAN;
+
+/// With a `plan` gate (the agent has `propose_plan`), several changes are proposed as one plan
+/// first; the calls come once it is approved.
+fn as_plan(reply: ModelReply, can_plan: bool) -> ModelReply {
+    let changes = reply.calls.iter().filter(|c| c.tool == "cancel_order" || c.tool == "process_refund").count();
+    if !can_plan || changes < 2 {
+        return reply;
+    }
+    let steps: Vec<Value> = reply.calls.iter().map(|c| json!({ "tool": c.tool, "args": c.args })).collect();
+    let text = reply.text.map(|t| t.replace(" once approved", " once you approve the plan"));
+    ModelReply { text, calls: vec![call(PROPOSE_PLAN, json!({ "steps": steps }))], usage: None }
+}
 
 /// A request that needs something only the user knows: "refund an order" (which one?) or "ask me
 /// which order to look up" (a choice).
@@ -327,6 +340,7 @@ fn reply(request: &ModelRequest<'_>) -> ModelReply {
             .filter(|t| t.name != ASK_USER)
             .find_map(|t| t.name.strip_prefix("ask_").map(|worker| (t.name.clone(), worker.to_owned())));
         let can_ask = request.tools.iter().any(|t| t.name == ASK_USER);
+        let can_plan = request.tools.iter().any(|t| t.name == PROPOSE_PLAN);
         if turn.is_empty() {
             if can_ask && let Some(question) = question_for(text) {
                 return question;
@@ -338,7 +352,7 @@ fn reply(request: &ModelRequest<'_>) -> ModelReply {
                     usage: None,
                 };
             }
-            return plan(intent(text));
+            return as_plan(plan(intent(text)), can_plan);
         }
         // Results of the latest batch of calls (everything after the last assistant message).
         let last_assistant = turn.iter().rposition(|m| matches!(m, ChatMessage::Assistant { .. })).unwrap_or(0);
@@ -374,11 +388,22 @@ fn reply(request: &ModelRequest<'_>) -> ModelReply {
             let verb = if action == "cancel_order" { "cancel" } else { "refund" };
             // Calls it worked out itself, not ones the request named.
             let derived = |id| ProposedCall { confidence: None, ..call(action, json!({ "order_id": id })) };
-            return ModelReply {
+            let reply = ModelReply {
                 text: Some(format!("{customer} has {} open: I will {verb} each once approved.", orders_phrase(&open))),
                 calls: open.into_iter().map(derived).collect(),
                 usage: None,
             };
+            return as_plan(reply, can_plan);
+        }
+        // The plan was approved (perhaps edited): exactly its steps, now.
+        if let [(PROPOSE_PLAN, true, output, _)] = results.as_slice() {
+            let calls: Vec<ProposedCall> = output["steps"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|step| Some(call(step["tool"].as_str()?, step["args"].clone())))
+                .collect();
+            return ModelReply { text: Some("The plan is approved; going ahead.".into()), calls, usage: None };
         }
         answer(&results)
     }

@@ -116,8 +116,8 @@ impl Orchestrator {
                 if approval.tool == crate::tools::ask::NAME {
                     check_answer(&approval, args.as_ref(), grant.is_some())?;
                 }
-                if grant.is_some() && approval.tool == crate::tools::answer::NAME {
-                    let message = "an answer is approved one at a time: leave out grant";
+                if grant.is_some() && !app::domain::naming::grantable(&approval.tool) {
+                    let message = "answers and plans are approved one at a time: leave out grant";
                     return Err(DecisionError::Invalid {
                         message: message.into(),
                         details: vec![json!({ "path": "/grant", "message": message })],
@@ -246,7 +246,12 @@ impl Orchestrator {
             .tools
             .get(&approval.tool)
             .ok_or_else(|| DecisionError::Conflict(format!("tool {} is no longer available", approval.tool)))?;
-        let details = schema::violations(&tool.spec().input_schema, &args);
+        let mut details = schema::violations(&tool.spec().input_schema, &args);
+        if approval.tool == crate::tools::plan::NAME {
+            // An edited plan may only drop or change steps into calls the agent can make.
+            let agent_tools = self.agents.get(&approval.agent).map(|a| a.tools.as_slice()).unwrap_or_default();
+            details.extend(crate::tools::plan::step_violations(&args, agent_tools, &self.tools));
+        }
         if !details.is_empty() {
             return Err(DecisionError::Invalid {
                 message: format!("the edited arguments do not match the schema of {}", approval.tool),

@@ -11,7 +11,15 @@ use super::{
     Orchestrator,
     decide::{Actor, DecisionError},
 };
-use crate::store::{Scope, Write, approvals::ApprovalRow, grants, tasks::TaskRow, time::now_ms};
+use crate::store::{
+    Scope, Write,
+    approvals::{self, ApprovalRow},
+    calls::CallRow,
+    grants,
+    tasks::TaskRow,
+    time::now_ms,
+};
+use serde_json::Value;
 
 impl Orchestrator {
     /// Records a standing permission for the approval's tool in its conversation.
@@ -31,7 +39,15 @@ impl Orchestrator {
                 details: vec![json!({ "path": "/grant/max_uses", "message": "at least 1" })],
             });
         }
-        let id = grants::insert(&mut w.tx, &approval.conversation_id, &approval.tool, &actor.name, expires_at, max_uses).await?;
+        let new_grant = grants::NewGrant {
+            conversation_id: &approval.conversation_id,
+            tool: &approval.tool,
+            created_by: &actor.name,
+            expires_at,
+            max_uses,
+            exact: None,
+        };
+        let id = grants::insert(&mut w.tx, new_grant).await?;
         w.append(
             &approval.conversation_id,
             EventBody::GrantCreated {
@@ -41,12 +57,49 @@ impl Orchestrator {
                 created_by: actor.name.clone(),
                 expires_at: expires_at.map(crate::store::time::rfc3339),
                 max_uses,
+                args: None,
             },
         )
         .await?;
         w.audit(AuditKind::GrantCreated,
             &actor.name,
             json!({ "grant_id": id, "conversation_id": approval.conversation_id, "tool": approval.tool, "expires_at": expires_at.map(crate::store::time::rfc3339), "max_uses": max_uses, "role": actor.role_name() }));
+        Ok(())
+    }
+
+    /// An approved plan: one grant per step, for exactly that call in this task, once; given by
+    /// whoever approved the plan.
+    pub(super) async fn grant_plan(&self, w: &mut Write, call: &CallRow, steps: &[(&str, &Value)]) -> anyhow::Result<()> {
+        let approver = approvals::decider_of(&mut *w.tx, &call.id).await?.unwrap_or_else(|| super::decide::SYSTEM.to_owned());
+        for (tool, args) in steps {
+            let new_grant = grants::NewGrant {
+                conversation_id: &call.conversation_id,
+                tool,
+                created_by: &approver,
+                expires_at: None,
+                max_uses: Some(1),
+                exact: Some((&call.task_id, args)),
+            };
+            let id = grants::insert(&mut w.tx, new_grant).await?;
+            w.append(
+                &call.conversation_id,
+                EventBody::GrantCreated {
+                    task_id: call.task_id.clone(),
+                    grant_id: id.clone(),
+                    tool: (*tool).to_owned(),
+                    created_by: approver.clone(),
+                    expires_at: None,
+                    max_uses: Some(1),
+                    args: Some((*args).clone()),
+                },
+            )
+            .await?;
+            w.audit(
+                AuditKind::GrantCreated,
+                &approver,
+                json!({ "grant_id": id, "conversation_id": call.conversation_id, "task_id": call.task_id, "tool": tool, "args": args, "max_uses": 1, "plan_call_id": call.id }),
+            );
+        }
         Ok(())
     }
 

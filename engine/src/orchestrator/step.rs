@@ -25,7 +25,7 @@ use crate::{
         tasks::{self, Lease, TaskRow},
         time::{new_call_id, new_id, now_ms},
     },
-    tools::{Description, ToolError, answer, schema},
+    tools::{Description, ToolError, answer, plan, schema},
 };
 
 /// A bound on model steps per task, against a model that never stops calling tools.
@@ -185,7 +185,18 @@ impl Orchestrator {
             let tool = self.tools.get(&call.tool).filter(|_| agent.tools.contains(&call.tool) || held_answer.is_some());
             let (Description { mut summary, warnings }, risk, assessment) = match tool {
                 Some(t) => {
-                    let described = t.describe(&mut w.tx, &call.args, &asked).await?;
+                    let mut described = t.describe(&mut w.tx, &call.args, &asked).await?;
+                    if call.tool == plan::NAME {
+                        // A plan reads as its steps, each as its own tool describes it.
+                        let mut parts = Vec::new();
+                        for (tool, args) in plan::steps(&call.args) {
+                            parts.push(match self.tools.get(tool) {
+                                Some(t) => t.describe(&mut w.tx, args, &asked).await?.summary,
+                                None => tool.to_owned(),
+                            });
+                        }
+                        described.summary = plan::summary(&parts);
+                    }
                     let assessment = RiskAssessment { confidence: call.confidence, ..t.assess(&call.args, &described) };
                     (described, t.risk(&call.args), Some(assessment))
                 }
@@ -217,7 +228,15 @@ impl Orchestrator {
             let mut facts = policy::Facts {
                 tool: &call.tool,
                 known_tool: tool.is_some(),
-                violations: tool.map(|t| schema::violations(&t.spec().input_schema, &call.args)).unwrap_or_default(),
+                violations: tool
+                    .map(|t| {
+                        let mut violations = schema::violations(&t.spec().input_schema, &call.args);
+                        if call.tool == plan::NAME {
+                            violations.extend(plan::step_violations(&call.args, &agent.tools, &self.tools));
+                        }
+                        violations
+                    })
+                    .unwrap_or_default(),
                 gate,
                 refused_before: None,
                 grant: None,
@@ -226,7 +245,7 @@ impl Orchestrator {
                 facts.refused_before = approvals::refused_before(&mut *w.tx, cid, &call.tool, &call.args).await?;
                 // No standing permission answers a question or lets an answer through.
                 if call.tool != crate::tools::ask::NAME && held_answer.is_none() {
-                    facts.grant = grants::usable(&mut *w.tx, cid, &call.tool).await?;
+                    facts.grant = grants::usable(&mut *w.tx, cid, &task.id, &call.tool, &call.args).await?;
                 }
             }
             let mut verdict = policy::classify(facts);
@@ -389,9 +408,14 @@ impl Orchestrator {
             }
         };
         let approved_answer = answer.filter(|_| outcome.is_ok());
+        let approved_plan = call.tool == plan::NAME && outcome.is_ok();
         self.record_result(&mut w, call, outcome).await?;
         if let Some(text) = approved_answer {
             self.send_answer(&mut w, call, text).await?;
+        }
+        if approved_plan {
+            let args = call.args();
+            self.grant_plan(&mut w, call, &plan::steps(&args)).await?;
         }
         if let Some(hook) = &self.before_commit {
             hook(&call.id)?;

@@ -377,6 +377,17 @@ pub async fn refused_before(
 
 /// Hands a pending approval to the admins with a new deadline; false if it was not pending or
 /// already escalated.
+/// Who approved the call's approval, if it had one that a person decided.
+pub async fn decider_of(db: impl AnyExecutor<'_>, call_id: &CallId) -> anyhow::Result<Option<String>> {
+    let by: Option<Option<String>> =
+        sqlx::query_scalar("SELECT decided_by FROM approvals WHERE call_id = $1 ORDER BY created_at DESC LIMIT 1")
+            .bind(call_id)
+            .fetch_optional(db)
+            .await
+            .context("failed to look up who decided a call")?;
+    Ok(by.flatten())
+}
+
 pub async fn escalate(conn: &mut AnyConnection, id: &ApprovalId, by: &str, deadline: i64) -> anyhow::Result<bool> {
     let result = sqlx::query(
         "UPDATE approvals SET escalated_at = $1, escalated_by = $2, deadline = $3 WHERE id = $4 AND state = 'pending' AND escalated_at IS NULL",

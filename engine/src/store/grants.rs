@@ -2,7 +2,8 @@
 //! update, so a limited grant is never used more often than allowed.
 
 use anyhow::Context;
-use app::domain::{ConversationId, GrantId};
+use app::domain::{ConversationId, GrantId, TaskId};
+use serde_json::Value;
 use sqlx::{AnyConnection, AnyExecutor};
 
 use super::time::{new_id, now_ms};
@@ -19,25 +20,31 @@ pub struct GrantRow {
     pub revoked_at: Option<i64>,
 }
 
-pub async fn insert(
-    conn: &mut AnyConnection,
-    conversation_id: &ConversationId,
-    tool: &str,
-    created_by: &str,
-    expires_at: Option<i64>,
-    max_uses: Option<i64>,
-) -> anyhow::Result<GrantId> {
+/// A grant to record: standing (`exact` None) or for one exact call in one task (a plan's step).
+pub struct NewGrant<'a> {
+    pub conversation_id: &'a ConversationId,
+    pub tool: &'a str,
+    pub created_by: &'a str,
+    pub expires_at: Option<i64>,
+    pub max_uses: Option<i64>,
+    pub exact: Option<(&'a TaskId, &'a Value)>,
+}
+
+pub async fn insert(conn: &mut AnyConnection, g: NewGrant<'_>) -> anyhow::Result<GrantId> {
     let id: GrantId = new_id();
     sqlx::query(
-        "INSERT INTO grants (id, conversation_id, tool, created_by, created_at, expires_at, max_uses) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        "INSERT INTO grants (id, conversation_id, tool, created_by, created_at, expires_at, max_uses, task_id, args)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
     )
     .bind(&id)
-    .bind(conversation_id)
-    .bind(tool)
-    .bind(created_by)
+    .bind(g.conversation_id)
+    .bind(g.tool)
+    .bind(g.created_by)
     .bind(now_ms())
-    .bind(expires_at)
-    .bind(max_uses)
+    .bind(g.expires_at)
+    .bind(g.max_uses)
+    .bind(g.exact.map(|(task, _)| task))
+    .bind(g.exact.map(|(_, args)| args.to_string()))
     .execute(conn)
     .await
     .context("failed to create grant")?;
@@ -47,15 +54,31 @@ pub async fn insert(
 /// Conditions under which a grant lets a call through ($1: now).
 const USABLE: &str = "revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $1) AND (max_uses IS NULL OR uses < max_uses)";
 
-/// The oldest grant for `tool` in the conversation that still lets a call through, if any.
-pub async fn usable(db: impl AnyExecutor<'_>, conversation_id: &ConversationId, tool: &str) -> anyhow::Result<Option<GrantId>> {
-    sqlx::query_scalar(&format!("SELECT id FROM grants WHERE {USABLE} AND conversation_id = $2 AND tool = $3 ORDER BY created_at LIMIT 1"))
-        .bind(now_ms())
-        .bind(conversation_id)
-        .bind(tool)
-        .fetch_optional(db)
-        .await
-        .context("failed to look for a grant")
+/// The oldest grant that still lets this call of `tool` through, if any: a standing grant for the
+/// tool in the conversation, or a plan's step for exactly these arguments in this task.
+pub async fn usable(
+    db: impl AnyExecutor<'_>,
+    conversation_id: &ConversationId,
+    task_id: &TaskId,
+    tool: &str,
+    args: &Value,
+) -> anyhow::Result<Option<GrantId>> {
+    let rows: Vec<(GrantId, Option<String>, Option<String>)> = sqlx::query_as(&format!(
+        "SELECT id, task_id, args FROM grants WHERE {USABLE} AND conversation_id = $2 AND tool = $3 ORDER BY created_at"
+    ))
+    .bind(now_ms())
+    .bind(conversation_id)
+    .bind(tool)
+    .fetch_all(db)
+    .await
+    .context("failed to look for a grant")?;
+    // Arguments compare as JSON values, not as text.
+    Ok(rows.into_iter().find_map(|(id, task, exact)| match exact {
+        None => Some(id),
+        Some(text) => {
+            (task.as_deref() == Some(task_id.as_str()) && serde_json::from_str::<Value>(&text).is_ok_and(|a| &a == args)).then_some(id)
+        }
+    }))
 }
 
 /// Counts one use of the grant, only while it still lets a call through (conditional: a use

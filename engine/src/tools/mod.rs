@@ -5,6 +5,7 @@ pub mod ask;
 pub mod delegate;
 pub mod mcp;
 pub mod orders;
+pub mod plan;
 pub mod schema;
 
 use std::{collections::BTreeMap, sync::Arc};
@@ -126,6 +127,7 @@ impl Registry {
         }
         registry.register(Arc::new(ask::AskUser::new()));
         registry.register(Arc::new(answer::FinalAnswer::new()));
+        registry.register(Arc::new(plan::ProposePlan::new()));
         registry
     }
 

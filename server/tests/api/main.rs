@@ -22,6 +22,7 @@ mod observability;
 mod openai;
 mod openapi;
 mod people;
+mod plans;
 mod race;
 mod reminders;
 mod replicas;
