@@ -87,12 +87,14 @@ fn body() -> impl Strategy<Value = EventBody> {
             edited_args: edited.then(|| json!({ "order_id": 1001, "amount": 1 })),
             summary: edited.then(|| "Refund $1.00 (edited from: Refund)".to_owned()),
         }),
-        (task(), call()).prop_map(|(task_id, call_id)| EventBody::ApprovalEscalated {
+        (task(), call(), any::<bool>()).prop_map(|(task_id, call_id, to_group)| EventBody::ApprovalEscalated {
             task_id,
             approval_id: format!("a-{call_id}").into(),
             call_id,
             escalated_by: "bob".into(),
             deadline: "2026-11-22T11:00:00Z".into(),
+            to: to_group.then(|| "finance".into()),
+            deciders: if to_group { vec!["dora".into()] } else { Vec::new() },
         }),
         (task(), call()).prop_map(|(task_id, call_id)| EventBody::ConfirmationAsked {
             task_id,

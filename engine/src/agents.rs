@@ -27,6 +27,16 @@ pub struct AgentsConfig {
     pub mcp_tools: BTreeMap<String, BTreeSet<String>>,
     /// What each model's tokens cost (`[prices]`), by model name (`scripted` for the demo model).
     pub prices: BTreeMap<String, Price>,
+    /// Named groups of users (`[[groups]]`), e.g. who an approval may be escalated to.
+    pub groups: BTreeMap<String, Vec<String>>,
+}
+
+/// `[[groups]]`: a name and its members (user names).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileGroup {
+    name: String,
+    members: Vec<String>,
 }
 
 /// US dollars per million tokens.
@@ -129,6 +139,8 @@ pub struct Gate {
     /// Remind the deciders every `interval`, at most `max` times (`reminder_interval_secs`,
     /// `max_reminders`).
     pub reminders: Option<Reminders>,
+    /// Who an escalation goes to (`escalation_target`: a user or a `[[groups]]` name); none: the admins.
+    pub escalation_target: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -237,6 +249,8 @@ struct FileConfig {
     mcp_servers: Vec<crate::tools::mcp::McpServerConfig>,
     #[serde(default)]
     prices: BTreeMap<String, Price>,
+    #[serde(default)]
+    groups: Vec<FileGroup>,
 }
 
 /// `[[agents.mcp]]`: the tools an agent takes from one MCP server.
@@ -330,6 +344,8 @@ struct FileGate {
     per: Option<String>,
     /// For `kind = "confidence"`: ask when the model is less sure of a call than this (0–1).
     confidence_threshold: Option<f64>,
+    /// Who an escalation goes to: a user name or a `[[groups]]` name (default: the admins).
+    escalation_target: Option<String>,
 }
 
 /// The gate a preset stands for (docs/config.md, "Presets"): from asking only before destructive
@@ -353,6 +369,7 @@ fn preset_gate(preset: &str, defaults: &FileDefaults) -> anyhow::Result<Gate> {
         rules,
         escalate_after: None,
         reminders: None,
+        escalation_target: None,
     })
 }
 
@@ -530,6 +547,7 @@ impl AgentsConfig {
                     rules: DecisionRules::default(),
                     escalate_after: None,
                     reminders: None,
+                    escalation_target: None,
                 });
             }
             if !agent.require_approval.is_empty() {
@@ -548,6 +566,7 @@ impl AgentsConfig {
                     rules: DecisionRules::default(),
                     escalate_after: None,
                     reminders: None,
+                    escalation_target: None,
                 });
             }
             for gate in agent.gates {
@@ -579,6 +598,12 @@ impl AgentsConfig {
                     Some("chat") => true,
                     Some(other) => bail!("{gat}: confirm must be \"card\" or \"chat\", got {other:?}"),
                 };
+                let escalation_target = gate.escalation_target.clone();
+                if let Some(target) = &escalation_target
+                    && !valid_target(target)
+                {
+                    bail!("{gat}: escalation_target must be a user or group name (letters, digits, . _ -), got {target:?}");
+                }
                 let rule = gate_rule(gate, &agent.tools, &gat)?;
                 let timeout_secs = timeout_secs.unwrap_or(defaults.timeout_secs);
                 check_timeout(timeout_secs).with_context(|| format!("{gat}: timeout_secs"))?;
@@ -592,6 +617,7 @@ impl AgentsConfig {
                     rules,
                     escalate_after,
                     reminders,
+                    escalation_target,
                 });
             }
             // A plan gate gives the agent the tool to propose plans with.
@@ -661,7 +687,19 @@ impl AgentsConfig {
                 bail!("{origin}: prices.{model:?}: prices must be US dollars per million tokens, zero or more");
             }
         }
-        Ok(Self { agents, webhooks: file.webhooks, mcp_servers: file.mcp_servers, mcp_tools, prices: file.prices })
+        let mut groups = BTreeMap::new();
+        for group in file.groups {
+            if !valid_target(&group.name) {
+                bail!("{origin}: a group's name must be letters, digits, . _ or -, got {:?}", group.name);
+            }
+            if group.members.is_empty() || group.members.iter().any(|m| !valid_target(m)) {
+                bail!("{origin}: group {:?} needs members: user names", group.name);
+            }
+            if groups.insert(group.name.clone(), group.members).is_some() {
+                bail!("{origin}: group {:?} is declared twice", group.name);
+            }
+        }
+        Ok(Self { agents, webhooks: file.webhooks, mcp_servers: file.mcp_servers, mcp_tools, prices: file.prices, groups })
     }
 
     /// The `ask_<worker>` tools the agents' `delegates` need, for the tool registry.
@@ -685,6 +723,11 @@ impl AgentsConfig {
     pub fn default_agent(&self) -> &Agent {
         self.agents.first().expect("BUG: validation requires at least one agent")
     }
+}
+
+/// A user or group name as escalations name them.
+fn valid_target(name: &str) -> bool {
+    !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
 }
 
 fn check_timeout(secs: f64) -> anyhow::Result<()> {

@@ -280,6 +280,7 @@ mod tests {
             rules: Default::default(),
             escalate_after: None,
             reminders: None,
+            escalation_target: None,
         }
     }
 

@@ -71,6 +71,7 @@ impl PageData for StorePages {
             let filter = approvals::Filter {
                 state: if query.status == "decided" { StateFilter::Decided } else { StateFilter::Only(ApprovalState::Pending) },
                 owner_id: (!user.is_admin()).then_some(&user.id),
+                decider: (!user.is_admin()).then_some(user.username.as_str()),
                 tool: query.tool.as_deref().filter(|t| !t.is_empty()),
                 username: query.user.as_deref().filter(|t| !t.is_empty()),
                 // The page offers only known risks; anything else filters nothing out.

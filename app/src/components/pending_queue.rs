@@ -16,6 +16,7 @@ use crate::{
     api,
     domain::{
         naming,
+        rules::Viewer,
         wire::{Approval, ApproveRequest, RejectRequest},
     },
     time::age,
@@ -114,7 +115,7 @@ pub fn bulk_report(verb: &str, done: usize, failed: &[(String, String)]) -> Stri
 
 /// The pending approvals, grouped by chat, with a selection that is decided together.
 #[component]
-pub fn PendingQueue(list: Vec<Approval>, now: RwSignal<i64>, viewer_is_admin: Option<bool>, ui: QueueUi) -> impl IntoView {
+pub fn PendingQueue(list: Vec<Approval>, now: RwSignal<i64>, viewer: Option<Viewer>, ui: QueueUi) -> impl IntoView {
     let QueueUi { selected, .. } = ui;
     let present: BTreeSet<ApprovalId> = list.iter().map(|a| a.id.clone()).collect();
     let summaries: Vec<(ApprovalId, String)> = list.iter().map(|a| (a.id.clone(), a.summary.clone())).collect();
@@ -141,12 +142,12 @@ pub fn PendingQueue(list: Vec<Approval>, now: RwSignal<i64>, viewer_is_admin: Op
             </label>
         </div>
         <BulkBar chosen summaries ui />
-        {group_by_chat(list).into_iter().map(|group| view! { <ChatGroupView group now viewer_is_admin ui /> }).collect_view()}
+        {group_by_chat(list).into_iter().map(|group| view! { <ChatGroupView group now viewer=viewer.clone() ui /> }).collect_view()}
     }
 }
 
 #[component]
-fn ChatGroupView(group: ChatGroup, now: RwSignal<i64>, viewer_is_admin: Option<bool>, ui: QueueUi) -> impl IntoView {
+fn ChatGroupView(group: ChatGroup, now: RwSignal<i64>, viewer: Option<Viewer>, ui: QueueUi) -> impl IntoView {
     let heading = format!("{} · {}", group.owner.clone().unwrap_or_else(|| "—".into()), group.title);
     let label = heading.clone();
     let waiting = group.approvals.len();
@@ -157,7 +158,7 @@ fn ChatGroupView(group: ChatGroup, now: RwSignal<i64>, viewer_is_admin: Option<b
                 <span class="pending-count" aria-label=format!("{waiting} waiting")>{waiting}</span>
             </h2>
             <ul class="queue-list">
-                {group.approvals.into_iter().map(|a| view! { <QueueRow approval=a now viewer_is_admin ui /> }).collect_view()}
+                {group.approvals.into_iter().map(|a| view! { <QueueRow approval=a now viewer=viewer.clone() ui /> }).collect_view()}
             </ul>
         </section>
     }
@@ -165,8 +166,10 @@ fn ChatGroupView(group: ChatGroup, now: RwSignal<i64>, viewer_is_admin: Option<b
 
 /// One approval: a checkbox and a one-line summary that opens to the full card.
 #[component]
-fn QueueRow(approval: Approval, now: RwSignal<i64>, viewer_is_admin: Option<bool>, ui: QueueUi) -> impl IntoView {
+fn QueueRow(approval: Approval, now: RwSignal<i64>, viewer: Option<Viewer>, ui: QueueUi) -> impl IntoView {
     let QueueUi { selected, expanded, .. } = ui;
+    // One of the people an escalation named decides it like an admin would.
+    let viewer_is_admin = viewer.map(|v| v.is_admin || approval.deciders.contains(&v.name));
     let id = approval.id.clone();
     let draft = ui.draft(&id);
     let member = |set: RwSignal<BTreeSet<ApprovalId>>| {
@@ -326,6 +329,8 @@ mod tests {
             decided_by: None,
             decision_seconds: None,
             escalated_by: None,
+            escalated_to: None,
+            deciders: Vec::new(),
             reason: None,
             edited_args: None,
             args_schema: None,

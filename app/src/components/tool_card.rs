@@ -106,7 +106,16 @@ pub fn ToolCard(
         }
     });
     // Handed to the admins: a user sees who has it, not buttons the server would refuse.
-    let held_for_admins = viewer_is_admin.is_some_and(|admin| rules::held_by_admins(admin, escalated_by.as_deref()).is_some());
+    let escalated_to = card.approval.as_ref().and_then(|a| a.escalated_to.clone()).filter(|_| waiting);
+    let deciders = card.approval.as_ref().map(|a| a.deciders.clone()).unwrap_or_default();
+    // The chat's viewer is its owner or an admin; a queue row's viewer is one of the people it
+    // went to when the server listed it for them (`viewer_is_admin` is then true for the row).
+    let held_for_admins = viewer_is_admin.is_some_and(|admin| {
+        let escalation =
+            escalated_by.as_deref().map(|by| rules::Escalation { by, to: escalated_to.as_deref().map(|to| (to, deciders.as_slice())) });
+        rules::held_from(rules::Decider { name: "", is_admin: admin }, escalation).is_some()
+    });
+    let holder_name = escalated_to.clone().unwrap_or_else(|| "the admins".into());
     let pending = waiting && !in_chat && !held_for_admins;
     let mode = draft.mode;
     let busy = RwSignal::new(false);
@@ -239,8 +248,12 @@ pub fn ToolCard(
             let id = escalate_id.clone();
             in_background(busy, error, async move { api::escalate(&id).await });
         };
-        let holder = escalated_by.clone().map(|by| view! {
-            <p class="escalated" role="status">{format!("With the admins (escalated by {by}); only an admin can decide it now.")}</p>
+        let holder = escalated_by.clone().map(|by| {
+            let line = match &escalated_to {
+                Some(to) => format!("With {to} (escalated by {by}); only {to} or an admin can decide it now."),
+                None => format!("With the admins (escalated by {by}); only an admin can decide it now."),
+            };
+            view! { <p class="escalated" role="status">{line}</p> }
         });
         let can_escalate = escalated_by.is_none() && viewer_is_admin != Some(true);
         // Questions, answers and plans are decided one by one: no "always allow" for them.
@@ -362,10 +375,16 @@ pub fn ToolCard(
             })}
             {held_for_admins.then(|| view! {
                 <p class="escalated waiting-for-admin" role="status">
-                    {format!(
-                        "Waiting for an admin: {} handed this call to the admins, so only an admin can decide it now.",
-                        escalated_by.clone().unwrap_or_default()
-                    )}
+                    {match &escalated_to {
+                        Some(_) => format!(
+                            "Waiting for {holder_name}: {} handed this call to {holder_name}, so only they or an admin can decide it now.",
+                            escalated_by.clone().unwrap_or_default()
+                        ),
+                        None => format!(
+                            "Waiting for an admin: {} handed this call to the admins, so only an admin can decide it now.",
+                            escalated_by.clone().unwrap_or_default()
+                        ),
+                    }}
                 </p>
             })}
             {controls}

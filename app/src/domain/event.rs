@@ -136,6 +136,11 @@ pub enum EventBody {
         approval_id: ApprovalId,
         call_id: CallId,
         escalated_by: String,
+        /// The named user or group it went to (none: the admins), and the people who may decide.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        to: Option<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        deciders: Vec<String>,
         /// RFC 3339: the new deadline.
         deadline: String,
     },

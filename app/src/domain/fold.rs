@@ -162,8 +162,13 @@ pub struct CardApproval {
     pub requested_at: String,
     /// RFC 3339.
     pub deadline: String,
-    /// Who handed it to the admins, if anyone; then only admins may decide.
+    /// Who escalated it, if anyone; then only admins (or the people it went to) may decide.
     pub escalated_by: Option<String>,
+    /// The named user or group it was handed to (none: the admins), and its people.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalated_to: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deciders: Vec<String>,
     /// The user answers it with yes or no in the chat (no buttons on the card).
     #[serde(default)]
     pub in_chat: bool,
@@ -340,6 +345,8 @@ impl ConversationView {
                         requested_at: event.at.clone(),
                         deadline: deadline.clone(),
                         escalated_by: None,
+                        escalated_to: None,
+                        deciders: Vec::new(),
                         in_chat: *in_chat,
                         rules: *rules,
                         reminded: 0,
@@ -397,9 +404,11 @@ impl ConversationView {
                     approval.reminders = *of;
                 }
             }
-            EventBody::ApprovalEscalated { call_id, escalated_by, deadline, .. } => {
+            EventBody::ApprovalEscalated { call_id, escalated_by, deadline, to, deciders, .. } => {
                 if let Some(approval) = self.card_mut(call_id).and_then(|c| c.approval.as_mut()) {
                     approval.escalated_by = Some(escalated_by.clone());
+                    approval.escalated_to = to.clone();
+                    approval.deciders = deciders.clone();
                     approval.deadline = deadline.clone();
                 }
             }
@@ -526,6 +535,8 @@ impl super::wire::Approval {
                 requested_at: a.created_at.clone(),
                 deadline: a.deadline.clone(),
                 escalated_by: a.escalated_by.clone(),
+                escalated_to: a.escalated_to.clone(),
+                deciders: a.deciders.clone(),
                 // Admins decide with the buttons even when the user was asked in the chat.
                 in_chat: false,
                 rules: a.rules,
@@ -752,12 +763,15 @@ mod tests {
             call_id: "k1".into(),
             escalated_by: "ada".into(),
             deadline: "2026-11-21T11:00:00Z".into(),
+            to: Some("finance".into()),
+            deciders: vec!["dora".into()],
         });
         let view = log.view();
         let card = view.card("k1").unwrap();
         assert_eq!(card.status, CardStatus::PendingApproval);
         let approval = card.approval.as_ref().unwrap();
         assert_eq!((approval.escalated_by.as_deref(), approval.deadline.as_str()), (Some("ada"), "2026-11-21T11:00:00Z"));
+        assert_eq!((approval.escalated_to.as_deref(), approval.deciders.as_slice()), (Some("finance"), ["dora".to_owned()].as_slice()));
     }
 
     #[test]

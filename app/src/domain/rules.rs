@@ -15,6 +15,9 @@ pub enum Refusal {
     OutOfTime,
     /// It was handed to the admins; only an admin may decide it (or stop its turn).
     WithTheAdmins { escalated_by: String },
+    /// It was handed to a named user or group (a gate's `escalation_target`, or an escalation
+    /// naming one); only its people, or an admin, may decide it.
+    WithOthers { escalated_by: String, to: String },
 }
 
 impl fmt::Display for Refusal {
@@ -22,25 +25,52 @@ impl fmt::Display for Refusal {
         match self {
             Self::OutOfTime => f.write_str("this approval ran out of time; its timeout action applies"),
             Self::WithTheAdmins { escalated_by } => write!(f, "this approval is with the admins (escalated by {escalated_by})"),
+            Self::WithOthers { escalated_by, to } => {
+                write!(f, "this approval is with {to} (escalated by {escalated_by}); only {to} or an admin may decide it")
+            }
         }
     }
 }
 
-/// Held by the admins: an escalated approval, for anyone who is not an admin. `escalated_by` is
-/// who escalated it, `None` while it is not escalated.
-pub fn held_by_admins(decider_is_admin: bool, escalated_by: Option<&str>) -> Option<Refusal> {
-    match escalated_by {
-        Some(by) if !decider_is_admin => Some(Refusal::WithTheAdmins { escalated_by: by.to_owned() }),
-        _ => None,
+/// Who a pending approval was handed to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Escalation<'a> {
+    pub by: &'a str,
+    /// The named user or group and the people in it when it was escalated; `None`: the admins.
+    pub to: Option<(&'a str, &'a [String])>,
+}
+
+/// Who is looking at an approval (the queue shows buttons by it; the server checks again).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Viewer {
+    pub name: String,
+    pub is_admin: bool,
+}
+
+/// Who wants to decide.
+#[derive(Clone, Copy, Debug)]
+pub struct Decider<'a> {
+    pub name: &'a str,
+    pub is_admin: bool,
+}
+
+/// Held by others: an escalated approval, for anyone who is neither an admin nor one of the
+/// people it was handed to. `None` while it is not escalated.
+pub fn held_from(decider: Decider<'_>, escalation: Option<Escalation<'_>>) -> Option<Refusal> {
+    let escalation = escalation.filter(|_| !decider.is_admin)?;
+    match escalation.to {
+        None => Some(Refusal::WithTheAdmins { escalated_by: escalation.by.to_owned() }),
+        Some((_, people)) if people.iter().any(|p| p == decider.name) => None,
+        Some((to, _)) => Some(Refusal::WithOthers { escalated_by: escalation.by.to_owned(), to: to.to_owned() }),
     }
 }
 
 /// May this person decide the pending approval now?
-pub fn may_decide(decider_is_admin: bool, escalated_by: Option<&str>, deadline_ms: i64, now_ms: i64) -> Result<(), Refusal> {
+pub fn may_decide(decider: Decider<'_>, escalation: Option<Escalation<'_>>, deadline_ms: i64, now_ms: i64) -> Result<(), Refusal> {
     if deadline_ms <= now_ms {
         return Err(Refusal::OutOfTime);
     }
-    held_by_admins(decider_is_admin, escalated_by).map_or(Ok(()), Err)
+    held_from(decider, escalation).map_or(Ok(()), Err)
 }
 
 #[cfg(test)]
@@ -63,17 +93,27 @@ mod tests {
         ];
         for (admin, escalated, late, expected) in table {
             let (deadline, now) = if late { (100, 100) } else { (101, 100) };
-            assert_eq!(
-                may_decide(admin, escalated.then_some("bob"), deadline, now),
-                expected,
-                "admin={admin} escalated={escalated} late={late}"
-            );
+            let decider = Decider { name: "carol", is_admin: admin };
+            let escalation = escalated.then_some(Escalation { by: "bob", to: None });
+            assert_eq!(may_decide(decider, escalation, deadline, now), expected, "admin={admin} escalated={escalated} late={late}");
         }
     }
 
     #[test]
+    fn an_approval_handed_to_a_group_is_decided_by_its_people_or_an_admin() {
+        let finance = ["dora".to_owned(), "erin".to_owned()];
+        let to_finance = Some(Escalation { by: "bob", to: Some(("finance", &finance)) });
+        assert_eq!(held_from(Decider { name: "dora", is_admin: false }, to_finance), None);
+        assert_eq!(held_from(Decider { name: "root", is_admin: true }, to_finance), None);
+        let refusal = held_from(Decider { name: "bob", is_admin: false }, to_finance).unwrap();
+        assert_eq!(refusal, Refusal::WithOthers { escalated_by: "bob".into(), to: "finance".into() });
+        assert_eq!(refusal.to_string(), "this approval is with finance (escalated by bob); only finance or an admin may decide it");
+    }
+
+    #[test]
     fn refusals_say_why() {
-        assert_eq!(held_by_admins(false, Some("bob")).unwrap().to_string(), "this approval is with the admins (escalated by bob)");
+        let held = held_from(Decider { name: "carol", is_admin: false }, Some(Escalation { by: "bob", to: None }));
+        assert_eq!(held.unwrap().to_string(), "this approval is with the admins (escalated by bob)");
         assert!(Refusal::OutOfTime.to_string().contains("timeout action"));
     }
 }

@@ -92,8 +92,13 @@ pub struct Approval {
     pub decided_by: Option<String>,
     /// Seconds from request to decision.
     pub decision_seconds: Option<i64>,
-    /// Who handed it to the admins (only admins decide it then).
+    /// Who escalated it (only admins, or the people it went to, decide it then).
     pub escalated_by: Option<String>,
+    /// The named user or group it was handed to (none: the admins) and the people in it.
+    #[serde(default)]
+    pub escalated_to: Option<String>,
+    #[serde(default)]
+    pub deciders: Vec<String>,
     pub reason: Option<String>,
     pub edited_args: Option<Value>,
     /// What a decision must include (a reason to reject; whether the arguments may be edited).
@@ -143,6 +148,16 @@ pub struct GrantRequest {
 #[serde(deny_unknown_fields)]
 pub struct RejectRequest {
     pub reason: Option<String>,
+}
+
+/// `POST /api/approvals/{id}/escalate`: to whom (a user or a `[[groups]]` name); without `to`,
+/// the gate's `escalation_target`, or the admins.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct EscalateRequest {
+    #[cfg_attr(feature = "ssr", schema(min_length = 1, max_length = 64))]
+    pub to: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

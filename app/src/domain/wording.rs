@@ -227,6 +227,8 @@ mod tests {
             requested_at: requested_at.into(),
             deadline: deadline.into(),
             escalated_by: None,
+            escalated_to: None,
+            deciders: Vec::new(),
             in_chat: false,
             rules: Default::default(),
             reminded: 0,

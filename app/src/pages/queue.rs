@@ -12,6 +12,7 @@ use crate::{
     data::{QueueQuery, approvals_loader, me_loader},
     domain::{
         Role,
+        rules::Viewer,
         wire::{Approval, Reversibility},
     },
     live,
@@ -99,7 +100,7 @@ pub fn QueuePage() -> impl IntoView {
             <BulkReport ui />
             <Transition fallback=|| view! { <p class="muted">"Loading approvals…"</p> }>
                 {move || Suspend::new(async move {
-                    let viewer_is_admin = me.await.ok().flatten().map(|me| me.role == Role::Admin);
+                    let viewer = me.await.ok().flatten().map(|me| Viewer { is_admin: me.role == Role::Admin, name: me.username });
                     match approvals.await {
                         Err(e) => view! { <p class="error" role="alert">{format!("Could not load approvals: {e}")}</p> }.into_any(),
                         Ok(list) if list.is_empty() => view! { <p class="muted empty-queue">"Nothing here."</p> }.into_any(),
@@ -111,7 +112,7 @@ pub fn QueuePage() -> impl IntoView {
                             if list.is_empty() {
                                 return view! { <p class="muted empty-queue">"Nothing here."</p> }.into_any();
                             }
-                            view! { <PendingQueue list now viewer_is_admin ui /> }.into_any()
+                            view! { <PendingQueue list now viewer ui /> }.into_any()
                         }
                     }
                 })}

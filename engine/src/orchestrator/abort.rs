@@ -30,10 +30,12 @@ impl Orchestrator {
         if task.status().is_final() {
             return Err(DecisionError::Conflict(format!("task {task_id} is already {}", task.status().as_str())));
         }
-        // Aborting cancels the pending approvals: not for a user while the admins hold one.
+        // Aborting cancels the pending approvals: not for a user while someone else holds one.
         if actor.role == Some(Role::User) {
             for approval in approvals::pending_for_task(&mut *w.tx, task_id).await? {
-                if let Some(why) = rules::held_by_admins(false, approval.escalated_to_admins_by()) {
+                let people = approval.deciders();
+                let decider = rules::Decider { name: &actor.name, is_admin: false };
+                if let Some(why) = rules::held_from(decider, approval.escalation(&people)) {
                     return Err(DecisionError::Forbidden(format!("the turn cannot be stopped: {why}")));
                 }
             }

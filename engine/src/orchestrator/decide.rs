@@ -209,7 +209,8 @@ impl Orchestrator {
                 return self.abort(&task.id, &system).await;
             }
             TimeoutAction::Escalate => {
-                self.hand_to_admins(&mut w, &task, &approval, &system.name, super::escalate::Deadline::Fresh).await?
+                let to = self.gate_target(&mut w, &approval).await?;
+                self.hand_over(&mut w, &task, &approval, &system.name, super::escalate::Deadline::Fresh, to).await?
             }
             TimeoutAction::Approve => {
                 self.apply(&mut w, &task, &approval, ApprovalOutcome::Approved, &system, Some("timed out".into()), None).await?;
@@ -348,12 +349,14 @@ impl Orchestrator {
 /// the admins is theirs to decide. The server itself (timeouts) always may.
 pub(super) fn may_decide(actor: &Actor, approval: &ApprovalRow, now: i64) -> Result<(), DecisionError> {
     let Some(role) = actor.role else { return Ok(()) };
-    rules::may_decide(role == Role::Admin, approval.escalated_to_admins_by(), approval.deadline, now).map_err(|refusal| match refusal {
+    let people = approval.deciders();
+    let decider = rules::Decider { name: &actor.name, is_admin: role == Role::Admin };
+    rules::may_decide(decider, approval.escalation(&people), approval.deadline, now).map_err(|refusal| match refusal {
         Refusal::OutOfTime => DecisionError::Conflict(format!(
             "approval {} ran out of time; its timeout action ({}) applies",
             approval.id, approval.timeout_action
         )),
-        Refusal::WithTheAdmins { .. } => DecisionError::Forbidden(refusal.to_string()),
+        Refusal::WithTheAdmins { .. } | Refusal::WithOthers { .. } => DecisionError::Forbidden(refusal.to_string()),
     })
 }
 

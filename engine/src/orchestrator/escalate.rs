@@ -1,6 +1,8 @@
-//! Handing a pending approval to the admins: on demand by its owner, as an `escalate` timeout
-//! action (with a fresh deadline), or when the gate's escalation timeout passes (the deadline
-//! stays); see `app::domain::rules` for who may decide it then.
+//! Handing a pending approval over — to the admins, or to a named user or group (`[[groups]]`):
+//! on demand by its owner (naming a target or not), as an `escalate` timeout action (with a fresh
+//! deadline), or when the gate's escalation timeout passes (the deadline stays). Without a named
+//! target it goes to the gate's `escalation_target`, else the admins. See `app::domain::rules`
+//! for who may decide it then.
 
 use app::domain::ApprovalId;
 use std::sync::Arc;
@@ -17,9 +19,10 @@ use crate::store::{
     approvals::{self, ApprovalRow},
     tasks::TaskRow,
     time::now_ms,
+    users,
 };
 
-/// The deadline of an approval handed to the admins.
+/// The deadline of an approval handed over.
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Deadline {
     /// As long again as the gate gave (on demand, and the `escalate` timeout action).
@@ -28,22 +31,36 @@ pub(super) enum Deadline {
     Keep,
 }
 
+/// A named target and the people who may decide for it.
+pub(super) type Target = Option<(String, Vec<String>)>;
+
 impl Orchestrator {
-    /// A user hands a pending approval to the admins (on demand).
-    pub async fn escalate(self: &Arc<Self>, approval_id: &ApprovalId, actor: &Actor) -> Result<(), DecisionError> {
+    /// A user hands a pending approval over (on demand): to `to` (a user or group name), or
+    /// without one to the gate's target or the admins. An unknown `to` is a 422 that changes nothing.
+    pub async fn escalate(self: &Arc<Self>, approval_id: &ApprovalId, actor: &Actor, to: Option<&str>) -> Result<(), DecisionError> {
         let mut w = self.store.write(Scope::Approval(approval_id)).await?;
         let approval = pending_approval(&mut w, approval_id).await?;
         if approval.escalated_at.is_some() {
-            return Err(DecisionError::Conflict(format!("approval {approval_id} is already with the admins")));
+            return Err(DecisionError::Conflict(format!("approval {approval_id} is already escalated")));
         }
+        let target = match to {
+            Some(name) => {
+                let people = self.people_of(&mut w, name).await?.ok_or_else(|| {
+                    let message = format!("no user or group is named {name:?}");
+                    DecisionError::Invalid { details: vec![json!({ "path": "/to", "message": message })], message }
+                })?;
+                Some((name.to_owned(), people))
+            }
+            None => self.gate_target(&mut w, &approval).await?,
+        };
         let task = self.waiting_task(&mut w, &approval.task_id).await?;
-        self.hand_to_admins(&mut w, &task, &approval, &actor.name, Deadline::Fresh).await?;
+        self.hand_over(&mut w, &task, &approval, &actor.name, Deadline::Fresh, target).await?;
         w.commit().await?;
         Ok(())
     }
 
-    /// The gate's escalation timeout passed and no one decided: the admins get it, and the
-    /// deadline stays (the timeout action still applies then).
+    /// The gate's escalation timeout passed and no one decided: the gate's target (or the admins)
+    /// gets it, and the deadline stays (the timeout action still applies then).
     pub async fn escalate_when_due(self: &Arc<Self>, approval_id: &ApprovalId) -> Result<(), DecisionError> {
         let mut w = self.store.write(Scope::Approval(approval_id)).await?;
         let approval = pending_approval(&mut w, approval_id).await?;
@@ -51,27 +68,52 @@ impl Orchestrator {
             return Ok(());
         }
         let task = self.waiting_task(&mut w, &approval.task_id).await?;
-        self.hand_to_admins(&mut w, &task, &approval, super::decide::SYSTEM, Deadline::Keep).await?;
+        let target = self.gate_target(&mut w, &approval).await?;
+        self.hand_over(&mut w, &task, &approval, super::decide::SYSTEM, Deadline::Keep, target).await?;
         w.commit().await?;
         Ok(())
     }
 
-    pub(super) async fn hand_to_admins(
+    /// The people a name stands for: a group's members, or the user of that name.
+    async fn people_of(&self, w: &mut Write, name: &str) -> anyhow::Result<Option<Vec<String>>> {
+        if let Some(members) = self.agents.groups.get(name) {
+            return Ok(Some(members.clone()));
+        }
+        Ok(users::credentials(&mut *w.tx, name).await?.map(|c| vec![c.user.username]))
+    }
+
+    /// The gate's `escalation_target` as it was when the approval was asked; the admins when it
+    /// has none or it names no one (said in the log, so the file can be fixed).
+    pub(super) async fn gate_target(&self, w: &mut Write, approval: &ApprovalRow) -> anyhow::Result<Target> {
+        let Some(name) = &approval.escalation_target else { return Ok(None) };
+        match self.people_of(w, name).await? {
+            Some(people) => Ok(Some((name.clone(), people))),
+            None => {
+                tracing::warn!(approval_id = %approval.id, target = %name, "escalation_target names no user or group; escalated to the admins");
+                Ok(None)
+            }
+        }
+    }
+
+    pub(super) async fn hand_over(
         &self,
         w: &mut Write,
         task: &TaskRow,
         approval: &ApprovalRow,
         by: &str,
         deadline: Deadline,
+        target: Target,
     ) -> Result<(), DecisionError> {
         let deadline = match deadline {
-            // The admins get as long as the gate originally gave.
+            // They get as long as the gate originally gave.
             Deadline::Fresh => now_ms() + (approval.deadline - approval.created_at).max(100),
             Deadline::Keep => approval.deadline,
         };
-        if !approvals::escalate(&mut w.tx, &approval.id, by, deadline).await? {
+        let to = target.as_ref().map(|(name, people)| (name.as_str(), people.as_slice()));
+        if !approvals::escalate(&mut w.tx, &approval.id, by, deadline, to).await? {
             return Err(DecisionError::Conflict(format!("approval {} can no longer be escalated", approval.id)));
         }
+        let (to, deciders) = target.map_or((None, Vec::new()), |(name, people)| (Some(name), people));
         w.append(
             &approval.conversation_id,
             EventBody::ApprovalEscalated {
@@ -80,12 +122,14 @@ impl Orchestrator {
                 call_id: approval.call_id.clone(),
                 escalated_by: by.to_owned(),
                 deadline: crate::store::time::rfc3339(deadline),
+                to: to.clone(),
+                deciders: deciders.clone(),
             },
         )
         .await?;
         w.audit(AuditKind::ApprovalEscalated,
             by,
-            json!({ "approval_id": approval.id, "conversation_id": approval.conversation_id, "tool": approval.tool, "deadline": crate::store::time::rfc3339(deadline) }));
+            json!({ "approval_id": approval.id, "conversation_id": approval.conversation_id, "tool": approval.tool, "deadline": crate::store::time::rfc3339(deadline), "to": to, "deciders": deciders }));
         Ok(())
     }
 }

@@ -548,6 +548,7 @@ async fn ask(w: &mut Write, task: &TaskRow, agent: &Agent, gate: &Gate, proposal
         context,
         assessment,
         retries: if gate.timeout_action == app::domain::TimeoutAction::Retry { gate.max_retries } else { 0 },
+        escalation_target: gate.escalation_target.as_deref(),
     };
     approvals::insert(&mut w.tx, new_approval).await?;
     w.audit(AuditKind::ApprovalRequested,

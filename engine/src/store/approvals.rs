@@ -54,11 +54,28 @@ pub struct ApprovalRow {
     /// `retry`: how many more times it may be asked again, and how often it was.
     pub retries_left: i64,
     pub resent: i64,
+    /// The gate's `escalation_target` (a user or group name) when it was asked.
+    pub escalation_target: Option<String>,
+    /// Once escalated: the named user or group (NULL: the admins), and its people as ",a,b,".
+    pub escalated_to: Option<String>,
+    pub escalated_members: Option<String>,
 }
 
 impl ApprovalRow {
     /// Who handed it to the admins, while it is pending and with them (`None` otherwise).
-    pub fn escalated_to_admins_by(&self) -> Option<&str> {
+    /// The people an escalation named (empty when it went to the admins).
+    pub fn deciders(&self) -> Vec<String> {
+        self.escalated_members.as_deref().unwrap_or_default().split(',').filter(|p| !p.is_empty()).map(str::to_owned).collect()
+    }
+
+    /// Who holds it, while it is pending and escalated; `people` is [`Self::deciders`].
+    pub fn escalation<'a>(&'a self, people: &'a [String]) -> Option<app::domain::rules::Escalation<'a>> {
+        let by = self.escalated_by_whom()?;
+        Some(app::domain::rules::Escalation { by, to: self.escalated_to.as_deref().map(|to| (to, people)) })
+    }
+
+    /// Who escalated it, while it is pending and escalated.
+    pub fn escalated_by_whom(&self) -> Option<&str> {
         (self.state == ApprovalState::Pending && self.escalated_at.is_some()).then(|| self.escalated_by.as_deref().unwrap_or("someone"))
     }
 
@@ -103,6 +120,8 @@ impl ApprovalRow {
             decided_by: self.decided_by.clone(),
             decision_seconds: self.decided_at.map(|d| (d - self.created_at) / 1000),
             escalated_by: self.escalated_by.clone(),
+            escalated_to: self.escalated_to.clone(),
+            deciders: self.deciders(),
             reason: self.reason.clone(),
             edited_args: self.edited_args.as_deref().and_then(|a| serde_json::from_str(a).ok()),
             rules: self.rules(),
@@ -120,7 +139,7 @@ const SELECT: &str = "SELECT a.id, a.call_id, a.task_id, a.conversation_id, c.ti
     c.owner_id, u.username AS owner, a.agent, a.tool, a.args, a.gate, a.summary, a.risk, a.state, a.timeout_action,
     a.created_at, a.deadline, a.decided_at, a.decided_by, a.reason, a.edited_args, a.escalated_at, a.escalated_by, a.confirm,
     a.require_reason, a.allow_modification, a.escalate_at, a.reminders_sent, a.context, a.retries_left, a.resent,
-    a.assessment
+    a.assessment, a.escalation_target, a.escalated_to, a.escalated_members
     FROM approvals a JOIN conversations c ON c.id = a.conversation_id LEFT JOIN users u ON u.id = c.owner_id";
 
 pub struct NewApproval<'a> {
@@ -146,6 +165,8 @@ pub struct NewApproval<'a> {
     /// `retry`: how many times it may be asked again.
     pub retries: u32,
     pub assessment: Option<&'a wire::RiskAssessment>,
+    /// Who an escalation goes to when it names no one: a user or group name (none: the admins).
+    pub escalation_target: Option<&'a str>,
 }
 
 pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Result<()> {
@@ -153,8 +174,8 @@ pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Res
     sqlx::query(
         "INSERT INTO approvals (id, call_id, task_id, conversation_id, agent, tool, args, gate, summary, risk, state,
             timeout_action, created_at, deadline, confirm, require_reason, allow_modification,
-            escalate_at, next_reminder_at, reminder_interval_ms, reminders_left, context, retries_left, assessment)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)",
+            escalate_at, next_reminder_at, reminder_interval_ms, reminders_left, context, retries_left, assessment, escalation_target)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)",
     )
     .bind(a.id)
     .bind(a.call_id)
@@ -179,6 +200,7 @@ pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Res
     .bind(serde_json::to_string(a.context).context("failed to encode an approval's context")?)
     .bind(i64::from(a.retries))
     .bind(a.assessment.map(serde_json::to_string).transpose().context("failed to encode an approval's assessment")?)
+    .bind(a.escalation_target)
     .execute(conn)
     .await
     .context("failed to record approval")?;
@@ -319,8 +341,10 @@ impl StateFilter {
 #[derive(Debug, Default)]
 pub struct Filter<'a> {
     pub state: StateFilter,
-    /// Only approvals of this owner's conversations (a non-admin viewer).
+    /// Only approvals of this owner's conversations (a non-admin viewer)…
     pub owner_id: Option<&'a UserId>,
+    /// …and those escalated to this user by name or through a group.
+    pub decider: Option<&'a str>,
     pub tool: Option<&'a str>,
     pub username: Option<&'a str>,
     pub risk: Option<Risk>,
@@ -338,7 +362,7 @@ pub async fn list(db: impl AnyExecutor<'_>, f: &Filter<'_>) -> anyhow::Result<Ve
     };
     let order = if f.oldest_first { "ASC" } else { "DESC" };
     let sql = format!(
-        "{SELECT} WHERE {state_clause} AND ($2 IS NULL OR c.owner_id = $2) AND ($3 IS NULL OR a.tool = $3)
+        "{SELECT} WHERE {state_clause} AND ($2 IS NULL OR c.owner_id = $2 OR a.escalated_members LIKE $7 ESCAPE '!') AND ($3 IS NULL OR a.tool = $3)
          AND ($4 IS NULL OR lower(u.username) = lower($4)) AND ($5 IS NULL OR a.risk = $5)
          ORDER BY a.created_at {order}, a.id {order} LIMIT $6"
     );
@@ -349,6 +373,8 @@ pub async fn list(db: impl AnyExecutor<'_>, f: &Filter<'_>) -> anyhow::Result<Ve
         .bind(f.username)
         .bind(f.risk.map(Risk::as_str))
         .bind(f.limit)
+        // `_` in a user name is a wildcard to LIKE: escaped, so `a_b` never matches `axb`.
+        .bind(f.decider.map(|name| format!("%,{},%", name.replace('!', "!!").replace('%', "!%").replace('_', "!_"))).unwrap_or_default())
         .fetch_all(db)
         .await
         .context("failed to list approvals")
@@ -388,14 +414,25 @@ pub async fn decider_of(db: impl AnyExecutor<'_>, call_id: &CallId) -> anyhow::R
     Ok(by.flatten())
 }
 
-pub async fn escalate(conn: &mut AnyConnection, id: &ApprovalId, by: &str, deadline: i64) -> anyhow::Result<bool> {
+/// Hands a pending approval over: to the admins (`to` None) or to a named user or group and its
+/// people. False when it is no longer pending or already escalated.
+pub async fn escalate(
+    conn: &mut AnyConnection,
+    id: &ApprovalId,
+    by: &str,
+    deadline: i64,
+    to: Option<(&str, &[String])>,
+) -> anyhow::Result<bool> {
     let result = sqlx::query(
-        "UPDATE approvals SET escalated_at = $1, escalated_by = $2, deadline = $3 WHERE id = $4 AND state = 'pending' AND escalated_at IS NULL",
+        "UPDATE approvals SET escalated_at = $1, escalated_by = $2, deadline = $3, escalated_to = $5, escalated_members = $6
+         WHERE id = $4 AND state = 'pending' AND escalated_at IS NULL",
     )
     .bind(now_ms())
     .bind(by)
     .bind(deadline)
     .bind(id)
+    .bind(to.map(|(name, _)| name))
+    .bind(to.map(|(_, people)| format!(",{},", people.join(","))))
     .execute(conn)
     .await
     .context("failed to escalate approval")?;

@@ -4,7 +4,7 @@ use super::error::ErrorBody;
 use app::domain::ApprovalId;
 use app::domain::{
     ApprovalState, Risk,
-    wire::{Approval, ApproveRequest, DecisionOutcome, DeferRequest, RejectRequest},
+    wire::{Approval, ApproveRequest, DecisionOutcome, DeferRequest, EscalateRequest, RejectRequest},
 };
 use axum::{
     Json,
@@ -64,22 +64,30 @@ struct ListQuery {
     path = "/api/approvals/{id}/escalate",
     operation_id = "escalate",
     tag = "approvals",
-    summary = "Hand a pending approval to the admins (owner or admin); only admins decide it afterwards",
+    summary = "Hand a pending approval over (owner or admin): to `to` (a user or a [[groups]] name), else the gate's escalation_target, else the admins; only they (or an admin) decide it afterwards",
     params(("id" = ApprovalId, Path)),
+    request_body = Option<EscalateRequest>,
     responses(
         (status = 200, description = "OK", body = Approval),
         (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
         (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
         (status = 404, description = "No such resource, or not yours", body = ErrorBody),
         (status = 409, description = "Conflict: the resource is no longer in a state that allows this", body = ErrorBody),
+        (status = 422, description = "Invalid input (e.g. `to` names no user or group); nothing changed", body = ErrorBody),
         (status = 429, description = "Too many attempts; see Retry-After", body = ErrorBody),
     ),
 )]
-#[tracing::instrument(skip(state, user))]
-async fn escalate(State(state): State<AppState>, user: CurrentUser, Path(id): Path<ApprovalId>) -> Result<Json<Approval>, ApiError> {
+#[tracing::instrument(skip(state, user, body))]
+async fn escalate(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    Path(id): Path<ApprovalId>,
+    body: Option<ApiJson<EscalateRequest>>,
+) -> Result<Json<Approval>, ApiError> {
     state.limits.decision(state.store.writer(), &user.user.id).await?;
     access::visible_approval(&state, &user, &id).await?;
-    state.orchestrator.escalate(&id, &access::actor(&user)).await?;
+    let to = body.and_then(|ApiJson(b)| b.to).map(|t| t.trim().to_owned()).filter(|t| !t.is_empty());
+    state.orchestrator.escalate(&id, &access::actor(&user), to.as_deref()).await?;
     Ok(Json(access::visible_approval(&state, &user, &id).await?.to_wire(now_ms())))
 }
 
@@ -126,6 +134,7 @@ async fn list(
     let filter = Filter {
         state: states,
         owner_id: user.owner_filter(),
+        decider: user.owner_filter().map(|_| user.user.username.as_str()),
         tool: query.tool.as_deref(),
         username: query.user.as_deref(),
         risk,

@@ -13,6 +13,7 @@ mod cycle;
 mod decision_rules;
 mod decisions;
 mod durability;
+mod escalation_targets;
 mod final_answer;
 mod health;
 mod layering;
