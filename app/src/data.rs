@@ -26,17 +26,26 @@ pub struct ChatData {
 pub struct QueueQuery {
     /// `pending` or `decided`.
     pub status: String,
-    pub oldest_first: bool,
+    /// One of the API's `order` names (`newest` when none).
+    pub order: Option<String>,
     pub tool: Option<String>,
     pub user: Option<String>,
     pub risk: Option<String>,
+    pub reversibility: Option<String>,
 }
 
 impl QueueQuery {
     /// The same filter as `/api/approvals` query parameters.
     pub fn to_query_string(&self) -> String {
-        let mut q = format!("status={}&order={}&limit=200", self.status, if self.oldest_first { "oldest" } else { "newest" });
-        for (key, value) in [("tool", &self.tool), ("user", &self.user), ("risk", &self.risk)] {
+        let mut q = format!("status={}&limit=200", self.status);
+        let params = [
+            ("order", &self.order),
+            ("tool", &self.tool),
+            ("user", &self.user),
+            ("risk", &self.risk),
+            ("reversibility", &self.reversibility),
+        ];
+        for (key, value) in params {
             if let Some(v) = value.as_deref().filter(|v| !v.is_empty()) {
                 q.push_str(&format!("&{key}={}", encode(v)));
             }

@@ -83,9 +83,9 @@ test("the queue at volume: rows grouped by chat that open to the card, several d
   // Only what cannot be undone: a question (which changes nothing) drops out, a refund stays.
   await chatWaiting(alice, server, "refund an order", 1);
   await chatWaiting(alice, server, "refund order 1005", 2);
-  await admin.goto(`${server.url}/approvals?undo=no`);
+  await admin.goto(`${server.url}/approvals?reversibility=irreversible`);
   await waitForHydration(admin);
-  await expect(admin.getByLabel("Can be undone")).toHaveValue("no");
+  await expect(admin.getByLabel("Can be undone")).toHaveValue("irreversible");
   await expect(admin.locator(".queue-item")).toHaveCount(1);
   await expect(admin.locator(".queue-item")).toContainText("Refund");
   await admin.goto(`${server.url}/approvals`);

@@ -76,7 +76,8 @@ impl PageData for StorePages {
                 username: query.user.as_deref().filter(|t| !t.is_empty()),
                 // The page offers only known risks; anything else filters nothing out.
                 risk: query.risk.as_deref().and_then(|r| Risk::parse(r).ok()),
-                oldest_first: query.oldest_first,
+                reversibility: query.reversibility.as_deref().and_then(app::domain::wire::Reversibility::parse),
+                order: query.order.as_deref().and_then(approvals::Order::parse).unwrap_or_default(),
                 limit: 200,
             };
             let rows = approvals::list(store.pool(), &filter).await.map_err(unavailable)?;

@@ -169,6 +169,22 @@ pub struct DeferRequest {
     pub guidance: String,
 }
 
+impl Reversibility {
+    pub const ALL: [Self; 3] = [Self::Fully, Self::Partially, Self::Irreversible];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Fully => "fully",
+            Self::Partially => "partially",
+            Self::Irreversible => "irreversible",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|r| r.as_str() == name)
+    }
+}
+
 /// Can the call's effect be undone?
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]

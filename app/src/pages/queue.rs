@@ -10,11 +10,7 @@ use crate::{
         status_badge::approval_label,
     },
     data::{QueueQuery, approvals_loader, me_loader},
-    domain::{
-        Role,
-        rules::Viewer,
-        wire::{Approval, Reversibility},
-    },
+    domain::{Role, rules::Viewer, wire::Approval},
     live,
     time::{ago, now_ms},
 };
@@ -29,10 +25,11 @@ pub fn QueuePage() -> impl IntoView {
         let get = |k: &str| q.get(k).filter(|v| !v.is_empty());
         QueueQuery {
             status: if get("status").as_deref() == Some("decided") { "decided".into() } else { "pending".into() },
-            oldest_first: get("order").as_deref() == Some("oldest"),
+            order: get("order"),
             tool: get("tool"),
             user: get("user"),
             risk: get("risk"),
+            reversibility: get("reversibility"),
         }
     });
     let load = approvals_loader();
@@ -51,8 +48,6 @@ pub fn QueuePage() -> impl IntoView {
     let _ = Duration::from_secs(1);
 
     let decided = move || filter.get().status == "decided";
-    // "Cannot be undone only": read from each approval's risk assessment (the list is at most 200).
-    let only_irreversible = move || query.read().get("undo").as_deref() == Some("no");
     let value = move |k: &'static str| move || query.read().get(k).unwrap_or_default();
     view! {
         <Title text=move || {
@@ -84,15 +79,20 @@ pub fn QueuePage() -> impl IntoView {
                     </select>
                 </label>
                 <label>"Can be undone"
-                    <select name="undo" prop:value=value("undo")>
+                    <select name="reversibility" prop:value=value("reversibility")>
                         <option value="">"any"</option>
-                        <option value="no">"no (irreversible only)"</option>
+                        <option value="irreversible">"no (irreversible only)"</option>
+                        <option value="partially">"partly"</option>
+                        <option value="fully">"yes"</option>
                     </select>
                 </label>
                 <label>"Order"
-                    <select name="order" prop:value=move || if filter.get().oldest_first { "oldest" } else { "newest" }>
-                        <option value="newest">"newest first"</option>
+                    <select name="order" prop:value=value("order")>
+                        <option value="">"newest first"</option>
                         <option value="oldest">"oldest first"</option>
+                        <option value="risk">"highest risk first"</option>
+                        <option value="deadline">"soonest deadline first"</option>
+                        <option value="reversibility">"hardest to undo first"</option>
                     </select>
                 </label>
                 <button type="submit" class="btn">"Filter"</button>
@@ -105,15 +105,7 @@ pub fn QueuePage() -> impl IntoView {
                         Err(e) => view! { <p class="error" role="alert">{format!("Could not load approvals: {e}")}</p> }.into_any(),
                         Ok(list) if list.is_empty() => view! { <p class="muted empty-queue">"Nothing here."</p> }.into_any(),
                         Ok(list) if decided() => view! { <DecidedTable list /> }.into_any(),
-                        Ok(mut list) => {
-                            if only_irreversible() {
-                                list.retain(|a| a.assessment.reversibility == Reversibility::Irreversible);
-                            }
-                            if list.is_empty() {
-                                return view! { <p class="muted empty-queue">"Nothing here."</p> }.into_any();
-                            }
-                            view! { <PendingQueue list now viewer ui /> }.into_any()
-                        }
+                        Ok(list) => view! { <PendingQueue list now viewer ui /> }.into_any(),
                     }
                 })}
             </Transition>

@@ -174,8 +174,9 @@ pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Res
     sqlx::query(
         "INSERT INTO approvals (id, call_id, task_id, conversation_id, agent, tool, args, gate, summary, risk, state,
             timeout_action, created_at, deadline, confirm, require_reason, allow_modification,
-            escalate_at, next_reminder_at, reminder_interval_ms, reminders_left, context, retries_left, assessment, escalation_target)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)",
+            escalate_at, next_reminder_at, reminder_interval_ms, reminders_left, context, retries_left, assessment, escalation_target,
+            reversibility)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)",
     )
     .bind(a.id)
     .bind(a.call_id)
@@ -201,6 +202,7 @@ pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Res
     .bind(i64::from(a.retries))
     .bind(a.assessment.map(serde_json::to_string).transpose().context("failed to encode an approval's assessment")?)
     .bind(a.escalation_target)
+    .bind(a.assessment.map(|x| x.reversibility.as_str()))
     .execute(conn)
     .await
     .context("failed to record approval")?;
@@ -348,8 +350,51 @@ pub struct Filter<'a> {
     pub tool: Option<&'a str>,
     pub username: Option<&'a str>,
     pub risk: Option<Risk>,
-    pub oldest_first: bool,
+    /// Only calls this reversible (from their risk assessment).
+    pub reversibility: Option<wire::Reversibility>,
+    pub order: Order,
     pub limit: i64,
+}
+
+/// How the queue is sorted (ties: oldest first).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Order {
+    #[default]
+    Newest,
+    Oldest,
+    /// High risk first.
+    Risk,
+    /// The soonest deadline first.
+    Deadline,
+    /// What cannot be undone first, then what can be undone in part.
+    Reversibility,
+}
+
+impl Order {
+    pub const NAMES: [&'static str; 5] = ["newest", "oldest", "risk", "deadline", "reversibility"];
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "newest" => Self::Newest,
+            "oldest" => Self::Oldest,
+            "risk" => Self::Risk,
+            "deadline" => Self::Deadline,
+            "reversibility" => Self::Reversibility,
+            _ => return None,
+        })
+    }
+
+    fn sql(self) -> &'static str {
+        match self {
+            Self::Newest => "a.created_at DESC, a.id DESC",
+            Self::Oldest => "a.created_at ASC, a.id ASC",
+            Self::Risk => "CASE a.risk WHEN 'high' THEN 0 WHEN 'medium' THEN 1 ELSE 2 END, a.created_at, a.id",
+            Self::Deadline => "a.deadline, a.created_at, a.id",
+            Self::Reversibility => {
+                "CASE a.reversibility WHEN 'irreversible' THEN 0 WHEN 'partially' THEN 1 WHEN 'fully' THEN 2 ELSE 1 END, a.created_at, a.id"
+            }
+        }
+    }
 }
 
 /// The queue, newest first unless `oldest_first`.
@@ -360,11 +405,12 @@ pub async fn list(db: impl AnyExecutor<'_>, f: &Filter<'_>) -> anyhow::Result<Ve
         StateFilter::Decided => ("a.state <> $1", Some(ApprovalState::Pending.as_str())),
         StateFilter::Only(state) => ("a.state = $1", Some(state.as_str())),
     };
-    let order = if f.oldest_first { "ASC" } else { "DESC" };
+    let order = f.order.sql();
     let sql = format!(
         "{SELECT} WHERE {state_clause} AND ($2 IS NULL OR c.owner_id = $2 OR a.escalated_members LIKE $7 ESCAPE '!') AND ($3 IS NULL OR a.tool = $3)
          AND ($4 IS NULL OR lower(u.username) = lower($4)) AND ($5 IS NULL OR a.risk = $5)
-         ORDER BY a.created_at {order}, a.id {order} LIMIT $6"
+         AND ($8 IS NULL OR a.reversibility = $8)
+         ORDER BY {order} LIMIT $6"
     );
     sqlx::query_as(&sql)
         .bind(state)
@@ -375,6 +421,7 @@ pub async fn list(db: impl AnyExecutor<'_>, f: &Filter<'_>) -> anyhow::Result<Ve
         .bind(f.limit)
         // `_` in a user name is a wildcard to LIKE: escaped, so `a_b` never matches `axb`.
         .bind(f.decider.map(|name| format!("%,{},%", name.replace('!', "!!").replace('%', "!%").replace('_', "!_"))).unwrap_or_default())
+        .bind(f.reversibility.map(wire::Reversibility::as_str))
         .fetch_all(db)
         .await
         .context("failed to list approvals")

@@ -4,7 +4,7 @@ use super::error::ErrorBody;
 use app::domain::ApprovalId;
 use app::domain::{
     ApprovalState, Risk,
-    wire::{Approval, ApproveRequest, DecisionOutcome, DeferRequest, EscalateRequest, RejectRequest},
+    wire::{Approval, ApproveRequest, DecisionOutcome, DeferRequest, EscalateRequest, RejectRequest, Reversibility},
 };
 use axum::{
     Json,
@@ -22,7 +22,7 @@ use crate::{
     orchestrator::Decision,
     state::AppState,
     store::{
-        approvals::{self, Filter, StateFilter},
+        approvals::{self, Filter, Order, StateFilter},
         time::now_ms,
     },
 };
@@ -54,9 +54,13 @@ struct ListQuery {
     /// `low`, `medium` or `high`.
     #[param(pattern = "^(low|medium|high)$")]
     risk: Option<String>,
-    /// `newest` (default) or `oldest`.
-    #[param(pattern = "^(newest|oldest)$")]
+    /// `newest` (default), `oldest`, `risk` (high first), `deadline` (soonest first) or
+    /// `reversibility` (what cannot be undone first).
+    #[param(pattern = "^(newest|oldest|risk|deadline|reversibility)$")]
     order: Option<String>,
+    /// Only calls whose risk assessment says `fully`, `partially` or `irreversible`.
+    #[param(pattern = "^(fully|partially|irreversible)$")]
+    reversibility: Option<String>,
 }
 
 #[utoipa::path(
@@ -126,10 +130,16 @@ async fn list(
         .map(Risk::parse)
         .transpose()
         .map_err(|unknown| ApiError::invalid("risk", format!("unknown risk {:?}; expected low, medium or high", unknown.name)))?;
-    let oldest_first = match query.order.as_deref() {
-        None | Some("newest") => false,
-        Some("oldest") => true,
-        Some(other) => return Err(ApiError::invalid("order", format!("unknown order {other:?}; expected newest or oldest"))),
+    let order = match query.order.as_deref() {
+        None => Order::Newest,
+        Some(name) => Order::parse(name)
+            .ok_or_else(|| ApiError::invalid("order", format!("unknown order {name:?}; expected one of {}", Order::NAMES.join(", "))))?,
+    };
+    let reversibility = match query.reversibility.as_deref() {
+        None => None,
+        Some(name) => Some(Reversibility::parse(name).ok_or_else(|| {
+            ApiError::invalid("reversibility", format!("unknown reversibility {name:?}; expected fully, partially or irreversible"))
+        })?),
     };
     let filter = Filter {
         state: states,
@@ -138,7 +148,8 @@ async fn list(
         tool: query.tool.as_deref(),
         username: query.user.as_deref(),
         risk,
-        oldest_first,
+        reversibility,
+        order,
         limit,
     };
     let rows = approvals::list(state.store.pool(), &filter).await?;

@@ -24,6 +24,7 @@ mod openai;
 mod openapi;
 mod people;
 mod plans;
+mod queue_order;
 mod race;
 mod reminders;
 mod replicas;
