@@ -84,10 +84,10 @@ pub enum TokenCommand {
 pub struct Remote {
     /// Base URL of the running server.
     #[arg(long, env = "COUNTERSIGN_URL", default_value = "http://127.0.0.1:3000")]
-    server: String,
+    pub server: String,
     /// API token (create one with `countersign token create`).
     #[arg(long, env = "COUNTERSIGN_TOKEN", hide_env_values = true)]
-    token: String,
+    pub token: String,
 }
 
 #[derive(Subcommand)]
@@ -108,6 +108,11 @@ pub enum ApprovalsCommand {
         id: String,
         #[arg(long)]
         reason: Option<String>,
+        #[command(flatten)]
+        remote: Remote,
+    },
+    /// Show pending approvals as they arrive and decide each with one key (a, r, s, q).
+    Watch {
         #[command(flatten)]
         remote: Remote,
     },
@@ -177,7 +182,7 @@ async fn user_named(store: &Store, name: &str) -> anyhow::Result<users::User> {
     Ok(credentials.user)
 }
 
-async fn remote(remote: &Remote, method: reqwest::Method, path: &str, body: Option<Value>) -> anyhow::Result<Value> {
+pub(crate) async fn remote(remote: &Remote, method: reqwest::Method, path: &str, body: Option<Value>) -> anyhow::Result<Value> {
     let url = format!("{}{}", remote.server.trim_end_matches('/'), path);
     let mut request = reqwest::Client::new().request(method, &url).bearer_auth(&remote.token);
     if let Some(body) = body {
@@ -245,6 +250,7 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
             let out = remote(&r, reqwest::Method::POST, &format!("/api/approvals/{id}/reject"), Some(json!({ "reason": reason }))).await?;
             println!("{}", out["outcome"].as_str().unwrap_or("rejected"));
         }
+        Command::Approvals(ApprovalsCommand::Watch { remote: r }) => crate::console::watch(&r).await?,
         Command::Audit(AuditCommand::Verify { anchor }) => {
             let report = audit::verify(open_store(&config).await?.pool(), config.audit_key.as_ref(), anchor.as_ref()).await?;
             if !report.ok {

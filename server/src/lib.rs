@@ -8,6 +8,7 @@ pub use engine::{agents, bus, config, metrics, model, orchestrator, policy, stor
 pub mod api;
 pub mod auth;
 pub mod cli;
+pub mod console;
 pub mod page_data;
 pub mod pages;
 pub mod security_headers;

@@ -8,6 +8,7 @@ mod bad_input;
 mod budget_and_confidence;
 mod chaos;
 mod confirm;
+mod console;
 mod crash;
 mod cycle;
 mod decision_rules;
