@@ -141,6 +141,44 @@ pub struct Gate {
     pub reminders: Option<Reminders>,
     /// Who an escalation goes to (`escalation_target`: a user or a `[[groups]]` name); none: the admins.
     pub escalation_target: Option<String>,
+    /// CEL expressions that add to the risk assessment of the calls this gate stops.
+    pub assessment: Option<GateAssessment>,
+}
+
+/// `[agents.gates.assessment]`: CEL over the same variables as a rule, evaluated when the gate
+/// asks. Each gives a string: what the call does, how reversible it is, and extra risk factors
+/// (an empty string adds none).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GateAssessment {
+    pub consequences: Option<Rule>,
+    pub reversibility: Option<Rule>,
+    pub factors: Vec<Rule>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileAssessment {
+    consequences: Option<String>,
+    reversibility: Option<String>,
+    #[serde(default)]
+    factors: Vec<String>,
+}
+
+/// Compiles a CEL expression, naming where it is in errors.
+fn compile(source: &str, at: &str) -> anyhow::Result<Rule> {
+    let program = cel::Program::compile(source).map_err(|e| anyhow::anyhow!("{at}: {source:?} does not compile: {e}"))?;
+    Ok(Rule { source: source.to_owned(), program: std::sync::Arc::new(program) })
+}
+
+impl FileAssessment {
+    fn compile(self, at: &str) -> anyhow::Result<GateAssessment> {
+        let at = format!("{at}: assessment");
+        Ok(GateAssessment {
+            consequences: self.consequences.map(|c| compile(&c, &format!("{at}.consequences"))).transpose()?,
+            reversibility: self.reversibility.map(|r| compile(&r, &format!("{at}.reversibility"))).transpose()?,
+            factors: self.factors.iter().map(|f| compile(f, &format!("{at}.factors"))).collect::<anyhow::Result<_>>()?,
+        })
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -346,6 +384,8 @@ struct FileGate {
     confidence_threshold: Option<f64>,
     /// Who an escalation goes to: a user name or a `[[groups]]` name (default: the admins).
     escalation_target: Option<String>,
+    /// CEL-computed parts of the risk assessment of the calls this gate stops.
+    assessment: Option<FileAssessment>,
 }
 
 /// The gate a preset stands for (docs/config.md, "Presets"): from asking only before destructive
@@ -370,6 +410,7 @@ fn preset_gate(preset: &str, defaults: &FileDefaults) -> anyhow::Result<Gate> {
         escalate_after: None,
         reminders: None,
         escalation_target: None,
+        assessment: None,
     })
 }
 
@@ -548,6 +589,7 @@ impl AgentsConfig {
                     escalate_after: None,
                     reminders: None,
                     escalation_target: None,
+                    assessment: None,
                 });
             }
             if !agent.require_approval.is_empty() {
@@ -567,9 +609,10 @@ impl AgentsConfig {
                     escalate_after: None,
                     reminders: None,
                     escalation_target: None,
+                    assessment: None,
                 });
             }
-            for gate in agent.gates {
+            for mut gate in agent.gates {
                 let gat = format!("{at}: gate {:?}", gate.name);
                 if gate.name.trim().is_empty() {
                     bail!("{at}: every gate needs a name");
@@ -599,6 +642,7 @@ impl AgentsConfig {
                     Some(other) => bail!("{gat}: confirm must be \"card\" or \"chat\", got {other:?}"),
                 };
                 let escalation_target = gate.escalation_target.clone();
+                let assessment = gate.assessment.take().map(|a| a.compile(&gat)).transpose()?;
                 if let Some(target) = &escalation_target
                     && !valid_target(target)
                 {
@@ -618,6 +662,7 @@ impl AgentsConfig {
                     escalate_after,
                     reminders,
                     escalation_target,
+                    assessment,
                 });
             }
             // A plan gate gives the agent the tool to propose plans with.

@@ -6,7 +6,7 @@ use app::domain::CallState;
 use app::domain::GrantId;
 use serde_json::{Value, json};
 
-use app::domain::wire::Usage;
+use app::domain::wire::{Reversibility, RiskAssessment, Usage};
 
 use crate::{
     agents::{Agent, Budget, BudgetScope, Gate, GateRule, Rule},
@@ -14,6 +14,7 @@ use crate::{
 };
 
 /// What a gate may look at.
+#[derive(Clone, Copy)]
 pub struct Call<'a> {
     pub tool: &'a ToolSpec,
     pub args: &'a Value,
@@ -174,6 +175,51 @@ fn matches(rule: &GateRule, agent: &Agent, call: &Call<'_>, errors: &mut Vec<Str
 
 /// The rule's verdict, or why it has none (a missing field, a type error, a non-boolean).
 fn evaluate(rule: &Rule, agent: &Agent, call: &Call<'_>) -> Result<bool, String> {
+    match run(rule, agent, call)? {
+        cel::Value::Bool(b) => Ok(b),
+        other => Err(format!("gave {other:?}, not a boolean")),
+    }
+}
+
+/// A gate's CEL-computed assessment (`[agents.gates.assessment]`) over the tool's own: its
+/// consequences and reversibility replace the tool's, its factors are added. An expression that
+/// fails, or gives something else than a string it can use, is said as a factor (the decider sees
+/// that the gate's view is missing) and changes nothing else.
+pub fn assess(gate: &Gate, agent: &Agent, call: &Call<'_>, mut assessment: RiskAssessment) -> RiskAssessment {
+    let Some(rules) = &gate.assessment else { return assessment };
+    let text = |rule: &Rule| match run(rule, agent, call) {
+        Ok(cel::Value::String(s)) => Ok(s.to_string()),
+        Ok(other) => Err(format!("the gate's assessment {:?} gave {other:?}, not a string", rule.source)),
+        Err(error) => Err(format!("the gate's assessment {:?} failed: {error}", rule.source)),
+    };
+    let mut problems = Vec::new();
+    if let Some(rule) = &rules.consequences {
+        match text(rule) {
+            Ok(consequences) => assessment.consequences = consequences,
+            Err(problem) => problems.push(problem),
+        }
+    }
+    if let Some(rule) = &rules.reversibility {
+        match text(rule).and_then(|r| {
+            Reversibility::parse(&r).ok_or(format!("the gate's reversibility gave {r:?}, not fully, partially or irreversible"))
+        }) {
+            Ok(reversibility) => assessment.reversibility = reversibility,
+            Err(problem) => problems.push(problem),
+        }
+    }
+    for rule in &rules.factors {
+        match text(rule) {
+            Ok(factor) if factor.trim().is_empty() => {}
+            Ok(factor) => assessment.factors.push(factor),
+            Err(problem) => problems.push(problem),
+        }
+    }
+    assessment.factors.extend(problems);
+    assessment
+}
+
+/// Runs a CEL expression over the call.
+fn run(rule: &Rule, agent: &Agent, call: &Call<'_>) -> Result<cel::Value, String> {
     let mut context = cel::Context::default();
     let args = cel::to_value(call.args).unwrap_or(cel::Value::Null);
     context.add_variable_from_value("args", args);
@@ -181,11 +227,7 @@ fn evaluate(rule: &Rule, agent: &Agent, call: &Call<'_>) -> Result<bool, String>
     context.add_variable_from_value("user", call.user.to_owned());
     context.add_variable_from_value("agent", agent.name.clone());
     context.add_variable_from_value("confidence", call.confidence.map_or(cel::Value::Null, cel::Value::Float));
-    match rule.program.execute(&context) {
-        Ok(cel::Value::Bool(b)) => Ok(b),
-        Ok(other) => Err(format!("gave {other:?}, not a boolean")),
-        Err(err) => Err(err.to_string()),
-    }
+    rule.program.execute(&context).map_err(|err| err.to_string())
 }
 
 #[cfg(test)]
@@ -281,6 +323,7 @@ mod tests {
             escalate_after: None,
             reminders: None,
             escalation_target: None,
+            assessment: None,
         }
     }
 
@@ -405,5 +448,46 @@ mod tests {
         let cel =
             |confidence| gate_for(&b, &Call { tool: &read, args: &json!({}), user: "u", confidence, spent: &Spent::default() }).is_some();
         assert!(cel(Some(0.4)) && !cel(Some(0.6)));
+    }
+
+    #[test]
+    fn a_gates_cel_assessment_replaces_the_tools_view_and_says_what_it_could_not_compute() {
+        let mut g = gate("big", GateRule::All);
+        g.assessment = Some(crate::agents::GateAssessment {
+            consequences: Some(cel_rule("'Refunds $' + string(args.amount) + ' for good'")),
+            reversibility: Some(cel_rule("args.amount > 100 ? 'irreversible' : 'partially'")),
+            factors: vec![cel_rule("args.amount > 100 ? 'over $100' : ''"), cel_rule("args.missing.field")],
+        });
+        let a = agent(vec![g]);
+        let refund = spec("process_refund", false);
+        let base = RiskAssessment { factors: vec!["moves money".into()], consequences: "tool's words".into(), ..Default::default() };
+        let args = json!({ "order_id": 1, "amount": 250 });
+        let call = Call { tool: &refund, args: &args, user: "u", confidence: None, spent: &Spent::default() };
+        let got = assess(&a.gates[0], &a, &call, base.clone());
+        assert_eq!(got.consequences, "Refunds $250 for good");
+        assert_eq!(got.reversibility, Reversibility::Irreversible);
+        assert_eq!(got.factors[..2], ["moves money".to_owned(), "over $100".to_owned()]);
+        assert!(got.factors[2].starts_with("the gate's assessment \"args.missing.field\" failed"), "{:?}", got.factors);
+        let small = json!({ "order_id": 1, "amount": 5 });
+        let got = assess(&a.gates[0], &a, &Call { args: &small, ..call }, base.clone());
+        assert_eq!((got.reversibility, got.factors.len()), (Reversibility::Partially, 2), "an empty factor adds none: {:?}", got.factors);
+        let mut odd = gate("odd", GateRule::All);
+        odd.assessment = Some(crate::agents::GateAssessment {
+            consequences: Some(cel_rule("42")),
+            reversibility: Some(cel_rule("'maybe'")),
+            factors: vec![],
+        });
+        let b = agent(vec![odd]);
+        let got = assess(&b.gates[0], &b, &call, base.clone());
+        assert_eq!(
+            (got.consequences.as_str(), got.reversibility),
+            ("tool's words", base.reversibility),
+            "nothing usable, nothing replaced"
+        );
+        assert_eq!(got.factors.len(), 3, "both problems are said: {:?}", got.factors);
+    }
+
+    fn cel_rule(source: &str) -> Rule {
+        Rule { source: source.into(), program: std::sync::Arc::new(cel::Program::compile(source).unwrap()) }
     }
 }

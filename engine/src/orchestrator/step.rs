@@ -304,6 +304,14 @@ impl Orchestrator {
                         per: b.per.as_str().into(),
                     });
                     let context = &ApprovalContext { spend, ..context.clone() };
+                    // The gate's own view of the risk (CEL in its `assessment`), over the tool's.
+                    let assessment = match (tool, assessment.clone()) {
+                        (Some(t), Some(a)) => {
+                            let facts = policy::Call { tool: t.spec(), args: &call.args, user, confidence: call.confidence, spent: &spent };
+                            Some(policy::assess(gate, agent, &facts, a))
+                        }
+                        (_, a) => a,
+                    };
                     ask(&mut w, task, agent, gate, Proposal { call, summary: &summary, risk, context, assessment: assessment.as_ref() })
                         .await?;
                 }

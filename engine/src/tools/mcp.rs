@@ -81,13 +81,39 @@ pub async fn tools(config: &McpServerConfig, client: Arc<Client>, wanted: &BTree
                 .and_then(|a| a.destructive_hint)
                 .unwrap_or(!annotations.and_then(|a| a.read_only_hint).unwrap_or(false)),
         };
-        out.push(Arc::new(McpTool { spec, server: server.to_owned(), client: client.clone(), timeout: config.call_timeout() }));
+        let hints =
+            Hints { idempotent: annotations.and_then(|a| a.idempotent_hint), open_world: annotations.and_then(|a| a.open_world_hint) };
+        out.push(Arc::new(McpTool { spec, hints, server: server.to_owned(), client: client.clone(), timeout: config.call_timeout() }));
     }
     Ok(out)
 }
 
+/// What the MCP server's annotations say beyond read-only and destructive.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Hints {
+    /// `idempotentHint`: calling it again with the same arguments has no further effect.
+    pub idempotent: Option<bool>,
+    /// `openWorldHint`: it reaches entities outside the server (the web, other systems).
+    pub open_world: Option<bool>,
+}
+
+impl Hints {
+    /// The risk factors these hints add for a call that changes something.
+    pub fn factors(self, read_only: bool) -> Vec<String> {
+        let mut factors = Vec::new();
+        if !read_only && self.idempotent == Some(false) {
+            factors.push("running it again repeats its effect (MCP idempotentHint: false)".to_owned());
+        }
+        if self.open_world == Some(true) {
+            factors.push("it reaches outside systems (MCP openWorldHint)".to_owned());
+        }
+        factors
+    }
+}
+
 pub struct McpTool {
     spec: ToolSpec,
+    hints: Hints,
     server: String,
     client: Arc<Client>,
     timeout: std::time::Duration,
@@ -109,6 +135,12 @@ impl Tool for McpTool {
 
     fn is_external(&self) -> bool {
         true
+    }
+
+    fn assess(&self, _args: &Value, described: &super::Description) -> app::domain::wire::RiskAssessment {
+        let mut assessment = super::assess_from_metadata(&self.spec, described);
+        assessment.factors.extend(self.hints.factors(self.spec.read_only));
+        assessment
     }
 
     async fn run(&self, _conn: &mut AnyConnection, args: &Value) -> Result<Value, ToolError> {
@@ -135,5 +167,22 @@ impl Tool for McpTool {
             return Err(ToolFailure(if message.is_empty() { "the MCP tool reported an error".into() } else { message }).into());
         }
         Ok(json!({ "message": message, "content": value["content"], "structured": value.get("structuredContent") }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Hints;
+
+    #[test]
+    fn idempotent_and_open_world_hints_become_risk_factors() {
+        let repeat = Hints { idempotent: Some(false), open_world: Some(true) };
+        assert_eq!(
+            repeat.factors(false),
+            ["running it again repeats its effect (MCP idempotentHint: false)", "it reaches outside systems (MCP openWorldHint)"]
+        );
+        assert_eq!(repeat.factors(true), ["it reaches outside systems (MCP openWorldHint)"], "a read repeats nothing");
+        assert!(Hints { idempotent: Some(true), open_world: None }.factors(false).is_empty());
+        assert!(Hints::default().factors(false).is_empty(), "no hints, nothing claimed");
     }
 }

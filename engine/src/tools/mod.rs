@@ -66,20 +66,7 @@ pub trait Tool: Send + Sync {
     /// Why the call is risky beyond its level: by default from the tool's metadata (read-only
     /// calls change nothing; destructive ones cannot be undone) and the description's warnings.
     fn assess(&self, _args: &Value, described: &Description) -> RiskAssessment {
-        let spec = self.spec();
-        let (reversibility, mut factors, consequences) = if spec.read_only {
-            (Reversibility::Fully, Vec::new(), "Reads data; changes nothing.")
-        } else if spec.destructive {
-            (
-                Reversibility::Irreversible,
-                vec!["the tool says it is destructive".to_owned()],
-                "Changes data in a way that cannot be undone.",
-            )
-        } else {
-            (Reversibility::Partially, vec!["changes data".to_owned()], "Changes data; undoing it takes work by hand.")
-        };
-        factors.extend(described.warnings.iter().cloned());
-        RiskAssessment { factors, consequences: consequences.into(), reversibility, confidence: None }
+        assess_from_metadata(self.spec(), described)
     }
 
     fn risk(&self, _args: &Value) -> Risk {
@@ -152,4 +139,18 @@ impl Registry {
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.tools.keys().map(String::as_str)
     }
+}
+
+/// What a tool's metadata says of any call of it (read-only calls change nothing; destructive ones
+/// cannot be undone), and the description's warnings.
+pub fn assess_from_metadata(spec: &ToolSpec, described: &Description) -> RiskAssessment {
+    let (reversibility, mut factors, consequences) = if spec.read_only {
+        (Reversibility::Fully, Vec::new(), "Reads data; changes nothing.")
+    } else if spec.destructive {
+        (Reversibility::Irreversible, vec!["the tool says it is destructive".to_owned()], "Changes data in a way that cannot be undone.")
+    } else {
+        (Reversibility::Partially, vec!["changes data".to_owned()], "Changes data; undoing it takes work by hand.")
+    };
+    factors.extend(described.warnings.iter().cloned());
+    RiskAssessment { factors, consequences: consequences.into(), reversibility, confidence: None }
 }

@@ -133,6 +133,34 @@ async fn the_retry_timeout_action_asks_again_with_a_fresh_deadline_then_rejects_
 }
 
 #[tokio::test]
+async fn a_retry_due_while_the_server_was_down_asks_again_after_the_restart() {
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let toml = "[[agents]]\nname = \"support\"\ntools = [\"process_refund\"]\n\
+                [[agents.gates]]\nname = \"refunds\"\nkind = \"tools\"\ntools = [\"process_refund\"]\ntimeout_secs = 0.6\n\
+                timeout_action = \"retry\"\nmax_retries = 1\n";
+    let first = BinaryServer::start(dir.clone(), Some(toml)).await;
+    let c = first.app.create_conversation().await;
+    let (task, approvals) = first.app.pending_turn(&c, "refund order 1001", 1).await;
+    let dir = first.kill().await;
+    tokio::time::sleep(Duration::from_millis(900)).await;
+
+    let second = BinaryServer::start(dir, Some(toml)).await;
+    second.app.wait_task(&task, app::domain::TaskStatus::Completed).await;
+    let events = second.app.detail(&c).await.events;
+    let resent: Vec<u32> = named(&events, "approval-required")
+        .iter()
+        .map(|e| match &e.body {
+            EventBody::ApprovalRequired { resent, approval_id, .. } if approval_id == &approvals[0].id => *resent,
+            _ => unreachable!(),
+        })
+        .collect();
+    assert_eq!(resent, vec![0, 1], "asked again once after the restart, then it timed out for good");
+    let decided = named(&events, "approval-decided");
+    let EventBody::ApprovalDecided { reason, .. } = &decided[0].body else { unreachable!() };
+    assert_eq!(reason.as_deref(), Some("timed out (asked 2 times)"));
+}
+
+#[tokio::test]
 async fn timeout_action_default_is_the_defaults_and_a_wrong_one_is_named() {
     let gate = |action: &str, extra: &str| {
         format!(
