@@ -55,7 +55,7 @@ granting, granting_task = chat("refund $1 on order 1003")
 call("POST", f"/api/approvals/{pending_of(granting_task, 1)[0]['id']}/approve", {"grant": {"max_uses": 5}})
 grant = None
 for _ in range(100):
-    events = call("GET", f"/api/conversations/{granting}")["events"]
+    events = call("GET", f"/api/conversations/{granting}?events=all")["events"]
     grant = next((e["grant_id"] for e in events if e["type"] == "grant-created"), None)
     if grant:
         break

@@ -8,7 +8,7 @@ use app::{
         ssr::{DataSource, PageData, Parts},
     },
     domain::{
-        ApprovalState, Risk, fold,
+        ApprovalState, Risk,
         wire::{Approval, Conversation, Me},
     },
 };
@@ -18,7 +18,7 @@ use crate::{
     store::{
         Store,
         approvals::{self, StateFilter},
-        conversations, events,
+        conversations, snapshots,
         time::now_ms,
         users::User,
     },
@@ -59,8 +59,8 @@ impl PageData for StorePages {
             let user = user.ok_or("log in first")?;
             let conversation = conversations::get(store.pool(), &id).await.map_err(unavailable)?;
             let Some(conversation) = conversation.filter(|c| sees(&user, c.owner_id.as_ref())) else { return Ok(None) };
-            let events = events::after(store.pool(), &id, 0).await.map_err(unavailable)?;
-            Ok(Some(ChatData { conversation, view: fold(&events), viewer_is_admin: user.is_admin() }))
+            let view = snapshots::view(&store, &id).await.map_err(unavailable)?;
+            Ok(Some(ChatData { conversation, view, viewer_is_admin: user.is_admin() }))
         })
     }
 

@@ -239,6 +239,11 @@ impl CardStatus {
     }
 }
 
+/// The version of what [`ConversationView::apply`] makes of events. Bump it whenever the same
+/// events would fold to a different view (a new field filled, a rule changed): stored snapshots
+/// of another version are then rebuilt from the events (engine/src/store/snapshots.rs).
+pub const FOLD_VERSION: i64 = 1;
+
 /// Folds a whole event log.
 pub fn fold<'a>(events: impl IntoIterator<Item = &'a Event>) -> ConversationView {
     let mut view = ConversationView::default();

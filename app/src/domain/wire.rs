@@ -40,6 +40,8 @@ pub struct NewConversation {
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ConversationDetail {
     pub conversation: Conversation,
+    /// Only with `?events=all`: the whole log.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<Event>,
     pub view: ConversationView,
 }

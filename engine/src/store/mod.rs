@@ -14,6 +14,7 @@ pub mod limits;
 pub mod orders;
 pub mod outbox;
 pub mod replicas;
+pub mod snapshots;
 pub mod tasks;
 pub mod time;
 pub mod users;

@@ -2,7 +2,7 @@
 
 use super::error::ErrorBody;
 use app::domain::{ApprovalId, ConversationId, TaskId};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::{collections::VecDeque, convert::Infallible};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -28,7 +28,7 @@ use crate::{
     auth::{Credential, CurrentUser},
     orchestrator::{Answer, StartError},
     state::AppState,
-    store::{Store, approvals, conversations, events},
+    store::{Store, approvals, conversations, events, snapshots},
 };
 
 const MAX_MESSAGE_CHARS: usize = 8_000;
@@ -95,13 +95,14 @@ async fn list(State(state): State<AppState>, user: CurrentUser) -> Result<Json<V
     path = "/api/conversations/{id}",
     operation_id = "getConversation",
     tag = "conversations",
-    summary = "A conversation with its events and folded view (cards)",
-    params(("id" = ConversationId, Path)),
+    summary = "A conversation and its folded view (the chat's items and cards); its events too with `events=all`",
+    params(("id" = ConversationId, Path), ReadQuery),
     responses(
         (status = 200, description = "OK", body = ConversationDetail),
         (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
         (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
         (status = 404, description = "No such resource, or not yours", body = ErrorBody),
+        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
     ),
 )]
 #[tracing::instrument(skip(state, user))]
@@ -109,11 +110,32 @@ async fn read(
     State(state): State<AppState>,
     user: CurrentUser,
     Path(id): Path<ConversationId>,
+    ApiQuery(query): ApiQuery<ReadQuery>,
 ) -> Result<Json<ConversationDetail>, ApiError> {
     let conversation = access::visible_conversation(&state.store, &user, &id).await?;
-    let events = events::after(state.store.pool(), &id, 0).await?;
-    let view = fold(&events);
-    Ok(Json(ConversationDetail { conversation, events, view }))
+    match query.events.as_deref() {
+        // The whole log, and the view folded from exactly it.
+        Some("all") => {
+            let events = events::after(state.store.pool(), &id, 0).await?;
+            let view = fold(&events);
+            Ok(Json(ConversationDetail { conversation, events, view }))
+        }
+        // The view from its snapshot and the events after it: a reload reads what changed lately.
+        None | Some("none") => {
+            let view = snapshots::view(&state.store, &id).await?;
+            Ok(Json(ConversationDetail { conversation, events: Vec::new(), view }))
+        }
+        Some(other) => Err(ApiError::invalid("events", format!("unknown events {other:?}; expected all or none"))),
+    }
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+struct ReadQuery {
+    /// `all`: include every event of the conversation (its whole log); `none` (default): only the view.
+    #[param(pattern = "^(all|none)$")]
+    events: Option<String>,
 }
 
 /// What posting a message started: a new turn (its task), or, when the chat waited for a yes or

@@ -4,7 +4,8 @@
 //!
 //!   bench [--quick] [--cycles-only] [--server PATH] [--baseline-server PATH] [--postgres URL] [--write docs/benchmarks.md]
 //!
-//! `--cycles-only` runs the cycle sections alone (to profile the server meanwhile, e.g. with `perf`).
+//! `--cycles-only` runs the cycle sections alone (to profile the server meanwhile, e.g. with `perf`);
+//! `--reload-only` the reload section alone.
 //! `--baseline-server` also measures an older build's cycles in the same run (ratios); `--postgres`
 //! (a server URL, databases are created in it) adds cycles on one and two replicas and a frozen
 //! replica. Quick mode uses tiny sizes and is a smoke test in `./x test`; its numbers mean little.
@@ -27,7 +28,8 @@ struct Sizes {
     sequential: usize,
     concurrent_cycles: usize,
     concurrency: usize,
-    reload_turns: usize,
+    /// Chat lengths whose reload is measured (flat in the length is the goal).
+    reload_turns: Vec<usize>,
     reload_samples: usize,
     storage_turns: [usize; 3],
     paused_tasks: usize,
@@ -43,7 +45,7 @@ impl Sizes {
                 sequential: 5,
                 concurrent_cycles: 8,
                 concurrency: 4,
-                reload_turns: 10,
+                reload_turns: vec![5, 10],
                 reload_samples: 3,
                 storage_turns: [2, 4, 6],
                 paused_tasks: 20,
@@ -55,7 +57,7 @@ impl Sizes {
                 sequential: 200,
                 concurrent_cycles: 1000,
                 concurrency: 32,
-                reload_turns: 500,
+                reload_turns: vec![100, 500, 2000],
                 reload_samples: 50,
                 storage_turns: [100, 250, 500],
                 paused_tasks: 10_000,
@@ -515,18 +517,34 @@ async fn long_conversation(server: &Server, turns: usize) -> anyhow::Result<Stri
 }
 
 async fn reload(server: &Server, sizes: &Sizes, report: &mut Report) -> anyhow::Result<()> {
-    let c = long_conversation(server, sizes.reload_turns).await?;
-    let detail: Value = server.get(&format!("/api/conversations/{c}")).await?.json().await?;
-    let events = detail["events"].as_array().map(Vec::len).unwrap_or(0);
-    let mut api = Vec::new();
-    let mut page = Vec::new();
-    for _ in 0..sizes.reload_samples {
-        let start = Instant::now();
+    let mut rows = Vec::new();
+    for &turns in &sizes.reload_turns {
+        let c = long_conversation(server, turns).await?;
+        let detail: Value = server.get(&format!("/api/conversations/{c}?events=all")).await?.json().await?;
+        let events = detail["events"].as_array().map(Vec::len).unwrap_or(0);
+        // The first read stores the snapshot (in the background); later ones read it and the tail.
         server.get(&format!("/api/conversations/{c}")).await?.bytes().await?;
-        api.push(ms(start.elapsed()));
-        let start = Instant::now();
-        server.get(&format!("/c/{c}")).await?.bytes().await?;
-        page.push(ms(start.elapsed()));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let (mut view, mut whole, mut page) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..sizes.reload_samples {
+            let start = Instant::now();
+            server.get(&format!("/api/conversations/{c}")).await?.bytes().await?;
+            view.push(ms(start.elapsed()));
+            let start = Instant::now();
+            server.get(&format!("/api/conversations/{c}?events=all")).await?.bytes().await?;
+            whole.push(ms(start.elapsed()));
+            let start = Instant::now();
+            server.get(&format!("/c/{c}")).await?.bytes().await?;
+            page.push(ms(start.elapsed()));
+        }
+        rows.push(vec![
+            turns.to_string(),
+            events.to_string(),
+            sizes.reload_samples.to_string(),
+            Timings(view).summary(),
+            Timings(whole).summary(),
+            Timings(page).summary(),
+        ]);
     }
     report.section(
         "3. Reload a long conversation",
@@ -534,16 +552,11 @@ async fn reload(server: &Server, sizes: &Sizes, report: &mut Report) -> anyhow::
             "turns",
             "events",
             "samples",
-            "GET /api/conversations/{id} (load + fold + JSON) ms p50/p99/max",
+            "GET /api/conversations/{id}: snapshot + tail, ms p50/p99/max",
+            "with ?events=all: whole log + fold (as before snapshots), ms p50/p99/max",
             "server-rendered chat page ms p50/p99/max",
         ],
-        vec![vec![
-            sizes.reload_turns.to_string(),
-            events.to_string(),
-            sizes.reload_samples.to_string(),
-            Timings(api).summary(),
-            Timings(page).summary(),
-        ]],
+        rows,
     );
     Ok(())
 }
@@ -704,6 +717,10 @@ async fn main() -> anyhow::Result<()> {
         (name, PathBuf::from(path))
     });
     let builds = Builds { now: bin.clone(), baseline };
+    if args.iter().any(|a| a == "--reload-only") {
+        let server = Server::start(&bin, site_root.as_deref()).await?;
+        return reload(&server, &sizes, &mut report).await;
+    }
     throughput(&builds, &sizes, &mut report).await?;
     if args.iter().any(|a| a == "--cycles-only") {
         return Ok(());

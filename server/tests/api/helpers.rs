@@ -236,7 +236,7 @@ impl TestApp {
     }
 
     pub async fn detail(&self, conversation: &str) -> ConversationDetail {
-        let (status, body) = self.get_json(&format!("/api/conversations/{conversation}")).await;
+        let (status, body) = self.get_json(&format!("/api/conversations/{conversation}?events=all")).await;
         assert_eq!(status, 200, "{body}");
         serde_json::from_value(body).expect("conversation detail")
     }

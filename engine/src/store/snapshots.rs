@@ -1,0 +1,63 @@
+//! Reading a conversation's view in O(recent), not O(history): the fold's result is kept as a
+//! snapshot (`view_snapshots`), and a read folds only the events after it. The fold stays the one
+//! source of truth (docs/architecture.md, decision 1): a snapshot is a cache of `fold(events[..=last_seq])`,
+//! refreshed by reads once enough events follow it, and one written by another `FOLD_VERSION` is
+//! ignored and rebuilt. `app/tests/fold_props.rs` shows snapshot + tail = fold of everything.
+
+use anyhow::Context;
+use app::domain::{ConversationId, ConversationView, fold::FOLD_VERSION};
+
+use super::{Store, events, time::now_ms};
+
+/// How many events may follow a snapshot before a read stores a newer one.
+pub const REFRESH_AFTER: usize = 64;
+
+/// The conversation's view now: its snapshot (if it is of this fold version) plus the events after it.
+pub async fn view(store: &Store, conversation_id: &ConversationId) -> anyhow::Result<ConversationView> {
+    let row: Option<(i64, String)> = sqlx::query_as("SELECT fold_version, view FROM view_snapshots WHERE conversation_id = $1")
+        .bind(conversation_id)
+        .fetch_optional(store.pool())
+        .await
+        .context("failed to load a view snapshot")?;
+    let mut view = match row {
+        Some((version, text)) if version == FOLD_VERSION => serde_json::from_str(&text).unwrap_or_else(|err| {
+            tracing::warn!(%conversation_id, error = %err, "unreadable view snapshot; folding the whole log");
+            ConversationView::default()
+        }),
+        _ => ConversationView::default(),
+    };
+    let tail = events::after(store.pool(), conversation_id, view.last_seq).await?;
+    for event in &tail {
+        view.apply(event);
+    }
+    if tail.len() >= REFRESH_AFTER {
+        // Off the read's path: the answer does not wait for the write.
+        let (store, conversation_id, snapshot) = (store.clone(), conversation_id.clone(), view.clone());
+        tokio::spawn(async move {
+            if let Err(err) = save(&store, &conversation_id, &snapshot).await {
+                tracing::warn!(%conversation_id, error = ?err, "could not store a view snapshot");
+            }
+        });
+    }
+    Ok(view)
+}
+
+/// Stores `view` as the snapshot unless a newer one (same version, later event) is there.
+pub async fn save(store: &Store, conversation_id: &ConversationId, view: &ConversationView) -> anyhow::Result<()> {
+    let text = serde_json::to_string(view).context("failed to encode a view snapshot")?;
+    sqlx::query(
+        "INSERT INTO view_snapshots (conversation_id, fold_version, last_seq, view, updated_at) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (conversation_id) DO UPDATE SET fold_version = excluded.fold_version, last_seq = excluded.last_seq,
+             view = excluded.view, updated_at = excluded.updated_at
+         WHERE view_snapshots.fold_version <> excluded.fold_version OR view_snapshots.last_seq < excluded.last_seq",
+    )
+    .bind(conversation_id)
+    .bind(FOLD_VERSION)
+    .bind(view.last_seq)
+    .bind(text)
+    .bind(now_ms())
+    .execute(store.writer())
+    .await
+    .context("failed to store a view snapshot")?;
+    Ok(())
+}
