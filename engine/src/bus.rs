@@ -6,16 +6,37 @@
 //! stored (nor sent to other replicas), and a lost one only makes the live draft lag until the
 //! stored reply arrives.
 
+use std::sync::{Arc, OnceLock};
+
 use app::domain::{Event, wire::AssistantDelta};
 use tokio::sync::broadcast;
+
+/// A committed event as the bus carries it: shared by every subscriber (no copy per stream),
+/// with its JSON made once, by the first stream that sends it, for all of them.
+#[derive(Debug)]
+pub struct Published {
+    pub event: Event,
+    json: OnceLock<String>,
+}
+
+impl Published {
+    pub fn new(event: Event) -> Arc<Self> {
+        Arc::new(Self { event, json: OnceLock::new() })
+    }
+
+    /// The event's JSON (what an SSE frame carries as `data:`).
+    pub fn json(&self) -> &str {
+        self.json.get_or_init(|| serde_json::to_string(&self.event).expect("BUG: events serialize"))
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct Bus {
     /// This process, so its listener skips what it committed itself.
     instance: String,
-    sender: broadcast::Sender<Event>,
+    sender: broadcast::Sender<Arc<Published>>,
     /// Only events committed by this process: side effects (webhooks) run once, where the commit happened.
-    local: broadcast::Sender<Event>,
+    local: broadcast::Sender<Arc<Published>>,
     deltas: broadcast::Sender<AssistantDelta>,
     /// Credentials that just ended (logout, token revoked), by credential key (`server::auth::Credential`):
     /// the event streams they opened close, on every replica.
@@ -41,23 +62,24 @@ impl Bus {
 
     /// An event this process committed.
     pub fn publish_local(&self, event: Event) {
+        let published = Published::new(event);
         // No subscribers is fine: nobody is watching.
-        let _ = self.local.send(event.clone());
-        let _ = self.sender.send(event);
+        let _ = self.local.send(published.clone());
+        let _ = self.sender.send(published);
     }
 
     /// An event another replica committed.
     pub fn publish_remote(&self, event: Event) {
-        let _ = self.sender.send(event);
+        let _ = self.sender.send(Published::new(event));
     }
 
     /// Every committed event, from any replica.
-    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Published>> {
         self.sender.subscribe()
     }
 
     /// Events this process committed.
-    pub fn subscribe_local(&self) -> broadcast::Receiver<Event> {
+    pub fn subscribe_local(&self) -> broadcast::Receiver<Arc<Published>> {
         self.local.subscribe()
     }
 

@@ -1,9 +1,9 @@
-//! Conversations: create, list, read (history + folded cards), post a message, stream events.
+//! Conversations: create, list, read (the folded view, from its snapshot), post a message, stream events.
 
 use super::error::ErrorBody;
 use app::domain::{ApprovalId, ConversationId, TaskId};
 use serde::{Deserialize, Serialize};
-use std::{collections::VecDeque, convert::Infallible};
+use std::{collections::VecDeque, convert::Infallible, sync::Arc};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use app::domain::{
@@ -26,6 +26,7 @@ use super::{
 };
 use crate::{
     auth::{Credential, CurrentUser},
+    bus::Published,
     orchestrator::{Answer, StartError},
     state::AppState,
     store::{Store, approvals, conversations, events, snapshots},
@@ -246,6 +247,7 @@ async fn stream(
     let stream = futures::stream::unfold(cursor, |mut cursor| async move {
         let sse = match cursor.next().await? {
             Live::Event(event) => to_sse(&event),
+            Live::Published(published) => published_to_sse(&published),
             Live::Delta(delta) => delta_to_sse(&delta),
         };
         Some((Ok(sse), cursor))
@@ -261,6 +263,11 @@ pub fn to_sse(event: &Event) -> sse::Event {
         .data(serde_json::to_string(event).expect("BUG: events serialize"))
 }
 
+/// A live event: its JSON is made once for every stream that sends it (`bus::Published`).
+fn published_to_sse(published: &Published) -> sse::Event {
+    sse::Event::default().event(published.event.body.name()).id(published.event.seq.to_string()).data(published.json())
+}
+
 /// An unstored piece of the reply being written: no `id:`, so it never moves the resume point.
 fn delta_to_sse(delta: &AssistantDelta) -> sse::Event {
     sse::Event::default().event("assistant-delta").data(serde_json::to_string(delta).expect("BUG: deltas serialize"))
@@ -269,6 +276,8 @@ fn delta_to_sse(delta: &AssistantDelta) -> sse::Event {
 enum Live {
     // Boxed: an event (an approval with its assessment) is much larger than a delta.
     Event(Box<Event>),
+    /// Sent as published, shared with every other stream.
+    Published(Arc<Published>),
     Delta(AssistantDelta),
 }
 
@@ -277,7 +286,7 @@ struct Cursor {
     conversation_id: ConversationId,
     last: i64,
     backlog: VecDeque<Event>,
-    wake: broadcast::Receiver<Event>,
+    wake: broadcast::Receiver<Arc<Published>>,
     deltas: broadcast::Receiver<AssistantDelta>,
     /// Counts this stream in `countersign_sse_clients` while it is open.
     _client: crate::metrics::SseClient,
@@ -318,12 +327,12 @@ impl Cursor {
                 };
                 match woken {
                     // The next event in order: send it as published, no database read.
-                    Ok(event) if event.conversation_id == self.conversation_id && event.seq == self.last + 1 => {
-                        self.last = event.seq;
-                        return Some(Live::Event(Box::new(event)));
+                    Ok(p) if p.event.conversation_id == self.conversation_id && p.event.seq == self.last + 1 => {
+                        self.last = p.event.seq;
+                        return Some(Live::Published(p));
                     }
                     // A gap (missed or out-of-order publication): read what is missing from the store.
-                    Ok(event) if event.conversation_id == self.conversation_id && event.seq > self.last => break,
+                    Ok(p) if p.event.conversation_id == self.conversation_id && p.event.seq > self.last => break,
                     Ok(_) => continue,
                     Err(broadcast::error::RecvError::Lagged(_)) => break,
                     Err(broadcast::error::RecvError::Closed) => return None,

@@ -50,7 +50,14 @@ async fn stream(
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let rx = state.store.bus().subscribe();
     let client = state.orchestrator.metrics().sse_client();
-    let watcher = Watcher { rx, store: state.store.clone(), user: user.clone(), owners: HashMap::new(), _client: client };
+    let watcher = Watcher {
+        rx,
+        store: state.store.clone(),
+        user: user.clone(),
+        owners: HashMap::new(),
+        handed_to_me: Default::default(),
+        _client: client,
+    };
     let stream = futures::stream::unfold(watcher, |mut watcher| async move {
         let approval_id = watcher.next_change().await?;
         let event = Event::default().event("queue-changed").data(json!({ "approval_id": approval_id }).to_string());
@@ -62,12 +69,14 @@ async fn stream(
 
 /// One queue stream's view of the bus.
 struct Watcher {
-    rx: broadcast::Receiver<app::domain::Event>,
+    rx: broadcast::Receiver<std::sync::Arc<crate::bus::Published>>,
     store: Store,
     user: CurrentUser,
     /// Conversation owners already looked up (an owner never changes), so a busy queue costs one
     /// query per conversation per stream, not one per approval event.
     owners: HashMap<ConversationId, Option<UserId>>,
+    /// Approvals escalated to this user (by name or group) in other people's conversations.
+    handed_to_me: std::collections::HashSet<ApprovalId>,
     _client: crate::metrics::SseClient,
 }
 
@@ -78,18 +87,27 @@ impl Watcher {
     /// The next approval change the user may see (`Some(None)`: some were missed, reload all).
     async fn next_change(&mut self) -> Option<Option<ApprovalId>> {
         loop {
-            let event = match self.rx.recv().await {
-                Ok(event) => event,
+            let published = match self.rx.recv().await {
+                Ok(published) => published,
                 Err(RecvError::Lagged(_)) => return Some(None),
                 Err(RecvError::Closed) => return None,
             };
+            let event = &published.event;
             let (EventBody::ApprovalRequired { approval_id, .. }
             | EventBody::ApprovalDecided { approval_id, .. }
             | EventBody::ApprovalEscalated { approval_id, .. }) = &event.body
             else {
                 continue;
             };
-            if self.user.user.is_admin() || self.owns(&event.conversation_id).await {
+            // Handed to this user: it joins their queue now, and leaves it when decided.
+            let mine = match &event.body {
+                EventBody::ApprovalEscalated { deciders, .. } if deciders.contains(&self.user.user.username) => {
+                    self.handed_to_me.insert(approval_id.clone())
+                }
+                EventBody::ApprovalDecided { .. } => self.handed_to_me.remove(approval_id),
+                _ => false,
+            };
+            if mine || self.user.user.is_admin() || self.owns(&event.conversation_id).await {
                 return Some(Some(approval_id.clone()));
             }
         }

@@ -5,7 +5,7 @@
 //!   bench [--quick] [--cycles-only] [--server PATH] [--baseline-server PATH] [--postgres URL] [--write docs/benchmarks.md]
 //!
 //! `--cycles-only` runs the cycle sections alone (to profile the server meanwhile, e.g. with `perf`);
-//! `--reload-only` the reload section alone.
+//! `--reload-only` the reload section alone, `--fanout-only` the fan-out one (with the baseline's first).
 //! `--baseline-server` also measures an older build's cycles in the same run (ratios); `--postgres`
 //! (a server URL, databases are created in it) adds cycles on one and two replicas and a frozen
 //! replica. Quick mode uses tiny sizes and is a smoke test in `./x test`; its numbers mean little.
@@ -717,6 +717,14 @@ async fn main() -> anyhow::Result<()> {
         (name, PathBuf::from(path))
     });
     let builds = Builds { now: bin.clone(), baseline };
+    if args.iter().any(|a| a == "--fanout-only") {
+        // The older build first when given, then this one: the same machine, minutes apart.
+        if let Some((name, old)) = &builds.baseline {
+            println!("\n(baseline {name})");
+            fanout(old, &sizes, &mut report).await?;
+        }
+        return fanout(&bin, &sizes, &mut report).await;
+    }
     if args.iter().any(|a| a == "--reload-only") {
         let server = Server::start(&bin, site_root.as_deref()).await?;
         return reload(&server, &sizes, &mut report).await;

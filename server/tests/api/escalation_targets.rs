@@ -35,8 +35,12 @@ async fn an_approval_escalated_to_a_group_is_decided_by_its_members_and_not_by_i
     let (_, fresh) = app.get_json(&format!("/api/approvals/{id}")).await;
     assert_eq!((fresh["escalated_by"].is_null(), fresh["state"].as_str()), (true, Some("pending")), "{fresh}");
 
+    // Bob's queue stream hears of it when it is handed to his group, and when it is decided.
+    let bob_stream = bob.sse("/api/approvals/events", None).await;
     let (status, body) = app.post_json(&format!("/api/approvals/{id}/escalate"), json!({ "to": "finance" })).await;
     assert_eq!(status, 200, "{body}");
+    let heard = crate::helpers::take_events(bob_stream, 1).await;
+    assert!(heard[0].event == "queue-changed" && heard[0].data.contains(id.as_str()), "{heard:?}");
     assert_eq!((body["escalated_to"].as_str(), body["deciders"].clone()), (Some("finance"), json!(["bob"])));
     // The owner may no longer decide; bob sees it in his queue and decides it.
     let (status, body) = app.post_json(&format!("/api/approvals/{id}/approve"), json!({})).await;
