@@ -571,8 +571,15 @@ impl AgentsConfig {
             let from_delegates: Vec<String> = agent.delegates.iter().map(|w| crate::tools::delegate::tool_name(w)).collect();
             agent.tools.extend(from_delegates.iter().cloned());
             for tool in agent.tools.iter().filter(|t| !from_mcp.contains(*t) && !from_delegates.contains(*t)) {
+                // These stand for approvals of their own and come only with their gates: listed
+                // bare, an answer or a plan would pass unreviewed (a plan would grant its steps).
+                if tool == crate::tools::answer::NAME || tool == crate::tools::plan::NAME {
+                    bail!("{at}: tools lists {tool:?}, which comes with a gate instead (kind = \"final_response\" or \"plan\")");
+                }
                 if registry.get(tool).is_none() {
-                    bail!("{at}: tools names unknown tool {tool:?} (known: {})", registry.names().collect::<Vec<_>>().join(", "));
+                    let known: Vec<&str> =
+                        registry.names().filter(|n| *n != crate::tools::answer::NAME && *n != crate::tools::plan::NAME).collect();
+                    bail!("{at}: tools names unknown tool {tool:?} (known: {})", known.join(", "));
                 }
             }
             let mut gates = Vec::new();
@@ -646,7 +653,7 @@ impl AgentsConfig {
                 if let Some(target) = &escalation_target
                     && !valid_target(target)
                 {
-                    bail!("{gat}: escalation_target must be a user or group name (letters, digits, . _ -), got {target:?}");
+                    bail!("{gat}: escalation_target must be a user or group name (letters, digits, . _ - @), got {target:?}");
                 }
                 let rule = gate_rule(gate, &agent.tools, &gat)?;
                 let timeout_secs = timeout_secs.unwrap_or(defaults.timeout_secs);
@@ -735,7 +742,7 @@ impl AgentsConfig {
         let mut groups = BTreeMap::new();
         for group in file.groups {
             if !valid_target(&group.name) {
-                bail!("{origin}: a group's name must be letters, digits, . _ or -, got {:?}", group.name);
+                bail!("{origin}: a group's name must be letters, digits, . _ - or @, got {:?}", group.name);
             }
             if group.members.is_empty() || group.members.iter().any(|m| !valid_target(m)) {
                 bail!("{origin}: group {:?} needs members: user names", group.name);
@@ -770,9 +777,9 @@ impl AgentsConfig {
     }
 }
 
-/// A user or group name as escalations name them.
+/// A user or group name as escalations name them (user names may also hold `@`).
 fn valid_target(name: &str) -> bool {
-    !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+    !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '@'))
 }
 
 fn check_timeout(secs: f64) -> anyhow::Result<()> {
@@ -950,5 +957,17 @@ mod tests {
         assert!(e.contains("prices.\"scripted\""), "{e}");
         let unsure = parse(&gate("kind = \"threshold_based\"\nconfidence_threshold = 0.7")).unwrap();
         assert!(unsure.agents[0].wants_confidence());
+    }
+
+    #[test]
+    fn answers_and_plans_come_with_their_gates_not_in_tools() {
+        for tool in ["final_answer", "propose_plan"] {
+            let e = err(&format!("[[agents]]\nname = \"a\"\ntools = [\"get_order\", \"{tool}\"]"));
+            assert!(e.contains("comes with a gate instead"), "{tool}: {e}");
+        }
+        let e = err("[[agents]]\nname = \"a\"\ntools = [\"nope\"]");
+        assert!(!e.contains("final_answer") && !e.contains("propose_plan") && e.contains("get_order"), "{e}");
+        let planner = parse("[[agents]]\nname = \"a\"\ntools = [\"get_order\"]\n[[agents.gates]]\nname = \"p\"\nkind = \"plan\"").unwrap();
+        assert!(planner.agents[0].tools.iter().any(|t| t == "propose_plan"), "the gate brings the tool");
     }
 }

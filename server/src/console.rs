@@ -28,7 +28,9 @@ impl RawMode {
                 return Self(None);
             }
             let mut raw = saved;
-            raw.c_lflag &= !(libc::ICANON | libc::ECHO);
+            // ISIG off too: Ctrl-C arrives as a key (quit) instead of killing the process before
+            // the terminal is restored.
+            raw.c_lflag &= !(libc::ICANON | libc::ECHO | libc::ISIG);
             raw.c_cc[libc::VMIN] = 1;
             raw.c_cc[libc::VTIME] = 0;
             libc::tcsetattr(0, libc::TCSANOW, &raw);
@@ -47,6 +49,10 @@ impl Drop for RawMode {
         }
     }
 }
+
+/// Ctrl-C and Ctrl-D as raw mode delivers them: quit.
+const CTRL_C: u8 = 0x03;
+const CTRL_D: u8 = 0x04;
 
 fn say(text: &str) {
     let mut out = std::io::stdout();
@@ -129,6 +135,7 @@ async fn line(keys: &mut mpsc::UnboundedReceiver<u8>) -> Option<String> {
                 say("\n");
                 return Some(String::from_utf8_lossy(&text).trim().to_owned());
             }
+            CTRL_C | CTRL_D => return None,
             // Backspace or delete.
             0x7f | 0x08 => {
                 if text.pop().is_some() {
@@ -161,7 +168,7 @@ pub async fn watch(r: &Remote) -> anyhow::Result<()> {
             tokio::select! {
                 woke = wake.recv() => if woke.is_none() { anyhow::bail!("the server closed the queue's stream") },
                 k = keys.recv() => match k {
-                    None | Some(b'q') => return Ok(()),
+                    None | Some(b'q' | CTRL_C | CTRL_D) => return Ok(()),
                     Some(_) => {}
                 },
             }
@@ -172,7 +179,7 @@ pub async fn watch(r: &Remote) -> anyhow::Result<()> {
         say(&card(&approval));
         let decision = loop {
             match key(&mut keys).await {
-                None | Some(b'q') => {
+                None | Some(b'q' | CTRL_C | CTRL_D) => {
                     say("q\n");
                     return Ok(());
                 }

@@ -91,7 +91,7 @@ pub fn transcript(events: &[Event]) -> Vec<ChatMessage> {
             }
             EventBody::ToolResult { call_id, ok, output, .. } if drafts.contains_key(call_id) => {
                 if let (false, Some(draft)) = (*ok, drafts.remove(call_id)) {
-                    let reason = ["reason", "guidance"]
+                    let reason = ["reason", "guidance", "error"]
                         .iter()
                         .find_map(|key| output.get(*key).and_then(Value::as_str).filter(|r| !r.is_empty()))
                         .map(str::to_owned);

@@ -70,7 +70,15 @@ impl Orchestrator {
     /// An approved plan: one grant per step, for exactly that call in this task, once; given by
     /// whoever approved the plan.
     pub(super) async fn grant_plan(&self, w: &mut Write, call: &CallRow, steps: &[(&str, &Value)]) -> anyhow::Result<()> {
-        let approver = approvals::decider_of(&mut *w.tx, &call.id).await?.unwrap_or_else(|| super::decide::SYSTEM.to_owned());
+        // Only a person's approval of the plan grants its steps (a timeout's approval does not;
+        // agents.rs refuses `propose_plan` without its gate, so every plan is asked).
+        let approver = match approvals::decider_of(&mut *w.tx, &call.id).await? {
+            Some(by) if by != super::decide::SYSTEM => by,
+            _ => {
+                tracing::warn!(call_id = %call.id, "a plan ran without a person's approval; no steps granted");
+                return Ok(());
+            }
+        };
         for (tool, args) in steps {
             let new_grant = grants::NewGrant {
                 conversation_id: &call.conversation_id,

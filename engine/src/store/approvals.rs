@@ -419,8 +419,7 @@ pub async fn list(db: impl AnyExecutor<'_>, f: &Filter<'_>) -> anyhow::Result<Ve
         .bind(f.username)
         .bind(f.risk.map(Risk::as_str))
         .bind(f.limit)
-        // `_` in a user name is a wildcard to LIKE: escaped, so `a_b` never matches `axb`.
-        .bind(f.decider.map(|name| format!("%,{},%", name.replace('!', "!!").replace('%', "!%").replace('_', "!_"))).unwrap_or_default())
+        .bind(f.decider.map(member_pattern).unwrap_or_default())
         .bind(f.reversibility.map(wire::Reversibility::as_str))
         .fetch_all(db)
         .await
@@ -450,6 +449,21 @@ pub async fn refused_before(
 
 /// Hands a pending approval to the admins with a new deadline; false if it was not pending or
 /// already escalated.
+/// A LIKE pattern (with `ESCAPE '!'`) matching `escalated_members` that list `name`. `_` in a
+/// user name is a wildcard to LIKE: escaped, so `a_b` never matches `axb`.
+fn member_pattern(name: &str) -> String {
+    format!("%,{},%", name.replace('!', "!!").replace('%', "!%").replace('_', "!_"))
+}
+
+/// The pending approvals escalated to this user, by name or through a group.
+pub async fn escalated_to(db: impl AnyExecutor<'_>, username: &str) -> anyhow::Result<Vec<ApprovalId>> {
+    sqlx::query_scalar("SELECT id FROM approvals WHERE state = 'pending' AND escalated_members LIKE $1 ESCAPE '!'")
+        .bind(member_pattern(username))
+        .fetch_all(db)
+        .await
+        .context("failed to list the approvals escalated to a user")
+}
+
 /// Who approved the call's approval, if it had one that a person decided.
 pub async fn decider_of(db: impl AnyExecutor<'_>, call_id: &CallId) -> anyhow::Result<Option<String>> {
     let by: Option<Option<String>> =

@@ -23,7 +23,7 @@ use super::ApiError;
 use crate::{
     auth::{Credential, CurrentUser},
     state::AppState,
-    store::{Store, conversations},
+    store::{Store, approvals, conversations},
 };
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -49,15 +49,14 @@ async fn stream(
     credential: Option<Extension<Credential>>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let rx = state.store.bus().subscribe();
-    let client = state.orchestrator.metrics().sse_client();
-    let watcher = Watcher {
-        rx,
-        store: state.store.clone(),
-        user: user.clone(),
-        owners: HashMap::new(),
-        handed_to_me: Default::default(),
-        _client: client,
+    // Approvals already handed to this user: their decisions change the queue too.
+    let handed_to_me = if user.user.is_admin() {
+        Default::default()
+    } else {
+        approvals::escalated_to(state.store.pool(), &user.user.username).await?.into_iter().collect()
     };
+    let client = state.orchestrator.metrics().sse_client();
+    let watcher = Watcher { rx, store: state.store.clone(), user: user.clone(), owners: HashMap::new(), handed_to_me, _client: client };
     let stream = futures::stream::unfold(watcher, |mut watcher| async move {
         let approval_id = watcher.next_change().await?;
         let event = Event::default().event("queue-changed").data(json!({ "approval_id": approval_id }).to_string());
@@ -105,7 +104,8 @@ impl Watcher {
                     self.handed_to_me.insert(approval_id.clone())
                 }
                 EventBody::ApprovalDecided { .. } => self.handed_to_me.remove(approval_id),
-                _ => false,
+                // Asked again (a retry) while with this user.
+                _ => self.handed_to_me.contains(approval_id),
             };
             if mine || self.user.user.is_admin() || self.owns(&event.conversation_id).await {
                 return Some(Some(approval_id.clone()));

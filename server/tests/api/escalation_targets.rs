@@ -12,7 +12,7 @@ const TOOLS: &str = "tools = [\"list_orders\", \"get_order\", \"cancel_order\", 
 
 async fn app_with(gate_extra: &str) -> TestApp {
     let toml = format!(
-        "[[groups]]\nname = \"finance\"\nmembers = [\"bob\"]\n\n[[agents]]\nname = \"support\"\n{TOOLS}\n\
+        "[[groups]]\nname = \"finance\"\nmembers = [\"Bob\", \"nobody-here\"]\n\n[[agents]]\nname = \"support\"\n{TOOLS}\n\
          [[agents.gates]]\nname = \"refunds\"\nkind = \"tools\"\ntools = [\"process_refund\"]\ntimeout_secs = 60\n{gate_extra}"
     );
     spawn_app_with(Options { agents_toml: Some(toml), ..Default::default() }).await
@@ -41,6 +41,7 @@ async fn an_approval_escalated_to_a_group_is_decided_by_its_members_and_not_by_i
     assert_eq!(status, 200, "{body}");
     let heard = crate::helpers::take_events(bob_stream, 1).await;
     assert!(heard[0].event == "queue-changed" && heard[0].data.contains(id.as_str()), "{heard:?}");
+    // Members are matched to accounts ignoring case; one without an account is left out.
     assert_eq!((body["escalated_to"].as_str(), body["deciders"].clone()), (Some("finance"), json!(["bob"])));
     // The owner may no longer decide; bob sees it in his queue and decides it.
     let (status, body) = app.post_json(&format!("/api/approvals/{id}/approve"), json!({})).await;
@@ -72,8 +73,12 @@ async fn the_gates_escalation_timeout_hands_it_to_the_gates_target_and_an_admin_
     assert_eq!(escalated["deciders"], json!(["bob"]));
     let (status, _) = app.post_json(&format!("/api/approvals/{id}/reject"), json!({ "reason": "mine" })).await;
     assert_eq!(status, 403, "the owner no longer decides");
+    // A queue stream bob opens now still hears when someone else decides what was handed to him.
+    let bob_stream = app.as_user("bob").sse("/api/approvals/events", None).await;
     let (status, body) = app.as_user("root").post_json(&format!("/api/approvals/{id}/reject"), json!({ "reason": "no" })).await;
     assert_eq!(status, 200, "an admin still may: {body}");
+    let heard = crate::helpers::take_events(bob_stream, 1).await;
+    assert!(heard[0].data.contains(id.as_str()), "{heard:?}");
 }
 
 #[tokio::test]
