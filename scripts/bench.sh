@@ -26,3 +26,11 @@ baseline=()
 "$CARGO_TARGET_DIR/release/bench" --server "$CARGO_TARGET_DIR/release/countersign" \
   --site-root "$CARGO_TARGET_DIR/site" --postgres "$COUNTERSIGN_TEST_POSTGRES" "${baseline[@]}" \
   --write docs/benchmarks.md "$@"
+# 8. First paint on a slow link: Chromium (through Playwright) on the same release build.
+first_paint="$(mktemp)"
+(cd end2end && COUNTERSIGN_BIN="$CARGO_TARGET_DIR/release/countersign" COUNTERSIGN_SITE_ROOT="$CARGO_TARGET_DIR/site" \
+  FIRST_PAINT_REPORT="$first_paint" npx playwright test --config measure.config.ts)
+if [[ " $* " != *" --quick "* ]]; then
+  { echo; cat "$first_paint"; } >> docs/benchmarks.md
+fi
+rm -f "$first_paint"

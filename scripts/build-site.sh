@@ -49,6 +49,9 @@ build_wasm() {
   cargo build --package=frontend --lib --target=wasm32-unknown-unknown --no-default-features \
     --target-dir="$front_target" "${wasm_profile[@]}"
 
+  # Compressed copies are made for release builds only; a stale one would be served in place of
+  # the file it no longer matches.
+  rm -f "$pkg"/*.gz "$pkg"/*.br
   say "wasm-bindgen → $pkg/$name.js, $name.wasm"
   wasm-bindgen --target web --no-typescript --out-name "$name" --out-dir "$pkg" \
     "$front_target/wasm32-unknown-unknown/$wasm_dir/frontend.wasm"
@@ -60,6 +63,17 @@ build_wasm() {
     wasm-opt -Oz --enable-bulk-memory "$pkg/$name.wasm" -o "$pkg/$name.wasm"
     esbuild "$pkg/$name.js" --minify --format=esm --log-level=warning --allow-overwrite --outfile="$pkg/$name.js"
     esbuild style/main.css --bundle --minify --log-level=warning --outfile="$pkg/$name.css"
+    # Precompressed siblings: the server sends `.br` or `.gz` to a browser that accepts it
+    # (leptos_axum's file handler), so the page's bytes cross the network compressed.
+    say "precompressing (brotli 11, gzip 9)"
+    node -e '
+      const zlib = require("zlib"), fs = require("fs");
+      for (const file of process.argv.slice(1)) {
+        const raw = fs.readFileSync(file);
+        fs.writeFileSync(file + ".gz", zlib.gzipSync(raw, { level: 9 }));
+        const params = { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: raw.length };
+        fs.writeFileSync(file + ".br", zlib.brotliCompressSync(raw, { params }));
+      }' "$pkg/$name.wasm" "$pkg/$name.js" "$pkg/$name.css"
   else
     cp style/main.css "$pkg/$name.css"
   fi
