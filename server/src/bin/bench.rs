@@ -643,6 +643,7 @@ async fn fanout(bin: &Path, sizes: &Sizes, report: &mut Report) -> anyhow::Resul
     for &n in &sizes.fanout {
         let server = Arc::new(Server::start(bin, None).await?);
         let c = server.conversation().await?;
+        let rss_before = server.rss_kib();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Instant>();
         let ready = Arc::new(tokio::sync::Barrier::new(n + 1));
         let mut opened = 0;
@@ -662,6 +663,10 @@ async fn fanout(bin: &Path, sizes: &Sizes, report: &mut Report) -> anyhow::Resul
         drop(tx);
         ready.wait().await;
         tokio::time::sleep(Duration::from_millis(200)).await;
+        // What the open streams cost the server: its resident memory with them, less before.
+        let per_stream = rss_before
+            .zip(server.rss_kib())
+            .map_or_else(|| "?".to_owned(), |(before, after)| format!("{:.0}", after.saturating_sub(before) as f64 * 1024.0 / n as f64));
         let start = Instant::now();
         server.post(&format!("/api/conversations/{c}/messages"), json!({ "text": "look up order 1001" })).await?;
         let mut delivered = Vec::new();
@@ -671,11 +676,11 @@ async fn fanout(bin: &Path, sizes: &Sizes, report: &mut Report) -> anyhow::Resul
         if delivered.len() < opened {
             anyhow::bail!("SSE fan-out: only {} of {opened} streams got the event", delivered.len());
         }
-        rows.push(vec![opened.to_string(), delivered.len().to_string(), Timings(delivered).summary()]);
+        rows.push(vec![opened.to_string(), delivered.len().to_string(), Timings(delivered).summary(), per_stream]);
     }
     report.section(
         "6. SSE fan-out (one event to N clients of one conversation)",
-        &["clients", "delivered", "delivery ms p50/p99/max"],
+        &["clients", "delivered", "delivery ms p50/p99/max", "server RSS per open stream, bytes"],
         rows,
     );
     Ok(())
