@@ -341,8 +341,7 @@ async fn a_grant_lets_later_calls_of_its_tool_through_until_it_is_used_up_or_rev
     assert_eq!(app.post_json(&format!("/api/grants/{unlimited}/revoke"), json!({})).await.0, 204);
     assert_eq!(app.post_json(&format!("/api/grants/{unlimited}/revoke"), json!({})).await.0, 409);
     app.pending_turn(&c, "refund $6 on order 1004", 1).await;
-    let (_, audit) = app.as_user("root").get_json("/api/audit?kind=grant.used").await;
-    assert_eq!(audit["entries"].as_array().unwrap().len(), 3, "every call a grant let through is audited");
+    app.audit_entries("grant.used", 3).await; // every call a grant let through is audited
 }
 
 #[tokio::test]
@@ -369,17 +368,14 @@ async fn a_rule_that_cannot_be_checked_fails_closed_by_default_and_open_when_con
     let c = closed.create_conversation().await;
     let (_, approvals) = closed.pending_turn(&c, "refund order 1001", 1).await;
     assert!(approvals[0].summary.contains("could not be checked"), "{}", approvals[0].summary);
-    let (_, audit) = closed.as_user("root").get_json("/api/audit?kind=policy.fail_closed").await;
-    assert_eq!(audit["entries"].as_array().unwrap().len(), 1);
+    closed.audit_entries("policy.fail_closed", 1).await;
 
     let open = crate::helpers::spawn_app_with(crate::helpers::Options { agents_toml: Some(toml(true)), ..Default::default() }).await;
     let c = open.create_conversation().await;
     let task = open.say(&c, "refund order 1001").await;
     open.wait_task(&task, TaskStatus::Completed).await;
     assert_eq!(open.order(1001).await.status, "refunded", "fail-open ran the call");
-    let (_, audit) = open.as_user("root").get_json("/api/audit?kind=policy.fail_open").await;
-    let entries = audit["entries"].as_array().unwrap();
-    assert_eq!(entries.len(), 1);
+    let entries = open.audit_entries("policy.fail_open", 1).await;
     assert!(entries[0]["data"]["rule_errors"][0].as_str().unwrap().starts_with("args.amount > 100"));
 }
 

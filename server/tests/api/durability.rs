@@ -194,7 +194,7 @@ async fn each_timeout_action_does_what_it_says() {
     let (task, _) = app.pending_turn(&c, "cancel order 1003", 1).await;
     app.wait_task(&task, TaskStatus::Completed).await;
     assert_eq!(app.order(1003).await.status, "canceled");
-    assert_eq!(audited_as_timeouts(&app).await, (1, 0));
+    audited_as_timeouts(&app, 1).await;
 
     // skip: not run, the model is told it was skipped.
     let app = spawn_app_with(Options { agents_toml: Some(agents_with_action("skip", 0.2)), ..Default::default() }).await;
@@ -204,7 +204,7 @@ async fn each_timeout_action_does_what_it_says() {
     assert_eq!(app.order(1003).await.status, "open");
     assert!(assistant_texts(&app.detail(&c).await.events).last().unwrap().contains("skipped"));
     // (This one used to be audited as a human decision: the kind was guessed from the reason.)
-    assert_eq!(audited_as_timeouts(&app).await, (1, 0));
+    audited_as_timeouts(&app, 1).await;
 
     // abort: the whole task is canceled.
     let app = spawn_app_with(Options { agents_toml: Some(agents_with_action("abort", 0.2)), ..Default::default() }).await;
@@ -214,7 +214,7 @@ async fn each_timeout_action_does_what_it_says() {
     for a in &approvals {
         assert_eq!(app.get_json(&format!("/api/approvals/{}", a.id)).await.1["state"], "canceled");
     }
-    assert_eq!(audited_as_timeouts(&app).await, (2, 0));
+    audited_as_timeouts(&app, 2).await;
 
     // escalate: handed to the admins with a new deadline, then rejected if they do not decide.
     let app = spawn_app_with(Options { agents_toml: Some(agents_with_action("escalate", 0.3)), ..Default::default() }).await;
@@ -230,17 +230,13 @@ async fn each_timeout_action_does_what_it_says() {
     assert_eq!(detail.view.cards().next().unwrap().approval.as_ref().unwrap().escalated_by.as_deref(), Some("system"));
     app.wait_task(&task, TaskStatus::Completed).await;
     assert_eq!(app.get_json(&format!("/api/approvals/{id}")).await.1["state"], "expired");
-    assert_eq!(audited_as_timeouts(&app).await, (1, 0));
+    audited_as_timeouts(&app, 1).await;
 }
 
-/// Audit entries of approvals the server decided when their deadline passed, and of human decisions.
-async fn audited_as_timeouts(app: &TestApp) -> (usize, usize) {
-    let root = app.as_user("root");
-    let count = |kind: &'static str| {
-        let root = root.clone();
-        async move { root.get_json(&format!("/api/audit?kind={kind}")).await.1["entries"].as_array().map_or(usize::MAX, Vec::len) }
-    };
-    (count("approval.timed_out").await, count("approval.decided").await)
+/// `timed_out` approvals the server decided when their deadline passed, and no human decision.
+async fn audited_as_timeouts(app: &TestApp, timed_out: usize) {
+    app.audit_entries("approval.timed_out", timed_out).await;
+    app.audit_entries("approval.decided", 0).await;
 }
 
 #[tokio::test]

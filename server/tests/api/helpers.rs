@@ -216,6 +216,19 @@ impl TestApp {
         (status, response.json().await.unwrap_or(Value::Null))
     }
 
+    /// The audit entries of `kind`, once there are `count` of them. On PostgreSQL entries are
+    /// chained just after their transaction commits, so a test that saw the event may be a moment
+    /// ahead of the trail (docs/architecture.md).
+    pub async fn audit_entries(&self, kind: &str, count: usize) -> Vec<Value> {
+        let root = self.as_user("root");
+        eventually(&format!("{count} audit entries of {kind}"), || async {
+            let (_, page) = root.get_json(&format!("/api/audit?kind={kind}")).await;
+            let entries = page["entries"].as_array().cloned().unwrap_or_default();
+            (entries.len() == count).then_some(entries)
+        })
+        .await
+    }
+
     pub async fn post_json(&self, path: &str, body: Value) -> (u16, Value) {
         let response = self.client.post(self.url(path)).json(&body).send().await.expect("POST");
         let status = response.status().as_u16();

@@ -59,8 +59,7 @@ async fn reminders_come_at_their_interval_up_to_the_limit_and_the_escalation_tim
     // With the admins now: the owner may not decide it, an admin may.
     let (status, body) = alice.post_json(&approval.approve_url, serde_json::json!({})).await;
     assert_eq!(status, 403, "{body}");
-    let (_, audit) = app.as_user("root").get_json("/api/audit?kind=approval.reminded").await;
-    assert_eq!(audit["entries"].as_array().map(Vec::len), Some(2), "{audit}");
+    app.audit_entries("approval.reminded", 2).await;
     let (status, body) = app.as_user("root").post_json(&approval.approve_url, serde_json::json!({})).await;
     assert_eq!(status, 200, "{body}");
 }
