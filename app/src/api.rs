@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use crate::{
     client::{self, ApiFailure},
     data::QueueQuery,
+    domain::page::EarlierItems,
     domain::wire::{
         AgentInfo, Approval, ApproveRequest, Conversation, ConversationDetail, DecisionOutcome, DeferRequest, Login, Me, NewConversation,
         NewMessage, RejectRequest, Task,
@@ -64,6 +65,11 @@ pub async fn create_conversation(new: &NewConversation) -> Answer<Conversation> 
 
 pub async fn conversation(id: &ConversationId) -> Answer<ConversationDetail> {
     client::get(&format!("/api/conversations/{id}")).await
+}
+
+/// The chat's items before `before` ("Show earlier"), a page's worth.
+pub async fn earlier_items(id: &ConversationId, before: i64) -> Answer<EarlierItems> {
+    client::get(&format!("/api/conversations/{id}/items?before={before}")).await
 }
 
 pub async fn send_message(conversation_id: &ConversationId, text: String) -> Answer<Value> {

@@ -138,7 +138,76 @@ fn log() -> impl Strategy<Value = Vec<Event>> {
     })
 }
 
+/// A log as the engine writes it: each call is made once and its result is the last of it, and a
+/// turn that ended says nothing more (its final status is terminal: app/src/domain/states.rs).
+fn well_formed(events: Vec<Event>) -> Vec<Event> {
+    let (mut calls, mut answered, mut ended) =
+        (std::collections::HashSet::new(), std::collections::HashSet::new(), std::collections::HashSet::new());
+    events
+        .into_iter()
+        .filter(|event| {
+            let task = event.body.task_id().clone();
+            let call = match &event.body {
+                EventBody::ApprovalRequired { call_id, .. }
+                | EventBody::ApprovalDecided { call_id, .. }
+                | EventBody::ApprovalReminder { call_id, .. }
+                | EventBody::ApprovalEscalated { call_id, .. }
+                | EventBody::ConfirmationAsked { call_id, .. }
+                | EventBody::ToolStarted { call_id, .. }
+                | EventBody::ToolResult { call_id, .. } => Some(call_id.clone()),
+                _ => None,
+            };
+            if ended.contains(&task) || call.as_ref().is_some_and(|c| answered.contains(c)) {
+                return false;
+            }
+            if let (EventBody::ToolResult { .. }, Some(call)) = (&event.body, call) {
+                answered.insert(call);
+            }
+            if let EventBody::TaskStatus { status, .. } = &event.body
+                && status.is_final()
+            {
+                ended.insert(task);
+            }
+            match &event.body {
+                EventBody::ToolCall { call_id, .. } => calls.insert(call_id.clone()),
+                _ => true,
+            }
+        })
+        .collect()
+}
+
 proptest! {
+    /// What engine/src/store/snapshots.rs relies on to keep only a page: the page of a prefix, with
+    /// the tail applied, pages to exactly the page of everything; and the earlier items of the
+    /// whole view, put before the page, give the whole chat back.
+    #[test]
+    fn the_page_of_a_prefix_plus_the_tail_is_the_page_of_the_whole_fold(
+        events in log().prop_map(well_formed),
+        split in any::<prop::sample::Index>(),
+        size in 1..6usize,
+    ) {
+        let whole = fold(&events);
+        let k = split.index(events.len() + 1);
+        let stored = serde_json::to_string(&fold(&events[..k]).page(size)).unwrap();
+        let mut page: app::domain::ConversationView = serde_json::from_str(&stored).unwrap();
+        for event in &events[k..] {
+            page.apply(event);
+        }
+        let page = page.page(size);
+        prop_assert_eq!(&page, &whole.page(size));
+        prop_assert!(page.items.len() <= size + whole.cards().filter(|c| c.result.is_none()).count());
+        prop_assert_eq!(page.pending_count(), whole.pending_count(), "every waiting card is on the page");
+
+        // "Show earlier" until there is nothing before: the whole chat, in order.
+        let mut shown = page;
+        while let Some(before) = shown.earlier {
+            shown.prepend(whole.earlier_items(before, size));
+        }
+        prop_assert_eq!(&shown.items, &whole.items);
+        prop_assert!(shown.tasks.iter().all(|t| whole.task(&t.task_id) == Some(t)));
+    }
+
+
     #[test]
     fn a_render_of_a_prefix_plus_live_events_from_any_earlier_point_equals_the_whole_fold(
         events in log(),

@@ -21,8 +21,11 @@ export class Server {
   readonly dataDir = mkdtempSync(path.join(tmpdir(), "countersign-e2e-"));
   private agents?: string;
 
-  /** With `agentsToml`, the server uses that agent configuration instead of the demo one. */
-  constructor(agentsToml?: string) {
+  /**
+   * With `agentsToml`, the server uses that agent configuration instead of the demo one; `env`
+   * sets more of its variables (e.g. `COUNTERSIGN_PAGE_ITEMS`).
+   */
+  constructor(agentsToml?: string, private readonly env: Record<string, string> = {}) {
     if (agentsToml) {
       this.agents = path.join(this.dataDir, "agents.toml");
       writeFileSync(this.agents, agentsToml);
@@ -48,6 +51,7 @@ export class Server {
         COUNTERSIGN_DATA_DIR: this.dataDir,
         COUNTERSIGN_SITE_ROOT: siteRoot,
         ...(this.agents ? { COUNTERSIGN_AGENTS: this.agents } : {}),
+        ...this.env,
         RUST_LOG: process.env.E2E_SERVER_LOG ?? "warn",
       },
       stdio: ["ignore", "pipe", "inherit"],
@@ -101,11 +105,12 @@ export async function logIn(context: BrowserContext, server: Server, username: s
 }
 
 // A fresh server and database per test (users alice and bob, admin root), running the agent
-// configuration `agentsToml` (the built-in demo one when not given); `page` is logged in as alice.
-export function testWithAgents(agentsToml?: string) {
+// configuration `agentsToml` (the built-in demo one when not given) and the variables `env`;
+// `page` is logged in as alice.
+export function testWithAgents(agentsToml?: string, env: Record<string, string> = {}) {
   return base.extend<{ server: Server }>({
     server: async ({}, use) => {
-      const server = new Server(agentsToml);
+      const server = new Server(agentsToml, env);
       server.addUser("alice");
       server.addUser("bob");
       server.addUser("root", true);

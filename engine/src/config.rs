@@ -47,6 +47,8 @@ pub struct Config {
     pub audit_retention: Option<Duration>,
     /// Reverse proxies whose `X-Forwarded-For` is believed for the audit trail's client address.
     pub trusted_proxies: Vec<std::net::IpAddr>,
+    /// Items a chat shows before "Show earlier" (`COUNTERSIGN_PAGE_ITEMS`, default 50).
+    pub page_items: usize,
 }
 
 impl Config {
@@ -89,6 +91,7 @@ impl Config {
         if audit_retention.is_some() && audit_key.is_none() {
             anyhow::bail!("COUNTERSIGN_AUDIT_RETENTION_DAYS needs COUNTERSIGN_AUDIT_KEY: pruned entries are replaced by a signed anchor");
         }
+        let page_items = number(&get, "COUNTERSIGN_PAGE_ITEMS", app::domain::page::DEFAULT_PAGE_ITEMS)?.max(1);
         let secure_cookies = matches!(get("COUNTERSIGN_SECURE_COOKIES").as_deref(), Some("1" | "true"));
         let demo_accounts = agents_path.is_none() && matches!(get("COUNTERSIGN_DEMO_ACCOUNTS").as_deref(), Some("1" | "true"));
         let trusted_proxies = get("COUNTERSIGN_TRUSTED_PROXIES")
@@ -120,6 +123,7 @@ impl Config {
             audit_key,
             audit_checkpoint_every,
             audit_retention,
+            page_items,
         })
     }
 }

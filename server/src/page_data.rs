@@ -24,7 +24,8 @@ use crate::{
     },
 };
 
-struct StorePages(Store);
+/// The store, and how many items a chat page shows.
+struct StorePages(Store, usize);
 
 fn unavailable(err: anyhow::Error) -> String {
     tracing::error!(error = ?err, "page data failed");
@@ -54,12 +55,12 @@ impl PageData for StorePages {
     }
 
     fn chat(&self, parts: &Parts, id: ConversationId) -> BoxFuture<Loaded<Option<ChatData>>> {
-        let (store, user) = (self.0.clone(), viewer(parts));
+        let (store, user, page_items) = (self.0.clone(), viewer(parts), self.1);
         Box::pin(async move {
             let user = user.ok_or("log in first")?;
             let conversation = conversations::get(store.pool(), &id).await.map_err(unavailable)?;
             let Some(conversation) = conversation.filter(|c| sees(&user, c.owner_id.as_ref())) else { return Ok(None) };
-            let view = snapshots::view(&store, &id).await.map_err(unavailable)?;
+            let view = snapshots::page(&store, &id, page_items).await.map_err(unavailable)?;
             Ok(Some(ChatData { conversation, view, viewer_is_admin: user.is_admin() }))
         })
     }
@@ -87,6 +88,6 @@ impl PageData for StorePages {
     }
 }
 
-pub fn data_source(store: Store) -> DataSource {
-    DataSource(std::sync::Arc::new(StorePages(store)))
+pub fn data_source(store: Store, page_items: usize) -> DataSource {
+    DataSource(std::sync::Arc::new(StorePages(store, page_items)))
 }

@@ -101,9 +101,10 @@ pub fn ChatView(
     #[cfg(not(feature = "hydrate"))]
     let _ = Duration::from_secs(1);
 
-    let row_count = Memo::new(move |_| view.with(|v| v.items.len()));
-    Effect::new(move |before: Option<usize>| {
-        let now = row_count.get();
+    // A new item brings the latest row into view; earlier items put in front ("Show earlier") do not.
+    let newest = Memo::new(move |_| view.with(|v| v.items.last().map(Item::seq)));
+    Effect::new(move |before: Option<Option<i64>>| {
+        let now = newest.get();
         if before != Some(now) {
             focus::latest_row();
         }
@@ -188,6 +189,7 @@ pub fn ChatView(
         </header>
         <GrantList view />
         <div class="thread" role="log" aria-label="Conversation">
+            <ShowEarlier conversation_id=conversation.id.clone() view />
             {move || view.with(|v| v.items.is_empty()).then(|| view! {
                 <p class="muted empty-thread">"Ask the agent something, e.g. “refund order 1001” or “cancel all orders of alice”."</p>
             })}
@@ -215,6 +217,41 @@ pub fn ChatView(
         </Show>
         {move || abort_error.get().map(|e| view! { <p class="error" role="alert">{e.message}</p> })}
         <Composer conversation_id=conversation.id.clone() view viewer_is_admin on_sent />
+    }
+}
+
+/// On a long chat's page (app/src/domain/page.rs): loads the items before it and puts them in front.
+#[component]
+fn ShowEarlier(conversation_id: crate::domain::ConversationId, view: RwSignal<ConversationView>) -> impl IntoView {
+    let busy = RwSignal::new(false);
+    let error = RwSignal::new(None::<ApiFailure>);
+    let load = move |_| {
+        let Some(before) = view.with_untracked(|v| v.earlier) else { return };
+        busy.set(true);
+        error.set(None);
+        let id = conversation_id.clone();
+        spawn_local(async move {
+            match api::earlier_items(&id, before).await {
+                // Unless another click already put them there.
+                Ok(earlier) => view.update(|v| {
+                    if v.earlier == Some(before) {
+                        v.prepend(earlier)
+                    }
+                }),
+                Err(failure) => error.set(Some(failure)),
+            }
+            busy.set(false);
+        });
+    };
+    view! {
+        <Show when=move || view.with(|v| v.earlier.is_some())>
+            <div class="show-earlier">
+                <button class="btn btn-link-plain" on:click=load.clone() disabled=move || busy.get() aria-busy=move || busy.get().to_string()>
+                    {move || if busy.get() { "Loading earlier messages…" } else { "Show earlier messages" }}
+                </button>
+                {move || error.get().map(|e| view! { <p class="error" role="alert">{e.message}</p> })}
+            </div>
+        </Show>
     }
 }
 

@@ -25,6 +25,11 @@ pub struct ConversationView {
     /// Tokens and cost of every model step in the conversation.
     #[serde(default)]
     pub usage: Usage,
+    /// This view is a page (app/src/domain/page.rs): items before this sequence number were left
+    /// out (all waiting and running cards are always in); `GET /api/conversations/{id}/items?before=`
+    /// returns them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub earlier: Option<i64>,
     /// The reply the model is writing right now (live deltas only; never stored or rendered
     /// by the server).
     #[serde(skip)]
@@ -128,6 +133,9 @@ impl TaskSummary {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Card {
+    /// Sequence number of the call's event: the card's place in the chat.
+    #[serde(default)]
+    pub seq: i64,
     pub call_id: CallId,
     pub task_id: TaskId,
     pub tool: String,
@@ -242,7 +250,7 @@ impl CardStatus {
 /// The version of what [`ConversationView::apply`] makes of events. Bump it whenever the same
 /// events would fold to a different view (a new field filled, a rule changed): stored snapshots
 /// of another version are then rebuilt from the events (engine/src/store/snapshots.rs).
-pub const FOLD_VERSION: i64 = 1;
+pub const FOLD_VERSION: i64 = 2;
 
 /// Folds a whole event log.
 pub fn fold<'a>(events: impl IntoIterator<Item = &'a Event>) -> ConversationView {
@@ -280,6 +288,7 @@ impl ConversationView {
                 });
                 let (granted_by, planned) = granted.map_or((None, false), |(by, planned)| (Some(by), planned));
                 self.items.push(Item::Card(Box::new(Card {
+                    seq: event.seq,
                     call_id: call_id.clone(),
                     task_id: task_id.clone(),
                     tool: tool.clone(),
@@ -526,6 +535,7 @@ impl super::wire::Approval {
     pub fn as_pending_card(&self) -> Card {
         let a = self;
         Card {
+            seq: 0,
             call_id: a.call_id.clone(),
             task_id: a.task_id.clone(),
             tool: a.tool.clone(),

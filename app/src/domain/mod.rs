@@ -6,6 +6,7 @@ pub mod event;
 pub mod fold;
 pub mod ids;
 pub mod naming;
+pub mod page;
 pub mod rules;
 pub mod states;
 pub mod wire;

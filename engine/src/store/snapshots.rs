@@ -3,6 +3,9 @@
 //! source of truth (docs/architecture.md, decision 1): a snapshot is a cache of `fold(events[..=last_seq])`,
 //! refreshed by reads once enough events follow it, and one written by another `FOLD_VERSION` is
 //! ignored and rebuilt. `app/tests/fold_props.rs` shows snapshot + tail = fold of everything.
+//!
+//! A reload reads less still: the page of the view it shows (`view_pages`, app/src/domain/page.rs),
+//! kept the same way, so its cost follows the page, not the chat's length.
 
 use anyhow::Context;
 use app::domain::{ConversationId, ConversationView, fold::FOLD_VERSION};
@@ -40,6 +43,63 @@ pub async fn view(store: &Store, conversation_id: &ConversationId) -> anyhow::Re
         });
     }
     Ok(view)
+}
+
+/// The page of the conversation's view with its last `items` items: the stored page (if it is of
+/// this fold version and size) plus the events after it, paged again.
+pub async fn page(store: &Store, conversation_id: &ConversationId, items: usize) -> anyhow::Result<ConversationView> {
+    let row: Option<(i64, i64, String)> =
+        sqlx::query_as("SELECT fold_version, page_items, view FROM view_pages WHERE conversation_id = $1")
+            .bind(conversation_id)
+            .fetch_optional(store.pool())
+            .await
+            .context("failed to load a view page")?;
+    let stored = row.filter(|(version, size, _)| *version == FOLD_VERSION && *size == items as i64).and_then(|(_, _, text)| {
+        serde_json::from_str::<ConversationView>(&text)
+            .inspect_err(|err| tracing::warn!(%conversation_id, error = %err, "unreadable view page; paging the whole view"))
+            .ok()
+    });
+    let (page, refresh) = match stored {
+        Some(mut page) => {
+            let tail = events::after(store.pool(), conversation_id, page.last_seq).await?;
+            for event in &tail {
+                page.apply(event);
+            }
+            (page.page(items), tail.len() >= REFRESH_AFTER)
+        }
+        None => (view(store, conversation_id).await?.page(items), true),
+    };
+    if refresh {
+        let (store, conversation_id, snapshot) = (store.clone(), conversation_id.clone(), page.clone());
+        tokio::spawn(async move {
+            if let Err(err) = save_page(&store, &conversation_id, &snapshot, items).await {
+                tracing::warn!(%conversation_id, error = ?err, "could not store a view page");
+            }
+        });
+    }
+    Ok(page)
+}
+
+/// Stores `page` (of `items` items) unless a newer one of the same version and size is there.
+pub async fn save_page(store: &Store, conversation_id: &ConversationId, page: &ConversationView, items: usize) -> anyhow::Result<()> {
+    let text = serde_json::to_string(page).context("failed to encode a view page")?;
+    sqlx::query(
+        "INSERT INTO view_pages (conversation_id, fold_version, page_items, last_seq, view, updated_at) VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (conversation_id) DO UPDATE SET fold_version = excluded.fold_version, page_items = excluded.page_items,
+             last_seq = excluded.last_seq, view = excluded.view, updated_at = excluded.updated_at
+         WHERE view_pages.fold_version <> excluded.fold_version OR view_pages.page_items <> excluded.page_items
+             OR view_pages.last_seq < excluded.last_seq",
+    )
+    .bind(conversation_id)
+    .bind(FOLD_VERSION)
+    .bind(items as i64)
+    .bind(page.last_seq)
+    .bind(text)
+    .bind(now_ms())
+    .execute(store.writer())
+    .await
+    .context("failed to store a view page")?;
+    Ok(())
 }
 
 /// Stores `view` as the snapshot unless a newer one (same version, later event) is there.

@@ -1,4 +1,5 @@
-//! Conversations: create, list, read (the folded view, from its snapshot), post a message, stream events.
+//! Conversations: create, list, read (a page of the folded view, from its snapshot; earlier items
+//! on request), post a message, stream events.
 
 use super::error::ErrorBody;
 use app::domain::{ApprovalId, ConversationId, TaskId};
@@ -8,6 +9,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use app::domain::{
     Event, fold,
+    page::EarlierItems,
     wire::{AssistantDelta, Conversation, ConversationDetail, NewConversation, NewMessage},
 };
 use axum::{
@@ -36,7 +38,12 @@ const MAX_MESSAGE_CHARS: usize = 8_000;
 const MAX_TITLE_CHARS: usize = 200;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(read)).routes(routes!(post_message)).routes(routes!(stream))
+    OpenApiRouter::new()
+        .routes(routes!(create, list))
+        .routes(routes!(read))
+        .routes(routes!(earlier))
+        .routes(routes!(post_message))
+        .routes(routes!(stream))
 }
 
 #[utoipa::path(
@@ -96,7 +103,7 @@ async fn list(State(state): State<AppState>, user: CurrentUser) -> Result<Json<V
     path = "/api/conversations/{id}",
     operation_id = "getConversation",
     tag = "conversations",
-    summary = "A conversation and its folded view (the chat's items and cards); its events too with `events=all`",
+    summary = "A conversation and its folded view: by default a page (its last items, every waiting card; `view.earlier` says where the left-out items end), the whole view with `items=all`, and every event too with `events=all`",
     params(("id" = ConversationId, Path), ReadQuery),
     responses(
         (status = 200, description = "OK", body = ConversationDetail),
@@ -113,6 +120,11 @@ async fn read(
     Path(id): Path<ConversationId>,
     ApiQuery(query): ApiQuery<ReadQuery>,
 ) -> Result<Json<ConversationDetail>, ApiError> {
+    let whole = match query.items.as_deref() {
+        None | Some("page") => false,
+        Some("all") => true,
+        Some(other) => return Err(ApiError::invalid("items", format!("unknown items {other:?}; expected page or all"))),
+    };
     let conversation = access::visible_conversation(&state.store, &user, &id).await?;
     match query.events.as_deref() {
         // The whole log, and the view folded from exactly it.
@@ -121,13 +133,66 @@ async fn read(
             let view = fold(&events);
             Ok(Json(ConversationDetail { conversation, events, view }))
         }
-        // The view from its snapshot and the events after it: a reload reads what changed lately.
+        // The view (or its page) from its snapshot and the events after it: a reload reads what changed lately.
         None | Some("none") => {
-            let view = snapshots::view(&state.store, &id).await?;
+            let view = if whole {
+                snapshots::view(&state.store, &id).await?
+            } else {
+                snapshots::page(&state.store, &id, state.config.page_items).await?
+            };
             Ok(Json(ConversationDetail { conversation, events: Vec::new(), view }))
         }
         Some(other) => Err(ApiError::invalid("events", format!("unknown events {other:?}; expected all or none"))),
     }
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/conversations/{id}/items",
+    operation_id = "getEarlierItems",
+    tag = "conversations",
+    summary = "The chat's items before a sequence number (\"Show earlier\"), with the turns they belong to",
+    params(("id" = ConversationId, Path), EarlierQuery),
+    responses(
+        (status = 200, description = "OK", body = EarlierItems),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
+        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+    ),
+)]
+#[tracing::instrument(skip(state, user))]
+async fn earlier(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    Path(id): Path<ConversationId>,
+    ApiQuery(query): ApiQuery<EarlierQuery>,
+) -> Result<Json<EarlierItems>, ApiError> {
+    if query.before < 1 {
+        return Err(ApiError::invalid("before", "before must be a sequence number of 1 or more"));
+    }
+    let limit = query.limit.unwrap_or(state.config.page_items as i64);
+    if !(1..=MAX_EARLIER_ITEMS).contains(&limit) {
+        return Err(ApiError::invalid("limit", format!("limit must be between 1 and {MAX_EARLIER_ITEMS}")));
+    }
+    access::visible_conversation(&state.store, &user, &id).await?;
+    // Rare and reading backwards: from the whole view (its snapshot and tail), not a page.
+    let view = snapshots::view(&state.store, &id).await?;
+    Ok(Json(view.earlier_items(query.before, limit as usize)))
+}
+
+const MAX_EARLIER_ITEMS: i64 = 500;
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+struct EarlierQuery {
+    /// Items whose sequence number is below this (a page's `view.earlier`).
+    #[param(minimum = 1)]
+    before: i64,
+    /// How many (the latest of them); default the server's page size, at most 500.
+    #[param(minimum = 1, maximum = 500)]
+    limit: Option<i64>,
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -137,6 +202,9 @@ struct ReadQuery {
     /// `all`: include every event of the conversation (its whole log); `none` (default): only the view.
     #[param(pattern = "^(all|none)$")]
     events: Option<String>,
+    /// `page` (default): the last items and every waiting card; `all`: the whole view.
+    #[param(pattern = "^(page|all)$")]
+    items: Option<String>,
 }
 
 /// What posting a message started: a new turn (its task), or, when the chat waited for a yes or

@@ -94,6 +94,8 @@ pub struct Options {
     pub streams: Option<(usize, u64)>,
     /// `COUNTERSIGN_AUDIT_KEY` (checkpoints are then signed only on request: the interval is an hour).
     pub audit_key: Option<String>,
+    /// `COUNTERSIGN_PAGE_ITEMS`: items a chat shows before "Show earlier".
+    pub page_items: Option<usize>,
 }
 
 /// Starts the real application on 127.0.0.1:0 with a fresh database in a temporary directory.
@@ -148,6 +150,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
     let login = options.login_limits.map(|(name, address, ms)| [name.to_string(), address.to_string(), ms.to_string()]);
     let login = |i: usize| login.as_ref().map(|l| l[i].clone());
     let streams = options.streams.map(|(n, ms)| (n.to_string(), ms.to_string()));
+    let page_items = options.page_items.map(|n| n.to_string());
     let config = Config::from_lookup(|key| match key {
         "COUNTERSIGN_ADDR" => Some("127.0.0.1:0".to_owned()),
         "COUNTERSIGN_DATA_DIR" => Some(data_dir.path().display().to_string()),
@@ -162,6 +165,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
         "COUNTERSIGN_LOGIN_WINDOW_MS" => login(2),
         "COUNTERSIGN_AUDIT_KEY" => options.audit_key.clone(),
         "COUNTERSIGN_AUDIT_CHECKPOINT_MS" => Some("3600000".to_owned()),
+        "COUNTERSIGN_PAGE_ITEMS" => page_items.clone(),
         "COUNTERSIGN_STREAMS_PER_USER" => streams.as_ref().map(|s| s.0.clone()),
         "COUNTERSIGN_STREAM_LIFETIME_MS" => streams.as_ref().map(|s| s.1.clone()),
         "RUST_LOG" => Some(std::env::var("TEST_LOG").unwrap_or_else(|_| "error".to_owned())),

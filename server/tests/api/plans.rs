@@ -100,15 +100,17 @@ async fn a_call_outside_the_approved_plan_is_gated_as_usual_and_a_plan_of_unknow
     })
     .await;
     assert_eq!((outside.args["order_id"].as_i64(), outside.gate.as_str()), (Some(1002), "changes"));
-    let view = app.detail(&c).await.view;
-    let planned = view
-        .items
-        .iter()
-        .find_map(|i| match i {
-            Item::Card(card) if card.tool == "process_refund" && card.args["order_id"] == 1001 => Some(card.clone()),
+    // The planned refund runs beside the one that waits: wait for its result, not for the approval.
+    let planned = crate::helpers::eventually("the planned refund to run", || async {
+        let view = app.detail(&c).await.view;
+        view.items.iter().find_map(|i| match i {
+            Item::Card(card) if card.tool == "process_refund" && card.args["order_id"] == 1001 && card.result.is_some() => {
+                Some(card.clone())
+            }
             _ => None,
         })
-        .unwrap();
+    })
+    .await;
     assert!(planned.planned && planned.approval.is_none(), "{planned:?}");
     assert_eq!(app.order(1001).await.refunded, 5.0);
     assert_eq!(app.order(1002).await.refunded, 0.0, "the unplanned refund waits");
