@@ -5,7 +5,8 @@
 //!   bench [--quick] [--cycles-only] [--server PATH] [--baseline-server PATH] [--postgres URL] [--write docs/benchmarks.md]
 //!
 //! `--cycles-only` runs the cycle sections alone (to profile the server meanwhile, e.g. with `perf`);
-//! `--reload-only` the reload section alone, `--fanout-only` the fan-out one (with the baseline's first).
+//! `--reload-only` the reload section alone, `--fanout-only` the fan-out one (with the baseline's first),
+//! `--memory-only [--paused N]` the paused-task memory one.
 //! `--baseline-server` also measures an older build's cycles in the same run (ratios); `--postgres`
 //! (a server URL, databases are created in it) adds cycles on one and two replicas and a frozen
 //! replica. Quick mode uses tiny sizes and is a smoke test in `./x test`; its numbers mean little.
@@ -60,7 +61,7 @@ impl Sizes {
                 reload_turns: vec![100, 500, 2000],
                 reload_samples: 50,
                 storage_turns: [100, 250, 500],
-                paused_tasks: 10_000,
+                paused_tasks: 100_000,
                 fanout: vec![1000, 5000],
                 freeze: (5, 30),
             }
@@ -195,8 +196,27 @@ impl Server {
     }
 
     fn rss_kib(&self) -> Option<u64> {
+        self.status_kib("VmRSS:")
+    }
+
+    /// A `kB` line of /proc/PID/status (`VmRSS:`, `RssAnon:` — the heap and stacks —, `RssFile:`).
+    fn status_kib(&self, key: &str) -> Option<u64> {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()?)).ok()?;
-        status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        status.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    }
+
+    /// RSS once it stopped moving (two readings a second apart within 256 KiB; at most 20 s).
+    async fn settled_rss_kib(&self) -> u64 {
+        let mut last = self.rss_kib().unwrap_or(0);
+        for _ in 0..20 {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let now = self.rss_kib().unwrap_or(0);
+            if now.abs_diff(last) <= 256 {
+                return now;
+            }
+            last = now;
+        }
+        last
     }
 }
 
@@ -522,14 +542,19 @@ async fn reload(server: &Server, sizes: &Sizes, report: &mut Report) -> anyhow::
         let c = long_conversation(server, turns).await?;
         let detail: Value = server.get(&format!("/api/conversations/{c}?events=all")).await?.json().await?;
         let events = detail["events"].as_array().map(Vec::len).unwrap_or(0);
-        // The first read stores the snapshot (in the background); later ones read it and the tail.
+        // The first reads store the page and the whole view's snapshot (in the background); later
+        // ones read them and the tail.
         server.get(&format!("/api/conversations/{c}")).await?.bytes().await?;
+        server.get(&format!("/api/conversations/{c}?items=all")).await?.bytes().await?;
         tokio::time::sleep(Duration::from_millis(200)).await;
-        let (mut view, mut whole, mut page) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut view, mut all_items, mut whole, mut page) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for _ in 0..sizes.reload_samples {
             let start = Instant::now();
             server.get(&format!("/api/conversations/{c}")).await?.bytes().await?;
             view.push(ms(start.elapsed()));
+            let start = Instant::now();
+            server.get(&format!("/api/conversations/{c}?items=all")).await?.bytes().await?;
+            all_items.push(ms(start.elapsed()));
             let start = Instant::now();
             server.get(&format!("/api/conversations/{c}?events=all")).await?.bytes().await?;
             whole.push(ms(start.elapsed()));
@@ -542,6 +567,7 @@ async fn reload(server: &Server, sizes: &Sizes, report: &mut Report) -> anyhow::
             events.to_string(),
             sizes.reload_samples.to_string(),
             Timings(view).summary(),
+            Timings(all_items).summary(),
             Timings(whole).summary(),
             Timings(page).summary(),
         ]);
@@ -552,7 +578,8 @@ async fn reload(server: &Server, sizes: &Sizes, report: &mut Report) -> anyhow::
             "turns",
             "events",
             "samples",
-            "GET /api/conversations/{id}: snapshot + tail, ms p50/p99/max",
+            "GET /api/conversations/{id}: stored page + tail, ms p50/p99/max",
+            "with ?items=all: whole view from its snapshot + tail, ms p50/p99/max",
             "with ?events=all: whole log + fold (as before snapshots), ms p50/p99/max",
             "server-rendered chat page ms p50/p99/max",
         ],
@@ -613,7 +640,7 @@ async fn memory(bin: &Path, sizes: &Sizes, report: &mut Report) -> anyhow::Resul
         w.await??;
     }
     let expected = per_client * clients;
-    let deadline = Instant::now() + Duration::from_secs(300);
+    let deadline = Instant::now() + Duration::from_secs(900);
     loop {
         let db = sqlx::SqlitePool::connect(&format!("sqlite://{}", server.data_dir.path().join("countersign.db").display())).await?;
         let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM approvals WHERE state = 'pending'").fetch_one(&db).await?;
@@ -623,16 +650,18 @@ async fn memory(bin: &Path, sizes: &Sizes, report: &mut Report) -> anyhow::Resul
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let after = server.rss_kib().unwrap_or(0);
+    let after = server.settled_rss_kib().await;
+    let anon = (server.status_kib("RssAnon:").unwrap_or(0), server.status_kib("RssFile:").unwrap_or(0));
+    let grown = after.saturating_sub(before);
     report.section(
-        "5. Memory (server RSS)",
-        &["paused tasks", "RSS before KiB", "RSS after KiB", "per paused task (bytes)"],
+        "5. Memory (server RSS, settled)",
+        &["paused tasks", "RSS before KiB", "RSS after KiB (anon / file)", "per paused task (bytes)", "MiB per 10,000 paused tasks"],
         vec![vec![
             expected.to_string(),
             before.to_string(),
-            after.to_string(),
-            format!("{:.0}", (after.saturating_sub(before) * 1024) as f64 / expected as f64),
+            format!("{after} ({} / {})", anon.0, anon.1),
+            format!("{:.0}", (grown * 1024) as f64 / expected as f64),
+            format!("{:.1}", grown as f64 / 1024.0 * 10_000.0 / expected as f64),
         ]],
     );
     Ok(())
@@ -729,6 +758,12 @@ async fn main() -> anyhow::Result<()> {
             fanout(old, &sizes, &mut report).await?;
         }
         return fanout(&bin, &sizes, &mut report).await;
+    }
+    if args.iter().any(|a| a == "--memory-only") {
+        // `--paused N`: how many paused tasks (default the mode's).
+        let paused = value("--paused").map(|n| n.parse()).transpose().context("--paused takes a number")?;
+        let sizes = Sizes { paused_tasks: paused.unwrap_or(sizes.paused_tasks), ..sizes };
+        return memory(&bin, &sizes, &mut report).await;
     }
     if args.iter().any(|a| a == "--reload-only") {
         let server = Server::start(&bin, site_root.as_deref()).await?;
