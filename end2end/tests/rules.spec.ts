@@ -80,12 +80,16 @@ reminder_interval_secs = 0.5
 max_reminders = 1
 `;
 
-base("a waiting card says when its deciders were reminded, live and after a reload", async ({ page }) => {
+base("a waiting card says when its deciders were reminded, live and after a reload, and so do the queue and the tab titles", async ({ page }) => {
   const server = new Server(REMINDING);
   server.addUser("alice");
   await server.start();
   try {
     await logIn(page.context(), server, "alice");
+    // Alice's queue, open in another tab before the call is made: it hears the reminder live.
+    const queue = await page.context().newPage();
+    await queue.goto(`${server.url}/approvals`);
+    await waitForHydration(queue);
     await page.goto(server.url);
     await waitForHydration(page);
     await page.getByRole("button", { name: "New chat" }).click();
@@ -95,8 +99,15 @@ base("a waiting card says when its deciders were reminded, live and after a relo
     const card = cards(page).first();
     await expect(card).toHaveAttribute("data-status", "pending_approval");
     await expect(card.locator(".reminder")).toHaveText("Reminder 1 of 1: still waiting for a decision", { timeout: 10_000 });
+    await expect(card).toHaveClass(/reminded/);
+    await expect(page).toHaveTitle("(1) Reminder · Countersign");
+    const row = queue.locator(".queue-item").first();
+    await expect(row.locator(".badge.reminded")).toHaveText("Reminder 1");
+    await expect(row).toHaveClass(/reminded/);
+    await expect(queue).toHaveTitle("(1) Reminder · Approval queue · Countersign");
     await page.reload();
     await expect(cards(page).first().locator(".reminder")).toHaveText("Reminder 1 of 1: still waiting for a decision");
+    await expect(page).toHaveTitle("(1) Reminder · Countersign");
   } finally {
     await server.stop();
     server.cleanup();

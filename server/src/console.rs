@@ -76,7 +76,7 @@ fn keys() -> mpsc::UnboundedReceiver<u8> {
     rx
 }
 
-/// A wake-up whenever an approval the user may see is requested or decided.
+/// A wake-up whenever an approval the user may see is requested, escalated, reminded or decided.
 async fn changes(remote: &Remote) -> anyhow::Result<mpsc::UnboundedReceiver<()>> {
     let url = format!("{}/api/approvals/events", remote.server.trim_end_matches('/'));
     let response =

@@ -148,10 +148,10 @@ pub fn ChatView(
     // server this view's signals may be disposed by then, so the title falls back to the count
     // it was rendered with instead of panicking (which cut the page off mid-stream).
     let rendered_pending = view.with_untracked(ConversationView::pending_count);
-    let title = move || match pending.try_get().unwrap_or(rendered_pending) {
-        0 => "Countersign".to_owned(),
-        n => format!("({n}) Countersign"),
-    };
+    let rendered_reminded = view.with_untracked(ConversationView::reminded_count);
+    let reminded = Memo::new(move |_| view.with(ConversationView::reminded_count));
+    let title =
+        move || wording::tab_title(pending.try_get().unwrap_or(rendered_pending), reminded.try_get().unwrap_or(rendered_reminded), None);
     let task_note = move || {
         view.with(|v| {
             let task = v.current_task()?;

@@ -203,8 +203,12 @@ fn QueueRow(approval: Approval, now: RwSignal<i64>, viewer: Option<Viewer>, ui: 
             </dl>
         }
     });
+    // Reminded: its deciders were nudged, so the row stands out (style/main.css `.reminded`).
+    let reminded = (approval.reminders_sent > 0)
+        .then(|| view! { <span class="badge reminded">{format!("Reminder {}", approval.reminders_sent)}</span> });
+    let row_class = if reminded.is_some() { "queue-item reminded" } else { "queue-item" };
     view! {
-        <li class="queue-item" data-approval-id=id.to_string()>
+        <li class=row_class data-approval-id=id.to_string()>
             <input type="checkbox" class="queue-select" aria-label=format!("Select: {}", approval.summary) prop:checked=checked on:change=move |_| toggle() />
             <details class="queue-row" open=open>
                 <summary on:click=move |ev| {
@@ -216,6 +220,7 @@ fn QueueRow(approval: Approval, now: RwSignal<i64>, viewer: Option<Viewer>, ui: 
                     <span class="queue-summary">{approval.summary.clone()}</span>
                     <RiskBadge risk=approval.risk />
                     {held}
+                    {reminded}
                     <span class="queue-age">{age(approval.age_seconds)}</span>
                 </summary>
                 {context}

@@ -89,6 +89,8 @@ pub fn ToolCard(
     let escalated_by = card.approval.as_ref().and_then(|a| a.escalated_by.clone()).filter(|_| waiting);
     let rules = card.approval.as_ref().map(|a| a.rules).unwrap_or_default();
     let reminder = card.approval.as_ref().filter(|_| waiting).and_then(wording::reminder_line);
+    // A reminded card stands out (style/main.css `.reminded`) until it is decided.
+    let reminded_class = if reminder.is_some() { " reminded" } else { "" };
     // Why it is risky (the warnings are listed on their own just above).
     let spend = card.approval.as_ref().filter(|_| waiting).and_then(|a| a.spend.as_ref()).map(wording::spend_line);
     let assessment = card.approval.as_ref().filter(|_| waiting).and_then(|a| a.assessment.clone()).map(|a| {
@@ -323,7 +325,7 @@ pub fn ToolCard(
 
     view! {
         <article
-            class=format!("tool-card card-{}", card.status.as_str())
+            class=format!("tool-card card-{}{reminded_class}", card.status.as_str())
             data-call-id=card.call_id.to_string()
             data-status=card.status.as_str()
             tabindex=if pending { "0" } else { "-1" }

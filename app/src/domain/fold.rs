@@ -514,6 +514,11 @@ impl ConversationView {
         self.cards().filter(|c| c.status == CardStatus::PendingApproval).count()
     }
 
+    /// Waiting cards whose deciders were reminded at least once (the tab title says so).
+    pub fn reminded_count(&self) -> usize {
+        self.cards().filter(|c| c.status == CardStatus::PendingApproval && c.approval.as_ref().is_some_and(|a| a.reminded > 0)).count()
+    }
+
     /// A call waits for the user's yes or no in the chat (and not for the admins).
     pub fn waits_for_chat_answer(&self) -> bool {
         self.cards()

@@ -124,6 +124,24 @@ pub fn reminder_line(approval: &CardApproval) -> Option<String> {
     }
 }
 
+/// A tab's title: how many approvals wait there, and that some were reminded, so a background tab
+/// says it: "(2) Reminder · Approval queue · Countersign". `page` names the page, if not the chat.
+pub fn tab_title(waiting: usize, reminded: usize, page: Option<&str>) -> String {
+    let mut title = String::new();
+    if waiting > 0 {
+        title.push_str(&format!("({waiting}) "));
+    }
+    if reminded > 0 {
+        title.push_str("Reminder · ");
+    }
+    if let Some(page) = page {
+        title.push_str(page);
+        title.push_str(" · ");
+    }
+    title.push_str("Countersign");
+    title
+}
+
 /// The line under a finished turn that asked people: "2 approvals: 1 approved (edited), 1 rejected
 /// · waited 12 seconds for decisions · the turn took 14 seconds". `None` when it asked no one.
 pub fn turn_summary(summary: &TaskSummary) -> Option<String> {
@@ -166,6 +184,16 @@ pub fn turn_summary(summary: &TaskSummary) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_tab_title_counts_the_waiting_and_says_when_some_were_reminded() {
+        assert_eq!(tab_title(0, 0, None), "Countersign");
+        assert_eq!(tab_title(2, 0, None), "(2) Countersign");
+        assert_eq!(tab_title(2, 1, None), "(2) Reminder · Countersign");
+        assert_eq!(tab_title(3, 1, Some("Approval queue")), "(3) Reminder · Approval queue · Countersign");
+        assert_eq!(tab_title(0, 0, Some("Approval queue")), "Approval queue · Countersign");
+    }
+
     use serde_json::json;
 
     use super::*;

@@ -10,7 +10,7 @@ use crate::{
         status_badge::approval_label,
     },
     data::{QueueQuery, approvals_loader, me_loader},
-    domain::{Role, rules::Viewer, wire::Approval},
+    domain::{Role, rules::Viewer, wire::Approval, wording},
     live,
     time::{ago, now_ms},
 };
@@ -56,8 +56,11 @@ pub fn QueuePage() -> impl IntoView {
             }
             // How many wait, in the tab title (as the chat does), once the list is loaded.
             match approvals.try_get().flatten() {
-                Some(Ok(list)) if !list.is_empty() => format!("({}) Approval queue · Countersign", list.len()),
-                _ => "Approval queue · Countersign".to_owned(),
+                Some(Ok(list)) => {
+                    let reminded = list.iter().filter(|a| a.reminders_sent > 0).count();
+                    wording::tab_title(list.len(), reminded, Some("Approval queue"))
+                }
+                _ => wording::tab_title(0, 0, Some("Approval queue")),
             }
         } />
         <section class="queue card" id="content" tabindex="-1">

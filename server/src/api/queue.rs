@@ -1,6 +1,6 @@
 //! `GET /api/approvals/events`: a live signal for the approval queue. Sends `queue-changed`
-//! (with the approval id) whenever an approval the caller may see is requested or decided; the
-//! queue page then reloads its list.
+//! (with the approval id) whenever an approval the caller may see is requested, escalated,
+//! reminded or decided; the queue page then reloads its list.
 
 use super::error::ErrorBody;
 use app::domain::{ApprovalId, ConversationId, UserId};
@@ -35,7 +35,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     path = "/api/approvals/events",
     operation_id = "queueEvents",
     tag = "approvals",
-    summary = "SSE: `queue-changed` whenever an approval you may see is requested or decided",
+    summary = "SSE: `queue-changed` whenever an approval you may see is requested, escalated, reminded or decided",
     responses(
         (status = 200, description = "text/event-stream", body = String, content_type = "text/event-stream"),
         (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
@@ -94,7 +94,8 @@ impl Watcher {
             let event = &published.event;
             let (EventBody::ApprovalRequired { approval_id, .. }
             | EventBody::ApprovalDecided { approval_id, .. }
-            | EventBody::ApprovalEscalated { approval_id, .. }) = &event.body
+            | EventBody::ApprovalEscalated { approval_id, .. }
+            | EventBody::ApprovalReminder { approval_id, .. }) = &event.body
             else {
                 continue;
             };
@@ -104,7 +105,7 @@ impl Watcher {
                     self.handed_to_me.insert(approval_id.clone())
                 }
                 EventBody::ApprovalDecided { .. } => self.handed_to_me.remove(approval_id),
-                // Asked again (a retry) while with this user.
+                // Asked again (a retry) or reminded while with this user.
                 _ => self.handed_to_me.contains(approval_id),
             };
             if mine || self.user.user.is_admin() || self.owns(&event.conversation_id).await {

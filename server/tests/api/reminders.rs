@@ -44,6 +44,10 @@ async fn reminders_come_at_their_interval_up_to_the_limit_and_the_escalation_tim
     let c = alice.create_conversation().await;
     let (_task, approvals) = alice.pending_turn(&c, "refund order 1001", 1).await;
     let approval = &approvals[0];
+    // The owner's queue hears each reminder (its rows and tab title say so) and the escalation.
+    let queue = alice.sse("/api/approvals/events", None).await;
+    let heard = crate::helpers::take_events(queue, 3).await;
+    assert!(heard.iter().all(|e| e.event == "queue-changed" && e.data.contains(approval.id.as_str())), "{heard:?}");
     let (reminders, escalations) = eventually("two reminders and the escalation", || async {
         let seen = waiting_events(&alice, &c).await;
         (seen.0.len() == 2 && seen.1.len() == 1).then_some(seen)
