@@ -6,7 +6,10 @@
 //! stored (nor sent to other replicas), and a lost one only makes the live draft lag until the
 //! stored reply arrives.
 
-use std::sync::{Arc, OnceLock};
+use std::{
+    sync::{Arc, OnceLock},
+    time::Instant,
+};
 
 use app::domain::{Event, wire::AssistantDelta};
 use tokio::sync::broadcast;
@@ -16,12 +19,15 @@ use tokio::sync::broadcast;
 #[derive(Debug)]
 pub struct Published {
     pub event: Event,
+    /// When this process put it on the bus: a stream that sends it measures its fan-out from here
+    /// (`countersign_sse_send_seconds`).
+    pub at: Instant,
     json: OnceLock<String>,
 }
 
 impl Published {
     pub fn new(event: Event) -> Arc<Self> {
-        Arc::new(Self { event, json: OnceLock::new() })
+        Arc::new(Self { event, at: Instant::now(), json: OnceLock::new() })
     }
 
     /// The event's JSON (what an SSE frame carries as `data:`).

@@ -30,6 +30,16 @@ pub struct ToolLabel {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct EventLabel {
+    pub event: String,
+}
+
+/// 0.25 ms … ~1.9 s in steps of a quarter, fine enough to read a fan-out's p99 from.
+fn send_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.00025, 1.25, 41))
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ActionLabel {
     pub action: String,
 }
@@ -46,6 +56,9 @@ pub struct Metrics {
     pub time_to_decision: Histogram,
     pub tool_duration: Family<ToolLabel, Histogram, fn() -> Histogram>,
     pub sse_clients: Gauge,
+    /// From an event's publication on this process's bus to a stream handing its frame to the
+    /// connection, per stream, by event name: the server's share of a fan-out's latency.
+    pub sse_send: Family<EventLabel, Histogram, fn() -> Histogram>,
     pub timeouts: Family<ActionLabel, Counter>,
 }
 
@@ -63,9 +76,15 @@ impl Default for Metrics {
         registry.register("tool_duration_seconds", "How long tool calls take, by tool", tool_duration.clone());
         let sse_clients = Gauge::default();
         registry.register("sse_clients", "Open conversation and queue event streams", sse_clients.clone());
+        let sse_send = Family::<EventLabel, Histogram, fn() -> Histogram>::new_with_constructor(send_histogram);
+        registry.register(
+            "sse_send_seconds",
+            "Seconds from a live event's publication to each stream handing its frame to the connection, by event",
+            sse_send.clone(),
+        );
         let timeouts = Family::<ActionLabel, Counter>::default();
         registry.register("timeouts_fired", "Approval deadlines that passed, by timeout action", timeouts.clone());
-        Self { registry, pending_approvals, decisions, time_to_decision, tool_duration, sse_clients, timeouts }
+        Self { registry, pending_approvals, decisions, time_to_decision, tool_duration, sse_clients, sse_send, timeouts }
     }
 }
 
@@ -103,6 +122,14 @@ impl Metrics {
 }
 
 pub struct SseClient(std::sync::Arc<Metrics>);
+
+impl SseClient {
+    /// This stream is handing a live event's frame to its connection now.
+    pub fn sent(&self, published: &crate::bus::Published) {
+        let event = EventLabel { event: published.event.body.name().to_owned() };
+        self.0.sse_send.get_or_create(&event).observe(published.at.elapsed().as_secs_f64());
+    }
+}
 
 impl Drop for SseClient {
     fn drop(&mut self) {

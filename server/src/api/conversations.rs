@@ -310,12 +310,15 @@ async fn stream(
     // Subscribe before reading the backlog so nothing committed in between is missed.
     let wake = state.store.bus().subscribe();
     let deltas = state.store.bus().subscribe_deltas();
-    let _client = state.orchestrator.metrics().sse_client();
-    let cursor = Cursor { store: state.store.clone(), conversation_id: id, last: after, backlog: VecDeque::new(), wake, deltas, _client };
+    let client = state.orchestrator.metrics().sse_client();
+    let cursor = Cursor { store: state.store.clone(), conversation_id: id, last: after, backlog: VecDeque::new(), wake, deltas, client };
     let stream = futures::stream::unfold(cursor, |mut cursor| async move {
         let sse = match cursor.next().await? {
             Live::Event(event) => to_sse(&event),
-            Live::Published(published) => published_to_sse(&published),
+            Live::Published(published) => {
+                cursor.client.sent(&published);
+                published_to_sse(&published)
+            }
             Live::Delta(delta) => delta_to_sse(&delta),
         };
         Some((Ok(sse), cursor))
@@ -356,8 +359,8 @@ struct Cursor {
     backlog: VecDeque<Event>,
     wake: broadcast::Receiver<Arc<Published>>,
     deltas: broadcast::Receiver<AssistantDelta>,
-    /// Counts this stream in `countersign_sse_clients` while it is open.
-    _client: crate::metrics::SseClient,
+    /// Counts this stream in `countersign_sse_clients` while it is open, and times its live sends.
+    client: crate::metrics::SseClient,
 }
 
 impl Cursor {

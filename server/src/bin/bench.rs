@@ -705,14 +705,45 @@ async fn fanout(bin: &Path, sizes: &Sizes, report: &mut Report) -> anyhow::Resul
         if delivered.len() < opened {
             anyhow::bail!("SSE fan-out: only {} of {opened} streams got the event", delivered.len());
         }
-        rows.push(vec![opened.to_string(), delivered.len().to_string(), Timings(delivered).summary(), per_stream]);
+        // The server's share: publication → frame handed to each connection (its own histogram).
+        let metrics = server.get("/metrics").await?.text().await?;
+        let server_side = match (send_quantile(&metrics, "user-message", 0.5), send_quantile(&metrics, "user-message", 0.99)) {
+            (Some(p50), Some(p99)) => format!("≤ {p50:.2} / ≤ {p99:.2}"),
+            _ => "?".to_owned(),
+        };
+        rows.push(vec![opened.to_string(), delivered.len().to_string(), Timings(delivered).summary(), server_side, per_stream]);
     }
     report.section(
         "6. SSE fan-out (one event to N clients of one conversation)",
-        &["clients", "delivered", "delivery ms p50/p99/max", "server RSS per open stream, bytes"],
+        &[
+            "clients",
+            "delivered",
+            "delivery ms p50/p99/max (POST → each client parsed it)",
+            "server: published → frame to connection ms p50/p99 (histogram bucket)",
+            "server RSS per open stream, bytes",
+        ],
         rows,
     );
     Ok(())
+}
+
+/// The upper bound, in ms, of the `countersign_sse_send_seconds` bucket holding quantile `q` of
+/// `event`'s sends, from a `/metrics` scrape (`None` if it sent none).
+fn send_quantile(metrics: &str, event: &str, q: f64) -> Option<f64> {
+    let label = format!("event=\"{event}\"");
+    let mut buckets: Vec<(f64, f64)> = metrics
+        .lines()
+        .filter(|l| l.starts_with("countersign_sse_send_seconds_bucket{") && l.contains(&label))
+        .filter_map(|l| {
+            let le = l.split("le=\"").nth(1)?.split('"').next()?;
+            let le = if le == "+Inf" { f64::INFINITY } else { le.parse().ok()? };
+            Some((le, l.rsplit(' ').next()?.parse().ok()?))
+        })
+        .collect();
+    buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let total = buckets.last()?.1;
+    (total > 0.0).then_some(())?;
+    buckets.iter().find(|(_, count)| *count >= q * total).map(|(le, _)| le * 1000.0)
 }
 
 fn bundle(site_root: &Path, report: &mut Report) -> anyhow::Result<()> {
