@@ -19,6 +19,9 @@ pub struct ChatData {
     pub view: ConversationView,
     /// Whether the person looking is an admin (who may decide calls handed to the admins).
     pub viewer_is_admin: bool,
+    /// Whether the person looking owns the chat, so asked for its calls (four-eyes gates keep
+    /// them from approving).
+    pub viewer_is_owner: bool,
 }
 
 /// Which approvals the queue page shows.
@@ -151,6 +154,7 @@ pub fn chat_loader() -> impl Fn(ConversationId) -> BoxFuture<Loaded<Option<ChatD
                     Ok(detail) => {
                         let me = crate::api::me().await.map_err(|e| e.message)?;
                         Ok(Some(ChatData {
+                            viewer_is_owner: detail.conversation.owner_id.as_ref() == Some(&me.id),
                             conversation: detail.conversation,
                             view: detail.view,
                             viewer_is_admin: me.role == crate::domain::Role::Admin,

@@ -65,7 +65,7 @@ fn body() -> impl Strategy<Value = EventBody> {
                 risk: Risk::High,
                 deadline: "2026-11-22T10:00:00Z".into(),
                 in_chat,
-                rules: DecisionRules { require_reason: strict, allow_modification: !strict },
+                rules: DecisionRules { require_reason: strict, allow_modification: !strict, separate_requester: strict },
                 assessment: strict.then(|| app::domain::wire::RiskAssessment { factors: vec!["moves money".into()], ..Default::default() }),
                 resent,
                 spend: strict.then(|| app::domain::wire::Spend { token_threshold: Some(100), per: "task".into(), ..Default::default() }),

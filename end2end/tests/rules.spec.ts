@@ -113,3 +113,59 @@ base("a waiting card says when its deciders were reminded, live and after a relo
     server.cleanup();
   }
 });
+
+// Four-eyes: refunds need someone other than the person who asked for them.
+const FOUR_EYES = `
+[[agents]]
+name = "support"
+tools = ["list_orders", "get_order", "cancel_order", "process_refund"]
+
+[[agents.gates]]
+name = "refunds"
+kind = "tools"
+tools = ["process_refund"]
+separate_requester = true
+`;
+
+base("a four-eyes gate leaves the requester Reject only, and an admin approves from the queue", async ({ browser }) => {
+  const server = new Server(FOUR_EYES);
+  server.addUser("alice");
+  server.addUser("root", true);
+  await server.start();
+  const alice = await browser.newContext();
+  const root = await browser.newContext();
+  try {
+    await logIn(alice, server, "alice");
+    await logIn(root, server, "root");
+    const page = await alice.newPage();
+    await page.goto(server.url);
+    await waitForHydration(page);
+    await page.getByRole("button", { name: "New chat" }).click();
+    await expect(page).toHaveURL(/\/c\//);
+    await waitForHydration(page);
+    await say(page, "refund order 1001");
+    const card = cards(page).first();
+    await expect(card).toHaveAttribute("data-status", "pending_approval");
+    await expect(card.locator(".four-eyes")).toHaveText(
+      "Four-eyes: you asked for this call, so someone else must approve it. You can still reject it.",
+    );
+    await expect(card.getByRole("button", { name: "Approve", exact: true })).toHaveCount(0);
+    await expect(card.getByRole("button", { name: "Edit" })).toHaveCount(0);
+    await expect(card.getByRole("button", { name: "Reject", exact: true })).toBeVisible();
+
+    // The admin's queue offers Approve; approving there runs the call in alice's chat.
+    const queue = await root.newPage();
+    await queue.goto(`${server.url}/approvals`);
+    await waitForHydration(queue);
+    const row = queue.locator(".queue-item").first();
+    await row.locator(".queue-row > summary").click();
+    await expect(row.locator(".four-eyes")).toHaveCount(0);
+    await row.getByRole("button", { name: "Approve", exact: true }).click();
+    await expect(card).toHaveAttribute("data-status", "succeeded");
+  } finally {
+    await alice.close();
+    await root.close();
+    await server.stop();
+    server.cleanup();
+  }
+});

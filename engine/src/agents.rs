@@ -368,6 +368,8 @@ struct FileGate {
     require_reason: Option<bool>,
     /// The decider may edit the arguments before approving (default true).
     allow_modification: Option<bool>,
+    /// Four-eyes: the user whose conversation made the call may not approve it (default false).
+    separate_requester: Option<bool>,
     /// Hand a still-pending approval to the admins after this many seconds (less than the timeout).
     escalation_timeout_secs: Option<f64>,
     /// Remind the deciders every this many seconds while it waits.
@@ -396,7 +398,11 @@ fn preset_gate(preset: &str, defaults: &FileDefaults) -> anyhow::Result<Gate> {
         "standard" => (GateRule::Writes, DecisionRules::default(), defaults.timeout_action),
         "strict" => (GateRule::All, DecisionRules::default(), defaults.timeout_action),
         // Nothing runs by default either: a timeout rejects whatever the defaults say.
-        "paranoid" => (GateRule::All, DecisionRules { require_reason: true, allow_modification: false }, TimeoutAction::Reject),
+        "paranoid" => (
+            GateRule::All,
+            DecisionRules { require_reason: true, allow_modification: false, separate_requester: false },
+            TimeoutAction::Reject,
+        ),
         other => bail!("unknown preset {other:?} (expected minimal, standard, strict or paranoid)"),
     };
     Ok(Gate {
@@ -640,6 +646,7 @@ impl AgentsConfig {
                 let rules = DecisionRules {
                     require_reason: gate.require_reason.unwrap_or(false),
                     allow_modification: gate.allow_modification.unwrap_or(true),
+                    separate_requester: gate.separate_requester.unwrap_or(false),
                 };
                 let timeout = Duration::from_secs_f64(gate.timeout_secs.unwrap_or(defaults.timeout_secs).max(0.0));
                 let (escalate_after, reminders) = waiting_rules(&gate, timeout).with_context(|| gat.clone())?;
@@ -648,6 +655,11 @@ impl AgentsConfig {
                     Some("chat") => true,
                     Some(other) => bail!("{gat}: confirm must be \"card\" or \"chat\", got {other:?}"),
                 };
+                if in_chat && rules.separate_requester {
+                    bail!(
+                        "{gat}: separate_requester needs someone else to approve, so it cannot go with confirm = \"chat\" (the requester's own yes)"
+                    );
+                }
                 let escalation_target = gate.escalation_target.clone();
                 let assessment = gate.assessment.take().map(|a| a.compile(&gat)).transpose()?;
                 if let Some(target) = &escalation_target
@@ -818,7 +830,7 @@ mod tests {
         }
         let paranoid = &gates("paranoid")[1];
         assert_eq!(paranoid.rule, GateRule::All);
-        assert_eq!(paranoid.rules, DecisionRules { require_reason: true, allow_modification: false });
+        assert_eq!(paranoid.rules, DecisionRules { require_reason: true, allow_modification: false, separate_requester: false });
         assert_eq!(paranoid.timeout_action, TimeoutAction::Reject);
         assert!(err(&toml("lenient")).contains("agent \"a\": preset: unknown preset \"lenient\""), "{}", err(&toml("lenient")));
     }

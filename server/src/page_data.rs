@@ -61,7 +61,8 @@ impl PageData for StorePages {
             let conversation = conversations::get(store.pool(), &id).await.map_err(unavailable)?;
             let Some(conversation) = conversation.filter(|c| sees(&user, c.owner_id.as_ref())) else { return Ok(None) };
             let view = snapshots::page(&store, &id, page_items).await.map_err(unavailable)?;
-            Ok(Some(ChatData { conversation, view, viewer_is_admin: user.is_admin() }))
+            let viewer_is_owner = conversation.owner_id.as_ref() == Some(&user.id);
+            Ok(Some(ChatData { conversation, view, viewer_is_admin: user.is_admin(), viewer_is_owner }))
         })
     }
 

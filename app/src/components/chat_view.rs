@@ -87,7 +87,7 @@ pub fn ChatView(
     on_pending_changed: Callback<()>,
 ) -> impl IntoView {
     let conversation = data.conversation.clone();
-    let viewer_is_admin = data.viewer_is_admin;
+    let (viewer_is_admin, viewer_is_owner) = (data.viewer_is_admin, data.viewer_is_owner);
     let view = RwSignal::new(data.view);
     let link = RwSignal::new(LinkState::Connecting);
     // Cards clear a "cannot reach the server" error when the live stream is back.
@@ -203,7 +203,7 @@ pub fn ChatView(
                             {text}
                         </div>
                     }.into_any(),
-                    Row::Card(call_id) => view! { <CardRow call_id view now viewer_is_admin /> }.into_any(),
+                    Row::Card(call_id) => view! { <CardRow call_id view now viewer_is_admin viewer_is_owner /> }.into_any(),
                     Row::Summary(_, line) => view! { <p class="turn-summary">{line}</p> }.into_any(),
                 }}
             </For>
@@ -256,7 +256,13 @@ fn ShowEarlier(conversation_id: crate::domain::ConversationId, view: RwSignal<Co
 }
 
 #[component]
-fn CardRow(call_id: CallId, view: RwSignal<ConversationView>, now: RwSignal<i64>, viewer_is_admin: bool) -> impl IntoView {
+fn CardRow(
+    call_id: CallId,
+    view: RwSignal<ConversationView>,
+    now: RwSignal<i64>,
+    viewer_is_admin: bool,
+    viewer_is_owner: bool,
+) -> impl IntoView {
     let card = {
         let call_id = call_id.clone();
         Memo::new(move |_| view.with(|v| v.card(&call_id).cloned()))
@@ -266,6 +272,6 @@ fn CardRow(call_id: CallId, view: RwSignal<ConversationView>, now: RwSignal<i64>
     let draft = CardDraft::new();
     view! {
         {move || batch.get().map(|(task_id, pending)| view! { <BatchBar task_id pending /> })}
-        {move || card.get().map(|card| view! { <ToolCard card now draft viewer_is_admin /> })}
+        {move || card.get().map(|card| view! { <ToolCard card now draft viewer_is_admin viewer_requested=viewer_is_owner /> })}
     }
 }

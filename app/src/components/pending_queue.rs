@@ -169,6 +169,8 @@ fn ChatGroupView(group: ChatGroup, now: RwSignal<i64>, viewer: Option<Viewer>, u
 fn QueueRow(approval: Approval, now: RwSignal<i64>, viewer: Option<Viewer>, ui: QueueUi) -> impl IntoView {
     let QueueUi { selected, expanded, .. } = ui;
     // One of the people an escalation named decides it like an admin would.
+    // Four-eyes gates keep the requester from approving: the queue knows who asked.
+    let viewer_requested = viewer.as_ref().is_some_and(|v| approval.owner.as_deref().is_some_and(|o| o.eq_ignore_ascii_case(&v.name)));
     let viewer_is_admin = viewer.map(|v| v.is_admin || approval.deciders.contains(&v.name));
     let id = approval.id.clone();
     let draft = ui.draft(&id);
@@ -224,7 +226,7 @@ fn QueueRow(approval: Approval, now: RwSignal<i64>, viewer: Option<Viewer>, ui: 
                     <span class="queue-age">{age(approval.age_seconds)}</span>
                 </summary>
                 {context}
-                <ToolCard card now draft viewer_is_admin=viewer_is_admin.unwrap_or_default() in_queue=true />
+                <ToolCard card now draft viewer_is_admin=viewer_is_admin.unwrap_or_default() viewer_requested in_queue=true />
             </details>
         </li>
     }

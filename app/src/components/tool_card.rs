@@ -66,7 +66,8 @@ pub fn send_approve(approval_id: ApprovalId, request: ApproveRequest, busy: RwSi
 /// One tool call: what it is, its state, and for a pending one the decision controls.
 ///
 /// `viewer_is_admin`: whether the person looking is an admin (`None`: not known; the server
-/// refuses a decision it does not allow either way). `in_queue`: shown in the approval queue,
+/// refuses a decision it does not allow either way). `viewer_requested`: the person looking owns
+/// the chat that made the call (a four-eyes gate leaves them Reject only). `in_queue`: shown in the approval queue,
 /// where an admin decides other people's calls: no "Always allow in this chat" for them.
 #[component]
 pub fn ToolCard(
@@ -74,6 +75,7 @@ pub fn ToolCard(
     now: RwSignal<i64>,
     #[prop(optional)] draft: Option<CardDraft>,
     #[prop(optional)] viewer_is_admin: Option<bool>,
+    #[prop(optional)] viewer_requested: bool,
     #[prop(optional)] in_queue: bool,
 ) -> impl IntoView {
     let draft = draft.unwrap_or_default();
@@ -119,6 +121,9 @@ pub fn ToolCard(
     });
     let holder_name = escalated_to.clone().unwrap_or_else(|| "the admins".into());
     let pending = waiting && !in_chat && !held_for_admins;
+    // Four-eyes (the gate's `separate_requester`): whoever asked for the call may only reject it;
+    // the server refuses their approval too (app/src/domain/rules.rs).
+    let four_eyes = rules.separate_requester && viewer_requested;
     let mode = draft.mode;
     let busy = RwSignal::new(false);
     let error = RwSignal::new(None::<ApiFailure>);
@@ -158,7 +163,7 @@ pub fn ToolCard(
                 return;
             }
             match ev.key().as_str() {
-                "a" | "A" => {
+                "a" | "A" if !four_eyes => {
                     ev.prevent_default();
                     approve();
                 }
@@ -259,7 +264,7 @@ pub fn ToolCard(
         });
         let can_escalate = escalated_by.is_none() && viewer_is_admin != Some(true);
         // Questions, answers and plans are decided one by one: no "always allow" for them.
-        let can_grant = naming::grantable(&card.tool) && !(in_queue && viewer_is_admin == Some(true));
+        let can_grant = naming::grantable(&card.tool) && !(in_queue && viewer_is_admin == Some(true)) && !four_eyes;
         let tool_name = card.tool.clone();
         view! {
             {holder}
@@ -273,19 +278,24 @@ pub fn ToolCard(
             // While a form is open, its own buttons are the only way to decide: an open edit is
             // never discarded by a plain Approve.
             <Show when=move || mode.get() == Mode::Idle>
-            <p class="shortcuts" aria-hidden="true"><kbd>"A"</kbd>" approve · "<kbd>"R"</kbd>" reject"</p>
+            {four_eyes.then(|| view! {
+                <p class="four-eyes" role="note">"Four-eyes: you asked for this call, so someone else must approve it. You can still reject it."</p>
+            })}
+            <p class="shortcuts" aria-hidden="true">{(!four_eyes).then(|| view! { <kbd>"A"</kbd>" approve · " })}<kbd>"R"</kbd>" reject"</p>
             <div class="actions" role="group" aria-label="Decision">
-                <button class="btn btn-approve" disabled=move || busy.get() on:click={
-                    let approve_click = approve_click.clone();
-                    move |_| approve_click()
-                }>
-                    "Approve"
-                </button>
+                {(!four_eyes).then(|| view! {
+                    <button class="btn btn-approve" disabled=move || busy.get() on:click={
+                        let approve_click = approve_click.clone();
+                        move |_| approve_click()
+                    }>
+                        "Approve"
+                    </button>
+                })}
                 <button class="btn btn-reject" disabled=move || busy.get() on:click=move |_| mode.set(Mode::Rejecting)>
                     "Reject"
                 </button>
                 // A gate with `allow_modification = false` takes the call as proposed or not at all.
-                {rules.allow_modification.then(|| view! {
+                {(rules.allow_modification && !four_eyes).then(|| view! {
                     <button class="btn" disabled=move || busy.get() on:click=move |_| mode.set(Mode::Editing)>
                         "Edit"
                     </button>

@@ -130,6 +130,10 @@ pub struct DecisionRules {
     /// The arguments may be edited before approving.
     #[serde(default = "yes")]
     pub allow_modification: bool,
+    /// Four-eyes: the person whose conversation made the call may not approve it; someone else
+    /// must (an admin, or whoever it was handed to). They may still reject it.
+    #[serde(default)]
+    pub separate_requester: bool,
 }
 
 fn yes() -> bool {
@@ -138,7 +142,7 @@ fn yes() -> bool {
 
 impl Default for DecisionRules {
     fn default() -> Self {
-        Self { require_reason: false, allow_modification: true }
+        Self { require_reason: false, allow_modification: true, separate_requester: false }
     }
 }
 
@@ -160,6 +164,22 @@ impl DecisionRules {
             return Err(Breach { field: "reason", message: "this approval's gate requires a reason to reject" });
         }
         Ok(())
+    }
+
+    /// Four-eyes: may `approver` approve a call made in `requester`'s conversation? (`Err`: why
+    /// not, for a 403.)
+    pub fn check_approver(&self, approver: &str, requester: Option<&str>) -> Result<(), String> {
+        if self.needs_another_approver(approver, requester) {
+            return Err(format!(
+                "four-eyes: {approver} asked for this call, so someone else must approve it (an admin, or whoever it is handed to); {approver} may still reject it"
+            ));
+        }
+        Ok(())
+    }
+
+    /// The card's side of [`Self::check_approver`]: no Approve button for the requester.
+    pub fn needs_another_approver(&self, viewer: &str, requester: Option<&str>) -> bool {
+        self.separate_requester && requester.is_some_and(|r| r.eq_ignore_ascii_case(viewer))
     }
 
     /// An approval with these arguments, against the ones the agent proposed.
@@ -194,6 +214,17 @@ mod decision_rules_tests {
         assert!(rules.check_approval(&proposed, Some(&json!({ "order_id": 1001 }))).is_ok());
         assert_eq!(rules.check_approval(&proposed, Some(&json!({ "order_id": 1002 }))).unwrap_err().field, "args");
         assert!(DecisionRules::default().check_approval(&proposed, Some(&json!({}))).is_ok());
+    }
+
+    #[test]
+    fn four_eyes_keeps_the_requester_from_approving_and_no_one_else() {
+        let rules = DecisionRules { separate_requester: true, ..Default::default() };
+        let refusal = rules.check_approver("alice", Some("alice")).unwrap_err();
+        assert!(refusal.starts_with("four-eyes: alice asked for this call"), "{refusal}");
+        assert!(rules.check_approver("Alice", Some("alice")).is_err(), "names are compared ignoring case");
+        assert!(rules.check_approver("root", Some("alice")).is_ok());
+        assert!(rules.check_approver("root", None).is_ok(), "a conversation without an owner has no requester to keep out");
+        assert!(DecisionRules::default().check_approver("alice", Some("alice")).is_ok());
     }
 
     #[test]

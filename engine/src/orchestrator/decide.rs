@@ -124,6 +124,7 @@ impl Orchestrator {
                     });
                 }
                 approval.rules().check_approval(&approval.args(), args.as_ref()).map_err(breached)?;
+                four_eyes(actor, &approval)?;
                 let edited = match args {
                     Some(args) if args != approval.args() => Some(self.validated(&approval, args)?),
                     _ => None,
@@ -164,6 +165,9 @@ impl Orchestrator {
             may_decide(actor, approval, now_ms())?;
             if let Decision::Reject { reason } = &decision {
                 approval.rules().check_rejection(reason.as_deref()).map_err(breached)?;
+            }
+            if matches!(decision, Decision::Approve { .. }) {
+                four_eyes(actor, approval)?;
             }
             if matches!(decision, Decision::Approve { .. }) && approval.tool == crate::tools::ask::NAME {
                 return Err(DecisionError::Invalid {
@@ -358,6 +362,15 @@ pub(super) fn may_decide(actor: &Actor, approval: &ApprovalRow, now: i64) -> Res
         )),
         Refusal::WithTheAdmins { .. } | Refusal::WithOthers { .. } => DecisionError::Forbidden(refusal.to_string()),
     })
+}
+
+/// Four-eyes (a gate's `separate_requester`): a person may not approve a call their own
+/// conversation made (403); the server's timeout actions are not a person.
+fn four_eyes(actor: &Actor, approval: &ApprovalRow) -> Result<(), DecisionError> {
+    if actor.role.is_none() {
+        return Ok(());
+    }
+    approval.rules().check_approver(&actor.name, approval.owner.as_deref()).map_err(DecisionError::Forbidden)
 }
 
 /// The approval if it exists (404) and is still pending (409).

@@ -44,6 +44,8 @@ pub struct ApprovalRow {
     pub require_reason: i64,
     /// 0: the arguments may not be edited (the gate's `allow_modification = false`).
     pub allow_modification: i64,
+    /// 1: four-eyes, the requester may not approve it (the gate's `separate_requester`).
+    pub separate_requester: i64,
     /// When it is handed to the admins if still pending (the gate's `escalation_timeout_secs`).
     pub escalate_at: Option<i64>,
     pub reminders_sent: i64,
@@ -91,7 +93,11 @@ impl ApprovalRow {
     }
 
     pub fn rules(&self) -> DecisionRules {
-        DecisionRules { require_reason: self.require_reason != 0, allow_modification: self.allow_modification != 0 }
+        DecisionRules {
+            require_reason: self.require_reason != 0,
+            allow_modification: self.allow_modification != 0,
+            separate_requester: self.separate_requester != 0,
+        }
     }
 
     pub fn args(&self) -> Value {
@@ -138,7 +144,7 @@ impl ApprovalRow {
 const SELECT: &str = "SELECT a.id, a.call_id, a.task_id, a.conversation_id, c.title AS conversation_title,
     c.owner_id, u.username AS owner, a.agent, a.tool, a.args, a.gate, a.summary, a.risk, a.state, a.timeout_action,
     a.created_at, a.deadline, a.decided_at, a.decided_by, a.reason, a.edited_args, a.escalated_at, a.escalated_by, a.confirm,
-    a.require_reason, a.allow_modification, a.escalate_at, a.reminders_sent, a.context, a.retries_left, a.resent,
+    a.require_reason, a.allow_modification, a.separate_requester, a.escalate_at, a.reminders_sent, a.context, a.retries_left, a.resent,
     a.assessment, a.escalation_target, a.escalated_to, a.escalated_members
     FROM approvals a JOIN conversations c ON c.id = a.conversation_id LEFT JOIN users u ON u.id = c.owner_id";
 
@@ -175,8 +181,8 @@ pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Res
         "INSERT INTO approvals (id, call_id, task_id, conversation_id, agent, tool, args, gate, summary, risk, state,
             timeout_action, created_at, deadline, confirm, require_reason, allow_modification,
             escalate_at, next_reminder_at, reminder_interval_ms, reminders_left, context, retries_left, assessment, escalation_target,
-            reversibility)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)",
+            reversibility, separate_requester)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)",
     )
     .bind(a.id)
     .bind(a.call_id)
@@ -203,6 +209,7 @@ pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Res
     .bind(a.assessment.map(serde_json::to_string).transpose().context("failed to encode an approval's assessment")?)
     .bind(a.escalation_target)
     .bind(a.assessment.map(|x| x.reversibility.as_str()))
+    .bind(i64::from(a.rules.separate_requester))
     .execute(conn)
     .await
     .context("failed to record approval")?;

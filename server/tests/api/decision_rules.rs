@@ -87,3 +87,49 @@ async fn an_unknown_preset_or_a_misspelled_rule_stops_the_start_up_with_a_clear_
     .await;
     assert!(typo.contains("require_reasons"), "{typo}");
 }
+
+/// Four-eyes (`separate_requester = true`): the user whose chat made the call cannot approve it,
+/// alone or with Approve All (403, nothing changes), but may reject it; an admin approves it.
+#[tokio::test]
+async fn a_four_eyes_gate_keeps_the_requester_from_approving_and_lets_someone_else() {
+    let app =
+        app_with("[[agents.gates]]\nname = \"refunds\"\nkind = \"tools\"\ntools = [\"process_refund\"]\nseparate_requester = true\n").await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let approval = &approvals[0];
+    assert!(approval.rules.separate_requester, "the approval keeps its gate's rule");
+    let before = unchanged(&app, &c, &approval.id).await;
+    for (url, body) in [
+        (approval.approve_url.clone(), json!({})),
+        (approval.approve_url.clone(), json!({ "args": { "order_id": 1001, "amount": 1 } })),
+        (approval.approve_url.clone(), json!({ "grant": {} })),
+        (format!("/api/tasks/{task}/approve-all"), json!({})),
+    ] {
+        let (status, answer) = app.post_json(&url, body.clone()).await;
+        assert_eq!((status, error_code(&answer)), (403, "forbidden"), "{url} {body}: {answer}");
+        assert!(answer["error"]["message"].as_str().unwrap().starts_with("four-eyes: alice asked for this call"), "{answer}");
+        assert_eq!(unchanged(&app, &c, &approval.id).await, before, "{url} {body} changed nothing");
+    }
+    assert_eq!(app.order(1001).await.status, "open", "nothing was refunded");
+    // Someone else (an admin: the only other person who sees alice's chat) approves it.
+    let (status, answer) = app.as_user("root").post_json(&approval.approve_url, json!({})).await;
+    assert_eq!(status, 200, "{answer}");
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(app.order(1001).await.status, "refunded");
+
+    // The requester may still reject their own call.
+    let (task, approvals) = app.pending_turn(&app.create_conversation().await, "refund order 1004", 1).await;
+    let (status, answer) = app.post_json(&approvals[0].reject_url, json!({ "reason": "changed my mind" })).await;
+    assert_eq!(status, 200, "{answer}");
+    app.wait_task(&task, TaskStatus::Completed).await;
+}
+
+#[tokio::test]
+async fn a_four_eyes_gate_answered_in_the_chat_stops_the_start_up() {
+    let toml = format!(
+        "[[agents]]\nname = \"support\"\n{TOOLS}\n[[agents.gates]]\nname = \"refunds\"\nkind = \"tools\"\ntools = [\"process_refund\"]\n\
+         separate_requester = true\nconfirm = \"chat\"\n"
+    );
+    let err = crate::helpers::refused_start_up(&toml).await;
+    assert!(err.contains("separate_requester needs someone else to approve, so it cannot go with confirm = \"chat\""), "{err}");
+}
