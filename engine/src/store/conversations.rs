@@ -34,11 +34,11 @@ impl From<Row> for Conversation {
     }
 }
 
+// The pending count is a subquery per conversation row (an index lookup, `approvals_by_conversation`):
+// a join with the counts of every conversation made each read cost as much as all pending approvals.
 const SELECT: &str = "SELECT c.id, c.title, c.agent, c.created_at, c.last_seq, c.owner_id, u.username AS owner,
-        COALESCE(p.n, 0) AS pending
-    FROM conversations c LEFT JOIN users u ON u.id = c.owner_id
-    LEFT JOIN (SELECT conversation_id, COUNT(*) AS n FROM approvals WHERE state = 'pending' GROUP BY conversation_id) p
-        ON p.conversation_id = c.id";
+        (SELECT COUNT(*) FROM approvals a WHERE a.conversation_id = c.id AND a.state = 'pending') AS pending
+    FROM conversations c LEFT JOIN users u ON u.id = c.owner_id";
 
 pub async fn create(pool: &AnyPool, title: &str, agent: &str, owner_id: &UserId) -> anyhow::Result<Conversation> {
     let id = new_id();
