@@ -52,6 +52,7 @@ fn body() -> impl Strategy<Value = EventBody> {
             risk: Risk::High,
             grant_id: granted.then(|| "g1".into()),
             warnings: if granted { Vec::new() } else { vec!["more than is left".to_owned()] },
+            shadow_gate: (!granted).then(|| "try-refunds".to_owned()),
         }),
         (task(), call(), any::<bool>(), any::<bool>(), 0..3u32).prop_map(|(task_id, call_id, in_chat, strict, resent)| {
             EventBody::ApprovalRequired {

@@ -1,8 +1,9 @@
-import { test as base, expect } from "@playwright/test";
-import { Server, logIn, say, cards, waitForHydration, test, newChat } from "./fixtures";
+import { expect } from "@playwright/test";
+import { logIn, say, cards, waitForHydration, test, testWithAgents, newChat } from "./fixtures";
 
-// A gate that takes refunds as proposed or not at all, and wants a reason for a no.
-const AGENTS = `
+/** The support agent with one gate on refunds, and `rules` (TOML lines) for that gate. */
+const refundsGate = (rules: string) => `${REFUNDS_GATE}${rules}`;
+const REFUNDS_GATE = `
 [[agents]]
 name = "support"
 tools = ["list_orders", "get_order", "cancel_order", "process_refund"]
@@ -11,46 +12,37 @@ tools = ["list_orders", "get_order", "cancel_order", "process_refund"]
 name = "refunds"
 kind = "tools"
 tools = ["process_refund"]
-require_reason = true
-allow_modification = false
 `;
 
-base("a gate's rules show on the card: no Edit, and Reject asks for a reason before it sends", async ({ page }) => {
-  const server = new Server(AGENTS);
-  server.addUser("alice");
-  await server.start();
-  try {
-    await logIn(page.context(), server, "alice");
-    await page.goto(server.url);
-    await waitForHydration(page);
-    await page.getByRole("button", { name: "New chat" }).click();
-    await expect(page).toHaveURL(/\/c\//);
-    await waitForHydration(page);
-    await say(page, "refund order 1001");
-    const card = cards(page).first();
-    await expect(card).toHaveAttribute("data-status", "pending_approval");
-    await expect(card.getByRole("button", { name: "Approve", exact: true })).toBeVisible();
-    await expect(card.getByRole("button", { name: "Edit" })).toHaveCount(0);
-    // Why it is risky: it cannot be undone, and what would happen.
-    await expect(card.locator(".assessment .consequences")).toContainText("Cannot be undone: Refund $249.00");
-    await expect(card.locator(".assessment .factors")).toHaveText("Why it is risky: moves money");
+// A gate that takes refunds as proposed or not at all, and wants a reason for a no.
+const AGENTS = refundsGate(`
+require_reason = true
+allow_modification = false
+`);
 
-    await card.getByRole("button", { name: "Reject", exact: true }).click();
-    const reason = card.getByLabel(/Reason \(required/);
-    await expect(reason).toBeVisible();
-    await card.screenshot({ path: "screenshots/reason-required.png" });
-    // An empty reason is not sent: the field says it is required and the card stays pending.
-    await card.getByRole("button", { name: "Confirm reject" }).click();
-    expect(await reason.evaluate((el: HTMLInputElement) => el.validity.valueMissing)).toBe(true);
-    await expect(card).toHaveAttribute("data-status", "pending_approval");
-    await reason.fill("the customer asked for store credit");
-    await card.getByRole("button", { name: "Confirm reject" }).click();
-    await expect(card).toHaveAttribute("data-status", "rejected");
-    await expect(card.locator(".decision")).toContainText("the customer asked for store credit");
-  } finally {
-    await server.stop();
-    server.cleanup();
-  }
+testWithAgents(AGENTS)("a gate's rules show on the card: no Edit, and Reject asks for a reason before it sends", async ({ page }) => {
+  await newChat(page);
+  await say(page, "refund order 1001");
+  const card = cards(page).first();
+  await expect(card).toHaveAttribute("data-status", "pending_approval");
+  await expect(card.getByRole("button", { name: "Approve", exact: true })).toBeVisible();
+  await expect(card.getByRole("button", { name: "Edit" })).toHaveCount(0);
+  // Why it is risky: it cannot be undone, and what would happen.
+  await expect(card.locator(".assessment .consequences")).toContainText("Cannot be undone: Refund $249.00");
+  await expect(card.locator(".assessment .factors")).toHaveText("Why it is risky: moves money");
+
+  await card.getByRole("button", { name: "Reject", exact: true }).click();
+  const reason = card.getByLabel(/Reason \(required/);
+  await expect(reason).toBeVisible();
+  await card.screenshot({ path: "screenshots/reason-required.png" });
+  // An empty reason is not sent: the field says it is required and the card stays pending.
+  await card.getByRole("button", { name: "Confirm reject" }).click();
+  expect(await reason.evaluate((el: HTMLInputElement) => el.validity.valueMissing)).toBe(true);
+  await expect(card).toHaveAttribute("data-status", "pending_approval");
+  await reason.fill("the customer asked for store credit");
+  await card.getByRole("button", { name: "Confirm reject" }).click();
+  await expect(card).toHaveAttribute("data-status", "rejected");
+  await expect(card.locator(".decision")).toContainText("the customer asked for store credit");
 });
 
 test("a finished turn that asked people says what they decided and how long it took", async ({ page }) => {
@@ -67,82 +59,42 @@ test("a finished turn that asked people says what they decided and how long it t
 });
 
 // Refunds remind after half a second, once.
-const REMINDING = `
-[[agents]]
-name = "support"
-tools = ["list_orders", "get_order", "cancel_order", "process_refund"]
-
-[[agents.gates]]
-name = "refunds"
-kind = "tools"
-tools = ["process_refund"]
+const REMINDING = refundsGate(`
 reminder_interval_secs = 0.5
 max_reminders = 1
-`;
+`);
 
-base("a waiting card says when its deciders were reminded, live and after a reload, and so do the queue and the tab titles", async ({ page }) => {
-  const server = new Server(REMINDING);
-  server.addUser("alice");
-  await server.start();
-  try {
-    await logIn(page.context(), server, "alice");
-    // Alice's queue, open in another tab before the call is made: it hears the reminder live.
-    const queue = await page.context().newPage();
-    await queue.goto(`${server.url}/approvals`);
-    await waitForHydration(queue);
-    await page.goto(server.url);
-    await waitForHydration(page);
-    await page.getByRole("button", { name: "New chat" }).click();
-    await expect(page).toHaveURL(/\/c\//);
-    await waitForHydration(page);
-    await say(page, "refund order 1001");
-    const card = cards(page).first();
-    await expect(card).toHaveAttribute("data-status", "pending_approval");
-    await expect(card.locator(".reminder")).toHaveText("Reminder 1 of 1: still waiting for a decision", { timeout: 10_000 });
-    await expect(card).toHaveClass(/reminded/);
-    await expect(page).toHaveTitle("(1) Reminder · Countersign");
-    const row = queue.locator(".queue-item").first();
-    await expect(row.locator(".badge.reminded")).toHaveText("Reminder 1");
-    await expect(row).toHaveClass(/reminded/);
-    await expect(queue).toHaveTitle("(1) Reminder · Approval queue · Countersign");
-    await page.reload();
-    await expect(cards(page).first().locator(".reminder")).toHaveText("Reminder 1 of 1: still waiting for a decision");
-    await expect(page).toHaveTitle("(1) Reminder · Countersign");
-  } finally {
-    await server.stop();
-    server.cleanup();
-  }
+testWithAgents(REMINDING)("a waiting card says when its deciders were reminded, live and after a reload, and so do the queue and the tab titles", async ({ page }) => {
+  // Alice's queue, open in another tab before the call is made: it hears the reminder live.
+  const queue = await page.context().newPage();
+  await queue.goto("/approvals");
+  await waitForHydration(queue);
+  await newChat(page);
+  await say(page, "refund order 1001");
+  const card = cards(page).first();
+  await expect(card).toHaveAttribute("data-status", "pending_approval");
+  await expect(card.locator(".reminder")).toHaveText("Reminder 1 of 1: still waiting for a decision", { timeout: 10_000 });
+  await expect(card).toHaveClass(/reminded/);
+  await expect(page).toHaveTitle("(1) Reminder · Countersign");
+  const row = queue.locator(".queue-item").first();
+  await expect(row.locator(".badge.reminded")).toHaveText("Reminder 1");
+  await expect(row).toHaveClass(/reminded/);
+  await expect(queue).toHaveTitle("(1) Reminder · Approval queue · Countersign");
+  await page.reload();
+  await expect(cards(page).first().locator(".reminder")).toHaveText("Reminder 1 of 1: still waiting for a decision");
+  await expect(page).toHaveTitle("(1) Reminder · Countersign");
 });
 
 // Four-eyes: refunds need someone other than the person who asked for them.
-const FOUR_EYES = `
-[[agents]]
-name = "support"
-tools = ["list_orders", "get_order", "cancel_order", "process_refund"]
-
-[[agents.gates]]
-name = "refunds"
-kind = "tools"
-tools = ["process_refund"]
+const FOUR_EYES = refundsGate(`
 separate_requester = true
-`;
+`);
 
-base("a four-eyes gate leaves the requester Reject only, and an admin approves from the queue", async ({ browser }) => {
-  const server = new Server(FOUR_EYES);
-  server.addUser("alice");
-  server.addUser("root", true);
-  await server.start();
-  const alice = await browser.newContext();
-  const root = await browser.newContext();
+testWithAgents(FOUR_EYES)("a four-eyes gate leaves the requester Reject only, and an admin approves from the queue", async ({ page, browser, server }) => {
+  const root = await browser.newContext({ baseURL: server.url });
   try {
-    await logIn(alice, server, "alice");
     await logIn(root, server, "root");
-    const page = await alice.newPage();
-    await page.goto(server.url);
-    await waitForHydration(page);
-    await page.getByRole("button", { name: "New chat" }).click();
-    await expect(page).toHaveURL(/\/c\//);
-    await waitForHydration(page);
+    await newChat(page);
     await say(page, "refund order 1001");
     const card = cards(page).first();
     await expect(card).toHaveAttribute("data-status", "pending_approval");
@@ -155,7 +107,7 @@ base("a four-eyes gate leaves the requester Reject only, and an admin approves f
 
     // The admin's queue offers Approve; approving there runs the call in alice's chat.
     const queue = await root.newPage();
-    await queue.goto(`${server.url}/approvals`);
+    await queue.goto("/approvals");
     await waitForHydration(queue);
     const row = queue.locator(".queue-item").first();
     await row.locator(".queue-row > summary").click();
@@ -163,9 +115,24 @@ base("a four-eyes gate leaves the requester Reject only, and an admin approves f
     await row.getByRole("button", { name: "Approve", exact: true }).click();
     await expect(card).toHaveAttribute("data-status", "succeeded");
   } finally {
-    await alice.close();
     await root.close();
-    await server.stop();
-    server.cleanup();
   }
+});
+
+// A refunds gate being tried out: it records what it would have stopped and stops nothing.
+const SHADOW = refundsGate(`
+mode = "shadow"
+`);
+
+testWithAgents(SHADOW)("a shadow gate lets the call run and its card says the gate would have asked", async ({ page }) => {
+  await newChat(page);
+  await say(page, "refund order 1001");
+  const card = cards(page).filter({ has: page.locator(".tool-name", { hasText: "process_refund" }) });
+  await expect(card).toHaveAttribute("data-status", "succeeded");
+  await expect(card.locator(".badge.shadow")).toHaveText("Shadow: refunds would have asked");
+  await expect(card.getByRole("button", { name: "Approve", exact: true })).toHaveCount(0);
+  await page.reload();
+  await expect(cards(page).filter({ has: page.locator(".tool-name", { hasText: "process_refund" }) }).locator(".badge.shadow")).toHaveText(
+    "Shadow: refunds would have asked",
+  );
 });

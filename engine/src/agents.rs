@@ -143,6 +143,9 @@ pub struct Gate {
     pub escalation_target: Option<String>,
     /// CEL expressions that add to the risk assessment of the calls this gate stops.
     pub assessment: Option<GateAssessment>,
+    /// `mode = "shadow"`: the gate stops nothing; a call it would have stopped runs and is
+    /// recorded as a shadow hit (event, audit, metric), to try a policy before enforcing it.
+    pub shadow: bool,
 }
 
 /// `[agents.gates.assessment]`: CEL over the same variables as a rule, evaluated when the gate
@@ -370,6 +373,8 @@ struct FileGate {
     allow_modification: Option<bool>,
     /// Four-eyes: the user whose conversation made the call may not approve it (default false).
     separate_requester: Option<bool>,
+    /// `enforce` (the default) or `shadow` (record what it would have stopped, stop nothing).
+    mode: Option<String>,
     /// Hand a still-pending approval to the admins after this many seconds (less than the timeout).
     escalation_timeout_secs: Option<f64>,
     /// Remind the deciders every this many seconds while it waits.
@@ -417,6 +422,7 @@ fn preset_gate(preset: &str, defaults: &FileDefaults) -> anyhow::Result<Gate> {
         reminders: None,
         escalation_target: None,
         assessment: None,
+        shadow: false,
     })
 }
 
@@ -603,6 +609,7 @@ impl AgentsConfig {
                     reminders: None,
                     escalation_target: None,
                     assessment: None,
+                    shadow: false,
                 });
             }
             if !agent.require_approval.is_empty() {
@@ -623,6 +630,7 @@ impl AgentsConfig {
                     reminders: None,
                     escalation_target: None,
                     assessment: None,
+                    shadow: false,
                 });
             }
             for mut gate in agent.gates {
@@ -667,6 +675,14 @@ impl AgentsConfig {
                 {
                     bail!("{gat}: escalation_target must be a user or group name (letters, digits, . _ - @), got {target:?}");
                 }
+                let shadow = match gate.mode.as_deref() {
+                    None | Some("enforce") => false,
+                    Some("shadow") => true,
+                    Some(other) => bail!("{gat}: mode must be \"enforce\" or \"shadow\", got {other:?}"),
+                };
+                if shadow && matches!(gate.kind.as_str(), "disabled" | "final_response" | "plan") {
+                    bail!("{gat}: a {} gate cannot be a shadow gate (it holds answers or plans, not calls)", gate.kind);
+                }
                 let rule = gate_rule(gate, &agent.tools, &gat)?;
                 let timeout_secs = timeout_secs.unwrap_or(defaults.timeout_secs);
                 check_timeout(timeout_secs).with_context(|| format!("{gat}: timeout_secs"))?;
@@ -682,6 +698,7 @@ impl AgentsConfig {
                     reminders,
                     escalation_target,
                     assessment,
+                    shadow,
                 });
             }
             // A plan gate gives the agent the tool to propose plans with.

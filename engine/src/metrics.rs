@@ -60,6 +60,8 @@ pub struct Metrics {
     /// connection, per stream, by event name: the server's share of a fan-out's latency.
     pub sse_send: Family<EventLabel, Histogram, fn() -> Histogram>,
     pub timeouts: Family<ActionLabel, Counter>,
+    /// Calls a shadow gate (`mode = "shadow"`) would have stopped, by gate.
+    pub shadow_hits: Family<GateLabel, Counter>,
 }
 
 impl Default for Metrics {
@@ -84,7 +86,9 @@ impl Default for Metrics {
         );
         let timeouts = Family::<ActionLabel, Counter>::default();
         registry.register("timeouts_fired", "Approval deadlines that passed, by timeout action", timeouts.clone());
-        Self { registry, pending_approvals, decisions, time_to_decision, tool_duration, sse_clients, sse_send, timeouts }
+        let shadow_hits = Family::<GateLabel, Counter>::default();
+        registry.register("shadow_hits", "Calls a shadow gate would have stopped (they ran unasked), by gate", shadow_hits.clone());
+        Self { registry, pending_approvals, decisions, time_to_decision, tool_duration, sse_clients, sse_send, timeouts, shadow_hits }
     }
 }
 
@@ -108,6 +112,10 @@ impl Metrics {
 
     pub fn tool_ran(&self, tool: &str, seconds: f64) {
         self.tool_duration.get_or_create(&ToolLabel { tool: tool.to_owned() }).observe(seconds);
+    }
+
+    pub fn shadow_hit(&self, gate: &str) {
+        self.shadow_hits.get_or_create(&GateLabel { gate: gate.to_owned() }).inc();
     }
 
     pub fn timed_out(&self, action: &str) {

@@ -53,6 +53,8 @@ impl Spent {
 pub struct Gating<'a> {
     /// The gate that stops the call, if any.
     pub gate: Option<&'a Gate>,
+    /// When no gate stops it: the first shadow gate (`mode = "shadow"`) that would have.
+    pub shadow: Option<&'a Gate>,
     /// Rules that could not be evaluated for this call, as `rule: error`.
     pub rule_errors: Vec<String>,
 }
@@ -144,13 +146,23 @@ pub fn check<'a>(agent: &'a Agent, call: &Call<'_>) -> Gating<'a> {
     let mut rule_errors = Vec::new();
     // A question waits for its answer whatever the other gates say (even `disabled`).
     if call.tool.name == crate::tools::ask::NAME {
-        return Gating { gate: agent.gates.iter().find(|g| g.name == crate::tools::ask::GATE), rule_errors };
+        return Gating { gate: agent.gates.iter().find(|g| g.name == crate::tools::ask::GATE), shadow: None, rule_errors };
     }
     if agent.gates.iter().any(|g| g.rule == GateRule::Disabled) {
-        return Gating { gate: None, rule_errors };
+        return Gating { gate: None, shadow: None, rule_errors };
     }
-    let gate = agent.gates.iter().find(|gate| matches(&gate.rule, agent, call, &mut rule_errors));
-    Gating { gate, rule_errors }
+    let mut shadow = None;
+    for gate in &agent.gates {
+        if gate.shadow {
+            // A shadow gate's failing rule asks no one, so it is no rule error of the call's.
+            if shadow.is_none() && matches(&gate.rule, agent, call, &mut Vec::new()) {
+                shadow = Some(gate);
+            }
+        } else if matches(&gate.rule, agent, call, &mut rule_errors) {
+            return Gating { gate: Some(gate), shadow: None, rule_errors };
+        }
+    }
+    Gating { gate: None, shadow, rule_errors }
 }
 
 fn matches(rule: &GateRule, agent: &Agent, call: &Call<'_>, errors: &mut Vec<String>) -> bool {
@@ -324,6 +336,7 @@ mod tests {
             reminders: None,
             escalation_target: None,
             assessment: None,
+            shadow: false,
         }
     }
 
@@ -346,6 +359,28 @@ mod tests {
 
     fn rule(source: &str) -> GateRule {
         GateRule::Rule(Rule { source: source.into(), program: std::sync::Arc::new(cel::Program::compile(source).unwrap()) })
+    }
+
+    #[test]
+    fn a_shadow_gate_stops_nothing_and_is_reported_only_when_no_enforcing_gate_stops_the_call() {
+        let shadow = |name: &str, rule| Gate { shadow: true, ..gate(name, rule) };
+        let refunds = || GateRule::Tools(["refund".to_string()].into());
+        let a = agent(vec![shadow("try-refunds", refunds()), shadow("try-all", GateRule::All)]);
+        let (spent, args, refund, lookup) = (Spent::default(), json!({}), spec("refund", true), spec("lookup", false));
+        let gating = |a, tool| super::check(a, &Call { tool, args: &args, user: "u", confidence: None, spent: &spent });
+        let g = gating(&a, &refund);
+        assert!(g.gate.is_none(), "a shadow gate stops nothing");
+        assert_eq!(g.shadow.map(|s| s.name.as_str()), Some("try-refunds"), "the first shadow gate that matches");
+        assert_eq!(gating(&a, &lookup).shadow.map(|s| s.name.as_str()), Some("try-all"));
+        // An enforcing gate after it still stops the call; then there is no shadow hit to record.
+        let b = agent(vec![shadow("try-refunds", refunds()), gate("refunds", refunds())]);
+        let g = gating(&b, &refund);
+        assert_eq!((g.gate.map(|s| s.name.as_str()), g.shadow.is_none()), (Some("refunds"), true));
+        // A shadow gate's failing rule is no rule error of the call (nobody is asked because of it).
+        let c = agent(vec![shadow("broken", rule("args.amount > 100"))]);
+        let g = gating(&c, &refund);
+        assert!(g.rule_errors.is_empty() && g.gate.is_none());
+        assert_eq!(g.shadow.map(|s| s.name.as_str()), Some("broken"), "fail-closed: it would have asked");
     }
 
     #[test]

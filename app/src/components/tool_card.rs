@@ -348,6 +348,12 @@ pub fn ToolCard(
                 <span class="agent">"by " {card.agent.clone()}</span>
                 <RiskBadge risk=card.risk />
                 <StatusBadge status=card.status />
+                // A policy being tried out: it would have asked, and let the call run.
+                {card.shadow_gate.clone().map(|gate| view! {
+                    <span class="badge shadow" title="This gate is in shadow mode: it records what it would have stopped and stops nothing">
+                        {format!("Shadow: {gate} would have asked")}
+                    </span>
+                })}
             </header>
             // A heading per card, so screen-reader users can jump from card to card.
             <h2 class="summary">{card.summary.clone()}</h2>

@@ -58,6 +58,9 @@ pub enum EventBody {
         /// (e.g. more than is left to refund, an action the request did not mention).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         warnings: Vec<String>,
+        /// A shadow gate (`mode = "shadow"`) that would have stopped the call, which ran unasked.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        shadow_gate: Option<String>,
     },
     /// A human allowed `tool` in this conversation from now on (until revoked, expired or used up).
     GrantCreated {

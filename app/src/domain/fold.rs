@@ -158,6 +158,9 @@ pub struct Card {
     /// What the reviewer should know before deciding (see `EventBody::ToolCall`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The shadow gate that would have asked before this call (it ran unasked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shadow_gate: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -280,7 +283,7 @@ impl ConversationView {
             EventBody::AssistantMessage { task_id, text, agent } => {
                 self.items.push(Item::Assistant { seq: event.seq, task_id: task_id.clone(), text: text.clone(), agent: agent.clone() })
             }
-            EventBody::ToolCall { task_id, call_id, tool, agent, args, summary, risk, grant_id, warnings } => {
+            EventBody::ToolCall { task_id, call_id, tool, agent, args, summary, risk, grant_id, warnings, shadow_gate } => {
                 let granted = grant_id.as_ref().and_then(|id| {
                     let grant = self.grants.iter_mut().find(|g| &g.grant_id == id)?;
                     grant.uses += 1;
@@ -303,6 +306,7 @@ impl ConversationView {
                     granted_by,
                     planned,
                     warnings: warnings.clone(),
+                    shadow_gate: shadow_gate.clone(),
                 })))
             }
             EventBody::GrantCreated { grant_id, tool, created_by, expires_at, max_uses, args, .. } => self.grants.push(GrantView {
@@ -569,6 +573,7 @@ impl super::wire::Approval {
             decision: None,
             result: None,
             warnings: Vec::new(),
+            shadow_gate: None,
             granted_by: None,
             planned: false,
         }
@@ -606,6 +611,7 @@ mod tests {
                 risk: Risk::High,
                 grant_id: None,
                 warnings: Vec::new(),
+                shadow_gate: None,
             })
         }
         fn gate(&mut self, task: &str, call: &str, args: Value) -> &mut Self {
@@ -817,6 +823,7 @@ mod tests {
                 risk: Risk::High,
                 grant_id: Some("g1".into()),
                 warnings: Vec::new(),
+                shadow_gate: None,
             });
         }
         log.push(EventBody::GrantRevoked { task_id: TaskId::default(), grant_id: "g1".into(), revoked_by: "ada".into() });

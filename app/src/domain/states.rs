@@ -271,6 +271,8 @@ named! {
         PolicyFailOpen = "policy.fail_open",
         /// A gate rule could not be evaluated: a human was asked.
         PolicyFailClosed = "policy.fail_closed",
+        /// A shadow gate (`mode = "shadow"`) would have asked; the call ran.
+        PolicyShadowHit = "policy.shadow_hit",
     }
 }
 

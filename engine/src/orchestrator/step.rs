@@ -206,13 +206,13 @@ impl Orchestrator {
             };
             let user = conversation.owner.as_deref().unwrap_or_default();
             let gating = match held_answer {
-                Some(gate) => Some(policy::Gating { gate: Some(gate), rule_errors: Vec::new() }),
+                Some(gate) => Some(policy::Gating { gate: Some(gate), shadow: None, rule_errors: Vec::new() }),
                 None => tool.map(|t| {
                     let call = policy::Call { tool: t.spec(), args: &call.args, user, confidence: call.confidence, spent: &spent };
                     policy::check(agent, &call)
                 }),
             };
-            let (gate, rule_errors) = gating.map_or((None, Vec::new()), |g| (g.gate, g.rule_errors));
+            let (gate, shadow, rule_errors) = gating.map_or((None, None, Vec::new()), |g| (g.gate, g.shadow, g.rule_errors));
             if !rule_errors.is_empty() {
                 // Fail-closed asks a human and tells them why; fail-open runs the call. Both are audited.
                 if !agent.fail_open {
@@ -264,6 +264,16 @@ impl Orchestrator {
                     (None, None) => anyhow::bail!("BUG: a grant was consulted for a call no gate stops"),
                 }
             }
+            // A shadow gate would have asked before a call that runs unasked: say so, ask no one.
+            let shadow_gate = shadow.filter(|_| matches!(verdict, Verdict::Run { grant: None })).map(|g| g.name.clone());
+            if let Some(gate) = &shadow_gate {
+                w.audit(
+                    AuditKind::PolicyShadowHit,
+                    &agent.name,
+                    json!({ "gate": gate, "call_id": call.id, "conversation_id": cid, "tool": call.tool, "args": call.args }),
+                );
+                self.metrics.shadow_hit(gate);
+            }
             w.append(
                 cid,
                 EventBody::ToolCall {
@@ -276,6 +286,7 @@ impl Orchestrator {
                     risk,
                     grant_id: grant.map(|g| g.id),
                     warnings,
+                    shadow_gate,
                 },
             )
             .await?;

@@ -30,6 +30,7 @@ mod race;
 mod reminders;
 mod replicas;
 mod schema;
+mod shadow;
 mod snapshots;
 mod stream;
 mod streams;

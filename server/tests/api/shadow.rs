@@ -1,0 +1,52 @@
+//! Shadow gates (`mode = "shadow"`): a gate being tried out records the calls it would have
+//! stopped — on the call's event and card, in the audit trail and in `/metrics` — and stops none.
+
+use app::domain::{EventBody, TaskStatus};
+
+use crate::helpers::{Options, named, refused_start_up, spawn_app_with};
+
+const AGENT: &str = "[[agents]]\nname = \"support\"\ntools = [\"list_orders\", \"get_order\", \"cancel_order\", \"process_refund\"]\n";
+
+#[tokio::test]
+async fn a_shadow_gate_lets_the_call_run_and_records_that_it_would_have_asked() {
+    let gates = "[[agents.gates]]\nname = \"big-refunds\"\nkind = \"tools\"\ntools = [\"process_refund\"]\nmode = \"shadow\"\n";
+    let app = spawn_app_with(Options { agents_toml: Some(format!("{AGENT}{gates}")), ..Default::default() }).await;
+    let c = app.create_conversation().await;
+    let task = app.say(&c, "refund order 1001").await;
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(app.order(1001).await.status, "refunded", "nobody was asked: the call ran");
+    let detail = app.detail(&c).await;
+    assert!(named(&detail.events, "approval-required").is_empty(), "no approval");
+    let shadowed: Vec<_> = named(&detail.events, "tool-call")
+        .iter()
+        .map(|e| match &e.body {
+            EventBody::ToolCall { tool, shadow_gate, .. } => (tool.clone(), shadow_gate.clone()),
+            _ => unreachable!(),
+        })
+        .collect();
+    assert!(shadowed.contains(&("process_refund".to_owned(), Some("big-refunds".to_owned()))), "{shadowed:?}");
+    assert!(shadowed.iter().filter(|(tool, _)| tool != "process_refund").all(|(_, gate)| gate.is_none()), "only what the gate names");
+    let card = detail.view.cards().find(|card| card.tool == "process_refund").cloned().unwrap();
+    assert_eq!(card.shadow_gate.as_deref(), Some("big-refunds"), "the card carries the badge's gate");
+    let entries = app.audit_entries("policy.shadow_hit", 1).await;
+    assert_eq!((entries[0]["data"]["gate"].as_str(), entries[0]["data"]["tool"].as_str()), (Some("big-refunds"), Some("process_refund")));
+    let metrics = app.anonymous().client.get(app.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    assert!(metrics.contains("countersign_shadow_hits_total{gate=\"big-refunds\"} 1"), "{metrics}");
+
+    // An enforcing gate after it still asks; then nothing is recorded as a shadow hit.
+    let both = format!("{gates}[[agents.gates]]\nname = \"refunds\"\nkind = \"tools\"\ntools = [\"process_refund\"]\n");
+    let app = spawn_app_with(Options { agents_toml: Some(format!("{AGENT}{both}")), ..Default::default() }).await;
+    let c = app.create_conversation().await;
+    let (_task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    assert_eq!(approvals[0].gate, "refunds");
+    let card = app.detail(&c).await.view.cards().find(|card| card.tool == "process_refund").cloned().unwrap();
+    assert_eq!(card.shadow_gate, None);
+}
+
+#[tokio::test]
+async fn an_unknown_mode_or_a_shadow_plan_gate_stops_the_start_up() {
+    let err = refused_start_up(&format!("{AGENT}[[agents.gates]]\nname = \"g\"\nkind = \"all\"\nmode = \"dry-run\"\n")).await;
+    assert!(err.contains("mode must be \"enforce\" or \"shadow\", got \"dry-run\""), "{err}");
+    let err = refused_start_up(&format!("{AGENT}[[agents.gates]]\nname = \"p\"\nkind = \"plan\"\nmode = \"shadow\"\n")).await;
+    assert!(err.contains("a plan gate cannot be a shadow gate"), "{err}");
+}
