@@ -4,10 +4,27 @@
 //! paid for the sync, which was the tail of the decision latency (docs/performance-notes.md).
 //! Every connection sets `wal_autocheckpoint = 0` (store/mod.rs); a passive checkpoint never
 //! blocks the writer or the readers. PostgreSQL: nothing to do.
+//!
+//! A passive checkpoint never starts the log over, though: SQLite reuses the log from its
+//! beginning only when a write begins while no reader still reads from it, and under steady
+//! load some reader always does. The log then grew without end (2.5 GB after 37,000 paused
+//! tasks, every read slower for it), so once it passes [`LOG_LIMIT_FRAMES`] the log is truncated,
+//! on the writer connection: writes wait for that (at most [`TRUNCATE_WAIT_MS`]) instead of
+//! failing on a busy database.
 
 use std::time::Duration;
 
+use anyhow::Context;
+use sqlx::Acquire;
+
 use super::{Backend, Store};
+
+/// About 32 MiB of 4 KiB pages.
+pub const LOG_LIMIT_FRAMES: i64 = 8192;
+
+/// How long a truncating checkpoint waits for readers to leave the log before it tries again on
+/// a later round (the writer waits that long at most).
+const TRUNCATE_WAIT_MS: u32 = 200;
 
 /// Checkpoints the log every `every` while the process runs.
 pub async fn keep_checkpointing(store: Store, every: Duration) {
@@ -18,8 +35,39 @@ pub async fn keep_checkpointing(store: Store, every: Duration) {
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
-        if let Err(err) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)").execute(store.pool()).await {
+        if let Err(err) = checkpoint(&store, LOG_LIMIT_FRAMES).await {
             tracing::warn!(error = %err, "checkpointing the write-ahead log failed; trying again");
         }
+    }
+}
+
+/// What one round did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Checkpointed {
+    /// Copied what it could into the database file; the log stays (`frames` long).
+    Copied { frames: i64 },
+    /// The log was past its limit and is now empty.
+    Truncated,
+    /// The log was past its limit, but readers kept it for longer than the wait: next round.
+    Busy { frames: i64 },
+}
+
+/// One round: a passive checkpoint, and a truncating one when the log is longer than
+/// `limit_frames`.
+pub async fn checkpoint(store: &Store, limit_frames: i64) -> anyhow::Result<Checkpointed> {
+    let (_, frames, _): (i64, i64, i64) =
+        sqlx::query_as("PRAGMA wal_checkpoint(PASSIVE)").fetch_one(store.pool()).await.context("passive checkpoint")?;
+    if frames <= limit_frames {
+        return Ok(Checkpointed::Copied { frames });
+    }
+    let mut writer = store.writer().acquire().await.context("the writer connection")?;
+    let conn = writer.acquire().await?;
+    sqlx::query(&format!("PRAGMA busy_timeout = {TRUNCATE_WAIT_MS}")).execute(&mut *conn).await?;
+    let truncated: Result<(i64, i64, i64), _> = sqlx::query_as("PRAGMA wal_checkpoint(TRUNCATE)").fetch_one(&mut *conn).await;
+    // Back to the writer's own wait, whatever the checkpoint did (store/mod.rs).
+    sqlx::query("PRAGMA busy_timeout = 10000").execute(&mut *conn).await?;
+    match truncated.context("truncating checkpoint")? {
+        (0, _, _) => Ok(Checkpointed::Truncated),
+        _ => Ok(Checkpointed::Busy { frames }),
     }
 }

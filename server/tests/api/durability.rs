@@ -348,3 +348,29 @@ async fn a_task_cut_off_mid_step_resumes_at_once_after_a_restart_not_after_the_l
     assert_eq!(assistant_texts(&server.app.detail(&c).await.events), ["Done."], "one answer");
     assert_eq!(calls.load(Ordering::SeqCst), 2, "the restarted server asked the model again");
 }
+
+/// Under steady load some reader always reads from the write-ahead log, so SQLite never starts it
+/// over and a passive checkpoint never shrinks it: past its limit the checkpoint truncates it.
+#[tokio::test]
+async fn a_write_ahead_log_past_its_limit_is_truncated() {
+    use countersign::store::{Store, checkpoint};
+    if !crate::helpers::sqlite_only("a_write_ahead_log_past_its_limit_is_truncated") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::connect(&format!("sqlite://{}", dir.path().join("t.db").display()), Default::default()).await.unwrap();
+    let log = || std::fs::metadata(dir.path().join("t.db-wal")).map(|m| m.len()).unwrap_or(0);
+    sqlx::query("CREATE TABLE filler (x BLOB)").execute(store.writer()).await.unwrap();
+    for _ in 0..64 {
+        sqlx::query("INSERT INTO filler VALUES (randomblob(4000))").execute(store.writer()).await.unwrap();
+    }
+    let grown = log();
+    assert!(grown > 64 * 4000, "the log holds the writes ({grown} bytes)");
+    let Ok(checkpoint::Checkpointed::Copied { frames }) = checkpoint::checkpoint(&store, i64::MAX).await else { panic!("a passive round") };
+    assert!(frames >= 64, "{frames} frames");
+    assert_eq!(log(), grown, "a passive checkpoint copies the log but does not shrink it");
+    assert_eq!(checkpoint::checkpoint(&store, 16).await.unwrap(), checkpoint::Checkpointed::Truncated);
+    assert_eq!(log(), 0, "past the limit the log is truncated");
+    let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM filler").fetch_one(store.pool()).await.unwrap();
+    assert_eq!(rows, 64, "nothing written was lost");
+}
