@@ -1,5 +1,5 @@
 -- Lookups that ran through every pending approval, so that each got slower as approvals waited
--- (measured: adding paused tasks fell from ~250/s to 14/s at 35,000 waiting; docs/performance-notes.md):
+-- (with tens of thousands waiting, every read and every sweep paid for all of them; docs/performance-notes.md):
 -- a conversation's approvals (its pending count on every conversation read, earlier refusals of a
 -- call), and the sweeper's due reminders and escalations. Twin of
 -- migrations/sqlite/20261126000024_approval_lookups.sql.

@@ -34,7 +34,7 @@ pub async fn resume_all(orchestrator: &Arc<Orchestrator>) -> anyhow::Result<usiz
 /// Escalation timeouts and reminders that are due (both stored, so a restart misses none).
 async fn sweep_escalations_and_reminders(orchestrator: &Arc<Orchestrator>) {
     let now = now_ms();
-    match approvals::due_escalations(orchestrator.store.pool(), now).await {
+    match approvals::due_escalations(orchestrator.store.pool(), orchestrator.store.backend(), now).await {
         Ok(ids) => {
             for id in ids {
                 match orchestrator.escalate_when_due(&id).await {
@@ -45,7 +45,7 @@ async fn sweep_escalations_and_reminders(orchestrator: &Arc<Orchestrator>) {
         }
         Err(err) => tracing::error!(error = ?err, "escalation sweep failed"),
     }
-    match approvals::due_reminders(orchestrator.store.pool(), now).await {
+    match approvals::due_reminders(orchestrator.store.pool(), orchestrator.store.backend(), now).await {
         Ok(ids) => {
             for id in ids {
                 match orchestrator.remind_when_due(&id).await {
@@ -64,7 +64,7 @@ pub async fn run(orchestrator: Arc<Orchestrator>, interval: Duration) {
     loop {
         tokio::time::sleep(interval).await;
         ticks += 1;
-        match approvals::overdue(orchestrator.store.pool(), now_ms()).await {
+        match approvals::overdue(orchestrator.store.pool(), orchestrator.store.backend(), now_ms()).await {
             Ok(ids) => {
                 for id in ids {
                     match orchestrator.time_out(&id).await {
