@@ -169,17 +169,12 @@ impl DecisionRules {
     /// Four-eyes: may `approver` approve a call made in `requester`'s conversation? (`Err`: why
     /// not, for a 403.)
     pub fn check_approver(&self, approver: &str, requester: Option<&str>) -> Result<(), String> {
-        if self.needs_another_approver(approver, requester) {
+        if self.separate_requester && requester.is_some_and(|r| r.eq_ignore_ascii_case(approver)) {
             return Err(format!(
                 "four-eyes: {approver} asked for this call, so someone else must approve it (an admin, or whoever it is handed to); {approver} may still reject it"
             ));
         }
         Ok(())
-    }
-
-    /// The card's side of [`Self::check_approver`]: no Approve button for the requester.
-    pub fn needs_another_approver(&self, viewer: &str, requester: Option<&str>) -> bool {
-        self.separate_requester && requester.is_some_and(|r| r.eq_ignore_ascii_case(viewer))
     }
 
     /// An approval with these arguments, against the ones the agent proposed.
