@@ -22,6 +22,9 @@ pub struct ChatData {
     /// Whether the person looking owns the chat, so asked for its calls (four-eyes gates keep
     /// them from approving).
     pub viewer_is_owner: bool,
+    /// Who is looking (a gate's approvers and a quorum are per person).
+    #[serde(default)]
+    pub viewer_name: String,
 }
 
 /// Which approvals the queue page shows.
@@ -158,6 +161,7 @@ pub fn chat_loader() -> impl Fn(ConversationId) -> BoxFuture<Loaded<Option<ChatD
                             conversation: detail.conversation,
                             view: detail.view,
                             viewer_is_admin: me.role == crate::domain::Role::Admin,
+                            viewer_name: me.username,
                         }))
                     }
                     Err(e) if e.status == 404 => Ok(None),

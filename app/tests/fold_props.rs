@@ -66,11 +66,31 @@ fn body() -> impl Strategy<Value = EventBody> {
                 risk: Risk::High,
                 deadline: "2026-11-22T10:00:00Z".into(),
                 in_chat,
-                rules: DecisionRules { require_reason: strict, allow_modification: !strict, separate_requester: strict },
+                rules: DecisionRules {
+                    require_reason: strict,
+                    allow_modification: !strict,
+                    separate_requester: strict,
+                    quorum: 1 + u32::from(strict),
+                },
                 assessment: strict.then(|| app::domain::wire::RiskAssessment { factors: vec!["moves money".into()], ..Default::default() }),
                 resent,
                 spend: strict.then(|| app::domain::wire::Spend { token_threshold: Some(100), per: "task".into(), ..Default::default() }),
+                approvers: strict.then(|| {
+                    Box::new(app::domain::rules::Approvers {
+                        names: vec!["group:finance".into()],
+                        people: vec!["dora".into()],
+                        admins: false,
+                    })
+                }),
             }
+        }),
+        (task(), call()).prop_map(|(task_id, call_id)| EventBody::ApprovalCounted {
+            task_id,
+            approval_id: format!("a-{call_id}").into(),
+            call_id,
+            by: "dora".into(),
+            approved_by: vec!["dora".into()],
+            quorum: 2,
         }),
         (task(), 0..500u64, any::<bool>()).prop_map(|(task_id, tokens, priced)| EventBody::ModelUsage {
             task_id,
@@ -152,6 +172,7 @@ fn well_formed(events: Vec<Event>) -> Vec<Event> {
                 EventBody::ApprovalRequired { call_id, .. }
                 | EventBody::ApprovalDecided { call_id, .. }
                 | EventBody::ApprovalReminder { call_id, .. }
+                | EventBody::ApprovalCounted { call_id, .. }
                 | EventBody::ApprovalEscalated { call_id, .. }
                 | EventBody::ConfirmationAsked { call_id, .. }
                 | EventBody::ToolStarted { call_id, .. }

@@ -141,6 +141,8 @@ pub struct Gate {
     pub reminders: Option<Reminders>,
     /// Who an escalation goes to (`escalation_target`: a user or a `[[groups]]` name); none: the admins.
     pub escalation_target: Option<String>,
+    /// Who may decide (`approvers`: `group:…`, `user:…`, `role:admin`); empty: whoever sees it.
+    pub approvers: Vec<String>,
     /// CEL expressions that add to the risk assessment of the calls this gate stops.
     pub assessment: Option<GateAssessment>,
     /// `mode = "shadow"`: the gate stops nothing; a call it would have stopped runs and is
@@ -373,6 +375,11 @@ struct FileGate {
     allow_modification: Option<bool>,
     /// Four-eyes: the user whose conversation made the call may not approve it (default false).
     separate_requester: Option<bool>,
+    /// Only these may decide: `group:<name>`, `user:<name>`, `role:admin` (default: whoever sees it).
+    #[serde(default)]
+    approvers: Vec<String>,
+    /// How many distinct people must approve (default 1).
+    quorum: Option<u32>,
     /// `enforce` (the default) or `shadow` (record what it would have stopped, stop nothing).
     mode: Option<String>,
     /// Hand a still-pending approval to the admins after this many seconds (less than the timeout).
@@ -405,7 +412,7 @@ fn preset_gate(preset: &str, defaults: &FileDefaults) -> anyhow::Result<Gate> {
         // Nothing runs by default either: a timeout rejects whatever the defaults say.
         "paranoid" => (
             GateRule::All,
-            DecisionRules { require_reason: true, allow_modification: false, separate_requester: false },
+            DecisionRules { require_reason: true, allow_modification: false, ..DecisionRules::default() },
             TimeoutAction::Reject,
         ),
         other => bail!("unknown preset {other:?} (expected minimal, standard, strict or paranoid)"),
@@ -421,6 +428,7 @@ fn preset_gate(preset: &str, defaults: &FileDefaults) -> anyhow::Result<Gate> {
         escalate_after: None,
         reminders: None,
         escalation_target: None,
+        approvers: Vec::new(),
         assessment: None,
         shadow: false,
     })
@@ -608,6 +616,7 @@ impl AgentsConfig {
                     escalate_after: None,
                     reminders: None,
                     escalation_target: None,
+                    approvers: Vec::new(),
                     assessment: None,
                     shadow: false,
                 });
@@ -629,6 +638,7 @@ impl AgentsConfig {
                     escalate_after: None,
                     reminders: None,
                     escalation_target: None,
+                    approvers: Vec::new(),
                     assessment: None,
                     shadow: false,
                 });
@@ -651,11 +661,25 @@ impl AgentsConfig {
                     bail!("{gat}: max_retries goes with timeout_action = \"retry\"");
                 }
                 let max_retries = gate.max_retries.unwrap_or(DEFAULT_RETRIES);
+                let quorum = gate.quorum.unwrap_or(1);
+                if !(1..=10).contains(&quorum) {
+                    bail!("{gat}: quorum must be a number of people from 1 to 10, got {quorum}");
+                }
+                // Each of a quorum approves the same call: an edit by one would not be what the
+                // others approved.
+                if quorum > 1 && gate.allow_modification == Some(true) {
+                    bail!("{gat}: with a quorum every approver approves the proposed arguments, so allow_modification cannot be true");
+                }
                 let rules = DecisionRules {
                     require_reason: gate.require_reason.unwrap_or(false),
-                    allow_modification: gate.allow_modification.unwrap_or(true),
+                    allow_modification: quorum == 1 && gate.allow_modification.unwrap_or(true),
                     separate_requester: gate.separate_requester.unwrap_or(false),
+                    quorum,
                 };
+                let approvers = std::mem::take(&mut gate.approvers);
+                if let Some(bad) = approvers.iter().find(|a| parse_approver(a).is_none()) {
+                    bail!("{gat}: approvers must be \"group:<name>\", \"user:<name>\" or \"role:admin\", got {bad:?}");
+                }
                 let timeout = Duration::from_secs_f64(gate.timeout_secs.unwrap_or(defaults.timeout_secs).max(0.0));
                 let (escalate_after, reminders) = waiting_rules(&gate, timeout).with_context(|| gat.clone())?;
                 let in_chat = match gate.confirm.as_deref() {
@@ -666,6 +690,11 @@ impl AgentsConfig {
                 if in_chat && rules.separate_requester {
                     bail!(
                         "{gat}: separate_requester needs someone else to approve, so it cannot go with confirm = \"chat\" (the requester's own yes)"
+                    );
+                }
+                if in_chat && (!approvers.is_empty() || quorum > 1) {
+                    bail!(
+                        "{gat}: approvers and quorum name who decides, so they cannot go with confirm = \"chat\" (the requester's own yes)"
                     );
                 }
                 let escalation_target = gate.escalation_target.clone();
@@ -697,6 +726,7 @@ impl AgentsConfig {
                     escalate_after,
                     reminders,
                     escalation_target,
+                    approvers,
                     assessment,
                     shadow,
                 });
@@ -807,7 +837,24 @@ impl AgentsConfig {
 }
 
 /// A user or group name as escalations name them (user names may also hold `@`).
-fn valid_target(name: &str) -> bool {
+/// One of a gate's `approvers`: a group, a user, or the admins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ApproverName<'a> {
+    Group(&'a str),
+    User(&'a str),
+    Admins,
+}
+
+pub fn parse_approver(name: &str) -> Option<ApproverName<'_>> {
+    match name.split_once(':')? {
+        ("group", group) if valid_target(group) => Some(ApproverName::Group(group)),
+        ("user", user) if valid_target(user) => Some(ApproverName::User(user)),
+        ("role", "admin") => Some(ApproverName::Admins),
+        _ => None,
+    }
+}
+
+pub fn valid_target(name: &str) -> bool {
     !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '@'))
 }
 
@@ -847,7 +894,7 @@ mod tests {
         }
         let paranoid = &gates("paranoid")[1];
         assert_eq!(paranoid.rule, GateRule::All);
-        assert_eq!(paranoid.rules, DecisionRules { require_reason: true, allow_modification: false, separate_requester: false });
+        assert_eq!(paranoid.rules, DecisionRules { require_reason: true, allow_modification: false, ..DecisionRules::default() });
         assert_eq!(paranoid.timeout_action, TimeoutAction::Reject);
         assert!(err(&toml("lenient")).contains("agent \"a\": preset: unknown preset \"lenient\""), "{}", err(&toml("lenient")));
     }
@@ -956,6 +1003,34 @@ mod tests {
     fn a_negative_timeout_is_refused() {
         let e = err("[[agents]]\nname = \"a\"\ntools = [\"get_order\"]\n[[agents.gates]]\nname = \"g\"\nkind = \"all\"\ntimeout_secs = -1");
         assert!(e.contains("timeout_secs"), "{e}");
+    }
+
+    #[test]
+    fn approvers_and_quorum_are_checked_at_start_up() {
+        let gate = |body: &str| {
+            format!("[[agents]]\nname = \"a\"\ntools = [\"get_order\"]\n[[agents.gates]]\nname = \"g\"\nkind = \"all\"\n{body}")
+        };
+        for (body, expected) in [
+            (
+                "approvers = [\"team:finance\"]",
+                "approvers must be \"group:<name>\", \"user:<name>\" or \"role:admin\", got \"team:finance\"",
+            ),
+            ("approvers = [\"group:\"]", "got \"group:\""),
+            ("approvers = [\"role:user\"]", "got \"role:user\""),
+            ("quorum = 0", "quorum must be a number of people from 1 to 10"),
+            ("quorum = 11", "from 1 to 10"),
+            ("quorum = 2\nallow_modification = true", "allow_modification cannot be true"),
+            ("approvers = [\"user:ada\"]\nconfirm = \"chat\"", "cannot go with confirm = \"chat\""),
+            ("quorum = 2\nconfirm = \"chat\"", "cannot go with confirm = \"chat\""),
+        ] {
+            let e = err(&gate(body));
+            assert!(e.contains(expected) && e.contains("gate \"g\""), "{body}: {e}");
+        }
+        let config = parse(&gate("approvers = [\"group:finance\", \"user:ada\", \"role:admin\"]\nquorum = 2")).unwrap();
+        let g = &config.agents[0].gates[0];
+        assert_eq!((g.approvers.len(), g.rules.quorum, g.rules.allow_modification), (3, 2, false));
+        assert_eq!(parse_approver("group:finance"), Some(ApproverName::Group("finance")));
+        assert_eq!(parse_approver("role:admin"), Some(ApproverName::Admins));
     }
 
     #[test]

@@ -335,6 +335,7 @@ mod tests {
             escalate_after: None,
             reminders: None,
             escalation_target: None,
+            approvers: Vec::new(),
             assessment: None,
             shadow: false,
         }

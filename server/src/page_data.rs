@@ -62,7 +62,7 @@ impl PageData for StorePages {
             let Some(conversation) = conversation.filter(|c| sees(&user, c.owner_id.as_ref())) else { return Ok(None) };
             let view = snapshots::page(&store, &id, page_items).await.map_err(unavailable)?;
             let viewer_is_owner = conversation.owner_id.as_ref() == Some(&user.id);
-            Ok(Some(ChatData { conversation, view, viewer_is_admin: user.is_admin(), viewer_is_owner }))
+            Ok(Some(ChatData { conversation, view, viewer_is_admin: user.is_admin(), viewer_is_owner, viewer_name: user.username.clone() }))
         })
     }
 

@@ -76,6 +76,7 @@ pub fn ToolCard(
     #[prop(optional)] draft: Option<CardDraft>,
     #[prop(optional)] viewer_is_admin: Option<bool>,
     #[prop(optional)] viewer_requested: bool,
+    #[prop(optional, into)] viewer_name: Option<String>,
     #[prop(optional)] in_queue: bool,
 ) -> impl IntoView {
     let draft = draft.unwrap_or_default();
@@ -117,13 +118,25 @@ pub fn ToolCard(
     let held_for_admins = viewer_is_admin.is_some_and(|admin| {
         let escalation =
             escalated_by.as_deref().map(|by| rules::Escalation { by, to: escalated_to.as_deref().map(|to| (to, deciders.as_slice())) });
-        rules::held_from(rules::Decider { name: "", is_admin: admin }, escalation).is_some()
+        rules::held_from(rules::Decider { name: "", is_admin: admin }, escalation, None).is_some()
     });
     let holder_name = escalated_to.clone().unwrap_or_else(|| "the admins".into());
-    let pending = waiting && !in_chat && !held_for_admins;
+    // Not among the gate's approvers (until someone hands it over): the card names who decides.
+    let approvers = card.approval.as_ref().and_then(|a| a.approvers.clone()).filter(|_| waiting && escalated_by.is_none());
+    let not_approver = match (&viewer_name, viewer_is_admin, &approvers) {
+        (Some(name), Some(is_admin), Some(approvers)) if !approvers.includes(rules::Decider { name, is_admin }) => Some(approvers.label()),
+        _ => None,
+    };
+    // A quorum: who approved so far; one who did waits for the others.
+    let approved_by = card.approval.as_ref().map(|a| a.approved_by.clone()).unwrap_or_default();
+    let quorum_line = (waiting && rules.quorum > 1).then(|| wording::quorum_line(&approved_by, rules.quorum));
+    let approved_already = viewer_name.as_ref().is_some_and(|me| approved_by.iter().any(|p| p.eq_ignore_ascii_case(me)));
+    let pending = waiting && !in_chat && !held_for_admins && not_approver.is_none();
     // Four-eyes (the gate's `separate_requester`): whoever asked for the call may only reject it;
     // the server refuses their approval too (app/src/domain/rules.rs).
     let four_eyes = rules.separate_requester && viewer_requested;
+    // Approve is not offered to whoever may not approve now (they may still reject).
+    let no_approve = four_eyes || approved_already;
     let mode = draft.mode;
     let busy = RwSignal::new(false);
     let error = RwSignal::new(None::<ApiFailure>);
@@ -163,7 +176,7 @@ pub fn ToolCard(
                 return;
             }
             match ev.key().as_str() {
-                "a" | "A" if !four_eyes => {
+                "a" | "A" if !no_approve => {
                     ev.prevent_default();
                     approve();
                 }
@@ -264,7 +277,7 @@ pub fn ToolCard(
         });
         let can_escalate = escalated_by.is_none() && viewer_is_admin != Some(true);
         // Questions, answers and plans are decided one by one: no "always allow" for them.
-        let can_grant = naming::grantable(&card.tool) && !(in_queue && viewer_is_admin == Some(true)) && !four_eyes;
+        let can_grant = naming::grantable(&card.tool) && !(in_queue && viewer_is_admin == Some(true)) && !no_approve && rules.quorum == 1;
         let tool_name = card.tool.clone();
         view! {
             {holder}
@@ -281,9 +294,12 @@ pub fn ToolCard(
             {four_eyes.then(|| view! {
                 <p class="four-eyes" role="note">"Four-eyes: you asked for this call, so someone else must approve it. You can still reject it."</p>
             })}
-            <p class="shortcuts" aria-hidden="true">{(!four_eyes).then(|| view! { <kbd>"A"</kbd>" approve · " })}<kbd>"R"</kbd>" reject"</p>
+            {(approved_already && !four_eyes).then(|| view! {
+                <p class="four-eyes" role="note">"You approved this call; it waits for the other approvers. You can still reject it."</p>
+            })}
+            <p class="shortcuts" aria-hidden="true">{(!no_approve).then(|| view! { <kbd>"A"</kbd>" approve · " })}<kbd>"R"</kbd>" reject"</p>
             <div class="actions" role="group" aria-label="Decision">
-                {(!four_eyes).then(|| view! {
+                {(!no_approve).then(|| view! {
                     <button class="btn btn-approve" disabled=move || busy.get() on:click={
                         let approve_click = approve_click.clone();
                         move |_| approve_click()
@@ -295,7 +311,7 @@ pub fn ToolCard(
                     "Reject"
                 </button>
                 // A gate with `allow_modification = false` takes the call as proposed or not at all.
-                {(rules.allow_modification && !four_eyes).then(|| view! {
+                {(rules.allow_modification && !no_approve).then(|| view! {
                     <button class="btn" disabled=move || busy.get() on:click=move |_| mode.set(Mode::Editing)>
                         "Edit"
                     </button>
@@ -390,6 +406,10 @@ pub fn ToolCard(
             {result}
             {in_chat.then(|| view! {
                 <p class="in-chat-note" role="status">"Waiting for your answer in the chat: reply yes or no."</p>
+            })}
+            {quorum_line.map(|line| view! { <p class="quorum" role="status">{line}</p> })}
+            {not_approver.map(|who| view! {
+                <p class="escalated not-approver" role="status">{format!("Waiting for {who}: only they may decide this call (its gate's approvers).")}</p>
             })}
             {held_for_admins.then(|| view! {
                 <p class="escalated waiting-for-admin" role="status">

@@ -109,6 +109,9 @@ pub enum EventBody {
         /// A budget gate asked: what was spent so far and its limits.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         spend: Option<super::wire::Spend>,
+        /// Only these may decide (the gate's `approvers`, as people when it was asked).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        approvers: Option<Box<super::rules::Approvers>>,
     },
     /// The agent asks in the chat whether to run a call (again, after an unclear answer).
     ConfirmationAsked {
@@ -146,6 +149,17 @@ pub enum EventBody {
         deciders: Vec<String>,
         /// RFC 3339: the new deadline.
         deadline: String,
+    },
+    /// One of the people a quorum needs approved (the gate's `quorum`); it waits for the rest.
+    ApprovalCounted {
+        task_id: TaskId,
+        approval_id: ApprovalId,
+        call_id: CallId,
+        /// Who approved just now, and everyone who has so far (in order).
+        by: String,
+        approved_by: Vec<String>,
+        /// How many approvals it needs.
+        quorum: u32,
     },
     /// The approval is still waiting: its deciders are reminded (the gate's `reminder_interval_secs`).
     ApprovalReminder {
@@ -192,7 +206,7 @@ fn is_zero(n: &u32) -> bool {
 impl EventBody {
     /// The SSE event name (kebab-case), e.g. `approval-required`.
     /// Every event's name (the SSE event names a client listens for), in the order of [`Self::name`].
-    pub const NAMES: [&'static str; 14] = [
+    pub const NAMES: [&'static str; 15] = [
         "user-message",
         "assistant-message",
         "tool-call",
@@ -203,6 +217,7 @@ impl EventBody {
         "approval-decided",
         "approval-escalated",
         "approval-reminder",
+        "approval-counted",
         "tool-started",
         "tool-result",
         "model-usage",
@@ -221,6 +236,7 @@ impl EventBody {
             Self::ApprovalDecided { .. } => "approval-decided",
             Self::ApprovalEscalated { .. } => "approval-escalated",
             Self::ApprovalReminder { .. } => "approval-reminder",
+            Self::ApprovalCounted { .. } => "approval-counted",
             Self::ToolStarted { .. } => "tool-started",
             Self::ToolResult { .. } => "tool-result",
             Self::ModelUsage { .. } => "model-usage",
@@ -240,6 +256,7 @@ impl EventBody {
             | Self::ApprovalDecided { task_id, .. }
             | Self::ApprovalEscalated { task_id, .. }
             | Self::ApprovalReminder { task_id, .. }
+            | Self::ApprovalCounted { task_id, .. }
             | Self::ToolStarted { task_id, .. }
             | Self::ToolResult { task_id, .. }
             | Self::ModelUsage { task_id, .. }

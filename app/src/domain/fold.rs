@@ -200,6 +200,12 @@ pub struct CardApproval {
     /// A budget gate asked: what was spent so far and its limits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spend: Option<Spend>,
+    /// Only these may decide (the gate's `approvers`), until it is escalated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approvers: Option<super::rules::Approvers>,
+    /// Who approved it so far, when its gate needs a quorum.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approved_by: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -347,6 +353,7 @@ impl ConversationView {
                 rules,
                 assessment,
                 spend,
+                approvers,
                 ..
             } => {
                 if let Some(task) = self.task_mut(task_id) {
@@ -372,6 +379,8 @@ impl ConversationView {
                         resent: 0,
                         assessment: assessment.clone(),
                         spend: spend.clone(),
+                        approvers: approvers.as_deref().cloned(),
+                        approved_by: Vec::new(),
                     });
                 }
             }
@@ -414,6 +423,11 @@ impl ConversationView {
                         original_args: original_args.clone(),
                         edited_args: edited_args.clone(),
                     });
+                }
+            }
+            EventBody::ApprovalCounted { call_id, approved_by, .. } => {
+                if let Some(approval) = self.card_mut(call_id).and_then(|c| c.approval.as_mut()) {
+                    approval.approved_by = approved_by.clone();
                 }
             }
             EventBody::ApprovalReminder { call_id, reminder, of, .. } => {
@@ -569,6 +583,8 @@ impl super::wire::Approval {
                 resent: 0,
                 assessment: Some(a.assessment.clone()),
                 spend: a.context.spend.clone(),
+                approvers: a.approvers.clone(),
+                approved_by: a.approved_by.clone(),
             }),
             decision: None,
             result: None,
@@ -630,6 +646,7 @@ mod tests {
                 assessment: None,
                 resent: 0,
                 spend: None,
+                approvers: None,
             })
         }
         fn decide(&mut self, task: &str, call: &str, outcome: ApprovalOutcome, edited: Option<Value>) -> &mut Self {

@@ -18,6 +18,8 @@ pub enum Refusal {
     /// It was handed to a named user or group (a gate's `escalation_target`, or an escalation
     /// naming one); only its people, or an admin, may decide it.
     WithOthers { escalated_by: String, to: String },
+    /// Its gate names who may decide it (`approvers`), and this person is not one of them.
+    NotAnApprover { approvers: String },
 }
 
 impl fmt::Display for Refusal {
@@ -28,6 +30,7 @@ impl fmt::Display for Refusal {
             Self::WithOthers { escalated_by, to } => {
                 write!(f, "this approval is with {to} (escalated by {escalated_by}); only {to} or an admin may decide it")
             }
+            Self::NotAnApprover { approvers } => write!(f, "only {approvers} may decide this approval (its gate's approvers)"),
         }
     }
 }
@@ -38,6 +41,43 @@ pub struct Escalation<'a> {
     pub by: &'a str,
     /// The named user or group and the people in it when it was escalated; `None`: the admins.
     pub to: Option<(&'a str, &'a [String])>,
+}
+
+/// Who may decide an approval, from its gate's `approvers` as they stood when it was asked
+/// (`group:finance`, `user:ada`, `role:admin`); kept with the approval and re-resolved when an
+/// admin changes a group it names (engine/src/orchestrator/approvers.rs).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct Approvers {
+    /// As the gate names them.
+    pub names: Vec<String>,
+    /// The people those names stand for (group members and named users with an account).
+    #[serde(default)]
+    pub people: Vec<String>,
+    /// Any admin may decide: the gate named `role:admin`, or its names stood for no one (then the
+    /// admins decide rather than nobody).
+    #[serde(default)]
+    pub admins: bool,
+}
+
+impl Approvers {
+    pub fn includes(&self, decider: Decider<'_>) -> bool {
+        (self.admins && decider.is_admin) || self.people.iter().any(|p| p.eq_ignore_ascii_case(decider.name))
+    }
+
+    /// "finance, ada or an admin", for people.
+    pub fn label(&self) -> String {
+        let mut names: Vec<&str> =
+            self.names.iter().filter(|n| *n != "role:admin").map(|n| n.split_once(':').map_or(n.as_str(), |(_, v)| v)).collect();
+        if self.admins {
+            names.push("an admin");
+        }
+        match names.as_slice() {
+            [] => "no one".into(),
+            [one] => (*one).to_owned(),
+            [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+        }
+    }
 }
 
 /// Who is looking at an approval (the queue shows buttons by it; the server checks again).
@@ -55,9 +95,16 @@ pub struct Decider<'a> {
 }
 
 /// Held by others: an escalated approval, for anyone who is neither an admin nor one of the
-/// people it was handed to. `None` while it is not escalated.
-pub fn held_from(decider: Decider<'_>, escalation: Option<Escalation<'_>>) -> Option<Refusal> {
-    let escalation = escalation.filter(|_| !decider.is_admin)?;
+/// people it was handed to; before any escalation, one whose gate names its `approvers`, for
+/// anyone not among them. An escalation replaces the approvers (it is how an owner or an admin
+/// hands a call over when its approvers do not answer).
+pub fn held_from(decider: Decider<'_>, escalation: Option<Escalation<'_>>, approvers: Option<&Approvers>) -> Option<Refusal> {
+    let Some(escalation) = escalation else {
+        return approvers.filter(|a| !a.includes(decider)).map(|a| Refusal::NotAnApprover { approvers: a.label() });
+    };
+    if decider.is_admin {
+        return None;
+    }
     match escalation.to {
         None => Some(Refusal::WithTheAdmins { escalated_by: escalation.by.to_owned() }),
         Some((_, people)) if people.iter().any(|p| p == decider.name) => None,
@@ -66,11 +113,17 @@ pub fn held_from(decider: Decider<'_>, escalation: Option<Escalation<'_>>) -> Op
 }
 
 /// May this person decide the pending approval now?
-pub fn may_decide(decider: Decider<'_>, escalation: Option<Escalation<'_>>, deadline_ms: i64, now_ms: i64) -> Result<(), Refusal> {
+pub fn may_decide(
+    decider: Decider<'_>,
+    escalation: Option<Escalation<'_>>,
+    approvers: Option<&Approvers>,
+    deadline_ms: i64,
+    now_ms: i64,
+) -> Result<(), Refusal> {
     if deadline_ms <= now_ms {
         return Err(Refusal::OutOfTime);
     }
-    held_from(decider, escalation).map_or(Ok(()), Err)
+    held_from(decider, escalation, approvers).map_or(Ok(()), Err)
 }
 
 #[cfg(test)]
@@ -95,7 +148,7 @@ mod tests {
             let (deadline, now) = if late { (100, 100) } else { (101, 100) };
             let decider = Decider { name: "carol", is_admin: admin };
             let escalation = escalated.then_some(Escalation { by: "bob", to: None });
-            assert_eq!(may_decide(decider, escalation, deadline, now), expected, "admin={admin} escalated={escalated} late={late}");
+            assert_eq!(may_decide(decider, escalation, None, deadline, now), expected, "admin={admin} escalated={escalated} late={late}");
         }
     }
 
@@ -103,16 +156,36 @@ mod tests {
     fn an_approval_handed_to_a_group_is_decided_by_its_people_or_an_admin() {
         let finance = ["dora".to_owned(), "erin".to_owned()];
         let to_finance = Some(Escalation { by: "bob", to: Some(("finance", &finance)) });
-        assert_eq!(held_from(Decider { name: "dora", is_admin: false }, to_finance), None);
-        assert_eq!(held_from(Decider { name: "root", is_admin: true }, to_finance), None);
-        let refusal = held_from(Decider { name: "bob", is_admin: false }, to_finance).unwrap();
+        assert_eq!(held_from(Decider { name: "dora", is_admin: false }, to_finance, None), None);
+        assert_eq!(held_from(Decider { name: "root", is_admin: true }, to_finance, None), None);
+        let refusal = held_from(Decider { name: "bob", is_admin: false }, to_finance, None).unwrap();
         assert_eq!(refusal, Refusal::WithOthers { escalated_by: "bob".into(), to: "finance".into() });
         assert_eq!(refusal.to_string(), "this approval is with finance (escalated by bob); only finance or an admin may decide it");
     }
 
     #[test]
+    fn a_gates_approvers_decide_until_someone_hands_it_over() {
+        let finance =
+            Approvers { names: vec!["group:finance".into(), "user:ada".into()], people: vec!["dora".into(), "ada".into()], admins: false };
+        let decide = |name, is_admin, escalation| held_from(Decider { name, is_admin }, escalation, Some(&finance));
+        assert_eq!(decide("dora", false, None), None);
+        assert_eq!(decide("Ada", false, None), None, "names match ignoring case");
+        let refusal = decide("root", true, None).expect("an admin the gate does not name is refused");
+        assert_eq!(refusal.to_string(), "only finance or ada may decide this approval (its gate's approvers)");
+        assert!(decide("bob", false, None).is_some());
+        // Handed to the admins: the approvers' list no longer applies.
+        let to_admins = Some(Escalation { by: "alice", to: None });
+        assert_eq!(decide("root", true, to_admins), None);
+        assert!(decide("dora", false, to_admins).is_some());
+        let with_admins = Approvers { names: vec!["group:finance".into(), "role:admin".into()], people: vec!["dora".into()], admins: true };
+        assert_eq!(held_from(Decider { name: "root", is_admin: true }, None, Some(&with_admins)), None);
+        assert_eq!(with_admins.label(), "finance or an admin");
+        assert_eq!(held_from(Decider { name: "bob", is_admin: false }, None, None), None, "no approvers: anyone who sees it");
+    }
+
+    #[test]
     fn refusals_say_why() {
-        let held = held_from(Decider { name: "carol", is_admin: false }, Some(Escalation { by: "bob", to: None }));
+        let held = held_from(Decider { name: "carol", is_admin: false }, Some(Escalation { by: "bob", to: None }), None);
         assert_eq!(held.unwrap().to_string(), "this approval is with the admins (escalated by bob)");
         assert!(Refusal::OutOfTime.to_string().contains("timeout action"));
     }
@@ -134,15 +207,23 @@ pub struct DecisionRules {
     /// must (an admin, or whoever it was handed to). They may still reject it.
     #[serde(default)]
     pub separate_requester: bool,
+    /// How many distinct people must approve before the call runs (the gate's `quorum`); one
+    /// rejection rejects it.
+    #[serde(default = "one")]
+    pub quorum: u32,
 }
 
 fn yes() -> bool {
     true
 }
 
+fn one() -> u32 {
+    1
+}
+
 impl Default for DecisionRules {
     fn default() -> Self {
-        Self { require_reason: false, allow_modification: true, separate_requester: false }
+        Self { require_reason: false, allow_modification: true, separate_requester: false, quorum: 1 }
     }
 }
 

@@ -262,6 +262,8 @@ named! {
         ApprovalEscalated = "approval.escalated",
         /// A pending approval's deciders were reminded.
         ApprovalReminded = "approval.reminded",
+        /// One of a quorum approved; the call waits for the others.
+        ApprovalCounted = "approval.counted",
         GrantCreated = "grant.created",
         GrantUsed = "grant.used",
         GrantRevoked = "grant.revoked",
@@ -273,6 +275,10 @@ named! {
         PolicyFailClosed = "policy.fail_closed",
         /// A shadow gate (`mode = "shadow"`) would have asked; the call ran.
         PolicyShadowHit = "policy.shadow_hit",
+        /// An admin created, changed or deleted a group of approvers.
+        GroupCreated = "group.created",
+        GroupChanged = "group.changed",
+        GroupDeleted = "group.deleted",
     }
 }
 

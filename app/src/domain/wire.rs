@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
-    ApprovalId, ApprovalOutcome, ApprovalState, CallId, ConversationId, Event, Risk, Role, TaskId, TaskStatus, UserId,
+    ApprovalId, ApprovalState, CallId, ConversationId, Event, Risk, Role, TaskId, TaskStatus, UserId,
     fold::{ConversationView, TaskSummary},
     rules::DecisionRules,
 };
@@ -101,6 +101,12 @@ pub struct Approval {
     pub escalated_to: Option<String>,
     #[serde(default)]
     pub deciders: Vec<String>,
+    /// Only these may decide (the gate's `approvers`), until it is escalated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approvers: Option<super::rules::Approvers>,
+    /// Who approved it so far, when its gate needs a quorum (`rules.quorum` people).
+    #[serde(default)]
+    pub approved_by: Vec<String>,
     pub reason: Option<String>,
     pub edited_args: Option<Value>,
     /// What a decision must include (a reason to reject; whether the arguments may be edited).
@@ -285,7 +291,17 @@ pub struct ApprovalContext {
 pub struct DecisionOutcome {
     pub approval_id: ApprovalId,
     pub call_id: CallId,
-    pub outcome: ApprovalOutcome,
+    /// How it ended, or `pending` when a quorum counted this approval and waits for more.
+    pub outcome: ApprovalState,
+    /// With a quorum (`quorum` people must approve): who approved so far, this decider included.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approved_by: Vec<String>,
+    #[serde(default, skip_serializing_if = "is_one")]
+    pub quorum: u32,
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 /// A demo-domain order (the built-in tools act on these).
@@ -343,4 +359,36 @@ pub struct AgentInfo {
     pub description: String,
     /// Worker agents it hands tasks to (sub-agents).
     pub delegates: Vec<String>,
+}
+
+/// A group of people who may decide approvals (a gate's `approvers = ["group:<name>"]`) or
+/// receive escalations.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct Group {
+    pub name: String,
+    /// User names.
+    pub members: Vec<String>,
+    /// Declared in the configuration file (`[[groups]]`): changed there, not through the API.
+    pub from_config: bool,
+}
+
+/// `POST /api/groups`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct NewGroup {
+    /// 1 to 64 letters, digits, `.`, `_`, `-` or `@`.
+    pub name: String,
+    /// User names of existing accounts.
+    #[serde(default)]
+    pub members: Vec<String>,
+}
+
+/// `PUT /api/groups/{name}`: the group's members from now on.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct GroupMembers {
+    pub members: Vec<String>,
 }

@@ -124,6 +124,17 @@ pub fn reminder_line(approval: &CardApproval) -> Option<String> {
     }
 }
 
+/// "Approved by dora · 1 of 2 approvals; waiting for 1 more" for a gate with a quorum.
+pub fn quorum_line(approved_by: &[String], quorum: u32) -> String {
+    let have = approved_by.len() as u32;
+    let left = quorum.saturating_sub(have);
+    let more = if left == 1 { "1 more".to_owned() } else { format!("{left} more") };
+    match approved_by {
+        [] => format!("Needs {quorum} approvals from different people; none yet"),
+        _ => format!("Approved by {} · {have} of {quorum} approvals; waiting for {more}", approved_by.join(", ")),
+    }
+}
+
 /// A tab's title: how many approvals wait there, and that some were reminded, so a background tab
 /// says it: "(2) Reminder · Approval queue · Countersign". `page` names the page, if not the chat.
 pub fn tab_title(waiting: usize, reminded: usize, page: Option<&str>) -> String {
@@ -264,7 +275,16 @@ mod tests {
             resent: 0,
             assessment: None,
             spend: None,
+            approvers: None,
+            approved_by: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_quorum_says_who_approved_and_how_many_are_left() {
+        assert_eq!(quorum_line(&[], 2), "Needs 2 approvals from different people; none yet");
+        assert_eq!(quorum_line(&["dora".into()], 2), "Approved by dora · 1 of 2 approvals; waiting for 1 more");
+        assert_eq!(quorum_line(&["dora".into()], 3), "Approved by dora · 1 of 3 approvals; waiting for 2 more");
     }
 
     #[test]

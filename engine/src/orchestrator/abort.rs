@@ -35,7 +35,9 @@ impl Orchestrator {
             for approval in approvals::pending_for_task(&mut *w.tx, task_id).await? {
                 let people = approval.deciders();
                 let decider = rules::Decider { name: &actor.name, is_admin: false };
-                if let Some(why) = rules::held_from(decider, approval.escalation(&people)) {
+                // A gate's approvers decide whether a call runs; stopping runs nothing, so they do
+                // not keep the owner from stopping their own turn.
+                if let Some(why) = rules::held_from(decider, approval.escalation(&people), None) {
                     return Err(DecisionError::Forbidden(format!("the turn cannot be stopped: {why}")));
                 }
             }

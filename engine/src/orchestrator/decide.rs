@@ -129,6 +129,10 @@ impl Orchestrator {
                     Some(args) if args != approval.args() => Some(self.validated(&approval, args)?),
                     _ => None,
                 };
+                if let Some(counted) = self.count_toward_quorum(&mut w, &task, &approval, actor, grant.is_some()).await? {
+                    w.commit().await?;
+                    return Ok(counted);
+                }
                 let outcome = self.apply(&mut w, &task, &approval, ApprovalOutcome::Approved, actor, None, edited).await?;
                 if let Some(grant) = grant {
                     self.grant(&mut w, &task, &approval, actor, grant).await?;
@@ -183,6 +187,12 @@ impl Orchestrator {
         };
         let mut outcomes = Vec::new();
         for approval in &pending {
+            if outcome == ApprovalOutcome::Approved
+                && let Some(counted) = self.count_toward_quorum(&mut w, &task, approval, actor, false).await?
+            {
+                outcomes.push(counted);
+                continue;
+            }
             outcomes.push(self.apply(&mut w, &task, approval, outcome, actor, reason.clone(), None).await?);
         }
         w.commit().await?;
@@ -343,7 +353,18 @@ impl Orchestrator {
         if outcome != ApprovalOutcome::Canceled && approvals::pending_for_task(&mut *w.tx, &task.id).await?.is_empty() {
             tasks::transition(w, task, &[TaskStatus::InputRequired], TaskStatus::Working, None).await?;
         }
-        Ok(DecisionOutcome { approval_id: approval.id.clone(), call_id: approval.call_id.clone(), outcome })
+        let rules = approval.rules();
+        let approved_by = match (outcome, rules.quorum) {
+            (ApprovalOutcome::Approved, 2..) => approval.approved_by().into_iter().chain([actor.name.clone()]).collect(),
+            _ => Vec::new(),
+        };
+        Ok(DecisionOutcome {
+            approval_id: approval.id.clone(),
+            call_id: approval.call_id.clone(),
+            outcome: outcome.into(),
+            approved_by,
+            quorum: rules.quorum,
+        })
     }
 }
 
@@ -355,13 +376,85 @@ pub(super) fn may_decide(actor: &Actor, approval: &ApprovalRow, now: i64) -> Res
     let Some(role) = actor.role else { return Ok(()) };
     let people = approval.deciders();
     let decider = rules::Decider { name: &actor.name, is_admin: role == Role::Admin };
-    rules::may_decide(decider, approval.escalation(&people), approval.deadline, now).map_err(|refusal| match refusal {
+    let approvers = approval.approvers();
+    rules::may_decide(decider, approval.escalation(&people), approvers.as_ref(), approval.deadline, now).map_err(|refusal| match refusal {
         Refusal::OutOfTime => DecisionError::Conflict(format!(
             "approval {} ran out of time; its timeout action ({}) applies",
             approval.id, approval.timeout_action
         )),
-        Refusal::WithTheAdmins { .. } | Refusal::WithOthers { .. } => DecisionError::Forbidden(refusal.to_string()),
+        Refusal::WithTheAdmins { .. } | Refusal::WithOthers { .. } | Refusal::NotAnApprover { .. } => {
+            DecisionError::Forbidden(refusal.to_string())
+        }
     })
+}
+
+impl Orchestrator {
+    /// A quorum (the gate's `quorum`): a person's approval that leaves it short of the quorum is
+    /// counted (`approval-counted`, audited) and it stays pending; `None` when this approval
+    /// completes the quorum (or there is none) and the call is approved. The same person counts
+    /// once (409), and no one grants "always allow" over a quorum (422).
+    async fn count_toward_quorum(
+        &self,
+        w: &mut Write,
+        task: &TaskRow,
+        approval: &ApprovalRow,
+        actor: &Actor,
+        with_grant: bool,
+    ) -> Result<Option<DecisionOutcome>, DecisionError> {
+        let quorum = approval.rules().quorum;
+        if quorum <= 1 || actor.role.is_none() {
+            return Ok(None);
+        }
+        if with_grant {
+            let message = format!("this call needs {quorum} approvers: it cannot be allowed for good by one; leave out grant");
+            return Err(DecisionError::Invalid { details: vec![json!({ "path": "/grant", "message": message })], message });
+        }
+        let mut approved_by = approval.approved_by();
+        if approved_by.iter().any(|p| p.eq_ignore_ascii_case(&actor.name)) {
+            let left = quorum as usize - approved_by.len();
+            return Err(DecisionError::Conflict(format!(
+                "{} already approved approval {}; it waits for {left} more approver{} (each person counts once)",
+                actor.name,
+                approval.id,
+                if left == 1 { "" } else { "s" }
+            )));
+        }
+        approved_by.push(actor.name.clone());
+        // The approvers are kept with the approval, the last one too (who then decides it).
+        if !approvals::count_approval(&mut w.tx, approval, &actor.name).await? {
+            return Err(DecisionError::Conflict(format!("approval {} changed meanwhile; try again", approval.id)));
+        }
+        if approved_by.len() >= quorum as usize {
+            return Ok(None);
+        }
+        w.append(
+            &approval.conversation_id,
+            EventBody::ApprovalCounted {
+                task_id: task.id.clone(),
+                approval_id: approval.id.clone(),
+                call_id: approval.call_id.clone(),
+                by: actor.name.clone(),
+                approved_by: approved_by.clone(),
+                quorum,
+            },
+        )
+        .await?;
+        w.audit(
+            AuditKind::ApprovalCounted,
+            &actor.name,
+            json!({
+                "approval_id": approval.id, "conversation_id": approval.conversation_id, "tool": approval.tool,
+                "approved_by": approved_by, "quorum": quorum, "role": actor.role_name(), "ip": actor.ip, "user_agent": actor.user_agent,
+            }),
+        );
+        Ok(Some(DecisionOutcome {
+            approval_id: approval.id.clone(),
+            call_id: approval.call_id.clone(),
+            outcome: ApprovalState::Pending,
+            approved_by,
+            quorum,
+        }))
+    }
 }
 
 /// Four-eyes (a gate's `separate_requester`): a person may not approve a call their own

@@ -74,21 +74,13 @@ impl Orchestrator {
         Ok(())
     }
 
-    /// The people a name stands for — a group's members, or the user of that name — as their
-    /// user names are stored (names match ignoring case; members with no account are left out,
-    /// and a group with none is no one).
+    /// The people a name stands for — a group's members (`group_people`), or the user of that
+    /// name — as their user names are stored.
     async fn people_of(&self, w: &mut Write, name: &str) -> anyhow::Result<Option<Vec<String>>> {
-        let Some(members) = self.agents.groups.get(name) else {
-            return Ok(users::credentials(&mut *w.tx, name).await?.map(|c| vec![c.user.username]));
-        };
-        let mut people = Vec::new();
-        for member in members {
-            match users::credentials(&mut *w.tx, member).await? {
-                Some(c) => people.push(c.user.username),
-                None => tracing::warn!(group = %name, %member, "a group member has no account; left out of the escalation"),
-            }
+        if let Some(people) = self.group_people(w, name).await? {
+            return Ok((!people.is_empty()).then_some(people));
         }
-        Ok((!people.is_empty()).then_some(people))
+        Ok(users::credentials(&mut *w.tx, name).await?.map(|c| vec![c.user.username]))
     }
 
     /// The gate's `escalation_target` as it was when the approval was asked; the admins when it

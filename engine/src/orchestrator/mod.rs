@@ -4,6 +4,7 @@
 //! `trigger`, and a restart resumes every task that was working.
 
 mod abort;
+mod approvers;
 mod confirm;
 mod decide;
 mod delegate;
@@ -30,6 +31,7 @@ use crate::{
     tools::Registry,
 };
 
+pub use approvers::Group;
 pub use confirm::{Answer, Reply};
 pub use decide::{Actor, Decision, DecisionError};
 pub use step::StartError;

@@ -323,8 +323,12 @@ impl Orchestrator {
                         }
                         (_, a) => a,
                     };
-                    ask(&mut w, task, agent, gate, Proposal { call, summary: &summary, risk, context, assessment: assessment.as_ref() })
-                        .await?;
+                    let approvers = match gate.approvers.is_empty() {
+                        true => None,
+                        false => Some(self.resolve_approvers(&mut w, &gate.approvers).await?),
+                    };
+                    let proposal = Proposal { call, summary: &summary, risk, context, assessment: assessment.as_ref(), approvers };
+                    ask(&mut w, task, agent, gate, proposal).await?;
                 }
                 Verdict::Run { .. } => {}
             }
@@ -537,12 +541,14 @@ struct Proposal<'a> {
     risk: Risk,
     context: &'a ApprovalContext,
     assessment: Option<&'a RiskAssessment>,
+    /// The gate's `approvers` as people now (none: whoever sees it decides).
+    approvers: Option<app::domain::rules::Approvers>,
 }
 
 /// Records the approval a gate asks for: the queue row, its audit entry, the `approval-required`
 /// event, and for a chat confirmation the question in the chat.
 async fn ask(w: &mut Write, task: &TaskRow, agent: &Agent, gate: &Gate, proposal: Proposal<'_>) -> anyhow::Result<()> {
-    let Proposal { call, summary, risk, context, assessment } = proposal;
+    let Proposal { call, summary, risk, context, assessment, approvers } = proposal;
     let cid = &task.conversation_id;
     let approval_id = new_id();
     let asked_at = now_ms();
@@ -568,6 +574,7 @@ async fn ask(w: &mut Write, task: &TaskRow, agent: &Agent, gate: &Gate, proposal
         assessment,
         retries: if gate.timeout_action == app::domain::TimeoutAction::Retry { gate.max_retries } else { 0 },
         escalation_target: gate.escalation_target.as_deref(),
+        approvers: approvers.as_ref(),
     };
     approvals::insert(&mut w.tx, new_approval).await?;
     w.audit(AuditKind::ApprovalRequested,
@@ -593,6 +600,7 @@ async fn ask(w: &mut Write, task: &TaskRow, agent: &Agent, gate: &Gate, proposal
             assessment: assessment.cloned(),
             resent: 0,
             spend: context.spend.clone(),
+            approvers: approvers.map(Box::new),
         },
     )
     .await?;

@@ -44,6 +44,7 @@ impl Orchestrator {
                 assessment: approval.assessment(),
                 resent: u32::try_from(resent).unwrap_or(u32::MAX),
                 spend: approval.context().spend,
+                approvers: approval.approvers().map(Box::new),
             },
         )
         .await?;

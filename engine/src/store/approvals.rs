@@ -61,6 +61,13 @@ pub struct ApprovalRow {
     /// Once escalated: the named user or group (NULL: the admins), and its people as ",a,b,".
     pub escalated_to: Option<String>,
     pub escalated_members: Option<String>,
+    /// JSON of `rules::Approvers` (the gate's `approvers`), and their people as ",a,b," for the
+    /// queue's lookups.
+    pub approvers: Option<String>,
+    pub approver_members: Option<String>,
+    /// How many distinct people must approve (the gate's `quorum`), and who did so far (JSON array).
+    pub quorum: i64,
+    pub approved_by: String,
 }
 
 impl ApprovalRow {
@@ -92,12 +99,31 @@ impl ApprovalRow {
         self.context.as_deref().and_then(|c| serde_json::from_str(c).ok()).unwrap_or_default()
     }
 
+    /// Who may decide it, when its gate names them.
+    pub fn approvers(&self) -> Option<app::domain::rules::Approvers> {
+        self.approvers.as_deref().and_then(|a| serde_json::from_str(a).ok())
+    }
+
+    /// May this user see it because they decide it (an escalation or the gate's approvers named them)?
+    pub fn decided_by_user(&self, username: &str) -> bool {
+        let named = |members: &Option<String>| {
+            members.as_deref().is_some_and(|m| m.to_lowercase().contains(&format!(",{},", username.to_lowercase())))
+        };
+        named(&self.escalated_members) || named(&self.approver_members)
+    }
+
     pub fn rules(&self) -> DecisionRules {
         DecisionRules {
             require_reason: self.require_reason != 0,
             allow_modification: self.allow_modification != 0,
             separate_requester: self.separate_requester != 0,
+            quorum: u32::try_from(self.quorum).unwrap_or(1).max(1),
         }
+    }
+
+    /// Who approved it so far (a quorum counts distinct people).
+    pub fn approved_by(&self) -> Vec<String> {
+        serde_json::from_str(&self.approved_by).unwrap_or_default()
     }
 
     pub fn args(&self) -> Value {
@@ -128,6 +154,8 @@ impl ApprovalRow {
             escalated_by: self.escalated_by.clone(),
             escalated_to: self.escalated_to.clone(),
             deciders: self.deciders(),
+            approvers: self.approvers(),
+            approved_by: self.approved_by(),
             reason: self.reason.clone(),
             edited_args: self.edited_args.as_deref().and_then(|a| serde_json::from_str(a).ok()),
             rules: self.rules(),
@@ -145,7 +173,7 @@ const SELECT: &str = "SELECT a.id, a.call_id, a.task_id, a.conversation_id, c.ti
     c.owner_id, u.username AS owner, a.agent, a.tool, a.args, a.gate, a.summary, a.risk, a.state, a.timeout_action,
     a.created_at, a.deadline, a.decided_at, a.decided_by, a.reason, a.edited_args, a.escalated_at, a.escalated_by, a.confirm,
     a.require_reason, a.allow_modification, a.separate_requester, a.escalate_at, a.reminders_sent, a.context, a.retries_left, a.resent,
-    a.assessment, a.escalation_target, a.escalated_to, a.escalated_members
+    a.assessment, a.escalation_target, a.escalated_to, a.escalated_members, a.approvers, a.approver_members, a.quorum, a.approved_by
     FROM approvals a JOIN conversations c ON c.id = a.conversation_id LEFT JOIN users u ON u.id = c.owner_id";
 
 pub struct NewApproval<'a> {
@@ -173,6 +201,8 @@ pub struct NewApproval<'a> {
     pub assessment: Option<&'a wire::RiskAssessment>,
     /// Who an escalation goes to when it names no one: a user or group name (none: the admins).
     pub escalation_target: Option<&'a str>,
+    /// Who may decide it (the gate's `approvers`, resolved to people).
+    pub approvers: Option<&'a app::domain::rules::Approvers>,
 }
 
 pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Result<()> {
@@ -181,8 +211,9 @@ pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Res
         "INSERT INTO approvals (id, call_id, task_id, conversation_id, agent, tool, args, gate, summary, risk, state,
             timeout_action, created_at, deadline, confirm, require_reason, allow_modification,
             escalate_at, next_reminder_at, reminder_interval_ms, reminders_left, context, retries_left, assessment, escalation_target,
-            reversibility, separate_requester)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)",
+            reversibility, separate_requester, approvers, approver_members, quorum)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26,
+            $27, $28, $29)",
     )
     .bind(a.id)
     .bind(a.call_id)
@@ -210,6 +241,9 @@ pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Res
     .bind(a.escalation_target)
     .bind(a.assessment.map(|x| x.reversibility.as_str()))
     .bind(i64::from(a.rules.separate_requester))
+    .bind(a.approvers.map(serde_json::to_string).transpose().context("failed to encode an approval's approvers")?)
+    .bind(a.approvers.map(|x| members_list(&x.people)))
+    .bind(i64::from(a.rules.quorum))
     .execute(conn)
     .await
     .context("failed to record approval")?;
@@ -431,7 +465,7 @@ pub async fn list(db: impl AnyExecutor<'_>, f: &Filter<'_>) -> anyhow::Result<Ve
     };
     let order = f.order.sql();
     let sql = format!(
-        "{SELECT} WHERE {state_clause} AND ($2 IS NULL OR c.owner_id = $2 OR a.escalated_members LIKE $7 ESCAPE '!') AND ($3 IS NULL OR a.tool = $3)
+        "{SELECT} WHERE {state_clause} AND ($2 IS NULL OR c.owner_id = $2 OR a.escalated_members LIKE $7 ESCAPE '!' OR a.approver_members LIKE $7 ESCAPE '!') AND ($3 IS NULL OR a.tool = $3)
          AND ($4 IS NULL OR lower(u.username) = lower($4)) AND ($5 IS NULL OR a.risk = $5)
          AND ($8 IS NULL OR a.reversibility = $8)
          ORDER BY {order} LIMIT $6"
@@ -479,9 +513,54 @@ fn member_pattern(name: &str) -> String {
     format!("%,{},%", name.replace('!', "!!").replace('%', "!%").replace('_', "!_"))
 }
 
-/// The pending approvals escalated to this user, by name or through a group.
+/// People as stored for LIKE lookups: ",a,b,".
+fn members_list(people: &[String]) -> String {
+    format!(",{},", people.join(","))
+}
+
+/// The pending approvals that name `group` among their approvers.
+pub async fn pending_naming_group(db: impl AnyExecutor<'_>, group: &str) -> anyhow::Result<Vec<ApprovalRow>> {
+    let rows: Vec<ApprovalRow> = sqlx::query_as(&format!("{SELECT} WHERE a.state = 'pending' AND a.approvers IS NOT NULL"))
+        .fetch_all(db)
+        .await
+        .context("failed to list the approvals with approvers")?;
+    let named = format!("group:{group}").to_lowercase();
+    Ok(rows.into_iter().filter(|a| a.approvers().is_some_and(|x| x.names.iter().any(|n| n.to_lowercase() == named))).collect())
+}
+
+/// Sets who may decide a pending approval (a group it names changed); false if no longer pending.
+pub async fn set_approvers(conn: &mut AnyConnection, id: &ApprovalId, approvers: &app::domain::rules::Approvers) -> anyhow::Result<bool> {
+    let result = sqlx::query("UPDATE approvals SET approvers = $1, approver_members = $2 WHERE id = $3 AND state = 'pending'")
+        .bind(serde_json::to_string(approvers).context("failed to encode an approval's approvers")?)
+        .bind(members_list(&approvers.people))
+        .bind(id)
+        .execute(conn)
+        .await
+        .context("failed to change an approval's approvers")?;
+    Ok(result.rows_affected() == 1)
+}
+
+/// Counts one person's approval toward a quorum; false if it is no longer pending or someone
+/// else counted in between (the caller holds the conversation's write, so that is a bug).
+pub async fn count_approval(conn: &mut AnyConnection, approval: &ApprovalRow, by: &str) -> anyhow::Result<bool> {
+    let mut approved_by = approval.approved_by();
+    approved_by.push(by.to_owned());
+    let result = sqlx::query("UPDATE approvals SET approved_by = $1 WHERE id = $2 AND state = 'pending' AND approved_by = $3")
+        .bind(serde_json::to_string(&approved_by).context("failed to encode who approved")?)
+        .bind(&approval.id)
+        .bind(&approval.approved_by)
+        .execute(conn)
+        .await
+        .context("failed to count an approval")?;
+    Ok(result.rows_affected() == 1)
+}
+
+/// The pending approvals this user decides though they are not theirs: escalated to them (by
+/// name or through a group) or naming them among the gate's approvers.
 pub async fn escalated_to(db: impl AnyExecutor<'_>, username: &str) -> anyhow::Result<Vec<ApprovalId>> {
-    sqlx::query_scalar("SELECT id FROM approvals WHERE state = 'pending' AND escalated_members LIKE $1 ESCAPE '!'")
+    sqlx::query_scalar(
+        "SELECT id FROM approvals WHERE state = 'pending' AND (escalated_members LIKE $1 ESCAPE '!' OR approver_members LIKE $1 ESCAPE '!')",
+    )
         .bind(member_pattern(username))
         .fetch_all(db)
         .await
@@ -517,7 +596,7 @@ pub async fn escalate(
     .bind(deadline)
     .bind(id)
     .bind(to.map(|(name, _)| name))
-    .bind(to.map(|(_, people)| format!(",{},", people.join(","))))
+    .bind(to.map(|(_, people)| members_list(people)))
     .execute(conn)
     .await
     .context("failed to escalate approval")?;

@@ -10,6 +10,7 @@ pub mod checkpoint;
 pub mod conversations;
 pub mod events;
 pub mod grants;
+pub mod groups;
 pub mod limits;
 pub mod orders;
 pub mod outbox;
@@ -58,6 +59,9 @@ pub enum Scope<'a> {
     Task(&'a TaskId),
     Approval(&'a ApprovalId),
     Grant(&'a GrantId),
+    /// Groups of people: no conversation of their own (a change re-resolves the pending
+    /// approvals that name the group through conditional updates).
+    Groups,
 }
 
 impl Scope<'_> {
@@ -73,6 +77,7 @@ impl Scope<'_> {
             Scope::Grant(id) => {
                 ("SELECT id FROM conversations WHERE id = (SELECT conversation_id FROM grants WHERE id = $1) FOR UPDATE", id)
             }
+            Scope::Groups => return Ok(()),
         };
         sqlx::query(sql).bind(id).fetch_optional(conn).await.context("failed to lock the conversation")?;
         Ok(())

@@ -31,8 +31,8 @@ pub async fn visible_conversation(store: &Store, user: &CurrentUser, id: &Conver
 pub async fn visible_approval(state: &AppState, user: &CurrentUser, id: &ApprovalId) -> Result<ApprovalRow, ApiError> {
     approvals::get(state.store.pool(), id)
         .await?
-        // The people an escalation named see it too (they decide it).
-        .filter(|a| user.can_see(a.owner_id.as_ref()) || a.deciders().contains(&user.user.username))
+        // The people an escalation or the gate's approvers named see it too (they decide it).
+        .filter(|a| user.can_see(a.owner_id.as_ref()) || a.decided_by_user(&user.user.username))
         .ok_or_else(|| ApiError::NotFound(format!("approval {id} does not exist")))
 }
 

@@ -8,6 +8,7 @@ mod conversations;
 pub mod error;
 mod extract;
 mod grants;
+mod groups;
 mod health;
 pub mod live;
 mod metrics;
@@ -57,6 +58,7 @@ fn routes() -> OpenApiRouter<AppState> {
         .merge(audit::router())
         .merge(queue::router())
         .merge(grants::router())
+        .merge(groups::router())
         .merge(metrics::router())
 }
 

@@ -74,7 +74,8 @@ struct Watcher {
     /// Conversation owners already looked up (an owner never changes), so a busy queue costs one
     /// query per conversation per stream, not one per approval event.
     owners: HashMap<ConversationId, Option<UserId>>,
-    /// Approvals escalated to this user (by name or group) in other people's conversations.
+    /// Approvals escalated to this user (by name or group), or whose gate names them among its
+    /// approvers, in other people's conversations.
     handed_to_me: std::collections::HashSet<ApprovalId>,
     _client: crate::metrics::SseClient,
 }
@@ -95,14 +96,19 @@ impl Watcher {
             let (EventBody::ApprovalRequired { approval_id, .. }
             | EventBody::ApprovalDecided { approval_id, .. }
             | EventBody::ApprovalEscalated { approval_id, .. }
-            | EventBody::ApprovalReminder { approval_id, .. }) = &event.body
+            | EventBody::ApprovalReminder { approval_id, .. }
+            | EventBody::ApprovalCounted { approval_id, .. }) = &event.body
             else {
                 continue;
             };
-            // Handed to this user: it joins their queue now, and leaves it when decided.
+            // Handed to this user, or asked of them (the gate's approvers): it joins their queue
+            // now, and leaves it when decided.
+            let me = &self.user.user.username;
             let mine = match &event.body {
-                EventBody::ApprovalEscalated { deciders, .. } if deciders.contains(&self.user.user.username) => {
-                    self.handed_to_me.insert(approval_id.clone())
+                EventBody::ApprovalEscalated { deciders, .. } if deciders.contains(me) => self.handed_to_me.insert(approval_id.clone()),
+                EventBody::ApprovalRequired { approvers: Some(approvers), .. } if approvers.people.contains(me) => {
+                    self.handed_to_me.insert(approval_id.clone());
+                    true
                 }
                 EventBody::ApprovalDecided { .. } => self.handed_to_me.remove(approval_id),
                 // Asked again (a retry) or reminded while with this user.

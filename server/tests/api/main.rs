@@ -2,6 +2,7 @@
 
 mod helpers;
 
+mod approvers;
 mod ask;
 mod audit_anchors;
 mod bad_input;

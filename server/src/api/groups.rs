@@ -1,0 +1,121 @@
+//! Groups of approvers, for admins: list, create, replace members, delete. Each change is
+//! audited, and pending approvals whose gate names the group are decided by its new members
+//! (engine/src/orchestrator/approvers.rs). Groups in the configuration file are listed, not changed.
+
+use super::error::ErrorBody;
+use app::domain::wire::{Group, GroupMembers, NewGroup};
+use axum::{
+    Json,
+    extract::{Path, State},
+    http::StatusCode,
+};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use super::{ApiError, extract::ApiJson};
+use crate::{auth::Admin, orchestrator::Group as EngineGroup, state::AppState};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list, create)).routes(routes!(replace_members, delete))
+}
+
+fn wire(group: EngineGroup) -> Group {
+    Group { name: group.name, members: group.members, from_config: group.from_config }
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/groups",
+    operation_id = "listGroups",
+    tag = "groups",
+    summary = "Groups of approvers (admin): the configuration file's and those made here",
+    responses(
+        (status = 200, description = "OK", body = Vec<Group>),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        (status = 403, description = "Not allowed for this user", body = ErrorBody),
+    ),
+    extensions(("x-admin-only" = json!(true))),
+)]
+async fn list(State(state): State<AppState>, _admin: Admin) -> Result<Json<Vec<Group>>, ApiError> {
+    Ok(Json(state.orchestrator.groups().await?.into_iter().map(wire).collect()))
+}
+
+#[utoipa::path(
+    post,
+    path = "/api/groups",
+    operation_id = "createGroup",
+    tag = "groups",
+    summary = "Create a group of approvers (admin; audited)",
+    request_body = NewGroup,
+    responses(
+        (status = 201, description = "Created", body = Group),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        (status = 403, description = "Not allowed for this user", body = ErrorBody),
+        (status = 409, description = "A group of that name exists (here or in the configuration file)", body = ErrorBody),
+        (status = 413, description = "The body is too large", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+    ),
+    extensions(("x-admin-only" = json!(true))),
+)]
+async fn create(
+    State(state): State<AppState>,
+    Admin(admin): Admin,
+    ApiJson(body): ApiJson<NewGroup>,
+) -> Result<(StatusCode, Json<Group>), ApiError> {
+    let group = state.orchestrator.create_group(body.name.trim(), &body.members, &admin.user.username).await?;
+    Ok((StatusCode::CREATED, Json(wire(group))))
+}
+
+#[utoipa::path(
+    put,
+    path = "/api/groups/{name}",
+    operation_id = "setGroupMembers",
+    tag = "groups",
+    summary = "Replace a group's members (admin; audited); its pending approvals are decided by the new members",
+    params(("name" = String, Path)),
+    request_body = GroupMembers,
+    responses(
+        (status = 200, description = "OK", body = Group),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        (status = 403, description = "Not allowed for this user", body = ErrorBody),
+        (status = 404, description = "No such group", body = ErrorBody),
+        (status = 409, description = "The group is declared in the configuration file", body = ErrorBody),
+        (status = 413, description = "The body is too large", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+    ),
+    extensions(("x-admin-only" = json!(true))),
+)]
+async fn replace_members(
+    State(state): State<AppState>,
+    Admin(admin): Admin,
+    Path(name): Path<String>,
+    ApiJson(body): ApiJson<GroupMembers>,
+) -> Result<Json<Group>, ApiError> {
+    Ok(Json(wire(state.orchestrator.set_group_members(&name, &body.members, &admin.user.username).await?)))
+}
+
+#[utoipa::path(
+    delete,
+    path = "/api/groups/{name}",
+    operation_id = "deleteGroup",
+    tag = "groups",
+    summary = "Delete a group (admin; audited); its pending approvals keep their other approvers, else the admins decide",
+    params(("name" = String, Path)),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        (status = 403, description = "Not allowed for this user", body = ErrorBody),
+        (status = 404, description = "No such group", body = ErrorBody),
+        (status = 409, description = "The group is declared in the configuration file", body = ErrorBody),
+    ),
+    extensions(("x-admin-only" = json!(true))),
+)]
+async fn delete(State(state): State<AppState>, Admin(admin): Admin, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
+    state.orchestrator.delete_group(&name, &admin.user.username).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

@@ -1,0 +1,189 @@
+//! Who may decide (issue 17): a gate's `approvers` (groups, users, the admins) alone decide its
+//! approvals and see them in their queue; groups are managed by admins through `/api/groups`
+//! (audited; a change moves the pending approvals that name the group); a `quorum` gate runs the
+//! call only after that many distinct people approved, each approval audited, and one rejection
+//! rejects. Every refused request is checked to change nothing.
+
+use app::domain::TaskStatus;
+use serde_json::{Value, json};
+
+use crate::helpers::{Options, TestApp, error_code, spawn_app_with};
+
+const TOOLS: &str = "tools = [\"list_orders\", \"get_order\", \"cancel_order\", \"process_refund\"]";
+
+async fn app_with(gate_extra: &str) -> TestApp {
+    let toml = format!(
+        "[[groups]]\nname = \"finance\"\nmembers = [\"bob\"]\n\n[[agents]]\nname = \"support\"\n{TOOLS}\n\
+         [[agents.gates]]\nname = \"refunds\"\nkind = \"tools\"\ntools = [\"process_refund\"]\ntimeout_secs = 60\n{gate_extra}"
+    );
+    spawn_app_with(Options { agents_toml: Some(toml), ..Default::default() }).await
+}
+
+/// The approval's state and who approved it, and the number of events of its chat.
+async fn state_of(app: &TestApp, conversation: &str, approval: &str) -> (Value, Value, usize) {
+    let (_, body) = app.as_user("root").get_json(&format!("/api/approvals/{approval}")).await;
+    (body["state"].clone(), body["approved_by"].clone(), app.detail(conversation).await.events.len())
+}
+
+async fn groups(app: &TestApp) -> Value {
+    let (status, body) = app.as_user("root").get_json("/api/groups").await;
+    assert_eq!(status, 200, "{body}");
+    body
+}
+
+async fn send(app: &TestApp, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
+    let mut request = app.client.request(method, app.url(path));
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request.send().await.expect("request");
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn only_the_gates_approvers_decide_and_they_see_it_in_their_queue() {
+    let app = app_with("approvers = [\"group:finance\"]\n").await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let approval = &approvals[0];
+    let approvers = approval.approvers.clone().expect("the approval says who decides");
+    assert_eq!((approvers.names, approvers.people, approvers.admins), (vec!["group:finance".to_owned()], vec!["bob".to_owned()], false));
+    let before = state_of(&app, &c, &approval.id).await;
+
+    // Neither the owner nor an admin the gate does not name may decide; nothing changes.
+    for who in ["alice", "root"] {
+        let (status, body) = app.as_user(who).post_json(&format!("/api/approvals/{}/approve", approval.id), json!({})).await;
+        assert_eq!((status, error_code(&body)), (403, "forbidden"), "{who}: {body}");
+        assert!(body["error"]["message"].as_str().unwrap().contains("only finance may decide"), "{body}");
+    }
+    assert_eq!(state_of(&app, &c, &approval.id).await, before);
+    // The chat's card knows who decides (it shows no buttons to others).
+    let card = app.detail(&c).await.view.cards().find(|card| card.tool == "process_refund").cloned().unwrap();
+    assert_eq!(card.approval.unwrap().approvers.unwrap().people, ["bob"]);
+
+    // Bob is not the owner, yet sees it (his queue lists it) and decides it.
+    let bob = app.as_user("bob");
+    assert_eq!(bob.pending_approvals_of(&task).await.len(), 1);
+    let (status, body) = bob.post_json(&format!("/api/approvals/{}/approve", approval.id), json!({})).await;
+    assert_eq!((status, body["outcome"].as_str()), (200, Some("approved")), "{body}");
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(app.order(1001).await.status, "refunded");
+}
+
+#[tokio::test]
+async fn admins_manage_groups_and_a_change_moves_the_pending_approvals_that_name_them() {
+    let app = app_with("approvers = [\"group:ops\"]\n").await;
+    let root = app.as_user("root");
+    let listed = groups(&app).await;
+    assert_eq!(listed, json!([{ "name": "finance", "members": ["bob"], "from_config": true }]));
+
+    // Refused: not an admin, a bad name, a member without an account, a taken name (here or in
+    // the configuration file), unknown fields. None of them changes the list.
+    let (status, _) = app.as_user("bob").post_json("/api/groups", json!({ "name": "ops", "members": ["bob"] })).await;
+    assert_eq!(status, 403);
+    for (body, code, path) in [
+        (json!({ "name": "o p s", "members": [] }), 422, Some("/name")),
+        (json!({ "name": "ops", "members": ["bob", "nobody"] }), 422, Some("/members/1")),
+        (json!({ "name": "Finance", "members": [] }), 409, None),
+        (json!({ "name": "ops", "members": [], "admins": true }), 422, None),
+    ] {
+        let (status, reply) = root.post_json("/api/groups", body.clone()).await;
+        assert_eq!(status, code, "{body} → {reply}");
+        if let Some(path) = path {
+            assert_eq!(reply["error"]["details"][0]["path"], path, "{reply}");
+        }
+    }
+    assert_eq!(groups(&app).await, listed);
+
+    let (status, body) = root.post_json("/api/groups", json!({ "name": "ops", "members": ["BOB"] })).await;
+    assert_eq!((status, body.clone()), (201, json!({ "name": "ops", "members": ["bob"], "from_config": false })), "{body}");
+    let (status, _) = root.post_json("/api/groups", json!({ "name": "OPS", "members": [] })).await;
+    assert_eq!(status, 409, "names are unique ignoring case");
+
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let id = approvals[0].id.clone();
+    assert_eq!(approvals[0].approvers.as_ref().unwrap().people, ["bob"]);
+
+    // Bob leaves ops and alice joins: from now on alice decides it, not bob.
+    let (status, body) = send(&root, reqwest::Method::PUT, "/api/groups/ops", Some(json!({ "members": ["alice"] }))).await;
+    assert_eq!((status, body["members"].clone()), (200, json!(["alice"])), "{body}");
+    let before = state_of(&app, &c, &id).await;
+    let (status, _) = app.as_user("bob").post_json(&format!("/api/approvals/{id}/approve"), json!({})).await;
+    assert_eq!(status, 404, "bob no longer decides it, so it is not his to see");
+    assert_eq!(state_of(&app, &c, &id).await, before);
+    let created = app.audit_entries("group.created", 1).await;
+    assert_eq!((created[0]["actor"].as_str(), created[0]["data"]["members"].clone()), (Some("root"), json!(["bob"])));
+    let changed = app.audit_entries("group.changed", 1).await;
+    assert_eq!((changed[0]["data"]["before"].clone(), changed[0]["data"]["members"].clone()), (json!(["bob"]), json!(["alice"])));
+
+    // The configuration file's groups are changed there; unknown groups are 404s.
+    let (status, body) = send(&root, reqwest::Method::PUT, "/api/groups/finance", Some(json!({ "members": ["alice"] }))).await;
+    assert_eq!((status, error_code(&body)), (409, "conflict"), "{body}");
+    let (status, _) = send(&root, reqwest::Method::DELETE, "/api/groups/finance", None).await;
+    assert_eq!(status, 409);
+    let (status, _) = send(&root, reqwest::Method::PUT, "/api/groups/nope", Some(json!({ "members": [] }))).await;
+    assert_eq!(status, 404);
+    let (status, _) = send(&app, reqwest::Method::DELETE, "/api/groups/ops", None).await;
+    assert_eq!(status, 403, "alice is no admin");
+
+    let (status, body) = app.post_json(&format!("/api/approvals/{id}/approve"), json!({})).await;
+    assert_eq!((status, body["outcome"].as_str()), (200, Some("approved")), "{body}");
+    app.wait_task(&task, TaskStatus::Completed).await;
+
+    // Deleted: gone from the list, audited; a second delete is a 404.
+    let (status, _) = send(&root, reqwest::Method::DELETE, "/api/groups/ops", None).await;
+    assert_eq!(status, 204);
+    assert_eq!(groups(&app).await, listed);
+    assert_eq!(app.audit_entries("group.deleted", 1).await[0]["data"]["group"], "ops");
+    let (status, _) = send(&root, reqwest::Method::DELETE, "/api/groups/ops", None).await;
+    assert_eq!(status, 404);
+}
+
+#[tokio::test]
+async fn a_quorum_runs_the_call_after_enough_distinct_approvers_and_one_rejection_rejects() {
+    let app = app_with("quorum = 2\n").await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let id = approvals[0].id.clone();
+    assert_eq!((approvals[0].rules.quorum, approvals[0].rules.allow_modification), (2, false), "each approves the same arguments");
+
+    let (status, body) = app.post_json(&format!("/api/approvals/{id}/approve"), json!({})).await;
+    assert_eq!((status, body["outcome"].as_str(), body["approved_by"].clone()), (200, Some("pending"), json!(["alice"])), "{body}");
+    let counted = state_of(&app, &c, &id).await;
+    assert_eq!((counted.0.as_str(), counted.1.clone()), (Some("pending"), json!(["alice"])));
+    assert_eq!(app.order(1001).await.status, "open", "one approval of two runs nothing");
+
+    // The same person counts once; "always allow" cannot stand in for the others; neither changes anything.
+    let (status, body) = app.post_json(&format!("/api/approvals/{id}/approve"), json!({})).await;
+    assert_eq!((status, error_code(&body)), (409, "conflict"), "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("alice already approved"), "{body}");
+    let root = app.as_user("root");
+    let (status, body) = root.post_json(&format!("/api/approvals/{id}/approve"), json!({ "grant": {} })).await;
+    assert_eq!((status, body["error"]["details"][0]["path"].as_str()), (422, Some("/grant")), "{body}");
+    assert_eq!(state_of(&app, &c, &id).await, counted);
+
+    let (status, body) = root.post_json(&format!("/api/approvals/{id}/approve"), json!({})).await;
+    assert_eq!(
+        (status, body["outcome"].as_str(), body["approved_by"].clone()),
+        (200, Some("approved"), json!(["alice", "root"])),
+        "{body}"
+    );
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(app.order(1001).await.status, "refunded");
+    let audited = app.audit_entries("approval.counted", 1).await;
+    assert_eq!((audited[0]["actor"].as_str(), audited[0]["data"]["quorum"].as_i64()), (Some("alice"), Some(2)));
+    let card = app.detail(&c).await.view.cards().find(|card| card.tool == "process_refund").cloned().unwrap();
+    assert_eq!(card.approval.unwrap().approved_by, ["alice"], "the card showed who approved while it waited");
+
+    // One approval, then a rejection: rejected, nothing runs.
+    let (task, approvals) = app.pending_turn(&c, "refund order 1002", 1).await;
+    let id = approvals[0].id.clone();
+    let (status, _) = root.post_json(&format!("/api/approvals/{id}/approve"), json!({})).await;
+    assert_eq!(status, 200);
+    let (status, body) = app.post_json(&format!("/api/approvals/{id}/reject"), json!({ "reason": "not this one" })).await;
+    assert_eq!((status, body["outcome"].as_str()), (200, Some("rejected")), "{body}");
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(app.order(1002).await.status, "open");
+}
