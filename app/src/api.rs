@@ -13,8 +13,8 @@ use crate::{
     data::QueueQuery,
     domain::page::EarlierItems,
     domain::wire::{
-        AgentInfo, Approval, ApproveRequest, Conversation, ConversationDetail, DecisionOutcome, DeferRequest, Login, Me, NewConversation,
-        NewMessage, RejectRequest, Task,
+        AgentInfo, Approval, ApproveRequest, Conversation, ConversationDetail, DecisionOutcome, DeferRequest, Group, GroupMembers, Login,
+        Me, NewConversation, NewGroup, NewMessage, RejectRequest, Task,
     },
 };
 
@@ -118,6 +118,23 @@ pub async fn revoke_grant(grant_id: &GrantId) -> Answer<Value> {
 /// The queue as the filter asks for it.
 pub async fn approvals(query: &QueueQuery) -> Answer<Vec<Approval>> {
     client::get(&format!("/api/approvals?{}", query.to_query_string())).await
+}
+
+/// Groups of approvers (admins).
+pub async fn groups() -> Answer<Vec<Group>> {
+    client::get("/api/groups").await
+}
+
+pub async fn create_group(group: &NewGroup) -> Answer<Group> {
+    client::post("/api/groups", group).await
+}
+
+pub async fn set_group_members(name: &str, members: &GroupMembers) -> Answer<Group> {
+    client::put(&format!("/api/groups/{}", crate::paths::query_value(name)), members).await
+}
+
+pub async fn delete_group(name: &str) -> Answer<()> {
+    client::delete(&format!("/api/groups/{}", crate::paths::query_value(name))).await
 }
 
 pub async fn audit_verification() -> Answer<Value> {

@@ -64,6 +64,11 @@ mod imp {
         read(request.send().await).await
     }
 
+    pub async fn put<B: Serialize, T: DeserializeOwned>(path: &str, body: &B) -> Result<T, ApiFailure> {
+        let request = Request::put(path).json(body).map_err(|e| ApiFailure { status: 0, message: e.to_string(), details: vec![] })?;
+        read(request.send().await).await
+    }
+
     /// A request whose answer has no body (204).
     pub async fn delete(path: &str) -> Result<(), ApiFailure> {
         let response = Request::delete(path).send().await.map_err(|e| ApiFailure { status: 0, message: e.to_string(), details: vec![] })?;
@@ -87,12 +92,16 @@ mod imp {
         Err(unavailable())
     }
 
+    pub async fn put<B: Serialize, T: DeserializeOwned>(_path: &str, _body: &B) -> Result<T, ApiFailure> {
+        Err(unavailable())
+    }
+
     pub async fn delete(_path: &str) -> Result<(), ApiFailure> {
         Err(unavailable())
     }
 }
 
-pub use imp::{delete, get, post};
+pub use imp::{delete, get, post, put};
 
 #[cfg(test)]
 mod tests {

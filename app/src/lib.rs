@@ -64,6 +64,7 @@ pub fn App() -> impl IntoView {
                     <Route path=(StaticSegment("c"), ParamSegment("id")) view=pages::chat::ChatPage ssr=SsrMode::Async />
                     <Route path=StaticSegment("approvals") view=pages::queue::QueuePage ssr=SsrMode::Async />
                     <Route path=StaticSegment("audit") view=pages::audit::AuditPage />
+                    <Route path=StaticSegment("groups") view=pages::groups::GroupsPage />
                     <Route path=StaticSegment("login") view=pages::login::LoginPage />
                 </Routes>
             </main>

@@ -136,3 +136,67 @@ testWithAgents(SHADOW)("a shadow gate lets the call run and its card says the ga
     "Shadow: refunds would have asked",
   );
 });
+
+// Who decides: refunds need two approvals, from the finance group (made on the Groups page) or an admin.
+const GOVERNED = refundsGate(`
+approvers = ["group:finance", "role:admin"]
+quorum = 2
+`);
+
+testWithAgents(GOVERNED)("an admin makes a group; refunds wait for two of its approvers, and the requester's card says who decides", async ({ page, browser, server }) => {
+  const root = await browser.newContext({ baseURL: server.url });
+  const bob = await browser.newContext({ baseURL: server.url });
+  try {
+    await logIn(root, server, "root");
+    await logIn(bob, server, "bob");
+    const groups = await root.newPage();
+    await groups.goto("/groups");
+    await waitForHydration(groups);
+    await groups.getByLabel("Name").fill("finance");
+    await groups.locator(".new-group").getByLabel("Members").fill("bob");
+    await groups.getByRole("button", { name: "Create group" }).click();
+    await expect(groups.locator('.group[data-group="finance"] input')).toHaveValue("bob");
+    // A member without an account is refused with the reason, and nothing is created.
+    await groups.getByLabel("Name").fill("ops");
+    await groups.locator(".new-group").getByLabel("Members").fill("nobody");
+    await groups.getByRole("button", { name: "Create group" }).click();
+    await expect(groups.locator(".new-group .error")).toContainText('no user is named "nobody"');
+    await expect(groups.locator(".group")).toHaveCount(1);
+    await groups.screenshot({ path: "screenshots/groups.png" });
+
+    await newChat(page);
+    await say(page, "refund order 1001");
+    const card = cards(page).first();
+    await expect(card).toHaveAttribute("data-status", "pending_approval");
+    await expect(card.locator(".not-approver")).toHaveText(
+      "Waiting for finance or an admin: only they may decide this call (its gate's approvers).",
+    );
+    await expect(card.locator(".quorum")).toHaveText("Needs 2 approvals from different people; none yet");
+    await expect(card.getByRole("button", { name: "Approve", exact: true })).toHaveCount(0);
+    await expect(card.getByRole("button", { name: "Reject", exact: true })).toHaveCount(0);
+
+    // Bob (finance) approves from his queue: one of two.
+    const bobQueue = await bob.newPage();
+    await bobQueue.goto("/approvals");
+    await waitForHydration(bobQueue);
+    const bobRow = bobQueue.locator(".queue-item").first();
+    await bobRow.locator(".queue-row > summary").click();
+    await bobRow.getByRole("button", { name: "Approve", exact: true }).click();
+    await expect(card.locator(".quorum")).toHaveText("Approved by bob · 1 of 2 approvals; waiting for 1 more");
+    await expect(card).toHaveAttribute("data-status", "pending_approval");
+    await card.screenshot({ path: "screenshots/quorum.png" });
+
+    // An admin gives the second approval: the refund runs in alice's chat.
+    const rootQueue = await root.newPage();
+    await rootQueue.goto("/approvals");
+    await waitForHydration(rootQueue);
+    const rootRow = rootQueue.locator(".queue-item").first();
+    await rootRow.locator(".queue-row > summary").click();
+    await expect(rootRow.locator(".quorum")).toHaveText("Approved by bob · 1 of 2 approvals; waiting for 1 more");
+    await rootRow.getByRole("button", { name: "Approve", exact: true }).click();
+    await expect(card).toHaveAttribute("data-status", "succeeded");
+  } finally {
+    await root.close();
+    await bob.close();
+  }
+});

@@ -2,7 +2,7 @@
 
 Logs in, makes the things every `{id}` operation needs so the fuzzer gets past "not found" (a
 conversation with a task whose two calls wait for approval, a demo order, a live grant, a spare
-API token to revoke), and pins each operation's `id` to them; bodies and queries are still fuzzed.
+API token to revoke, a group of approvers), and pins each operation's `id` to them; bodies and queries are still fuzzed.
 
 Usage: seed.py BASE_URL USER PASSWORD (token|session) FAIL_ON
   token:   the run authenticates with a new API token of USER
@@ -63,6 +63,11 @@ for _ in range(100):
 if grant is None:
     sys.exit("seed: approving with a grant made no grant-created event")
 
+# A group for the `{name}` operations (admins only; as a user they answer 403 whatever the name).
+group = "fuzzers"
+if auth == "session":
+    call("POST", "/api/groups", {"name": group, "members": [user]})
+
 # The fuzzer revokes this one, not the token it runs with.
 spare = call("POST", "/api/tokens", {"name": "spare"})["id"]
 if auth == "token":
@@ -82,5 +87,9 @@ ids = {
 }
 for regex, value in ids.items():
     print(f"[[operations]]\ninclude-path-regex = {json.dumps(regex)}\nparameters = {{ \"path.id\" = {json.dumps(value)} }}\n")
+groups_regex = json.dumps(r"^/api/groups/\{name\}")
+print(f"[[operations]]\ninclude-path-regex = {groups_regex}\nparameters = {{ \"path.name\" = {json.dumps(group)} }}\n")
+# Deleting the group would leave its other operations nothing but 404s (the API tests cover it).
+print('[[operations]]\ninclude-name = "DELETE /api/groups/{name}"\nenabled = false\n')
 if auth == "session":
     print('[[operations]]\ninclude-name = "DELETE /api/session"\nenabled = false\n')

@@ -29,7 +29,7 @@ pub fn TopBar() -> impl IntoView {
                             <nav class="top-links" aria-label="Main">
                                 <A href="/">"Chats"</A>
                                 <A href="/approvals">"Approval queue"</A>
-                                {admin.then(|| view! { <A href="/audit">"Audit"</A> })}
+                                {admin.then(|| view! { <A href="/audit">"Audit"</A><A href="/groups">"Groups"</A> })}
                             </nav>
                             <span class="whoami">{me.username.clone()} {admin.then_some(" (admin)")}</span>
                             <button class="btn btn-small" on:click=logout>"Log out"</button>
