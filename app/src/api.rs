@@ -13,8 +13,8 @@ use crate::{
     data::QueueQuery,
     domain::page::EarlierItems,
     domain::wire::{
-        AgentInfo, Approval, ApproveRequest, Conversation, ConversationDetail, DecisionOutcome, DeferRequest, Group, GroupMembers, Login,
-        Me, NewConversation, NewGroup, NewMessage, RejectRequest, Task,
+        AgentInfo, Approval, ApproveRequest, Conversation, ConversationDetail, DecisionOutcome, DeferRequest, Delegation, Group,
+        GroupMembers, Login, Me, NewConversation, NewDelegation, NewGroup, NewMessage, RejectRequest, Task,
     },
 };
 
@@ -118,6 +118,19 @@ pub async fn revoke_grant(grant_id: &GrantId) -> Answer<Value> {
 /// The queue as the filter asks for it.
 pub async fn approvals(query: &QueueQuery) -> Answer<Vec<Approval>> {
     client::get(&format!("/api/approvals?{}", query.to_query_string())).await
+}
+
+/// Delegations you gave or received (an admin: all).
+pub async fn delegations() -> Answer<Vec<Delegation>> {
+    client::get("/api/delegations").await
+}
+
+pub async fn delegate(new: &NewDelegation) -> Answer<Delegation> {
+    client::post("/api/delegations", new).await
+}
+
+pub async fn end_delegation(id: &str) -> Answer<Delegation> {
+    client::post(&format!("/api/delegations/{}/revoke", crate::paths::query_value(id)), &json!({})).await
 }
 
 /// Groups of approvers (admins).

@@ -25,6 +25,9 @@ pub struct ChatData {
     /// Who is looking (a gate's approvers and a quorum are per person).
     #[serde(default)]
     pub viewer_name: String,
+    /// The people the viewer decides in place of (delegations in force).
+    #[serde(default)]
+    pub stands_in_for: Vec<String>,
 }
 
 /// Which approvals the queue page shows.
@@ -162,6 +165,7 @@ pub fn chat_loader() -> impl Fn(ConversationId) -> BoxFuture<Loaded<Option<ChatD
                             view: detail.view,
                             viewer_is_admin: me.role == crate::domain::Role::Admin,
                             viewer_name: me.username,
+                            stands_in_for: me.stands_in_for,
                         }))
                     }
                     Err(e) if e.status == 404 => Ok(None),

@@ -28,6 +28,24 @@ pub fn parse_rfc3339_ms(s: &str) -> Option<i64> {
     Some(((days * 24 + h) * 60 + mi) * 60_000 + sec * 1000 + millis)
 }
 
+/// Unix milliseconds as the API writes times: `2026-11-21T22:08:09.857Z` (the inverse of
+/// [`parse_rfc3339_ms`]).
+pub fn format_rfc3339_ms(ms: i64) -> String {
+    let (days, in_day) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (h, mi, s, milli) = (in_day / 3_600_000, in_day / 60_000 % 60, in_day / 1000 % 60, in_day % 1000);
+    format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{milli:03}Z")
+}
+
 /// "12 s ago", "3 min ago", "2 h ago", "3 d ago".
 pub fn age(seconds: i64) -> String {
     match seconds {
@@ -67,6 +85,14 @@ pub fn countdown(remaining_ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn formats_what_it_parses() {
+        for ms in [0, 1500, 1_795_298_889_857, 951_782_400_000, 4_107_542_399_999] {
+            assert_eq!(parse_rfc3339_ms(&format_rfc3339_ms(ms)), Some(ms), "{ms}");
+        }
+        assert_eq!(format_rfc3339_ms(1_795_298_889_857), "2026-11-21T22:08:09.857Z");
+    }
 
     #[test]
     fn parses_the_api_format() {

@@ -200,3 +200,47 @@ testWithAgents(GOVERNED)("an admin makes a group; refunds wait for two of its ap
     await bob.close();
   }
 });
+
+// Only finance (bob) decides refunds; bob, away, lets alice decide in his place from his queue page.
+const FINANCE_ONLY = `[[groups]]
+name = "finance"
+members = ["bob"]
+${refundsGate(`
+approvers = ["group:finance"]
+`)}`;
+
+testWithAgents(FINANCE_ONLY)("an approver away lets someone decide in their place, whose card then offers the decision", async ({ page, browser, server }) => {
+  const bob = await browser.newContext({ baseURL: server.url });
+  try {
+    await logIn(bob, server, "bob");
+    await newChat(page);
+    await say(page, "refund order 1001");
+    const card = cards(page).first();
+    await expect(card.locator(".not-approver")).toHaveText("Waiting for finance: only they may decide this call (its gate's approvers).");
+    await expect(card.getByRole("button", { name: "Approve", exact: true })).toHaveCount(0);
+
+    const queue = await bob.newPage();
+    await queue.goto("/approvals");
+    await waitForHydration(queue);
+    await queue.locator(".away > summary").click();
+    await queue.getByLabel("Who decides for you").fill("alice");
+    await queue.getByLabel("How long").selectOption({ label: "3 days" });
+    await queue.getByRole("button", { name: "Delegate" }).click();
+    await expect(queue.locator(".delegation")).toContainText("alice decides in your place until");
+    await queue.locator(".away").screenshot({ path: "screenshots/delegation.png" });
+
+    // Alice's page, read again, knows she decides for bob: her card offers the decision.
+    await page.reload();
+    await waitForHydration(page);
+    const again = cards(page).first();
+    await expect(again.locator(".not-approver")).toHaveCount(0);
+    await again.getByRole("button", { name: "Approve", exact: true }).click();
+    await expect(again).toHaveAttribute("data-status", "succeeded");
+
+    // Ended from the same panel.
+    await queue.getByRole("button", { name: "End now" }).click();
+    await expect(queue.locator(".delegation")).toHaveCount(0);
+  } finally {
+    await bob.close();
+  }
+});

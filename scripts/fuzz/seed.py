@@ -2,7 +2,7 @@
 
 Logs in, makes the things every `{id}` operation needs so the fuzzer gets past "not found" (a
 conversation with a task whose two calls wait for approval, a demo order, a live grant, a spare
-API token to revoke, a group of approvers), and pins each operation's `id` to them; bodies and queries are still fuzzed.
+API token to revoke, a group of approvers, a delegation), and pins each operation's `id` to them; bodies and queries are still fuzzed.
 
 Usage: seed.py BASE_URL USER PASSWORD (token|session) FAIL_ON
   token:   the run authenticates with a new API token of USER
@@ -68,6 +68,11 @@ group = "fuzzers"
 if auth == "session":
     call("POST", "/api/groups", {"name": group, "members": [user]})
 
+# A delegation to the other fuzz user, for the `/api/delegations/{id}` operations.
+tomorrow = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 86400))
+other = "fuzzuser" if user == "fuzzer" else "fuzzer"
+delegation = call("POST", "/api/delegations", {"to": other, "ends_at": tomorrow})["id"]
+
 # The fuzzer revokes this one, not the token it runs with.
 spare = call("POST", "/api/tokens", {"name": "spare"})["id"]
 if auth == "token":
@@ -84,6 +89,7 @@ ids = {
     r"^/api/orders/\{id\}": "1004",
     r"^/api/grants/\{id\}": grant,
     r"^/api/tokens/\{id\}": spare,
+    r"^/api/delegations/\{id\}": delegation,
 }
 for regex, value in ids.items():
     print(f"[[operations]]\ninclude-path-regex = {json.dumps(regex)}\nparameters = {{ \"path.id\" = {json.dumps(value)} }}\n")

@@ -42,7 +42,8 @@ fn sees(user: &User, owner_id: Option<&UserId>) -> bool {
 
 impl PageData for StorePages {
     fn me(&self, parts: &Parts) -> Option<Me> {
-        viewer(parts).as_ref().map(Me::from)
+        let stands_in_for = parts.extensions.get::<crate::pages::StandsInFor>().map(|s| s.0.clone()).unwrap_or_default();
+        viewer(parts).as_ref().map(|user| Me { stands_in_for, ..Me::from(user) })
     }
 
     fn conversations(&self, parts: &Parts) -> BoxFuture<Loaded<Vec<Conversation>>> {
@@ -56,13 +57,15 @@ impl PageData for StorePages {
 
     fn chat(&self, parts: &Parts, id: ConversationId) -> BoxFuture<Loaded<Option<ChatData>>> {
         let (store, user, page_items) = (self.0.clone(), viewer(parts), self.1);
+        let stands_in_for = parts.extensions.get::<crate::pages::StandsInFor>().map(|s| s.0.clone()).unwrap_or_default();
         Box::pin(async move {
             let user = user.ok_or("log in first")?;
             let conversation = conversations::get(store.pool(), &id).await.map_err(unavailable)?;
             let Some(conversation) = conversation.filter(|c| sees(&user, c.owner_id.as_ref())) else { return Ok(None) };
             let view = snapshots::page(&store, &id, page_items).await.map_err(unavailable)?;
             let viewer_is_owner = conversation.owner_id.as_ref() == Some(&user.id);
-            Ok(Some(ChatData { conversation, view, viewer_is_admin: user.is_admin(), viewer_is_owner, viewer_name: user.username.clone() }))
+            let viewer_name = user.username.clone();
+            Ok(Some(ChatData { conversation, view, viewer_is_admin: user.is_admin(), viewer_is_owner, viewer_name, stands_in_for }))
         })
     }
 
@@ -70,10 +73,15 @@ impl PageData for StorePages {
         let (store, user) = (self.0.clone(), viewer(parts));
         Box::pin(async move {
             let user = user.ok_or("log in first")?;
+            let stand_in_for = match user.is_admin() {
+                false => crate::store::delegations::delegators_of(store.pool(), &user.username, now_ms()).await.map_err(unavailable)?,
+                true => Vec::new(),
+            };
             let filter = approvals::Filter {
                 state: if query.status == "decided" { StateFilter::Decided } else { StateFilter::Only(ApprovalState::Pending) },
                 owner_id: (!user.is_admin()).then_some(&user.id),
                 decider: (!user.is_admin()).then_some(user.username.as_str()),
+                stand_in_for: &stand_in_for,
                 tool: query.tool.as_deref().filter(|t| !t.is_empty()),
                 username: query.user.as_deref().filter(|t| !t.is_empty()),
                 // The page offers only known risks; anything else filters nothing out.

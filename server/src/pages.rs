@@ -46,6 +46,26 @@ pub fn router(state: &AppState) -> Router<AppState> {
             move || app::shell(options.clone()),
         )
         .layer(middleware::from_fn(render_within_deadline))
+        .layer(middleware::from_fn_with_state(state.clone(), with_delegations))
+}
+
+/// The people the page's viewer decides in place of (delegations in force), for their cards'
+/// buttons: read once per page, handed to the page data (server/src/page_data.rs).
+#[derive(Clone, Debug, Default)]
+pub struct StandsInFor(pub Vec<String>);
+
+async fn with_delegations(axum::extract::State(state): axum::extract::State<AppState>, mut request: Request, next: Next) -> Response {
+    let user = request.extensions().get::<crate::auth::Viewer>().and_then(|v| v.0.clone());
+    if let Some(user) = user.filter(|u| !u.is_admin()) {
+        match crate::store::delegations::delegators_of(state.store.pool(), &user.username, crate::store::time::now_ms()).await {
+            Ok(people) => {
+                request.extensions_mut().insert(StandsInFor(people));
+            }
+            // The page still renders; the server checks every decision anyway.
+            Err(err) => tracing::warn!(error = ?err, "could not read delegations for a page"),
+        }
+    }
+    next.run(request).await
 }
 
 /// Renders with the CSP nonce `security_headers` chose for this response (instead of the one

@@ -89,6 +89,7 @@ pub fn ChatView(
     let conversation = data.conversation.clone();
     let (viewer_is_admin, viewer_is_owner) = (data.viewer_is_admin, data.viewer_is_owner);
     let viewer_name = data.viewer_name.clone();
+    let stands_in_for = data.stands_in_for.clone();
     let view = RwSignal::new(data.view);
     let link = RwSignal::new(LinkState::Connecting);
     // Cards clear a "cannot reach the server" error when the live stream is back.
@@ -204,7 +205,7 @@ pub fn ChatView(
                             {text}
                         </div>
                     }.into_any(),
-                    Row::Card(call_id) => view! { <CardRow call_id view now viewer_is_admin viewer_is_owner viewer_name=viewer_name.clone() /> }.into_any(),
+                    Row::Card(call_id) => view! { <CardRow call_id view now viewer_is_admin viewer_is_owner viewer_name=viewer_name.clone() stands_in_for=stands_in_for.clone() /> }.into_any(),
                     Row::Summary(_, line) => view! { <p class="turn-summary">{line}</p> }.into_any(),
                 }}
             </For>
@@ -264,6 +265,7 @@ fn CardRow(
     viewer_is_admin: bool,
     viewer_is_owner: bool,
     viewer_name: String,
+    stands_in_for: Vec<String>,
 ) -> impl IntoView {
     let card = {
         let call_id = call_id.clone();
@@ -274,6 +276,6 @@ fn CardRow(
     let draft = CardDraft::new();
     view! {
         {move || batch.get().map(|(task_id, pending)| view! { <BatchBar task_id pending /> })}
-        {move || card.get().map(|card| view! { <ToolCard card now draft viewer_is_admin viewer_requested=viewer_is_owner viewer_name=viewer_name.clone() /> })}
+        {move || card.get().map(|card| view! { <ToolCard card now draft viewer_is_admin viewer_requested=viewer_is_owner viewer_name=viewer_name.clone() stands_in_for=stands_in_for.clone() /> })}
     }
 }

@@ -6,6 +6,7 @@ pub mod card_actions;
 pub mod chat_view;
 pub mod composer;
 pub mod conversation_list;
+pub mod delegation_panel;
 pub mod grant_list;
 pub mod hydration_marker;
 pub mod json_diff;

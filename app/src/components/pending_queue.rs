@@ -172,6 +172,7 @@ fn QueueRow(approval: Approval, now: RwSignal<i64>, viewer: Option<Viewer>, ui: 
     // Four-eyes gates keep the requester from approving: the queue knows who asked.
     let viewer_requested = viewer.as_ref().is_some_and(|v| approval.owner.as_deref().is_some_and(|o| o.eq_ignore_ascii_case(&v.name)));
     let viewer_name = viewer.as_ref().map(|v| v.name.clone());
+    let stands_in_for = viewer.as_ref().map(|v| v.stands_in_for.clone()).unwrap_or_default();
     let viewer_is_admin = viewer.map(|v| v.is_admin || approval.deciders.contains(&v.name));
     let id = approval.id.clone();
     let draft = ui.draft(&id);
@@ -227,7 +228,7 @@ fn QueueRow(approval: Approval, now: RwSignal<i64>, viewer: Option<Viewer>, ui: 
                     <span class="queue-age">{age(approval.age_seconds)}</span>
                 </summary>
                 {context}
-                <ToolCard card now draft viewer_is_admin=viewer_is_admin.unwrap_or_default() viewer_requested viewer_name=viewer_name.unwrap_or_default() in_queue=true />
+                <ToolCard card now draft viewer_is_admin=viewer_is_admin.unwrap_or_default() viewer_requested viewer_name=viewer_name.unwrap_or_default() stands_in_for in_queue=true />
             </details>
         </li>
     }

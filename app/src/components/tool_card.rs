@@ -77,6 +77,9 @@ pub fn ToolCard(
     #[prop(optional)] viewer_is_admin: Option<bool>,
     #[prop(optional)] viewer_requested: bool,
     #[prop(optional, into)] viewer_name: Option<String>,
+    /// The people the viewer decides in place of (a delegation): their approvals are theirs too.
+    #[prop(optional)]
+    stands_in_for: Vec<String>,
     #[prop(optional)] in_queue: bool,
 ) -> impl IntoView {
     let draft = draft.unwrap_or_default();
@@ -124,7 +127,10 @@ pub fn ToolCard(
     // Not among the gate's approvers (until someone hands it over): the card names who decides.
     let approvers = card.approval.as_ref().and_then(|a| a.approvers.clone()).filter(|_| waiting && escalated_by.is_none());
     let not_approver = match (&viewer_name, viewer_is_admin, &approvers) {
-        (Some(name), Some(is_admin), Some(approvers)) if !approvers.includes(rules::Decider { name, is_admin }) => Some(approvers.label()),
+        (Some(name), Some(is_admin), Some(approvers)) => {
+            let as_anyone = std::iter::once(name).chain(&stands_in_for).any(|name| approvers.includes(rules::Decider { name, is_admin }));
+            (!as_anyone).then(|| approvers.label())
+        }
         _ => None,
     };
     // A quorum: who approved so far; one who did waits for the others.

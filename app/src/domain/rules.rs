@@ -85,6 +85,8 @@ impl Approvers {
 pub struct Viewer {
     pub name: String,
     pub is_admin: bool,
+    /// The people they decide in place of (delegations in force).
+    pub stands_in_for: Vec<String>,
 }
 
 /// Who wants to decide.

@@ -279,6 +279,9 @@ named! {
         GroupCreated = "group.created",
         GroupChanged = "group.changed",
         GroupDeleted = "group.deleted",
+        /// Someone lets another decide in their place for a period, or ends that early.
+        DelegationCreated = "delegation.created",
+        DelegationRevoked = "delegation.revoked",
     }
 }
 

@@ -325,6 +325,9 @@ pub struct Me {
     pub id: UserId,
     pub username: String,
     pub role: Role,
+    /// The people this user decides in place of now (delegations to them in force).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stands_in_for: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -391,4 +394,39 @@ pub struct NewGroup {
 #[serde(deny_unknown_fields)]
 pub struct GroupMembers {
     pub members: Vec<String>,
+}
+
+/// One person deciding in another's place for a period (out of office): wherever a gate's
+/// `approvers` or an escalation name `from`, `to` may decide too while it is active.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct Delegation {
+    pub id: String,
+    pub from: String,
+    pub to: String,
+    /// RFC 3339.
+    pub starts_at: String,
+    pub ends_at: String,
+    pub created_by: String,
+    pub revoked_at: Option<String>,
+    pub revoked_by: Option<String>,
+    /// In force now.
+    pub active: bool,
+}
+
+/// `POST /api/delegations`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct NewDelegation {
+    /// Who decides in your place.
+    pub to: String,
+    /// RFC 3339; at most 90 days after it starts.
+    pub ends_at: String,
+    /// RFC 3339; default now.
+    #[serde(default)]
+    pub starts_at: Option<String>,
+    /// An admin may set up a delegation for someone else (default: yourself).
+    #[serde(default)]
+    pub from: Option<String>,
 }

@@ -6,6 +6,7 @@ use leptos_router::hooks::use_query_map;
 
 use crate::{
     components::{
+        delegation_panel::DelegationPanel,
         pending_queue::{BulkReport, PendingQueue, QueueUi},
         status_badge::approval_label,
     },
@@ -100,10 +101,11 @@ pub fn QueuePage() -> impl IntoView {
                 </label>
                 <button type="submit" class="btn">"Filter"</button>
             </form>
+            <DelegationPanel />
             <BulkReport ui />
             <Transition fallback=|| view! { <p class="muted">"Loading approvals…"</p> }>
                 {move || Suspend::new(async move {
-                    let viewer = me.await.ok().flatten().map(|me| Viewer { is_admin: me.role == Role::Admin, name: me.username });
+                    let viewer = me.await.ok().flatten().map(|me| Viewer { is_admin: me.role == Role::Admin, name: me.username, stands_in_for: me.stands_in_for });
                     match approvals.await {
                         Err(e) => view! { <p class="error" role="alert">{format!("Could not load approvals: {e}")}</p> }.into_any(),
                         Ok(list) if list.is_empty() => view! { <p class="muted empty-queue">"Nothing here."</p> }.into_any(),

@@ -97,7 +97,7 @@ impl Orchestrator {
             return Err(invalid("/name", format!("a group's name must be 1 to 64 letters, digits, . _ - or @, got {name:?}")));
         }
         self.refuse_config_group(name)?;
-        let mut w = self.store.write(Scope::Groups).await?;
+        let mut w = self.store.write(Scope::People).await?;
         let members = accounts(&mut w, members).await?;
         if !groups::create(&mut w.tx, name, by).await? {
             return Err(DecisionError::Conflict(format!("a group named {name:?} already exists")));
@@ -113,7 +113,7 @@ impl Orchestrator {
     /// its new members from now on.
     pub async fn set_group_members(self: &Arc<Self>, name: &str, members: &[String], by: &str) -> Result<Group, DecisionError> {
         self.refuse_config_group(name)?;
-        let mut w = self.store.write(Scope::Groups).await?;
+        let mut w = self.store.write(Scope::People).await?;
         let Some(before) = groups::members(&mut *w.tx, name).await? else {
             return Err(DecisionError::NotFound(format!("group {name:?} does not exist")));
         };
@@ -130,7 +130,7 @@ impl Orchestrator {
     /// approvers (the admins when none is left).
     pub async fn delete_group(self: &Arc<Self>, name: &str, by: &str) -> Result<(), DecisionError> {
         self.refuse_config_group(name)?;
-        let mut w = self.store.write(Scope::Groups).await?;
+        let mut w = self.store.write(Scope::People).await?;
         let before = groups::members(&mut *w.tx, name).await?;
         if !groups::delete(&mut w.tx, name).await? {
             return Err(DecisionError::NotFound(format!("group {name:?} does not exist")));

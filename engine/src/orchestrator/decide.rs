@@ -31,12 +31,19 @@ pub struct Actor {
     pub role: Option<Role>,
     pub ip: Option<String>,
     pub user_agent: Option<String>,
+    /// Deciding in this person's place (a delegation to the actor; `delegations.rs`).
+    pub on_behalf_of: Option<String>,
 }
 
 impl Actor {
     /// The server applying a timeout action (the only decisions it makes itself).
     pub fn system() -> Self {
-        Self { name: SYSTEM.into(), role: None, ip: None, user_agent: None }
+        Self { name: SYSTEM.into(), role: None, ip: None, user_agent: None, on_behalf_of: None }
+    }
+
+    /// Whose decision it counts as: the person the actor stands in for, else the actor.
+    pub fn principal(&self) -> &str {
+        self.on_behalf_of.as_deref().unwrap_or(&self.name)
     }
 
     /// The role as the audit trail records it (`system` for the server).
@@ -109,7 +116,7 @@ impl Orchestrator {
     ) -> Result<DecisionOutcome, DecisionError> {
         let mut w = self.store.write(Scope::Approval(approval_id)).await?;
         let approval = pending_approval(&mut w, approval_id).await?;
-        may_decide(actor, &approval, now_ms())?;
+        let actor = &self.decider(&mut w, actor, &approval).await?;
         let task = self.waiting_task(&mut w, &approval.task_id).await?;
         let outcome = match decision {
             Decision::Approve { args, grant } => {
@@ -165,13 +172,14 @@ impl Orchestrator {
         if pending.is_empty() {
             return Err(DecisionError::Conflict(format!("task {task_id} has no pending approval")));
         }
+        let mut actors = Vec::new();
         for approval in &pending {
-            may_decide(actor, approval, now_ms())?;
+            let actor = self.decider(&mut w, actor, approval).await?;
             if let Decision::Reject { reason } = &decision {
                 approval.rules().check_rejection(reason.as_deref()).map_err(breached)?;
             }
             if matches!(decision, Decision::Approve { .. }) {
-                four_eyes(actor, approval)?;
+                four_eyes(&actor, approval)?;
             }
             if matches!(decision, Decision::Approve { .. }) && approval.tool == crate::tools::ask::NAME {
                 return Err(DecisionError::Invalid {
@@ -179,6 +187,7 @@ impl Orchestrator {
                     details: vec![json!({ "path": "/", "message": "a question needs an answer, not Approve All" })],
                 });
             }
+            actors.push(actor);
         }
         let (outcome, reason) = match decision {
             Decision::Approve { .. } => (ApprovalOutcome::Approved, None),
@@ -186,7 +195,7 @@ impl Orchestrator {
             Decision::Defer { guidance } => (ApprovalOutcome::Deferred, Some(guidance)),
         };
         let mut outcomes = Vec::new();
-        for approval in &pending {
+        for (approval, actor) in pending.iter().zip(&actors) {
             if outcome == ApprovalOutcome::Approved
                 && let Some(counted) = self.count_toward_quorum(&mut w, &task, approval, actor, false).await?
             {
@@ -336,6 +345,7 @@ impl Orchestrator {
                 "role": actor.role_name(),
                 "ip": actor.ip,
                 "user_agent": actor.user_agent,
+                "on_behalf_of": actor.on_behalf_of,
                 "seconds_to_decide": (now_ms() - approval.created_at) / 1000,
                 "original_args": approval.args(),
                 "edited_args": edited,
@@ -355,7 +365,7 @@ impl Orchestrator {
         }
         let rules = approval.rules();
         let approved_by = match (outcome, rules.quorum) {
-            (ApprovalOutcome::Approved, 2..) => approval.approved_by().into_iter().chain([actor.name.clone()]).collect(),
+            (ApprovalOutcome::Approved, 2..) => approval.approved_by().into_iter().chain([actor.principal().to_owned()]).collect(),
             _ => Vec::new(),
         };
         Ok(DecisionOutcome {
@@ -409,19 +419,20 @@ impl Orchestrator {
             let message = format!("this call needs {quorum} approvers: it cannot be allowed for good by one; leave out grant");
             return Err(DecisionError::Invalid { details: vec![json!({ "path": "/grant", "message": message })], message });
         }
+        // A delegate's approval counts as the person they stand in for.
+        let principal = actor.principal();
         let mut approved_by = approval.approved_by();
-        if approved_by.iter().any(|p| p.eq_ignore_ascii_case(&actor.name)) {
+        if approved_by.iter().any(|p| p.eq_ignore_ascii_case(principal)) {
             let left = quorum as usize - approved_by.len();
             return Err(DecisionError::Conflict(format!(
-                "{} already approved approval {}; it waits for {left} more approver{} (each person counts once)",
-                actor.name,
+                "{principal} already approved approval {}; it waits for {left} more approver{} (each person counts once)",
                 approval.id,
                 if left == 1 { "" } else { "s" }
             )));
         }
-        approved_by.push(actor.name.clone());
+        approved_by.push(principal.to_owned());
         // The approvers are kept with the approval, the last one too (who then decides it).
-        if !approvals::count_approval(&mut w.tx, approval, &actor.name).await? {
+        if !approvals::count_approval(&mut w.tx, approval, principal).await? {
             return Err(DecisionError::Conflict(format!("approval {} changed meanwhile; try again", approval.id)));
         }
         if approved_by.len() >= quorum as usize {
@@ -445,6 +456,7 @@ impl Orchestrator {
             json!({
                 "approval_id": approval.id, "conversation_id": approval.conversation_id, "tool": approval.tool,
                 "approved_by": approved_by, "quorum": quorum, "role": actor.role_name(), "ip": actor.ip, "user_agent": actor.user_agent,
+                "on_behalf_of": actor.on_behalf_of,
             }),
         );
         Ok(Some(DecisionOutcome {
@@ -458,12 +470,36 @@ impl Orchestrator {
 }
 
 /// Four-eyes (a gate's `separate_requester`): a person may not approve a call their own
-/// conversation made (403); the server's timeout actions are not a person.
+/// conversation made (403), nor may whoever stands in for them; the server's timeout actions
+/// are not a person.
 fn four_eyes(actor: &Actor, approval: &ApprovalRow) -> Result<(), DecisionError> {
     if actor.role.is_none() {
         return Ok(());
     }
-    approval.rules().check_approver(&actor.name, approval.owner.as_deref()).map_err(DecisionError::Forbidden)
+    let rules = approval.rules();
+    for person in [Some(actor.name.as_str()), actor.on_behalf_of.as_deref()].into_iter().flatten() {
+        rules.check_approver(person, approval.owner.as_deref()).map_err(DecisionError::Forbidden)?;
+    }
+    Ok(())
+}
+
+impl Orchestrator {
+    /// Who the actor decides as: themselves when the rule allows them, else the first person who
+    /// delegated to them (in force now) whom it allows — the refusal stands otherwise.
+    pub(super) async fn decider(&self, w: &mut Write, actor: &Actor, approval: &ApprovalRow) -> Result<Actor, DecisionError> {
+        let refusal = match may_decide(actor, approval, now_ms()) {
+            Ok(()) => return Ok(actor.clone()),
+            Err(refusal @ DecisionError::Forbidden(_)) if actor.role.is_some() => refusal,
+            Err(other) => return Err(other),
+        };
+        for principal in crate::store::delegations::delegators_of(&mut *w.tx, &actor.name, now_ms()).await? {
+            let stand_in = Actor { name: principal.clone(), ..actor.clone() };
+            if may_decide(&stand_in, approval, now_ms()).is_ok() {
+                return Ok(Actor { on_behalf_of: Some(principal), ..actor.clone() });
+            }
+        }
+        Err(refusal)
+    }
 }
 
 /// The approval if it exists (404) and is still pending (409).

@@ -8,6 +8,7 @@ mod approvers;
 mod confirm;
 mod decide;
 mod delegate;
+mod delegations;
 mod escalate;
 mod grants;
 mod step;

@@ -403,8 +403,11 @@ pub struct Filter<'a> {
     pub state: StateFilter,
     /// Only approvals of this owner's conversations (a non-admin viewer)…
     pub owner_id: Option<&'a UserId>,
-    /// …and those escalated to this user by name or through a group.
+    /// …and those escalated to this user by name or through a group, or naming them among its
+    /// approvers…
     pub decider: Option<&'a str>,
+    /// …or naming anyone this user stands in for (a delegation in force).
+    pub stand_in_for: &'a [String],
     pub tool: Option<&'a str>,
     pub username: Option<&'a str>,
     pub risk: Option<Risk>,
@@ -464,13 +467,17 @@ pub async fn list(db: impl AnyExecutor<'_>, f: &Filter<'_>) -> anyhow::Result<Ve
         StateFilter::Only(state) => ("a.state = $1", Some(state.as_str())),
     };
     let order = f.order.sql();
+    let stand_ins: String = (9..9 + f.stand_in_for.len())
+        .map(|n| format!(" OR a.escalated_members LIKE ${n} ESCAPE '!' OR a.approver_members LIKE ${n} ESCAPE '!'"))
+        .collect();
     let sql = format!(
-        "{SELECT} WHERE {state_clause} AND ($2 IS NULL OR c.owner_id = $2 OR a.escalated_members LIKE $7 ESCAPE '!' OR a.approver_members LIKE $7 ESCAPE '!') AND ($3 IS NULL OR a.tool = $3)
+        "{SELECT} WHERE {state_clause} AND ($2 IS NULL OR c.owner_id = $2 OR a.escalated_members LIKE $7 ESCAPE '!' OR a.approver_members LIKE $7 ESCAPE '!'{stand_ins})
+         AND ($3 IS NULL OR a.tool = $3)
          AND ($4 IS NULL OR lower(u.username) = lower($4)) AND ($5 IS NULL OR a.risk = $5)
          AND ($8 IS NULL OR a.reversibility = $8)
          ORDER BY {order} LIMIT $6"
     );
-    sqlx::query_as(&sql)
+    let mut query = sqlx::query_as(&sql)
         .bind(state)
         .bind(f.owner_id)
         .bind(f.tool)
@@ -478,10 +485,11 @@ pub async fn list(db: impl AnyExecutor<'_>, f: &Filter<'_>) -> anyhow::Result<Ve
         .bind(f.risk.map(Risk::as_str))
         .bind(f.limit)
         .bind(f.decider.map(member_pattern).unwrap_or_default())
-        .bind(f.reversibility.map(wire::Reversibility::as_str))
-        .fetch_all(db)
-        .await
-        .context("failed to list approvals")
+        .bind(f.reversibility.map(wire::Reversibility::as_str));
+    for person in f.stand_in_for {
+        query = query.bind(member_pattern(person));
+    }
+    query.fetch_all(db).await.context("failed to list approvals")
 }
 
 /// Why an identical call (same tool and arguments) was already refused in this conversation.

@@ -8,6 +8,7 @@ pub mod audit_anchors;
 pub mod calls;
 pub mod checkpoint;
 pub mod conversations;
+pub mod delegations;
 pub mod events;
 pub mod grants;
 pub mod groups;
@@ -59,9 +60,9 @@ pub enum Scope<'a> {
     Task(&'a TaskId),
     Approval(&'a ApprovalId),
     Grant(&'a GrantId),
-    /// Groups of people: no conversation of their own (a change re-resolves the pending
-    /// approvals that name the group through conditional updates).
-    Groups,
+    /// Groups and delegations: no conversation of their own (a group's change re-resolves the
+    /// pending approvals that name it through conditional updates).
+    People,
 }
 
 impl Scope<'_> {
@@ -77,7 +78,7 @@ impl Scope<'_> {
             Scope::Grant(id) => {
                 ("SELECT id FROM conversations WHERE id = (SELECT conversation_id FROM grants WHERE id = $1) FOR UPDATE", id)
             }
-            Scope::Groups => return Ok(()),
+            Scope::People => return Ok(()),
         };
         sqlx::query(sql).bind(id).fetch_optional(conn).await.context("failed to lock the conversation")?;
         Ok(())

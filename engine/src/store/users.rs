@@ -23,7 +23,7 @@ pub struct User {
 /// The user as pages and clients see them.
 impl From<&User> for app::domain::wire::Me {
     fn from(user: &User) -> Self {
-        Self { id: user.id.clone(), username: user.username.clone(), role: user.role }
+        Self { id: user.id.clone(), username: user.username.clone(), role: user.role, stands_in_for: Vec::new() }
     }
 }
 

@@ -15,7 +15,8 @@ use crate::{
     store::{
         Store,
         approvals::{self, ApprovalRow},
-        conversations,
+        conversations, delegations,
+        time::now_ms,
     },
 };
 
@@ -29,16 +30,26 @@ pub async fn visible_conversation(store: &Store, user: &CurrentUser, id: &Conver
 
 /// The approval if it exists and `user` may see it; 404 otherwise.
 pub async fn visible_approval(state: &AppState, user: &CurrentUser, id: &ApprovalId) -> Result<ApprovalRow, ApiError> {
-    approvals::get(state.store.pool(), id)
-        .await?
-        // The people an escalation or the gate's approvers named see it too (they decide it).
-        .filter(|a| user.can_see(a.owner_id.as_ref()) || a.decided_by_user(&user.user.username))
-        .ok_or_else(|| ApiError::NotFound(format!("approval {id} does not exist")))
+    let missing = || ApiError::NotFound(format!("approval {id} does not exist"));
+    let approval = approvals::get(state.store.pool(), id).await?.ok_or_else(missing)?;
+    // The people an escalation or the gate's approvers named see it too (they decide it), and
+    // so do those who stand in for them (a delegation).
+    if user.can_see(approval.owner_id.as_ref()) || approval.decided_by_user(&user.user.username) {
+        return Ok(approval);
+    }
+    let principals = delegations::delegators_of(state.store.pool(), &user.user.username, now_ms()).await?;
+    principals.iter().any(|p| approval.decided_by_user(p)).then_some(approval).ok_or_else(missing)
 }
 
 /// The decision's actor as the audit trail records it.
 pub fn actor(user: &CurrentUser) -> Actor {
-    Actor { name: user.user.username.clone(), role: Some(user.user.role), ip: user.ip.clone(), user_agent: user.user_agent.clone() }
+    Actor {
+        name: user.user.username.clone(),
+        role: Some(user.user.role),
+        ip: user.ip.clone(),
+        user_agent: user.user_agent.clone(),
+        on_behalf_of: None,
+    }
 }
 
 /// The rejection reason of an optional body; blank means none.

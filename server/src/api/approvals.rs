@@ -141,10 +141,15 @@ async fn list(
             ApiError::invalid("reversibility", format!("unknown reversibility {name:?}; expected fully, partially or irreversible"))
         })?),
     };
+    let stand_in_for = match user.owner_filter() {
+        Some(_) => crate::store::delegations::delegators_of(state.store.pool(), &user.user.username, now_ms()).await?,
+        None => Vec::new(),
+    };
     let filter = Filter {
         state: states,
         owner_id: user.owner_filter(),
         decider: user.owner_filter().map(|_| user.user.username.as_str()),
+        stand_in_for: &stand_in_for,
         tool: query.tool.as_deref(),
         username: query.user.as_deref(),
         risk,

@@ -5,6 +5,7 @@ mod agents;
 mod approvals;
 mod audit;
 mod conversations;
+mod delegations;
 pub mod error;
 mod extract;
 mod grants;
@@ -59,6 +60,7 @@ fn routes() -> OpenApiRouter<AppState> {
         .merge(queue::router())
         .merge(grants::router())
         .merge(groups::router())
+        .merge(delegations::router())
         .merge(metrics::router())
 }
 

@@ -49,14 +49,20 @@ async fn stream(
     credential: Option<Extension<Credential>>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let rx = state.store.bus().subscribe();
-    // Approvals already handed to this user: their decisions change the queue too.
-    let handed_to_me = if user.user.is_admin() {
-        Default::default()
-    } else {
-        approvals::escalated_to(state.store.pool(), &user.user.username).await?.into_iter().collect()
-    };
+    // Approvals already handed to this user (or to someone they stand in for, as the stream
+    // starts): their decisions change the queue too.
+    let mut deciders = vec![user.user.username.clone()];
+    let mut handed_to_me = std::collections::HashSet::new();
+    if !user.user.is_admin() {
+        deciders
+            .extend(crate::store::delegations::delegators_of(state.store.pool(), &user.user.username, crate::store::time::now_ms()).await?);
+        for person in &deciders {
+            handed_to_me.extend(approvals::escalated_to(state.store.pool(), person).await?);
+        }
+    }
     let client = state.orchestrator.metrics().sse_client();
-    let watcher = Watcher { rx, store: state.store.clone(), user: user.clone(), owners: HashMap::new(), handed_to_me, _client: client };
+    let watcher =
+        Watcher { rx, store: state.store.clone(), user: user.clone(), deciders, owners: HashMap::new(), handed_to_me, _client: client };
     let stream = futures::stream::unfold(watcher, |mut watcher| async move {
         let approval_id = watcher.next_change().await?;
         let event = Event::default().event("queue-changed").data(json!({ "approval_id": approval_id }).to_string());
@@ -71,6 +77,8 @@ struct Watcher {
     rx: broadcast::Receiver<std::sync::Arc<crate::bus::Published>>,
     store: Store,
     user: CurrentUser,
+    /// The user and whoever they stand in for (delegations in force when the stream opened).
+    deciders: Vec<String>,
     /// Conversation owners already looked up (an owner never changes), so a busy queue costs one
     /// query per conversation per stream, not one per approval event.
     owners: HashMap<ConversationId, Option<UserId>>,
@@ -103,10 +111,10 @@ impl Watcher {
             };
             // Handed to this user, or asked of them (the gate's approvers): it joins their queue
             // now, and leaves it when decided.
-            let me = &self.user.user.username;
+            let me = |people: &[String]| people.iter().any(|p| self.deciders.contains(p));
             let mine = match &event.body {
-                EventBody::ApprovalEscalated { deciders, .. } if deciders.contains(me) => self.handed_to_me.insert(approval_id.clone()),
-                EventBody::ApprovalRequired { approvers: Some(approvers), .. } if approvers.people.contains(me) => {
+                EventBody::ApprovalEscalated { deciders, .. } if me(deciders) => self.handed_to_me.insert(approval_id.clone()),
+                EventBody::ApprovalRequired { approvers: Some(approvers), .. } if me(&approvers.people) => {
                     self.handed_to_me.insert(approval_id.clone());
                     true
                 }

@@ -149,8 +149,10 @@ async fn login_form(
         (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
     ),
 )]
-async fn me(user: CurrentUser) -> Json<Me> {
-    Json(Me::from(&user.user))
+async fn me(State(state): State<AppState>, user: CurrentUser) -> Result<Json<Me>, ApiError> {
+    let stands_in_for =
+        crate::store::delegations::delegators_of(state.store.pool(), &user.user.username, crate::store::time::now_ms()).await?;
+    Ok(Json(Me { stands_in_for, ..Me::from(&user.user) }))
 }
 
 /// Ends the session and closes the event streams it opened (on every replica).

@@ -187,3 +187,71 @@ async fn a_quorum_runs_the_call_after_enough_distinct_approvers_and_one_rejectio
     app.wait_task(&task, TaskStatus::Completed).await;
     assert_eq!(app.order(1002).await.status, "open");
 }
+
+/// An RFC 3339 time `secs` from now.
+fn in_secs(secs: i64) -> String {
+    countersign::store::time::rfc3339(countersign::store::time::now_ms() + secs * 1000)
+}
+
+#[tokio::test]
+async fn a_delegate_decides_in_the_approvers_place_until_the_delegation_ends() {
+    let app = app_with("approvers = [\"group:finance\"]\n").await;
+    let (bob, root) = (app.as_user("bob"), app.as_user("root"));
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let id = approvals[0].id.clone();
+    let (status, _) = app.post_json(&format!("/api/approvals/{id}/approve"), json!({})).await;
+    assert_eq!(status, 403, "alice is not in finance");
+
+    // Refused: oneself, no such person, times that are not a future period of at most 90 days,
+    // someone else's delegation without being an admin, unknown fields. None is recorded.
+    for (body, code, path) in [
+        (json!({ "to": "bob", "ends_at": in_secs(3600) }), 422, Some("/to")),
+        (json!({ "to": "nobody", "ends_at": in_secs(3600) }), 422, Some("/to")),
+        (json!({ "to": "alice", "ends_at": "next week" }), 422, Some("/ends_at")),
+        (json!({ "to": "alice", "ends_at": in_secs(-60) }), 422, Some("/ends_at")),
+        (json!({ "to": "alice", "ends_at": in_secs(91 * 24 * 3600) }), 422, Some("/ends_at")),
+        (json!({ "to": "alice", "ends_at": in_secs(3600), "starts_at": in_secs(7200) }), 422, Some("/ends_at")),
+        (json!({ "to": "alice", "ends_at": in_secs(3600), "from": "root" }), 403, None),
+        (json!({ "to": "alice", "ends_at": in_secs(3600), "reason": "holiday" }), 422, None),
+    ] {
+        let (status, reply) = bob.post_json("/api/delegations", body.clone()).await;
+        assert_eq!(status, code, "{body} → {reply}");
+        if let Some(path) = path {
+            assert_eq!(reply["error"]["details"][0]["path"], path, "{reply}");
+        }
+    }
+    let (_, none) = root.get_json("/api/delegations").await;
+    assert_eq!(none, json!([]));
+
+    // Bob is away: alice decides in his place, and the audit trail says so.
+    let (status, delegation) = bob.post_json("/api/delegations", json!({ "to": "alice", "ends_at": in_secs(3600) })).await;
+    assert_eq!((status, delegation["from"].as_str(), delegation["active"].as_bool()), (201, Some("bob"), Some(true)), "{delegation}");
+    let (_, received) = app.get_json("/api/delegations").await;
+    assert_eq!(received.as_array().map(Vec::len), Some(1), "alice sees what she received: {received}");
+    let (status, body) = app.post_json(&format!("/api/approvals/{id}/approve"), json!({})).await;
+    assert_eq!((status, body["outcome"].as_str()), (200, Some("approved")), "{body}");
+    app.wait_task(&task, TaskStatus::Completed).await;
+    let decided = app.audit_entries("approval.decided", 1).await;
+    assert_eq!((decided[0]["actor"].as_str(), decided[0]["data"]["on_behalf_of"].as_str()), (Some("alice"), Some("bob")));
+    assert_eq!(app.audit_entries("delegation.created", 1).await[0]["data"]["to"], "alice");
+
+    // Ended early: alice no longer decides for bob; a second end is a conflict.
+    let (task, approvals) = app.pending_turn(&c, "refund order 1002", 1).await;
+    let id = approvals[0].id.clone();
+    let did = delegation["id"].as_str().unwrap();
+    let (status, ended) = bob.post_json(&format!("/api/delegations/{did}/revoke"), json!({})).await;
+    assert_eq!((status, ended["active"].as_bool(), ended["revoked_by"].as_str()), (200, Some(false), Some("bob")), "{ended}");
+    let (status, _) = bob.post_json(&format!("/api/delegations/{did}/revoke"), json!({})).await;
+    assert_eq!(status, 409);
+    let (status, _) = bob.post_json("/api/delegations/nope/revoke", json!({})).await;
+    assert_eq!(status, 404);
+    let before = state_of(&app, &c, &id).await;
+    let (status, _) = app.post_json(&format!("/api/approvals/{id}/approve"), json!({})).await;
+    assert_eq!(status, 403);
+    assert_eq!(state_of(&app, &c, &id).await, before);
+    assert_eq!(app.audit_entries("delegation.revoked", 1).await[0]["actor"], "bob");
+    let (status, _) = bob.post_json(&format!("/api/approvals/{id}/reject"), json!({})).await;
+    assert_eq!(status, 200);
+    app.wait_task(&task, TaskStatus::Completed).await;
+}

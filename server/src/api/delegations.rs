@@ -1,0 +1,102 @@
+//! Delegations (out of office): let another person decide in your place for a period, list the
+//! ones you gave or received (an admin: all), end one early. Audited; the rule is in
+//! engine/src/orchestrator/delegations.rs.
+
+use super::error::ErrorBody;
+use app::domain::wire::{Delegation, NewDelegation};
+use axum::{
+    Json,
+    extract::{Path, State},
+    http::StatusCode,
+};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use super::{ApiError, access, extract::ApiJson};
+use crate::{
+    auth::CurrentUser,
+    state::AppState,
+    store::{
+        delegations::{self, DelegationRow},
+        time::{now_ms, rfc3339},
+    },
+};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list, create)).routes(routes!(revoke))
+}
+
+fn wire(row: DelegationRow) -> Delegation {
+    Delegation {
+        active: row.active_at(now_ms()),
+        id: row.id,
+        from: row.from_user,
+        to: row.to_user,
+        starts_at: rfc3339(row.starts_at),
+        ends_at: rfc3339(row.ends_at),
+        created_by: row.created_by,
+        revoked_at: row.revoked_at.map(rfc3339),
+        revoked_by: row.revoked_by,
+    }
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/delegations",
+    operation_id = "listDelegations",
+    tag = "delegations",
+    summary = "Delegations you gave or received (an admin: every one), newest first",
+    responses(
+        (status = 200, description = "OK", body = Vec<Delegation>),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+    ),
+)]
+async fn list(State(state): State<AppState>, user: CurrentUser) -> Result<Json<Vec<Delegation>>, ApiError> {
+    let whose = (!user.user.is_admin()).then_some(user.user.username.as_str());
+    Ok(Json(delegations::list(state.store.pool(), whose).await?.into_iter().map(wire).collect()))
+}
+
+#[utoipa::path(
+    post,
+    path = "/api/delegations",
+    operation_id = "createDelegation",
+    tag = "delegations",
+    summary = "Let `to` decide in your place until `ends_at` (audited); an admin may set `from`",
+    request_body = NewDelegation,
+    responses(
+        (status = 201, description = "Created", body = Delegation),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        (status = 403, description = "Not allowed for this user (`from` someone else, not being an admin)", body = ErrorBody),
+        (status = 413, description = "The body is too large", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+    ),
+)]
+async fn create(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    ApiJson(body): ApiJson<NewDelegation>,
+) -> Result<(StatusCode, Json<Delegation>), ApiError> {
+    let row = state.orchestrator.delegate_decisions(&body, &access::actor(&user)).await?;
+    Ok((StatusCode::CREATED, Json(wire(row))))
+}
+
+#[utoipa::path(
+    post,
+    path = "/api/delegations/{id}/revoke",
+    operation_id = "revokeDelegation",
+    tag = "delegations",
+    summary = "End a delegation now (its giver, its receiver or an admin; audited)",
+    params(("id" = String, Path)),
+    responses(
+        (status = 200, description = "Ended", body = Delegation),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
+        (status = 409, description = "Conflict: the resource is no longer in a state that allows this", body = ErrorBody),
+    ),
+)]
+async fn revoke(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<Json<Delegation>, ApiError> {
+    Ok(Json(wire(state.orchestrator.revoke_delegation(&id, &access::actor(&user)).await?)))
+}
