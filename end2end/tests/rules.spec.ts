@@ -244,3 +244,36 @@ testWithAgents(FINANCE_ONLY)("an approver away lets someone decide in their plac
     await bob.close();
   }
 });
+
+test("a signed decision link opens a confirmation page without logging in, and its button decides", async ({ page, browser, server }) => {
+  await newChat(page);
+  await say(page, "refund order 1001");
+  const card = cards(page).first();
+  await expect(card).toHaveAttribute("data-status", "pending_approval");
+  const approvalId = await card.evaluate(async (el) => {
+    const list = await (await fetch("/api/approvals?status=pending")).json();
+    return list[0].id as string;
+  });
+  const issued = await page.context().request.post(`${server.url}/api/approvals/${approvalId}/links`, { data: {} });
+  expect(issued.ok()).toBe(true);
+  const { approve_url } = await issued.json();
+
+  // Someone with the link and no session: a page with the call and one button.
+  const stranger = await browser.newContext({ baseURL: server.url });
+  try {
+    const linkPage = await stranger.newPage();
+    await linkPage.goto(approve_url);
+    await expect(linkPage.getByRole("heading", { name: "Approve this call?" })).toBeVisible();
+    await expect(linkPage.locator(".summary")).toContainText("Refund $249.00");
+    await expect(card).toHaveAttribute("data-status", "pending_approval");
+    await linkPage.screenshot({ path: "screenshots/decision-link.png" });
+    await linkPage.getByRole("button", { name: "Approve" }).click();
+    await expect(linkPage.getByRole("heading", { name: "Approved" })).toBeVisible();
+    await expect(card).toHaveAttribute("data-status", "succeeded");
+    // Used again: someone was first.
+    await linkPage.goto(approve_url);
+    await expect(linkPage.getByRole("heading", { name: "Already decided" })).toBeVisible();
+  } finally {
+    await stranger.close();
+  }
+});

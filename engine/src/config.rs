@@ -49,6 +49,12 @@ pub struct Config {
     pub trusted_proxies: Vec<std::net::IpAddr>,
     /// Items a chat shows before "Show earlier" (`COUNTERSIGN_PAGE_ITEMS`, default 50).
     pub page_items: usize,
+    /// The key signed decision links are signed with (`COUNTERSIGN_LINK_KEY`, at least 32
+    /// characters); `None`: one the server makes once and keeps in the database.
+    pub link_key: Option<String>,
+    /// Where people reach this server (`COUNTERSIGN_PUBLIC_URL`, e.g. `https://approvals.example.com`):
+    /// the start of the links it hands out. `None`: links are paths (`/decide/…`).
+    pub public_url: Option<String>,
 }
 
 impl Config {
@@ -101,7 +107,19 @@ impl Config {
             .filter(|p| !p.is_empty())
             .map(|p| p.parse().with_context(|| format!("COUNTERSIGN_TRUSTED_PROXIES: {p:?} is not an IP address")))
             .collect::<anyhow::Result<Vec<_>>>()?;
+        let link_key = get("COUNTERSIGN_LINK_KEY").filter(|k| !k.is_empty());
+        if link_key.as_ref().is_some_and(|k| k.len() < 32) {
+            anyhow::bail!("COUNTERSIGN_LINK_KEY must have at least 32 characters (e.g. `openssl rand -hex 32`)");
+        }
+        let public_url = get("COUNTERSIGN_PUBLIC_URL").filter(|u| !u.is_empty()).map(|u| u.trim_end_matches('/').to_owned());
+        if let Some(url) = &public_url
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            anyhow::bail!("COUNTERSIGN_PUBLIC_URL must start with http:// or https://, got {url:?}");
+        }
         Ok(Self {
+            link_key,
+            public_url,
             addr,
             database_url,
             log_filter,
@@ -168,6 +186,15 @@ mod tests {
     fn a_bad_number_is_reported_with_its_variable() {
         let err = config(&[("COUNTERSIGN_BODY_LIMIT", "lots")]).unwrap_err().to_string();
         assert!(err.contains("COUNTERSIGN_BODY_LIMIT"), "{err}");
+    }
+
+    #[test]
+    fn a_short_link_key_and_a_public_url_without_a_scheme_are_refused() {
+        let err = config(&[("COUNTERSIGN_LINK_KEY", "short")]).unwrap_err().to_string();
+        assert!(err.contains("COUNTERSIGN_LINK_KEY") && err.contains("32"), "{err}");
+        let err = config(&[("COUNTERSIGN_PUBLIC_URL", "approvals.example.com")]).unwrap_err().to_string();
+        assert!(err.contains("COUNTERSIGN_PUBLIC_URL"), "{err}");
+        assert_eq!(config(&[("COUNTERSIGN_PUBLIC_URL", "https://a.example/")]).unwrap().public_url.as_deref(), Some("https://a.example"));
     }
 
     #[test]

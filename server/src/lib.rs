@@ -9,6 +9,7 @@ pub mod api;
 pub mod auth;
 pub mod cli;
 pub mod console;
+pub mod links;
 pub mod page_data;
 pub mod pages;
 pub mod security_headers;

@@ -111,7 +111,9 @@ impl Application {
             ));
         }
         let streams = crate::api::live::OpenStreams::new(config.streams_per_user, config.stream_lifetime);
+        let links = Arc::new(crate::links::key(&config, &store).await?);
         let state = AppState {
+            links,
             leptos_options,
             streams,
             store: store.clone(),
@@ -130,6 +132,7 @@ impl Application {
         let router = Router::new()
             .merge(api::router())
             .merge(crate::pages::router(&state))
+            .merge(crate::links::page::router())
             .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(crate::pages::nonce_context, app::shell))
             .layer(DefaultBodyLimit::max(body_limit))
             .layer(axum::Extension(trusted_proxies))

@@ -15,4 +15,6 @@ pub struct AppState {
     pub config: Arc<Config>,
     pub limits: Arc<Limits>,
     pub streams: OpenStreams,
+    /// The key signed decision links are signed with (server/src/links).
+    pub links: std::sync::Arc<crate::links::token::LinkKey>,
 }

@@ -282,6 +282,8 @@ named! {
         /// Someone lets another decide in their place for a period, or ends that early.
         DelegationCreated = "delegation.created",
         DelegationRevoked = "delegation.revoked",
+        /// Signed decision links were made for a person (by an admin, or by the person).
+        LinkIssued = "link.issued",
     }
 }
 

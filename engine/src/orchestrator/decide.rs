@@ -33,12 +33,15 @@ pub struct Actor {
     pub user_agent: Option<String>,
     /// Deciding in this person's place (a delegation to the actor; `delegations.rs`).
     pub on_behalf_of: Option<String>,
+    /// How the decision came when not through the app or the API, e.g. `link <id>` (a signed
+    /// decision link), for the audit trail.
+    pub via: Option<String>,
 }
 
 impl Actor {
     /// The server applying a timeout action (the only decisions it makes itself).
     pub fn system() -> Self {
-        Self { name: SYSTEM.into(), role: None, ip: None, user_agent: None, on_behalf_of: None }
+        Self { name: SYSTEM.into(), role: None, ip: None, user_agent: None, on_behalf_of: None, via: None }
     }
 
     /// Whose decision it counts as: the person the actor stands in for, else the actor.
@@ -346,6 +349,7 @@ impl Orchestrator {
                 "ip": actor.ip,
                 "user_agent": actor.user_agent,
                 "on_behalf_of": actor.on_behalf_of,
+                "via": actor.via,
                 "seconds_to_decide": (now_ms() - approval.created_at) / 1000,
                 "original_args": approval.args(),
                 "edited_args": edited,
@@ -456,7 +460,7 @@ impl Orchestrator {
             json!({
                 "approval_id": approval.id, "conversation_id": approval.conversation_id, "tool": approval.tool,
                 "approved_by": approved_by, "quorum": quorum, "role": actor.role_name(), "ip": actor.ip, "user_agent": actor.user_agent,
-                "on_behalf_of": actor.on_behalf_of,
+                "on_behalf_of": actor.on_behalf_of, "via": actor.via,
             }),
         );
         Ok(Some(DecisionOutcome {
@@ -487,12 +491,33 @@ impl Orchestrator {
     /// Who the actor decides as: themselves when the rule allows them, else the first person who
     /// delegated to them (in force now) whom it allows — the refusal stands otherwise.
     pub(super) async fn decider(&self, w: &mut Write, actor: &Actor, approval: &ApprovalRow) -> Result<Actor, DecisionError> {
+        decider_in(&mut w.tx, actor, approval).await
+    }
+
+    /// Whether `actor` may decide the approval now, as [`Self::decide`] would check it (without
+    /// deciding): the approval while it is pending and theirs to decide, and who they decide as.
+    pub async fn may_decide_now(&self, approval_id: &ApprovalId, actor: &Actor) -> Result<(ApprovalRow, Actor), DecisionError> {
+        let mut conn = self.store.pool().acquire().await.map_err(anyhow::Error::from)?;
+        let approval = approvals::get(&mut *conn, approval_id)
+            .await?
+            .ok_or_else(|| DecisionError::NotFound(format!("approval {approval_id} does not exist")))?;
+        if approval.state != ApprovalState::Pending {
+            return Err(DecisionError::Conflict(format!("approval {approval_id} is already {}", approval.state)));
+        }
+        let as_actor = decider_in(&mut conn, actor, &approval).await?;
+        Ok((approval, as_actor))
+    }
+}
+
+/// [`Orchestrator::decider`] on any connection.
+async fn decider_in(conn: &mut sqlx::AnyConnection, actor: &Actor, approval: &ApprovalRow) -> Result<Actor, DecisionError> {
+    {
         let refusal = match may_decide(actor, approval, now_ms()) {
             Ok(()) => return Ok(actor.clone()),
             Err(refusal @ DecisionError::Forbidden(_)) if actor.role.is_some() => refusal,
             Err(other) => return Err(other),
         };
-        for principal in crate::store::delegations::delegators_of(&mut *w.tx, &actor.name, now_ms()).await? {
+        for principal in crate::store::delegations::delegators_of(&mut *conn, &actor.name, now_ms()).await? {
             let stand_in = Actor { name: principal.clone(), ..actor.clone() };
             if may_decide(&stand_in, approval, now_ms()).is_ok() {
                 return Ok(Actor { on_behalf_of: Some(principal), ..actor.clone() });

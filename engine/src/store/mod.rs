@@ -16,6 +16,7 @@ pub mod limits;
 pub mod orders;
 pub mod outbox;
 pub mod replicas;
+pub mod secrets;
 pub mod snapshots;
 pub mod tasks;
 pub mod time;

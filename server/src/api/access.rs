@@ -49,6 +49,7 @@ pub fn actor(user: &CurrentUser) -> Actor {
         ip: user.ip.clone(),
         user_agent: user.user_agent.clone(),
         on_behalf_of: None,
+        via: None,
     }
 }
 

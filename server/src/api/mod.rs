@@ -11,6 +11,7 @@ mod extract;
 mod grants;
 mod groups;
 mod health;
+mod links;
 pub mod live;
 mod metrics;
 pub mod openapi;
@@ -61,6 +62,7 @@ fn routes() -> OpenApiRouter<AppState> {
         .merge(grants::router())
         .merge(groups::router())
         .merge(delegations::router())
+        .merge(links::router())
         .merge(metrics::router())
 }
 

@@ -9,7 +9,8 @@ use axum::{
 
 use super::Viewer;
 
-const PUBLIC: [&str; 6] = ["/api/", "/pkg/", "/healthz", "/readyz", "/metrics", "/login"];
+/// `/decide/`: a signed decision link is its own credential (server/src/links).
+const PUBLIC: [&str; 7] = ["/api/", "/pkg/", "/healthz", "/readyz", "/metrics", "/login", "/decide/"];
 
 pub async fn require_login(req: Request, next: Next) -> Response {
     let path = req.uri().path();

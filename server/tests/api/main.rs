@@ -20,6 +20,7 @@ mod final_answer;
 mod health;
 mod layering;
 mod leases;
+mod links;
 mod mcp;
 mod observability;
 mod openai;

@@ -1,0 +1,146 @@
+//! The token of a signed decision link: who may decide which approval how, for which arguments,
+//! until when — signed with the server's link key (HMAC-SHA256), so it cannot be forged or
+//! changed. It carries no secret of its own and needs no session; it works once, because the
+//! approval's state machine lets it be decided once (docs/api.md, "Signed decision links").
+
+use hmac::{Hmac, Mac};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// The key links are signed with.
+#[derive(Clone)]
+pub struct LinkKey(Vec<u8>);
+
+impl std::fmt::Debug for LinkKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LinkKey(…)")
+    }
+}
+
+/// What a link does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LinkAction {
+    Approve,
+    Reject,
+}
+
+impl LinkAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Approve => "approve",
+            Self::Reject => "reject",
+        }
+    }
+}
+
+/// What a link's token says (short keys: the token is part of a URL).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Claims {
+    /// Approval id.
+    #[serde(rename = "a")]
+    pub approval_id: String,
+    /// Who decides with it (a user name).
+    #[serde(rename = "d")]
+    pub decider: String,
+    #[serde(rename = "x")]
+    pub action: LinkAction,
+    /// [`args_hash`] of the arguments it was issued for.
+    #[serde(rename = "h")]
+    pub args_hash: String,
+    /// Unix ms after which it no longer works.
+    #[serde(rename = "e")]
+    pub expires_at: i64,
+    /// Names this link in the audit trail.
+    #[serde(rename = "n")]
+    pub link_id: String,
+}
+
+/// Why a token is refused before anything is looked up.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TokenError {
+    #[error("this link is not a decision link (it may have been cut off when it was copied)")]
+    Malformed,
+    #[error("this link was not made by this server, or it was changed")]
+    Forged,
+    #[error("this link expired")]
+    Expired,
+}
+
+/// The first 32 hex digits of the SHA-256 of the arguments as stored: a link decides only the
+/// call it was made for.
+pub fn args_hash(args: &str) -> String {
+    hex::encode(Sha256::digest(args.as_bytes()))[..32].to_owned()
+}
+
+impl LinkKey {
+    pub fn new(secret: &str) -> Self {
+        Self(secret.as_bytes().to_vec())
+    }
+
+    fn mac(&self, payload: &[u8]) -> Hmac<Sha256> {
+        let mut mac = Hmac::<Sha256>::new_from_slice(&self.0).expect("BUG: HMAC takes keys of any length");
+        mac.update(b"countersign-decision-link\n");
+        mac.update(payload);
+        mac
+    }
+
+    /// `<payload hex>.<signature hex>`.
+    pub fn sign(&self, claims: &Claims) -> String {
+        let payload = serde_json::to_vec(claims).expect("BUG: claims serialize");
+        let signature = self.mac(&payload).finalize().into_bytes();
+        format!("{}.{}", hex::encode(&payload), hex::encode(signature))
+    }
+
+    /// The claims of a token this key signed, if it has not expired at `now` (Unix ms).
+    pub fn verify(&self, token: &str, now: i64) -> Result<Claims, TokenError> {
+        let (payload, signature) = token.split_once('.').ok_or(TokenError::Malformed)?;
+        let (payload, signature) =
+            (hex::decode(payload).map_err(|_| TokenError::Malformed)?, hex::decode(signature).map_err(|_| TokenError::Malformed)?);
+        // Constant-time comparison.
+        self.mac(&payload).verify_slice(&signature).map_err(|_| TokenError::Forged)?;
+        let claims: Claims = serde_json::from_slice(&payload).map_err(|_| TokenError::Malformed)?;
+        if claims.expires_at <= now {
+            return Err(TokenError::Expired);
+        }
+        Ok(claims)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claims() -> Claims {
+        Claims {
+            approval_id: "a1".into(),
+            decider: "bob".into(),
+            action: LinkAction::Approve,
+            args_hash: args_hash("{\"order_id\":1001}"),
+            expires_at: 2_000,
+            link_id: "l1".into(),
+        }
+    }
+
+    #[test]
+    fn a_signed_token_verifies_until_it_expires() {
+        let key = LinkKey::new("k".repeat(32).as_str());
+        let token = key.sign(&claims());
+        assert_eq!(key.verify(&token, 1_999), Ok(claims()));
+        assert_eq!(key.verify(&token, 2_000), Err(TokenError::Expired));
+    }
+
+    #[test]
+    fn a_changed_or_foreign_token_is_refused() {
+        let key = LinkKey::new("k".repeat(32).as_str());
+        let token = key.sign(&claims());
+        // Another key, or the same payload saying "reject", or a cut-off link.
+        assert_eq!(LinkKey::new("other".repeat(8).as_str()).verify(&token, 0), Err(TokenError::Forged));
+        let rejecting = Claims { action: LinkAction::Reject, ..claims() };
+        let (_, signature) = token.split_once('.').unwrap();
+        let tampered = format!("{}.{signature}", hex::encode(serde_json::to_vec(&rejecting).unwrap()));
+        assert_eq!(key.verify(&tampered, 0), Err(TokenError::Forged));
+        assert_eq!(key.verify(&token[..token.len() - 3], 0), Err(TokenError::Malformed));
+        assert_eq!(key.verify("nonsense", 0), Err(TokenError::Malformed));
+    }
+}
