@@ -8,14 +8,7 @@ cd "$(dirname "$0")/.."
 source scripts/env.sh
 bin="${1:-$CARGO_TARGET_DIR/debug/countersign}"
 examples="${2:-${FUZZ_EXAMPLES:-25}}"
-venv="$CS_CACHE/venv"
-if [ ! -x "$venv/bin/schemathesis" ]; then
-  echo "==> installing schemathesis into $venv"
-  sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
-  # Debian's python3 needs python3-venv for venvs.
-  python3 -m venv "$venv" 2>/dev/null || { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-venv >/dev/null && rm -rf "$venv" && python3 -m venv "$venv"; }
-  "$venv/bin/pip" install -q --disable-pip-version-check "schemathesis==4.32.5"
-fi
+venv="$(dirname "$(dirname "$(bash scripts/python-tools.sh)")")"
 data="$(mktemp -d)"
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 trap 'kill "$server" 2>/dev/null || true; rm -rf "$data"' EXIT

@@ -143,6 +143,10 @@ pub struct Gate {
     pub escalation_target: Option<String>,
     /// Who may decide (`approvers`: `group:…`, `user:…`, `role:admin`); empty: whoever sees it.
     pub approvers: Vec<String>,
+    /// Where its approvals are announced besides the queue (`notify = ["email"]`), and to whom
+    /// (`notify_to`, as `approvers`; empty: the approvers, else the admins).
+    pub notify: Vec<String>,
+    pub notify_to: Vec<String>,
     /// CEL expressions that add to the risk assessment of the calls this gate stops.
     pub assessment: Option<GateAssessment>,
     /// `mode = "shadow"`: the gate stops nothing; a call it would have stopped runs and is
@@ -380,6 +384,12 @@ struct FileGate {
     approvers: Vec<String>,
     /// How many distinct people must approve (default 1).
     quorum: Option<u32>,
+    /// Channels that announce its approvals: `email`.
+    #[serde(default)]
+    notify: Vec<String>,
+    /// Who they are sent to (default: the approvers, else the admins).
+    #[serde(default)]
+    notify_to: Vec<String>,
     /// `enforce` (the default) or `shadow` (record what it would have stopped, stop nothing).
     mode: Option<String>,
     /// Hand a still-pending approval to the admins after this many seconds (less than the timeout).
@@ -429,6 +439,8 @@ fn preset_gate(preset: &str, defaults: &FileDefaults) -> anyhow::Result<Gate> {
         reminders: None,
         escalation_target: None,
         approvers: Vec::new(),
+        notify: Vec::new(),
+        notify_to: Vec::new(),
         assessment: None,
         shadow: false,
     })
@@ -617,6 +629,8 @@ impl AgentsConfig {
                     reminders: None,
                     escalation_target: None,
                     approvers: Vec::new(),
+                    notify: Vec::new(),
+                    notify_to: Vec::new(),
                     assessment: None,
                     shadow: false,
                 });
@@ -639,6 +653,8 @@ impl AgentsConfig {
                     reminders: None,
                     escalation_target: None,
                     approvers: Vec::new(),
+                    notify: Vec::new(),
+                    notify_to: Vec::new(),
                     assessment: None,
                     shadow: false,
                 });
@@ -679,6 +695,16 @@ impl AgentsConfig {
                 let approvers = std::mem::take(&mut gate.approvers);
                 if let Some(bad) = approvers.iter().find(|a| parse_approver(a).is_none()) {
                     bail!("{gat}: approvers must be \"group:<name>\", \"user:<name>\" or \"role:admin\", got {bad:?}");
+                }
+                let (notify, notify_to) = (std::mem::take(&mut gate.notify), std::mem::take(&mut gate.notify_to));
+                if let Some(bad) = notify.iter().find(|c| !CHANNELS.contains(&c.as_str())) {
+                    bail!("{gat}: notify lists channels ({}), got {bad:?}", CHANNELS.join(", "));
+                }
+                if let Some(bad) = notify_to.iter().find(|a| parse_approver(a).is_none()) {
+                    bail!("{gat}: notify_to must be \"group:<name>\", \"user:<name>\" or \"role:admin\", got {bad:?}");
+                }
+                if !notify_to.is_empty() && notify.is_empty() {
+                    bail!("{gat}: notify_to goes with notify (e.g. notify = [\"email\"])");
                 }
                 let timeout = Duration::from_secs_f64(gate.timeout_secs.unwrap_or(defaults.timeout_secs).max(0.0));
                 let (escalate_after, reminders) = waiting_rules(&gate, timeout).with_context(|| gat.clone())?;
@@ -727,6 +753,8 @@ impl AgentsConfig {
                     reminders,
                     escalation_target,
                     approvers,
+                    notify,
+                    notify_to,
                     assessment,
                     shadow,
                 });
@@ -813,6 +841,11 @@ impl AgentsConfig {
         Ok(Self { agents, webhooks: file.webhooks, mcp_servers: file.mcp_servers, mcp_tools, prices: file.prices, groups })
     }
 
+    /// Some gate emails its approvals (`notify = ["email"]`): the server needs an SMTP server.
+    pub fn sends_email(&self) -> bool {
+        self.agents.iter().flat_map(|a| &a.gates).any(|g| g.notify.iter().any(|c| c == "email"))
+    }
+
     /// The `ask_<worker>` tools the agents' `delegates` need, for the tool registry.
     pub fn delegate_tools(&self) -> Vec<std::sync::Arc<dyn crate::tools::Tool>> {
         let workers: BTreeSet<&str> = self.agents.iter().flat_map(|a| a.delegates.iter().map(String::as_str)).collect();
@@ -837,6 +870,9 @@ impl AgentsConfig {
 }
 
 /// A user or group name as escalations name them (user names may also hold `@`).
+/// The channels a gate's `notify` may list.
+pub const CHANNELS: [&str; 1] = ["email"];
+
 /// One of a gate's `approvers`: a group, a user, or the admins.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ApproverName<'a> {

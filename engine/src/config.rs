@@ -55,6 +55,11 @@ pub struct Config {
     /// Where people reach this server (`COUNTERSIGN_PUBLIC_URL`, e.g. `https://approvals.example.com`):
     /// the start of the links it hands out. `None`: links are paths (`/decide/…`).
     pub public_url: Option<String>,
+    /// Where email notifications are sent (`COUNTERSIGN_SMTP_URL`, e.g. `smtp://127.0.0.1:25`,
+    /// `smtp://user:pass@mail.example.com:587?tls=required`, `smtps://…`); `None`: no email.
+    pub smtp_url: Option<String>,
+    /// The sender of email notifications (`COUNTERSIGN_MAIL_FROM`).
+    pub mail_from: String,
 }
 
 impl Config {
@@ -117,7 +122,17 @@ impl Config {
         {
             anyhow::bail!("COUNTERSIGN_PUBLIC_URL must start with http:// or https://, got {url:?}");
         }
+        let smtp_url = get("COUNTERSIGN_SMTP_URL").filter(|u| !u.is_empty());
+        if let Some(url) = &smtp_url
+            && !(url.starts_with("smtp://") || url.starts_with("smtps://"))
+        {
+            anyhow::bail!("COUNTERSIGN_SMTP_URL must start with smtp:// or smtps://");
+        }
+        let mail_from =
+            get("COUNTERSIGN_MAIL_FROM").filter(|f| !f.is_empty()).unwrap_or_else(|| "Countersign <countersign@localhost>".to_owned());
         Ok(Self {
+            smtp_url,
+            mail_from,
             link_key,
             public_url,
             addr,

@@ -336,6 +336,8 @@ mod tests {
             reminders: None,
             escalation_target: None,
             approvers: Vec::new(),
+            notify: Vec::new(),
+            notify_to: Vec::new(),
             assessment: None,
             shadow: false,
         }

@@ -71,7 +71,7 @@ pub async fn run(hooks: Vec<Webhook>, store: Store) {
 
 async fn deliver_due(client: &reqwest::Client, hooks: &[Webhook], store: &Store) -> anyhow::Result<()> {
     let until = now_ms() + 60_000;
-    let due = outbox::claim_due(store.writer(), store.backend(), store.bus().instance(), until, 50).await?;
+    let due = outbox::claim_due(store.writer(), store.backend(), store.bus().instance(), until, 50, outbox::Kind::Webhook).await?;
     let sends = due.into_iter().map(|delivery| async move {
         let Some(hook) = hooks.iter().find(|h| h.url == delivery.url) else {
             // The URL left the configuration: nobody is waiting for it any more.

@@ -58,7 +58,12 @@ pub enum UserCommand {
         name: String,
         #[arg(long)]
         admin: bool,
+        /// Where email notifications reach them (a gate's `notify = ["email"]`).
+        #[arg(long)]
+        email: Option<String>,
     },
+    /// Set (or with no address, clear) where a user's email notifications go.
+    Email { name: String, address: Option<String> },
     /// List users.
     List,
 }
@@ -177,6 +182,17 @@ pub async fn add_user(store: &Store, name: &str, password_text: String, role: Ro
     users::insert(store.writer(), name, &hash, role).await?.with_context(|| format!("user {name} already exists"))
 }
 
+/// An email address as notifications need it: something@somewhere, no spaces or angle brackets.
+fn checked_email(address: &str) -> anyhow::Result<String> {
+    let address = address.trim();
+    let ok = address.split_once('@').is_some_and(|(local, domain)| !local.is_empty() && (domain.contains('.') || domain == "localhost"))
+        && !address.chars().any(|c| c.is_whitespace() || "<>,;\"".contains(c));
+    if !ok {
+        bail!("{address:?} is not an email address (like bob@example.com)");
+    }
+    Ok(address.to_owned())
+}
+
 async fn user_named(store: &Store, name: &str) -> anyhow::Result<users::User> {
     let credentials = users::credentials(store.pool(), name).await?.with_context(|| format!("no user {name}"))?;
     Ok(credentials.user)
@@ -202,11 +218,26 @@ pub(crate) async fn remote(remote: &Remote, method: reqwest::Method, path: &str,
 pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
     match command {
         Command::Serve => unreachable!("serve is handled by main"),
-        Command::User(UserCommand::Add { name, admin }) => {
+        Command::User(UserCommand::Add { name, admin, email }) => {
+            let email = email.map(|e| checked_email(&e)).transpose()?;
             let password = read_password(&name)?;
             let store = open_store(&config).await?;
             let user = add_user(&store, &name, password, if admin { Role::Admin } else { Role::User }).await?;
+            if let Some(email) = &email {
+                users::set_email(store.writer(), &user.username, Some(email)).await?;
+            }
             println!("created {} {}", user.role.as_str(), user.username);
+        }
+        Command::User(UserCommand::Email { name, address }) => {
+            let address = address.map(|e| checked_email(&e)).transpose()?;
+            let store = open_store(&config).await?;
+            if !users::set_email(store.writer(), &name, address.as_deref()).await? {
+                bail!("no user {name}");
+            }
+            match address {
+                Some(address) => println!("{name}'s notifications go to {address}"),
+                None => println!("{name} gets no email notifications"),
+            }
         }
         Command::User(UserCommand::List) => {
             for user in users::list(open_store(&config).await?.pool()).await? {

@@ -7,6 +7,7 @@ pub use engine::{agents, bus, config, metrics, model, orchestrator, policy, stor
 
 pub mod api;
 pub mod auth;
+pub mod channels;
 pub mod cli;
 pub mod console;
 pub mod links;

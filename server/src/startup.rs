@@ -81,6 +81,9 @@ impl Application {
         // Expired sessions are deleted hourly so the table does not grow without bound.
         tokio::spawn(sessions.clone().continuously_delete_expired(tokio::time::Duration::from_secs(3600)));
 
+        if agents.sends_email() && config.smtp_url.is_none() {
+            anyhow::bail!("a gate has notify = [\"email\"]: set COUNTERSIGN_SMTP_URL (e.g. smtp://127.0.0.1:25) so it can be sent");
+        }
         let models = Models::build(&agents, parts.model)?;
         let orchestrator = Orchestrator::new(store.clone(), models, tools, agents, parts.before_commit, config.task_lease);
         tokio::spawn(Arc::clone(&orchestrator).renew_claims());
@@ -112,8 +115,10 @@ impl Application {
         }
         let streams = crate::api::live::OpenStreams::new(config.streams_per_user, config.stream_lifetime);
         let links = Arc::new(crate::links::key(&config, &store).await?);
+        let base_url: Arc<str> = config.public_url.clone().unwrap_or_else(|| format!("http://{addr}")).into();
         let state = AppState {
             links,
+            base_url,
             leptos_options,
             streams,
             store: store.clone(),
@@ -121,6 +126,11 @@ impl Application {
             config: Arc::new(config),
             limits: limits.clone(),
         };
+
+        if let Some(url) = &state.config.smtp_url {
+            let mailer = crate::channels::email::Mailer::new(url, &state.config.mail_from)?;
+            tokio::spawn(crate::channels::email::run(state.clone(), mailer));
+        }
 
         let session_layer = SessionManagerLayer::new(sessions)
             .with_name(crate::auth::SESSION_COOKIE)

@@ -17,4 +17,7 @@ pub struct AppState {
     pub streams: OpenStreams,
     /// The key signed decision links are signed with (server/src/links).
     pub links: std::sync::Arc<crate::links::token::LinkKey>,
+    /// Where people reach this server (`COUNTERSIGN_PUBLIC_URL`, else the address it listens on),
+    /// for links in messages.
+    pub base_url: std::sync::Arc<str>,
 }

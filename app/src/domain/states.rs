@@ -284,6 +284,8 @@ named! {
         DelegationRevoked = "delegation.revoked",
         /// Signed decision links were made for a person (by an admin, or by the person).
         LinkIssued = "link.issued",
+        /// A notification went out (an email), or could not be sent.
+        NotificationSent = "notification.sent",
     }
 }
 

@@ -32,9 +32,9 @@ use crate::{
     tools::Registry,
 };
 
-pub use approvers::Group;
+pub use approvers::{EmailNotice, Group};
 pub use confirm::{Answer, Reply};
-pub use decide::{Actor, Decision, DecisionError};
+pub use decide::{Actor, Decision, DecisionError, SYSTEM};
 pub use step::StartError;
 
 /// Failed attempts at driving a task (since its last model step) before the turn fails.

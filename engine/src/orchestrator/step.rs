@@ -327,7 +327,8 @@ impl Orchestrator {
                         true => None,
                         false => Some(self.resolve_approvers(&mut w, &gate.approvers).await?),
                     };
-                    let proposal = Proposal { call, summary: &summary, risk, context, assessment: assessment.as_ref(), approvers };
+                    let notify = self.email_recipients(&mut w, gate, approvers.as_ref()).await?;
+                    let proposal = Proposal { call, summary: &summary, risk, context, assessment: assessment.as_ref(), approvers, notify };
                     ask(&mut w, task, agent, gate, proposal).await?;
                 }
                 Verdict::Run { .. } => {}
@@ -543,12 +544,14 @@ struct Proposal<'a> {
     assessment: Option<&'a RiskAssessment>,
     /// The gate's `approvers` as people now (none: whoever sees it decides).
     approvers: Option<app::domain::rules::Approvers>,
+    /// Whom its gate emails: (person, address).
+    notify: Vec<(String, String)>,
 }
 
 /// Records the approval a gate asks for: the queue row, its audit entry, the `approval-required`
 /// event, and for a chat confirmation the question in the chat.
 async fn ask(w: &mut Write, task: &TaskRow, agent: &Agent, gate: &Gate, proposal: Proposal<'_>) -> anyhow::Result<()> {
-    let Proposal { call, summary, risk, context, assessment, approvers } = proposal;
+    let Proposal { call, summary, risk, context, assessment, approvers, notify } = proposal;
     let cid = &task.conversation_id;
     let approval_id = new_id();
     let asked_at = now_ms();
@@ -575,8 +578,10 @@ async fn ask(w: &mut Write, task: &TaskRow, agent: &Agent, gate: &Gate, proposal
         retries: if gate.timeout_action == app::domain::TimeoutAction::Retry { gate.max_retries } else { 0 },
         escalation_target: gate.escalation_target.as_deref(),
         approvers: approvers.as_ref(),
+        notify: &notify,
     };
     approvals::insert(&mut w.tx, new_approval).await?;
+    super::approvers::queue_emails(w, &approval_id, &notify, 0).await?;
     w.audit(AuditKind::ApprovalRequested,
             &agent.name,
             json!({

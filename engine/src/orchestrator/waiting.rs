@@ -62,6 +62,8 @@ impl Orchestrator {
         let approval = pending_approval(&mut w, approval_id).await?;
         let Some((reminder, of)) = approvals::take_reminder(&mut w.tx, approval_id, now_ms()).await? else { return Ok(()) };
         let (reminder, of) = (u32::try_from(reminder).unwrap_or(u32::MAX), u32::try_from(of).unwrap_or(u32::MAX));
+        // The people its gate emails get the reminder too.
+        super::approvers::queue_emails(&mut w, &approval.id, &approval.notify(), reminder).await?;
         w.append(
             &approval.conversation_id,
             EventBody::ApprovalReminder {

@@ -68,6 +68,8 @@ pub struct ApprovalRow {
     /// How many distinct people must approve (the gate's `quorum`), and who did so far (JSON array).
     pub quorum: i64,
     pub approved_by: String,
+    /// Whom its gate notifies and where: JSON `[[person, address], ...]` (emails).
+    pub notify: Option<String>,
 }
 
 impl ApprovalRow {
@@ -119,6 +121,11 @@ impl ApprovalRow {
             separate_requester: self.separate_requester != 0,
             quorum: u32::try_from(self.quorum).unwrap_or(1).max(1),
         }
+    }
+
+    /// Whom its gate emails: (person, address).
+    pub fn notify(&self) -> Vec<(String, String)> {
+        self.notify.as_deref().and_then(|n| serde_json::from_str(n).ok()).unwrap_or_default()
     }
 
     /// Who approved it so far (a quorum counts distinct people).
@@ -173,7 +180,7 @@ const SELECT: &str = "SELECT a.id, a.call_id, a.task_id, a.conversation_id, c.ti
     c.owner_id, u.username AS owner, a.agent, a.tool, a.args, a.gate, a.summary, a.risk, a.state, a.timeout_action,
     a.created_at, a.deadline, a.decided_at, a.decided_by, a.reason, a.edited_args, a.escalated_at, a.escalated_by, a.confirm,
     a.require_reason, a.allow_modification, a.separate_requester, a.escalate_at, a.reminders_sent, a.context, a.retries_left, a.resent,
-    a.assessment, a.escalation_target, a.escalated_to, a.escalated_members, a.approvers, a.approver_members, a.quorum, a.approved_by
+    a.assessment, a.escalation_target, a.escalated_to, a.escalated_members, a.approvers, a.approver_members, a.quorum, a.approved_by, a.notify
     FROM approvals a JOIN conversations c ON c.id = a.conversation_id LEFT JOIN users u ON u.id = c.owner_id";
 
 pub struct NewApproval<'a> {
@@ -203,6 +210,8 @@ pub struct NewApproval<'a> {
     pub escalation_target: Option<&'a str>,
     /// Who may decide it (the gate's `approvers`, resolved to people).
     pub approvers: Option<&'a app::domain::rules::Approvers>,
+    /// Whom its gate emails: (person, address).
+    pub notify: &'a [(String, String)],
 }
 
 pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Result<()> {
@@ -211,9 +220,9 @@ pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Res
         "INSERT INTO approvals (id, call_id, task_id, conversation_id, agent, tool, args, gate, summary, risk, state,
             timeout_action, created_at, deadline, confirm, require_reason, allow_modification,
             escalate_at, next_reminder_at, reminder_interval_ms, reminders_left, context, retries_left, assessment, escalation_target,
-            reversibility, separate_requester, approvers, approver_members, quorum)
+            reversibility, separate_requester, approvers, approver_members, quorum, notify)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26,
-            $27, $28, $29)",
+            $27, $28, $29, $30)",
     )
     .bind(a.id)
     .bind(a.call_id)
@@ -244,6 +253,7 @@ pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Res
     .bind(a.approvers.map(serde_json::to_string).transpose().context("failed to encode an approval's approvers")?)
     .bind(a.approvers.map(|x| members_list(&x.people)))
     .bind(i64::from(a.rules.quorum))
+    .bind((!a.notify.is_empty()).then(|| serde_json::to_string(a.notify)).transpose().context("failed to encode whom to notify")?)
     .execute(conn)
     .await
     .context("failed to record approval")?;

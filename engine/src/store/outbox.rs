@@ -21,6 +21,27 @@ pub struct Delivery {
     pub attempts: i64,
 }
 
+/// Which deliveries a sender works off: webhooks (HTTP) or emails (`mailto:` targets).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Webhook,
+    Email,
+}
+
+impl Kind {
+    fn sql(self) -> &'static str {
+        match self {
+            Self::Webhook => "url NOT LIKE 'mailto:%'",
+            Self::Email => "url LIKE 'mailto:%'",
+        }
+    }
+}
+
+/// The delivery target of an email to `address`.
+pub fn mailto(address: &str) -> String {
+    format!("mailto:{address}")
+}
+
 pub async fn insert(conn: &mut AnyConnection, url: &str, body: &str) -> anyhow::Result<()> {
     let now = now_ms();
     sqlx::query("INSERT INTO webhook_outbox (url, body, next_attempt_at, created_at) VALUES ($1, $2, $3, $4)")
@@ -39,8 +60,16 @@ pub async fn insert(conn: &mut AnyConnection, url: &str, body: &str) -> anyhow::
 /// The conditions are repeated outside the subquery: under PostgreSQL's READ COMMITTED a row
 /// another replica leased meanwhile is re-checked against them and skipped, so two replicas never
 /// both send one delivery; `SKIP LOCKED` lets them pass each other's rows instead of waiting.
-pub async fn claim_due(pool: &sqlx::AnyPool, backend: Backend, owner: &str, until: i64, limit: i64) -> anyhow::Result<Vec<Delivery>> {
+pub async fn claim_due(
+    pool: &sqlx::AnyPool,
+    backend: Backend,
+    owner: &str,
+    until: i64,
+    limit: i64,
+    kind: Kind,
+) -> anyhow::Result<Vec<Delivery>> {
     let now = now_ms();
+    let kind = kind.sql();
     let skip_locked = if backend == Backend::Postgres { "FOR UPDATE SKIP LOCKED" } else { "" };
     // As for task leases: on PostgreSQL a holder with no connection left is gone (its process
     // died), so its deliveries need not wait for the lease; SQLite drops them at start-up.
@@ -51,7 +80,7 @@ pub async fn claim_due(pool: &sqlx::AnyPool, backend: Backend, owner: &str, unti
     sqlx::query(&format!(
         "UPDATE webhook_outbox SET lease_owner = $1, lease_until = $2
          WHERE id IN (SELECT id FROM webhook_outbox
-                      WHERE delivered_at IS NULL AND failed_at IS NULL AND next_attempt_at <= $3
+                      WHERE delivered_at IS NULL AND failed_at IS NULL AND next_attempt_at <= $3 AND {kind}
                         AND (lease_until IS NULL OR lease_until < $3 {holder_gone})
                       ORDER BY id LIMIT $4 {skip_locked})
            AND delivered_at IS NULL AND failed_at IS NULL AND next_attempt_at <= $3

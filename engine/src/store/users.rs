@@ -176,3 +176,32 @@ pub async fn revoke_token(db: impl AnyExecutor<'_>, user_id: &UserId, token_id: 
         .context("failed to revoke token")?;
     Ok(result.rows_affected() == 1)
 }
+
+/// Sets (or with `None` clears) a user's email address; false if there is no such user.
+pub async fn set_email(db: impl AnyExecutor<'_>, username: &str, email: Option<&str>) -> anyhow::Result<bool> {
+    let result = sqlx::query("UPDATE users SET email = $1 WHERE lower(username) = lower($2)")
+        .bind(email)
+        .bind(username)
+        .execute(db)
+        .await
+        .context("failed to set an email address")?;
+    Ok(result.rows_affected() == 1)
+}
+
+/// A user's email address, if they have one.
+pub async fn email_of(db: impl AnyExecutor<'_>, username: &str) -> anyhow::Result<Option<String>> {
+    let email: Option<Option<String>> = sqlx::query_scalar("SELECT email FROM users WHERE lower(username) = lower($1)")
+        .bind(username)
+        .fetch_optional(db)
+        .await
+        .context("failed to read an email address")?;
+    Ok(email.flatten().filter(|e| !e.is_empty()))
+}
+
+/// The admins' user names.
+pub async fn admins(db: impl AnyExecutor<'_>) -> anyhow::Result<Vec<String>> {
+    sqlx::query_scalar("SELECT username FROM users WHERE role = 'admin' ORDER BY username")
+        .fetch_all(db)
+        .await
+        .context("failed to list admins")
+}

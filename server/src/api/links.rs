@@ -77,7 +77,8 @@ async fn issue(
             .ok_or_else(|| ApiError::invalid("decider", format!("no user is named {name:?}")))?;
         decider = crate::orchestrator::Actor { name: account.user.username, role: Some(account.user.role), ..decider };
     }
-    match links::issue(&state, &id, &decider, ttl, &user.user.username).await {
+    let base = state.config.public_url.clone().unwrap_or_default();
+    match links::issue(&state, &id, &decider, ttl, &user.user.username, &base).await {
         // The person could not decide it now: the links would only show them a refusal.
         Err(DecisionError::Forbidden(why)) => Err(ApiError::invalid("decider", format!("{} may not decide it: {why}", decider.name))),
         other => Ok(Json(other?)),

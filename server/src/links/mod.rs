@@ -63,12 +63,14 @@ pub struct IssuedLinks {
 /// Makes the approve and reject links of a pending approval for `decider` (who must be able to
 /// decide it now), valid for `ttl_secs` or until its deadline, whichever comes first; audited
 /// (`link.issued`) as done by `by`.
+/// `base`: what the links start with (a URL for messages; empty for paths).
 pub async fn issue(
     state: &AppState,
     approval_id: &ApprovalId,
     decider: &Actor,
     ttl_secs: i64,
     by: &str,
+    base: &str,
 ) -> Result<IssuedLinks, DecisionError> {
     let (approval, _) = state.orchestrator.may_decide_now(approval_id, decider).await?;
     if !sees_it(state, &approval, decider).await? {
@@ -85,7 +87,7 @@ pub async fn issue(
             expires_at,
             link_id: link_id.clone(),
         };
-        format!("{}/decide/{}", state.config.public_url.as_deref().unwrap_or(""), state.links.sign(&claims))
+        format!("{base}/decide/{}", state.links.sign(&claims))
     };
     let links = IssuedLinks {
         decider: decider.name.clone(),

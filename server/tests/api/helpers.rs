@@ -96,6 +96,8 @@ pub struct Options {
     pub audit_key: Option<String>,
     /// `COUNTERSIGN_PAGE_ITEMS`: items a chat shows before "Show earlier".
     pub page_items: Option<usize>,
+    /// `COUNTERSIGN_SMTP_URL`: where email notifications go.
+    pub smtp_url: Option<String>,
 }
 
 /// Starts the real application on 127.0.0.1:0 with a fresh database in a temporary directory.
@@ -166,6 +168,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
         "COUNTERSIGN_AUDIT_KEY" => options.audit_key.clone(),
         "COUNTERSIGN_AUDIT_CHECKPOINT_MS" => Some("3600000".to_owned()),
         "COUNTERSIGN_PAGE_ITEMS" => page_items.clone(),
+        "COUNTERSIGN_SMTP_URL" => options.smtp_url.clone(),
         "COUNTERSIGN_STREAMS_PER_USER" => streams.as_ref().map(|s| s.0.clone()),
         "COUNTERSIGN_STREAM_LIFETIME_MS" => streams.as_ref().map(|s| s.1.clone()),
         "RUST_LOG" => Some(std::env::var("TEST_LOG").unwrap_or_else(|_| "error".to_owned())),

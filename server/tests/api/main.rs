@@ -15,6 +15,7 @@ mod cycle;
 mod decision_rules;
 mod decisions;
 mod durability;
+mod email;
 mod escalation_targets;
 mod final_answer;
 mod health;

@@ -1,0 +1,220 @@
+//! Email notifications over SMTP (lettre): when a gate with `notify = ["email"]` asks, each of its
+//! recipients gets a message with the call's summary, risk, arguments and deadline and their own
+//! signed approve / reject links; reminders re-send. A message is composed when it is sent, so
+//! one sent after someone decided says so instead of offering links. Every message sent (or
+//! given up on) is in the audit trail as `notification.sent`.
+
+use std::time::Duration;
+
+use app::domain::{ApprovalState, AuditKind};
+use lettre::{
+    AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor,
+    message::{Mailbox, MultiPart, SinglePart, header::ContentTransferEncoding, header::ContentType},
+};
+use serde_json::json;
+
+use crate::{
+    orchestrator::{Actor, DecisionError, EmailNotice},
+    state::AppState,
+    store::{
+        Scope,
+        approvals::{self, ApprovalRow},
+        outbox,
+        time::{now_ms, rfc3339},
+        users,
+    },
+};
+
+/// Attempts per message before it is given up (backing off from 1 s).
+const ATTEMPTS: u32 = 6;
+
+/// The SMTP connection settings and the sender.
+#[derive(Clone)]
+pub struct Mailer {
+    transport: AsyncSmtpTransport<Tokio1Executor>,
+    from: Mailbox,
+}
+
+impl Mailer {
+    pub fn new(smtp_url: &str, from: &str) -> anyhow::Result<Self> {
+        let transport = AsyncSmtpTransport::<Tokio1Executor>::from_url(smtp_url)
+            .map_err(|e| anyhow::anyhow!("COUNTERSIGN_SMTP_URL: {e}"))?
+            .timeout(Some(Duration::from_secs(10)))
+            .build();
+        let from = from.parse().map_err(|e| anyhow::anyhow!("COUNTERSIGN_MAIL_FROM {from:?}: {e}"))?;
+        Ok(Self { transport, from })
+    }
+}
+
+/// Runs forever: due emails are leased (one replica sends each), composed, sent, and marked
+/// sent, retried later, or given up. Woken by this process's commits and every second.
+pub async fn run(state: AppState, mailer: Mailer) {
+    let mut wake = state.store.bus().subscribe_local();
+    loop {
+        if let Err(err) = send_due(&state, &mailer).await {
+            tracing::error!(error = ?err, "email pass failed");
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(1), wake.recv()).await;
+    }
+}
+
+async fn send_due(state: &AppState, mailer: &Mailer) -> anyhow::Result<()> {
+    let store = &state.store;
+    let due =
+        outbox::claim_due(store.writer(), store.backend(), store.bus().instance(), now_ms() + 60_000, 20, outbox::Kind::Email).await?;
+    for delivery in due {
+        let address = delivery.url.trim_start_matches("mailto:").to_owned();
+        let outcome = match serde_json::from_str::<EmailNotice>(&delivery.body) {
+            Ok(notice) => send_one(state, mailer, &notice, &address).await,
+            Err(err) => Err(Failure::GiveUp(format!("unreadable notice: {err}"))),
+        };
+        match outcome {
+            Ok(()) => outbox::delivered(store.writer(), delivery.id).await?,
+            Err(Failure::GiveUp(why)) => {
+                tracing::warn!(%address, why, "email not sent");
+                outbox::attempt_failed(store.writer(), delivery.id, &why, None).await?;
+            }
+            Err(Failure::Retry(why)) => {
+                let attempt = delivery.attempts as u32;
+                let retry_at = (attempt + 1 < ATTEMPTS).then(|| now_ms() + 1000 * 2i64.pow(attempt));
+                tracing::warn!(%address, why, attempt, gives_up = retry_at.is_none(), "email failed");
+                outbox::attempt_failed(store.writer(), delivery.id, &why, retry_at).await?;
+            }
+        }
+    }
+    Ok(())
+}
+
+enum Failure {
+    /// Sending failed (the SMTP server); try again later.
+    Retry(String),
+    /// It can never be sent (a bad address, the person or approval gone).
+    GiveUp(String),
+}
+
+async fn send_one(state: &AppState, mailer: &Mailer, notice: &EmailNotice, address: &str) -> Result<(), Failure> {
+    let internal = |e: anyhow::Error| Failure::Retry(format!("{e:#}"));
+    let approval = approvals::get(state.store.pool(), &notice.approval_id)
+        .await
+        .map_err(internal)?
+        .ok_or_else(|| Failure::GiveUp("the approval does not exist".into()))?;
+    let to: Mailbox =
+        format!("{} <{address}>", notice.person).parse().map_err(|e| Failure::GiveUp(format!("bad address {address:?}: {e}")))?;
+    let (subject, text, html) = match approval.state {
+        ApprovalState::Pending => {
+            let account = users::credentials(state.store.pool(), &notice.person)
+                .await
+                .map_err(internal)?
+                .ok_or_else(|| Failure::GiveUp(format!("{} has no account any more", notice.person)))?;
+            let person = Actor {
+                name: account.user.username,
+                role: Some(account.user.role),
+                ip: None,
+                user_agent: None,
+                on_behalf_of: None,
+                via: None,
+            };
+            let links = match crate::links::issue(
+                state,
+                &approval.id,
+                &person,
+                crate::links::MAX_TTL_SECS,
+                crate::orchestrator::SYSTEM,
+                &state.base_url,
+            )
+            .await
+            {
+                Ok(links) => links,
+                Err(DecisionError::Forbidden(why) | DecisionError::Conflict(why)) => return Err(Failure::GiveUp(why)),
+                Err(other) => return Err(Failure::Retry(other.to_string())),
+            };
+            compose_pending(&approval, notice.reminder, &links.approve_url, &links.reject_url, &state.base_url)
+        }
+        _ => compose_decided(&approval, &state.base_url),
+    };
+    let message = Message::builder()
+        .from(mailer.from.clone())
+        .to(to)
+        .subject(&subject)
+        .multipart(MultiPart::alternative().singlepart(part(ContentType::TEXT_PLAIN, text)).singlepart(part(ContentType::TEXT_HTML, html)))
+        .map_err(|e| Failure::GiveUp(format!("could not build the message: {e}")))?;
+    mailer.transport.send(message).await.map_err(|e| Failure::Retry(format!("SMTP: {e}")))?;
+    let mut w = state.store.write(Scope::Approval(&approval.id)).await.map_err(internal)?;
+    w.audit(
+        AuditKind::NotificationSent,
+        crate::orchestrator::SYSTEM,
+        json!({
+            "channel": "email", "to": notice.person, "address": address, "approval_id": approval.id,
+            "reminder": notice.reminder, "state": approval.state.as_str(), "subject": subject,
+        }),
+    );
+    w.commit().await.map_err(internal)?;
+    Ok(())
+}
+
+/// A body part as quoted-printable text (what every mail reader decodes; long link lines are
+/// folded with soft line breaks).
+fn part(content_type: ContentType, body: String) -> SinglePart {
+    SinglePart::builder().header(content_type).header(ContentTransferEncoding::QuotedPrintable).body(body)
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// Subject, text and HTML of a message about a pending approval.
+pub fn compose_pending(
+    approval: &ApprovalRow,
+    reminder: u32,
+    approve_url: &str,
+    reject_url: &str,
+    base_url: &str,
+) -> (String, String, String) {
+    let subject = match reminder {
+        0 => format!("Approval needed: {}", approval.summary),
+        n => format!("Reminder {n}: approval needed: {}", approval.summary),
+    };
+    let args = serde_json::to_string_pretty(&approval.args()).unwrap_or_default();
+    let deadline = format!("{} UTC", rfc3339(approval.deadline).get(..16).unwrap_or_default().replace('T', " "));
+    let owner = approval.owner.as_deref().unwrap_or("someone");
+    let consequences = approval.assessment().map(|a| a.consequences).filter(|c| !c.is_empty()).unwrap_or_default();
+    let text = format!(
+        "{owner}'s agent {agent} wants to run {tool} in the chat \"{title}\".\n\n{summary}\nRisk: {risk}. {consequences}\n\nArguments:\n{args}\n\n\
+         Decide before {deadline}.\n\nApprove: {approve_url}\nReject: {reject_url}\n\nOr open the approval queue: {base_url}/approvals\n",
+        agent = approval.agent,
+        tool = approval.tool,
+        title = approval.conversation_title,
+        summary = approval.summary,
+        risk = approval.risk.as_str(),
+    );
+    let html = format!(
+        "<p>{owner}'s agent <b>{agent}</b> wants to run <code>{tool}</code> in the chat “{title}”.</p>\
+         <p style=\"font-size:1.1em\"><b>{summary}</b></p><p>Risk: <b>{risk}</b>. {consequences}</p><pre>{args}</pre>\
+         <p>Decide before {deadline}.</p>\
+         <p><a href=\"{approve}\" style=\"background:#1a7f4b;color:#fff;padding:8px 16px;border-radius:6px;text-decoration:none\">Approve</a> \
+         <a href=\"{reject}\" style=\"background:#b42318;color:#fff;padding:8px 16px;border-radius:6px;text-decoration:none\">Reject</a></p>\
+         <p>Or open the <a href=\"{queue}\">approval queue</a>.</p>",
+        owner = escape(owner),
+        agent = escape(&approval.agent),
+        tool = escape(&approval.tool),
+        title = escape(&approval.conversation_title),
+        summary = escape(&approval.summary),
+        risk = approval.risk.as_str(),
+        consequences = escape(&consequences),
+        args = escape(&args),
+        approve = escape(approve_url),
+        reject = escape(reject_url),
+        queue = escape(&format!("{base_url}/approvals")),
+    );
+    (subject, text, html)
+}
+
+/// Subject, text and HTML of a message composed after someone decided: no links, who was first.
+pub fn compose_decided(approval: &ApprovalRow, base_url: &str) -> (String, String, String) {
+    let by = approval.decided_by.as_deref().unwrap_or("someone");
+    let line = format!("{} was already {} by {by}. Nothing to do.", approval.summary, approval.state);
+    let subject = format!("Decided: {}", approval.summary);
+    let text = format!("{line}\n\nThe approval queue: {base_url}/approvals\n");
+    let html = format!("<p>{}</p>", escape(&line));
+    (subject, text, html)
+}
