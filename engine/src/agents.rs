@@ -29,6 +29,8 @@ pub struct AgentsConfig {
     pub prices: BTreeMap<String, Price>,
     /// Named groups of users (`[[groups]]`), e.g. who an approval may be escalated to.
     pub groups: BTreeMap<String, Vec<String>>,
+    /// `[slack]`, when approvals are posted to a Slack-compatible workspace.
+    pub slack: Option<SlackConfig>,
 }
 
 /// `[[groups]]`: a name and its members (user names).
@@ -298,6 +300,31 @@ struct FileConfig {
     prices: BTreeMap<String, Price>,
     #[serde(default)]
     groups: Vec<FileGroup>,
+    slack: Option<SlackConfig>,
+}
+
+/// `[slack]`: a Slack-compatible workspace that gets the approvals of gates with
+/// `notify = ["slack"]` as interactive messages (server/src/channels/slack.rs).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlackConfig {
+    /// Where `chat.postMessage` and `chat.update` are called (default Slack's own API).
+    #[serde(default = "slack_api")]
+    pub api_base_url: String,
+    /// The environment variable holding the bot token (sent as `Authorization: Bearer`).
+    pub bot_token_env: String,
+    /// The environment variable holding the app's signing secret (button clicks are checked with it).
+    pub signing_secret_env: String,
+    /// The channel the messages go to.
+    pub channel: String,
+    /// Who clicks: Slack user ids and the Countersign users they are (`U012ABC = "bob"`); a click by
+    /// anyone else decides nothing.
+    #[serde(default)]
+    pub users: BTreeMap<String, String>,
+}
+
+fn slack_api() -> String {
+    "https://slack.com/api".into()
 }
 
 /// `[[agents.mcp]]`: the tools an agent takes from one MCP server.
@@ -838,7 +865,29 @@ impl AgentsConfig {
                 bail!("{origin}: group {:?} is declared twice", group.name);
             }
         }
-        Ok(Self { agents, webhooks: file.webhooks, mcp_servers: file.mcp_servers, mcp_tools, prices: file.prices, groups })
+        if let Some(slack) = &file.slack {
+            if !(slack.api_base_url.starts_with("http://") || slack.api_base_url.starts_with("https://")) {
+                bail!("{origin}: slack.api_base_url must start with http:// or https://, got {:?}", slack.api_base_url);
+            }
+            if slack.channel.trim().is_empty() {
+                bail!("{origin}: slack.channel must name a channel");
+            }
+        }
+        let posts_to_slack = agents.iter().flat_map(|a| &a.gates).any(|g| g.notify.iter().any(|c| c == "slack"));
+        if posts_to_slack && file.slack.is_none() {
+            bail!(
+                "{origin}: a gate has notify = [\"slack\"]: add a [slack] section (api_base_url, bot_token_env, signing_secret_env, channel)"
+            );
+        }
+        Ok(Self {
+            agents,
+            webhooks: file.webhooks,
+            mcp_servers: file.mcp_servers,
+            mcp_tools,
+            prices: file.prices,
+            groups,
+            slack: file.slack,
+        })
     }
 
     /// Some gate emails its approvals (`notify = ["email"]`): the server needs an SMTP server.
@@ -871,7 +920,7 @@ impl AgentsConfig {
 
 /// A user or group name as escalations name them (user names may also hold `@`).
 /// The channels a gate's `notify` may list.
-pub const CHANNELS: [&str; 1] = ["email"];
+pub const CHANNELS: [&str; 2] = ["email", "slack"];
 
 /// One of a gate's `approvers`: a group, a user, or the admins.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -84,6 +84,7 @@ impl Application {
         if agents.sends_email() && config.smtp_url.is_none() {
             anyhow::bail!("a gate has notify = [\"email\"]: set COUNTERSIGN_SMTP_URL (e.g. smtp://127.0.0.1:25) so it can be sent");
         }
+        let slack = agents.slack.clone().map(crate::channels::slack::Slack::new).transpose()?.map(Arc::new);
         let models = Models::build(&agents, parts.model)?;
         let orchestrator = Orchestrator::new(store.clone(), models, tools, agents, parts.before_commit, config.task_lease);
         tokio::spawn(Arc::clone(&orchestrator).renew_claims());
@@ -119,6 +120,7 @@ impl Application {
         let state = AppState {
             links,
             base_url,
+            slack: slack.clone(),
             leptos_options,
             streams,
             store: store.clone(),
@@ -127,6 +129,9 @@ impl Application {
             limits: limits.clone(),
         };
 
+        if let Some(slack) = slack {
+            tokio::spawn(crate::channels::slack::run(state.clone(), (*slack).clone()));
+        }
         if let Some(url) = &state.config.smtp_url {
             let mailer = crate::channels::email::Mailer::new(url, &state.config.mail_from)?;
             tokio::spawn(crate::channels::email::run(state.clone(), mailer));
@@ -143,6 +148,7 @@ impl Application {
             .merge(api::router())
             .merge(crate::pages::router(&state))
             .merge(crate::links::page::router())
+            .merge(crate::channels::slack::router())
             .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(crate::pages::nonce_context, app::shell))
             .layer(DefaultBodyLimit::max(body_limit))
             .layer(axum::Extension(trusted_proxies))

@@ -20,4 +20,6 @@ pub struct AppState {
     /// Where people reach this server (`COUNTERSIGN_PUBLIC_URL`, else the address it listens on),
     /// for links in messages.
     pub base_url: std::sync::Arc<str>,
+    /// The Slack-compatible workspace approvals are posted to (`[slack]`), if any.
+    pub slack: Option<std::sync::Arc<crate::channels::slack::Slack>>,
 }

@@ -582,6 +582,10 @@ async fn ask(w: &mut Write, task: &TaskRow, agent: &Agent, gate: &Gate, proposal
     };
     approvals::insert(&mut w.tx, new_approval).await?;
     super::approvers::queue_emails(w, &approval_id, &notify, 0).await?;
+    if gate.notify.iter().any(|c| c == "slack") {
+        let body = serde_json::json!({ "approval_id": approval_id }).to_string();
+        crate::store::outbox::insert(&mut w.tx, crate::store::outbox::SLACK_POST, &body).await?;
+    }
     w.audit(AuditKind::ApprovalRequested,
             &agent.name,
             json!({

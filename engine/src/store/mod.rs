@@ -17,6 +17,7 @@ pub mod orders;
 pub mod outbox;
 pub mod replicas;
 pub mod secrets;
+pub mod slack;
 pub mod snapshots;
 pub mod tasks;
 pub mod time;

@@ -21,21 +21,28 @@ pub struct Delivery {
     pub attempts: i64,
 }
 
-/// Which deliveries a sender works off: webhooks (HTTP) or emails (`mailto:` targets).
+/// Which deliveries a sender works off: webhooks (HTTP), emails (`mailto:` targets) or
+/// Slack-compatible messages (`slack:post`, `slack:update`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     Webhook,
     Email,
+    Slack,
 }
 
 impl Kind {
     fn sql(self) -> &'static str {
         match self {
-            Self::Webhook => "url NOT LIKE 'mailto:%'",
+            Self::Webhook => "url NOT LIKE 'mailto:%' AND url NOT LIKE 'slack:%'",
             Self::Email => "url LIKE 'mailto:%'",
+            Self::Slack => "url LIKE 'slack:%'",
         }
     }
 }
+
+/// Slack deliveries: post an approval's message, or update it once decided.
+pub const SLACK_POST: &str = "slack:post";
+pub const SLACK_UPDATE: &str = "slack:update";
 
 /// The delivery target of an email to `address`.
 pub fn mailto(address: &str) -> String {

@@ -34,6 +34,7 @@ mod reminders;
 mod replicas;
 mod schema;
 mod shadow;
+mod slack;
 mod snapshots;
 mod stream;
 mod streams;

@@ -1,0 +1,297 @@
+//! A Slack-compatible channel: approvals of gates with `notify = ["slack"]` are posted as
+//! interactive messages (Block Kit) with Approve / Reject buttons; a click arrives at
+//! `POST /slack/interactions`, is checked with Slack's signing scheme (`v0:` + timestamp + body,
+//! HMAC-SHA256 with the signing secret, five-minute window) and decides as the Countersign user
+//! the clicking Slack user is (`[slack.users]`); once an approval is decided anywhere its message
+//! is updated to say how. Posts and updates wait in the outbox like emails.
+
+use std::time::Duration;
+
+use app::domain::{ApprovalId, ApprovalState, AuditKind};
+use axum::{
+    Json, Router,
+    body::Bytes,
+    extract::State,
+    http::{HeaderMap, StatusCode},
+    response::{IntoResponse, Response},
+    routing::post,
+};
+use hmac::{Hmac, Mac};
+use serde_json::{Value, json};
+use sha2::Sha256;
+
+use crate::{
+    agents::SlackConfig,
+    orchestrator::{Actor, Decision, DecisionError, SYSTEM},
+    state::AppState,
+    store::{
+        Scope,
+        approvals::{self, ApprovalRow},
+        outbox, slack,
+        time::{now_ms, rfc3339},
+        users,
+    },
+};
+
+/// How old a signed request may be (Slack's own advice), in seconds.
+const WINDOW_SECS: i64 = 5 * 60;
+const ATTEMPTS: u32 = 6;
+
+/// The workspace's settings with its secrets read from the environment at start-up.
+#[derive(Clone)]
+pub struct Slack {
+    pub config: SlackConfig,
+    token: String,
+    signing_secret: String,
+    client: reqwest::Client,
+}
+
+impl Slack {
+    pub fn new(config: SlackConfig) -> anyhow::Result<Self> {
+        let read = |var: &str, what: &str| {
+            std::env::var(var).ok().filter(|v| !v.is_empty()).ok_or_else(|| anyhow::anyhow!("slack: {what} names {var}, which is not set"))
+        };
+        let token = read(&config.bot_token_env, "bot_token_env")?;
+        let signing_secret = read(&config.signing_secret_env, "signing_secret_env")?;
+        let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build()?;
+        Ok(Self { config, token, signing_secret, client })
+    }
+
+    /// Calls a Web API method; Slack answers 200 with `ok: false` and an `error` when it refuses.
+    async fn call(&self, method: &str, body: &Value) -> Result<Value, String> {
+        let url = format!("{}/{method}", self.config.api_base_url.trim_end_matches('/'));
+        let response = self.client.post(&url).bearer_auth(&self.token).json(body).send().await.map_err(|e| format!("{method}: {e}"))?;
+        let status = response.status();
+        let answer: Value = response.json().await.map_err(|e| format!("{method} answered {status}: {e}"))?;
+        if answer["ok"] != true {
+            return Err(format!("{method}: {}", answer["error"].as_str().unwrap_or("not ok")));
+        }
+        Ok(answer)
+    }
+
+    /// Is this request signed by the workspace, within the window? (Slack's documented scheme.)
+    pub fn verify(&self, headers: &HeaderMap, body: &[u8], now_secs: i64) -> Result<(), &'static str> {
+        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        let timestamp = header("x-slack-request-timestamp").ok_or("no X-Slack-Request-Timestamp")?;
+        let signature = header("x-slack-signature").ok_or("no X-Slack-Signature")?;
+        let at: i64 = timestamp.parse().map_err(|_| "a bad timestamp")?;
+        if (now_secs - at).abs() > WINDOW_SECS {
+            return Err("a stale timestamp (more than five minutes off)");
+        }
+        let expected = signature.strip_prefix("v0=").and_then(|h| hex::decode(h).ok()).ok_or("a malformed signature")?;
+        let mut mac = Hmac::<Sha256>::new_from_slice(self.signing_secret.as_bytes()).expect("BUG: HMAC takes keys of any length");
+        mac.update(format!("v0:{timestamp}:").as_bytes());
+        mac.update(body);
+        mac.verify_slice(&expected).map_err(|_| "a signature that does not match")
+    }
+}
+
+/// The message for an approval: the call and its buttons while it waits, how it ended after.
+pub fn message(approval: &ApprovalRow, channel: &str) -> Value {
+    let args = serde_json::to_string_pretty(&approval.args()).unwrap_or_default();
+    let asked_by = approval.owner.as_deref().unwrap_or("someone");
+    if approval.state != ApprovalState::Pending {
+        let by = approval.decided_by.as_deref().unwrap_or("someone");
+        let text = format!("{}: {} by {by}", approval.summary, approval.state);
+        return json!({
+            "channel": channel,
+            "text": text,
+            "blocks": [{ "type": "section", "text": { "type": "mrkdwn", "text": format!("*{}* by {by}: {}", approval.state, approval.summary) } }],
+        });
+    }
+    let deadline = format!("{} UTC", rfc3339(approval.deadline).get(..16).unwrap_or_default().replace('T', " "));
+    json!({
+        "channel": channel,
+        "text": format!("Approval needed: {}", approval.summary),
+        "blocks": [
+            { "type": "section", "text": { "type": "mrkdwn", "text": format!(
+                "*Approval needed*: {}\nRisk: *{}* · `{}` · asked in {asked_by}'s chat · decide before {deadline}",
+                approval.summary, approval.risk.as_str(), approval.tool) } },
+            { "type": "section", "text": { "type": "mrkdwn", "text": format!("```{args}```") } },
+            { "type": "actions", "block_id": "countersign", "elements": [
+                { "type": "button", "action_id": "approve", "style": "primary", "value": approval.id,
+                  "text": { "type": "plain_text", "text": "Approve" } },
+                { "type": "button", "action_id": "reject", "style": "danger", "value": approval.id,
+                  "text": { "type": "plain_text", "text": "Reject" } },
+            ] },
+        ],
+    })
+}
+
+/// Runs forever: posts and updates waiting in the outbox are sent (one replica each), retried
+/// with backoff, and audited.
+pub async fn run(state: AppState, slack: Slack) {
+    let mut wake = state.store.bus().subscribe_local();
+    loop {
+        if let Err(err) = send_due(&state, &slack).await {
+            tracing::error!(error = ?err, "Slack pass failed");
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(1), wake.recv()).await;
+    }
+}
+
+async fn send_due(state: &AppState, slack: &Slack) -> anyhow::Result<()> {
+    let store = &state.store;
+    let due =
+        outbox::claim_due(store.writer(), store.backend(), store.bus().instance(), now_ms() + 60_000, 20, outbox::Kind::Slack).await?;
+    for delivery in due {
+        let approval_id: Option<ApprovalId> =
+            serde_json::from_str::<Value>(&delivery.body).ok().and_then(|b| b["approval_id"].as_str().map(Into::into));
+        let result = match approval_id {
+            Some(id) => send_one(state, slack, &delivery.url, &id).await,
+            None => Err((false, "an unreadable delivery".to_owned())),
+        };
+        match result {
+            Ok(()) => outbox::delivered(store.writer(), delivery.id).await?,
+            Err((retry, why)) => {
+                let attempt = delivery.attempts as u32;
+                let retry_at = (retry && attempt + 1 < ATTEMPTS).then(|| now_ms() + 1000 * 2i64.pow(attempt));
+                tracing::warn!(why, attempt, gives_up = retry_at.is_none(), "Slack delivery failed");
+                outbox::attempt_failed(store.writer(), delivery.id, &why, retry_at).await?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One post or update; `Err((retry, why))`.
+async fn send_one(state: &AppState, slack: &Slack, kind: &str, approval_id: &ApprovalId) -> Result<(), (bool, String)> {
+    let internal = |e: anyhow::Error| (true, format!("{e:#}"));
+    let approval =
+        approvals::get(state.store.pool(), approval_id).await.map_err(internal)?.ok_or((false, "no such approval".to_owned()))?;
+    let (method, body, channel) = match (kind, slack::message_of(state.store.pool(), approval_id).await.map_err(internal)?) {
+        (outbox::SLACK_UPDATE, Some((channel, ts))) => {
+            let mut body = message(&approval, &channel);
+            body["ts"] = json!(ts);
+            ("chat.update", body, channel)
+        }
+        (outbox::SLACK_UPDATE, None) => return Err((false, "never posted".to_owned())),
+        _ => ("chat.postMessage", message(&approval, &slack.config.channel), slack.config.channel.clone()),
+    };
+    let answer = slack.call(method, &body).await.map_err(|why| (true, why))?;
+    if method == "chat.postMessage" {
+        let ts = answer["ts"].as_str().unwrap_or_default();
+        let channel = answer["channel"].as_str().unwrap_or(&channel).to_owned();
+        slack::record(state.store.writer(), approval_id, &channel, ts).await.map_err(internal)?;
+        // Decided while it was being posted: the decision found no message to update, so update it now.
+        let now = approvals::get(state.store.pool(), approval_id).await.map_err(internal)?;
+        if approval.state == ApprovalState::Pending && now.is_some_and(|a| a.state != ApprovalState::Pending) {
+            outbox::insert(
+                &mut *state.store.writer().acquire().await.map_err(|e| internal(e.into()))?,
+                outbox::SLACK_UPDATE,
+                &json!({ "approval_id": approval_id }).to_string(),
+            )
+            .await
+            .map_err(internal)?;
+        }
+    }
+    let mut w = state.store.write(Scope::Approval(approval_id)).await.map_err(internal)?;
+    w.audit(
+        AuditKind::NotificationSent,
+        SYSTEM,
+        json!({ "channel": "slack", "method": method, "to": channel, "approval_id": approval_id, "state": approval.state.as_str() }),
+    );
+    w.commit().await.map_err(internal)?;
+    Ok(())
+}
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/slack/interactions", post(interaction))
+}
+
+/// What Slack shows the clicking person (only them).
+fn reply(status: StatusCode, text: &str) -> Response {
+    (status, Json(json!({ "response_type": "ephemeral", "replace_original": false, "text": text }))).into_response()
+}
+
+/// A button click: verified, mapped to a Countersign user, decided like any decision.
+async fn interaction(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    let Some(slack) = state.slack.as_ref() else { return reply(StatusCode::NOT_FOUND, "no Slack workspace is configured") };
+    if let Err(why) = slack.verify(&headers, &body, now_ms() / 1000) {
+        tracing::warn!(why, "refused a Slack request");
+        return reply(StatusCode::UNAUTHORIZED, &format!("refused: {why}"));
+    }
+    let payload = serde_urlencoded::from_bytes::<Vec<(String, String)>>(&body)
+        .ok()
+        .and_then(|form| form.into_iter().find(|(k, _)| k == "payload"))
+        .and_then(|(_, p)| serde_json::from_str::<Value>(&p).ok());
+    let Some(payload) = payload else { return reply(StatusCode::BAD_REQUEST, "expected a form with a JSON payload") };
+    let action = &payload["actions"][0];
+    let (Some(action_id), Some(approval_id)) = (action["action_id"].as_str(), action["value"].as_str()) else {
+        return reply(StatusCode::BAD_REQUEST, "expected a block action with an approval");
+    };
+    let slack_user = payload["user"]["id"].as_str().unwrap_or_default();
+    let Some(username) = slack.config.users.get(slack_user) else {
+        return reply(
+            StatusCode::OK,
+            &format!("Your Slack account ({slack_user}) is not linked to a Countersign user: nothing was decided."),
+        );
+    };
+    let Ok(Some(account)) = users::credentials(state.store.pool(), username).await else {
+        return reply(StatusCode::OK, &format!("{username} has no Countersign account: nothing was decided."));
+    };
+    let decision = match action_id {
+        "approve" => Decision::Approve { args: None, grant: None },
+        "reject" => Decision::Reject { reason: Some(format!("rejected in Slack by {username}")) },
+        other => return reply(StatusCode::BAD_REQUEST, &format!("unknown action {other:?}")),
+    };
+    let actor = Actor {
+        name: account.user.username.clone(),
+        role: Some(account.user.role),
+        ip: None,
+        user_agent: Some("Slack".into()),
+        on_behalf_of: None,
+        via: Some(format!("slack {slack_user}")),
+    };
+    // Someone who could not see it in Countersign cannot decide it from Slack either.
+    let approval = match approvals::get(state.store.pool(), &approval_id.into()).await {
+        Ok(Some(approval)) => approval,
+        _ => return reply(StatusCode::OK, "That approval does not exist."),
+    };
+    if !crate::links::sees_it(&state, &approval, &actor).await.unwrap_or(false) {
+        return reply(StatusCode::OK, &format!("{username} may not decide this approval: nothing was decided."));
+    }
+    match state.orchestrator.decide(&approval.id, decision, &actor).await {
+        Ok(outcome) if outcome.outcome == ApprovalState::Pending => {
+            reply(StatusCode::OK, &format!("Counted: {} of {} approvals.", outcome.approved_by.len(), outcome.quorum))
+        }
+        Ok(outcome) => reply(StatusCode::OK, &format!("{}: {}.", outcome.outcome, approval.summary)),
+        Err(DecisionError::Conflict(why) | DecisionError::Forbidden(why) | DecisionError::Invalid { message: why, .. }) => {
+            reply(StatusCode::OK, &format!("Not decided: {why}"))
+        }
+        Err(other) => {
+            tracing::error!(error = %other, "Slack decision");
+            reply(StatusCode::OK, "Not decided: the server could not record it; try again.")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slack() -> Slack {
+        let config = SlackConfig {
+            api_base_url: "http://127.0.0.1:9".into(),
+            bot_token_env: String::new(),
+            signing_secret_env: String::new(),
+            channel: "C1".into(),
+            users: Default::default(),
+        };
+        // Slack's documentation example of the signing scheme.
+        Slack { config, token: String::new(), signing_secret: "8f742231b10e8888abcd99yyyzzz85a5".into(), client: reqwest::Client::new() }
+    }
+
+    #[test]
+    fn a_request_signed_as_slack_documents_verifies_and_a_changed_or_stale_one_does_not() {
+        let body = b"token=xyzz0WbapA4vBCDEFasx0q6G&team_id=T1DC2JH3J&team_domain=testteamnow&channel_id=G8PSS9T3V&channel_name=foobar&user_id=U2CERLKJA&user_name=roadrunner&command=%2Fwebhook-collect&text=&response_url=https%3A%2F%2Fhooks.slack.com%2Fcommands%2FT1DC2JH3J%2F397700885554%2F96rGlfmibIGlgcZRskXaIFfN&trigger_id=398738663015.47445629121.803a0bc887a14d10d2c447fce8b6703c";
+        let mut headers = HeaderMap::new();
+        headers.insert("x-slack-request-timestamp", "1531420618".parse().unwrap());
+        headers.insert("x-slack-signature", "v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503".parse().unwrap());
+        assert_eq!(slack().verify(&headers, body, 1_531_420_618 + 60), Ok(()));
+        assert!(slack().verify(&headers, body, 1_531_420_618 + 301).is_err(), "stale");
+        assert!(slack().verify(&headers, &body[1..], 1_531_420_618).is_err(), "changed body");
+        headers.remove("x-slack-signature");
+        assert!(slack().verify(&headers, body, 1_531_420_618).is_err(), "unsigned");
+    }
+}
