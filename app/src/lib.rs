@@ -9,6 +9,7 @@ pub mod data;
 pub mod domain;
 pub mod focus;
 pub mod live;
+pub mod notify;
 pub mod pages;
 pub mod paths;
 pub mod time;

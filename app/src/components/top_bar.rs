@@ -31,6 +31,7 @@ pub fn TopBar() -> impl IntoView {
                                 <A href="/approvals">"Approval queue"</A>
                                 {admin.then(|| view! { <A href="/audit">"Audit"</A><A href="/groups">"Groups"</A> })}
                             </nav>
+                            <crate::notify::NotifyToggle />
                             <span class="whoami">{me.username.clone()} {admin.then_some(" (admin)")}</span>
                             <button class="btn btn-small" on:click=logout>"Log out"</button>
                         }
