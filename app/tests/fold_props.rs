@@ -75,6 +75,8 @@ fn body() -> impl Strategy<Value = EventBody> {
                 assessment: strict.then(|| app::domain::wire::RiskAssessment { factors: vec!["moves money".into()], ..Default::default() }),
                 resent,
                 spend: strict.then(|| app::domain::wire::Spend { token_threshold: Some(100), per: "task".into(), ..Default::default() }),
+                suggestion: strict
+                    .then(|| Box::new(app::domain::wire::GrantSuggestion { by: "alice".into(), count: 3, grant: Default::default() })),
                 approvers: strict.then(|| {
                     Box::new(app::domain::rules::Approvers {
                         names: vec!["group:finance".into()],

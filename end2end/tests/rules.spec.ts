@@ -277,3 +277,25 @@ test("a signed decision link opens a confirmation page without logging in, and i
     await stranger.close();
   }
 });
+
+testWithAgents(`[defaults]
+suggest_grant_after = 1
+${REFUNDS_GATE}`)("after approving the same kind of call, the next card offers to allow it here, and then it runs without asking", async ({ page }) => {
+  await newChat(page);
+  await say(page, "refund order 1001");
+  const first = cards(page).first();
+  await expect(first.locator(".grant-suggestion")).toHaveCount(0);
+  await first.getByRole("button", { name: "Approve", exact: true }).click();
+  await expect(first).toHaveAttribute("data-status", "succeeded");
+
+  await say(page, "refund order 1002");
+  const second = cards(page).filter({ hasText: "order 1002" }).first();
+  await expect(second.locator(".grant-suggestion")).toContainText(
+    "You approved process_refund once in this chat with the same kind of arguments: allow it here without asking for 24 hours?",
+  );
+  await second.getByRole("button", { name: "Approve and always allow" }).click();
+  await expect(second).toHaveAttribute("data-status", "succeeded");
+
+  await say(page, "refund order 1006");
+  await expect(cards(page).filter({ hasText: "order 1006" }).first()).toHaveAttribute("data-status", "succeeded");
+});

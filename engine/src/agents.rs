@@ -31,6 +31,9 @@ pub struct AgentsConfig {
     pub groups: BTreeMap<String, Vec<String>>,
     /// `[slack]`, when approvals are posted to a Slack-compatible workspace.
     pub slack: Option<SlackConfig>,
+    /// `[defaults] suggest_grant_after`: approvals of one tool and shape by one person in a
+    /// conversation before its cards offer "always allow" (0: never).
+    pub suggest_grant_after: u32,
 }
 
 /// `[[groups]]`: a name and its members (user names).
@@ -343,11 +346,14 @@ struct FileAgentMcp {
 struct FileDefaults {
     timeout_secs: f64,
     timeout_action: TimeoutAction,
+    /// After one person approved the same tool with the same shape of arguments this many times
+    /// in a conversation, its next card offers "always allow" (0: never).
+    suggest_grant_after: u32,
 }
 
 impl Default for FileDefaults {
     fn default() -> Self {
-        Self { timeout_secs: 300.0, timeout_action: TimeoutAction::Reject }
+        Self { timeout_secs: 300.0, timeout_action: TimeoutAction::Reject, suggest_grant_after: 3 }
     }
 }
 
@@ -589,6 +595,7 @@ impl AgentsConfig {
     pub fn parse(text: &str, origin: &str, registry: &Registry) -> anyhow::Result<Self> {
         let file: FileConfig = toml::from_str(text).with_context(|| format!("{origin}: invalid agent configuration"))?;
         let defaults = &file.defaults;
+        let suggest_grant_after = defaults.suggest_grant_after;
         check_timeout(defaults.timeout_secs).with_context(|| format!("{origin}: defaults.timeout_secs"))?;
         if file.agents.is_empty() {
             bail!("{origin}: declare at least one [[agents]]");
@@ -887,6 +894,7 @@ impl AgentsConfig {
             prices: file.prices,
             groups,
             slack: file.slack,
+            suggest_grant_after,
         })
     }
 

@@ -285,6 +285,13 @@ pub fn ToolCard(
         // Questions, answers and plans are decided one by one: no "always allow" for them.
         let can_grant = naming::grantable(&card.tool) && !(in_queue && viewer_is_admin == Some(true)) && !no_approve && rules.quorum == 1;
         let tool_name = card.tool.clone();
+        // Approved like this before by the person looking: offer "always allow" outright.
+        let suggestion = card
+            .approval
+            .as_ref()
+            .and_then(|a| a.suggestion.clone())
+            .filter(|s| can_grant && viewer_name.as_ref().is_some_and(|me| me.eq_ignore_ascii_case(&s.by)))
+            .map(|s| (approval_id.clone(), wording::suggestion_line(&card.tool, s.count, s.grant.ttl_secs), s.grant));
         view! {
             {holder}
             {reminder.map(|line| view! { <p class="reminder" role="status">{line}</p> })}
@@ -302,6 +309,14 @@ pub fn ToolCard(
             })}
             {(approved_already && !four_eyes).then(|| view! {
                 <p class="four-eyes" role="note">"You approved this call; it waits for the other approvers. You can still reject it."</p>
+            })}
+            {suggestion.clone().map(|(id, line, grant)| view! {
+                <div class="grant-suggestion" role="note">
+                    <span>{line}</span>
+                    <button class="btn btn-approve" disabled=move || busy.get() on:click=move |_| {
+                        send_approve(id.clone(), ApproveRequest { args: None, grant: Some(grant.clone()) }, busy, error)
+                    }>"Approve and always allow"</button>
+                </div>
             })}
             <p class="shortcuts" aria-hidden="true">{(!no_approve).then(|| view! { <kbd>"A"</kbd>" approve · " })}<kbd>"R"</kbd>" reject"</p>
             <div class="actions" role="group" aria-label="Decision">

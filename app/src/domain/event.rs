@@ -112,6 +112,9 @@ pub enum EventBody {
         /// Only these may decide (the gate's `approvers`, as people when it was asked).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         approvers: Option<Box<super::rules::Approvers>>,
+        /// "Always allow" offered to someone who approved calls like it before.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        suggestion: Option<Box<super::wire::GrantSuggestion>>,
     },
     /// The agent asks in the chat whether to run a call (again, after an unclear answer).
     ConfirmationAsked {

@@ -206,6 +206,9 @@ pub struct CardApproval {
     /// Who approved it so far, when its gate needs a quorum.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub approved_by: Vec<String>,
+    /// "Always allow" offered to someone who approved calls like it before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suggestion: Option<super::wire::GrantSuggestion>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -354,6 +357,7 @@ impl ConversationView {
                 assessment,
                 spend,
                 approvers,
+                suggestion,
                 ..
             } => {
                 if let Some(task) = self.task_mut(task_id) {
@@ -381,6 +385,7 @@ impl ConversationView {
                         spend: spend.clone(),
                         approvers: approvers.as_deref().cloned(),
                         approved_by: Vec::new(),
+                        suggestion: suggestion.as_deref().cloned(),
                     });
                 }
             }
@@ -585,6 +590,7 @@ impl super::wire::Approval {
                 spend: a.context.spend.clone(),
                 approvers: a.approvers.clone(),
                 approved_by: a.approved_by.clone(),
+                suggestion: None,
             }),
             decision: None,
             result: None,
@@ -647,6 +653,7 @@ mod tests {
                 resent: 0,
                 spend: None,
                 approvers: None,
+                suggestion: None,
             })
         }
         fn decide(&mut self, task: &str, call: &str, outcome: ApprovalOutcome, edited: Option<Value>) -> &mut Self {

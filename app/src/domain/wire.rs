@@ -140,7 +140,7 @@ pub struct ApproveRequest {
     pub grant: Option<GrantRequest>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct GrantRequest {
@@ -429,4 +429,23 @@ pub struct NewDelegation {
     /// An admin may set up a delegation for someone else (default: yourself).
     #[serde(default)]
     pub from: Option<String>,
+}
+
+/// "You approved this N times here: always allow it?" — offered on a card to the person who
+/// approved the same tool with the same shape of arguments `count` times in the conversation
+/// (`[defaults] suggest_grant_after`); accepting approves with `grant`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct GrantSuggestion {
+    pub by: String,
+    pub count: u32,
+    /// The scope offered: this tool in this conversation, for this long.
+    pub grant: GrantRequest,
+}
+
+/// The shape of a call's arguments: their top-level keys, sorted (values differ call to call).
+pub fn args_shape(args: &Value) -> Vec<String> {
+    let mut keys: Vec<String> = args.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
+    keys.sort();
+    keys
 }

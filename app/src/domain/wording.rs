@@ -124,6 +124,18 @@ pub fn reminder_line(approval: &CardApproval) -> Option<String> {
     }
 }
 
+/// "You approved process_refund 3 times in this chat with the same kind of arguments: allow it
+/// here without asking for 24 hours?"
+pub fn suggestion_line(tool: &str, count: u32, ttl_secs: Option<u64>) -> String {
+    let period = match ttl_secs {
+        Some(secs) if secs % 3600 == 0 => format!(" for {} hours", secs / 3600),
+        Some(secs) => format!(" for {secs} seconds"),
+        None => String::new(),
+    };
+    let times = if count == 1 { "once".to_owned() } else { format!("{count} times") };
+    format!("You approved {tool} {times} in this chat with the same kind of arguments: allow it here without asking{period}?")
+}
+
 /// "Approved by dora · 1 of 2 approvals; waiting for 1 more" for a gate with a quorum.
 pub fn quorum_line(approved_by: &[String], quorum: u32) -> String {
     let have = approved_by.len() as u32;
@@ -277,7 +289,18 @@ mod tests {
             spend: None,
             approvers: None,
             approved_by: Vec::new(),
+            suggestion: None,
         }
+    }
+
+    #[test]
+    fn a_suggestion_says_what_was_approved_and_for_how_long_it_would_be_allowed() {
+        assert_eq!(
+            suggestion_line("process_refund", 3, Some(86_400)),
+            "You approved process_refund 3 times in this chat with the same kind of arguments: allow it here without asking for 24 hours?"
+        );
+        assert!(suggestion_line("t", 2, None).ends_with("without asking?"));
+        assert!(suggestion_line("t", 1, None).starts_with("You approved t once in"));
     }
 
     #[test]

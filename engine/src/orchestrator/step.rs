@@ -328,7 +328,12 @@ impl Orchestrator {
                         false => Some(self.resolve_approvers(&mut w, &gate.approvers).await?),
                     };
                     let notify = self.email_recipients(&mut w, gate, approvers.as_ref()).await?;
-                    let proposal = Proposal { call, summary: &summary, risk, context, assessment: assessment.as_ref(), approvers, notify };
+                    let suggestion = match gate.rules.quorum == 1 && app::domain::naming::grantable(&call.tool) {
+                        true => grant_suggestion(&mut w, cid, call, self.agents.suggest_grant_after).await?,
+                        false => None,
+                    };
+                    let proposal =
+                        Proposal { call, summary: &summary, risk, context, assessment: assessment.as_ref(), approvers, notify, suggestion };
                     ask(&mut w, task, agent, gate, proposal).await?;
                 }
                 Verdict::Run { .. } => {}
@@ -546,12 +551,42 @@ struct Proposal<'a> {
     approvers: Option<app::domain::rules::Approvers>,
     /// Whom its gate emails: (person, address).
     notify: Vec<(String, String)>,
+    /// "Always allow" offered to someone who approved calls like it before.
+    suggestion: Option<app::domain::wire::GrantSuggestion>,
+}
+
+/// How long the grant a suggestion offers lasts.
+const SUGGESTED_GRANT_SECS: u64 = 24 * 3600;
+
+/// The person who approved `call`'s tool with the same shape of arguments at least `after` times
+/// in this conversation (the most often, if several), offered "always allow" for a day.
+async fn grant_suggestion(
+    w: &mut Write,
+    conversation_id: &app::domain::ConversationId,
+    call: &ProposedCall,
+    after: u32,
+) -> anyhow::Result<Option<app::domain::wire::GrantSuggestion>> {
+    if after == 0 {
+        return Ok(None);
+    }
+    let shape = app::domain::wire::args_shape(&call.args);
+    let mut counts: std::collections::BTreeMap<String, u32> = Default::default();
+    for (by, args) in approvals::approved_args(&mut *w.tx, conversation_id, &call.tool).await? {
+        if app::domain::wire::args_shape(&args) == shape {
+            *counts.entry(by).or_default() += 1;
+        }
+    }
+    Ok(counts.into_iter().filter(|(_, n)| *n >= after).max_by_key(|(_, n)| *n).map(|(by, count)| app::domain::wire::GrantSuggestion {
+        by,
+        count,
+        grant: app::domain::wire::GrantRequest { ttl_secs: Some(SUGGESTED_GRANT_SECS), max_uses: None },
+    }))
 }
 
 /// Records the approval a gate asks for: the queue row, its audit entry, the `approval-required`
 /// event, and for a chat confirmation the question in the chat.
 async fn ask(w: &mut Write, task: &TaskRow, agent: &Agent, gate: &Gate, proposal: Proposal<'_>) -> anyhow::Result<()> {
-    let Proposal { call, summary, risk, context, assessment, approvers, notify } = proposal;
+    let Proposal { call, summary, risk, context, assessment, approvers, notify, suggestion } = proposal;
     let cid = &task.conversation_id;
     let approval_id = new_id();
     let asked_at = now_ms();
@@ -610,6 +645,7 @@ async fn ask(w: &mut Write, task: &TaskRow, agent: &Agent, gate: &Gate, proposal
             resent: 0,
             spend: context.spend.clone(),
             approvers: approvers.map(Box::new),
+            suggestion: suggestion.map(Box::new),
         },
     )
     .await?;

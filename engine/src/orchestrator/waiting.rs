@@ -45,6 +45,7 @@ impl Orchestrator {
                 resent: u32::try_from(resent).unwrap_or(u32::MAX),
                 spend: approval.context().spend,
                 approvers: approval.approvers().map(Box::new),
+                suggestion: None,
             },
         )
         .await?;

@@ -639,3 +639,24 @@ pub async fn pending_by_gate(db: impl AnyExecutor<'_>) -> anyhow::Result<Vec<(St
         .await
         .context("failed to count pending approvals")
 }
+
+/// Who approved which arguments of `tool` in the conversation (people, not timeouts): for grant
+/// suggestions. Edited arguments count as what was approved.
+pub async fn approved_args(db: impl AnyExecutor<'_>, conversation_id: &ConversationId, tool: &str) -> anyhow::Result<Vec<(String, Value)>> {
+    let rows: Vec<(Option<String>, String, Option<String>)> = sqlx::query_as(
+        "SELECT decided_by, args, edited_args FROM approvals WHERE conversation_id = $1 AND tool = $2 AND state = 'approved'",
+    )
+    .bind(conversation_id)
+    .bind(tool)
+    .fetch_all(db)
+    .await
+    .context("failed to read earlier approvals")?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(by, args, edited)| {
+            let by = by.filter(|b| b != "system")?;
+            let approved = edited.unwrap_or(args);
+            Some((by, serde_json::from_str(&approved).unwrap_or(Value::Null)))
+        })
+        .collect())
+}

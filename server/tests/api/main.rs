@@ -39,4 +39,5 @@ mod snapshots;
 mod stream;
 mod streams;
 mod subagents;
+mod suggestions;
 mod webhooks;
