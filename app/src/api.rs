@@ -120,6 +120,11 @@ pub async fn approvals(query: &QueueQuery) -> Answer<Vec<Approval>> {
     client::get(&format!("/api/approvals?{}", query.to_query_string())).await
 }
 
+/// Calls shadow gates would have stopped, newest first.
+pub async fn shadow_hits() -> Answer<Vec<crate::domain::wire::ShadowHit>> {
+    client::get("/api/shadow-hits").await
+}
+
 /// Delegations you gave or received (an admin: all).
 pub async fn delegations() -> Answer<Vec<Delegation>> {
     client::get("/api/delegations").await

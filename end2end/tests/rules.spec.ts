@@ -135,6 +135,11 @@ testWithAgents(SHADOW)("a shadow gate lets the call run and its card says the ga
   await expect(cards(page).filter({ has: page.locator(".tool-name", { hasText: "process_refund" }) }).locator(".badge.shadow")).toHaveText(
     "Shadow: refunds would have asked",
   );
+  // The queue's Decided tab lists what shadow gates would have stopped.
+  await page.goto("/approvals?status=decided");
+  await page.getByRole("link", { name: "Shadow hits" }).click();
+  await expect(page.locator(".shadow-hits tbody tr")).toHaveCount(1);
+  await expect(page.locator(".shadow-hits tbody tr")).toContainText("process_refund");
 });
 
 // Who decides: refunds need two approvals, from the finance group (made on the Groups page) or an admin.

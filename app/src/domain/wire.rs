@@ -449,3 +449,18 @@ pub fn args_shape(args: &Value) -> Vec<String> {
     keys.sort();
     keys
 }
+
+/// A call a shadow gate (`mode = "shadow"`) would have stopped; it ran unasked.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct ShadowHit {
+    pub conversation_id: ConversationId,
+    pub conversation_title: String,
+    pub owner: Option<String>,
+    pub call_id: CallId,
+    pub gate: String,
+    pub tool: String,
+    pub summary: String,
+    /// RFC 3339.
+    pub at: String,
+}

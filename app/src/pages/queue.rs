@@ -25,7 +25,7 @@ pub fn QueuePage() -> impl IntoView {
         let q = query.read();
         let get = |k: &str| q.get(k).filter(|v| !v.is_empty());
         QueueQuery {
-            status: if get("status").as_deref() == Some("decided") { "decided".into() } else { "pending".into() },
+            status: if matches!(get("status").as_deref(), Some("decided" | "shadow")) { "decided".into() } else { "pending".into() },
             order: get("order"),
             tool: get("tool"),
             user: get("user"),
@@ -49,9 +49,14 @@ pub fn QueuePage() -> impl IntoView {
     let _ = Duration::from_secs(1);
 
     let decided = move || filter.get().status == "decided";
+    // Part of the Decided tab: calls shadow gates would have stopped.
+    let shadow = move || query.read().get("status").as_deref() == Some("shadow");
     let value = move |k: &'static str| move || query.read().get(k).unwrap_or_default();
     view! {
         <Title text=move || {
+            if shadow() {
+                return "Shadow hits · Countersign".to_owned();
+            }
             if decided() {
                 return "Decided approvals · Countersign".to_owned();
             }
@@ -68,7 +73,8 @@ pub fn QueuePage() -> impl IntoView {
             <h1>"Approval queue"</h1>
             <nav class="tabs" aria-label="Queue">
                 <a href="/approvals" aria-current=move || (!decided()).then_some("page")>"Pending"</a>
-                <a href="/approvals?status=decided" aria-current=move || decided().then_some("page")>"Decided"</a>
+                <a href="/approvals?status=decided" aria-current=move || (decided() && !shadow()).then_some("page")>"Decided"</a>
+                <a href="/approvals?status=shadow" aria-current=move || shadow().then_some("page") title="Calls shadow gates would have stopped; they ran unasked">"Shadow hits"</a>
             </nav>
             <form class="filters" method="get" action="/approvals">
                 <input type="hidden" name="status" prop:value=move || filter.get().status />
@@ -108,6 +114,7 @@ pub fn QueuePage() -> impl IntoView {
                     let viewer = me.await.ok().flatten().map(|me| Viewer { is_admin: me.role == Role::Admin, name: me.username, stands_in_for: me.stands_in_for });
                     match approvals.await {
                         Err(e) => view! { <p class="error" role="alert">{format!("Could not load approvals: {e}")}</p> }.into_any(),
+                        Ok(_) if shadow() => view! { <ShadowHits /> }.into_any(),
                         Ok(list) if list.is_empty() => view! { <p class="muted empty-queue">"Nothing here."</p> }.into_any(),
                         Ok(list) if decided() => view! { <DecidedTable list /> }.into_any(),
                         Ok(list) => view! { <PendingQueue list now viewer ui /> }.into_any(),
@@ -142,5 +149,42 @@ fn DecidedTable(list: Vec<Approval>) -> impl IntoView {
                 </tbody>
             </table>
         </div>
+    }
+}
+
+/// Calls shadow gates would have stopped (they ran unasked), newest first; read in the browser.
+#[component]
+fn ShadowHits() -> impl IntoView {
+    let hits = RwSignal::new(None::<Result<Vec<crate::domain::wire::ShadowHit>, String>>);
+    Effect::new(move |_| {
+        leptos::task::spawn_local(async move { hits.set(Some(crate::api::shadow_hits().await.map_err(|e| e.message))) });
+    });
+    move || {
+        match hits.get() {
+        None => view! { <p class="muted">"Loading shadow hits…"</p> }.into_any(),
+        Some(Err(e)) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
+        Some(Ok(list)) if list.is_empty() => {
+            view! { <p class="muted empty-queue">"No shadow gate would have asked yet (a gate with mode = \"shadow\" records them here)."</p> }.into_any()
+        }
+        Some(Ok(list)) => view! {
+            <div class="table-wrap">
+                <table class="decided shadow-hits">
+                    <thead><tr><th>"Gate"</th><th>"Tool"</th><th>"Summary"</th><th>"User"</th><th>"Chat"</th><th>"When"</th></tr></thead>
+                    <tbody>
+                        {list.into_iter().map(|h| view! {
+                            <tr data-call-id=h.call_id.to_string()>
+                                <td><span class="badge shadow">{h.gate.clone()}</span></td>
+                                <td><code>{h.tool.clone()}</code></td>
+                                <td>{h.summary.clone()}</td>
+                                <td>{h.owner.clone().unwrap_or_default()}</td>
+                                <td><a href=format!("/c/{}", h.conversation_id)>{h.conversation_title.clone()}</a></td>
+                                <td><time datetime=h.at.clone() title=h.at.clone()>{ago(&h.at)}</time></td>
+                            </tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            </div>
+        }.into_any(),
+    }
     }
 }

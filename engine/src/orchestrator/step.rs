@@ -273,6 +273,7 @@ impl Orchestrator {
                     json!({ "gate": gate, "call_id": call.id, "conversation_id": cid, "tool": call.tool, "args": call.args }),
                 );
                 self.metrics.shadow_hit(gate);
+                crate::store::shadow_hits::record(&mut w.tx, cid, &call.id, gate, &call.tool, &summary).await?;
             }
             w.append(
                 cid,

@@ -17,6 +17,7 @@ pub mod orders;
 pub mod outbox;
 pub mod replicas;
 pub mod secrets;
+pub mod shadow_hits;
 pub mod slack;
 pub mod snapshots;
 pub mod tasks;

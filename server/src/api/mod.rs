@@ -19,6 +19,7 @@ mod orders;
 mod queue;
 mod resume;
 pub mod session;
+mod shadow_hits;
 mod tasks;
 mod tokens;
 mod users;
@@ -63,6 +64,7 @@ fn routes() -> OpenApiRouter<AppState> {
         .merge(groups::router())
         .merge(delegations::router())
         .merge(links::router())
+        .merge(shadow_hits::router())
         .merge(metrics::router())
 }
 

@@ -32,6 +32,17 @@ async fn a_shadow_gate_lets_the_call_run_and_records_that_it_would_have_asked() 
     assert_eq!((entries[0]["data"]["gate"].as_str(), entries[0]["data"]["tool"].as_str()), (Some("big-refunds"), Some("process_refund")));
     let metrics = app.anonymous().client.get(app.url("/metrics")).send().await.unwrap().text().await.unwrap();
     assert!(metrics.contains("countersign_shadow_hits_total{gate=\"big-refunds\"} 1"), "{metrics}");
+    // Listed for the queue's Decided tab: to the chat's owner and the admins, no one else.
+    let (status, hits) = app.get_json("/api/shadow-hits").await;
+    assert_eq!((status, hits.as_array().map(Vec::len)), (200, Some(1)), "{hits}");
+    assert_eq!(
+        (hits[0]["gate"].as_str(), hits[0]["tool"].as_str(), hits[0]["owner"].as_str()),
+        (Some("big-refunds"), Some("process_refund"), Some("alice"))
+    );
+    assert_eq!(app.as_user("root").get_json("/api/shadow-hits").await.1.as_array().map(Vec::len), Some(1));
+    assert_eq!(app.as_user("bob").get_json("/api/shadow-hits").await.1, serde_json::json!([]));
+    let (status, body) = app.get_json("/api/shadow-hits?limit=0").await;
+    assert_eq!((status, body["error"]["details"][0]["path"].as_str()), (422, Some("/limit")), "{body}");
 
     // An enforcing gate after it still asks; then nothing is recorded as a shadow hit.
     let both = format!("{gates}[[agents.gates]]\nname = \"refunds\"\nkind = \"tools\"\ntools = [\"process_refund\"]\n");

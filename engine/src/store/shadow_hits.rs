@@ -1,0 +1,67 @@
+//! Calls a shadow gate would have stopped (they ran unasked), for the queue's Decided tab.
+
+use anyhow::Context;
+use app::domain::{CallId, ConversationId, UserId, wire::ShadowHit};
+use sqlx::{AnyConnection, AnyExecutor};
+
+use super::time::{now_ms, rfc3339};
+
+pub async fn record(
+    conn: &mut AnyConnection,
+    conversation_id: &ConversationId,
+    call_id: &CallId,
+    gate: &str,
+    tool: &str,
+    summary: &str,
+) -> anyhow::Result<()> {
+    sqlx::query("INSERT INTO shadow_hits (conversation_id, call_id, gate, tool, summary, at) VALUES ($1, $2, $3, $4, $5, $6)")
+        .bind(conversation_id)
+        .bind(call_id)
+        .bind(gate)
+        .bind(tool)
+        .bind(summary)
+        .bind(now_ms())
+        .execute(conn)
+        .await
+        .context("failed to record a shadow hit")?;
+    Ok(())
+}
+
+#[derive(sqlx::FromRow)]
+struct Row {
+    conversation_id: String,
+    title: String,
+    username: Option<String>,
+    call_id: String,
+    gate: String,
+    tool: String,
+    summary: String,
+    at: i64,
+}
+
+/// The newest shadow hits, of one owner's conversations (`None`: everyone's).
+pub async fn list(db: impl AnyExecutor<'_>, owner_id: Option<&UserId>, limit: i64) -> anyhow::Result<Vec<ShadowHit>> {
+    let rows: Vec<Row> = sqlx::query_as(
+        "SELECT s.conversation_id, c.title, u.username, s.call_id, s.gate, s.tool, s.summary, s.at
+         FROM shadow_hits s JOIN conversations c ON c.id = s.conversation_id LEFT JOIN users u ON u.id = c.owner_id
+         WHERE $1 IS NULL OR c.owner_id = $1 ORDER BY s.at DESC, s.id DESC LIMIT $2",
+    )
+    .bind(owner_id)
+    .bind(limit)
+    .fetch_all(db)
+    .await
+    .context("failed to list shadow hits")?;
+    Ok(rows
+        .into_iter()
+        .map(|r| ShadowHit {
+            conversation_id: r.conversation_id.into(),
+            conversation_title: r.title,
+            owner: r.username,
+            call_id: r.call_id.into(),
+            gate: r.gate,
+            tool: r.tool,
+            summary: r.summary,
+            at: rfc3339(r.at),
+        })
+        .collect())
+}
