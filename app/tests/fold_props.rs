@@ -53,6 +53,7 @@ fn body() -> impl Strategy<Value = EventBody> {
             grant_id: granted.then(|| "g1".into()),
             warnings: if granted { Vec::new() } else { vec!["more than is left".to_owned()] },
             shadow_gate: (!granted).then(|| "try-refunds".to_owned()),
+            why: granted.then(|| "Not asked: alice allowed process_refund here".to_owned()),
         }),
         (task(), call(), any::<bool>(), any::<bool>(), 0..3u32).prop_map(|(task_id, call_id, in_chat, strict, resent)| {
             EventBody::ApprovalRequired {

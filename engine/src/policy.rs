@@ -185,6 +185,43 @@ fn matches(rule: &GateRule, agent: &Agent, call: &Call<'_>, errors: &mut Vec<Str
     }
 }
 
+/// Why `gate` stops `call`, with what its rule looked at: "gate \"refunds\" matched: it lists
+/// process_refund". For the card and the audit trail.
+pub fn why_gated(gate: &Gate, agent: &Agent, call: &Call<'_>) -> String {
+    let because = explain(&gate.rule, agent, call).unwrap_or_else(|| "its rule holds".into());
+    format!("gate \"{}\" matched: {because}", gate.name)
+}
+
+fn explain(rule: &GateRule, agent: &Agent, call: &Call<'_>) -> Option<String> {
+    let tool = &call.tool.name;
+    Some(match rule {
+        GateRule::Tools(_) => format!("it lists {tool}"),
+        GateRule::All => "it covers every call".into(),
+        GateRule::Destructive => format!("{tool} is marked destructive"),
+        GateRule::Writes => format!("{tool} may change something (it is not marked read-only)"),
+        GateRule::Rule(rule) => match evaluate(rule, agent, call) {
+            Ok(_) => format!("its rule `{}` holds for args {} (user {})", rule.source, call.args, call.user),
+            Err(error) => format!("its rule `{}` could not be checked ({error})", rule.source),
+        },
+        GateRule::Any(parts) => {
+            return parts.iter().find(|p| matches(p, agent, call, &mut Vec::new())).and_then(|p| explain(p, agent, call));
+        }
+        GateRule::Budget(budget) => {
+            let used = call.spent.per(budget.per);
+            let cost = used.cost_usd.map(|c| format!(", ${c:.4}")).unwrap_or_default();
+            let limits = [budget.tokens.map(|t| format!("{t} tokens")), budget.cost_usd.map(|c| format!("${c}"))];
+            let limits: Vec<String> = limits.into_iter().flatten().collect();
+            format!("{} tokens{cost} spent in the {}, over its budget of {}", used.tokens(), budget.per.as_str(), limits.join(" or "))
+        }
+        GateRule::Confidence(threshold) => match call.confidence {
+            Some(c) => format!("the model is {:.0}% sure of the call, under {:.0}%", c * 100.0, threshold * 100.0),
+            None => "the model did not say how sure it is of the call".into(),
+        },
+        GateRule::Plan => "it approves the agent's plans".into(),
+        GateRule::Disabled | GateRule::FinalResponse => return None,
+    })
+}
+
 /// The rule's verdict, or why it has none (a missing field, a type error, a non-boolean).
 fn evaluate(rule: &Rule, agent: &Agent, call: &Call<'_>) -> Result<bool, String> {
     match run(rule, agent, call)? {
@@ -421,6 +458,25 @@ mod tests {
         let b = agent(vec![gate("eve", rule("user == 'eve' && agent == 'a'"))]);
         assert!(check(&b, &spec("x", false), json!({}), "eve").is_some());
         assert!(check(&b, &spec("x", false), json!({}), "bob").is_none());
+    }
+
+    #[test]
+    fn why_a_gate_asked_names_the_gate_its_rule_and_what_the_rule_saw() {
+        let (spent, refund) = (Spent::default(), spec("process_refund", true));
+        let why = |g: &Gate, args: Value, confidence| {
+            let a = agent(vec![g.clone()]);
+            why_gated(g, &a, &Call { tool: &refund, args: &args, user: "alice", confidence, spent: &spent })
+        };
+        let big = gate("big", rule("args.amount > 100"));
+        assert_eq!(
+            why(&big, json!({ "amount": 250 }), None),
+            "gate \"big\" matched: its rule `args.amount > 100` holds for args {\"amount\":250} (user alice)"
+        );
+        assert!(why(&big, json!({}), None).contains("could not be checked"), "a failing rule says so");
+        let either = gate("either", GateRule::Any(vec![GateRule::Tools(["lookup".to_string()].into()), GateRule::Destructive]));
+        assert_eq!(why(&either, json!({}), None), "gate \"either\" matched: process_refund is marked destructive", "the part that matched");
+        let unsure = gate("unsure", GateRule::Confidence(0.8));
+        assert_eq!(why(&unsure, json!({}), Some(0.5)), "gate \"unsure\" matched: the model is 50% sure of the call, under 80%");
     }
 
     #[test]

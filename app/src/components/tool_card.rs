@@ -408,6 +408,8 @@ pub fn ToolCard(
                 };
                 view! { <p class="granted">{line}</p> }
             })}
+            // Why it was asked, or not: the gate, its rule and what the rule looked at.
+            {card.why.clone().map(|why| view! { <details class="why"><summary>"Why?"</summary><p>{why}</p></details> })}
             {plan_steps.map(|steps| view! {
                 <ol class="plan-steps" aria-label="Planned calls">
                     {steps.into_iter().map(|(tool, args)| view! { <li><code>{tool}</code>" "<code class="plan-args">{args}</code></li> }).collect_view()}

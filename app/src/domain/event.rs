@@ -61,6 +61,10 @@ pub enum EventBody {
         /// A shadow gate (`mode = "shadow"`) that would have stopped the call, which ran unasked.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         shadow_gate: Option<String>,
+        /// Why it was asked, or why not (a grant, a shadow gate, an earlier refusal): the gate, its
+        /// rule and what the rule looked at. None for a call no gate covers.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        why: Option<String>,
     },
     /// A human allowed `tool` in this conversation from now on (until revoked, expired or used up).
     GrantCreated {

@@ -161,6 +161,9 @@ pub struct Card {
     /// The shadow gate that would have asked before this call (it ran unasked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shadow_gate: Option<String>,
+    /// Why it was asked, or why not (see `EventBody::ToolCall`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -292,7 +295,7 @@ impl ConversationView {
             EventBody::AssistantMessage { task_id, text, agent } => {
                 self.items.push(Item::Assistant { seq: event.seq, task_id: task_id.clone(), text: text.clone(), agent: agent.clone() })
             }
-            EventBody::ToolCall { task_id, call_id, tool, agent, args, summary, risk, grant_id, warnings, shadow_gate } => {
+            EventBody::ToolCall { task_id, call_id, tool, agent, args, summary, risk, grant_id, warnings, shadow_gate, why } => {
                 let granted = grant_id.as_ref().and_then(|id| {
                     let grant = self.grants.iter_mut().find(|g| &g.grant_id == id)?;
                     grant.uses += 1;
@@ -316,6 +319,7 @@ impl ConversationView {
                     planned,
                     warnings: warnings.clone(),
                     shadow_gate: shadow_gate.clone(),
+                    why: why.clone(),
                 })))
             }
             EventBody::GrantCreated { grant_id, tool, created_by, expires_at, max_uses, args, .. } => self.grants.push(GrantView {
@@ -596,6 +600,7 @@ impl super::wire::Approval {
             result: None,
             warnings: Vec::new(),
             shadow_gate: None,
+            why: None,
             granted_by: None,
             planned: false,
         }
@@ -634,6 +639,7 @@ mod tests {
                 grant_id: None,
                 warnings: Vec::new(),
                 shadow_gate: None,
+                why: None,
             })
         }
         fn gate(&mut self, task: &str, call: &str, args: Value) -> &mut Self {
@@ -848,6 +854,7 @@ mod tests {
                 grant_id: Some("g1".into()),
                 warnings: Vec::new(),
                 shadow_gate: None,
+                why: None,
             });
         }
         log.push(EventBody::GrantRevoked { task_id: TaskId::default(), grant_id: "g1".into(), revoked_by: "ada".into() });

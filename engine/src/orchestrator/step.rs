@@ -264,6 +264,26 @@ impl Orchestrator {
                     (None, None) => anyhow::bail!("BUG: a grant was consulted for a call no gate stops"),
                 }
             }
+            // Why it was asked, or not (the card and the audit trail say it).
+            let why_gate = |g: &Gate| match tool {
+                Some(t) => policy::why_gated(
+                    g,
+                    agent,
+                    &policy::Call { tool: t.spec(), args: &call.args, user, confidence: call.confidence, spent: &spent },
+                ),
+                None => format!("gate \"{}\" matched", g.name),
+            };
+            let why = match (&verdict, gate) {
+                (Verdict::Ask { gate }, _) => Some(format!("Asked because {}", why_gate(gate))),
+                (Verdict::Run { grant: Some(_) }, Some(gated)) => grant.as_ref().map(|g| {
+                    format!("Not asked: {} allowed {} here (grant {}); without it, {}", g.created_by, call.tool, g.id, why_gate(gated))
+                }),
+                (Verdict::Run { grant: None }, _) => {
+                    shadow.map(|s| format!("Not asked: no enforcing gate covers it; shadow {}", why_gate(s)))
+                }
+                (Verdict::RepeatRefused { .. }, _) => Some("Refused without asking: the same call was rejected before in this chat".into()),
+                _ => None,
+            };
             // A shadow gate would have asked before a call that runs unasked: say so, ask no one.
             let shadow_gate = shadow.filter(|_| matches!(verdict, Verdict::Run { grant: None })).map(|g| g.name.clone());
             if let Some(gate) = &shadow_gate {
@@ -288,6 +308,7 @@ impl Orchestrator {
                     grant_id: grant.map(|g| g.id),
                     warnings,
                     shadow_gate,
+                    why: why.clone(),
                 },
             )
             .await?;
@@ -333,8 +354,17 @@ impl Orchestrator {
                         true => grant_suggestion(&mut w, cid, call, self.agents.suggest_grant_after).await?,
                         false => None,
                     };
-                    let proposal =
-                        Proposal { call, summary: &summary, risk, context, assessment: assessment.as_ref(), approvers, notify, suggestion };
+                    let proposal = Proposal {
+                        call,
+                        summary: &summary,
+                        risk,
+                        context,
+                        assessment: assessment.as_ref(),
+                        approvers,
+                        notify,
+                        suggestion,
+                        why: why.clone(),
+                    };
                     ask(&mut w, task, agent, gate, proposal).await?;
                 }
                 Verdict::Run { .. } => {}
@@ -554,6 +584,8 @@ struct Proposal<'a> {
     notify: Vec<(String, String)>,
     /// "Always allow" offered to someone who approved calls like it before.
     suggestion: Option<app::domain::wire::GrantSuggestion>,
+    /// Why it was asked: the gate, its rule and what the rule looked at.
+    why: Option<String>,
 }
 
 /// How long the grant a suggestion offers lasts.
@@ -587,7 +619,7 @@ async fn grant_suggestion(
 /// Records the approval a gate asks for: the queue row, its audit entry, the `approval-required`
 /// event, and for a chat confirmation the question in the chat.
 async fn ask(w: &mut Write, task: &TaskRow, agent: &Agent, gate: &Gate, proposal: Proposal<'_>) -> anyhow::Result<()> {
-    let Proposal { call, summary, risk, context, assessment, approvers, notify, suggestion } = proposal;
+    let Proposal { call, summary, risk, context, assessment, approvers, notify, suggestion, why } = proposal;
     let cid = &task.conversation_id;
     let approval_id = new_id();
     let asked_at = now_ms();
@@ -627,6 +659,7 @@ async fn ask(w: &mut Write, task: &TaskRow, agent: &Agent, gate: &Gate, proposal
             json!({
                 "approval_id": approval_id, "call_id": call.id, "conversation_id": cid, "task_id": task.id,
                 "tool": call.tool, "args": call.args, "gate": gate.name, "risk": risk.as_str(), "deadline": crate::store::time::rfc3339(deadline),
+                "why": why,
             }));
     w.append(
         cid,

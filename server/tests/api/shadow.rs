@@ -28,6 +28,10 @@ async fn a_shadow_gate_lets_the_call_run_and_records_that_it_would_have_asked() 
     assert!(shadowed.iter().filter(|(tool, _)| tool != "process_refund").all(|(_, gate)| gate.is_none()), "only what the gate names");
     let card = detail.view.cards().find(|card| card.tool == "process_refund").cloned().unwrap();
     assert_eq!(card.shadow_gate.as_deref(), Some("big-refunds"), "the card carries the badge's gate");
+    assert_eq!(
+        card.why.as_deref(),
+        Some("Not asked: no enforcing gate covers it; shadow gate \"big-refunds\" matched: it lists process_refund")
+    );
     let entries = app.audit_entries("policy.shadow_hit", 1).await;
     assert_eq!((entries[0]["data"]["gate"].as_str(), entries[0]["data"]["tool"].as_str()), (Some("big-refunds"), Some("process_refund")));
     let metrics = app.anonymous().client.get(app.url("/metrics")).send().await.unwrap().text().await.unwrap();
@@ -52,6 +56,10 @@ async fn a_shadow_gate_lets_the_call_run_and_records_that_it_would_have_asked() 
     assert_eq!(approvals[0].gate, "refunds");
     let card = app.detail(&c).await.view.cards().find(|card| card.tool == "process_refund").cloned().unwrap();
     assert_eq!(card.shadow_gate, None);
+    // Why it was asked: the gate and what its rule looked at, on the card and in the audit trail.
+    assert_eq!(card.why.as_deref(), Some("Asked because gate \"refunds\" matched: it lists process_refund"));
+    let requested = app.audit_entries("approval.requested", 1).await;
+    assert_eq!(requested[0]["data"]["why"].as_str(), card.why.as_deref());
 }
 
 #[tokio::test]

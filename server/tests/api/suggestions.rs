@@ -51,4 +51,9 @@ async fn approving_the_same_kind_of_call_again_and_again_offers_to_allow_it_here
     app.wait_task(&task, TaskStatus::Completed).await;
     assert_eq!(app.order(1006).await.status, "refunded");
     assert!(app.pending_approvals_of(&task).await.is_empty());
+    // Its card says why it was not asked: whose permission, and what would have asked otherwise.
+    let card = app.detail(&c).await.view.cards().filter(|c| c.tool == "process_refund").last().cloned().unwrap();
+    let why = card.why.unwrap_or_default();
+    assert!(why.starts_with("Not asked: alice allowed process_refund here (grant "), "{why}");
+    assert!(why.ends_with("without it, gate \"refunds\" matched: it lists process_refund"), "{why}");
 }
