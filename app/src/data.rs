@@ -28,6 +28,9 @@ pub struct ChatData {
     /// The people the viewer decides in place of (delegations in force).
     #[serde(default)]
     pub stands_in_for: Vec<String>,
+    /// The version of the agent configuration in force.
+    #[serde(default)]
+    pub policy_version: String,
 }
 
 /// Which approvals the queue page shows.
@@ -166,6 +169,7 @@ pub fn chat_loader() -> impl Fn(ConversationId) -> BoxFuture<Loaded<Option<ChatD
                             viewer_is_admin: me.role == crate::domain::Role::Admin,
                             viewer_name: me.username,
                             stands_in_for: me.stands_in_for,
+                            policy_version: detail.policy_version,
                         }))
                     }
                     Err(e) if e.status == 404 => Ok(None),

@@ -147,6 +147,7 @@ fn body() -> impl Strategy<Value = EventBody> {
             expires_at: None,
             max_uses: Some(if planned { 1 } else { 2 }),
             args: planned.then(|| json!({ "order_id": 1001 })),
+            policy_version: planned.then(|| "0123456789ab".to_owned()),
         }),
         task().prop_map(|task_id| EventBody::GrantRevoked { task_id, grant_id: "g1".into(), revoked_by: "ada".into() }),
     ]

@@ -34,6 +34,12 @@ pub struct AgentsConfig {
     /// `[defaults] suggest_grant_after`: approvals of one tool and shape by one person in a
     /// conversation before its cards offer "always allow" (0: never).
     pub suggest_grant_after: u32,
+    /// `[defaults] grants_lapse_on_policy_change`: at start-up under another configuration, end
+    /// the standing grants made under an earlier one.
+    pub grants_lapse_on_policy_change: bool,
+    /// The configuration's version: the first 12 hex digits of the SHA-256 of its text. Kept with
+    /// every approval, decision and grant it produced.
+    pub version: String,
 }
 
 /// `[[groups]]`: a name and its members (user names).
@@ -349,11 +355,13 @@ struct FileDefaults {
     /// After one person approved the same tool with the same shape of arguments this many times
     /// in a conversation, its next card offers "always allow" (0: never).
     suggest_grant_after: u32,
+    /// At start-up under another configuration, end the standing grants an earlier one made.
+    grants_lapse_on_policy_change: bool,
 }
 
 impl Default for FileDefaults {
     fn default() -> Self {
-        Self { timeout_secs: 300.0, timeout_action: TimeoutAction::Reject, suggest_grant_after: 3 }
+        Self { timeout_secs: 300.0, timeout_action: TimeoutAction::Reject, suggest_grant_after: 3, grants_lapse_on_policy_change: false }
     }
 }
 
@@ -895,6 +903,8 @@ impl AgentsConfig {
             groups,
             slack: file.slack,
             suggest_grant_after,
+            grants_lapse_on_policy_change: file.defaults.grants_lapse_on_policy_change,
+            version: policy_version(text),
         })
     }
 
@@ -927,6 +937,12 @@ impl AgentsConfig {
 }
 
 /// A user or group name as escalations name them (user names may also hold `@`).
+/// A configuration's version: the first 12 hex digits of the SHA-256 of its text.
+pub fn policy_version(text: &str) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(text.as_bytes()))[..12].to_owned()
+}
+
 /// The channels a gate's `notify` may list.
 pub const CHANNELS: [&str; 2] = ["email", "slack"];
 

@@ -25,7 +25,8 @@ use crate::{
 };
 
 /// The store, and how many items a chat page shows.
-struct StorePages(Store, usize);
+/// The store, the chat's page size, and the agent configuration's version.
+struct StorePages(Store, usize, String);
 
 fn unavailable(err: anyhow::Error) -> String {
     tracing::error!(error = ?err, "page data failed");
@@ -56,7 +57,7 @@ impl PageData for StorePages {
     }
 
     fn chat(&self, parts: &Parts, id: ConversationId) -> BoxFuture<Loaded<Option<ChatData>>> {
-        let (store, user, page_items) = (self.0.clone(), viewer(parts), self.1);
+        let (store, user, page_items, policy_version) = (self.0.clone(), viewer(parts), self.1, self.2.clone());
         let stands_in_for = parts.extensions.get::<crate::pages::StandsInFor>().map(|s| s.0.clone()).unwrap_or_default();
         Box::pin(async move {
             let user = user.ok_or("log in first")?;
@@ -65,7 +66,8 @@ impl PageData for StorePages {
             let view = snapshots::page(&store, &id, page_items).await.map_err(unavailable)?;
             let viewer_is_owner = conversation.owner_id.as_ref() == Some(&user.id);
             let viewer_name = user.username.clone();
-            Ok(Some(ChatData { conversation, view, viewer_is_admin: user.is_admin(), viewer_is_owner, viewer_name, stands_in_for }))
+            let viewer_is_admin = user.is_admin();
+            Ok(Some(ChatData { conversation, view, viewer_is_admin, viewer_is_owner, viewer_name, stands_in_for, policy_version }))
         })
     }
 
@@ -97,6 +99,6 @@ impl PageData for StorePages {
     }
 }
 
-pub fn data_source(store: Store, page_items: usize) -> DataSource {
-    DataSource(std::sync::Arc::new(StorePages(store, page_items)))
+pub fn data_source(store: Store, page_items: usize, policy_version: String) -> DataSource {
+    DataSource(std::sync::Arc::new(StorePages(store, page_items, policy_version)))
 }

@@ -184,6 +184,16 @@ impl Application {
     /// Servers inside another program (the integration tests) use it, so that the program's own
     /// Ctrl-C / SIGTERM handling stays in charge.
     pub async fn run_until(self, stop: impl std::future::Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+        // Approvals asked (and grants made) under another configuration are checked against this one.
+        let reclassified = self.orchestrator.reclassify_at_start_up().await?;
+        if reclassified != Default::default() {
+            tracing::info!(
+                kept = reclassified.kept,
+                canceled = reclassified.canceled,
+                grants_ended = reclassified.grants_ended,
+                "checked what earlier configurations left against this one"
+            );
+        }
         let resumed = sweeper::resume_at_start_up(&self.orchestrator).await?;
         if resumed > 0 {
             tracing::info!(resumed, "resumed tasks left mid-way");

@@ -90,6 +90,7 @@ pub fn ChatView(
     let (viewer_is_admin, viewer_is_owner) = (data.viewer_is_admin, data.viewer_is_owner);
     let viewer_name = data.viewer_name.clone();
     let stands_in_for = data.stands_in_for.clone();
+    let data_policy_version = data.policy_version.clone();
     let view = RwSignal::new(data.view);
     let link = RwSignal::new(LinkState::Connecting);
     // Cards clear a "cannot reach the server" error when the live stream is back.
@@ -189,7 +190,7 @@ pub fn ChatView(
                 {move || (link.get() == LinkState::Reconnecting).then_some("Reconnecting…")}
             </span>
         </header>
-        <GrantList view />
+        <GrantList view policy_version=data_policy_version.clone() />
         <div class="thread" role="log" aria-label="Conversation">
             <ShowEarlier conversation_id=conversation.id.clone() view />
             {move || view.with(|v| v.items.is_empty()).then(|| view! {

@@ -342,6 +342,8 @@ mod tests {
             deciders: Vec::new(),
             approvers: None,
             approved_by: Vec::new(),
+            policy_version: None,
+            decided_policy_version: None,
             reason: None,
             edited_args: None,
             args_schema: None,

@@ -79,6 +79,9 @@ pub enum EventBody {
         /// with exactly these arguments. None for a standing grant ("always allow").
         #[serde(default, skip_serializing_if = "Option::is_none")]
         args: Option<Value>,
+        /// The version of the agent configuration it was made under.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        policy_version: Option<String>,
     },
     GrantRevoked {
         task_id: TaskId,

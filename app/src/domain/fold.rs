@@ -56,6 +56,9 @@ pub struct GrantView {
     /// A step of an approved plan: the exact arguments it lets through (once, in its task).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub args: Option<Value>,
+    /// The version of the agent configuration it was made under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_version: Option<String>,
 }
 
 /// One entry of the chat, in the order it happened. Decisions are not items: they change cards.
@@ -322,16 +325,19 @@ impl ConversationView {
                     why: why.clone(),
                 })))
             }
-            EventBody::GrantCreated { grant_id, tool, created_by, expires_at, max_uses, args, .. } => self.grants.push(GrantView {
-                grant_id: grant_id.clone(),
-                tool: tool.clone(),
-                created_by: created_by.clone(),
-                expires_at: expires_at.clone(),
-                max_uses: *max_uses,
-                uses: 0,
-                revoked_by: None,
-                args: args.clone(),
-            }),
+            EventBody::GrantCreated { grant_id, tool, created_by, expires_at, max_uses, args, policy_version, .. } => {
+                self.grants.push(GrantView {
+                    grant_id: grant_id.clone(),
+                    tool: tool.clone(),
+                    created_by: created_by.clone(),
+                    expires_at: expires_at.clone(),
+                    max_uses: *max_uses,
+                    uses: 0,
+                    revoked_by: None,
+                    args: args.clone(),
+                    policy_version: policy_version.clone(),
+                })
+            }
             EventBody::GrantRevoked { grant_id, revoked_by, .. } => {
                 if let Some(grant) = self.grants.iter_mut().find(|g| &g.grant_id == grant_id) {
                     grant.revoked_by = Some(revoked_by.clone());
@@ -841,6 +847,7 @@ mod tests {
             expires_at: None,
             max_uses: Some(3),
             args: None,
+            policy_version: None,
         });
         for k in ["k1", "k2"] {
             log.push(EventBody::ToolCall {

@@ -286,6 +286,9 @@ named! {
         LinkIssued = "link.issued",
         /// A notification went out (an email), or could not be sent.
         NotificationSent = "notification.sent",
+        /// At start-up under another configuration: a pending approval kept or canceled, or a
+        /// grant made under an earlier one ended.
+        PolicyReclassified = "policy.reclassified",
     }
 }
 

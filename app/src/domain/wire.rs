@@ -44,6 +44,9 @@ pub struct ConversationDetail {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<Event>,
     pub view: ConversationView,
+    /// The version of the agent configuration in force (grants made under another say so).
+    #[serde(default)]
+    pub policy_version: String,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -107,6 +110,12 @@ pub struct Approval {
     /// Who approved it so far, when its gate needs a quorum (`rules.quorum` people).
     #[serde(default)]
     pub approved_by: Vec<String>,
+    /// The version of the agent configuration that asked it, and the one in force when it was
+    /// decided (none for approvals from before versions were kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_policy_version: Option<String>,
     pub reason: Option<String>,
     pub edited_args: Option<Value>,
     /// What a decision must include (a reason to reject; whether the arguments may be edited).

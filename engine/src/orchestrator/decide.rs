@@ -300,7 +300,16 @@ impl Orchestrator {
         reason: Option<String>,
         edited: Option<Value>,
     ) -> Result<DecisionOutcome, DecisionError> {
-        let decided = approvals::decide(&mut w.tx, &approval.id, outcome.into(), &actor.name, reason.as_deref(), edited.as_ref()).await?;
+        let decided = approvals::decide(
+            &mut w.tx,
+            &approval.id,
+            outcome.into(),
+            &actor.name,
+            reason.as_deref(),
+            edited.as_ref(),
+            &self.agents.version,
+        )
+        .await?;
         if !decided {
             let now = approvals::get(&mut *w.tx, &approval.id).await?.map_or("gone", |a| a.state.as_str());
             return Err(DecisionError::Conflict(format!("approval {} is already {now}", approval.id)));
@@ -340,7 +349,9 @@ impl Orchestrator {
         .await?;
         // The server decides only when a deadline passed (its timeout action, and the other
         // approvals an `abort` timeout cancels).
-        let kind = if actor.role.is_none() { AuditKind::ApprovalTimedOut } else { AuditKind::ApprovalDecided };
+        // The server decides by itself when a deadline passes, or (with `via`) when the
+        // configuration changed under a pending approval.
+        let kind = if actor.role.is_none() && actor.via.is_none() { AuditKind::ApprovalTimedOut } else { AuditKind::ApprovalDecided };
         w.audit(
             kind,
             &actor.name,
@@ -355,6 +366,7 @@ impl Orchestrator {
                 "user_agent": actor.user_agent,
                 "on_behalf_of": actor.on_behalf_of,
                 "via": actor.via,
+                "policy_version": self.agents.version,
                 "seconds_to_decide": (now_ms() - approval.created_at) / 1000,
                 "original_args": approval.args(),
                 "edited_args": edited,

@@ -46,6 +46,7 @@ impl Orchestrator {
             expires_at,
             max_uses,
             exact: None,
+            policy_version: &self.agents.version,
         };
         let id = grants::insert(&mut w.tx, new_grant).await?;
         w.append(
@@ -58,12 +59,13 @@ impl Orchestrator {
                 expires_at: expires_at.map(crate::store::time::rfc3339),
                 max_uses,
                 args: None,
+                policy_version: Some(self.agents.version.clone()),
             },
         )
         .await?;
         w.audit(AuditKind::GrantCreated,
             &actor.name,
-            json!({ "grant_id": id, "conversation_id": approval.conversation_id, "tool": approval.tool, "expires_at": expires_at.map(crate::store::time::rfc3339), "max_uses": max_uses, "role": actor.role_name() }));
+            json!({ "grant_id": id, "conversation_id": approval.conversation_id, "tool": approval.tool, "expires_at": expires_at.map(crate::store::time::rfc3339), "max_uses": max_uses, "role": actor.role_name(), "policy_version": self.agents.version }));
         Ok(())
     }
 
@@ -87,6 +89,7 @@ impl Orchestrator {
                 expires_at: None,
                 max_uses: Some(1),
                 exact: Some((&call.task_id, args)),
+                policy_version: &self.agents.version,
             };
             let id = grants::insert(&mut w.tx, new_grant).await?;
             w.append(
@@ -99,6 +102,7 @@ impl Orchestrator {
                     expires_at: None,
                     max_uses: Some(1),
                     args: Some((*args).clone()),
+                    policy_version: Some(self.agents.version.clone()),
                 },
             )
             .await?;

@@ -11,6 +11,7 @@ mod delegate;
 mod delegations;
 mod escalate;
 mod grants;
+mod reclassify;
 mod step;
 pub mod sweeper;
 mod waiting;
@@ -35,6 +36,7 @@ use crate::{
 pub use approvers::{EmailNotice, Group};
 pub use confirm::{Answer, Reply};
 pub use decide::{Actor, Decision, DecisionError, SYSTEM};
+pub use reclassify::Reclassified;
 pub use step::StartError;
 
 /// Failed attempts at driving a task (since its last model step) before the turn fails.

@@ -364,6 +364,7 @@ impl Orchestrator {
                         notify,
                         suggestion,
                         why: why.clone(),
+                        policy_version: &self.agents.version,
                     };
                     ask(&mut w, task, agent, gate, proposal).await?;
                 }
@@ -586,6 +587,8 @@ struct Proposal<'a> {
     suggestion: Option<app::domain::wire::GrantSuggestion>,
     /// Why it was asked: the gate, its rule and what the rule looked at.
     why: Option<String>,
+    /// The configuration version that asks it.
+    policy_version: &'a str,
 }
 
 /// How long the grant a suggestion offers lasts.
@@ -619,7 +622,7 @@ async fn grant_suggestion(
 /// Records the approval a gate asks for: the queue row, its audit entry, the `approval-required`
 /// event, and for a chat confirmation the question in the chat.
 async fn ask(w: &mut Write, task: &TaskRow, agent: &Agent, gate: &Gate, proposal: Proposal<'_>) -> anyhow::Result<()> {
-    let Proposal { call, summary, risk, context, assessment, approvers, notify, suggestion, why } = proposal;
+    let Proposal { call, summary, risk, context, assessment, approvers, notify, suggestion, why, policy_version } = proposal;
     let cid = &task.conversation_id;
     let approval_id = new_id();
     let asked_at = now_ms();
@@ -647,6 +650,7 @@ async fn ask(w: &mut Write, task: &TaskRow, agent: &Agent, gate: &Gate, proposal
         escalation_target: gate.escalation_target.as_deref(),
         approvers: approvers.as_ref(),
         notify: &notify,
+        policy_version,
     };
     approvals::insert(&mut w.tx, new_approval).await?;
     super::approvers::queue_emails(w, &approval_id, &notify, 0).await?;
@@ -659,7 +663,7 @@ async fn ask(w: &mut Write, task: &TaskRow, agent: &Agent, gate: &Gate, proposal
             json!({
                 "approval_id": approval_id, "call_id": call.id, "conversation_id": cid, "task_id": task.id,
                 "tool": call.tool, "args": call.args, "gate": gate.name, "risk": risk.as_str(), "deadline": crate::store::time::rfc3339(deadline),
-                "why": why,
+                "why": why, "policy_version": policy_version,
             }));
     w.append(
         cid,

@@ -70,6 +70,9 @@ pub struct ApprovalRow {
     pub approved_by: String,
     /// Whom its gate notifies and where: JSON `[[person, address], ...]` (emails).
     pub notify: Option<String>,
+    /// The configuration version that asked it, and the one in force when it was decided.
+    pub policy_version: Option<String>,
+    pub decided_policy_version: Option<String>,
 }
 
 impl ApprovalRow {
@@ -163,6 +166,8 @@ impl ApprovalRow {
             deciders: self.deciders(),
             approvers: self.approvers(),
             approved_by: self.approved_by(),
+            policy_version: self.policy_version.clone(),
+            decided_policy_version: self.decided_policy_version.clone(),
             reason: self.reason.clone(),
             edited_args: self.edited_args.as_deref().and_then(|a| serde_json::from_str(a).ok()),
             rules: self.rules(),
@@ -180,7 +185,8 @@ const SELECT: &str = "SELECT a.id, a.call_id, a.task_id, a.conversation_id, c.ti
     c.owner_id, u.username AS owner, a.agent, a.tool, a.args, a.gate, a.summary, a.risk, a.state, a.timeout_action,
     a.created_at, a.deadline, a.decided_at, a.decided_by, a.reason, a.edited_args, a.escalated_at, a.escalated_by, a.confirm,
     a.require_reason, a.allow_modification, a.separate_requester, a.escalate_at, a.reminders_sent, a.context, a.retries_left, a.resent,
-    a.assessment, a.escalation_target, a.escalated_to, a.escalated_members, a.approvers, a.approver_members, a.quorum, a.approved_by, a.notify
+    a.assessment, a.escalation_target, a.escalated_to, a.escalated_members, a.approvers, a.approver_members, a.quorum, a.approved_by, a.notify,
+    a.policy_version, a.decided_policy_version
     FROM approvals a JOIN conversations c ON c.id = a.conversation_id LEFT JOIN users u ON u.id = c.owner_id";
 
 pub struct NewApproval<'a> {
@@ -212,6 +218,8 @@ pub struct NewApproval<'a> {
     pub approvers: Option<&'a app::domain::rules::Approvers>,
     /// Whom its gate emails: (person, address).
     pub notify: &'a [(String, String)],
+    /// The configuration version that asks it.
+    pub policy_version: &'a str,
 }
 
 pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Result<()> {
@@ -220,9 +228,9 @@ pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Res
         "INSERT INTO approvals (id, call_id, task_id, conversation_id, agent, tool, args, gate, summary, risk, state,
             timeout_action, created_at, deadline, confirm, require_reason, allow_modification,
             escalate_at, next_reminder_at, reminder_interval_ms, reminders_left, context, retries_left, assessment, escalation_target,
-            reversibility, separate_requester, approvers, approver_members, quorum, notify)
+            reversibility, separate_requester, approvers, approver_members, quorum, notify, policy_version)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26,
-            $27, $28, $29, $30)",
+            $27, $28, $29, $30, $31)",
     )
     .bind(a.id)
     .bind(a.call_id)
@@ -254,6 +262,7 @@ pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Res
     .bind(a.approvers.map(|x| members_list(&x.people)))
     .bind(i64::from(a.rules.quorum))
     .bind((!a.notify.is_empty()).then(|| serde_json::to_string(a.notify)).transpose().context("failed to encode whom to notify")?)
+    .bind(a.policy_version)
     .execute(conn)
     .await
     .context("failed to record approval")?;
@@ -291,10 +300,11 @@ pub async fn decide(
     decided_by: &str,
     reason: Option<&str>,
     edited_args: Option<&Value>,
+    policy_version: &str,
 ) -> anyhow::Result<bool> {
     ApprovalState::Pending.transition(to)?;
     let result = sqlx::query(
-        "UPDATE approvals SET state = $1, decided_at = $2, decided_by = $3, reason = $4, edited_args = $5
+        "UPDATE approvals SET state = $1, decided_at = $2, decided_by = $3, reason = $4, edited_args = $5, decided_policy_version = $7
          WHERE id = $6 AND state = 'pending'",
     )
     .bind(to.as_str())
@@ -303,6 +313,7 @@ pub async fn decide(
     .bind(reason)
     .bind(edited_args.map(|a| a.to_string()))
     .bind(id)
+    .bind(policy_version)
     .execute(conn)
     .await
     .context("failed to decide approval")?;
@@ -659,4 +670,27 @@ pub async fn approved_args(db: impl AnyExecutor<'_>, conversation_id: &Conversat
             Some((by, serde_json::from_str(&approved).unwrap_or(Value::Null)))
         })
         .collect())
+}
+
+/// The pending approvals asked under another configuration than `version` (or before versions
+/// were kept).
+pub async fn pending_under_other_policy(db: impl AnyExecutor<'_>, version: &str) -> anyhow::Result<Vec<ApprovalRow>> {
+    sqlx::query_as(&format!(
+        "{SELECT} WHERE a.state = 'pending' AND (a.policy_version IS NULL OR a.policy_version <> $1) ORDER BY a.created_at, a.id"
+    ))
+    .bind(version)
+    .fetch_all(db)
+    .await
+    .context("failed to list approvals asked under another configuration")
+}
+
+/// Marks a pending approval as checked against configuration `version` (it stays pending).
+pub async fn set_policy_version(conn: &mut AnyConnection, id: &ApprovalId, version: &str) -> anyhow::Result<()> {
+    sqlx::query("UPDATE approvals SET policy_version = $1 WHERE id = $2 AND state = 'pending'")
+        .bind(version)
+        .bind(id)
+        .execute(conn)
+        .await
+        .context("failed to record an approval's configuration version")?;
+    Ok(())
 }

@@ -28,13 +28,15 @@ pub struct NewGrant<'a> {
     pub expires_at: Option<i64>,
     pub max_uses: Option<i64>,
     pub exact: Option<(&'a TaskId, &'a Value)>,
+    /// The configuration version it is made under.
+    pub policy_version: &'a str,
 }
 
 pub async fn insert(conn: &mut AnyConnection, g: NewGrant<'_>) -> anyhow::Result<GrantId> {
     let id: GrantId = new_id();
     sqlx::query(
-        "INSERT INTO grants (id, conversation_id, tool, created_by, created_at, expires_at, max_uses, task_id, args)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        "INSERT INTO grants (id, conversation_id, tool, created_by, created_at, expires_at, max_uses, task_id, args, policy_version)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     )
     .bind(&id)
     .bind(g.conversation_id)
@@ -45,6 +47,7 @@ pub async fn insert(conn: &mut AnyConnection, g: NewGrant<'_>) -> anyhow::Result
     .bind(g.max_uses)
     .bind(g.exact.map(|(task, _)| task))
     .bind(g.exact.map(|(_, args)| args.to_string()))
+    .bind(g.policy_version)
     .execute(conn)
     .await
     .context("failed to create grant")?;
@@ -113,4 +116,17 @@ pub async fn revoke(conn: &mut AnyConnection, id: &GrantId, by: &str) -> anyhow:
         .await
         .context("failed to revoke grant")?;
     Ok(result.rows_affected() == 1)
+}
+
+/// Standing grants still in force that were made under another configuration than `version`.
+pub async fn standing_under_other_policy(db: impl AnyExecutor<'_>, version: &str) -> anyhow::Result<Vec<GrantRow>> {
+    sqlx::query_as(&format!(
+        "SELECT id, conversation_id, tool, created_by, expires_at, max_uses, uses, revoked_at FROM grants
+         WHERE {USABLE} AND task_id IS NULL AND (policy_version IS NULL OR policy_version <> $2)"
+    ))
+    .bind(now_ms())
+    .bind(version)
+    .fetch_all(db)
+    .await
+    .context("failed to list grants made under another configuration")
 }

@@ -131,7 +131,7 @@ async fn read(
         Some("all") => {
             let events = events::after(state.store.pool(), &id, 0).await?;
             let view = fold(&events);
-            Ok(Json(ConversationDetail { conversation, events, view }))
+            Ok(Json(ConversationDetail { conversation, events, view, policy_version: state.orchestrator.agents().version.clone() }))
         }
         // The view (or its page) from its snapshot and the events after it: a reload reads what changed lately.
         None | Some("none") => {
@@ -140,7 +140,12 @@ async fn read(
             } else {
                 snapshots::page(&state.store, &id, state.config.page_items).await?
             };
-            Ok(Json(ConversationDetail { conversation, events: Vec::new(), view }))
+            Ok(Json(ConversationDetail {
+                conversation,
+                events: Vec::new(),
+                view,
+                policy_version: state.orchestrator.agents().version.clone(),
+            }))
         }
         Some(other) => Err(ApiError::invalid("events", format!("unknown events {other:?}; expected all or none"))),
     }

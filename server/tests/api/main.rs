@@ -28,6 +28,7 @@ mod openai;
 mod openapi;
 mod people;
 mod plans;
+mod policy_versions;
 mod queue_order;
 mod race;
 mod reminders;

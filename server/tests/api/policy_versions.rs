@@ -1,0 +1,85 @@
+//! Policy versions (issue 17): every approval, decision and grant records the version of the
+//! agent configuration that produced it; a server started with another configuration checks what
+//! the earlier one left: a call it can still make stays pending, one whose tool is gone is
+//! canceled with the reason (and the turn goes on), and with `grants_lapse_on_policy_change`
+//! standing grants made under the earlier configuration end. Across a real restart.
+
+use std::sync::Arc;
+
+use app::domain::TaskStatus;
+use serde_json::json;
+
+use crate::helpers::{BinaryServer, PASSWORD, cli, client_with_token};
+
+/// The support agent with `tools`, asking before each of `gated`.
+fn config(tools: &str, gated: &str, extra: &str) -> String {
+    format!(
+        "{extra}[[agents]]\nname = \"support\"\ntools = [{tools}]\n[[agents.gates]]\nname = \"money\"\nkind = \"tools\"\ntools = [{gated}]\n"
+    )
+}
+
+#[tokio::test]
+async fn a_restart_with_a_new_configuration_keeps_what_still_fits_and_cancels_what_does_not() {
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let before = config("\"list_orders\", \"get_order\", \"cancel_order\", \"process_refund\"", "\"process_refund\", \"cancel_order\"", "");
+    let first = BinaryServer::start(dir.clone(), Some(&before)).await;
+    let app = &first.app;
+    let refund_chat = app.create_conversation().await;
+    let (refund_task, refund) = app.pending_turn(&refund_chat, "refund order 1001", 1).await;
+    let cancel_chat = app.create_conversation().await;
+    let (cancel_task, cancel) = app.pending_turn(&cancel_chat, "cancel order 1003", 1).await;
+    assert_eq!(cancel[0].tool, "cancel_order");
+    let granted_chat = app.create_conversation().await;
+    let (granted_task, granted) = app.pending_turn(&granted_chat, "refund order 1004", 1).await;
+    let (status, _) = app.post_json(&format!("/api/approvals/{}/approve", granted[0].id), json!({ "grant": {} })).await;
+    assert_eq!(status, 200);
+    app.wait_task(&granted_task, TaskStatus::Completed).await;
+    let old = refund[0].policy_version.clone().expect("an approval records its configuration's version");
+    assert_eq!(old.len(), 12);
+    let (_, decided) = app.get_json(&format!("/api/approvals/{}", granted[0].id)).await;
+    assert_eq!(decided["decided_policy_version"].as_str(), Some(old.as_str()), "so does a decision");
+    assert!(first.terminate().await);
+
+    // cancel_order is no longer the agent's, and grants from before lapse.
+    let after = config(
+        "\"list_orders\", \"get_order\", \"process_refund\"",
+        "\"process_refund\"",
+        "[defaults]\ngrants_lapse_on_policy_change = true\n",
+    );
+    let second = BinaryServer::start(dir.clone(), Some(&after)).await;
+    let app = &second.app;
+
+    // The refund still fits: pending, now checked against the new version, and decided under it.
+    let (_, kept) = app.get_json(&format!("/api/approvals/{}", refund[0].id)).await;
+    let new = kept["policy_version"].as_str().unwrap().to_owned();
+    assert_eq!(kept["state"], "pending");
+    assert_ne!(new, old, "another configuration, another version");
+    // The cancellation does not: canceled with the reason, and its turn went on (the model was told).
+    app.wait_task(&cancel_task, TaskStatus::Completed).await;
+    let (_, canceled) = app.get_json(&format!("/api/approvals/{}", cancel[0].id)).await;
+    assert_eq!(canceled["state"], "canceled");
+    assert!(canceled["reason"].as_str().unwrap().contains("cancel_order is no longer one of support's tools"), "{canceled}");
+    assert_eq!(app.order(1003).await.status, "open", "the canceled call never ran");
+    // The grant made before ended; its chat's list says by whom.
+    let detail = app.detail(&granted_chat).await;
+    assert_eq!(detail.view.grants[0].revoked_by.as_deref(), Some("system (the configuration changed)"));
+    assert_eq!(detail.view.grants[0].policy_version.as_deref(), Some(old.as_str()));
+
+    let (status, _) = app.post_json(&format!("/api/approvals/{}/approve", refund[0].id), json!({})).await;
+    assert_eq!(status, 200);
+    app.wait_task(&refund_task, TaskStatus::Completed).await;
+    let (_, decided) = app.get_json(&format!("/api/approvals/{}", refund[0].id)).await;
+    assert_eq!((decided["policy_version"].as_str(), decided["decided_policy_version"].as_str()), (Some(new.as_str()), Some(new.as_str())));
+
+    // The audit trail has each step.
+    let _ = cli(dir.path(), &["user", "add", "root", "--admin"], Some(&format!("{PASSWORD}\n"))).await;
+    let (ok, token, stderr) = cli(dir.path(), &["token", "create", "--user", "root", "--name", "audit"], None).await;
+    assert!(ok, "{stderr}");
+    let root = client_with_token(token.trim());
+    let entries: serde_json::Value = root.get(app.url("/api/audit?kind=policy.reclassified")).send().await.unwrap().json().await.unwrap();
+    let outcomes: Vec<&str> = entries["entries"].as_array().unwrap().iter().filter_map(|e| e["data"]["outcome"].as_str()).collect();
+    for outcome in ["kept", "canceled", "grant ended"] {
+        assert!(outcomes.contains(&outcome), "{outcome}: {entries}");
+    }
+    assert!(second.terminate().await);
+}
