@@ -94,7 +94,10 @@ impl Orchestrator {
     /// an account.
     pub async fn create_group(self: &Arc<Self>, name: &str, members: &[String], by: &str) -> Result<Group, DecisionError> {
         if !valid_target(name) {
-            return Err(invalid("/name", format!("a group's name must be 1 to 64 letters, digits, . _ - or @, got {name:?}")));
+            return Err(DecisionError::invalid(
+                "/name",
+                format!("a group's name must be 1 to 64 letters, digits, . _ - or @, got {name:?}"),
+            ));
         }
         self.refuse_config_group(name)?;
         let mut w = self.store.write(Scope::People).await?;
@@ -167,7 +170,7 @@ async fn accounts(w: &mut Write, members: &[String]) -> Result<Vec<String>, Deci
     let mut names: Vec<String> = Vec::new();
     for (i, member) in members.iter().enumerate() {
         let Some(c) = users::credentials(&mut *w.tx, member.trim()).await? else {
-            return Err(invalid(&format!("/members/{i}"), format!("no user is named {member:?}")));
+            return Err(DecisionError::invalid(&format!("/members/{i}"), format!("no user is named {member:?}")));
         };
         if !names.iter().any(|n| n.eq_ignore_ascii_case(&c.user.username)) {
             names.push(c.user.username);
@@ -175,10 +178,6 @@ async fn accounts(w: &mut Write, members: &[String]) -> Result<Vec<String>, Deci
     }
     names.sort();
     Ok(names)
-}
-
-fn invalid(path: &str, message: String) -> DecisionError {
-    DecisionError::Invalid { details: vec![json!({ "path": path, "message": message })], message }
 }
 
 /// One email about an approval, as queued in the outbox (`mailto:` deliveries) and read by the

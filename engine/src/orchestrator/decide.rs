@@ -86,6 +86,13 @@ pub enum DecisionError {
     Internal(#[from] anyhow::Error),
 }
 
+impl DecisionError {
+    /// A 422 naming the field (`path`, a JSON pointer) and why.
+    pub fn invalid(path: &str, message: String) -> Self {
+        Self::Invalid { details: vec![json!({ "path": path, "message": message })], message }
+    }
+}
+
 /// Answering a question is approving it with the answer (`tools::ask`): without one, with one
 /// that is not among the options, or "for good" (a grant), nothing is decided.
 fn check_answer(approval: &ApprovalRow, args: Option<&Value>, grant: bool) -> Result<(), DecisionError> {

@@ -37,7 +37,7 @@ impl Orchestrator {
         };
         let to = account(&mut w, new.to.trim(), "/to").await?;
         if to.eq_ignore_ascii_case(&from) {
-            return Err(invalid("/to", format!("{from} cannot delegate to themselves")));
+            return Err(DecisionError::invalid("/to", format!("{from} cannot delegate to themselves")));
         }
         let now = now_ms();
         let starts_at = match &new.starts_at {
@@ -46,10 +46,10 @@ impl Orchestrator {
         };
         let ends_at = time(&new.ends_at, "/ends_at")?;
         if ends_at <= starts_at.max(now) {
-            return Err(invalid("/ends_at", "a delegation must end after it starts, and in the future".into()));
+            return Err(DecisionError::invalid("/ends_at", "a delegation must end after it starts, and in the future".into()));
         }
         if ends_at - starts_at > MAX_DAYS * 24 * 3600 * 1000 {
-            return Err(invalid("/ends_at", format!("a delegation lasts at most {MAX_DAYS} days")));
+            return Err(DecisionError::invalid("/ends_at", format!("a delegation lasts at most {MAX_DAYS} days")));
         }
         let row = delegations::insert(&mut w.tx, &from, &to, starts_at, ends_at, &actor.name).await?;
         w.audit(
@@ -85,14 +85,11 @@ impl Orchestrator {
 async fn account(w: &mut crate::store::Write, name: &str, path: &str) -> Result<String, DecisionError> {
     match users::credentials(&mut *w.tx, name).await? {
         Some(c) => Ok(c.user.username),
-        None => Err(invalid(path, format!("no user is named {name:?}"))),
+        None => Err(DecisionError::invalid(path, format!("no user is named {name:?}"))),
     }
 }
 
 fn time(text: &str, path: &str) -> Result<i64, DecisionError> {
-    app::time::parse_rfc3339_ms(text).ok_or_else(|| invalid(path, format!("expected a time like 2026-12-24T09:00:00Z, got {text:?}")))
-}
-
-fn invalid(path: &str, message: String) -> DecisionError {
-    DecisionError::Invalid { details: vec![json!({ "path": path, "message": message })], message }
+    app::time::parse_rfc3339_ms(text)
+        .ok_or_else(|| DecisionError::invalid(path, format!("expected a time like 2026-12-24T09:00:00Z, got {text:?}")))
 }

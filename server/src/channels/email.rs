@@ -158,10 +158,6 @@ fn part(content_type: ContentType, body: String) -> SinglePart {
     SinglePart::builder().header(content_type).header(ContentTransferEncoding::QuotedPrintable).body(body)
 }
 
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
-
 /// Subject, text and HTML of a message about a pending approval.
 pub fn compose_pending(
     approval: &ApprovalRow,
@@ -194,17 +190,17 @@ pub fn compose_pending(
          <p><a href=\"{approve}\" style=\"background:#1a7f4b;color:#fff;padding:8px 16px;border-radius:6px;text-decoration:none\">Approve</a> \
          <a href=\"{reject}\" style=\"background:#b42318;color:#fff;padding:8px 16px;border-radius:6px;text-decoration:none\">Reject</a></p>\
          <p>Or open the <a href=\"{queue}\">approval queue</a>.</p>",
-        owner = escape(owner),
-        agent = escape(&approval.agent),
-        tool = escape(&approval.tool),
-        title = escape(&approval.conversation_title),
-        summary = escape(&approval.summary),
+        owner = crate::links::escape_html(owner),
+        agent = crate::links::escape_html(&approval.agent),
+        tool = crate::links::escape_html(&approval.tool),
+        title = crate::links::escape_html(&approval.conversation_title),
+        summary = crate::links::escape_html(&approval.summary),
         risk = approval.risk.as_str(),
-        consequences = escape(&consequences),
-        args = escape(&args),
-        approve = escape(approve_url),
-        reject = escape(reject_url),
-        queue = escape(&format!("{base_url}/approvals")),
+        consequences = crate::links::escape_html(&consequences),
+        args = crate::links::escape_html(&args),
+        approve = crate::links::escape_html(approve_url),
+        reject = crate::links::escape_html(reject_url),
+        queue = crate::links::escape_html(&format!("{base_url}/approvals")),
     );
     (subject, text, html)
 }
@@ -215,6 +211,6 @@ pub fn compose_decided(approval: &ApprovalRow, base_url: &str) -> (String, Strin
     let line = format!("{} was already {} by {by}. Nothing to do.", approval.summary, approval.state);
     let subject = format!("Decided: {}", approval.summary);
     let text = format!("{line}\n\nThe approval queue: {base_url}/approvals\n");
-    let html = format!("<p>{}</p>", escape(&line));
+    let html = format!("<p>{}</p>", crate::links::escape_html(&line));
     (subject, text, html)
 }

@@ -20,6 +20,11 @@ use crate::{
 };
 use token::{Claims, LinkAction, LinkKey, args_hash};
 
+/// Text as HTML text or attribute value (the link pages and the emails are written by hand).
+pub fn escape_html(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
+}
+
 /// The longest a link lives (never past its approval's deadline).
 pub const MAX_TTL_SECS: i64 = 7 * 24 * 3600;
 

@@ -39,10 +39,6 @@ impl IntoResponse for Page {
     }
 }
 
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
-}
-
 fn page(status: StatusCode, title: &str, body: String) -> Page {
     Page(
         status,
@@ -51,7 +47,7 @@ fn page(status: StatusCode, title: &str, body: String) -> Page {
              <title>{title} · Countersign</title><link rel=\"stylesheet\" href=\"/pkg/{css}.css\"></head>\
              <body><main><section class=\"card decide-link\" data-status=\"{code}\"><h1>{title}</h1>{body}\
              <p class=\"muted\"><a href=\"/approvals\">Open the approval queue</a> (log in first).</p></section></main></body></html>",
-            title = escape(title),
+            title = crate::links::escape_html(title),
             css = app::OUTPUT_NAME,
             code = status.as_u16(),
         ),
@@ -59,7 +55,7 @@ fn page(status: StatusCode, title: &str, body: String) -> Page {
 }
 
 fn said(status: StatusCode, title: &str, line: &str) -> Page {
-    page(status, title, format!("<p class=\"reason\" role=\"status\">{}</p>", escape(line)))
+    page(status, title, format!("<p class=\"reason\" role=\"status\">{}</p>", crate::links::escape_html(line)))
 }
 
 /// Who decided it and how, for "someone was first".
@@ -126,18 +122,18 @@ fn call_details(approval: &ApprovalRow) -> String {
     format!(
         "<p class=\"summary\">{summary}</p><p><code>{tool}</code> · <span class=\"badge risk-{risk}\">{risk} risk</span> · asked in {asked_by}'s chat “{title}”</p>\
          <pre class=\"json\">{args}</pre><p class=\"countdown\">Decide before {deadline}.</p>",
-        summary = escape(&approval.summary),
-        tool = escape(&approval.tool),
+        summary = crate::links::escape_html(&approval.summary),
+        tool = crate::links::escape_html(&approval.tool),
         risk = approval.risk.as_str(),
-        asked_by = escape(asked_by),
-        title = escape(&approval.conversation_title),
-        args = escape(&args),
+        asked_by = crate::links::escape_html(asked_by),
+        title = crate::links::escape_html(&approval.conversation_title),
+        args = crate::links::escape_html(&args),
         deadline = rfc3339(approval.deadline).get(..16).unwrap_or_default().replace('T', " ") + " UTC",
     )
 }
 
 fn form(claims: &Claims, approval: &ApprovalRow, problem: Option<&str>) -> String {
-    let problem = problem.map(|p| format!("<p class=\"error\" role=\"alert\">{}</p>", escape(p))).unwrap_or_default();
+    let problem = problem.map(|p| format!("<p class=\"error\" role=\"alert\">{}</p>", crate::links::escape_html(p))).unwrap_or_default();
     match claims.action {
         LinkAction::Approve => {
             format!("{problem}<form method=\"post\"><button type=\"submit\" class=\"btn btn-approve\">Approve</button></form>")
@@ -163,8 +159,10 @@ async fn show(State(state): State<AppState>, ClientIp(ip): ClientIp, headers: He
         LinkAction::Reject => "Reject",
     };
     let as_whom = match &actor.on_behalf_of {
-        Some(principal) => format!("You decide as {} (in place of {}).", escape(&actor.name), escape(principal)),
-        None => format!("You decide as {}.", escape(&actor.name)),
+        Some(principal) => {
+            format!("You decide as {} (in place of {}).", crate::links::escape_html(&actor.name), crate::links::escape_html(principal))
+        }
+        None => format!("You decide as {}.", crate::links::escape_html(&actor.name)),
     };
     let body = format!("{}<p class=\"muted\">{as_whom}</p>{}", call_details(&approval), form(&claims, &approval, None));
     page(StatusCode::OK, &format!("{verb} this call?"), body)
