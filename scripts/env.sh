@@ -12,6 +12,6 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 # invalidating each other's build of the leptos crates.
 export LEPTOS_OUTPUT_NAME=countersign
 # The email tests' SMTP server runs on the Python that scripts/python-tools.sh prepares.
-if [ -z "${COUNTERSIGN_TEST_SMTPD_PYTHON:-}" ] && [ -x "$CS_CACHE/venv/bin/python" ]; then
-  export COUNTERSIGN_TEST_SMTPD_PYTHON="$CS_CACHE/venv/bin/python"
+if [ -z "${COUNTERSIGN_TEST_PYTHON:-}" ] && [ -x "$CS_CACHE/venv/bin/python" ]; then
+  export COUNTERSIGN_TEST_PYTHON="$CS_CACHE/venv/bin/python"
 fi

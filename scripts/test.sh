@@ -18,9 +18,10 @@ cargo fmt --all --check
 cargo clippy -q -p app -p engine -p server --all-targets -- -D warnings
 cargo clippy -q -p frontend --target wasm32-unknown-unknown --target-dir "$CARGO_TARGET_DIR/front" -- -D warnings
 
-# The email tests send to a real SMTP server (aiosmtpd, from PyPI).
-COUNTERSIGN_TEST_SMTPD_PYTHON="$(bash scripts/python-tools.sh)"
-export COUNTERSIGN_TEST_SMTPD_PYTHON
+# The email tests send to a real SMTP server (aiosmtpd) and the A2A tests drive a2a-sdk's client
+# (both from PyPI).
+COUNTERSIGN_TEST_PYTHON="$(bash scripts/python-tools.sh)"
+export COUNTERSIGN_TEST_PYTHON
 
 echo "[test] unit and integration tests"
 cargo nextest run --no-fail-fast -p app -p engine -p server

@@ -34,8 +34,8 @@ function quotedPrintable(raw: string): string {
 testWithAgents(AGENTS, { COUNTERSIGN_SMTP_URL: `smtp://127.0.0.1:${SMTP_PORT}` })(
   "an approver's email links to a page that decides the call in Chromium without logging in",
   async ({ page, browser, server }) => {
-    const python = process.env.COUNTERSIGN_TEST_SMTPD_PYTHON;
-    if (!python) throw new Error("COUNTERSIGN_TEST_SMTPD_PYTHON must name a Python with aiosmtpd (run `./x test`)");
+    const python = process.env.COUNTERSIGN_TEST_PYTHON;
+    if (!python) throw new Error("COUNTERSIGN_TEST_PYTHON must name a Python with aiosmtpd (run `./x test`)");
     const maildir = mkdtempSync(path.join(tmpdir(), "countersign-mail-"));
     for (const sub of ["tmp", "new", "cur"]) mkdirSync(path.join(maildir, sub));
     const smtpd = spawn(python, ["-m", "aiosmtpd", "-n", "-l", `127.0.0.1:${SMTP_PORT}`, "-c", "aiosmtpd.handlers.Mailbox", maildir], { stdio: "inherit" });

@@ -13,6 +13,7 @@ pub mod console;
 pub mod links;
 pub mod page_data;
 pub mod pages;
+pub mod protocols;
 pub mod security_headers;
 pub mod startup;
 pub mod state;

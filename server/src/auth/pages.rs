@@ -10,7 +10,8 @@ use axum::{
 use super::Viewer;
 
 /// `/decide/`: a signed decision link is its own credential (server/src/links).
-const PUBLIC: [&str; 7] = ["/api/", "/pkg/", "/healthz", "/readyz", "/metrics", "/login", "/decide/"];
+/// `/a2a/`: agent cards and JSON-RPC, for other agents (server/src/protocols).
+const PUBLIC: [&str; 8] = ["/api/", "/pkg/", "/healthz", "/readyz", "/metrics", "/login", "/decide/", "/a2a/"];
 
 pub async fn require_login(req: Request, next: Next) -> Response {
     let path = req.uri().path();

@@ -1,5 +1,5 @@
 //! Email notifications (issue 17) against a real SMTP server (Python's aiosmtpd, installed by the
-//! test command; `COUNTERSIGN_TEST_SMTPD_PYTHON` names the Python that has it): a gate with
+//! test command; `COUNTERSIGN_TEST_PYTHON` names the Python that has it): a gate with
 //! `notify = ["email"]` mails its approvers a message with the call and their own signed links,
 //! whose link decides it; a reminder re-sends; a message that could only be sent after someone
 //! decided says so instead of offering links; every message sent is audited.
@@ -32,8 +32,8 @@ impl Smtpd {
     }
 
     async fn start(&mut self) {
-        let python = std::env::var("COUNTERSIGN_TEST_SMTPD_PYTHON")
-            .expect("set COUNTERSIGN_TEST_SMTPD_PYTHON to a Python with aiosmtpd (scripts/test.sh installs it into the cache's venv)");
+        let python = std::env::var("COUNTERSIGN_TEST_PYTHON")
+            .expect("set COUNTERSIGN_TEST_PYTHON to a Python with aiosmtpd (scripts/test.sh installs it into the cache's venv)");
         let child = tokio::process::Command::new(python)
             .args(["-m", "aiosmtpd", "-n", "-l", &format!("127.0.0.1:{}", self.port), "-c", "aiosmtpd.handlers.Mailbox"])
             .arg(self.maildir.path())

@@ -2,6 +2,7 @@
 
 mod helpers;
 
+mod a2a;
 mod approvers;
 mod ask;
 mod audit_anchors;

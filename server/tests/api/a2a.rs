@@ -1,0 +1,124 @@
+//! The A2A endpoint (issue 18) driven by the official A2A client (a2a-sdk from PyPI, run as
+//! `tests/clients/a2a_client.py`): a gated call makes the task input-required with the approval
+//! request as a data part, a data part `{"decision_type": ...}` decides it and the task completes;
+//! bad JSON-RPC gets the protocol's own error shapes and changes nothing.
+
+use serde_json::{Value, json};
+
+use crate::helpers::{Options, TestApp, spawn_app_with};
+
+const AGENT: &str = "[[agents]]\nname = \"support\"\ndescription = \"Refunds and orders\"\n\
+    tools = [\"list_orders\", \"get_order\", \"cancel_order\", \"process_refund\"]\n\
+    [[agents.gates]]\nname = \"refunds\"\nkind = \"tools\"\ntools = [\"process_refund\"]\n";
+
+async fn app() -> TestApp {
+    spawn_app_with(Options { agents_toml: Some(AGENT.into()), ..Default::default() }).await
+}
+
+async fn rpc(app: &TestApp, body: &str) -> (u16, Value) {
+    let response =
+        app.client.post(app.url("/a2a/support")).header("content-type", "application/json").body(body.to_owned()).send().await.unwrap();
+    (response.status().as_u16(), response.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn the_official_a2a_client_asks_is_answered_with_a_decision_and_sees_the_task_complete() {
+    let app = app().await;
+    let python = std::env::var("COUNTERSIGN_TEST_PYTHON")
+        .expect("set COUNTERSIGN_TEST_PYTHON to a Python with a2a-sdk (scripts/test.sh installs it into the cache's venv)");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/a2a_client.py");
+    let output = tokio::time::timeout(
+        std::time::Duration::from_secs(90),
+        tokio::process::Command::new(python).arg(script).arg(app.url("/a2a/support")).arg(&app.tokens["alice"]).kill_on_drop(true).output(),
+    )
+    .await
+    .expect("the A2A client finishes within 90 s")
+    .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "a2a_client.py failed:\n{stdout}\n{stderr}");
+    let steps: std::collections::HashMap<String, Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|v| (v["step"].as_str().unwrap_or_default().to_owned(), v))
+        .collect();
+
+    let asked = &steps["asked"];
+    assert_eq!(asked["state"], "TASK_STATE_INPUT_REQUIRED", "{stdout}");
+    assert_eq!((asked["approvals"][0]["tool"].as_str(), asked["approvals"][0]["risk"].as_str()), (Some("process_refund"), Some("high")));
+    // The A2A task is the turn: the queue and the chat show the same approval.
+    let task_id = asked["task_id"].as_str().unwrap();
+    let (_, task) = app.get_json(&format!("/api/tasks/{task_id}")).await;
+    assert_eq!(task["status"], "completed", "{task}");
+    assert_eq!(steps["approved"]["state"], "TASK_STATE_COMPLETED");
+    assert!(!steps["approved"]["answer"].as_str().unwrap().is_empty(), "{stdout}");
+    assert_eq!(app.order(1001).await.status, "refunded");
+    assert_eq!(steps["got"]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(
+        steps["denied"],
+        json!({ "step": "denied", "asked": "TASK_STATE_INPUT_REQUIRED", "state": "TASK_STATE_COMPLETED", "same_context": true })
+    );
+    assert_eq!(app.order(1002).await.status, "open", "denied: not run");
+    assert!(steps["unknown_task"]["error"].as_str().unwrap().contains("does not exist"), "{stdout}");
+    assert!(steps["cancel_finished"]["error"].as_str().unwrap().contains("already completed"), "{stdout}");
+    assert_eq!(steps["canceled"]["state"], "TASK_STATE_CANCELED");
+    // Decisions made over A2A are the API's decisions, audited as such.
+    let decided = app.audit_entries("approval.decided", 3).await; // approved, denied, canceled
+    assert!(decided.iter().all(|e| e["actor"] == "alice" && e["data"]["via"] == "a2a"), "{decided:?}");
+}
+
+#[tokio::test]
+async fn bad_json_rpc_gets_the_protocols_errors_and_changes_nothing() {
+    let app = app().await;
+    let (status, card) = app.anonymous().get_json("/a2a/support/.well-known/agent-card.json").await;
+    assert_eq!((status, card["name"].as_str(), card["capabilities"]["streaming"].as_bool()), (200, Some("support"), Some(false)));
+    assert_eq!(card["supportedInterfaces"][0]["url"], app.url("/a2a/support"));
+    let (status, _) = app.anonymous().get_json("/a2a/nobody/.well-known/agent-card.json").await;
+    assert_eq!(status, 404);
+
+    let send = |message: Value| json!({ "jsonrpc": "2.0", "id": 7, "method": "SendMessage", "params": { "message": message } }).to_string();
+    for (body, code) in [
+        ("{not json".to_owned(), -32700),
+        (json!({ "jsonrpc": "2.0", "id": 1 }).to_string(), -32600),
+        (json!({ "jsonrpc": "2.0", "id": 1, "method": "DeleteEverything" }).to_string(), -32601),
+        (json!({ "jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": { "id": "nope" } }).to_string(), -32001),
+        (json!({ "jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {} }).to_string(), -32602),
+        (json!({ "jsonrpc": "2.0", "id": 1, "method": "CancelTask", "params": { "id": "nope" } }).to_string(), -32001),
+        (json!({ "jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {} }).to_string(), -32004),
+        (send(json!({ "parts": [{ "data": { "decision_type": "approve" } }] })), -32602),
+        (send(json!({ "parts": [{ "text": "   " }] })), -32602),
+        (send(json!({ "parts": "refund" })), -32602),
+        (send(json!({ "taskId": "nope", "parts": [{ "data": { "decision_type": "approve" } }] })), -32001),
+    ] {
+        let (status, reply) = rpc(&app, &body).await;
+        assert_eq!(
+            (status, reply["error"]["code"].as_i64(), reply["jsonrpc"].as_str()),
+            (200, Some(code), Some("2.0")),
+            "{body} → {reply}"
+        );
+        assert!(reply["error"]["message"].is_string());
+    }
+    let (status, reply) = app
+        .anonymous()
+        .client
+        .post(app.url("/a2a/support"))
+        .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": { "id": "x" } }))
+        .send()
+        .await
+        .map(|r| (r.status().as_u16(), r))
+        .unwrap();
+    assert_eq!(status, 401);
+    assert_eq!(reply.json::<Value>().await.unwrap()["error"]["code"], -32600);
+    let (_, conversations) = app.get_json("/api/conversations").await;
+    assert_eq!(conversations, json!([]), "nothing was started");
+
+    // A decision of the wrong kind on a waiting task changes nothing either.
+    let (_, started) = rpc(&app, &send(json!({ "parts": [{ "text": "refund order 1001" }] }))).await;
+    let task = started["result"]["task"].clone();
+    assert_eq!(task["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{started}");
+    let wrong = json!({ "taskId": task["id"], "contextId": task["contextId"], "parts": [{ "data": { "decision_type": "maybe" } }] });
+    let (_, reply) = rpc(&app, &send(wrong)).await;
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
+    let (_, again) =
+        rpc(&app, &json!({ "jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": { "id": task["id"] } }).to_string()).await;
+    assert_eq!(again["result"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
+}

@@ -1,0 +1,89 @@
+"""Drives a Countersign agent through the official A2A client (a2a-sdk, PyPI): a gated call makes
+the task input-required with the approval request as a data part; a message with a data part
+{"decision_type": ...} decides it; GetTask and CancelTask answer as the spec says, and unknown
+tasks are the spec's errors. Prints one JSON line per step for the Rust test to check.
+
+Usage: a2a_client.py AGENT_URL TOKEN
+"""
+import asyncio
+import json
+import sys
+import uuid
+
+import httpx
+from a2a.client import ClientConfig, create_client
+from a2a.types import a2a_pb2 as pb
+from google.protobuf import json_format, struct_pb2
+
+
+def say(step, **data):
+    print(json.dumps({"step": step, **data}), flush=True)
+
+
+def text_message(text, task_id=None, context_id=None):
+    return pb.Message(message_id=str(uuid.uuid4()), role=pb.Role.ROLE_USER, parts=[pb.Part(text=text)],
+                      task_id=task_id or "", context_id=context_id or "")
+
+
+def data_message(data, task_id, context_id):
+    value = json_format.ParseDict(data, struct_pb2.Value())
+    return pb.Message(message_id=str(uuid.uuid4()), role=pb.Role.ROLE_USER, parts=[pb.Part(data=value)],
+                      task_id=task_id, context_id=context_id)
+
+
+async def send(client, message):
+    """The task the agent answers with (non-streaming SendMessage)."""
+    task = None
+    async for response in client.send_message(pb.SendMessageRequest(message=message)):
+        if response.HasField("task"):
+            task = response.task
+    return task
+
+
+def data_parts(task):
+    return [json_format.MessageToDict(p.data) for p in task.status.message.parts if p.HasField("data")]
+
+
+async def main(url, token):
+    http = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
+    client = await create_client(url, ClientConfig(streaming=False, httpx_client=http))
+    card = await client.get_card() if hasattr(client, "get_card") else None
+    if card is not None:
+        say("card", name=card.name)
+
+    task = await send(client, text_message("refund order 1001"))
+    requests = data_parts(task)
+    say("asked", state=pb.TaskState.Name(task.status.state), task_id=task.id, context_id=task.context_id,
+        approvals=requests[0]["approvals"] if requests else [])
+
+    task = await send(client, data_message({"decision_type": "approve"}, task.id, task.context_id))
+    answer = "".join(p.text for a in task.artifacts for p in a.parts)
+    say("approved", state=pb.TaskState.Name(task.status.state), answer=answer)
+
+    got = await client.get_task(pb.GetTaskRequest(id=task.id))
+    say("got", state=pb.TaskState.Name(got.status.state))
+
+    # A second turn in the same context, denied with a reason.
+    task = await send(client, text_message("refund order 1002", context_id=got.context_id))
+    asked_again = pb.TaskState.Name(task.status.state)
+    task = await send(client, data_message({"decision_type": "deny", "reason": "not this one"}, task.id, task.context_id))
+    say("denied", asked=asked_again, state=pb.TaskState.Name(task.status.state), same_context=task.context_id == got.context_id)
+
+    for name, call in [
+        ("unknown_task", lambda: client.get_task(pb.GetTaskRequest(id="no-such-task"))),
+        ("cancel_finished", lambda: client.cancel_task(pb.CancelTaskRequest(id=task.id))),
+    ]:
+        try:
+            await call()
+            say(name, error=None)
+        except Exception as error:  # the SDK raises its own error types; the message carries the code
+            say(name, error=f"{type(error).__name__}: {error}")
+
+    # A task waiting for a person, canceled.
+    task = await send(client, text_message("refund order 1004"))
+    canceled = await client.cancel_task(pb.CancelTaskRequest(id=task.id))
+    say("canceled", state=pb.TaskState.Name(canceled.status.state))
+    await http.aclose()
+
+
+asyncio.run(main(sys.argv[1], sys.argv[2]))
