@@ -150,6 +150,7 @@ impl Application {
             .merge(crate::links::page::router())
             .merge(crate::channels::slack::router())
             .merge(crate::protocols::a2a::router())
+            .merge(crate::protocols::ag_ui::router())
             .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(crate::pages::nonce_context, app::shell))
             .layer(DefaultBodyLimit::max(body_limit))
             .layer(axum::Extension(trusted_proxies))

@@ -41,9 +41,19 @@ const SELECT: &str = "SELECT c.id, c.title, c.agent, c.created_at, c.last_seq, c
     FROM conversations c LEFT JOIN users u ON u.id = c.owner_id";
 
 pub async fn create(pool: &AnyPool, title: &str, agent: &str, owner_id: &UserId) -> anyhow::Result<Conversation> {
-    let id = new_id();
+    create_with_id(pool, &new_id(), title, agent, owner_id).await
+}
+
+/// Like [`create`], with an id the caller chose (an AG-UI thread id); fails if it is taken.
+pub async fn create_with_id(
+    pool: &AnyPool,
+    id: &ConversationId,
+    title: &str,
+    agent: &str,
+    owner_id: &UserId,
+) -> anyhow::Result<Conversation> {
     sqlx::query("INSERT INTO conversations (id, title, agent, created_at, owner_id) VALUES ($1, $2, $3, $4, $5)")
-        .bind(&id)
+        .bind(id)
         .bind(title)
         .bind(agent)
         .bind(now_ms())
@@ -51,7 +61,7 @@ pub async fn create(pool: &AnyPool, title: &str, agent: &str, owner_id: &UserId)
         .execute(pool)
         .await
         .context("failed to create conversation")?;
-    get(pool, &id).await?.context("BUG: the conversation just created exists")
+    get(pool, id).await?.context("BUG: the conversation just created exists")
 }
 
 pub async fn get(pool: &AnyPool, id: &ConversationId) -> anyhow::Result<Option<Conversation>> {

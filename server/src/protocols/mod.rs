@@ -1,4 +1,5 @@
 //! Other agents' protocols over the same engine (issue 18): one mapping module per protocol, no
-//! second state machine. `a2a.rs`: each Countersign agent as an A2A agent.
+//! second state machine. `a2a.rs`: each Countersign agent as an A2A agent; `ag_ui.rs`: over AG-UI.
 
 pub mod a2a;
+pub mod ag_ui;

@@ -1,0 +1,136 @@
+import { expect } from "@playwright/test";
+import { HttpAgent, getRunOutcome } from "@ag-ui/client";
+import { spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { testWithAgents, type Server } from "./fixtures";
+
+// The official AG-UI client (@ag-ui/client, npm) against /ag-ui/<agent>: a gated call ends the run
+// with an interrupt per pending approval; the next run's resume entries decide them.
+const AGENTS = `
+[[agents]]
+name = "support"
+tools = ["list_orders", "get_order", "cancel_order", "process_refund"]
+
+[[agents.gates]]
+name = "refunds"
+kind = "tools"
+tools = ["process_refund"]
+`;
+
+function token(server: Server, user: string): string {
+  const made = spawnSync(process.env.COUNTERSIGN_BIN!, ["token", "create", "--user", user, "--name", "ag-ui"], {
+    env: { ...process.env, COUNTERSIGN_DATA_DIR: server.dataDir },
+  });
+  if (made.status !== 0) throw new Error(`token create: ${made.stderr}`);
+  return made.stdout.toString().trim();
+}
+
+function agent(server: Server, threadId = randomUUID()): HttpAgent {
+  return new HttpAgent({ url: `${server.url}/ag-ui/support`, threadId, headers: { Authorization: `Bearer ${token(server, "alice")}` } });
+}
+
+/** Runs the agent and returns the events it streamed, by type. */
+async function run(a: HttpAgent, params: Parameters<HttpAgent["runAgent"]>[0] = {}) {
+  const events: any[] = [];
+  let error: unknown;
+  try {
+    await a.runAgent(params, { onEvent: ({ event }) => void events.push(event) });
+  } catch (e) {
+    error = e;
+  }
+  return { events, error, types: events.map((e) => e.type) };
+}
+
+testWithAgents(AGENTS)("an AG-UI run ends in an interrupt per approval; resuming approves one with edited arguments and rejects another", async ({ server }) => {
+  const a = agent(server);
+  a.messages.push({ id: randomUUID(), role: "user", content: "refund order 1001 and 1002" });
+  const first = await run(a);
+  expect(first.error).toBeUndefined();
+  expect(first.types[0]).toBe("RUN_STARTED");
+  expect(first.types).toContain("TOOL_CALL_START");
+  const finished = first.events.at(-1);
+  const outcome = getRunOutcome(finished)!;
+  expect(outcome.type).toBe("interrupt");
+  const interrupts = (outcome as any).interrupts as any[];
+  expect(interrupts).toHaveLength(2);
+  for (const interrupt of interrupts) {
+    expect(interrupt.reason).toBe("tool_approval");
+    expect(interrupt.toolCallId).toBeTruthy();
+    expect(interrupt.responseSchema.required).toEqual(["approved"]);
+    expect(Date.parse(interrupt.expiresAt)).toBeGreaterThan(Date.now());
+  }
+  expect(a.pendingInterrupts).toHaveLength(2);
+
+  // One approved with a smaller amount, one rejected with a reason, in one resume.
+  const [refund1001, refund1002] = [...interrupts].sort((x, y) => x.metadata.args.order_id - y.metadata.args.order_id);
+  const second = await run(a, {
+    resume: [
+      { interruptId: refund1001.id, status: "resolved", payload: { approved: true, args: { order_id: 1001, amount: 10 } } },
+      { interruptId: refund1002.id, status: "resolved", payload: { approved: false, reason: "not this one" } },
+    ],
+  });
+  expect(second.error).toBeUndefined();
+  expect(getRunOutcome(second.events.at(-1))!.type).toBe("success");
+  expect(second.types).toContain("TOOL_CALL_RESULT");
+  expect(second.types).toContain("TEXT_MESSAGE_CONTENT");
+
+  // Countersign's own view: the first refund ran with the edited amount, the second did not.
+  const auth = { Authorization: `Bearer ${token(server, "alice")}` };
+  const order = async (id: number) => (await (await fetch(`${server.url}/api/orders/${id}`, { headers: auth })).json()) as any;
+  expect((await order(1001)).refunded).toBe(10);
+  expect((await order(1002)).status).toBe("open");
+});
+
+testWithAgents(AGENTS)("resuming an unknown or already decided interrupt is a RUN_ERROR that decides nothing", async ({ server }) => {
+  const a = agent(server);
+  a.messages.push({ id: randomUUID(), role: "user", content: "refund order 1001" });
+  const first = await run(a);
+  const [interrupt] = (getRunOutcome(first.events.at(-1)) as any).interrupts;
+
+  // The client itself refuses to resume an interrupt it was not given; sent anyway, the server
+  // answers with the protocol's RUN_ERROR and decides nothing.
+  const clientSide = await run(a, { resume: [{ interruptId: "no-such-interrupt", status: "resolved", payload: { approved: true } }] });
+  expect(clientSide.error).toBeTruthy();
+  const auth = { Authorization: `Bearer ${token(server, "alice")}` };
+  const raw = await fetch(`${server.url}/ag-ui/support`, {
+    method: "POST",
+    headers: { ...auth, "content-type": "application/json", accept: "text/event-stream" },
+    body: JSON.stringify({ threadId: a.threadId, runId: randomUUID(), messages: [], tools: [], context: [], state: {},
+      resume: [{ interruptId: "no-such-interrupt", status: "resolved", payload: { approved: true } }] }),
+  });
+  const events = (await raw.text()).split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)));
+  expect(events.map((e) => e.type)).toEqual(["RUN_STARTED", "RUN_ERROR"]);
+  expect(events[1].code).toBe("UNKNOWN_INTERRUPT");
+
+  const state = async () => ((await (await fetch(`${server.url}/api/approvals/${interrupt.id}`, { headers: auth })).json()) as any).state;
+  expect(await state()).toBe("pending");
+
+  // Decided in Countersign meanwhile: the client's resume is refused and says by whom.
+  const decided = await fetch(`${server.url}/api/approvals/${interrupt.id}/reject`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: "{}" });
+  expect(decided.status).toBe(200);
+  const late = await run(a, { resume: [{ interruptId: interrupt.id, status: "resolved", payload: { approved: true } }] });
+  const error = late.events.find((e) => e.type === "RUN_ERROR");
+  expect(error?.code).toBe("INTERRUPT_RESOLVED");
+  expect(error?.message).toContain("already rejected by alice");
+  expect(await state()).toBe("rejected");
+});
+
+testWithAgents(AGENTS.replace('tools = ["process_refund"]', 'tools = ["process_refund"]\ntimeout_secs = 1'), { COUNTERSIGN_SWEEP_MS: "60000" })(
+  "an interrupt past its expiresAt is refused with INTERRUPT_EXPIRED",
+  async ({ server }) => {
+    const a = agent(server);
+    a.messages.push({ id: randomUUID(), role: "user", content: "refund order 1001" });
+    const first = await run(a);
+    const [interrupt] = (getRunOutcome(first.events.at(-1)) as any).interrupts;
+    await new Promise((resolve) => setTimeout(resolve, Date.parse(interrupt.expiresAt) - Date.now() + 200));
+    // The client knows it expired (isInterruptExpired); sent anyway, the server refuses it too.
+    const raw = await fetch(`${server.url}/ag-ui/support`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${token(server, "alice")}`, "content-type": "application/json" },
+      body: JSON.stringify({ threadId: a.threadId, runId: randomUUID(), messages: [], tools: [], context: [],
+        resume: [{ interruptId: interrupt.id, status: "resolved", payload: { approved: true } }] }),
+    });
+    const events = (await raw.text()).split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)));
+    expect(events.at(-1)).toMatchObject({ type: "RUN_ERROR", code: "INTERRUPT_EXPIRED" });
+  },
+);

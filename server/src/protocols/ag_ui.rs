@@ -1,0 +1,296 @@
+//! Each Countersign agent over AG-UI (`POST /ag-ui/{agent}`, a run's events as SSE): the run
+//! streams `RUN_STARTED`, the agent's `TEXT_MESSAGE_*` and `TOOL_CALL_*` events, and `RUN_FINISHED`;
+//! a gated call ends the run with the interrupt outcome (one interrupt per pending approval: its
+//! id is the approval's, `toolCallId` the call's, a `responseSchema` for approve / reject / edit,
+//! `expiresAt` its deadline). The next run's `resume` entries decide them through the same
+//! decision as the API (approve with edited `args`, reject with a `reason`, mixed in one resume);
+//! an unknown, decided or expired interrupt is a `RUN_ERROR` and decides nothing. The AG-UI
+//! thread is the Countersign conversation. See docs/ag-ui.md.
+
+use std::{convert::Infallible, time::Duration};
+
+use app::domain::{ApprovalId, ConversationId, EventBody, TaskId, TaskStatus};
+use axum::{
+    Extension, Json, Router,
+    body::Bytes,
+    extract::{Path, State},
+    http::StatusCode,
+    response::{IntoResponse, Response, Sse, sse::Event},
+    routing::post,
+};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::{
+    auth::Viewer,
+    orchestrator::{Actor, Decision, StartError},
+    state::AppState,
+    store::{
+        approvals::{self, ApprovalRow},
+        conversations, events,
+        tasks::{self, TaskRow},
+        time::{now_ms, rfc3339},
+        users::User,
+    },
+};
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/ag-ui/{agent}", post(run))
+}
+
+/// How long a run waits for its turn to finish or to need a person before it gives up.
+const RUN_LIMIT: Duration = Duration::from_secs(120);
+
+/// A run that cannot go on: a `RUN_ERROR` with a code.
+struct RunError(&'static str, String);
+
+impl From<anyhow::Error> for RunError {
+    fn from(err: anyhow::Error) -> Self {
+        tracing::error!(error = ?err, "AG-UI run failed");
+        Self("INTERNAL", "the server could not complete the run".into())
+    }
+}
+
+fn actor(user: &User) -> Actor {
+    Actor {
+        name: user.username.clone(),
+        role: Some(user.role),
+        ip: None,
+        user_agent: Some("AG-UI".into()),
+        on_behalf_of: None,
+        via: Some("ag-ui".into()),
+    }
+}
+
+/// What a resume entry's `payload` may say (the interrupt's `responseSchema`).
+fn response_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "approved": { "type": "boolean", "description": "true runs the call, false rejects it" },
+            "args": { "type": "object", "description": "with approved: run the call with these arguments instead" },
+            "reason": { "type": "string", "description": "with a rejection: why (the agent is told)" },
+        },
+        "required": ["approved"],
+    })
+}
+
+fn bad_request(message: &str) -> Response {
+    (StatusCode::BAD_REQUEST, Json(json!({ "error": { "code": "bad_request", "message": message } }))).into_response()
+}
+
+async fn run(State(state): State<AppState>, Extension(viewer): Extension<Viewer>, Path(agent): Path<String>, body: Bytes) -> Response {
+    let Some(user) = viewer.0 else {
+        let message = "send a Countersign API token as Authorization: Bearer <token>";
+        return (StatusCode::UNAUTHORIZED, Json(json!({ "error": { "code": "unauthorized", "message": message } }))).into_response();
+    };
+    if state.orchestrator.agents().get(&agent).is_none() {
+        return (StatusCode::NOT_FOUND, Json(json!({ "error": { "code": "not_found", "message": format!("no agent named {agent:?}") } })))
+            .into_response();
+    }
+    let Ok(input) = serde_json::from_slice::<Value>(&body) else { return bad_request("the body is not a JSON RunAgentInput") };
+    let (Some(thread), Some(run_id)) = (input["threadId"].as_str(), input["runId"].as_str()) else {
+        return bad_request("a RunAgentInput names its threadId and runId");
+    };
+    let valid_id = |id: &str| !id.is_empty() && id.len() <= 100 && id.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+    if !valid_id(thread) {
+        return bad_request("threadId must be 1 to 100 letters, digits, - _ or .");
+    }
+    let (thread, run_id) = (thread.to_owned(), run_id.to_owned());
+    let (tx, rx) = mpsc::channel::<Value>(64);
+    tokio::spawn(async move {
+        let _ = tx.send(json!({ "type": "RUN_STARTED", "threadId": thread, "runId": run_id })).await;
+        let last = match drive(&state, &user, &agent, &thread, &input, &tx).await {
+            Ok(outcome) => json!({ "type": "RUN_FINISHED", "threadId": thread, "runId": run_id, "outcome": outcome }),
+            Err(RunError(code, message)) => json!({ "type": "RUN_ERROR", "code": code, "message": message }),
+        };
+        let _ = tx.send(last).await;
+    });
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        let event = rx.recv().await?;
+        Some((Ok::<_, Infallible>(Event::default().data(event.to_string())), rx))
+    });
+    Sse::new(stream).into_response()
+}
+
+/// Starts or resumes the thread's turn, streams its events, and says how the run ended.
+async fn drive(
+    state: &AppState,
+    user: &User,
+    agent: &str,
+    thread: &str,
+    input: &Value,
+    tx: &mpsc::Sender<Value>,
+) -> Result<Value, RunError> {
+    let id = ConversationId::from(thread.to_owned());
+    let conversation = match conversations::get(state.store.pool(), &id).await? {
+        Some(c) if c.owner_id.as_ref() == Some(&user.id) && c.agent == agent => c,
+        Some(_) => return Err(RunError("THREAD_NOT_FOUND", format!("thread {thread} is not one of yours with agent {agent}"))),
+        None => conversations::create_with_id(state.store.writer(), &id, &title_of(input), agent, &user.id).await?,
+    };
+    let since = conversation.last_seq;
+    let resume = input["resume"].as_array().filter(|r| !r.is_empty());
+    let task = match resume {
+        Some(entries) => resume_with(state, user, &conversation.id, entries).await?,
+        None => {
+            let text = last_user_text(input).ok_or_else(|| RunError("NO_INPUT", "the run has no user message to answer".into()))?;
+            match state.orchestrator.start_turn(&conversation, &text).await {
+                Ok(task) => task,
+                Err(StartError::Busy(_)) => {
+                    return Err(RunError("INTERRUPTED", "the thread waits for its interrupts: answer them with resume".into()));
+                }
+                Err(StartError::Internal(e)) => return Err(e.into()),
+            }
+        }
+    };
+    stream_until_settled(state, &conversation.id, &task, since, tx).await
+}
+
+fn title_of(input: &Value) -> String {
+    let text = last_user_text(input).unwrap_or_else(|| conversations::DEFAULT_TITLE.into());
+    text.chars().take(60).collect()
+}
+
+/// The text of the last user message (content as a string, or its text parts).
+fn last_user_text(input: &Value) -> Option<String> {
+    let message = input["messages"].as_array()?.iter().rev().find(|m| m["role"] == "user")?;
+    let text = match &message["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join("\n"),
+        _ => return None,
+    };
+    Some(text).filter(|t| !t.trim().is_empty())
+}
+
+/// Checks every resume entry against the thread's open interrupts before deciding any, then
+/// decides them all; the task they belong to.
+async fn resume_with(state: &AppState, user: &User, conversation: &ConversationId, entries: &[Value]) -> Result<TaskId, RunError> {
+    let actor = actor(user);
+    let mut decisions: Vec<(ApprovalRow, Decision)> = Vec::new();
+    for entry in entries {
+        let id =
+            entry["interruptId"].as_str().ok_or_else(|| RunError("INVALID_RESUME", "each resume entry names its interruptId".into()))?;
+        let approval = approvals::get(state.store.pool(), &ApprovalId::from(id.to_owned()))
+            .await?
+            .filter(|a| &a.conversation_id == conversation)
+            .ok_or_else(|| RunError("UNKNOWN_INTERRUPT", format!("interrupt {id} is not one of this thread's")))?;
+        if approval.state != app::domain::ApprovalState::Pending {
+            return Err(RunError(
+                "INTERRUPT_RESOLVED",
+                format!("interrupt {id} was already {} by {}", approval.state, approval.decided_by.as_deref().unwrap_or("someone")),
+            ));
+        }
+        if approval.deadline <= now_ms() {
+            return Err(RunError("INTERRUPT_EXPIRED", format!("interrupt {id} expired at {}", rfc3339(approval.deadline))));
+        }
+        let payload = &entry["payload"];
+        let decision = match (entry["status"].as_str(), payload["approved"].as_bool()) {
+            (Some("resolved"), Some(true)) => {
+                Decision::Approve { args: payload.get("args").cloned().filter(Value::is_object), grant: None }
+            }
+            (Some("resolved"), Some(false)) => Decision::Reject { reason: payload["reason"].as_str().map(str::to_owned) },
+            (Some("cancelled"), _) => Decision::Reject { reason: Some("the client cancelled the interrupt".into()) },
+            _ => {
+                return Err(RunError(
+                    "INVALID_RESUME",
+                    format!("interrupt {id}: status \"resolved\" with payload {{\"approved\": true | false}}, or \"cancelled\""),
+                ));
+            }
+        };
+        // Whether this person may decide it at all, before anything is decided.
+        state.orchestrator.may_decide_now(&approval.id, &actor).await.map_err(|e| RunError("FORBIDDEN", e.to_string()))?;
+        decisions.push((approval, decision));
+    }
+    let task = decisions[0].0.task_id.clone();
+    let open: Vec<ApprovalId> = approvals::pending_for_task(state.store.pool(), &task).await?.into_iter().map(|a| a.id).collect();
+    if let Some(missing) = open.iter().find(|id| !decisions.iter().any(|(a, _)| &&a.id == id)) {
+        return Err(RunError("INVALID_RESUME", format!("the resume leaves interrupt {missing} unanswered: answer every open interrupt")));
+    }
+    for (approval, decision) in decisions {
+        state.orchestrator.decide(&approval.id, decision, &actor).await.map_err(|e| RunError("DECISION_REFUSED", e.to_string()))?;
+    }
+    Ok(task)
+}
+
+/// Sends the task's events as they are stored, until it finished or waits for a person.
+async fn stream_until_settled(
+    state: &AppState,
+    conversation: &ConversationId,
+    task: &TaskId,
+    mut since: i64,
+    tx: &mpsc::Sender<Value>,
+) -> Result<Value, RunError> {
+    let deadline = tokio::time::Instant::now() + RUN_LIMIT;
+    loop {
+        let row: TaskRow = tasks::get(state.store.pool(), task).await?.ok_or_else(|| RunError("INTERNAL", "the task vanished".into()))?;
+        for event in events::after(state.store.pool(), conversation, since).await? {
+            since = event.seq;
+            if event.body.task_id() != task {
+                continue;
+            }
+            for out in ag_ui_events(&event.body) {
+                if tx.send(out).await.is_err() {
+                    // The client went away: the turn goes on, and its outcome stays in Countersign.
+                    return Err(RunError("CLIENT_GONE", "the client disconnected".into()));
+                }
+            }
+        }
+        let settled = row.status() != TaskStatus::Working;
+        if settled {
+            return match row.status() {
+                TaskStatus::InputRequired => Ok(json!({ "type": "interrupt", "interrupts": interrupts(state, task).await? })),
+                TaskStatus::Completed => Ok(json!({ "type": "success" })),
+                TaskStatus::Canceled => Ok(json!({ "type": "cancelled" })),
+                _ => Err(RunError("TURN_FAILED", "the agent's turn failed (its chat in Countersign says why)".into())),
+            };
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(RunError("TIMEOUT", "the turn is still working; run again later to see it".into()));
+        }
+        tokio::time::sleep(Duration::from_millis(40)).await;
+    }
+}
+
+/// The pending approvals of the task, as interrupts.
+async fn interrupts(state: &AppState, task: &TaskId) -> anyhow::Result<Vec<Value>> {
+    Ok(approvals::pending_for_task(state.store.pool(), task)
+        .await?
+        .into_iter()
+        .map(|a| {
+            json!({
+                "id": a.id,
+                "reason": "tool_approval",
+                "message": format!("Approve {}? {} ({} risk)", a.tool, a.summary, a.risk.as_str()),
+                "toolCallId": a.call_id,
+                "responseSchema": response_schema(),
+                "expiresAt": rfc3339(a.deadline),
+                "metadata": { "tool": a.tool, "args": a.args(), "risk": a.risk.as_str(), "gate": a.gate },
+            })
+        })
+        .collect())
+}
+
+/// The AG-UI events for one stored event of the task (none for what the client already has).
+fn ag_ui_events(body: &EventBody) -> Vec<Value> {
+    match body {
+        EventBody::AssistantMessage { text, agent: None, task_id } if !text.is_empty() => {
+            let id = format!("msg-{task_id}-{}", text.len());
+            vec![
+                json!({ "type": "TEXT_MESSAGE_START", "messageId": id, "role": "assistant" }),
+                json!({ "type": "TEXT_MESSAGE_CONTENT", "messageId": id, "delta": text }),
+                json!({ "type": "TEXT_MESSAGE_END", "messageId": id }),
+            ]
+        }
+        EventBody::ToolCall { call_id, tool, args, .. } => vec![
+            json!({ "type": "TOOL_CALL_START", "toolCallId": call_id, "toolCallName": tool }),
+            json!({ "type": "TOOL_CALL_ARGS", "toolCallId": call_id, "delta": args.to_string() }),
+            json!({ "type": "TOOL_CALL_END", "toolCallId": call_id }),
+        ],
+        EventBody::ToolResult { call_id, output, .. } => {
+            vec![
+                json!({ "type": "TOOL_CALL_RESULT", "messageId": format!("result-{call_id}"), "toolCallId": call_id, "content": output.to_string(), "role": "tool" }),
+            ]
+        }
+        _ => Vec::new(),
+    }
+}
