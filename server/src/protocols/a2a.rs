@@ -92,7 +92,7 @@ async fn card(State(state): State<AppState>, Path(agent): Path<String>) -> Respo
         "description": description,
         "version": env!("CARGO_PKG_VERSION"),
         "supportedInterfaces": [{ "url": format!("{}/a2a/{}", state.base_url, agent.name), "protocolBinding": "JSONRPC", "protocolVersion": "1.0" }],
-        "capabilities": { "streaming": false, "pushNotifications": false },
+        "capabilities": { "streaming": true, "pushNotifications": false },
         "defaultInputModes": ["text/plain", "application/json"],
         "defaultOutputModes": ["text/plain", "application/json"],
         "skills": [{
@@ -122,13 +122,14 @@ async fn rpc(State(state): State<AppState>, Extension(viewer): Extension<Viewer>
         return Json(rpc_error(&id, RpcError(code::INVALID_REQUEST, format!("no agent named {agent:?}")))).into_response();
     }
     let params = &request["params"];
+    if matches!(method, "SendStreamingMessage" | "message/stream") {
+        return stream_message(state, user, agent, params.clone(), id).await;
+    }
     let outcome = match method {
         "SendMessage" | "message/send" => send_message(&state, &user, &agent, params).await,
         "GetTask" | "tasks/get" => get_task(&state, &user, params).await,
         "CancelTask" | "tasks/cancel" => cancel(&state, &user, params).await,
-        "SendStreamingMessage" | "message/stream" | "SubscribeToTask" | "tasks/resubscribe" => {
-            Err(RpcError(code::UNSUPPORTED, format!("{method} is not offered: send with SendMessage and poll with GetTask")))
-        }
+        "SubscribeToTask" | "tasks/resubscribe" => Err(RpcError(code::UNSUPPORTED, format!("{method} is not offered: poll with GetTask"))),
         other => Err(RpcError(code::METHOD_NOT_FOUND, format!("no method {other:?}"))),
     };
     // GetTask and CancelTask answer the task itself; SendMessage a response holding it.
@@ -165,6 +166,40 @@ async fn visible_task(state: &AppState, user: &User, id: &str) -> Result<TaskRow
     Ok(task)
 }
 
+/// `SendStreamingMessage`: the same as `SendMessage`, answered as SSE — the task as it starts,
+/// a status update when it settles (finished, or waiting for a person), and the task as it is
+/// then. Errors before anything started are a single JSON-RPC error event.
+async fn stream_message(state: AppState, user: User, agent: String, params: Value, id: Value) -> Response {
+    use axum::response::sse::{Event, Sse};
+    let frame = |result: Value| Event::default().data(json!({ "jsonrpc": "2.0", "id": id, "result": result }).to_string());
+    let started = match begin(&state, &user, &agent, &params).await {
+        Ok(task) => task,
+        Err(error) => {
+            let event = Event::default().data(rpc_error(&id, error).to_string());
+            return Sse::new(futures::stream::iter([Ok::<_, std::convert::Infallible>(event)])).into_response();
+        }
+    };
+    let mut frames = Vec::new();
+    let first = match tasks::get(state.store.pool(), &started).await {
+        Ok(Some(task)) => task_json(&state, &task).await.ok(),
+        _ => None,
+    };
+    frames.extend(first.map(|task| frame(json!({ "task": task }))));
+    let last = match settled(&state, &started).await {
+        Ok(task) => task_json(&state, &task).await,
+        Err(error) => Err(error),
+    };
+    match last {
+        Ok(task) => {
+            let update = json!({ "statusUpdate": { "taskId": task["id"], "contextId": task["contextId"], "status": task["status"] } });
+            frames.push(frame(update));
+            frames.push(frame(json!({ "task": task })));
+        }
+        Err(error) => frames.push(Event::default().data(rpc_error(&id, error).to_string())),
+    }
+    Sse::new(futures::stream::iter(frames.into_iter().map(Ok::<_, std::convert::Infallible>))).into_response()
+}
+
 async fn get_task(state: &AppState, user: &User, params: &Value) -> Result<Value, RpcError> {
     let id = params["id"].as_str().ok_or_else(|| RpcError(code::INVALID_PARAMS, "params.id names the task".into()))?;
     let task = visible_task(state, user, id).await?;
@@ -173,6 +208,13 @@ async fn get_task(state: &AppState, user: &User, params: &Value) -> Result<Value
 
 /// A new turn, or a decision on the task the message names.
 async fn send_message(state: &AppState, user: &User, agent: &str, params: &Value) -> Result<Value, RpcError> {
+    let task = begin(state, user, agent, params).await?;
+    let task = settled(state, &task).await?;
+    task_json(state, &task).await
+}
+
+/// What a message does: starts a turn, or decides the task it names; the task.
+async fn begin(state: &AppState, user: &User, agent: &str, params: &Value) -> Result<TaskId, RpcError> {
     let message = &params["message"];
     let parts = message["parts"].as_array().ok_or_else(|| RpcError(code::INVALID_PARAMS, "params.message.parts must be a list".into()))?;
     let text: Vec<&str> = parts.iter().filter_map(|p| p["text"].as_str()).collect();
@@ -194,8 +236,7 @@ async fn send_message(state: &AppState, user: &User, agent: &str, params: &Value
         (None, Some(_)) => return Err(RpcError(code::INVALID_PARAMS, "a decision names the task it decides (message.taskId)".into())),
         (None, None) => start(state, user, agent, message["contextId"].as_str(), &text.join("\n")).await?,
     };
-    let task = settled(state, &task).await?;
-    task_json(state, &task).await
+    Ok(task)
 }
 
 async fn start(state: &AppState, user: &User, agent: &str, context: Option<&str>, text: &str) -> Result<TaskId, RpcError> {

@@ -61,8 +61,13 @@ async fn the_official_a2a_client_asks_is_answered_with_a_decision_and_sees_the_t
     assert!(steps["unknown_task"]["error"].as_str().unwrap().contains("does not exist"), "{stdout}");
     assert!(steps["cancel_finished"]["error"].as_str().unwrap().contains("already completed"), "{stdout}");
     assert_eq!(steps["canceled"]["state"], "TASK_STATE_CANCELED");
+    // The same over SendStreamingMessage: the stream ends with the task as it settled.
+    assert_eq!(steps["stream_asked"]["state"], "TASK_STATE_INPUT_REQUIRED", "{stdout}");
+    assert!(steps["stream_asked"]["updates"].as_i64().unwrap() >= 1, "a status update before the end: {stdout}");
+    assert_eq!(steps["stream_approved"]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(app.order(1005).await.status, "refunded");
     // Decisions made over A2A are the API's decisions, audited as such.
-    let decided = app.audit_entries("approval.decided", 3).await; // approved, denied, canceled
+    let decided = app.audit_entries("approval.decided", 4).await; // approved, denied, canceled, approved while streaming
     assert!(decided.iter().all(|e| e["actor"] == "alice" && e["data"]["via"] == "a2a"), "{decided:?}");
 }
 
@@ -70,7 +75,7 @@ async fn the_official_a2a_client_asks_is_answered_with_a_decision_and_sees_the_t
 async fn bad_json_rpc_gets_the_protocols_errors_and_changes_nothing() {
     let app = app().await;
     let (status, card) = app.anonymous().get_json("/a2a/support/.well-known/agent-card.json").await;
-    assert_eq!((status, card["name"].as_str(), card["capabilities"]["streaming"].as_bool()), (200, Some("support"), Some(false)));
+    assert_eq!((status, card["name"].as_str(), card["capabilities"]["streaming"].as_bool()), (200, Some("support"), Some(true)));
     assert_eq!(card["supportedInterfaces"][0]["url"], app.url("/a2a/support"));
     let (status, _) = app.anonymous().get_json("/a2a/nobody/.well-known/agent-card.json").await;
     assert_eq!(status, 404);
@@ -83,7 +88,7 @@ async fn bad_json_rpc_gets_the_protocols_errors_and_changes_nothing() {
         (json!({ "jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": { "id": "nope" } }).to_string(), -32001),
         (json!({ "jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {} }).to_string(), -32602),
         (json!({ "jsonrpc": "2.0", "id": 1, "method": "CancelTask", "params": { "id": "nope" } }).to_string(), -32001),
-        (json!({ "jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {} }).to_string(), -32004),
+        (json!({ "jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {} }).to_string(), -32004),
         (send(json!({ "parts": [{ "data": { "decision_type": "approve" } }] })), -32602),
         (send(json!({ "parts": [{ "text": "   " }] })), -32602),
         (send(json!({ "parts": "refund" })), -32602),

@@ -31,12 +31,15 @@ def data_message(data, task_id, context_id):
                       task_id=task_id, context_id=context_id)
 
 
-async def send(client, message):
-    """The task the agent answers with (non-streaming SendMessage)."""
+async def send(client, message, updates=None):
+    """The last task the agent answers with (SendMessage, or the end of SendStreamingMessage);
+    status updates on the way are counted in `updates`."""
     task = None
     async for response in client.send_message(pb.SendMessageRequest(message=message)):
         if response.HasField("task"):
             task = response.task
+        elif response.HasField("status_update") and updates is not None:
+            updates.append(response.status_update)
     return task
 
 
@@ -83,6 +86,14 @@ async def main(url, token):
     task = await send(client, text_message("refund order 1004"))
     canceled = await client.cancel_task(pb.CancelTaskRequest(id=task.id))
     say("canceled", state=pb.TaskState.Name(canceled.status.state))
+
+    # The same exchange over SendStreamingMessage.
+    streaming = await create_client(url, ClientConfig(streaming=True, httpx_client=http))
+    updates = []
+    task = await send(streaming, text_message("refund order 1005"), updates)
+    say("stream_asked", state=pb.TaskState.Name(task.status.state), updates=len(updates))
+    task = await send(streaming, data_message({"decision_type": "approve"}, task.id, task.context_id), [])
+    say("stream_approved", state=pb.TaskState.Name(task.status.state))
     await http.aclose()
 
 
