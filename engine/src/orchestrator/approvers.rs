@@ -112,8 +112,8 @@ impl Orchestrator {
         Ok(Group { name: name.to_owned(), members, from_config: false })
     }
 
-    /// Replaces a stored group's members (admins); pending approvals that name it are decided by
-    /// its new members from now on.
+    /// Replaces a stored group's members (admins); pending approvals that name it, or were
+    /// escalated to it, are decided by its new members from now on.
     pub async fn set_group_members(self: &Arc<Self>, name: &str, members: &[String], by: &str) -> Result<Group, DecisionError> {
         self.refuse_config_group(name)?;
         let mut w = self.store.write(Scope::People).await?;
@@ -153,7 +153,8 @@ impl Orchestrator {
         Ok(())
     }
 
-    /// Re-resolves the approvers of every pending approval that names the group; how many.
+    /// Re-resolves the approvers of every pending approval that names the group, and the people
+    /// of every pending escalation to it; how many approvals that moved.
     async fn reresolve(&self, w: &mut Write, group: &str) -> anyhow::Result<usize> {
         let pending = approvals::pending_naming_group(&mut *w.tx, group).await?;
         for approval in &pending {
@@ -161,7 +162,12 @@ impl Orchestrator {
             let now = self.resolve_approvers(w, &before.names).await?;
             approvals::set_approvers(&mut w.tx, &approval.id, &now).await?;
         }
-        Ok(pending.len())
+        let escalated = approvals::pending_escalated_to(&mut *w.tx, group).await?;
+        let people = self.group_people(w, group).await?.unwrap_or_default();
+        for id in &escalated {
+            approvals::set_escalated_members(&mut w.tx, id, &people).await?;
+        }
+        Ok(pending.len() + escalated.len())
     }
 }
 

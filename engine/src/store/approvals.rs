@@ -694,3 +694,23 @@ pub async fn set_policy_version(conn: &mut AnyConnection, id: &ApprovalId, versi
         .context("failed to record an approval's configuration version")?;
     Ok(())
 }
+
+/// The pending approvals escalated to `group` (by name, ignoring case).
+pub async fn pending_escalated_to(db: impl AnyExecutor<'_>, group: &str) -> anyhow::Result<Vec<ApprovalId>> {
+    sqlx::query_scalar("SELECT id FROM approvals WHERE state = 'pending' AND lower(escalated_to) = lower($1)")
+        .bind(group)
+        .fetch_all(db)
+        .await
+        .context("failed to list the approvals escalated to a group")
+}
+
+/// Sets the people a pending escalation stands for (its group changed).
+pub async fn set_escalated_members(conn: &mut AnyConnection, id: &ApprovalId, people: &[String]) -> anyhow::Result<()> {
+    sqlx::query("UPDATE approvals SET escalated_members = $1 WHERE id = $2 AND state = 'pending'")
+        .bind(members_list(people))
+        .bind(id)
+        .execute(conn)
+        .await
+        .context("failed to change an escalation's people")?;
+    Ok(())
+}

@@ -255,3 +255,29 @@ async fn a_delegate_decides_in_the_approvers_place_until_the_delegation_ends() {
     assert_eq!(status, 200);
     app.wait_task(&task, TaskStatus::Completed).await;
 }
+
+#[tokio::test]
+async fn an_approval_escalated_to_a_group_follows_the_groups_members() {
+    let app = app_with("").await;
+    let root = app.as_user("root");
+    let (status, _) = root.post_json("/api/groups", json!({ "name": "ops", "members": ["bob"] })).await;
+    assert_eq!(status, 201);
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let id = approvals[0].id.clone();
+    let (status, body) = app.post_json(&format!("/api/approvals/{id}/escalate"), json!({ "to": "ops" })).await;
+    assert_eq!((status, body["deciders"].clone()), (200, json!(["bob"])), "{body}");
+    let (status, _) = app.post_json(&format!("/api/approvals/{id}/approve"), json!({})).await;
+    assert_eq!(status, 403, "handed to ops: not alice's to decide");
+
+    // ops is now alice: she decides it, bob no longer sees it.
+    let (status, _) = send(&root, reqwest::Method::PUT, "/api/groups/ops", Some(json!({ "members": ["alice"] }))).await;
+    assert_eq!(status, 200);
+    let (_, now) = app.get_json(&format!("/api/approvals/{id}")).await;
+    assert_eq!(now["deciders"], json!(["alice"]));
+    let (status, _) = app.as_user("bob").get_json(&format!("/api/approvals/{id}")).await;
+    assert_eq!(status, 404);
+    let (status, body) = app.post_json(&format!("/api/approvals/{id}/approve"), json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    app.wait_task(&task, TaskStatus::Completed).await;
+}
