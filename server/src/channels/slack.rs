@@ -230,6 +230,10 @@ async fn interaction(State(state): State<AppState>, headers: HeaderMap, body: By
     let Ok(Some(account)) = users::credentials(state.store.pool(), username).await else {
         return reply(StatusCode::OK, &format!("{username} has no Countersign account: nothing was decided."));
     };
+    // The same per-user decision limit as the API's.
+    if state.limits.decision(state.store.writer(), &account.user.id).await.is_err() {
+        return reply(StatusCode::OK, "Too many decisions in the last minute: wait a moment and click again.");
+    }
     let decision = match action_id {
         "approve" => Decision::Approve { args: None, grant: None },
         "reject" => Decision::Reject { reason: Some(format!("rejected in Slack by {username}")) },

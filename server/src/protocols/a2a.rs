@@ -267,6 +267,10 @@ async fn start(state: &AppState, user: &User, agent: &str, context: Option<&str>
 /// Decides the task's pending approvals (or the one `approval_id` names) as the message says.
 async fn decide(state: &AppState, user: &User, task_id: &str, data: &Value) -> Result<TaskId, RpcError> {
     let task = visible_task(state, user, task_id).await?;
+    // The same per-user decision limit as the API's.
+    if state.limits.decision(state.store.writer(), &user.id).await.is_err() {
+        return Err(RpcError(code::INVALID_REQUEST, "too many decisions in the last minute: wait a moment".into()));
+    }
     let reason = data["reason"].as_str().map(str::to_owned).filter(|r| !r.trim().is_empty());
     let decision = match data["decision_type"].as_str() {
         Some("approve") => Decision::Approve { args: data.get("args").cloned().filter(|a| a.is_object()), grant: None },

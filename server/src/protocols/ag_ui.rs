@@ -166,6 +166,10 @@ fn last_user_text(input: &Value) -> Option<String> {
 /// decides them all; the task they belong to.
 async fn resume_with(state: &AppState, user: &User, conversation: &ConversationId, entries: &[Value]) -> Result<TaskId, RunError> {
     let actor = actor(user);
+    // The same per-user decision limit as the API's.
+    if state.limits.decision(state.store.writer(), &user.id).await.is_err() {
+        return Err(RunError("TOO_MANY_DECISIONS", "too many decisions in the last minute: wait a moment".into()));
+    }
     let mut decisions: Vec<(ApprovalRow, Decision)> = Vec::new();
     for entry in entries {
         let id =

@@ -127,3 +127,22 @@ async fn bad_json_rpc_gets_the_protocols_errors_and_changes_nothing() {
         rpc(&app, &json!({ "jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": { "id": task["id"] } }).to_string()).await;
     assert_eq!(again["result"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
 }
+
+#[tokio::test]
+async fn decisions_over_a2a_count_against_the_same_per_user_limit() {
+    let app = spawn_app_with(Options { agents_toml: Some(AGENT.into()), decisions_per_minute: Some(1), ..Default::default() }).await;
+    let send = |message: Value| json!({ "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": { "message": message } }).to_string();
+    let (_, first) = rpc(&app, &send(json!({ "parts": [{ "text": "refund order 1001" }] }))).await;
+    let task = &first["result"]["task"];
+    let decide = json!({ "taskId": task["id"], "contextId": task["contextId"], "parts": [{ "data": { "decision_type": "approve" } }] });
+    // The one decision this minute allows is spent through the API on another chat.
+    let c = app.create_conversation().await;
+    let (_other, approvals) = app.pending_turn(&c, "refund order 1002", 1).await;
+    let (status, _) = app.post_json(&format!("/api/approvals/{}/reject", approvals[0].id), json!({})).await;
+    assert_eq!(status, 200);
+    let (_, refused) = rpc(&app, &send(decide)).await;
+    assert!(refused["error"]["message"].as_str().unwrap().contains("too many decisions"), "{refused}");
+    let (_, still) =
+        rpc(&app, &json!({ "jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": { "id": task["id"] } }).to_string()).await;
+    assert_eq!(still["result"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
+}
