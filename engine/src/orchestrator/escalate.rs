@@ -40,6 +40,18 @@ impl Orchestrator {
     pub async fn escalate(self: &Arc<Self>, approval_id: &ApprovalId, actor: &Actor, to: Option<&str>) -> Result<(), DecisionError> {
         let mut w = self.store.write(Scope::Approval(approval_id)).await?;
         let approval = pending_approval(&mut w, approval_id).await?;
+        let is_admin = actor.role == Some(app::domain::Role::Admin);
+        if !is_admin && !approval.owner.as_deref().is_some_and(|o| o.eq_ignore_ascii_case(&actor.name)) {
+            return Err(DecisionError::Forbidden("only the approval's owner or an admin may hand it over".into()));
+        }
+        // A gate that names its approvers decides who decides: its owner may hand it on only to
+        // the gate's own target (or the admins), never to someone of their choosing — themselves
+        // included.
+        if !is_admin && to.is_some() && approval.approvers.is_some() {
+            return Err(DecisionError::Forbidden(
+                "this approval's gate names who decides it: only an admin may hand it to someone else (without `to` it goes to the gate's escalation target, else the admins)".into(),
+            ));
+        }
         if approval.escalated_at.is_some() {
             return Err(DecisionError::Conflict(format!("approval {approval_id} is already escalated")));
         }

@@ -75,7 +75,7 @@ impl Slack {
         let timestamp = header("x-slack-request-timestamp").ok_or("no X-Slack-Request-Timestamp")?;
         let signature = header("x-slack-signature").ok_or("no X-Slack-Signature")?;
         let at: i64 = timestamp.parse().map_err(|_| "a bad timestamp")?;
-        if (now_secs - at).abs() > WINDOW_SECS {
+        if now_secs.checked_sub(at).is_none_or(|d| d.unsigned_abs() > WINDOW_SECS as u64) {
             return Err("a stale timestamp (more than five minutes off)");
         }
         let expected = signature.strip_prefix("v0=").and_then(|h| hex::decode(h).ok()).ok_or("a malformed signature")?;
@@ -86,27 +86,35 @@ impl Slack {
     }
 }
 
+/// Text as Slack's mrkdwn shows it literally: `&`, `<` and `>` escaped (so an agent's summary can
+/// make no link or mention), and no backtick fence to close a code block early.
+fn plain(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace("```", "'''")
+}
+
 /// The message for an approval: the call and its buttons while it waits, how it ended after.
 pub fn message(approval: &ApprovalRow, channel: &str) -> Value {
-    let args = serde_json::to_string_pretty(&approval.args()).unwrap_or_default();
-    let asked_by = approval.owner.as_deref().unwrap_or("someone");
+    let args = plain(&serde_json::to_string_pretty(&approval.args()).unwrap_or_default());
+    let asked_by = plain(approval.owner.as_deref().unwrap_or("someone"));
+    let summary = plain(&approval.summary);
     if approval.state != ApprovalState::Pending {
         let by = approval.decided_by.as_deref().unwrap_or("someone");
-        let text = format!("{}: {} by {by}", approval.summary, approval.state);
+        let by = plain(by);
+        let text = format!("{summary}: {} by {by}", approval.state);
         return json!({
             "channel": channel,
             "text": text,
-            "blocks": [{ "type": "section", "text": { "type": "mrkdwn", "text": format!("*{}* by {by}: {}", approval.state, approval.summary) } }],
+            "blocks": [{ "type": "section", "text": { "type": "mrkdwn", "text": format!("*{}* by {by}: {summary}", approval.state) } }],
         });
     }
     let deadline = format!("{} UTC", rfc3339(approval.deadline).get(..16).unwrap_or_default().replace('T', " "));
     json!({
         "channel": channel,
-        "text": format!("Approval needed: {}", approval.summary),
+        "text": format!("Approval needed: {summary}"),
         "blocks": [
             { "type": "section", "text": { "type": "mrkdwn", "text": format!(
-                "*Approval needed*: {}\nRisk: *{}* · `{}` · asked in {asked_by}'s chat · decide before {deadline}",
-                approval.summary, approval.risk.as_str(), approval.tool) } },
+                "*Approval needed*: {summary}\nRisk: *{}* · `{}` · asked in {asked_by}'s chat · decide before {deadline}",
+                approval.risk.as_str(), plain(&approval.tool)) } },
             { "type": "section", "text": { "type": "mrkdwn", "text": format!("```{args}```") } },
             { "type": "actions", "block_id": "countersign", "elements": [
                 { "type": "button", "action_id": "approve", "style": "primary", "value": approval.id,
@@ -287,6 +295,11 @@ mod tests {
     }
 
     #[test]
+    fn an_agents_text_cannot_make_links_mentions_or_close_the_code_block() {
+        assert_eq!(plain("<!channel> <https://evil|click> & ```x```"), "&lt;!channel&gt; &lt;https://evil|click&gt; &amp; '''x'''");
+    }
+
+    #[test]
     fn a_request_signed_as_slack_documents_verifies_and_a_changed_or_stale_one_does_not() {
         let body = b"token=xyzz0WbapA4vBCDEFasx0q6G&team_id=T1DC2JH3J&team_domain=testteamnow&channel_id=G8PSS9T3V&channel_name=foobar&user_id=U2CERLKJA&user_name=roadrunner&command=%2Fwebhook-collect&text=&response_url=https%3A%2F%2Fhooks.slack.com%2Fcommands%2FT1DC2JH3J%2F397700885554%2F96rGlfmibIGlgcZRskXaIFfN&trigger_id=398738663015.47445629121.803a0bc887a14d10d2c447fce8b6703c";
         let mut headers = HeaderMap::new();
@@ -295,6 +308,7 @@ mod tests {
         assert_eq!(slack().verify(&headers, body, 1_531_420_618 + 60), Ok(()));
         assert!(slack().verify(&headers, body, 1_531_420_618 + 301).is_err(), "stale");
         assert!(slack().verify(&headers, &body[1..], 1_531_420_618).is_err(), "changed body");
+        assert!(slack().verify(&headers, body, i64::MIN).is_err(), "no overflow on absurd clocks");
         headers.remove("x-slack-signature");
         assert!(slack().verify(&headers, body, 1_531_420_618).is_err(), "unsigned");
     }

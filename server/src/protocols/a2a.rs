@@ -288,7 +288,22 @@ async fn decide(state: &AppState, user: &User, task_id: &str, data: &Value) -> R
             state.orchestrator.decide(&approval, decision, &actor).await?;
         }
         None => {
-            state.orchestrator.decide_all(&task.id, decision, &actor).await?;
+            let pending = approvals::pending_for_task(state.store.pool(), &task.id).await?;
+            match (&decision, pending.as_slice()) {
+                // Edited arguments belong to one call: decide that one.
+                (Decision::Approve { args: Some(_), .. }, [only]) => {
+                    state.orchestrator.decide(&only.id, decision, &actor).await?;
+                }
+                (Decision::Approve { args: Some(_), .. }, _) => {
+                    return Err(RpcError(
+                        code::INVALID_PARAMS,
+                        "several calls wait: name the one the edited args are for (approval_id)".into(),
+                    ));
+                }
+                _ => {
+                    state.orchestrator.decide_all(&task.id, decision, &actor).await?;
+                }
+            }
         }
     }
     Ok(task.id)

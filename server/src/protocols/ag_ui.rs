@@ -201,8 +201,23 @@ async fn resume_with(state: &AppState, user: &User, conversation: &ConversationI
                 ));
             }
         };
-        // Whether this person may decide it at all, before anything is decided.
+        if decisions.iter().any(|(a, _)| a.id == approval.id) {
+            return Err(RunError("INVALID_RESUME", format!("interrupt {id} is answered twice")));
+        }
+        // Whether this person may decide it, and so, before anything is decided.
         state.orchestrator.may_decide_now(&approval.id, &actor).await.map_err(|e| RunError("FORBIDDEN", e.to_string()))?;
+        let rules = approval.rules();
+        let breach = match &decision {
+            Decision::Approve { args, .. } => rules
+                .check_approver(&actor.name, approval.owner.as_deref())
+                .err()
+                .or_else(|| rules.check_approval(&approval.args(), args.as_ref()).err().map(|b| b.message.to_owned())),
+            Decision::Reject { reason } => rules.check_rejection(reason.as_deref()).err().map(|b| b.message.to_owned()),
+            Decision::Defer { .. } => None,
+        };
+        if let Some(why) = breach {
+            return Err(RunError("DECISION_REFUSED", format!("interrupt {id}: {why}")));
+        }
         decisions.push((approval, decision));
     }
     let task = decisions[0].0.task_id.clone();

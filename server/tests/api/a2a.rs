@@ -146,3 +146,15 @@ async fn decisions_over_a2a_count_against_the_same_per_user_limit() {
         rpc(&app, &json!({ "jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": { "id": task["id"] } }).to_string()).await;
     assert_eq!(still["result"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
 }
+
+#[tokio::test]
+async fn an_approval_with_edited_args_runs_the_edited_call() {
+    let app = app().await;
+    let send = |message: Value| json!({ "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": { "message": message } }).to_string();
+    let (_, first) = rpc(&app, &send(json!({ "parts": [{ "text": "refund order 1001" }] }))).await;
+    let task = &first["result"]["task"];
+    let edited = json!({ "decision_type": "approve", "args": { "order_id": 1001, "amount": 10 } });
+    let (_, done) = rpc(&app, &send(json!({ "taskId": task["id"], "contextId": task["contextId"], "parts": [{ "data": edited }] }))).await;
+    assert_eq!(done["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{done}");
+    assert_eq!(app.order(1001).await.refunded, 10.0, "the edited amount, not the proposed one");
+}

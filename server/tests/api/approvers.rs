@@ -58,6 +58,15 @@ async fn only_the_gates_approvers_decide_and_they_see_it_in_their_queue() {
         assert!(body["error"]["message"].as_str().unwrap().contains("only finance may decide"), "{body}");
     }
     assert_eq!(state_of(&app, &c, &approval.id).await, before);
+    // Nor may the owner hand it to someone of her choosing (herself, say), nor an approver hand
+    // it on at all; neither changes anything.
+    let (status, body) = app.post_json(&format!("/api/approvals/{}/escalate", approval.id), json!({ "to": "alice" })).await;
+    assert_eq!((status, error_code(&body)), (403, "forbidden"), "{body}");
+    let (status, _) = app.as_user("bob").post_json(&format!("/api/approvals/{}/escalate", approval.id), json!({})).await;
+    assert_eq!(status, 403);
+    let (_, fresh) = app.get_json(&format!("/api/approvals/{}", approval.id)).await;
+    assert!(fresh["escalated_by"].is_null(), "{fresh}");
+    assert_eq!(state_of(&app, &c, &approval.id).await, before);
     // The chat's card knows who decides (it shows no buttons to others).
     let card = app.detail(&c).await.view.cards().find(|card| card.tool == "process_refund").cloned().unwrap();
     assert_eq!(card.approval.unwrap().approvers.unwrap().people, ["bob"]);
