@@ -2,20 +2,11 @@ import { expect } from "@playwright/test";
 import { HttpAgent, getRunOutcome } from "@ag-ui/client";
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { testWithAgents, type Server } from "./fixtures";
+import { testWithAgents, REFUNDS_GATE, type Server } from "./fixtures";
 
 // The official AG-UI client (@ag-ui/client, npm) against /ag-ui/<agent>: a gated call ends the run
 // with an interrupt per pending approval; the next run's resume entries decide them.
-const AGENTS = `
-[[agents]]
-name = "support"
-tools = ["list_orders", "get_order", "cancel_order", "process_refund"]
-
-[[agents.gates]]
-name = "refunds"
-kind = "tools"
-tools = ["process_refund"]
-`;
+const AGENTS = REFUNDS_GATE;
 
 function token(server: Server, user: string): string {
   const made = spawnSync(process.env.COUNTERSIGN_BIN!, ["token", "create", "--user", user, "--name", "ag-ui"], {

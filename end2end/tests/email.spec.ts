@@ -3,7 +3,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { say, cards, newChat, testWithAgents } from "./fixtures";
+import { say, cards, newChat, testWithAgents, REFUNDS_GATE } from "./fixtures";
 
 // A real SMTP server (Python's aiosmtpd, which the test command installs) on a port chosen here.
 const SMTP_PORT = 20000 + Math.floor(Math.random() * 20000);
@@ -12,16 +12,7 @@ const AGENTS = `
 [[groups]]
 name = "finance"
 members = ["bob"]
-
-[[agents]]
-name = "support"
-tools = ["list_orders", "get_order", "cancel_order", "process_refund"]
-
-[[agents.gates]]
-name = "refunds"
-kind = "tools"
-tools = ["process_refund"]
-approvers = ["group:finance"]
+${REFUNDS_GATE}approvers = ["group:finance"]
 notify = ["email"]
 `;
 

@@ -6,6 +6,18 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
+/** The support agent with one gate, on refunds (tests append that gate's own settings). */
+export const REFUNDS_GATE = `
+[[agents]]
+name = "support"
+tools = ["list_orders", "get_order", "cancel_order", "process_refund"]
+
+[[agents.gates]]
+name = "refunds"
+kind = "tools"
+tools = ["process_refund"]
+`;
+
 /** Password of every test user. */
 export const PASSWORD = "e2e-password-1";
 

@@ -1,18 +1,8 @@
 import { expect } from "@playwright/test";
-import { logIn, say, cards, waitForHydration, test, testWithAgents, newChat } from "./fixtures";
+import { logIn, say, cards, waitForHydration, test, testWithAgents, newChat, REFUNDS_GATE } from "./fixtures";
 
 /** The support agent with one gate on refunds, and `rules` (TOML lines) for that gate. */
 const refundsGate = (rules: string) => `${REFUNDS_GATE}${rules}`;
-const REFUNDS_GATE = `
-[[agents]]
-name = "support"
-tools = ["list_orders", "get_order", "cancel_order", "process_refund"]
-
-[[agents.gates]]
-name = "refunds"
-kind = "tools"
-tools = ["process_refund"]
-`;
 
 // A gate that takes refunds as proposed or not at all, and wants a reason for a no.
 const AGENTS = refundsGate(`

@@ -1,21 +1,12 @@
 import { test as base, expect } from "@playwright/test";
-import { Server, logIn, say, cards, waitForHydration, test, newChat } from "./fixtures";
+import { Server, logIn, say, cards, waitForHydration, test, newChat, REFUNDS_GATE } from "./fixtures";
 
 // An agent whose approvals time out after 2 seconds, so a timeout can be watched.
 const AGENTS = `
 [defaults]
 timeout_secs = 2
 timeout_action = "reject"
-
-[[agents]]
-name = "support"
-tools = ["list_orders", "get_order", "cancel_order", "process_refund"]
-
-[[agents.gates]]
-name = "refunds"
-kind = "tools"
-tools = ["process_refund"]
-`;
+${REFUNDS_GATE}`;
 
 base("a timeout reads as a timeout, not as someone's rejection", async ({ page }) => {
   const server = new Server(AGENTS);
