@@ -114,7 +114,7 @@ async fn send_one(state: &AppState, mailer: &Mailer, notice: &EmailNotice, addre
                 on_behalf_of: None,
                 via: None,
             };
-            let links = match crate::links::issue(
+            match crate::links::issue(
                 state,
                 &approval.id,
                 &person,
@@ -124,11 +124,12 @@ async fn send_one(state: &AppState, mailer: &Mailer, notice: &EmailNotice, addre
             )
             .await
             {
-                Ok(links) => links,
-                Err(DecisionError::Forbidden(why) | DecisionError::Conflict(why)) => return Err(Failure::GiveUp(why)),
+                Ok(links) => compose_pending(&approval, notice.reminder, Ok((&links.approve_url, &links.reject_url)), &state.base_url),
+                // Told (the gate's notify_to), but not one who decides: no links.
+                Err(DecisionError::Forbidden(why)) => compose_pending(&approval, notice.reminder, Err(&why), &state.base_url),
+                Err(DecisionError::Conflict(why)) => return Err(Failure::GiveUp(why)),
                 Err(other) => return Err(Failure::Retry(other.to_string())),
-            };
-            compose_pending(&approval, notice.reminder, &links.approve_url, &links.reject_url, &state.base_url)
+            }
         }
         _ => compose_decided(&approval, &state.base_url),
     };
@@ -159,11 +160,12 @@ fn part(content_type: ContentType, body: String) -> SinglePart {
 }
 
 /// Subject, text and HTML of a message about a pending approval.
+/// `links`: the recipient's approve and reject links; `Err(why)` for a recipient the gate only
+/// informs (`notify_to` named them, but they may not decide it): the message says who decides.
 pub fn compose_pending(
     approval: &ApprovalRow,
     reminder: u32,
-    approve_url: &str,
-    reject_url: &str,
+    links: Result<(&str, &str), &str>,
     base_url: &str,
 ) -> (String, String, String) {
     let subject = match reminder {
@@ -174,9 +176,22 @@ pub fn compose_pending(
     let deadline = format!("{} UTC", rfc3339(approval.deadline).get(..16).unwrap_or_default().replace('T', " "));
     let owner = approval.owner.as_deref().unwrap_or("someone");
     let consequences = approval.assessment().map(|a| a.consequences).filter(|c| !c.is_empty()).unwrap_or_default();
+    let decide_text = match links {
+        Ok((approve, reject)) => format!("Approve: {approve}\nReject: {reject}\n\nOr open"),
+        Err(why) => format!("You are told, not asked: {why}.\n\nOpen"),
+    };
+    let decide_html = match links {
+        Ok((approve, reject)) => format!(
+            "<p><a href=\"{}\" style=\"background:#1a7f4b;color:#fff;padding:8px 16px;border-radius:6px;text-decoration:none\">Approve</a> \
+             <a href=\"{}\" style=\"background:#b42318;color:#fff;padding:8px 16px;border-radius:6px;text-decoration:none\">Reject</a></p><p>Or open",
+            crate::links::escape_html(approve),
+            crate::links::escape_html(reject)
+        ),
+        Err(why) => format!("<p>You are told, not asked: {}.</p><p>Open", crate::links::escape_html(why)),
+    };
     let text = format!(
         "{owner}'s agent {agent} wants to run {tool} in the chat \"{title}\".\n\n{summary}\nRisk: {risk}. {consequences}\n\nArguments:\n{args}\n\n\
-         Decide before {deadline}.\n\nApprove: {approve_url}\nReject: {reject_url}\n\nOr open the approval queue: {base_url}/approvals\n",
+         Decide before {deadline}.\n\n{decide_text} the approval queue: {base_url}/approvals\n",
         agent = approval.agent,
         tool = approval.tool,
         title = approval.conversation_title,
@@ -186,10 +201,7 @@ pub fn compose_pending(
     let html = format!(
         "<p>{owner}'s agent <b>{agent}</b> wants to run <code>{tool}</code> in the chat “{title}”.</p>\
          <p style=\"font-size:1.1em\"><b>{summary}</b></p><p>Risk: <b>{risk}</b>. {consequences}</p><pre>{args}</pre>\
-         <p>Decide before {deadline}.</p>\
-         <p><a href=\"{approve}\" style=\"background:#1a7f4b;color:#fff;padding:8px 16px;border-radius:6px;text-decoration:none\">Approve</a> \
-         <a href=\"{reject}\" style=\"background:#b42318;color:#fff;padding:8px 16px;border-radius:6px;text-decoration:none\">Reject</a></p>\
-         <p>Or open the <a href=\"{queue}\">approval queue</a>.</p>",
+         <p>Decide before {deadline}.</p>{decide_html} the <a href=\"{queue}\">approval queue</a>.</p>",
         owner = crate::links::escape_html(owner),
         agent = crate::links::escape_html(&approval.agent),
         tool = crate::links::escape_html(&approval.tool),
@@ -198,8 +210,6 @@ pub fn compose_pending(
         risk = approval.risk.as_str(),
         consequences = crate::links::escape_html(&consequences),
         args = crate::links::escape_html(&args),
-        approve = crate::links::escape_html(approve_url),
-        reject = crate::links::escape_html(reject_url),
         queue = crate::links::escape_html(&format!("{base_url}/approvals")),
     );
     (subject, text, html)

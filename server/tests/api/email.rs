@@ -157,3 +157,21 @@ async fn a_message_sent_only_after_someone_decided_says_so_instead_of_offering_l
     let sent = app.audit_entries("notification.sent", 1).await;
     assert_eq!(sent[0]["data"]["state"], "approved");
 }
+
+#[tokio::test]
+async fn notify_to_routes_the_email_to_the_people_it_names_not_the_approvers() {
+    let mut smtpd = Smtpd::reserved();
+    smtpd.start().await;
+    let app = app_with(&smtpd, "notify_to = [\"user:root\"]\n").await;
+    let store = Store::connect(&database_url(app.data_dir.path()).await, Bus::default()).await.unwrap();
+    countersign::store::users::set_email(store.pool(), "root", Some("root@example.com")).await.unwrap();
+    let c = app.create_conversation().await;
+    app.pending_turn(&c, "refund order 1001", 1).await;
+    let message = smtpd.message(1).await;
+    assert!(message.contains("To: root <root@example.com>"), "{message}");
+    // Root is told, not asked: only finance decides, so the message carries no links.
+    assert!(message.contains("You are told, not asked: only finance may decide this approval"), "{message}");
+    assert!(!message.contains("/decide/"), "{message}");
+    let sent = app.audit_entries("notification.sent", 1).await;
+    assert_eq!(sent[0]["data"]["to"], "root", "bob, the approver, is not emailed: {sent:?}");
+}

@@ -64,6 +64,7 @@ async fn a_restart_with_a_new_configuration_keeps_what_still_fits_and_cancels_wh
     let detail = app.detail(&granted_chat).await;
     assert_eq!(detail.view.grants[0].revoked_by.as_deref(), Some("system (the configuration changed)"));
     assert_eq!(detail.view.grants[0].policy_version.as_deref(), Some(old.as_str()));
+    assert_eq!(detail.policy_version, new, "the chat's list compares the grant's version with this one");
 
     let (status, _) = app.post_json(&format!("/api/approvals/{}/approve", refund[0].id), json!({})).await;
     assert_eq!(status, 200);
