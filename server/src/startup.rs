@@ -151,6 +151,7 @@ impl Application {
             .merge(crate::channels::slack::router())
             .merge(crate::protocols::a2a::router())
             .merge(crate::protocols::ag_ui::router())
+            .merge(crate::protocols::mcp::router(&state))
             .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(crate::pages::nonce_context, app::shell))
             .layer(DefaultBodyLimit::max(body_limit))
             .layer(axum::Extension(trusted_proxies))

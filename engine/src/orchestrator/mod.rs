@@ -5,6 +5,7 @@
 
 mod abort;
 mod approvers;
+mod client_calls;
 mod confirm;
 mod decide;
 mod delegate;

@@ -21,6 +21,7 @@ use crate::{
         Scope, Write,
         approvals::{self, NewApproval},
         calls::{self, CallRow, NewCall},
+        client_calls::{self, ClientCall},
         conversations, events, grants,
         tasks::{self, Lease, TaskRow},
         time::{new_call_id, new_id, now_ms},
@@ -98,7 +99,8 @@ impl Orchestrator {
                 self.fail(&task, format!("the agent stopped after {MAX_STEPS} steps without an answer"), lease).await?;
                 return Ok(());
             }
-            self.model_step(&task, lease).await?;
+            let client = client_calls::get(self.store.pool(), task_id).await?;
+            self.model_step(&task, client.as_ref(), lease).await?;
         }
     }
 
@@ -110,40 +112,46 @@ impl Orchestrator {
     }
 
     /// Calls the model once and records its reply: text, calls, approvals, the task's new status.
-    async fn model_step(&self, task: &TaskRow, lease: &Lease) -> anyhow::Result<()> {
+    /// A client's call (`client`) is recorded the same way, without asking a model.
+    async fn model_step(&self, task: &TaskRow, client: Option<&ClientCall>, lease: &Lease) -> anyhow::Result<()> {
         let conversation =
             conversations::get(self.store.pool(), &task.conversation_id).await?.context("BUG: a task's conversation exists")?;
         // A worker's task is driven by the worker agent, not the conversation's.
         let agent_name = task.agent.as_deref().unwrap_or(&conversation.agent);
         let agent = self.agents.get(agent_name).unwrap_or_else(|| self.agents.default_agent());
         let history = events::after(self.store.pool(), &conversation.id, 0).await?;
-        let messages = self.transcript_for(task, &history).await?;
         let asked = request_of(task, &history);
-        // Reply text streams to the chat as unstored deltas while the model writes it.
-        let bus = self.store.bus().clone();
-        let (conversation_id, task_id) = (conversation.id.clone(), task.id.clone());
-        let after_seq = history.last().map_or(0, |e| e.seq);
-        let on_text = move |offset: usize, text: &str| {
-            let (conversation_id, task_id, text) = (conversation_id.clone(), task_id.clone(), text.to_owned());
-            bus.publish_delta(AssistantDelta { conversation_id, task_id, after_seq, offset, text })
-        };
         // An answer a reviewer must approve first is not shown while it is written.
         let held = agent.final_response_gate();
-        let request = ModelRequest {
-            agent,
-            tools: agent.tools.iter().filter_map(|name| self.tools.get(name)).map(|t| t.spec()).collect(),
-            messages,
-            on_text: if held.is_some() { None } else { Some(&on_text) },
-        };
-        let model = self.models.for_agent(&agent.name).context("BUG: every configured agent has a model")?;
-        let reply = match model.respond(&request).await {
-            Ok(reply) => reply,
-            Err(err) => {
-                tracing::warn!(task_id = %task.id, error = ?err, "model failed");
-                return self.fail(task, format!("the model failed: {err:#}"), lease).await;
+        let reply = match client {
+            // An outside client's call: its one step is the call, then the task ends.
+            Some(call) => super::client_calls::reply(call, task.steps),
+            None => {
+                let messages = self.transcript_for(task, &history).await?;
+                // Reply text streams to the chat as unstored deltas while the model writes it.
+                let bus = self.store.bus().clone();
+                let (conversation_id, task_id) = (conversation.id.clone(), task.id.clone());
+                let after_seq = history.last().map_or(0, |e| e.seq);
+                let on_text = move |offset: usize, text: &str| {
+                    let (conversation_id, task_id, text) = (conversation_id.clone(), task_id.clone(), text.to_owned());
+                    bus.publish_delta(AssistantDelta { conversation_id, task_id, after_seq, offset, text })
+                };
+                let request = ModelRequest {
+                    agent,
+                    tools: agent.tools.iter().filter_map(|name| self.tools.get(name)).map(|t| t.spec()).collect(),
+                    messages,
+                    on_text: if held.is_some() { None } else { Some(&on_text) },
+                };
+                let model = self.models.for_agent(&agent.name).context("BUG: every configured agent has a model")?;
+                match model.respond(&request).await {
+                    Ok(reply) => reply,
+                    Err(err) => {
+                        tracing::warn!(task_id = %task.id, error = ?err, "model failed");
+                        return self.fail(task, format!("the model failed: {err:#}"), lease).await;
+                    }
+                }
             }
         };
-
         tracing::debug!(task_id = %task.id, agent = agent.name, calls = reply.calls.len(), "model replied");
         let mut w = self.store.write_as(lease).await?;
         // Counting the step only while the task is working makes an abort win over a late reply,
@@ -417,6 +425,11 @@ impl Orchestrator {
     /// are one transaction: all of it commits or none of it (docs/architecture.md, decision 4). An external
     /// tool is marked executing (committed) first, then called, then its result recorded.
     async fn execute(self: &Arc<Self>, call: &CallRow, lease: &Lease) -> anyhow::Result<()> {
+        if let Some(client) = client_calls::get(self.store.pool(), &call.task_id).await?
+            && client.client_gone(now_ms())
+        {
+            return self.client_gone(call, &client, lease).await;
+        }
         let tool = self.tools.get(&call.tool).cloned();
         if let Some(worker) = tool.as_ref().and_then(|t| t.delegate()) {
             return self.start_worker(call, worker, lease).await;

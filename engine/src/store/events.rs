@@ -56,3 +56,16 @@ pub async fn after(pool: &AnyPool, conversation_id: &ConversationId, after: i64)
             .context("failed to load events")?;
     rows.into_iter().map(EventRow::into_event).collect()
 }
+
+/// One task's events in a conversation, in order.
+pub async fn of_task(pool: &AnyPool, conversation_id: &ConversationId, task_id: &app::domain::TaskId) -> anyhow::Result<Vec<Event>> {
+    let rows: Vec<EventRow> = sqlx::query_as(
+        "SELECT conversation_id, seq, body, created_at FROM events WHERE conversation_id = $1 AND task_id = $2 ORDER BY seq",
+    )
+    .bind(conversation_id)
+    .bind(task_id)
+    .fetch_all(pool)
+    .await
+    .context("failed to load the task's events")?;
+    rows.into_iter().map(EventRow::into_event).collect()
+}

@@ -7,6 +7,7 @@ pub mod audit;
 pub mod audit_anchors;
 pub mod calls;
 pub mod checkpoint;
+pub mod client_calls;
 pub mod conversations;
 pub mod delegations;
 pub mod events;

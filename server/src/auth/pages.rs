@@ -10,8 +10,8 @@ use axum::{
 use super::Viewer;
 
 /// `/decide/`: a signed decision link is its own credential (server/src/links).
-/// `/a2a/`: agent cards and JSON-RPC, for other agents (server/src/protocols).
-const PUBLIC: [&str; 8] = ["/api/", "/pkg/", "/healthz", "/readyz", "/metrics", "/login", "/decide/", "/a2a/"];
+/// `/a2a/`, `/mcp/`: agent cards, JSON-RPC and MCP, for other agents (server/src/protocols).
+const PUBLIC: [&str; 9] = ["/api/", "/pkg/", "/healthz", "/readyz", "/metrics", "/login", "/decide/", "/a2a/", "/mcp/"];
 
 pub async fn require_login(req: Request, next: Next) -> Response {
     let path = req.uri().path();

@@ -24,6 +24,7 @@ mod layering;
 mod leases;
 mod links;
 mod mcp;
+mod mcp_gateway;
 mod observability;
 mod openai;
 mod openapi;

@@ -9,7 +9,7 @@ use crate::{
     openai::{Reply, chunk, start_fake, text_stream},
 };
 
-fn filesystem_server() -> String {
+pub(crate) fn filesystem_server() -> String {
     let bin = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../end2end/node_modules/.bin/mcp-server-filesystem");
     assert!(bin.exists(), "{} is missing: run `./x test` (it installs the end2end npm packages)", bin.display());
     bin.display().to_string()

@@ -1,0 +1,206 @@
+import { expect } from "@playwright/test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { testWithAgents, cards, waitForHydration, type Server } from "./fixtures";
+
+// The MCP approval gateway (/mcp/<agent>) driven by the official TypeScript MCP SDK client, with a
+// real npm MCP server upstream (@modelcontextprotocol/server-filesystem): reads run at once, writes
+// wait for a person, in the browser's chat and queue like the agent's own calls.
+const ROOT = realpathSync(mkdtempSync(path.join(tmpdir(), "countersign-mcp-gateway-")));
+writeFileSync(path.join(ROOT, "notes.txt"), "milk, eggs");
+const FILESYSTEM = path.resolve(__dirname, "../node_modules/.bin/mcp-server-filesystem");
+
+const AGENTS = `
+[[mcp_servers]]
+name = "files"
+command = "${FILESYSTEM}"
+args = ["${ROOT}"]
+
+[[agents]]
+name = "files"
+tools = ["get_order"]
+
+[[agents.mcp]]
+server = "files"
+tools = ["read_text_file", "write_file"]
+require_approval = ["write_file"]
+`;
+
+function token(server: Server, user: string, name: string): string {
+  const made = spawnSync(process.env.COUNTERSIGN_BIN!, ["token", "create", "--user", user, "--name", name], {
+    env: { ...process.env, COUNTERSIGN_DATA_DIR: server.dataDir },
+  });
+  if (made.status !== 0) throw new Error(`token create: ${made.stderr}`);
+  return made.stdout.toString().trim();
+}
+
+async function connect(server: Server, bearer: string): Promise<Client> {
+  const client = new Client({ name: "countersign-e2e", version: "1.0.0" });
+  const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp/files`), {
+    requestInit: { headers: { Authorization: `Bearer ${bearer}` } },
+  });
+  await client.connect(transport);
+  return client;
+}
+
+/** The one pending approval of the user, through the REST API. */
+async function pendingApproval(server: Server, bearer: string): Promise<any> {
+  let found: any;
+  await expect
+    .poll(async () => {
+      const list = (await (await fetch(`${server.url}/api/approvals`, { headers: { Authorization: `Bearer ${bearer}` } })).json()) as any;
+      found = list[0];
+      return found?.tool;
+    })
+    .toBe("write_file");
+  return found;
+}
+
+const text = (result: any) => (result.content as any[]).map((c) => c.text).join("\n");
+
+testWithAgents(AGENTS)("an MCP client's read runs at once; its write waits for approval in the chat, with progress, and runs once approved", async ({ page, server }) => {
+  const alice = token(server, "alice", "laptop");
+  const client = await connect(server, alice);
+
+  const { tools } = await client.listTools();
+  expect(tools.map((t) => t.name).sort()).toEqual(["get_order", "read_text_file", "write_file"]);
+  expect(tools.find((t) => t.name === "read_text_file")!.annotations?.readOnlyHint).toBe(true);
+
+  const read = await client.callTool({ name: "read_text_file", arguments: { path: path.join(ROOT, "notes.txt") } });
+  expect(read.isError).toBeFalsy();
+  expect(text(read)).toBe("milk, eggs");
+
+  // The write waits: the client's own timeout (4 s) is shorter than the wait, but progress
+  // notifications every 2 s reset it.
+  const target = path.join(ROOT, "approved.txt");
+  const progress: any[] = [];
+  const write = client.callTool({ name: "write_file", arguments: { path: target, content: "hello" } }, undefined, {
+    timeout: 4_000,
+    resetTimeoutOnProgress: true,
+    maxTotalTimeout: 60_000,
+    onprogress: (p) => void progress.push(p),
+  });
+
+  // The call shows in alice's chat for this client, as a card waiting for approval.
+  await page.goto("/");
+  await page.getByRole("link", { name: /MCP client “laptop” · files/ }).first().click();
+  await waitForHydration(page);
+  await expect(page.getByText("MCP client “laptop” asks to run write_file")).toBeVisible();
+  const card = cards(page).filter({ hasText: "write_file" });
+  await expect(card).toHaveAttribute("data-status", "pending_approval");
+  await page.waitForTimeout(5_000);
+  expect(existsSync(target)).toBe(false);
+  await card.getByRole("button", { name: "Approve", exact: true }).click();
+
+  const written = await write;
+  expect(written.isError).toBeFalsy();
+  expect(text(written)).toContain("Successfully wrote");
+  expect(readFileSync(target, "utf8")).toBe("hello");
+  expect(progress.length).toBeGreaterThanOrEqual(2);
+  expect(progress.at(-1).message).toContain("waiting for a person");
+  await expect(card).toHaveAttribute("data-status", "succeeded");
+  await client.close();
+});
+
+testWithAgents(AGENTS)("a rejection answers the MCP client with the reason; an approval with edited arguments writes the edited content", async ({ server }) => {
+  const alice = token(server, "alice", "ide");
+  const root = token(server, "root", "admin");
+  const client = await connect(server, alice);
+
+  const rejected = path.join(ROOT, "rejected.txt");
+  const first = client.callTool({ name: "write_file", arguments: { path: rejected, content: "no" } });
+  const approval = await pendingApproval(server, root);
+  const reject = await fetch(`${server.url}/api/approvals/${approval.id}/reject`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${root}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ reason: "not in the shared folder" }),
+  });
+  expect(reject.status).toBe(200);
+  const refused = await first;
+  expect(refused.isError).toBe(true);
+  expect(text(refused)).toBe("Rejected by root in Countersign: not in the shared folder");
+  expect(existsSync(rejected)).toBe(false);
+
+  const edited = path.join(ROOT, "edited.txt");
+  const second = client.callTool({ name: "write_file", arguments: { path: edited, content: "draft" } });
+  const next = await pendingApproval(server, root);
+  const approve = await fetch(`${server.url}/api/approvals/${next.id}/approve`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${root}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ args: { path: edited, content: "final" } }),
+  });
+  expect(approve.status).toBe(200);
+  const done = await second;
+  expect(done.isError).toBeFalsy();
+  expect(readFileSync(edited, "utf8")).toBe("final");
+  await client.close();
+});
+
+testWithAgents(AGENTS)("a call whose MCP client went away stays decidable, and its approved write is not run", async ({ server }) => {
+  const alice = token(server, "alice", "flaky");
+  const client = await connect(server, alice);
+  const target = path.join(ROOT, "abandoned.txt");
+  const abort = new AbortController();
+  const call = client.callTool({ name: "write_file", arguments: { path: target, content: "late" } }, undefined, { signal: abort.signal });
+  const approval = await pendingApproval(server, alice);
+  abort.abort();
+  await expect(call).rejects.toThrow();
+  await client.close();
+
+  // Whoever decides later still can; the outcome is recorded, and nothing is written.
+  const root = token(server, "root", "admin");
+  await expect
+    .poll(async () => {
+      const approve = await fetch(`${server.url}/api/approvals/${approval.id}/approve`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${root}`, "Content-Type": "application/json" },
+        body: "{}",
+      });
+      return approve.status;
+    })
+    .toBe(200);
+  const conversation = approval.conversation_id;
+  await expect
+    .poll(async () => {
+      const detail = (await (await fetch(`${server.url}/api/conversations/${conversation}`, { headers: { Authorization: `Bearer ${alice}` } })).json()) as any;
+      return JSON.stringify(detail);
+    })
+    .toContain("stopped waiting for the decision");
+  expect(existsSync(target)).toBe(false);
+});
+
+testWithAgents(AGENTS)("bad MCP requests get MCP's own errors and change nothing", async ({ server }) => {
+  const alice = token(server, "alice", "probe");
+  const client = await connect(server, alice);
+  const conversations = async () =>
+    ((await (await fetch(`${server.url}/api/conversations`, { headers: { Authorization: `Bearer ${alice}` } })).json()) as any[]).length;
+  const before = await conversations();
+
+  // A tool outside the agent's allow-list (the upstream server has it, the agent does not).
+  await expect(client.callTool({ name: "move_file", arguments: { source: "a", destination: "b" } })).rejects.toThrow(/no tool "move_file" here/);
+  // A model-only tool is not offered either.
+  await expect(client.callTool({ name: "ask_user", arguments: { question: "?" } })).rejects.toThrow(/no tool "ask_user" here/);
+  expect(await conversations()).toBe(before);
+  await client.close();
+
+  // Malformed JSON-RPC and a missing token, over plain HTTP.
+  const post = (body: string, headers: Record<string, string>) =>
+    fetch(`${server.url}/mcp/files`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", ...headers },
+      body,
+    });
+  const malformed = await post("{not json", { Authorization: `Bearer ${alice}` });
+  expect(malformed.status).toBe(400);
+  expect(((await malformed.json()) as any).error.code).toBe(-32700);
+  const anonymous = await post(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }), {});
+  expect(anonymous.status).toBe(401);
+  expect(((await anonymous.json()) as any).error.message).toContain("API token");
+  const forged = await post(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }), { Authorization: "Bearer not-a-token" });
+  expect(forged.status).toBe(401);
+  expect(await conversations()).toBe(before);
+});

@@ -1,0 +1,101 @@
+//! Calls an outside client proposes (the MCP approval gateway, server/src/protocols/mcp.rs): one
+//! per task, with whether the client still waits for its outcome; and the conversation each
+//! client's calls go to.
+
+use anyhow::Context;
+use app::domain::{ConversationId, TaskId, UserId};
+use serde_json::Value;
+use sqlx::{AnyConnection, AnyExecutor, AnyPool};
+
+use super::time::now_ms;
+
+/// A client that said nothing for this long (no heartbeat from the request that waits) is gone:
+/// its replica crashed or its connection dropped without a word.
+pub const CLIENT_SILENCE_MS: i64 = 30_000;
+
+#[derive(sqlx::FromRow, Clone, Debug)]
+pub struct ClientCall {
+    pub task_id: TaskId,
+    pub conversation_id: ConversationId,
+    /// Who asked, as the card and the audit trail name it (e.g. "MCP client claude-code").
+    pub client: String,
+    pub tool: String,
+    pub args: String,
+    pub seen_at: i64,
+    pub gone_at: Option<i64>,
+}
+
+impl ClientCall {
+    pub fn args(&self) -> Value {
+        serde_json::from_str(&self.args).unwrap_or(Value::Null)
+    }
+
+    /// Whether no one waits for the call's outcome any more.
+    pub fn client_gone(&self, now: i64) -> bool {
+        self.gone_at.is_some() || now - self.seen_at > CLIENT_SILENCE_MS
+    }
+}
+
+pub async fn insert(conn: &mut AnyConnection, call: &ClientCall) -> anyhow::Result<()> {
+    sqlx::query("INSERT INTO client_calls (task_id, conversation_id, client, tool, args, seen_at) VALUES ($1, $2, $3, $4, $5, $6)")
+        .bind(&call.task_id)
+        .bind(&call.conversation_id)
+        .bind(&call.client)
+        .bind(&call.tool)
+        .bind(&call.args)
+        .bind(call.seen_at)
+        .execute(conn)
+        .await
+        .context("failed to record the client's call")?;
+    Ok(())
+}
+
+pub async fn get(db: impl AnyExecutor<'_>, task_id: &TaskId) -> anyhow::Result<Option<ClientCall>> {
+    sqlx::query_as("SELECT task_id, conversation_id, client, tool, args, seen_at, gone_at FROM client_calls WHERE task_id = $1")
+        .bind(task_id)
+        .fetch_optional(db)
+        .await
+        .context("failed to load the client's call")
+}
+
+/// The client still waits (a heartbeat), or has gone (`gone`). A client once gone stays gone.
+pub async fn mark(db: impl AnyExecutor<'_>, task_id: &TaskId, gone: bool) -> anyhow::Result<()> {
+    let sql = match gone {
+        true => "UPDATE client_calls SET gone_at = $1 WHERE task_id = $2 AND gone_at IS NULL",
+        false => "UPDATE client_calls SET seen_at = $1 WHERE task_id = $2 AND gone_at IS NULL",
+    };
+    sqlx::query(sql).bind(now_ms()).bind(task_id).execute(db).await.context("failed to record whether the client waits")?;
+    Ok(())
+}
+
+/// The conversation a client's calls to `agent` go to, if it has one.
+pub async fn conversation_of(pool: &AnyPool, user: &UserId, client_key: &str, agent: &str) -> anyhow::Result<Option<ConversationId>> {
+    sqlx::query_scalar("SELECT conversation_id FROM client_conversations WHERE user_id = $1 AND client_key = $2 AND agent = $3")
+        .bind(user)
+        .bind(client_key)
+        .bind(agent)
+        .fetch_optional(pool)
+        .await
+        .context("failed to find the client's conversation")
+}
+
+/// Remembers the client's conversation; false when another request made one first.
+pub async fn remember_conversation(
+    db: impl AnyExecutor<'_>,
+    user: &UserId,
+    client_key: &str,
+    agent: &str,
+    conversation: &ConversationId,
+) -> anyhow::Result<bool> {
+    let done = sqlx::query(
+        "INSERT INTO client_conversations (user_id, client_key, agent, conversation_id) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+    )
+    .bind(user)
+    .bind(client_key)
+    .bind(agent)
+    .bind(conversation)
+    .execute(db)
+    .await
+    .context("failed to remember the client's conversation")?;
+    Ok(done.rows_affected() == 1)
+}

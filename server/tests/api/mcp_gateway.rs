@@ -1,0 +1,101 @@
+//! The MCP approval gateway (issue 18) driven by the official Python MCP SDK (`mcp` from PyPI, run
+//! as `tests/clients/mcp_client.py`) with a real npm MCP server upstream: an ungated call answers at
+//! once; a gated call keeps the request open with progress notifications until a person decides
+//! (here with edited arguments), then answers with the upstream result; a tool outside the
+//! agent's allow-list is MCP's invalid-params error. The TypeScript SDK's tests are in
+//! end2end/tests/mcp-gateway.spec.ts.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::helpers::{Options, eventually, spawn_app_with};
+
+fn agents(root: &std::path::Path) -> String {
+    format!(
+        "[[mcp_servers]]\nname = \"files\"\ncommand = \"{}\"\nargs = [\"{}\"]\n\
+         [[agents]]\nname = \"files\"\ntools = [\"get_order\"]\n\
+         [[agents.mcp]]\nserver = \"files\"\ntools = [\"read_text_file\", \"write_file\"]\nrequire_approval = [\"write_file\"]\n",
+        crate::mcp::filesystem_server(),
+        root.display()
+    )
+}
+
+#[tokio::test]
+async fn the_official_python_mcp_client_waits_for_a_decision_and_gets_the_edited_write() {
+    let files = tempfile::tempdir().unwrap();
+    let root = files.path().canonicalize().unwrap();
+    let target = root.join("from-python.txt").display().to_string();
+    let app = spawn_app_with(Options { agents_toml: Some(agents(&root)), ..Default::default() }).await;
+    let python = std::env::var("COUNTERSIGN_TEST_PYTHON")
+        .expect("set COUNTERSIGN_TEST_PYTHON to a Python with mcp (scripts/test.sh installs it into the cache's venv)");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/mcp_client.py");
+    let mut client = tokio::process::Command::new(python)
+        .arg(script)
+        .arg(app.url("/mcp/files"))
+        .arg(&app.tokens["alice"])
+        .arg(&target)
+        .kill_on_drop(true)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+
+    // The gated write waits in alice's queue; she approves it with other content after a few
+    // seconds, so the client hears progress meanwhile.
+    let approval = eventually("the MCP client's write to wait for approval", || async {
+        let (_, list) = app.get_json("/api/approvals?status=pending").await;
+        list.as_array().and_then(|l| l.first().cloned())
+    });
+    // A client that gives up early fails the test with what it printed, not with a bare timeout.
+    let approval = tokio::select! {
+        approval = approval => approval,
+        _ = client.wait() => {
+            let (mut out, mut err) = (String::new(), String::new());
+            use tokio::io::AsyncReadExt;
+            client.stdout.take().unwrap().read_to_string(&mut out).await.unwrap();
+            client.stderr.take().unwrap().read_to_string(&mut err).await.unwrap();
+            panic!("mcp_client.py ended before its write waited:\n{out}\n{err}");
+        }
+    };
+    assert_eq!(approval["tool"], "write_file", "{approval}");
+    assert_eq!(approval["gate"], "require_approval", "{approval}");
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert!(!std::path::Path::new(&target).exists(), "nothing is written before the decision");
+    let edited = json!({ "path": target, "content": "edited by alice" });
+    let (status, body) =
+        app.post_json(&format!("/api/approvals/{}/approve", approval["id"].as_str().unwrap()), json!({ "args": edited })).await;
+    assert_eq!(status, 200, "{body}");
+
+    let output = tokio::time::timeout(Duration::from_secs(90), client.wait_with_output()).await.expect("the MCP client finishes").unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "mcp_client.py failed:\n{stdout}\n{stderr}");
+    let steps: std::collections::HashMap<String, Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|v| (v["step"].as_str().unwrap_or_default().to_owned(), v))
+        .collect();
+    assert_eq!(steps["tools"]["names"], json!(["get_order", "read_text_file", "write_file"]), "{stdout}");
+    assert_eq!(steps["ungated"]["is_error"], false, "{stdout}");
+    assert!(steps["ungated"]["text"].as_str().unwrap().contains("1001"), "{stdout}");
+    let gated = &steps["gated"];
+    assert_eq!(gated["is_error"], false, "{stdout}");
+    assert!(gated["text"].as_str().unwrap().contains("Successfully wrote"), "{stdout}");
+    assert!(gated["progress"].as_array().unwrap().len() >= 2, "progress while waiting: {stdout}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "edited by alice", "the edited arguments ran");
+    let refused = steps["outside_allow_list"]["error"].as_str().unwrap_or_default();
+    assert!(refused.contains("no tool \"move_file\" here"), "{stdout}");
+
+    // Countersign's own record: the client's conversation holds both calls, audited like an agent's.
+    let conversation = approval["conversation_id"].as_str().unwrap();
+    let detail = app.detail(conversation).await;
+    let cards: Vec<_> = detail.view.cards().map(|c| (c.tool.clone(), c.status)).collect();
+    assert_eq!(
+        cards,
+        [("get_order".to_owned(), app::domain::CardStatus::Succeeded), ("write_file".to_owned(), app::domain::CardStatus::Succeeded)]
+    );
+    let (_, tasks) = app.get_json(&format!("/api/conversations/{conversation}")).await;
+    assert!(tasks["conversation"]["title"].as_str().unwrap_or_default().starts_with("MCP client"), "{tasks}");
+    let decided = app.audit_entries("approval.decided", 1).await;
+    assert_eq!(decided[0]["data"]["edited_args"]["content"], "edited by alice", "{decided:?}");
+}

@@ -1,0 +1,54 @@
+"""Drives Countersign's MCP approval gateway through the official Python MCP SDK (`mcp`, PyPI):
+lists the agent's tools, runs an ungated call, then makes a gated call that waits (with progress
+notifications) until the Rust test decides it. Prints one JSON line per step for the test to check.
+
+Usage: mcp_client.py GATEWAY_URL TOKEN FILE_TO_WRITE
+"""
+import asyncio
+import json
+import sys
+
+import httpx2
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+
+def say(step, **data):
+    print(json.dumps({"step": step, **data}), flush=True)
+
+
+def text(result):
+    return "\n".join(getattr(c, "text", "") for c in result.content)
+
+
+async def main(url, token, path):
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=90))
+    async with streamable_http_client(url, http_client=http) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            listed = await session.list_tools()
+            say("tools", names=sorted(t.name for t in listed.tools))
+
+            order = await session.call_tool("get_order", {"order_id": 1001})
+            say("ungated", is_error=bool(order.is_error), text=text(order))
+
+            progress = []
+
+            async def on_progress(value, total, message):
+                progress.append(message)
+
+            say("waiting")
+            written = await session.call_tool(
+                "write_file", {"path": path, "content": "from python"}, read_timeout_seconds=90, progress_callback=on_progress
+            )
+            say("gated", is_error=bool(written.is_error), text=text(written), progress=progress)
+
+            try:
+                await session.call_tool("move_file", {"source": path, "destination": path + ".moved"})
+                say("outside_allow_list", error=None)
+            except Exception as err:  # the SDK raises the JSON-RPC error
+                say("outside_allow_list", error=str(err))
+
+
+if __name__ == "__main__":
+    asyncio.run(asyncio.wait_for(main(*sys.argv[1:4]), timeout=120))
