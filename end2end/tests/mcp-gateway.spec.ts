@@ -197,6 +197,9 @@ testWithAgents(AGENTS)("bad MCP requests get MCP's own errors and change nothing
   const malformed = await post("{not json", { Authorization: `Bearer ${alice}` });
   expect(malformed.status).toBe(400);
   expect(((await malformed.json()) as any).error.code).toBe(-32700);
+  const notMessage = await post(JSON.stringify({ hello: "world" }), { Authorization: `Bearer ${alice}` });
+  expect(notMessage.status).toBe(400);
+  expect(((await notMessage.json()) as any).error.code).toBe(-32600);
   const anonymous = await post(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }), {});
   expect(anonymous.status).toBe(401);
   expect(((await anonymous.json()) as any).error.message).toContain("API token");

@@ -58,7 +58,34 @@ pub fn router(state: &AppState) -> Router<AppState> {
         let service = StreamableHttpService::new(move || Ok(gateway.clone()), Arc::new(LocalSessionManager::default()), config);
         router = router.nest_service(&format!("/mcp/{}", agent.name), service);
     }
-    router.layer(middleware::from_fn(tokens_only))
+    // Layers run outside in: the token first, then the body's shape.
+    router.layer(middleware::from_fn(json_rpc_only)).layer(middleware::from_fn(tokens_only))
+}
+
+/// rmcp answers a body it cannot read with a plain-text 415; clients expect JSON-RPC's own errors:
+/// -32700 for text that is not JSON, -32600 for JSON that is no JSON-RPC message. Nothing else is
+/// touched (the body is passed on as read; its size is bounded by the app's body limit).
+async fn json_rpc_only(req: Request, next: Next) -> Response {
+    if req.method() != axum::http::Method::POST {
+        return next.run(req).await;
+    }
+    let (parts, body) = req.into_parts();
+    let bytes = match axum::body::to_bytes(body, usize::MAX).await {
+        Ok(bytes) => bytes,
+        Err(err) => return json_rpc_error(StatusCode::PAYLOAD_TOO_LARGE, -32600, &format!("the request body could not be read: {err}")),
+    };
+    if let Err(err) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes) {
+        return json_rpc_error(StatusCode::BAD_REQUEST, -32700, &format!("parse error: the body is not JSON ({err})"));
+    }
+    if let Err(err) = serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(&bytes) {
+        return json_rpc_error(StatusCode::BAD_REQUEST, -32600, &format!("invalid request: not an MCP JSON-RPC message ({err})"));
+    }
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
+}
+
+fn json_rpc_error(status: StatusCode, code: i64, message: &str) -> Response {
+    let body = json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } });
+    (status, axum::Json(body)).into_response()
 }
 
 /// The gateway speaks to programs: a bearer token is its only credential (no cookies, so no
@@ -68,9 +95,11 @@ async fn tokens_only(req: Request, next: Next) -> Response {
     if user && req.extensions().get::<ByToken>().is_some() {
         return next.run(req).await;
     }
-    let body = json!({ "jsonrpc": "2.0", "id": null, "error": { "code": -32600,
-        "message": "send a Countersign API token as Authorization: Bearer <token> (make one with `countersign token create` or on the account page)" } });
-    (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, "Bearer")], axum::Json(body)).into_response()
+    let message =
+        "send a Countersign API token as Authorization: Bearer <token> (make one with `countersign token create` or on the account page)";
+    let mut refused = json_rpc_error(StatusCode::UNAUTHORIZED, -32600, message);
+    refused.headers_mut().insert(header::WWW_AUTHENTICATE, axum::http::HeaderValue::from_static("Bearer"));
+    refused
 }
 
 #[derive(Clone)]
