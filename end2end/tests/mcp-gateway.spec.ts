@@ -87,9 +87,10 @@ testWithAgents(AGENTS)("an MCP client's read runs at once; its write waits for a
 
   // The call shows in alice's chat for this client, as a card waiting for approval.
   await page.goto("/");
-  await page.getByRole("link", { name: /MCP client “laptop” · files/ }).first().click();
+  // Named after the client (its clientInfo) and the token it came with.
+  await page.getByRole("link", { name: /MCP client “countersign-e2e” \(token “laptop”\) · files/ }).first().click();
   await waitForHydration(page);
-  await expect(page.getByText("MCP client “laptop” asks to run write_file")).toBeVisible();
+  await expect(page.getByText("MCP client “countersign-e2e” asks to run write_file")).toBeVisible();
   const card = cards(page).filter({ hasText: "write_file" });
   await expect(card).toHaveAttribute("data-status", "pending_approval");
   await page.waitForTimeout(5_000);

@@ -18,3 +18,11 @@ CREATE TABLE client_conversations (
     conversation_id TEXT NOT NULL,
     PRIMARY KEY (user_id, client_key, agent)
 );
+-- The name a client gave in MCP's `initialize` (clientInfo.name), kept with its credential: the
+-- gateway is stateless, so later requests say only which token they carry.
+CREATE TABLE client_names (
+    user_id         TEXT NOT NULL,
+    client_key      TEXT NOT NULL,
+    name            TEXT NOT NULL,
+    PRIMARY KEY (user_id, client_key)
+);

@@ -64,6 +64,8 @@ impl Orchestrator {
     /// Every write it makes is fenced by `lease`: once the lease is lost, nothing more is stored.
     pub(super) async fn drive(self: &Arc<Self>, lease: &Lease) -> anyhow::Result<()> {
         let task_id = &lease.task_id;
+        // Whether an outside client proposed this task's call (the MCP gateway): read once a drive.
+        let client = client_calls::get(self.store.pool(), task_id).await?;
         loop {
             let Some(task) = tasks::get(self.store.pool(), task_id).await? else { return Ok(()) };
             if task.status().is_final() {
@@ -72,7 +74,7 @@ impl Orchestrator {
             }
             let calls = calls::for_step(self.store.pool(), task_id, task.steps).await?;
             if let Some(call) = calls.iter().find(|c| c.state == CallState::Approved) {
-                self.execute(call, lease).await?;
+                self.execute(call, client.is_some(), lease).await?;
                 continue;
             }
             if let Some(call) = calls.iter().find(|c| c.state == CallState::Executing) {
@@ -99,7 +101,6 @@ impl Orchestrator {
                 self.fail(&task, format!("the agent stopped after {MAX_STEPS} steps without an answer"), lease).await?;
                 return Ok(());
             }
-            let client = client_calls::get(self.store.pool(), task_id).await?;
             self.model_step(&task, client.as_ref(), lease).await?;
         }
     }
@@ -424,8 +425,11 @@ impl Orchestrator {
     /// Runs one approved call. A built-in tool's effect, the call's new state and its result
     /// are one transaction: all of it commits or none of it (docs/architecture.md, decision 4). An external
     /// tool is marked executing (committed) first, then called, then its result recorded.
-    async fn execute(self: &Arc<Self>, call: &CallRow, lease: &Lease) -> anyhow::Result<()> {
-        if let Some(client) = client_calls::get(self.store.pool(), &call.task_id).await?
+    /// `for_client`: an outside client proposed the call, which runs only while it still waits
+    /// (read afresh here: the client may have left while the call waited for a person).
+    async fn execute(self: &Arc<Self>, call: &CallRow, for_client: bool, lease: &Lease) -> anyhow::Result<()> {
+        if for_client
+            && let Some(client) = client_calls::get(self.store.pool(), &call.task_id).await?
             && client.client_gone(now_ms())
         {
             return self.client_gone(call, &client, lease).await;

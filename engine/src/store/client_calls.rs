@@ -1,6 +1,6 @@
 //! Calls an outside client proposes (the MCP approval gateway, server/src/protocols/mcp.rs): one
 //! per task, with whether the client still waits for its outcome; and the conversation each
-//! client's calls go to.
+//! client's calls go to, and the name each client gave.
 
 use anyhow::Context;
 use app::domain::{ConversationId, TaskId, UserId};
@@ -98,4 +98,29 @@ pub async fn remember_conversation(
     .await
     .context("failed to remember the client's conversation")?;
     Ok(done.rows_affected() == 1)
+}
+
+/// Keeps the name a client calls itself (MCP's `clientInfo.name`) for its credential.
+pub async fn name_client(db: impl AnyExecutor<'_>, user: &UserId, client_key: &str, name: &str) -> anyhow::Result<()> {
+    sqlx::query(
+        "INSERT INTO client_names (user_id, client_key, name) VALUES ($1, $2, $3) \
+         ON CONFLICT (user_id, client_key) DO UPDATE SET name = excluded.name",
+    )
+    .bind(user)
+    .bind(client_key)
+    .bind(name)
+    .execute(db)
+    .await
+    .context("failed to keep the client's name")?;
+    Ok(())
+}
+
+/// The name the client with this credential last gave, if any.
+pub async fn client_name(pool: &AnyPool, user: &UserId, client_key: &str) -> anyhow::Result<Option<String>> {
+    sqlx::query_scalar("SELECT name FROM client_names WHERE user_id = $1 AND client_key = $2")
+        .bind(user)
+        .bind(client_key)
+        .fetch_optional(pool)
+        .await
+        .context("failed to read the client's name")
 }

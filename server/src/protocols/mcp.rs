@@ -23,8 +23,8 @@ use axum::{
 use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler,
     model::{
-        CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult, PaginatedRequestParams,
-        ProgressNotificationParam, ServerCapabilities, ServerConfig,
+        CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, InitializeRequestParams, InitializeResult,
+        ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig,
     },
     service::RequestContext,
     transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager},
@@ -137,6 +137,22 @@ impl ServerHandler for Gateway {
                 "Countersign: some of these tools wait for a person's approval before they run. A call that waits keeps the request \
                  open and sends progress notifications; a rejected call answers with a tool error giving the reason.",
             )
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        // Stateless: later requests carry only the token, so the client's name is kept with it and
+        // names the conversation its calls go to.
+        let (user, key) = caller(&context)?;
+        let name: String = request.client_info.name.chars().filter(|c| !c.is_control()).take(80).collect();
+        if !name.trim().is_empty() {
+            client_calls::name_client(self.state.store.writer(), &user.id, &key, name.trim()).await.map_err(internal)?;
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
     }
 
     async fn list_tools(
@@ -252,15 +268,18 @@ impl Drop for Waiting {
     }
 }
 
-/// The conversation this client's calls to `agent` go to (made on its first call), and the
-/// client's name as the chat shows it.
+/// The conversation this client's calls to `agent` go to (made on its first call, titled after the
+/// client and its token), and the client's name as the chat shows it: the name it gave in
+/// `initialize`, else its token's.
 async fn client_conversation(state: &AppState, user: &User, key: &str, agent: &str) -> anyhow::Result<(Conversation, String)> {
+    let pool = state.store.pool();
     let token_name = match key.strip_prefix("token:") {
-        Some(id) => crate::store::users::tokens_of(state.store.pool(), &user.id).await?.into_iter().find(|t| t.id == id).map(|t| t.name),
+        Some(id) => crate::store::users::tokens_of(pool, &user.id).await?.into_iter().find(|t| t.id == id).map(|t| t.name),
         None => None,
     };
-    let client = format!("MCP client \u{201c}{}\u{201d}", token_name.as_deref().unwrap_or("unnamed"));
-    let pool = state.store.pool();
+    let token_name = token_name.unwrap_or_else(|| "unnamed".into());
+    let given = client_calls::client_name(pool, &user.id, key).await?;
+    let client = format!("MCP client \u{201c}{}\u{201d}", given.as_deref().unwrap_or(&token_name));
     let existing = async || -> anyhow::Result<Option<Conversation>> {
         match client_calls::conversation_of(pool, &user.id, key, agent).await? {
             Some(id) => conversations::get(pool, &id).await,
@@ -270,7 +289,10 @@ async fn client_conversation(state: &AppState, user: &User, key: &str, agent: &s
     if let Some(conversation) = existing().await? {
         return Ok((conversation, client));
     }
-    let title = format!("{client} · {agent}");
+    let title = match given {
+        Some(_) => format!("{client} (token \u{201c}{token_name}\u{201d}) · {agent}"),
+        None => format!("{client} · {agent}"),
+    };
     let made = conversations::create(state.store.writer(), &title, agent, &user.id).await?;
     if client_calls::remember_conversation(state.store.writer(), &user.id, key, agent, &made.id).await? {
         return Ok((made, client));

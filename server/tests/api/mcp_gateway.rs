@@ -95,7 +95,8 @@ async fn the_official_python_mcp_client_waits_for_a_decision_and_gets_the_edited
         [("get_order".to_owned(), app::domain::CardStatus::Succeeded), ("write_file".to_owned(), app::domain::CardStatus::Succeeded)]
     );
     let (_, tasks) = app.get_json(&format!("/api/conversations/{conversation}")).await;
-    assert!(tasks["conversation"]["title"].as_str().unwrap_or_default().starts_with("MCP client"), "{tasks}");
+    // Named after the client's own name (clientInfo) and the token it came with.
+    assert_eq!(tasks["conversation"]["title"], "MCP client \u{201c}python-probe\u{201d} (token \u{201c}tests\u{201d}) · files", "{tasks}");
     let decided = app.audit_entries("approval.decided", 1).await;
     assert_eq!(decided[0]["data"]["edited_args"]["content"], "edited by alice", "{decided:?}");
 }

@@ -9,7 +9,7 @@ import json
 import sys
 
 import httpx2
-from mcp import ClientSession
+from mcp import ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
 
 
@@ -24,7 +24,7 @@ def text(result):
 async def main(url, token, path):
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=90))
     async with streamable_http_client(url, http_client=http) as (read, write):
-        async with ClientSession(read, write) as session:
+        async with ClientSession(read, write, client_info=types.Implementation(name="python-probe", version="1.0")) as session:
             await session.initialize()
             listed = await session.list_tools()
             say("tools", names=sorted(t.name for t in listed.tools))
