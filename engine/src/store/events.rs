@@ -7,25 +7,38 @@ use sqlx::{AnyConnection, AnyPool};
 
 use super::time::{now_ms, rfc3339};
 
-/// Appends one event with the conversation's next sequence number.
-pub async fn append(conn: &mut AnyConnection, conversation_id: &ConversationId, body: EventBody) -> anyhow::Result<Event> {
-    let seq: i64 = sqlx::query_scalar("UPDATE conversations SET last_seq = last_seq + 1 WHERE id = $1 RETURNING last_seq")
-        .bind(conversation_id)
-        .fetch_one(&mut *conn)
-        .await
-        .context("failed to take the next sequence number")?;
+/// Appends one event with the conversation's next sequence number, in one statement: SQLite reads
+/// the counter in the INSERT and a trigger moves it on (its one writer orders them); PostgreSQL
+/// moves it in a CTE whose UPDATE holds the conversation's row until the commit.
+pub async fn append(
+    conn: &mut AnyConnection,
+    backend: super::Backend,
+    conversation_id: &ConversationId,
+    body: EventBody,
+) -> anyhow::Result<Event> {
+    let sql = match backend {
+        super::Backend::Sqlite => {
+            "INSERT INTO events (conversation_id, seq, task_id, kind, body, created_at) \
+             SELECT id, last_seq + 1, $2, $3, $4, $5 FROM conversations WHERE id = $1 RETURNING seq"
+        }
+        super::Backend::Postgres => {
+            "WITH next AS (UPDATE conversations SET last_seq = last_seq + 1 WHERE id = $1 RETURNING id, last_seq) \
+             INSERT INTO events (conversation_id, seq, task_id, kind, body, created_at) \
+             SELECT id, last_seq, $2, $3, $4, $5 FROM next RETURNING seq"
+        }
+    };
     let now = now_ms();
     let json = serde_json::to_string(&body).context("failed to encode event")?;
-    sqlx::query("INSERT INTO events (conversation_id, seq, task_id, kind, body, created_at) VALUES ($1, $2, $3, $4, $5, $6)")
+    let seq: i64 = sqlx::query_scalar(sql)
         .bind(conversation_id)
-        .bind(seq)
         .bind(body.task_id())
         .bind(body.name())
         .bind(json)
         .bind(now)
-        .execute(&mut *conn)
+        .fetch_optional(&mut *conn)
         .await
-        .context("failed to append event")?;
+        .context("failed to append event")?
+        .with_context(|| format!("failed to append event: no conversation {conversation_id}"))?;
     Ok(Event { seq, conversation_id: conversation_id.to_owned(), at: rfc3339(now), body })
 }
 

@@ -265,7 +265,7 @@ pub struct Write {
 
 impl Write {
     pub async fn append(&mut self, conversation_id: &ConversationId, body: EventBody) -> anyhow::Result<Event> {
-        let event = events::append(&mut self.tx, conversation_id, body).await?;
+        let event = events::append(&mut self.tx, self.backend, conversation_id, body).await?;
         for target in self.webhooks.iter().filter(|t| t.events.iter().any(|e| e == event.body.name())) {
             outbox::insert(&mut self.tx, &target.url, &outbox::payload(&event)).await?;
         }
