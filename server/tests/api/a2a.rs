@@ -34,13 +34,7 @@ async fn the_official_a2a_client_asks_is_answered_with_a_decision_and_sees_the_t
     .await
     .expect("the A2A client finishes within 90 s")
     .unwrap();
-    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-    assert!(output.status.success(), "a2a_client.py failed:\n{stdout}\n{stderr}");
-    let steps: std::collections::HashMap<String, Value> = stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .map(|v| (v["step"].as_str().unwrap_or_default().to_owned(), v))
-        .collect();
+    let (steps, stdout) = crate::helpers::client_steps("a2a_client.py", &output);
 
     let asked = &steps["asked"];
     assert_eq!(asked["state"], "TASK_STATE_INPUT_REQUIRED", "{stdout}");

@@ -454,3 +454,16 @@ pub async fn refused_start_up(toml: &str) -> String {
     assert!(!output.status.success(), "start-up should fail");
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
+
+/// What a protocol client script (server/tests/clients/*.py) printed: one JSON line per step,
+/// keyed by its `step`, and its whole stdout for messages. Fails with both outputs if the script did.
+pub fn client_steps(script: &str, output: &std::process::Output) -> (std::collections::HashMap<String, Value>, String) {
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "{script} failed:\n{stdout}\n{stderr}");
+    let steps = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|v| (v["step"].as_str().unwrap_or_default().to_owned(), v))
+        .collect();
+    (steps, stdout.into_owned())
+}

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::helpers::{Options, eventually, spawn_app_with};
 
@@ -68,13 +68,7 @@ async fn the_official_python_mcp_client_waits_for_a_decision_and_gets_the_edited
     assert_eq!(status, 200, "{body}");
 
     let output = tokio::time::timeout(Duration::from_secs(90), client.wait_with_output()).await.expect("the MCP client finishes").unwrap();
-    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-    assert!(output.status.success(), "mcp_client.py failed:\n{stdout}\n{stderr}");
-    let steps: std::collections::HashMap<String, Value> = stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .map(|v| (v["step"].as_str().unwrap_or_default().to_owned(), v))
-        .collect();
+    let (steps, stdout) = crate::helpers::client_steps("mcp_client.py", &output);
     assert_eq!(steps["tools"]["names"], json!(["get_order", "read_text_file", "write_file"]), "{stdout}");
     assert_eq!(steps["ungated"]["is_error"], false, "{stdout}");
     assert!(steps["ungated"]["text"].as_str().unwrap().contains("1001"), "{stdout}");
