@@ -60,6 +60,16 @@ async function pendingApproval(server: Server, bearer: string): Promise<any> {
   return found;
 }
 
+/** Decides an approval through the REST API as the token's user; returns the HTTP status. */
+async function decide(server: Server, bearer: string, id: string, action: "approve" | "reject", body: object = {}): Promise<number> {
+  const answer = await fetch(`${server.url}/api/approvals/${id}/${action}`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${bearer}`, "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return answer.status;
+}
+
 const text = (result: any) => (result.content as any[]).map((c) => c.text).join("\n");
 
 testWithAgents(AGENTS)("an MCP client's read runs at once; its write waits for approval in the chat, with progress, and runs once approved", async ({ page, server }) => {
@@ -115,12 +125,7 @@ testWithAgents(AGENTS)("a rejection answers the MCP client with the reason; an a
   const rejected = path.join(ROOT, "rejected.txt");
   const first = client.callTool({ name: "write_file", arguments: { path: rejected, content: "no" } });
   const approval = await pendingApproval(server, root);
-  const reject = await fetch(`${server.url}/api/approvals/${approval.id}/reject`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${root}`, "Content-Type": "application/json" },
-    body: JSON.stringify({ reason: "not in the shared folder" }),
-  });
-  expect(reject.status).toBe(200);
+  expect(await decide(server, root, approval.id, "reject", { reason: "not in the shared folder" })).toBe(200);
   const refused = await first;
   expect(refused.isError).toBe(true);
   expect(text(refused)).toBe("Rejected by root in Countersign: not in the shared folder");
@@ -129,12 +134,7 @@ testWithAgents(AGENTS)("a rejection answers the MCP client with the reason; an a
   const edited = path.join(ROOT, "edited.txt");
   const second = client.callTool({ name: "write_file", arguments: { path: edited, content: "draft" } });
   const next = await pendingApproval(server, root);
-  const approve = await fetch(`${server.url}/api/approvals/${next.id}/approve`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${root}`, "Content-Type": "application/json" },
-    body: JSON.stringify({ args: { path: edited, content: "final" } }),
-  });
-  expect(approve.status).toBe(200);
+  expect(await decide(server, root, next.id, "approve", { args: { path: edited, content: "final" } })).toBe(200);
   const done = await second;
   expect(done.isError).toBeFalsy();
   expect(readFileSync(edited, "utf8")).toBe("final");
@@ -155,14 +155,7 @@ testWithAgents(AGENTS)("a call whose MCP client went away stays decidable, and i
   // Whoever decides later still can; the outcome is recorded, and nothing is written.
   const root = token(server, "root", "admin");
   await expect
-    .poll(async () => {
-      const approve = await fetch(`${server.url}/api/approvals/${approval.id}/approve`, {
-        method: "POST",
-        headers: { Authorization: `Bearer ${root}`, "Content-Type": "application/json" },
-        body: "{}",
-      });
-      return approve.status;
-    })
+    .poll(() => decide(server, root, approval.id, "approve"))
     .toBe(200);
   const conversation = approval.conversation_id;
   await expect
