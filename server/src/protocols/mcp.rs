@@ -44,8 +44,9 @@ use crate::{
 const PROGRESS_EVERY: Duration = Duration::from_secs(2);
 /// How often it tells the database its client still waits (well within `CLIENT_SILENCE_MS`).
 const HEARTBEAT_EVERY: Duration = Duration::from_secs(10);
-/// How often a waiting call looks at its task.
-const POLL: Duration = Duration::from_millis(100);
+/// How often a waiting call looks at its task when no event of its conversation woke it (events
+/// from every replica reach the bus; this covers a stream that lagged or a missed notification).
+const POLL: Duration = Duration::from_secs(1);
 
 /// `/mcp/{agent}` for every configured agent; only requests with a Countersign API token get in.
 pub fn router(state: &AppState) -> Router<AppState> {
@@ -195,6 +196,8 @@ impl ServerHandler for Gateway {
         }
         let args = Value::Object(request.arguments.clone().unwrap_or_default());
         let (conversation, client) = client_conversation(state, &user, &key, &self.agent).await.map_err(internal)?;
+        // Subscribed before the call is proposed, so no change of it is missed.
+        let mut changes = state.store.bus().subscribe();
         let task = match state.orchestrator.propose_call(&conversation, &client, tool, &args).await {
             Ok(task) => task,
             Err(StartError::Busy(_)) => return Err(internal(anyhow::anyhow!("BUG: a client's call is never busy"))),
@@ -207,14 +210,15 @@ impl ServerHandler for Gateway {
         let started = tokio::time::Instant::now();
         let (mut next_progress, mut next_heartbeat) = (started + PROGRESS_EVERY, started + HEARTBEAT_EVERY);
         let row = loop {
-            tokio::select! {
-                () = context.ct.cancelled() => return Err(McpError::invalid_request("the request was canceled", None)),
-                () = tokio::time::sleep(POLL) => {}
-            }
             let row =
                 tasks::get(state.store.pool(), &task).await.map_err(internal)?.ok_or_else(|| internal(anyhow::anyhow!("task gone")))?;
             if row.status().is_final() {
                 break row;
+            }
+            tokio::select! {
+                () = context.ct.cancelled() => return Err(McpError::invalid_request("the request was canceled", None)),
+                () = changed(&mut changes, &conversation.id) => {}
+                () = tokio::time::sleep(POLL) => {}
             }
             let now = tokio::time::Instant::now();
             if now >= next_heartbeat {
@@ -236,6 +240,19 @@ impl ServerHandler for Gateway {
         };
         waiting.done = true;
         outcome(state, &row.conversation_id, &task).await.map(Into::into).map_err(internal)
+    }
+}
+
+/// Returns once an event of `conversation` was committed (here or on another replica), or the
+/// subscription fell behind (then the caller looks anyway).
+async fn changed(changes: &mut tokio::sync::broadcast::Receiver<Arc<crate::bus::Published>>, conversation: &ConversationId) {
+    loop {
+        match changes.recv().await {
+            Ok(published) if published.event.conversation_id == *conversation => return,
+            Ok(_) => {}
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return,
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => std::future::pending::<()>().await,
+        }
     }
 }
 
