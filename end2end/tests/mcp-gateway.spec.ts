@@ -167,6 +167,42 @@ testWithAgents(AGENTS)("a call whose MCP client went away stays decidable, and i
   expect(existsSync(target)).toBe(false);
 });
 
+testWithAgents(AGENTS)("a revoked token's waiting call ends with an error and its approved write is not run; two first calls at once make one chat", async ({ server }) => {
+  const alice = token(server, "alice", "revoked-later");
+  const api = token(server, "alice", "api");
+  const root = token(server, "root", "admin");
+  const client = await connect(server, alice);
+  const chats = async () =>
+    ((await (await fetch(`${server.url}/api/conversations`, { headers: { Authorization: `Bearer ${api}` } })).json()) as any[]).filter((c) =>
+      c.title.includes("revoked-later"),
+    ).length;
+
+  // Two first calls at once, as an agent that reads two files in parallel would make them.
+  const notes = path.join(ROOT, "notes.txt");
+  const [a, b] = await Promise.all([
+    client.callTool({ name: "read_text_file", arguments: { path: notes } }),
+    client.callTool({ name: "read_text_file", arguments: { path: notes } }),
+  ]);
+  expect([text(a), text(b)]).toEqual(["milk, eggs", "milk, eggs"]);
+  expect(await chats()).toBe(1);
+
+  const target = path.join(ROOT, "revoked.txt");
+  const call = client.callTool({ name: "write_file", arguments: { path: target, content: "late" } });
+  const approval = await pendingApproval(server, root);
+  const tokens = (await (await fetch(`${server.url}/api/tokens`, { headers: { Authorization: `Bearer ${api}` } })).json()) as any[];
+  const id = tokens.find((t) => t.name === "revoked-later").id;
+  const revoke = await fetch(`${server.url}/api/tokens/${id}/revoke`, { method: "POST", headers: { Authorization: `Bearer ${api}` } });
+  expect(revoke.status).toBe(204);
+  await expect(call).rejects.toThrow(/revoked/);
+
+  // The approval is still decided and recorded; the write does not happen.
+  await expect.poll(() => decide(server, root, approval.id, "approve")).toBe(200);
+  await expect
+    .poll(async () => JSON.stringify(await (await fetch(`${server.url}/api/conversations/${approval.conversation_id}`, { headers: { Authorization: `Bearer ${api}` } })).json()))
+    .toContain("stopped waiting for the decision");
+  expect(existsSync(target)).toBe(false);
+});
+
 testWithAgents(AGENTS)("bad MCP requests get MCP's own errors and change nothing", async ({ server }) => {
   const alice = token(server, "alice", "probe");
   const client = await connect(server, alice);
@@ -191,6 +227,12 @@ testWithAgents(AGENTS)("bad MCP requests get MCP's own errors and change nothing
   const malformed = await post("{not json", { Authorization: `Bearer ${alice}` });
   expect(malformed.status).toBe(400);
   expect(((await malformed.json()) as any).error.code).toBe(-32700);
+  // A body over the server's limit (64 KiB by default) is refused before it is read in full.
+  const huge = await post(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { pad: "x".repeat(200_000) } }), {
+    Authorization: `Bearer ${alice}`,
+  });
+  expect(huge.status).toBe(413);
+  expect(((await huge.json()) as any).error.code).toBe(-32600);
   const notMessage = await post(JSON.stringify({ hello: "world" }), { Authorization: `Bearer ${alice}` });
   expect(notMessage.status).toBe(400);
   expect(((await notMessage.json()) as any).error.code).toBe(-32600);

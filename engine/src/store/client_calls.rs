@@ -1,6 +1,5 @@
 //! Calls an outside client proposes (the MCP approval gateway, server/src/protocols/mcp.rs): one
-//! per task, with whether the client still waits for its outcome; and the conversation each
-//! client's calls go to, and the name each client gave.
+//! per task, with whether the client still waits for its outcome; and the name each client gave.
 
 use anyhow::Context;
 use app::domain::{ConversationId, TaskId, UserId};
@@ -66,38 +65,6 @@ pub async fn mark(db: impl AnyExecutor<'_>, task_id: &TaskId, gone: bool) -> any
     };
     sqlx::query(sql).bind(now_ms()).bind(task_id).execute(db).await.context("failed to record whether the client waits")?;
     Ok(())
-}
-
-/// The conversation a client's calls to `agent` go to, if it has one.
-pub async fn conversation_of(pool: &AnyPool, user: &UserId, client_key: &str, agent: &str) -> anyhow::Result<Option<ConversationId>> {
-    sqlx::query_scalar("SELECT conversation_id FROM client_conversations WHERE user_id = $1 AND client_key = $2 AND agent = $3")
-        .bind(user)
-        .bind(client_key)
-        .bind(agent)
-        .fetch_optional(pool)
-        .await
-        .context("failed to find the client's conversation")
-}
-
-/// Remembers the client's conversation; false when another request made one first.
-pub async fn remember_conversation(
-    db: impl AnyExecutor<'_>,
-    user: &UserId,
-    client_key: &str,
-    agent: &str,
-    conversation: &ConversationId,
-) -> anyhow::Result<bool> {
-    let done = sqlx::query(
-        "INSERT INTO client_conversations (user_id, client_key, agent, conversation_id) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
-    )
-    .bind(user)
-    .bind(client_key)
-    .bind(agent)
-    .bind(conversation)
-    .execute(db)
-    .await
-    .context("failed to remember the client's conversation")?;
-    Ok(done.rows_affected() == 1)
 }
 
 /// Keeps the name a client calls itself (MCP's `clientInfo.name`) for its credential.

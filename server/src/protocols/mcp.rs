@@ -42,6 +42,9 @@ use crate::{
 /// How often a waiting call tells its client it still waits (clients that reset their request
 /// timeout on progress then wait as long as the decision takes).
 const PROGRESS_EVERY: Duration = Duration::from_secs(2);
+/// How long a call stopped mid-run (its task canceled while the tool ran) may take to record its
+/// result before the client is told its effect is unknown.
+const RESULT_GRACE: Duration = Duration::from_secs(30);
 /// How often it tells the database its client still waits (well within `CLIENT_SILENCE_MS`).
 const HEARTBEAT_EVERY: Duration = Duration::from_secs(10);
 /// How often a waiting call looks at its task when no event of its conversation woke it (events
@@ -65,12 +68,13 @@ pub fn router(state: &AppState) -> Router<AppState> {
 
 /// rmcp answers a body it cannot read with a plain-text 415; clients expect JSON-RPC's own errors:
 /// -32700 for text that is not JSON, -32600 for JSON that is no JSON-RPC message. Nothing else is
-/// touched (the body is passed on as read; its size is bounded by the app's body limit).
+/// touched (the body is passed on as read). The app's body limit (`DefaultBodyLimit`) applies: it is
+/// only a marker that body readers honour, and this reader reads through it.
 async fn json_rpc_only(req: Request, next: Next) -> Response {
     if req.method() != axum::http::Method::POST {
         return next.run(req).await;
     }
-    let (parts, body) = req.into_parts();
+    let (parts, body) = axum::RequestExt::with_limited_body(req).into_parts();
     let bytes = match axum::body::to_bytes(body, usize::MAX).await {
         Ok(bytes) => bytes,
         Err(err) => return json_rpc_error(StatusCode::PAYLOAD_TOO_LARGE, -32600, &format!("the request body could not be read: {err}")),
@@ -196,8 +200,10 @@ impl ServerHandler for Gateway {
         }
         let args = Value::Object(request.arguments.clone().unwrap_or_default());
         let (conversation, client) = client_conversation(state, &user, &key, &self.agent).await.map_err(internal)?;
-        // Subscribed before the call is proposed, so no change of it is missed.
+        // Subscribed before the call is proposed, so no change of it (and no revocation of the
+        // token that asked) is missed.
         let mut changes = state.store.bus().subscribe();
+        let mut revocations = state.store.bus().subscribe_revoked();
         let task = match state.orchestrator.propose_call(&conversation, &client, tool, &args).await {
             Ok(task) => task,
             Err(StartError::Busy(_)) => return Err(internal(anyhow::anyhow!("BUG: a client's call is never busy"))),
@@ -209,14 +215,24 @@ impl ServerHandler for Gateway {
         let progress = context.meta.get_progress_token().or_else(|| request.meta.as_ref().and_then(|m| m.get_progress_token()));
         let started = tokio::time::Instant::now();
         let (mut next_progress, mut next_heartbeat) = (started + PROGRESS_EVERY, started + HEARTBEAT_EVERY);
+        let mut ended_at = None;
         let row = loop {
             let row =
                 tasks::get(state.store.pool(), &task).await.map_err(internal)?.ok_or_else(|| internal(anyhow::anyhow!("task gone")))?;
             if row.status().is_final() {
-                break row;
+                // A task stopped while its tool ran still gets the tool's result: wait for it a while.
+                let ended = *ended_at.get_or_insert_with(tokio::time::Instant::now);
+                let running = running(&events::of_task(state.store.pool(), &row.conversation_id, &task).await.map_err(internal)?);
+                if !running || ended.elapsed() >= RESULT_GRACE {
+                    break row;
+                }
             }
             tokio::select! {
                 () = context.ct.cancelled() => return Err(McpError::invalid_request("the request was canceled", None)),
+                // The waiting client is gone with its token: the call will not run for it.
+                () = revoked(&mut revocations, &key) => {
+                    return Err(McpError::invalid_request("the API token that made this call was revoked; the call will not run", None));
+                }
                 () = changed(&mut changes, &conversation.id) => {}
                 () = tokio::time::sleep(POLL) => {}
             }
@@ -254,6 +270,23 @@ async fn changed(changes: &mut tokio::sync::broadcast::Receiver<Arc<crate::bus::
             Err(tokio::sync::broadcast::error::RecvError::Closed) => std::future::pending::<()>().await,
         }
     }
+}
+
+/// Returns once the credential `key` is revoked (here or on another replica).
+async fn revoked(revocations: &mut tokio::sync::broadcast::Receiver<String>, key: &str) {
+    loop {
+        match revocations.recv().await {
+            Ok(revoked) if revoked == key => return,
+            Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => std::future::pending::<()>().await,
+        }
+    }
+}
+
+/// Whether the task's call started and has no result yet.
+fn running(history: &[app::domain::Event]) -> bool {
+    let started = history.iter().any(|e| matches!(e.body, EventBody::ToolStarted { .. }));
+    started && !history.iter().any(|e| matches!(e.body, EventBody::ToolResult { .. }))
 }
 
 fn waiting_for(status: TaskStatus) -> String {
@@ -297,26 +330,31 @@ async fn client_conversation(state: &AppState, user: &User, key: &str, agent: &s
     let token_name = token_name.unwrap_or_else(|| "unnamed".into());
     let given = client_calls::client_name(pool, &user.id, key).await?;
     let client = format!("MCP client \u{201c}{}\u{201d}", given.as_deref().unwrap_or(&token_name));
-    let existing = async || -> anyhow::Result<Option<Conversation>> {
-        match client_calls::conversation_of(pool, &user.id, key, agent).await? {
-            Some(id) => conversations::get(pool, &id).await,
-            None => Ok(None),
-        }
-    };
-    if let Some(conversation) = existing().await? {
+    // The id is derived from who asks, so two first calls at once (on any replicas) make one
+    // conversation: the second insert fails and reads the first's.
+    let id = client_conversation_id(&user.id, key, agent);
+    if let Some(conversation) = conversations::get(pool, &id).await? {
         return Ok((conversation, client));
     }
     let title = match given {
         Some(_) => format!("{client} (token \u{201c}{token_name}\u{201d}) · {agent}"),
         None => format!("{client} · {agent}"),
     };
-    let made = conversations::create(state.store.writer(), &title, agent, &user.id).await?;
-    if client_calls::remember_conversation(state.store.writer(), &user.id, key, agent, &made.id).await? {
-        return Ok((made, client));
+    match conversations::create_with_id(state.store.writer(), &id, &title, agent, &user.id).await {
+        Ok(made) => Ok((made, client)),
+        Err(err) => match conversations::get(pool, &id).await? {
+            Some(conversation) => Ok((conversation, client)),
+            None => Err(err),
+        },
     }
-    // Another call of the same client made one first: use that one.
-    let conversation = existing().await?.ok_or_else(|| anyhow::anyhow!("the client's conversation vanished"))?;
-    Ok((conversation, client))
+}
+
+/// The conversation id of a client (its user and credential) and agent: a digest, shaped as a UUID.
+fn client_conversation_id(user: &app::domain::UserId, key: &str, agent: &str) -> ConversationId {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(format!("mcp\u{0}{}\u{0}{key}\u{0}{agent}", &**user));
+    let bytes: [u8; 16] = digest[..16].try_into().expect("a SHA-256 digest has 32 bytes");
+    ConversationId::from(uuid::Uuid::from_bytes(bytes).to_string())
 }
 
 /// The call's outcome as MCP's tool result: the upstream result when it ran, else a tool error
@@ -349,6 +387,11 @@ async fn outcome(state: &AppState, conversation: &ConversationId, task: &TaskId)
                 Some("deferred") => format!("Not run yet: {}", output["guidance"].as_str().unwrap_or("the reviewer asked for changes")),
                 _ => output["message"].as_str().or(output["error"].as_str()).unwrap_or("the call failed").to_owned(),
             };
+            json!({ "content": [{ "type": "text", "text": text }], "isError": true })
+        }
+        None if running(&history) => {
+            let text = "The call was started, but it was stopped in Countersign before its result came back: its effect is unknown. \
+                        Check before you try it again";
             json!({ "content": [{ "type": "text", "text": text }], "isError": true })
         }
         None => {

@@ -1,4 +1,0 @@
-// `sqlx::migrate!` embeds migrations/ at compile time; rebuild when a migration is added or edited.
-fn main() {
-    println!("cargo:rerun-if-changed=../migrations");
-}
