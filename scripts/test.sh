@@ -6,6 +6,7 @@
 # Every Rust test has a time limit (.config/nextest.toml), so a hang fails with its name.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root="$(pwd)"
 . scripts/env.sh
 bash scripts/install-tools.sh --with-browser
 
@@ -28,7 +29,8 @@ cargo nextest run --no-fail-fast -p app -p engine -p server
 
 echo "[test] the integration suite again on PostgreSQL (a throwaway cluster from Debian's packages)"
 eval "$(bash scripts/pg.sh start)"
-trap 'bash scripts/pg.sh stop "$CS_PG_DIR"' EXIT
+# An absolute path: the trap may run after a later `cd end2end` (a failing e2e run).
+trap 'bash "$root/scripts/pg.sh" stop "$CS_PG_DIR"' EXIT
 cargo nextest run --no-fail-fast -p server --test api
 
 echo "[test] API fuzzing from the OpenAPI document (schemathesis), on SQLite and on PostgreSQL"
