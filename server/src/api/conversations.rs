@@ -316,7 +316,16 @@ async fn stream(
     let wake = state.store.bus().subscribe();
     let deltas = state.store.bus().subscribe_deltas();
     let client = state.orchestrator.metrics().sse_client();
-    let cursor = Cursor { store: state.store.clone(), conversation_id: id, last: after, backlog: VecDeque::new(), wake, deltas, client };
+    let cursor = Cursor {
+        store: state.store.clone(),
+        conversation_id: id,
+        last: after,
+        backlog: VecDeque::new(),
+        caught_up: false,
+        wake,
+        deltas,
+        client,
+    };
     let stream = futures::stream::unfold(cursor, |mut cursor| async move {
         let sse = match cursor.next().await? {
             Live::Event(event) => to_sse(&event),
@@ -362,6 +371,10 @@ struct Cursor {
     conversation_id: ConversationId,
     last: i64,
     backlog: VecDeque<Event>,
+    /// The store held nothing after `last` when last read, and every event since came from the bus
+    /// in order: the next one can only come from the bus, so the store is not read again until a
+    /// gap (5,000 streams of one chat would otherwise make 5,000 reads per event).
+    caught_up: bool,
     wake: broadcast::Receiver<Arc<Published>>,
     deltas: broadcast::Receiver<AssistantDelta>,
     /// Counts this stream in `countersign_sse_clients` while it is open, and times its live sends.
@@ -378,15 +391,17 @@ impl Cursor {
                 self.last = event.seq;
                 return Some(Live::Event(Box::new(event)));
             }
-            match events::after(self.store.pool(), &self.conversation_id, self.last).await {
-                Ok(events) if !events.is_empty() => {
-                    self.backlog.extend(events);
-                    continue;
-                }
-                Ok(_) => {}
-                Err(err) => {
-                    tracing::error!(error = ?err, "SSE backlog read failed");
-                    return None;
+            if !self.caught_up {
+                match events::after(self.store.pool(), &self.conversation_id, self.last).await {
+                    Ok(events) if !events.is_empty() => {
+                        self.backlog.extend(events);
+                        continue;
+                    }
+                    Ok(_) => self.caught_up = true,
+                    Err(err) => {
+                        tracing::error!(error = ?err, "SSE backlog read failed");
+                        return None;
+                    }
                 }
             }
             loop {
@@ -408,9 +423,15 @@ impl Cursor {
                         return Some(Live::Published(p));
                     }
                     // A gap (missed or out-of-order publication): read what is missing from the store.
-                    Ok(p) if p.event.conversation_id == self.conversation_id && p.event.seq > self.last => break,
+                    Ok(p) if p.event.conversation_id == self.conversation_id && p.event.seq > self.last => {
+                        self.caught_up = false;
+                        break;
+                    }
                     Ok(_) => continue,
-                    Err(broadcast::error::RecvError::Lagged(_)) => break,
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        self.caught_up = false;
+                        break;
+                    }
                     Err(broadcast::error::RecvError::Closed) => return None,
                 }
             }

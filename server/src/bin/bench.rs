@@ -677,9 +677,13 @@ async fn fanout(bin: &Path, sizes: &Sizes, report: &mut Report) -> anyhow::Resul
         let rss_before = server.rss_kib();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Instant>();
         let ready = Arc::new(tokio::sync::Barrier::new(n + 1));
+        // Each client keeps its stream open until every client got the event, as a watching
+        // browser would: a client hanging up as soon as it got it would make the server tear down
+        // connections in the middle of the fan-out being measured.
+        let (done, _) = tokio::sync::broadcast::channel::<()>(1);
         let mut opened = 0;
         for _ in 0..n {
-            let (server, c, tx, ready) = (server.clone(), c.clone(), tx.clone(), ready.clone());
+            let (server, c, tx, ready, mut done) = (server.clone(), c.clone(), tx.clone(), ready.clone(), done.subscribe());
             tokio::spawn(async move {
                 let stream = Stream::open(&server, &c).await;
                 ready.wait().await;
@@ -687,6 +691,8 @@ async fn fanout(bin: &Path, sizes: &Sizes, report: &mut Report) -> anyhow::Resul
                     && stream.until("user-message", |_| true).await.is_ok()
                 {
                     let _ = tx.send(Instant::now());
+                    let _ = done.recv().await;
+                    drop(stream);
                 }
             });
             opened += 1;
@@ -701,9 +707,12 @@ async fn fanout(bin: &Path, sizes: &Sizes, report: &mut Report) -> anyhow::Resul
         let start = Instant::now();
         server.post(&format!("/api/conversations/{c}/messages"), json!({ "text": "look up order 1001" })).await?;
         let mut delivered = Vec::new();
-        while let Ok(Some(at)) = tokio::time::timeout(Duration::from_secs(30), rx.recv()).await {
+        while delivered.len() < opened
+            && let Ok(Some(at)) = tokio::time::timeout(Duration::from_secs(30), rx.recv()).await
+        {
             delivered.push(ms(at.duration_since(start)));
         }
+        let _ = done.send(());
         if delivered.len() < opened {
             anyhow::bail!("SSE fan-out: only {} of {opened} streams got the event", delivered.len());
         }
