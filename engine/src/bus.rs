@@ -12,28 +12,52 @@ use std::{
 };
 
 use app::domain::{Event, wire::AssistantDelta};
+use bytes::Bytes;
 use tokio::sync::broadcast;
 
 /// A committed event as the bus carries it: shared by every subscriber (no copy per stream),
-/// with its JSON made once, by the first stream that sends it, for all of them.
+/// with its SSE frame made once, by the first stream that sends it, for all of them (a clone of
+/// `Bytes` is a reference count: 5,000 streams write one buffer).
 #[derive(Debug)]
 pub struct Published {
     pub event: Event,
     /// When this process put it on the bus: a stream that sends it measures its fan-out from here
     /// (`countersign_sse_send_seconds`).
     pub at: Instant,
-    json: OnceLock<String>,
+    frame: OnceLock<Bytes>,
 }
 
 impl Published {
     pub fn new(event: Event) -> Arc<Self> {
-        Arc::new(Self { event, at: Instant::now(), json: OnceLock::new() })
+        Arc::new(Self { event, at: Instant::now(), frame: OnceLock::new() })
     }
 
-    /// The event's JSON (what an SSE frame carries as `data:`).
-    pub fn json(&self) -> &str {
-        self.json.get_or_init(|| serde_json::to_string(&self.event).expect("BUG: events serialize"))
+    /// The event as one SSE frame: its name, its sequence number as `id:`, its JSON as `data:`.
+    pub fn sse_frame(&self) -> Bytes {
+        self.frame.get_or_init(|| event_frame(&self.event)).clone()
     }
+}
+
+/// A stored event as an SSE frame (`id:` is its sequence number, the stream's resume point).
+pub fn event_frame(event: &Event) -> Bytes {
+    sse_frame(event.body.name(), Some(event.seq), &serde_json::to_string(event).expect("BUG: events serialize"))
+}
+
+/// One SSE frame. `data` must be one line, which JSON from `serde_json` always is (a newline in a
+/// string is written `\n`).
+pub fn sse_frame(name: &str, id: Option<i64>, data: &str) -> Bytes {
+    debug_assert!(!data.contains(['\n', '\r']), "an SSE data line holds no line break");
+    let mut frame = String::with_capacity(name.len() + data.len() + 40);
+    frame.push_str("event: ");
+    frame.push_str(name);
+    if let Some(id) = id {
+        frame.push_str("\nid: ");
+        frame.push_str(&id.to_string());
+    }
+    frame.push_str("\ndata: ");
+    frame.push_str(data);
+    frame.push_str("\n\n");
+    Bytes::from(frame)
 }
 
 #[derive(Clone, Debug)]

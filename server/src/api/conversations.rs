@@ -4,7 +4,7 @@
 use super::error::ErrorBody;
 use app::domain::{ApprovalId, ConversationId, TaskId};
 use serde::{Deserialize, Serialize};
-use std::{collections::VecDeque, convert::Infallible, sync::Arc};
+use std::{collections::VecDeque, sync::Arc};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use app::domain::{
@@ -16,19 +16,18 @@ use axum::{
     Extension, Json,
     extract::{Path, State},
     http::{HeaderMap, StatusCode},
-    response::sse::{self, KeepAlive, Sse},
+    response::Response,
 };
-use futures::Stream;
 use tokio::sync::broadcast;
 
 use super::{
-    ApiError, access,
+    ApiError, access, event_stream,
     extract::{ApiJson, ApiQuery},
     resume::{ResumeQuery, resume_point},
 };
 use crate::{
     auth::{Credential, CurrentUser},
-    bus::Published,
+    bus::{self, Published},
     orchestrator::{Answer, StartError},
     state::AppState,
     store::{Store, approvals, conversations, events, snapshots},
@@ -309,7 +308,7 @@ async fn stream(
     Path(id): Path<ConversationId>,
     headers: HeaderMap,
     ApiQuery(query): ApiQuery<ResumeQuery>,
-) -> Result<Sse<impl Stream<Item = Result<sse::Event, Infallible>>>, ApiError> {
+) -> Result<Response, ApiError> {
     access::visible_conversation(&state.store, &user, &id).await?;
     let after = resume_point(&headers, &query);
     // Subscribe before reading the backlog so nothing committed in between is missed.
@@ -327,35 +326,19 @@ async fn stream(
         client,
     };
     let stream = futures::stream::unfold(cursor, |mut cursor| async move {
-        let sse = match cursor.next().await? {
-            Live::Event(event) => to_sse(&event),
+        let frame = match cursor.next().await? {
+            Live::Event(event) => bus::event_frame(&event),
             Live::Published(published) => {
                 cursor.client.sent(&published);
-                published_to_sse(&published)
+                published.sse_frame()
             }
-            Live::Delta(delta) => delta_to_sse(&delta),
+            // An unstored piece of the reply being written: no `id:`, so it never moves the resume point.
+            Live::Delta(delta) => bus::sse_frame("assistant-delta", None, &serde_json::to_string(&delta).expect("BUG: deltas serialize")),
         };
-        Some((Ok(sse), cursor))
+        Some((frame, cursor))
     });
     let stream = state.streams.bound(state.store.bus(), &user, credential.map(|c| c.0), stream)?;
-    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
-}
-
-pub fn to_sse(event: &Event) -> sse::Event {
-    sse::Event::default()
-        .event(event.body.name())
-        .id(event.seq.to_string())
-        .data(serde_json::to_string(event).expect("BUG: events serialize"))
-}
-
-/// A live event: its JSON is made once for every stream that sends it (`bus::Published`).
-fn published_to_sse(published: &Published) -> sse::Event {
-    sse::Event::default().event(published.event.body.name()).id(published.event.seq.to_string()).data(published.json())
-}
-
-/// An unstored piece of the reply being written: no `id:`, so it never moves the resume point.
-fn delta_to_sse(delta: &AssistantDelta) -> sse::Event {
-    sse::Event::default().event("assistant-delta").data(serde_json::to_string(delta).expect("BUG: deltas serialize"))
+    Ok(event_stream::response(stream))
 }
 
 enum Live {

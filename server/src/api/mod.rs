@@ -7,6 +7,7 @@ mod audit;
 mod conversations;
 mod delegations;
 pub mod error;
+mod event_stream;
 mod extract;
 mod grants;
 mod groups;
