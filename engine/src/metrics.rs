@@ -59,6 +59,9 @@ pub struct Metrics {
     /// From an event's publication on this process's bus to a stream handing its frame to the
     /// connection, per stream, by event name: the server's share of a fan-out's latency.
     pub sse_send: Family<EventLabel, Histogram, fn() -> Histogram>,
+    /// Reads of the event log by conversation streams: one when a stream opens and one per gap;
+    /// a live event that comes in order costs none.
+    pub sse_store_reads: Counter,
     pub timeouts: Family<ActionLabel, Counter>,
     /// Calls a shadow gate (`mode = "shadow"`) would have stopped, by gate.
     pub shadow_hits: Family<GateLabel, Counter>,
@@ -84,11 +87,28 @@ impl Default for Metrics {
             "Seconds from a live event's publication to each stream handing its frame to the connection, by event",
             sse_send.clone(),
         );
+        let sse_store_reads = Counter::default();
+        registry.register(
+            "sse_store_reads",
+            "Event-log reads by conversation streams (on opening and on a gap; none for a live event in order)",
+            sse_store_reads.clone(),
+        );
         let timeouts = Family::<ActionLabel, Counter>::default();
         registry.register("timeouts_fired", "Approval deadlines that passed, by timeout action", timeouts.clone());
         let shadow_hits = Family::<GateLabel, Counter>::default();
         registry.register("shadow_hits", "Calls a shadow gate would have stopped (they ran unasked), by gate", shadow_hits.clone());
-        Self { registry, pending_approvals, decisions, time_to_decision, tool_duration, sse_clients, sse_send, timeouts, shadow_hits }
+        Self {
+            registry,
+            pending_approvals,
+            decisions,
+            time_to_decision,
+            tool_duration,
+            sse_clients,
+            sse_send,
+            sse_store_reads,
+            timeouts,
+            shadow_hits,
+        }
     }
 }
 
@@ -136,6 +156,11 @@ impl SseClient {
     pub fn sent(&self, published: &crate::bus::Published) {
         let event = EventLabel { event: published.event.body.name().to_owned() };
         self.0.sse_send.get_or_create(&event).observe(published.at.elapsed().as_secs_f64());
+    }
+
+    /// This stream is reading the event log (it opened, or it found a gap).
+    pub fn reads_store(&self) {
+        self.0.sse_store_reads.inc();
     }
 }
 

@@ -375,6 +375,7 @@ impl Cursor {
                 return Some(Live::Event(Box::new(event)));
             }
             if !self.caught_up {
+                self.client.reads_store();
                 match events::after(self.store.pool(), &self.conversation_id, self.last).await {
                     Ok(events) if !events.is_empty() => {
                         self.backlog.extend(events);

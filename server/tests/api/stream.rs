@@ -45,3 +45,28 @@ async fn the_stream_resumes_after_last_event_id_without_gaps_or_duplicates() {
     let by_query = take_events(app.sse(&format!("/api/conversations/{c}/events?after=4"), None).await, stored.len() - 4).await;
     assert_eq!(by_query[0].id, "5");
 }
+
+/// The `countersign_sse_store_reads_total` counter of a scrape.
+async fn stream_store_reads(app: &crate::helpers::TestApp) -> u64 {
+    let text = app.anonymous().client.get(app.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    let line = text.lines().find(|l| l.starts_with("countersign_sse_store_reads_total ")).expect("the counter is scraped");
+    line.rsplit(' ').next().unwrap().parse().unwrap()
+}
+
+#[tokio::test]
+async fn a_stream_that_caught_up_sends_live_events_without_reading_the_store() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let before = stream_store_reads(&app).await;
+    let mut stream = app.sse(&format!("/api/conversations/{c}/events"), None).await;
+    let task = app.say(&c, "look up order 1002").await;
+    app.wait_task(&task, TaskStatus::Completed).await;
+    let stored = app.detail(&c).await.events;
+    assert!(stored.len() >= 4, "a turn of several events: {}", stored.len());
+    let live = take_events(&mut stream, stored.len()).await;
+    assert_eq!(live.last().unwrap().id, stored.last().unwrap().seq.to_string());
+    // One read when the stream opened, and at most one more if two commits were published out of
+    // order; before, every live event made its stream read the store again.
+    let reads = stream_store_reads(&app).await - before;
+    assert!(reads <= 2, "{reads} store reads for {} live events", live.len());
+}
