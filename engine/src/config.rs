@@ -35,6 +35,9 @@ pub struct Config {
     pub streams_per_user: usize,
     /// How long an event stream stays open before the client must reconnect (and be checked again).
     pub stream_lifetime: Duration,
+    /// A connection whose client takes none of what is written to it for this long is closed
+    /// (a stalled event stream would otherwise hold its buffers and task for good).
+    pub write_stall_limit: Duration,
     /// Mark the session cookie `Secure` (serve over https).
     pub secure_cookies: bool,
     /// Create the documented demo accounts at start-up (only with the built-in demo agents).
@@ -92,6 +95,7 @@ impl Config {
         let login_window = Duration::from_millis(number(&get, "COUNTERSIGN_LOGIN_WINDOW_MS", 600_000)?.max(100) as u64);
         let streams_per_user = number(&get, "COUNTERSIGN_STREAMS_PER_USER", 32)?.max(1);
         let stream_lifetime = Duration::from_millis(number(&get, "COUNTERSIGN_STREAM_LIFETIME_MS", 900_000)?.max(100) as u64);
+        let write_stall_limit = Duration::from_millis(number(&get, "COUNTERSIGN_WRITE_STALL_MS", 30_000)?.max(100) as u64);
         let audit_key =
             get("COUNTERSIGN_AUDIT_KEY").filter(|k| !k.is_empty()).map(|k| crate::store::audit_anchors::AuditKey::new(&k)).transpose()?;
         let audit_checkpoint_every = Duration::from_millis(number(&get, "COUNTERSIGN_AUDIT_CHECKPOINT_MS", 60_000)?.max(100) as u64);
@@ -150,6 +154,7 @@ impl Config {
             login_window,
             streams_per_user,
             stream_lifetime,
+            write_stall_limit,
             secure_cookies,
             demo_accounts,
             trusted_proxies,

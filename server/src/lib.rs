@@ -15,6 +15,7 @@ pub mod page_data;
 pub mod pages;
 pub mod protocols;
 pub mod security_headers;
+pub mod stalled_writes;
 pub mod startup;
 pub mod state;
 pub mod telemetry;

@@ -41,6 +41,7 @@ pub struct Application {
     router: Router,
     orchestrator: Arc<Orchestrator>,
     sweep_interval: std::time::Duration,
+    write_stall_limit: std::time::Duration,
     webhooks: Vec<crate::webhooks::Webhook>,
     store: Store,
 }
@@ -97,6 +98,7 @@ impl Application {
             .site_addr(addr)
             .build();
         let sweep_interval = config.sweep_interval;
+        let write_stall_limit = config.write_stall_limit;
         let body_limit = config.body_limit;
         let secure_cookies = config.secure_cookies;
         let trusted_proxies = auth::client_ip::TrustedProxies(Arc::new(config.trusted_proxies.clone()));
@@ -171,7 +173,7 @@ impl Application {
             .layer(PropagateRequestIdLayer::x_request_id())
             .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
             .with_state(state);
-        Ok(Self { listener, router, orchestrator, sweep_interval, webhooks, store })
+        Ok(Self { listener, router, orchestrator, sweep_interval, write_stall_limit, webhooks, store })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -203,13 +205,15 @@ impl Application {
         }
         // Printed on stdout (not only logged) so scripts and tests can find the chosen port.
         println!("Countersign listening on http://{}", self.local_addr());
-        let service = self.router.into_make_service_with_connect_info::<SocketAddr>();
+        let service = self.router.into_make_service_with_connect_info::<crate::stalled_writes::PeerAddr>();
         // No Nagle delay: small SSE frames and JSON answers go out at once (it cost ~40 ms each).
         let listener = self.listener.tap_io(|tcp| {
             if let Err(err) = tcp.set_nodelay(true) {
                 tracing::warn!(error = %err, "cannot set TCP_NODELAY");
             }
         });
+        // A client that stops reading is dropped (src/stalled_writes.rs).
+        let listener = crate::stalled_writes::StallLimit { inner: listener, limit: self.write_stall_limit };
         // Graceful shutdown waits for open connections, but an open page's event stream never
         // ends by itself: after a short grace period the process stops anyway (clients reconnect
         // with Last-Event-ID to the next server; nothing lives only in memory).

@@ -16,7 +16,7 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for ClientIp {
     type Rejection = std::convert::Infallible;
 
     async fn from_request_parts(parts: &mut axum::http::request::Parts, _state: &S) -> Result<Self, Self::Rejection> {
-        let peer = parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip());
+        let peer = parts.extensions.get::<axum::extract::ConnectInfo<crate::stalled_writes::PeerAddr>>().map(|c| c.0.0.ip());
         let forwarded_for = parts.headers.get("x-forwarded-for").and_then(|v| v.to_str().ok());
         let trusted = parts.extensions.get::<TrustedProxies>().map(|t| t.0.clone()).unwrap_or_default();
         Ok(Self(client_ip(peer, forwarded_for, &trusted)))

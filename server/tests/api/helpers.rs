@@ -98,6 +98,8 @@ pub struct Options {
     pub page_items: Option<usize>,
     /// `COUNTERSIGN_SMTP_URL`: where email notifications go.
     pub smtp_url: Option<String>,
+    /// `COUNTERSIGN_WRITE_STALL_MS`: how long a client may take nothing written to it.
+    pub write_stall_ms: Option<u64>,
 }
 
 /// Starts the real application on 127.0.0.1:0 with a fresh database in a temporary directory.
@@ -153,6 +155,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
     let login = |i: usize| login.as_ref().map(|l| l[i].clone());
     let streams = options.streams.map(|(n, ms)| (n.to_string(), ms.to_string()));
     let page_items = options.page_items.map(|n| n.to_string());
+    let write_stall = options.write_stall_ms.map(|n| n.to_string());
     let config = Config::from_lookup(|key| match key {
         "COUNTERSIGN_ADDR" => Some("127.0.0.1:0".to_owned()),
         "COUNTERSIGN_DATA_DIR" => Some(data_dir.path().display().to_string()),
@@ -171,6 +174,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
         "COUNTERSIGN_SMTP_URL" => options.smtp_url.clone(),
         "COUNTERSIGN_STREAMS_PER_USER" => streams.as_ref().map(|s| s.0.clone()),
         "COUNTERSIGN_STREAM_LIFETIME_MS" => streams.as_ref().map(|s| s.1.clone()),
+        "COUNTERSIGN_WRITE_STALL_MS" => write_stall.clone(),
         "RUST_LOG" => Some(std::env::var("TEST_LOG").unwrap_or_else(|_| "error".to_owned())),
         _ => None,
     })

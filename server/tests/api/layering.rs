@@ -75,7 +75,7 @@ fn offenders(src: &Path, rule: &Rule) -> Vec<String> {
 }
 
 /// The API modules every handler may use; any other `super::x` in a handler is another handler.
-const API_HELPERS: &[&str] = &["ApiError", "error", "extract", "access", "resume", "live", "*"];
+const API_HELPERS: &[&str] = &["ApiError", "error", "extract", "access", "resume", "live", "event_stream", "*"];
 
 /// The sibling modules `file` imports through `use super::…` (one statement may span lines).
 fn siblings_used(file: &Path) -> Vec<String> {

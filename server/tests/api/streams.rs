@@ -105,3 +105,41 @@ async fn logging_out_on_one_replica_closes_the_stream_on_another() {
     assert_eq!(on_b.client.delete(on_b.url("/api/session")).send().await.unwrap().status(), 204);
     ends_within(stream, 10, "A's stream after logout on B").await;
 }
+
+#[tokio::test]
+async fn a_client_that_stops_reading_holds_up_no_one() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    // A reader that takes the response's head and then nothing, with a small receive buffer, so
+    // the server soon has frames for it that it cannot send. (That it is dropped after
+    // COUNTERSIGN_WRITE_STALL_MS is tested in server/src/stalled_writes.rs, where the server's
+    // send buffer can be made small; here it would take megabytes of events to fill.)
+    let host = app.base_url.trim_start_matches("http://").to_owned();
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut stalled = socket.connect(host.parse().unwrap()).await.unwrap();
+    let request = format!(
+        "GET /api/conversations/{c}/events HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {}\r\nAccept: text/event-stream\r\n\r\n",
+        app.tokens["alice"]
+    );
+    stalled.write_all(request.as_bytes()).await.unwrap();
+    let mut head = [0u8; 12];
+    stalled.read_exact(&mut head).await.unwrap();
+    assert_eq!(&head, b"HTTP/1.1 200");
+
+    let mut watching = app.sse(&format!("/api/conversations/{c}/events"), None).await;
+    let text = "x".repeat(7_900);
+    let mut received = 0;
+    for turn in 0..10 {
+        let task = app.say(&c, &text).await;
+        app.wait_task(&task, app::domain::TaskStatus::Completed).await;
+        // The reading client has every event of the turn, in order, whatever the stalled one does.
+        let stored = app.detail(&c).await.events;
+        let got = crate::helpers::take_events(&mut watching, stored.len() - received).await;
+        received = stored.len();
+        assert_eq!(got.last().unwrap().id, stored.last().unwrap().seq.to_string(), "turn {turn}");
+    }
+    // The stalled reader's frames were more than its buffers hold: it really was behind.
+    assert!(received > 10 * 2 && text.len() * 10 > 8 * 4096);
+}
