@@ -729,18 +729,33 @@ async fn fanout(bin: &Path, sizes: &Sizes, report: &mut Report) -> anyhow::Resul
         // browser would: a client hanging up as soon as it got it would make the server tear down
         // connections in the middle of the fan-out being measured.
         let (done, _) = tokio::sync::broadcast::channel::<()>(1);
+        // Streams open a few hundred at a time, as a population of browsers would, not 5,000
+        // connects in one burst (which overflows the listen queue); the first failure is reported.
+        let opening = Arc::new(tokio::sync::Semaphore::new(200));
+        let failed = Arc::new(std::sync::Mutex::new(None::<String>));
         let mut opened = 0;
         for _ in 0..n {
             let (server, c, tx, ready, mut done) = (server.clone(), c.clone(), tx.clone(), ready.clone(), done.subscribe());
+            let (opening, failed) = (opening.clone(), failed.clone());
             tokio::spawn(async move {
-                let stream = RawStream::open(&server, &c).await;
+                let stream = {
+                    let _permit = opening.acquire().await;
+                    RawStream::open(&server, &c).await
+                };
                 ready.wait().await;
-                if let Ok(mut stream) = stream
-                    && stream.until(b"event: user-message\n").await.is_ok()
-                {
-                    let _ = tx.send(Instant::now());
-                    let _ = done.recv().await;
-                    drop(stream);
+                let got = match stream {
+                    Ok(mut stream) => stream.until(b"event: user-message\n").await.map(|_| stream),
+                    Err(err) => Err(err.context("opening a stream")),
+                };
+                match got {
+                    Ok(stream) => {
+                        let _ = tx.send(Instant::now());
+                        let _ = done.recv().await;
+                        drop(stream);
+                    }
+                    Err(err) => {
+                        failed.lock().unwrap().get_or_insert_with(|| format!("{err:#}"));
+                    }
                 }
             });
             opened += 1;
@@ -762,7 +777,8 @@ async fn fanout(bin: &Path, sizes: &Sizes, report: &mut Report) -> anyhow::Resul
         }
         let _ = done.send(());
         if delivered.len() < opened {
-            anyhow::bail!("SSE fan-out: only {} of {opened} streams got the event", delivered.len());
+            let why = failed.lock().unwrap().clone().unwrap_or_default();
+            anyhow::bail!("SSE fan-out: only {} of {opened} streams got the event ({why})", delivered.len());
         }
         // The server's share: publication → frame handed to each connection (its own histogram).
         let metrics = server.get("/metrics").await?.text().await?;
