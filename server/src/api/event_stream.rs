@@ -46,15 +46,13 @@ mod tests {
     use futures::StreamExt;
     use tokio::time::timeout;
 
-    use super::with_keep_alive;
-
     const PING: &[u8] = b":\n\n";
 
     #[tokio::test]
     async fn a_quiet_stream_carries_keep_alive_comments_and_frames_pass_in_order_until_it_ends() {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Bytes>();
         let frames = futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|frame| (frame, rx)) });
-        let response = with_keep_alive(frames, Duration::from_millis(50));
+        let response = super::with_keep_alive(frames, Duration::from_millis(50));
         assert_eq!(response.headers()[header::CONTENT_TYPE], "text/event-stream");
         assert_eq!(response.headers()[header::CACHE_CONTROL], "no-cache");
         let mut body = response.into_body().into_data_stream();
