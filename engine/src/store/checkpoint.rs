@@ -8,9 +8,9 @@
 //! A passive checkpoint never starts the log over, though: SQLite reuses the log from its
 //! beginning only when a write begins while no reader still reads from it, and under steady
 //! load some reader always does. The log then grew without end (2.5 GB after 37,000 paused
-//! tasks, every read slower for it), so once it passes [`LOG_LIMIT_FRAMES`] the log is truncated,
-//! on the writer connection: writes wait for that (at most [`TRUNCATE_WAIT_MS`]) instead of
-//! failing on a busy database.
+//! tasks, every read slower for it), so once it passes [`LOG_LIMIT_FRAMES`] the log is truncated
+//! while this task holds the writer connection: writes wait for that (at most
+//! [`TRUNCATE_WAIT_MS`]) instead of failing on a busy database.
 
 use std::time::Duration;
 
@@ -60,11 +60,15 @@ pub async fn checkpoint(store: &Store, limit_frames: i64) -> anyhow::Result<Chec
     if frames <= limit_frames {
         return Ok(Checkpointed::Copied { frames });
     }
-    let mut writer = store.writer().acquire().await.context("the writer connection")?;
-    let conn = writer.acquire().await?;
+    // Holding the writer keeps the store's writes out while the log is truncated. The checkpoint
+    // itself, and its wait for readers to leave the log, runs on a reader connection with a
+    // thread of its own: the writer runs on the calling task (vendor/README.md).
+    let _writes_wait = store.writer().acquire().await.context("the writer connection")?;
+    let mut reader = store.pool().acquire().await.context("a reader connection")?;
+    let conn = reader.acquire().await?;
     sqlx::query(&format!("PRAGMA busy_timeout = {TRUNCATE_WAIT_MS}")).execute(&mut *conn).await?;
     let truncated: Result<(i64, i64, i64), _> = sqlx::query_as("PRAGMA wal_checkpoint(TRUNCATE)").fetch_one(&mut *conn).await;
-    // Back to the writer's own wait, whatever the checkpoint did (store/mod.rs).
+    // Back to the connection's own wait, whatever the checkpoint did (store/mod.rs).
     sqlx::query("PRAGMA busy_timeout = 10000").execute(&mut *conn).await?;
     match truncated.context("truncating checkpoint")? {
         (0, _, _) => Ok(Checkpointed::Truncated),

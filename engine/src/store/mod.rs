@@ -167,8 +167,14 @@ impl Store {
             "PRAGMA busy_timeout = 10000; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 0";
         let pool =
             portable_pool(Backend::Sqlite, 8, SESSION).connect(url).await.with_context(|| format!("failed to open database {url}"))?;
-        let writer =
-            portable_pool(Backend::Sqlite, 1, SESSION).connect(url).await.with_context(|| format!("failed to open database {url}"))?;
+        // The writer runs its statements on the calling task: no thread hand-off per statement
+        // (vendor/README.md). Its statements are short, and it is the only portable connection
+        // that writes, so it seldom waits for SQLite's lock.
+        let separator = if url.contains('?') { '&' } else { '?' };
+        let writer = portable_pool(Backend::Sqlite, 1, SESSION)
+            .connect(&format!("{url}{separator}worker=inline"))
+            .await
+            .with_context(|| format!("failed to open database {url}"))?;
         Ok(Self { pool, writer, native: NativePool::Sqlite(native), bus, webhooks: Default::default() })
     }
 

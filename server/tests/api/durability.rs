@@ -374,3 +374,36 @@ async fn a_write_ahead_log_past_its_limit_is_truncated() {
     let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM filler").fetch_one(store.pool()).await.unwrap();
     assert_eq!(rows, 64, "nothing written was lost");
 }
+
+/// SQLite's writer connection runs its statements on the calling task: it has no worker thread,
+/// so a statement costs no hand-off between threads (vendor/README.md). The other connections keep
+/// theirs. Its transactions still commit, and still roll back when dropped uncommitted.
+#[tokio::test]
+async fn the_sqlite_writer_runs_on_the_calling_task_and_its_transactions_hold() {
+    use countersign::store::{NativePool, Scope, Store};
+    if !crate::helpers::sqlite_only("the_sqlite_writer_runs_on_the_calling_task_and_its_transactions_hold") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::connect(&format!("sqlite://{}", dir.path().join("t.db").display()), Default::default()).await.unwrap();
+    sqlx::query("CREATE TABLE notes (x TEXT)").execute(store.writer()).await.unwrap();
+
+    let mut dropped = store.write(Scope::People).await.unwrap();
+    sqlx::query("INSERT INTO notes VALUES ('dropped')").execute(&mut *dropped.tx).await.unwrap();
+    drop(dropped);
+    let mut kept = store.write(Scope::People).await.unwrap();
+    sqlx::query("INSERT INTO notes VALUES ('kept')").execute(&mut *kept.tx).await.unwrap();
+    kept.commit().await.unwrap();
+    let notes: Vec<String> = sqlx::query_scalar("SELECT x FROM notes").fetch_all(store.pool()).await.unwrap();
+    assert_eq!(notes, ["kept"], "the dropped transaction rolled back, the committed one is stored");
+
+    // Each test runs in a process of its own (nextest), so these are the store's threads only.
+    // Linux shortens thread names to 15 bytes: sqlx names them "sqlx-sqlite-worker-N".
+    let workers = std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter(|t| std::fs::read_to_string(t.as_ref().unwrap().path().join("comm")).unwrap_or_default().starts_with("sqlx-sqlite-wor"))
+        .count();
+    let NativePool::Sqlite(native) = store.native() else { unreachable!("a SQLite store") };
+    assert_eq!(store.writer().size(), 1, "the writer connection is open");
+    assert_eq!(workers, native.size() as usize + store.pool().size() as usize, "one worker thread per connection but the writer");
+}
