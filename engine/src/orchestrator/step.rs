@@ -65,14 +65,14 @@ impl Orchestrator {
     pub(super) async fn drive(self: &Arc<Self>, lease: &Lease) -> anyhow::Result<()> {
         let task_id = &lease.task_id;
         // Whether an outside client proposed this task's call (the MCP gateway): read once a drive.
-        let client = client_calls::get(self.store.pool(), task_id).await?;
+        let client = client_calls::get(self.store.quick(), task_id).await?;
         loop {
-            let Some(task) = tasks::get(self.store.pool(), task_id).await? else { return Ok(()) };
+            let Some(task) = tasks::get(self.store.quick(), task_id).await? else { return Ok(()) };
             if task.status().is_final() {
                 // A finished worker hands its answer to its supervisor.
                 return self.finish_worker(&task, lease).await;
             }
-            let calls = calls::for_step(self.store.pool(), task_id, task.steps).await?;
+            let calls = calls::for_step(self.store.quick(), task_id, task.steps).await?;
             if let Some(call) = calls.iter().find(|c| c.state == CallState::Approved) {
                 self.execute(call, client.is_some(), lease).await?;
                 continue;
@@ -116,7 +116,7 @@ impl Orchestrator {
     /// A client's call (`client`) is recorded the same way, without asking a model.
     async fn model_step(&self, task: &TaskRow, client: Option<&ClientCall>, lease: &Lease) -> anyhow::Result<()> {
         let conversation =
-            conversations::get(self.store.pool(), &task.conversation_id).await?.context("BUG: a task's conversation exists")?;
+            conversations::get(self.store.quick(), &task.conversation_id).await?.context("BUG: a task's conversation exists")?;
         // A worker's task is driven by the worker agent, not the conversation's.
         let agent_name = task.agent.as_deref().unwrap_or(&conversation.agent);
         let agent = self.agents.get(agent_name).unwrap_or_else(|| self.agents.default_agent());
@@ -429,7 +429,7 @@ impl Orchestrator {
     /// (read afresh here: the client may have left while the call waited for a person).
     async fn execute(self: &Arc<Self>, call: &CallRow, for_client: bool, lease: &Lease) -> anyhow::Result<()> {
         if for_client
-            && let Some(client) = client_calls::get(self.store.pool(), &call.task_id).await?
+            && let Some(client) = client_calls::get(self.store.quick(), &call.task_id).await?
             && client.client_gone(now_ms())
         {
             return self.client_gone(call, &client, lease).await;

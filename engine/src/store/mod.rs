@@ -111,6 +111,9 @@ pub struct Store {
     /// Where writes go. SQLite: one connection, so writers queue on the pool (in order, without
     /// sleeping on `SQLITE_BUSY`) while readers use `pool`. PostgreSQL: the same pool as `pool`.
     writer: AnyPool,
+    /// Short reads on a request's or a driver's path (see [`Store::quick`]). SQLite: two
+    /// connections that run on the calling task. PostgreSQL: the same pool as `pool`.
+    quick: AnyPool,
     native: NativePool,
     bus: Bus,
     /// Webhook targets: an event they want is queued in the transaction that appends it.
@@ -141,7 +144,14 @@ impl Store {
                 .connect(url)
                 .await
                 .context("failed to connect to PostgreSQL")?;
-            return Ok(Self { writer: pool.clone(), pool, native: NativePool::Postgres(native), bus, webhooks: Default::default() });
+            return Ok(Self {
+                writer: pool.clone(),
+                quick: pool.clone(),
+                pool,
+                native: NativePool::Postgres(native),
+                bus,
+                webhooks: Default::default(),
+            });
         }
         let options = SqliteConnectOptions::from_str(url)
             .with_context(|| format!("invalid database URL {url:?}"))?
@@ -169,13 +179,18 @@ impl Store {
             portable_pool(Backend::Sqlite, 8, SESSION).connect(url).await.with_context(|| format!("failed to open database {url}"))?;
         // The writer runs its statements on the calling task: no thread hand-off per statement
         // (vendor/README.md). Its statements are short, and it is the only portable connection
-        // that writes, so it seldom waits for SQLite's lock.
+        // that writes, so it seldom waits for SQLite's lock. So do the quick readers.
         let separator = if url.contains('?') { '&' } else { '?' };
+        let inline_url = format!("{url}{separator}worker=inline");
         let writer = portable_pool(Backend::Sqlite, 1, SESSION)
-            .connect(&format!("{url}{separator}worker=inline"))
+            .connect(&inline_url)
             .await
             .with_context(|| format!("failed to open database {url}"))?;
-        Ok(Self { pool, writer, native: NativePool::Sqlite(native), bus, webhooks: Default::default() })
+        let quick = portable_pool(Backend::Sqlite, 2, SESSION)
+            .connect(&inline_url)
+            .await
+            .with_context(|| format!("failed to open database {url}"))?;
+        Ok(Self { pool, writer, quick, native: NativePool::Sqlite(native), bus, webhooks: Default::default() })
     }
 
     /// Queues deliveries of the events these targets want from now on.
@@ -187,6 +202,15 @@ impl Store {
     /// For reads (and, on PostgreSQL, anything).
     pub fn pool(&self) -> &AnyPool {
         &self.pool
+    }
+
+    /// For short reads on the path of a request or a task's driver: a row or a few by an indexed
+    /// key (a token, a conversation, a task's calls). On SQLite they run on the calling task,
+    /// which costs less than the hand-off to a reader's thread that `pool` makes but holds the
+    /// task's thread meanwhile; so never a read whose length grows with the data (a whole event
+    /// log, a list, an export): those use `pool` (docs/performance-notes.md, "quick reads").
+    pub fn quick(&self) -> &AnyPool {
+        &self.quick
     }
 
     /// For writes outside a [`Write`] (single statements such as lease claims).

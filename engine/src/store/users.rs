@@ -131,8 +131,7 @@ pub async fn insert_token(db: impl AnyExecutor<'_>, user_id: &UserId, name: &str
     Ok(id)
 }
 
-/// The user a live (not revoked) token belongs to.
-/// The user behind a live token, with the token's id.
+/// The user behind a live (not revoked) token, with the token's id.
 pub async fn user_for_token(db: impl AnyExecutor<'_>, token_hash: &str) -> anyhow::Result<Option<(User, String)>> {
     #[derive(sqlx::FromRow)]
     struct Row {

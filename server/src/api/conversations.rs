@@ -259,20 +259,22 @@ async fn post_message(
         return Err(ApiError::invalid("text", format!("the message is longer than {MAX_MESSAGE_CHARS} characters")));
     }
     // A conversation waiting for a yes/no in the chat takes the message as the answer, which is
-    // a decision like any other: it counts against the user's decision rate limit.
-    if approvals::pending_in_chat(state.store.pool(), &conversation.id).await?.is_some() {
+    // a decision like any other: it counts against the user's decision rate limit. Without one,
+    // no write transaction is opened to look again (a confirmation asked meanwhile makes the
+    // turn below a conflict, as it would a moment later).
+    if approvals::pending_in_chat(state.store.quick(), &conversation.id).await?.is_some() {
         state.limits.decision(state.store.writer(), &user.user.id).await?;
-    }
-    if let Some(reply) = state.orchestrator.answer_in_chat(&conversation.id, text, &access::actor(&user)).await? {
-        let answer = match reply.answer {
-            Answer::Yes => "approved",
-            Answer::No => "rejected",
-            Answer::Unclear => "asked_again",
-        };
-        return Ok((
-            StatusCode::ACCEPTED,
-            Json(MessageAccepted { task_id: reply.task_id, approval_id: Some(reply.approval_id), confirmation: Some(answer.into()) }),
-        ));
+        if let Some(reply) = state.orchestrator.answer_in_chat(&conversation.id, text, &access::actor(&user)).await? {
+            let answer = match reply.answer {
+                Answer::Yes => "approved",
+                Answer::No => "rejected",
+                Answer::Unclear => "asked_again",
+            };
+            return Ok((
+                StatusCode::ACCEPTED,
+                Json(MessageAccepted { task_id: reply.task_id, approval_id: Some(reply.approval_id), confirmation: Some(answer.into()) }),
+            ));
+        }
     }
     match state.orchestrator.start_turn(&conversation, text).await {
         Ok(task_id) => Ok((StatusCode::ACCEPTED, Json(MessageAccepted { task_id, approval_id: None, confirmation: None }))),

@@ -67,7 +67,7 @@ pub struct BadToken;
 /// Middleware: finds the user behind a bearer token or the session cookie.
 pub async fn resolve(State(state): State<AppState>, mut req: Request, next: Next) -> Result<Response, ApiError> {
     let user = match bearer(req.headers()) {
-        Some(token) => match users::user_for_token(state.store.pool(), &tokens::digest(token)).await? {
+        Some(token) => match users::user_for_token(state.store.quick(), &tokens::digest(token)).await? {
             Some((user, token_id)) => {
                 req.extensions_mut().insert(ByToken);
                 req.extensions_mut().insert(Credential::of_token(&token_id));
@@ -85,7 +85,7 @@ pub async fn resolve(State(state): State<AppState>, mut req: Request, next: Next
                     if let Some(credential) = Credential::of_session(&session) {
                         req.extensions_mut().insert(credential);
                     }
-                    users::get(state.store.pool(), &id).await?
+                    users::get(state.store.quick(), &id).await?
                 }
                 None => None,
             },

@@ -379,9 +379,9 @@ async fn a_write_ahead_log_past_its_limit_is_truncated() {
 /// so a statement costs no hand-off between threads (vendor/README.md). The other connections keep
 /// theirs. Its transactions still commit, and still roll back when dropped uncommitted.
 #[tokio::test]
-async fn the_sqlite_writer_runs_on_the_calling_task_and_its_transactions_hold() {
+async fn the_sqlite_writer_and_quick_readers_run_on_the_calling_task_and_transactions_hold() {
     use countersign::store::{NativePool, Scope, Store};
-    if !crate::helpers::sqlite_only("the_sqlite_writer_runs_on_the_calling_task_and_its_transactions_hold") {
+    if !crate::helpers::sqlite_only("the_sqlite_writer_and_quick_readers_run_on_the_calling_task_and_transactions_hold") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -396,6 +396,14 @@ async fn the_sqlite_writer_runs_on_the_calling_task_and_its_transactions_hold() 
     kept.commit().await.unwrap();
     let notes: Vec<String> = sqlx::query_scalar("SELECT x FROM notes").fetch_all(store.pool()).await.unwrap();
     assert_eq!(notes, ["kept"], "the dropped transaction rolled back, the committed one is stored");
+    // The quick readers (also without threads) see each commit at once.
+    let quick: Vec<String> = sqlx::query_scalar("SELECT x FROM notes").fetch_all(store.quick()).await.unwrap();
+    assert_eq!(quick, ["kept"]);
+    let mut more = store.write(Scope::People).await.unwrap();
+    sqlx::query("INSERT INTO notes VALUES ('more')").execute(&mut *more.tx).await.unwrap();
+    more.commit().await.unwrap();
+    let quick: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM notes").fetch_one(store.quick()).await.unwrap();
+    assert_eq!(quick, 2, "a quick read after a commit sees it");
 
     // Each test runs in a process of its own (nextest), so these are the store's threads only.
     // Linux shortens thread names to 15 bytes: sqlx names them "sqlx-sqlite-worker-N".
@@ -405,5 +413,10 @@ async fn the_sqlite_writer_runs_on_the_calling_task_and_its_transactions_hold() 
         .count();
     let NativePool::Sqlite(native) = store.native() else { unreachable!("a SQLite store") };
     assert_eq!(store.writer().size(), 1, "the writer connection is open");
-    assert_eq!(workers, native.size() as usize + store.pool().size() as usize, "one worker thread per connection but the writer");
+    assert!(store.quick().size() >= 1, "a quick reader is open");
+    assert_eq!(
+        workers,
+        native.size() as usize + store.pool().size() as usize,
+        "one worker thread per connection but the writer's and the quick readers'"
+    );
 }

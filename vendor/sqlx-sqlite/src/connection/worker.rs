@@ -94,6 +94,8 @@ enum Command {
     ClearCache {
         tx: oneshot::Sender<()>,
     },
+    // Countersign patch: `ping` no longer sends this (see `ConnectionWorker::ping`).
+    #[allow(dead_code)]
     Ping {
         tx: oneshot::Sender<()>,
     },
@@ -381,10 +383,17 @@ impl ConnectionWorker {
     }
 
     pub(crate) async fn ping(&mut self) -> Result<(), Error> {
+        // Countersign patch (vendor/README.md): the pool pings every connection it takes back, and
+        // a round trip to the worker thread costs two thread switches. A live worker is one whose
+        // channel is still open; anything queued before (a dropped transaction's rollback) still
+        // runs before the next user's commands, because the channel is first in, first out.
         if self.inline {
             return Ok(());
         }
-        self.oneshot_cmd(|tx| Command::Ping { tx }).await
+        if self.command_tx.is_disconnected() {
+            return Err(Error::WorkerCrashed);
+        }
+        Ok(())
     }
 
     pub(crate) async fn deserialize(
