@@ -11,6 +11,11 @@
 //! (a server URL, databases are created in it) adds cycles on one and two replicas and a frozen
 //! replica. Quick mode uses tiny sizes and is a smoke test in `./x test`; its numbers mean little.
 
+const USAGE: &str = "bench [--quick] [--cycles-only | --reload-only | --fanout-only | --memory-only [--paused N]]
+      [--server PATH] [--baseline-server PATH] [--site-root DIR] [--postgres URL] [--write docs/benchmarks.md]
+Measures the countersign binary at --server (default: next to this one) over HTTP; see the header
+of server/src/bin/bench.rs for what each flag does.";
+
 use std::{
     fmt::Write as _,
     path::{Path, PathBuf},
@@ -875,6 +880,22 @@ fn bundle(site_root: &Path, report: &mut Report) -> anyhow::Result<()> {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
+    // Flags, and the flags that take a value; anything else is a mistake, not a full run.
+    const FLAGS: [&str; 7] = ["--quick", "--cycles-only", "--reload-only", "--fanout-only", "--memory-only", "--help", "-h"];
+    const VALUED: [&str; 6] = ["--server", "--baseline-server", "--site-root", "--postgres", "--write", "--paused"];
+    let mut rest = args.iter().skip(1);
+    while let Some(arg) = rest.next() {
+        if VALUED.contains(&arg.as_str()) {
+            rest.next().with_context(|| format!("{arg} takes a value"))?;
+        } else if !FLAGS.contains(&arg.as_str()) {
+            bail!("unknown argument {arg:?}; see `bench --help`");
+        }
+    }
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        // The usage is this file's header comment.
+        println!("{}", USAGE);
+        return Ok(());
+    }
     let quick = args.iter().any(|a| a == "--quick");
     let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
     let bin = PathBuf::from(value("--server").unwrap_or_else(|| {
