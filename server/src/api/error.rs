@@ -99,6 +99,13 @@ pub fn error_body(code: &str, message: &str, details: Option<&Value>) -> Value {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, code) = self.status_and_code();
+        if let Self::Internal(err) = &self
+            && let Some(why) = rolled_back_for_a_moment(err)
+        {
+            tracing::warn!(error = ?err, "{why}; answered 503");
+            let busy = Self::Busy { message: format!("{why}; try again"), retry_after_secs: 1 };
+            return busy.into_response();
+        }
         let (message, details) = match &self {
             Self::Internal(err) => {
                 tracing::error!(error = ?err, "internal error");
@@ -113,6 +120,29 @@ impl IntoResponse for ApiError {
         }
         response
     }
+}
+
+/// Why the database refused the request's work for a moment, when it did so in a way that
+/// certainly rolled the failed write back (the statement or its transaction; or no connection
+/// was had): a lock not granted within `lock_timeout`, a transaction ended by
+/// `idle_in_transaction_session_timeout` (its replica froze, docs/reliability.md), a
+/// serialization failure or deadlock, SQLite's lock still busy after its timeout, or no pool
+/// connection in time. The client may simply retry (503 with `Retry-After`). A connection lost
+/// during a commit is not among them: whether that commit happened is unknown.
+pub fn rolled_back_for_a_moment(err: &anyhow::Error) -> Option<&'static str> {
+    err.chain().find_map(|cause| match cause.downcast_ref::<sqlx::Error>()? {
+        sqlx::Error::PoolTimedOut => Some("the database had no free connection in time"),
+        sqlx::Error::Database(db) => match db.code()?.as_ref() {
+            // PostgreSQL's SQLSTATEs.
+            "55P03" => Some("a lock the request needed was held too long by another request"),
+            "25P03" => Some("the request's transaction was ended for being idle too long"),
+            "40001" | "40P01" => Some("the request conflicted with a concurrent one"),
+            // SQLite's primary result codes (sqlx reports the extended code: busy 5, 261, 517).
+            code if code.parse::<i32>().is_ok_and(|c| c & 0xff == 5 || c & 0xff == 6) => Some("the database was busy with another write"),
+            _ => None,
+        },
+        _ => None,
+    })
 }
 
 impl From<crate::orchestrator::DecisionError> for ApiError {

@@ -420,3 +420,51 @@ async fn the_sqlite_writer_and_quick_readers_run_on_the_calling_task_and_transac
         "one worker thread per connection but the writer's and the quick readers'"
     );
 }
+
+/// A write the database refused for a moment (a lock still held when the wait ran out) is a 503
+/// with `Retry-After`: the client may try again. Any other database error stays a 500. Real
+/// errors from the backend under test: SQLite's busy lock, PostgreSQL's `lock_timeout`.
+#[tokio::test]
+async fn a_lock_wait_that_runs_out_answers_503_with_retry_after_and_other_database_errors_500() {
+    use axum::response::IntoResponse;
+    use countersign::api::error::ApiError;
+    use sqlx::Connection;
+    sqlx::any::install_default_drivers();
+    let dir = tempfile::tempdir().unwrap();
+    let url = crate::helpers::database_url(dir.path()).await;
+    let sqlite = url.starts_with("sqlite:");
+    let url = if sqlite { format!("{url}?mode=rwc") } else { url };
+    let mut holder = sqlx::AnyConnection::connect(&url).await.unwrap();
+    let mut waiter = sqlx::AnyConnection::connect(&url).await.unwrap();
+    sqlx::query("CREATE TABLE held (id INTEGER PRIMARY KEY)").execute(&mut holder).await.unwrap();
+    sqlx::query("INSERT INTO held (id) VALUES (1)").execute(&mut holder).await.unwrap();
+
+    let refused = if sqlite {
+        sqlx::query("PRAGMA busy_timeout = 0").execute(&mut waiter).await.unwrap();
+        sqlx::query("BEGIN IMMEDIATE").execute(&mut holder).await.unwrap();
+        sqlx::query("BEGIN IMMEDIATE").execute(&mut waiter).await.unwrap_err()
+    } else {
+        sqlx::query("SET lock_timeout = '50ms'").execute(&mut waiter).await.unwrap();
+        sqlx::query("BEGIN").execute(&mut holder).await.unwrap();
+        sqlx::query("SELECT id FROM held WHERE id = 1 FOR UPDATE").fetch_one(&mut holder).await.unwrap();
+        sqlx::query("UPDATE held SET id = 2 WHERE id = 1").execute(&mut waiter).await.unwrap_err()
+    };
+    let response = ApiError::Internal(anyhow::Error::from(refused).context("failed to append event")).into_response();
+    assert_eq!(response.status(), 503);
+    assert_eq!(response.headers()["retry-after"], "1");
+    let body = axum::body::to_bytes(response.into_body(), 1 << 16).await.unwrap();
+    let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(body["error"]["code"], "busy", "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().ends_with("try again"), "{body}");
+
+    // Nothing the refused write meant to do happened.
+    sqlx::query("ROLLBACK").execute(&mut holder).await.unwrap();
+    let ids: Vec<i64> = sqlx::query_scalar("SELECT CAST(id AS BIGINT) FROM held").fetch_all(&mut holder).await.unwrap();
+    assert_eq!(ids, [1]);
+
+    // A mistake is not a moment's refusal.
+    let mistake = sqlx::query("SELECT nothing FROM nowhere").execute(&mut waiter).await.unwrap_err();
+    let response = ApiError::Internal(anyhow::Error::from(mistake)).into_response();
+    assert_eq!(response.status(), 500);
+    assert!(response.headers().get("retry-after").is_none());
+}
