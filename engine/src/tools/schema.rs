@@ -1,14 +1,40 @@
 //! JSON Schema validation of tool arguments (model-proposed and human-edited alike).
 
+use std::{
+    collections::HashMap,
+    sync::{Arc, LazyLock},
+};
+
+use parking_lot::Mutex;
 use serde_json::{Value, json};
+
+/// Compiled validators by their schema's text. Compiling one cost more than checking a call with
+/// it, and every proposed call was checked (docs/performance-notes.md, "quick reads"). Tools'
+/// schemas are few; the cache starts over should it ever hold more than this many.
+const CACHED_SCHEMAS: usize = 1024;
+static VALIDATORS: LazyLock<Mutex<HashMap<String, Arc<jsonschema::Validator>>>> = LazyLock::new(Default::default);
 
 /// Every violation, as `{"path": "/amount", "message": "…"}` objects. Empty when valid.
 pub fn violations(schema: &Value, args: &Value) -> Vec<Value> {
-    let validator = match jsonschema::validator_for(schema) {
+    let validator = match validator_for(schema) {
         Ok(v) => v,
         Err(err) => return vec![json!({ "path": "", "message": format!("the tool's schema is invalid: {err}") })],
     };
     validator.iter_errors(args).map(|e| json!({ "path": e.instance_path().to_string(), "message": e.to_string() })).collect()
+}
+
+fn validator_for(schema: &Value) -> Result<Arc<jsonschema::Validator>, String> {
+    let key = schema.to_string();
+    if let Some(validator) = VALIDATORS.lock().get(&key) {
+        return Ok(Arc::clone(validator));
+    }
+    let validator = Arc::new(jsonschema::validator_for(schema).map_err(|err| err.to_string())?);
+    let mut cache = VALIDATORS.lock();
+    if cache.len() >= CACHED_SCHEMAS {
+        cache.clear();
+    }
+    cache.insert(key, Arc::clone(&validator));
+    Ok(validator)
 }
 
 #[cfg(test)]
@@ -39,5 +65,19 @@ mod tests {
     #[test]
     fn a_missing_required_field_is_a_violation() {
         assert_eq!(violations(&schema(), &json!({})).len(), 1);
+    }
+
+    /// Validators are cached by their schema's text: a second schema gets its own, and an
+    /// invalid schema is reported every time (nothing is cached for it).
+    #[test]
+    fn each_schema_is_checked_by_its_own_validator_and_an_invalid_one_always_says_so() {
+        let strings = json!({ "type": "object", "properties": { "order_id": { "type": "string" } } });
+        for _ in 0..2 {
+            assert!(violations(&schema(), &json!({"order_id": 1001})).is_empty());
+            assert_eq!(violations(&strings, &json!({"order_id": 1001})).len(), 1);
+            assert!(violations(&strings, &json!({"order_id": "1001"})).is_empty());
+            let invalid = violations(&json!({ "type": 12 }), &json!({}));
+            assert!(invalid[0]["message"].as_str().unwrap().starts_with("the tool's schema is invalid"), "{invalid:?}");
+        }
     }
 }
