@@ -139,7 +139,13 @@ pub fn ChatView(
         }
         now
     });
-    let pending = Memo::new(move |_| view.with(ConversationView::pending_count));
+    // The page title is formatted after the body has rendered (leptos_meta); on a multi-threaded
+    // server this view's signals may be disposed by then, even while the title reads these memos,
+    // so they and the title fall back to the counts the page was rendered with instead of
+    // panicking (which cut the page off mid-stream).
+    let rendered_pending = view.with_untracked(ConversationView::pending_count);
+    let rendered_reminded = view.with_untracked(ConversationView::reminded_count);
+    let pending = count_of(view, ConversationView::pending_count);
     Effect::new(move |before: Option<usize>| {
         let now = pending.get();
         if before.is_some_and(|b| b != now) {
@@ -147,12 +153,7 @@ pub fn ChatView(
         }
         now
     });
-    // The page title is formatted after the body has rendered (leptos_meta); on a multi-threaded
-    // server this view's signals may be disposed by then, so the title falls back to the count
-    // it was rendered with instead of panicking (which cut the page off mid-stream).
-    let rendered_pending = view.with_untracked(ConversationView::pending_count);
-    let rendered_reminded = view.with_untracked(ConversationView::reminded_count);
-    let reminded = Memo::new(move |_| view.with(ConversationView::reminded_count));
+    let reminded = count_of(view, ConversationView::reminded_count);
     let title =
         move || wording::tab_title(pending.try_get().unwrap_or(rendered_pending), reminded.try_get().unwrap_or(rendered_reminded), None);
     let task_note = move || {
@@ -278,5 +279,29 @@ fn CardRow(
     view! {
         {move || batch.get().map(|(task_id, pending)| view! { <BatchBar task_id pending /> })}
         {move || card.get().map(|card| view! { <ToolCard card now draft viewer_is_admin viewer_requested=viewer_is_owner viewer_name=viewer_name.clone() stands_in_for=stands_in_for.clone() /> })}
+    }
+}
+
+/// A count of the view's calls, kept current; once the view's signal is gone (disposed on the
+/// server before the page title is formatted), the count the page was rendered with.
+fn count_of(view: RwSignal<ConversationView>, count: fn(&ConversationView) -> usize) -> Memo<usize> {
+    let rendered = view.with_untracked(count);
+    Memo::new(move |_| view.try_with(count).unwrap_or(rendered))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The server disposes a page's signals one by one; the title may read a count in between.
+    #[test]
+    fn a_count_read_after_its_view_was_disposed_is_the_rendered_count_not_a_panic() {
+        let owner = Owner::new();
+        owner.with(|| {
+            let view = RwSignal::new(ConversationView::default());
+            let pending = count_of(view, ConversationView::pending_count);
+            view.dispose();
+            assert_eq!(pending.try_get(), Some(0));
+        });
     }
 }

@@ -54,11 +54,12 @@ pub fn QueuePage() -> impl IntoView {
     let value = move |k: &'static str| move || query.read().get(k).unwrap_or_default();
     view! {
         <Title text=move || {
-            if shadow() {
-                return "Shadow hits · Countersign".to_owned();
-            }
-            if decided() {
-                return "Decided approvals · Countersign".to_owned();
+            // Formatted after the body has rendered (leptos_meta), when the server may have
+            // disposed this page's signals already: read them without panicking (as the chat does).
+            match query.try_with(|q| q.get("status")).flatten().as_deref() {
+                Some("shadow") => return "Shadow hits · Countersign".to_owned(),
+                Some("decided") => return "Decided approvals · Countersign".to_owned(),
+                _ => {}
             }
             // How many wait, in the tab title (as the chat does), once the list is loaded.
             match approvals.try_get().flatten() {
