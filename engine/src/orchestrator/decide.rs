@@ -164,8 +164,10 @@ impl Orchestrator {
                 self.apply(&mut w, &task, &approval, ApprovalOutcome::Deferred, actor, Some(guidance), None).await?
             }
         };
+        // The task's driver starts with the lease this write claims (none if a driver holds it).
+        let lease = self.claim_in(&mut w, &task.id).await?;
         w.commit().await?;
-        self.trigger(&task.id);
+        self.drive_with(&task.id, lease);
         Ok(outcome)
     }
 
@@ -214,8 +216,9 @@ impl Orchestrator {
             }
             outcomes.push(self.apply(&mut w, &task, approval, outcome, actor, reason.clone(), None).await?);
         }
+        let lease = self.claim_in(&mut w, task_id).await?;
         w.commit().await?;
-        self.trigger(task_id);
+        self.drive_with(task_id, lease);
         Ok(outcomes)
     }
 

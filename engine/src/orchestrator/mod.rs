@@ -10,6 +10,7 @@ mod confirm;
 mod decide;
 mod delegate;
 mod delegations;
+mod drivers;
 mod escalate;
 mod grants;
 mod reclassify;
@@ -18,17 +19,17 @@ pub mod sweeper;
 mod waiting;
 
 use app::domain::TaskId;
-use std::{collections::HashMap, sync::Arc, time::Duration};
+use std::{sync::Arc, time::Duration};
 
 use app::domain::TaskStatus;
-use parking_lot::Mutex;
 
+use self::drivers::{Drivers, Round};
 use crate::{
     agents::AgentsConfig,
     metrics::Metrics,
     model::Models,
     store::{
-        Store,
+        Store, Write,
         tasks::{self, Lease},
     },
     tools::Registry,
@@ -47,14 +48,21 @@ pub const MAX_FAILED_ATTEMPTS: i64 = 3;
 /// applied its effect, with `step:<task id>` after a model step was recorded.
 pub type BeforeCommitHook = Arc<dyn Fn(&str) -> anyhow::Result<()> + Send + Sync>;
 
+/// How a drive ended: still holding the task's lease, or its last write released it.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Drove {
+    Holding,
+    Released,
+}
+
 pub struct Orchestrator {
     store: Store,
     models: Models,
     tools: Arc<Registry>,
     agents: Arc<AgentsConfig>,
-    /// Tasks being driven in this process, with a "run again" flag set by triggers that
-    /// arrived meanwhile. Guards against two drivers for one task, not a wait for a human.
-    running: Mutex<HashMap<TaskId, bool>>,
+    /// Tasks being driven in this process. Guards against two drivers for one task, not a wait
+    /// for a human.
+    drivers: Drivers,
     before_commit: Option<BeforeCommitHook>,
     metrics: Arc<Metrics>,
     /// How long a claim on a task lasts without renewal (a crashed process's claims run out).
@@ -71,7 +79,7 @@ impl Orchestrator {
         lease: Duration,
     ) -> Arc<Self> {
         let metrics = Arc::new(Metrics::default());
-        Arc::new(Self { store, models, tools, agents, running: Mutex::new(HashMap::new()), before_commit, metrics, lease })
+        Arc::new(Self { store, models, tools, agents, drivers: Drivers::default(), before_commit, metrics, lease })
     }
 
     pub fn agents(&self) -> &AgentsConfig {
@@ -93,62 +101,82 @@ impl Orchestrator {
 
     /// Makes sure the task gets driven: starts a driver, or tells the running one to look again.
     pub fn trigger(self: &Arc<Self>, task_id: &TaskId) {
-        {
-            let mut running = self.running.lock();
-            if let Some(again) = running.get_mut(task_id) {
-                *again = true;
-                return;
-            }
-            running.insert(task_id.clone(), false);
-        }
+        self.drive_with(task_id, None);
+    }
+
+    /// Claims the task inside the write that starts or resumes it, so that its driver needs no
+    /// commit of its own to begin: pass the lease to [`Self::drive_with`] once `w` committed. `None`
+    /// when a driver (here or in another process) holds the task: it will look again.
+    pub(super) async fn claim_in(&self, w: &mut Write, task_id: &TaskId) -> anyhow::Result<Option<Lease>> {
+        let owner = self.store.bus().instance();
+        tasks::claim(&mut *w.tx, self.store.backend(), task_id, owner, self.lease.as_millis() as i64).await
+    }
+
+    /// Like [`Self::trigger`], with the lease a committed write claimed for the task, if any
+    /// (handed to the task's driver if one still runs here: [`drivers`]).
+    pub(super) fn drive_with(self: &Arc<Self>, task_id: &TaskId, lease: Option<Lease>) {
+        let Some(lease) = self.drivers.enter(task_id, lease) else { return };
         let this = Arc::clone(self);
         let task_id = task_id.to_owned();
         // A child of whatever started it (a request's span carries its request id into the logs).
         let span = tracing::info_span!("drive", task_id = %task_id);
-        tokio::spawn(tracing::Instrument::instrument(
-            async move {
-                // Another driver (here or in another process) may hold the task: then it is theirs.
-                let Some(mut lease) = this.claim(&task_id).await else {
-                    this.running.lock().remove(&task_id);
-                    return;
-                };
-                loop {
-                    match this.drive(&lease).await {
-                        Ok(()) => {}
-                        Err(err) if err.downcast_ref::<tasks::LeaseLost>().is_some() => {
-                            // Someone else drives it now; this driver's last write was dropped.
-                            tracing::warn!(%task_id, error = %err, "lost the task's lease; stopping");
-                            this.running.lock().remove(&task_id);
-                            return;
-                        }
-                        Err(err) => {
-                            // Left as is in the database; the sweeper retries working tasks, a few times.
-                            tracing::error!(%task_id, error = ?err, "driving the task failed");
-                            this.count_failed_attempt(&lease).await;
-                        }
-                    }
-                    if this.take_again(&task_id) {
-                        continue;
-                    }
-                    // Released while still listed as running, so a trigger that arrives meanwhile
-                    // sets "again" here instead of starting a driver that finds the lease held.
-                    if let Err(err) = tasks::release(this.store.writer(), &lease).await {
-                        tracing::warn!(%task_id, error = ?err, "releasing the task failed; its lease will run out");
-                    }
-                    if !this.take_again_or_leave(&task_id) {
-                        break;
-                    }
-                    match this.claim(&task_id).await {
-                        Some(again) => lease = again,
-                        None => {
-                            this.running.lock().remove(&task_id);
-                            break;
-                        }
-                    }
+        tokio::spawn(tracing::Instrument::instrument(this.driver(task_id, lease), span));
+    }
+
+    /// One driver of a task in this process: drives it while it holds the task's lease, and leaves
+    /// when nothing more is asked of it.
+    async fn driver(self: Arc<Self>, task_id: TaskId, mut next: Option<Lease>) {
+        loop {
+            let lease = match next.take() {
+                Some(lease) => lease,
+                None => match self.claim(&task_id).await {
+                    Some(lease) => lease,
+                    // Another driver (here or in another process) holds the task: then it is theirs,
+                    // unless a write handed this driver a lease meanwhile.
+                    None => match self.drivers.next_round(&task_id, Round::Blocked) {
+                        Some(Some(handed)) => handed,
+                        _ => return,
+                    },
+                },
+            };
+            let held = match self.drive(&lease).await {
+                Ok(Drove::Holding) => true,
+                // Its last write gave the task up: no commit of its own for the release.
+                Ok(Drove::Released) => false,
+                Err(err) if err.downcast_ref::<tasks::LeaseLost>().is_some() => {
+                    // Someone else drives it now; this driver's last write was dropped.
+                    tracing::warn!(%task_id, error = %err, "lost the task's lease");
+                    false
                 }
-            },
-            span,
-        ));
+                Err(err) => {
+                    // Left as is in the database; the sweeper retries working tasks, a few times.
+                    tracing::error!(%task_id, error = ?err, "driving the task failed");
+                    self.count_failed_attempt(&lease).await;
+                    true
+                }
+            };
+            // A trigger that arrived meanwhile: look again, with the lease if still held.
+            // (A lease handed over means this driver's own ran out: the claim replaced it.)
+            if let Some(handed) = self.drivers.next_round(&task_id, Round::Working) {
+                next = handed.or(held.then_some(lease));
+                continue;
+            }
+            // Released while still listed as running, so a trigger that arrives meanwhile sets
+            // "again" (or hands over a lease) here instead of starting a driver that finds it held.
+            if held {
+                self.release(&lease).await;
+            }
+            match self.drivers.next_round(&task_id, Round::Leaving) {
+                Some(handed) => next = handed,
+                None => return,
+            }
+        }
+    }
+
+    async fn release(&self, lease: &Lease) {
+        if let Err(err) = tasks::release(self.store.writer(), lease).await {
+            tracing::warn!(task_id = %lease.task_id, error = ?err, "releasing the task failed; its lease will run out");
+        }
     }
 
     /// A fresh lease on the task for one driver of this process, timed by the database's clock.
@@ -159,32 +187,6 @@ impl Orchestrator {
             Err(err) => {
                 tracing::error!(%task_id, error = ?err, "claiming the task failed");
                 None
-            }
-        }
-    }
-
-    /// Whether a trigger arrived while the driver worked (and clears it).
-    fn take_again(&self, task_id: &TaskId) -> bool {
-        match self.running.lock().get_mut(task_id) {
-            Some(again) if *again => {
-                *again = false;
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// Like [`Self::take_again`], but when no trigger arrived the driver leaves `running`.
-    fn take_again_or_leave(&self, task_id: &TaskId) -> bool {
-        let mut running = self.running.lock();
-        match running.get_mut(task_id) {
-            Some(again) if *again => {
-                *again = false;
-                true
-            }
-            _ => {
-                running.remove(task_id);
-                false
             }
         }
     }
@@ -230,6 +232,6 @@ impl Orchestrator {
     }
 
     pub fn is_running(&self, task_id: &TaskId) -> bool {
-        self.running.lock().contains_key(task_id)
+        self.drivers.contains(task_id)
     }
 }

@@ -11,7 +11,7 @@ use app::domain::{
 use serde_json::json;
 use sqlx::Connection;
 
-use super::{Orchestrator, delegate::Delegation};
+use super::{Drove, Orchestrator, delegate::Delegation};
 use crate::{
     agents::{Agent, Gate},
     model::{ModelRequest, ProposedCall},
@@ -55,22 +55,24 @@ impl Orchestrator {
             EventBody::TaskStatus { task_id: task_id.clone(), status: TaskStatus::Working, message: None, parent_call_id: None },
         )
         .await?;
+        let lease = self.claim_in(&mut w, &task_id).await?;
         w.commit().await?;
-        self.trigger(&task_id);
+        self.drive_with(&task_id, lease);
         Ok(task_id)
     }
 
     /// Advances the task as far as it can go without a human.
     /// Every write it makes is fenced by `lease`: once the lease is lost, nothing more is stored.
-    pub(super) async fn drive(self: &Arc<Self>, lease: &Lease) -> anyhow::Result<()> {
+    pub(super) async fn drive(self: &Arc<Self>, lease: &Lease) -> anyhow::Result<Drove> {
         let task_id = &lease.task_id;
         // Whether an outside client proposed this task's call (the MCP gateway): read once a drive.
         let client = client_calls::get(self.store.quick(), task_id).await?;
         loop {
-            let Some(task) = tasks::get(self.store.quick(), task_id).await? else { return Ok(()) };
+            let Some(task) = tasks::get(self.store.quick(), task_id).await? else { return Ok(Drove::Holding) };
             if task.status().is_final() {
                 // A finished worker hands its answer to its supervisor.
-                return self.finish_worker(&task, lease).await;
+                self.finish_worker(&task, lease).await?;
+                return Ok(Drove::Holding);
             }
             let calls = calls::for_step(self.store.quick(), task_id, task.steps).await?;
             if let Some(call) = calls.iter().find(|c| c.state == CallState::Approved) {
@@ -80,7 +82,7 @@ impl Orchestrator {
             if let Some(call) = calls.iter().find(|c| c.state == CallState::Executing) {
                 if self.tools.get(&call.tool).is_some_and(|t| t.delegate().is_some()) {
                     match self.follow_worker(call, lease).await? {
-                        Delegation::Waiting => return Ok(()),
+                        Delegation::Waiting => return Ok(Drove::Holding),
                         Delegation::Done => continue,
                     }
                 }
@@ -88,7 +90,7 @@ impl Orchestrator {
                 continue;
             }
             if calls.iter().any(|c| c.state == CallState::PendingApproval) {
-                return Ok(());
+                return Ok(Drove::Holding);
             }
             if task.status() == TaskStatus::InputRequired {
                 // Every approval was decided; the decision normally flips this already.
@@ -99,9 +101,11 @@ impl Orchestrator {
             }
             if task.steps >= MAX_STEPS {
                 self.fail(&task, format!("the agent stopped after {MAX_STEPS} steps without an answer"), lease).await?;
-                return Ok(());
+                return Ok(Drove::Holding);
             }
-            self.model_step(&task, client.as_ref(), lease).await?;
+            if self.model_step(&task, client.as_ref(), lease).await? == Drove::Released {
+                return Ok(Drove::Released);
+            }
         }
     }
 
@@ -114,7 +118,9 @@ impl Orchestrator {
 
     /// Calls the model once and records its reply: text, calls, approvals, the task's new status.
     /// A client's call (`client`) is recorded the same way, without asking a model.
-    async fn model_step(&self, task: &TaskRow, client: Option<&ClientCall>, lease: &Lease) -> anyhow::Result<()> {
+    /// When the reply leaves the driver nothing more to do (the task waits for a human, or it
+    /// ended and has no supervisor), the same write releases the lease: `Drove::Released`.
+    async fn model_step(&self, task: &TaskRow, client: Option<&ClientCall>, lease: &Lease) -> anyhow::Result<Drove> {
         let conversation =
             conversations::get(self.store.quick(), &task.conversation_id).await?.context("BUG: a task's conversation exists")?;
         // A worker's task is driven by the worker agent, not the conversation's.
@@ -148,7 +154,8 @@ impl Orchestrator {
                     Ok(reply) => reply,
                     Err(err) => {
                         tracing::warn!(task_id = %task.id, error = ?err, "model failed");
-                        return self.fail(task, format!("the model failed: {err:#}"), lease).await;
+                        self.fail(task, format!("the model failed: {err:#}"), lease).await?;
+                        return Ok(Drove::Holding);
                     }
                 }
             }
@@ -160,7 +167,7 @@ impl Orchestrator {
         // else already took be dropped.
         let Some(step) = tasks::take_step(&mut w.tx, &task.id, task.steps).await? else {
             tracing::info!(task_id = %task.id, step = task.steps, "the model's reply came for a step no longer open; dropped");
-            return Ok(());
+            return Ok(Drove::Holding);
         };
         let cid = &conversation.id;
         let spent = self.record_usage(&mut w, task, agent, reply.usage, &history).await?;
@@ -187,6 +194,8 @@ impl Orchestrator {
             }
         };
         let mut pending = false;
+        // Calls that run without asking anyone: the driver goes on to run them.
+        let mut runs = false;
         // Each call gets Countersign's own id; the model sees that id in the history from now on.
         let proposed: Vec<ProposedCall> = calls.into_iter().map(|c| ProposedCall { id: new_call_id(), ..c }).collect();
         for (position, call) in proposed.iter().enumerate() {
@@ -377,7 +386,7 @@ impl Orchestrator {
                     };
                     ask(&mut w, task, agent, gate, proposal).await?;
                 }
-                Verdict::Run { .. } => {}
+                Verdict::Run { .. } => runs = true,
             }
         }
         if proposed.is_empty() {
@@ -388,8 +397,12 @@ impl Orchestrator {
         if let Some(hook) = &self.before_commit {
             hook(&format!("step:{}", task.id))?;
         }
+        let last = (proposed.is_empty() && task.parent_call_id.is_none()) || (pending && !runs);
+        if last {
+            w.release_lease_at_commit();
+        }
         w.commit().await?;
-        Ok(())
+        Ok(if last { Drove::Released } else { Drove::Holding })
     }
 
     /// Records a model step's usage, priced from `[prices]`, and returns the spend so far

@@ -263,6 +263,7 @@ impl Store {
             bus: self.bus.clone(),
             webhooks: self.webhooks.clone(),
             fence: None,
+            release: false,
         })
     }
 
@@ -291,6 +292,8 @@ pub struct Write {
     webhooks: std::sync::Arc<Vec<outbox::Target>>,
     /// The lease this write is made under, checked just before the commit.
     fence: Option<tasks::Lease>,
+    /// Whether the commit also gives that lease up (the driver's last write).
+    release: bool,
 }
 
 impl Write {
@@ -309,10 +312,19 @@ impl Write {
         self.audit.push((kind.as_str(), actor.to_owned(), data));
     }
 
+    /// Makes the commit give up the lease it is fenced by, in the same transaction: for a
+    /// driver's last write, which then needs no commit of its own to release the task.
+    pub fn release_lease_at_commit(&mut self) {
+        self.release = true;
+    }
+
     pub async fn commit(mut self) -> anyhow::Result<Vec<Event>> {
         if let Some(lease) = &self.fence {
             // On failure `self` is dropped here, which rolls the transaction back.
-            tasks::check_held(&mut self.tx, self.backend, lease).await?;
+            match self.release {
+                true => tasks::release_held(&mut self.tx, self.backend, lease).await?,
+                false => tasks::check_held(&mut self.tx, self.backend, lease).await?,
+            }
         }
         let audited = !self.audit.is_empty();
         for (kind, actor, data) in std::mem::take(&mut self.audit) {

@@ -298,6 +298,26 @@ pub async fn renew(db: impl AnyExecutor<'_>, backend: Backend, owner: &str, leas
     Ok(())
 }
 
+/// Like [`check_held`], and gives the lease up in the same statement: the check and the release
+/// of a driver's last write. The row stays locked until the commit on PostgreSQL, as with
+/// `check_held`'s `FOR SHARE`.
+pub async fn release_held(conn: &mut AnyConnection, backend: Backend, lease: &Lease) -> anyhow::Result<()> {
+    let now = db_now_ms(backend);
+    let released = sqlx::query(&format!(
+        "UPDATE tasks SET lease_owner = NULL, lease_token = NULL, lease_until = NULL
+         WHERE id = $1 AND lease_token = $2 AND lease_until >= {now}"
+    ))
+    .bind(&lease.task_id)
+    .bind(&lease.token)
+    .execute(conn)
+    .await
+    .context("failed to release a task lease")?;
+    match released.rows_affected() {
+        1 => Ok(()),
+        _ => Err(LeaseLost { task_id: lease.task_id.clone() }.into()),
+    }
+}
+
 /// Fails with [`LeaseLost`] unless `lease` is still live and this driver's, inside the write
 /// transaction that is about to commit. It stays so until the commit: SQLite has one writer, and
 /// on PostgreSQL the row lock taken here makes a concurrent claim wait for the commit.
