@@ -126,7 +126,7 @@ impl Orchestrator {
         // A worker's task is driven by the worker agent, not the conversation's.
         let agent_name = task.agent.as_deref().unwrap_or(&conversation.agent);
         let agent = self.agents.get(agent_name).unwrap_or_else(|| self.agents.default_agent());
-        let history = events::after(self.store.pool(), &conversation.id, 0).await?;
+        let history = events::after(self.store.reader_for(conversation.last_seq), &conversation.id, 0).await?;
         let asked = request_of(task, &history);
         // An answer a reviewer must approve first is not shown while it is written.
         let held = agent.final_response_gate();

@@ -213,6 +213,12 @@ impl Store {
         &self.quick
     }
 
+    /// For a read of about `rows` rows, known before it is made (a conversation's events after a
+    /// cursor, from its `last_seq`): [`Self::quick`] when that is a few, `pool` otherwise.
+    pub fn reader_for(&self, rows: i64) -> &AnyPool {
+        if rows <= QUICK_READ_ROWS { &self.quick } else { &self.pool }
+    }
+
     /// For writes outside a [`Write`] (single statements such as lease claims).
     pub fn writer(&self) -> &AnyPool {
         &self.writer
@@ -277,6 +283,10 @@ impl Store {
         Ok(w)
     }
 }
+
+/// The most rows a read may return to run on a quick reader ([`Store::reader_for`]): the history
+/// of a short chat, read on every model step (docs/performance-notes.md, 2026-11-26 (evening)).
+pub const QUICK_READ_ROWS: i64 = 64;
 
 /// A write transaction that collects the events it appends and publishes them to live
 /// subscribers only after it committed.

@@ -311,7 +311,7 @@ async fn stream(
     headers: HeaderMap,
     ApiQuery(query): ApiQuery<ResumeQuery>,
 ) -> Result<Response, ApiError> {
-    access::visible_conversation(&state.store, &user, &id).await?;
+    let conversation = access::visible_conversation(&state.store, &user, &id).await?;
     let after = resume_point(&headers, &query);
     // Subscribe before reading the backlog so nothing committed in between is missed.
     let wake = state.store.bus().subscribe();
@@ -321,6 +321,8 @@ async fn stream(
         store: state.store.clone(),
         conversation_id: id,
         last: after,
+        // What the first read should return, as the conversation was read just now.
+        behind: conversation.last_seq - after,
         backlog: VecDeque::new(),
         caught_up: false,
         wake,
@@ -355,6 +357,8 @@ struct Cursor {
     store: Store,
     conversation_id: ConversationId,
     last: i64,
+    /// About how many events a read of the store returns next (it picks the reader by it).
+    behind: i64,
     backlog: VecDeque<Event>,
     /// The store held nothing after `last` when last read, and every event since came from the bus
     /// in order: the next one can only come from the bus, so the store is not read again until a
@@ -378,7 +382,8 @@ impl Cursor {
             }
             if !self.caught_up {
                 self.client.reads_store();
-                match events::after(self.store.pool(), &self.conversation_id, self.last).await {
+                let reader = self.store.reader_for(std::mem::take(&mut self.behind));
+                match events::after(reader, &self.conversation_id, self.last).await {
                     Ok(events) if !events.is_empty() => {
                         self.backlog.extend(events);
                         continue;
@@ -411,11 +416,14 @@ impl Cursor {
                     // A gap (missed or out-of-order publication): read what is missing from the store.
                     Ok(p) if p.event.conversation_id == self.conversation_id && p.event.seq > self.last => {
                         self.caught_up = false;
+                        self.behind = p.event.seq - self.last;
                         break;
                     }
                     Ok(_) => continue,
                     Err(broadcast::error::RecvError::Lagged(_)) => {
                         self.caught_up = false;
+                        // How much this conversation missed is not known: the reader for long reads.
+                        self.behind = i64::MAX;
                         break;
                     }
                     Err(broadcast::error::RecvError::Closed) => return None,
