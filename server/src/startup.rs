@@ -119,7 +119,7 @@ impl Application {
         let streams = crate::api::live::OpenStreams::new(config.streams_per_user, config.stream_lifetime);
         let links = Arc::new(crate::links::key(&config, &store).await?);
         let base_url: Arc<str> = config.public_url.clone().unwrap_or_else(|| format!("http://{addr}")).into();
-        let state = AppState {
+        let state = AppState::new(crate::state::Shared {
             links,
             base_url,
             slack: slack.clone(),
@@ -129,7 +129,7 @@ impl Application {
             orchestrator: orchestrator.clone(),
             config: Arc::new(config),
             limits: limits.clone(),
-        };
+        });
 
         if let Some(slack) = slack {
             tokio::spawn(crate::channels::slack::run(state.clone(), (*slack).clone()));

@@ -7,8 +7,38 @@ use leptos::prelude::LeptosOptions;
 
 use crate::{api::live::OpenStreams, auth::limits::Limits, config::Config, orchestrator::Orchestrator, store::Store};
 
-#[derive(Clone, FromRef)]
-pub struct AppState {
+/// Cloned for every request (axum's `State`), so it is one reference count: [`Shared`] behind an
+/// `Arc`, read through `Deref` (`state.store`).
+#[derive(Clone)]
+pub struct AppState(Arc<Shared>);
+
+impl AppState {
+    pub fn new(shared: Shared) -> Self {
+        Self(Arc::new(shared))
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+// What leptos_axum and the health check take from the state.
+impl FromRef<AppState> for LeptosOptions {
+    fn from_ref(state: &AppState) -> Self {
+        state.leptos_options.clone()
+    }
+}
+
+impl FromRef<AppState> for Store {
+    fn from_ref(state: &AppState) -> Self {
+        state.store.clone()
+    }
+}
+
+pub struct Shared {
     pub leptos_options: LeptosOptions,
     pub store: Store,
     pub orchestrator: Arc<Orchestrator>,
