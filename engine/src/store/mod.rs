@@ -172,9 +172,10 @@ impl Store {
         sqlx::migrate!("../migrations/sqlite").run(&native).await.context("failed to migrate the database")?;
         // The portable pools open the same file; WAL is a property of the file, the rest is per
         // connection. The busy timeout covers the rare write outside the writer (the session store);
-        // checkpoints run in the background (`checkpoint::keep_checkpointing`), not in a commit.
-        const SESSION: &str =
-            "PRAGMA busy_timeout = 10000; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 0";
+        // checkpoints run in the background (`checkpoint::keep_checkpointing`), not in a commit,
+        // and a log started over is cut back to 64 MiB if a burst made it longer.
+        const SESSION: &str = "PRAGMA busy_timeout = 10000; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 0; \
+             PRAGMA journal_size_limit = 67108864";
         let pool =
             portable_pool(Backend::Sqlite, 8, SESSION).connect(url).await.with_context(|| format!("failed to open database {url}"))?;
         // The writer runs its statements on the calling task: no thread hand-off per statement

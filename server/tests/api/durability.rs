@@ -350,11 +350,12 @@ async fn a_task_cut_off_mid_step_resumes_at_once_after_a_restart_not_after_the_l
 }
 
 /// Under steady load some reader always reads from the write-ahead log, so SQLite never starts it
-/// over and a passive checkpoint never shrinks it: past its limit the checkpoint truncates it.
+/// over by itself and a passive checkpoint never shrinks it: past its limit the checkpoint copies
+/// it whole and the next writes start it over, reusing the file instead of growing it.
 #[tokio::test]
-async fn a_write_ahead_log_past_its_limit_is_truncated() {
+async fn a_write_ahead_log_past_its_limit_is_started_over() {
     use countersign::store::{Store, checkpoint};
-    if !crate::helpers::sqlite_only("a_write_ahead_log_past_its_limit_is_truncated") {
+    if !crate::helpers::sqlite_only("a_write_ahead_log_past_its_limit_is_started_over") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -369,10 +370,22 @@ async fn a_write_ahead_log_past_its_limit_is_truncated() {
     let Ok(checkpoint::Checkpointed::Copied { frames }) = checkpoint::checkpoint(&store, i64::MAX).await else { panic!("a passive round") };
     assert!(frames >= 64, "{frames} frames");
     assert_eq!(log(), grown, "a passive checkpoint copies the log but does not shrink it");
-    assert_eq!(checkpoint::checkpoint(&store, 16).await.unwrap(), checkpoint::Checkpointed::Truncated);
-    assert_eq!(log(), 0, "past the limit the log is truncated");
+    // Grown once more, so that only a log started over keeps the file at its size below.
+    for _ in 0..64 {
+        sqlx::query("INSERT INTO filler VALUES (randomblob(4000))").execute(store.writer()).await.unwrap();
+    }
+    let grown = log();
+    assert_eq!(checkpoint::checkpoint(&store, 16).await.unwrap(), checkpoint::Checkpointed::Restarted);
+    assert_eq!(log(), grown, "the file is kept, to be written over (a truncated one is allocated again)");
+    for _ in 0..64 {
+        sqlx::query("INSERT INTO filler VALUES (randomblob(4000))").execute(store.writer()).await.unwrap();
+    }
+    assert!(log() <= grown, "past the limit the log starts over: {} bytes after as many writes, {grown} before", log());
+    let first = frames;
+    let Ok(checkpoint::Checkpointed::Copied { frames }) = checkpoint::checkpoint(&store, i64::MAX).await else { panic!("a passive round") };
+    assert!(frames <= first, "the log holds only the writes since it started over ({frames} frames, {first} for the first 64)");
     let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM filler").fetch_one(store.pool()).await.unwrap();
-    assert_eq!(rows, 64, "nothing written was lost");
+    assert_eq!(rows, 192, "nothing written was lost");
 }
 
 /// SQLite's writer connection runs its statements on the calling task: it has no worker thread,
