@@ -91,14 +91,15 @@ impl Orchestrator {
     /// and only its own steps; a supervisor sees everything but its workers' steps.
     pub(super) async fn transcript_for(&self, task: &TaskRow, history: &[Event]) -> anyhow::Result<Vec<ChatMessage>> {
         if let Some(parent_call_id) = &task.parent_call_id {
-            let call = calls::get(self.store.pool(), parent_call_id).await?.context("BUG: a worker's delegating call exists")?;
+            let call = calls::get(self.store.quick(), parent_call_id).await?.context("BUG: a worker's delegating call exists")?;
             let request = call.args()["task"].as_str().unwrap_or_default().to_owned();
             let own: Vec<Event> = history.iter().filter(|e| *e.body.task_id() == task.id).cloned().collect();
             let mut messages = vec![ChatMessage::User { text: request }];
             messages.extend(transcript(&own));
             return Ok(messages);
         }
-        let workers = tasks::worker_ids(self.store.pool(), &task.conversation_id).await?;
+        // A short indexed read on every model step: a quick reader, not a thread (store/mod.rs).
+        let workers = tasks::worker_ids(self.store.quick(), &task.conversation_id).await?;
         if workers.is_empty() {
             return Ok(transcript(history));
         }
