@@ -1,20 +1,17 @@
 //! Fan-out of committed events to live SSE streams, in this process's memory. Streams send an
 //! event from here when it is the next one they expect and read the store for any gap, so a
-//! lagging subscriber loses nothing. A chat's stream listens to its conversation's topic alone,
-//! so an event wakes only the streams of its own chat, not every open stream of the process (at
-//! 32 chats each event woke 32 tasks, 31 of them for nothing; docs/performance-notes.md). With PostgreSQL, `store::replicas` relays the other replicas'
+//! lagging subscriber loses nothing. With PostgreSQL, `store::replicas` relays the other replicas'
 //! commits onto this bus: a user streaming from replica A sees a decision made on replica B.
 //! The bus knows nothing of the store (the store publishes to it). Assistant deltas travel on their own channel: they are never
 //! stored (nor sent to other replicas), and a lost one only makes the live draft lag until the
 //! stored reply arrives.
 
 use std::{
-    collections::HashMap,
-    sync::{Arc, Mutex, OnceLock},
+    sync::{Arc, OnceLock},
     time::Instant,
 };
 
-use app::domain::{ConversationId, Event, wire::AssistantDelta};
+use app::domain::{Event, wire::AssistantDelta};
 use bytes::Bytes;
 use tokio::sync::broadcast;
 
@@ -70,43 +67,10 @@ pub struct Bus {
     sender: broadcast::Sender<Arc<Published>>,
     /// Only events committed by this process: side effects (webhooks) run once, where the commit happened.
     local: broadcast::Sender<Arc<Published>>,
+    deltas: broadcast::Sender<AssistantDelta>,
     /// Credentials that just ended (logout, token revoked), by credential key (`server::auth::Credential`):
     /// the event streams they opened close, on every replica.
     revoked: broadcast::Sender<String>,
-    /// The topics of the conversations someone streams now (and only those).
-    topics: Arc<Mutex<HashMap<ConversationId, Topic>>>,
-}
-
-/// One conversation's events and reply drafts, for the streams of that chat.
-#[derive(Clone, Debug)]
-struct Topic {
-    events: broadcast::Sender<Arc<Published>>,
-    deltas: broadcast::Sender<AssistantDelta>,
-}
-
-/// How many events a chat's stream may fall behind before it reads the store instead.
-const TOPIC_EVENTS: usize = 1024;
-const TOPIC_DELTAS: usize = 256;
-
-/// A stream's subscription to one conversation's topic; the topic goes when its last
-/// subscription does.
-#[derive(Debug)]
-pub struct ConversationFeed {
-    pub events: broadcast::Receiver<Arc<Published>>,
-    pub deltas: broadcast::Receiver<AssistantDelta>,
-    conversation_id: ConversationId,
-    topics: Arc<Mutex<HashMap<ConversationId, Topic>>>,
-}
-
-impl Drop for ConversationFeed {
-    fn drop(&mut self) {
-        // Subscribing happens under the same lock, so a topic is never dropped under a new
-        // subscriber. This one's own receivers still count until the fields drop after this.
-        let mut topics = self.topics.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if topics.get(&self.conversation_id).is_some_and(|t| t.events.receiver_count() <= 1) {
-            topics.remove(&self.conversation_id);
-        }
-    }
 }
 
 impl Default for Bus {
@@ -115,8 +79,8 @@ impl Default for Bus {
             instance: uuid::Uuid::now_v7().simple().to_string(),
             sender: broadcast::channel(4096).0,
             local: broadcast::channel(4096).0,
+            deltas: broadcast::channel(1024).0,
             revoked: broadcast::channel(256).0,
-            topics: Default::default(),
         }
     }
 }
@@ -131,47 +95,17 @@ impl Bus {
         let published = Published::new(event);
         // No subscribers is fine: nobody is watching.
         let _ = self.local.send(published.clone());
-        self.publish(published);
+        let _ = self.sender.send(published);
     }
 
     /// An event another replica committed.
     pub fn publish_remote(&self, event: Event) {
-        self.publish(Published::new(event));
+        let _ = self.sender.send(Published::new(event));
     }
 
-    fn publish(&self, published: Arc<Published>) {
-        if let Some(topic) = self.topic(&published.event.conversation_id) {
-            let _ = topic.events.send(published.clone());
-        }
-        let _ = self.sender.send(published);
-    }
-
-    fn topic(&self, conversation_id: &ConversationId) -> Option<Topic> {
-        self.topics.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(conversation_id).cloned()
-    }
-
-    /// Every committed event, from any replica (the approval queue, MCP's notifications).
+    /// Every committed event, from any replica.
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<Published>> {
         self.sender.subscribe()
-    }
-
-    /// One conversation's committed events (from any replica) and reply drafts: a chat's stream.
-    pub fn subscribe_conversation(&self, conversation_id: &ConversationId) -> ConversationFeed {
-        let mut topics = self.topics.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let topic = topics
-            .entry(conversation_id.clone())
-            .or_insert_with(|| Topic { events: broadcast::channel(TOPIC_EVENTS).0, deltas: broadcast::channel(TOPIC_DELTAS).0 });
-        ConversationFeed {
-            events: topic.events.subscribe(),
-            deltas: topic.deltas.subscribe(),
-            conversation_id: conversation_id.clone(),
-            topics: self.topics.clone(),
-        }
-    }
-
-    /// How many conversations have a topic now (streams open on them).
-    pub fn topics(&self) -> usize {
-        self.topics.lock().unwrap_or_else(std::sync::PoisonError::into_inner).len()
     }
 
     /// Events this process committed.
@@ -180,9 +114,11 @@ impl Bus {
     }
 
     pub fn publish_delta(&self, delta: AssistantDelta) {
-        if let Some(topic) = self.topic(&delta.conversation_id) {
-            let _ = topic.deltas.send(delta);
-        }
+        let _ = self.deltas.send(delta);
+    }
+
+    pub fn subscribe_deltas(&self) -> broadcast::Receiver<AssistantDelta> {
+        self.deltas.subscribe()
     }
 
     /// A credential that just ended (here or on another replica).
@@ -192,67 +128,5 @@ impl Bus {
 
     pub fn subscribe_revoked(&self) -> broadcast::Receiver<String> {
         self.revoked.subscribe()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use app::domain::{EventBody, TaskId};
-    use tokio::sync::broadcast::error::TryRecvError;
-
-    use super::*;
-
-    fn event(conversation: &str, seq: i64) -> Event {
-        let body = EventBody::UserMessage { task_id: TaskId::new("t"), text: "hi".into(), reply_to: None };
-        Event { seq, conversation_id: ConversationId::new(conversation), at: String::new(), body }
-    }
-
-    fn delta(conversation: &str) -> AssistantDelta {
-        AssistantDelta {
-            conversation_id: ConversationId::new(conversation),
-            task_id: TaskId::new("t"),
-            after_seq: 0,
-            offset: 0,
-            text: "…".into(),
-        }
-    }
-
-    #[test]
-    fn a_chat_feed_gets_its_own_conversation_and_nothing_else() {
-        let bus = Bus::default();
-        let mut a = bus.subscribe_conversation(&ConversationId::new("a"));
-        let mut b = bus.subscribe_conversation(&ConversationId::new("b"));
-        let mut everything = bus.subscribe();
-        bus.publish_local(event("a", 1));
-        bus.publish_remote(event("b", 1));
-        bus.publish_delta(delta("a"));
-        assert_eq!(a.events.try_recv().unwrap().event.conversation_id.as_str(), "a");
-        assert_eq!(a.events.try_recv().unwrap_err(), TryRecvError::Empty, "b's event never reaches a's feed");
-        assert_eq!(a.deltas.try_recv().unwrap().conversation_id.as_str(), "a");
-        assert_eq!(b.events.try_recv().unwrap().event.conversation_id.as_str(), "b");
-        assert_eq!(b.events.try_recv().unwrap_err(), TryRecvError::Empty);
-        assert_eq!(b.deltas.try_recv().unwrap_err(), TryRecvError::Empty, "a's draft never reaches b's feed");
-        assert_eq!(everything.try_recv().unwrap().event.conversation_id.as_str(), "a", "the queue still sees every event");
-        assert_eq!(everything.try_recv().unwrap().event.conversation_id.as_str(), "b");
-    }
-
-    #[test]
-    fn a_topic_lasts_as_long_as_a_feed_on_it() {
-        let bus = Bus::default();
-        let first = bus.subscribe_conversation(&ConversationId::new("a"));
-        let mut second = bus.subscribe_conversation(&ConversationId::new("a"));
-        assert_eq!(bus.topics(), 1, "two streams of one chat share its topic");
-        drop(first);
-        assert_eq!(bus.topics(), 1, "the other stream still listens");
-        bus.publish_local(event("a", 1));
-        assert_eq!(second.events.try_recv().unwrap().event.seq, 1);
-        drop(second);
-        assert_eq!(bus.topics(), 0, "the last stream's end removes the topic");
-        bus.publish_local(event("a", 2));
-        bus.publish_delta(delta("a"));
-        assert_eq!(bus.topics(), 0, "publishing to a chat nobody streams creates nothing");
-        let mut again = bus.subscribe_conversation(&ConversationId::new("a"));
-        bus.publish_local(event("a", 3));
-        assert_eq!(again.events.try_recv().unwrap().event.seq, 3, "a new stream gets a new topic");
     }
 }

@@ -27,7 +27,7 @@ use super::{
 };
 use crate::{
     auth::{Credential, CurrentUser},
-    bus::{self, ConversationFeed, Published},
+    bus::{self, Published},
     orchestrator::{Answer, StartError},
     state::AppState,
     store::{Store, approvals, conversations, events, snapshots},
@@ -314,7 +314,8 @@ async fn stream(
     let conversation = access::visible_conversation(&state.store, &user, &id).await?;
     let after = resume_point(&headers, &query);
     // Subscribe before reading the backlog so nothing committed in between is missed.
-    let feed = state.store.bus().subscribe_conversation(&id);
+    let wake = state.store.bus().subscribe();
+    let deltas = state.store.bus().subscribe_deltas();
     let client = state.orchestrator.metrics().sse_client();
     let cursor = Cursor {
         store: state.store.clone(),
@@ -324,7 +325,8 @@ async fn stream(
         behind: conversation.last_seq - after,
         backlog: VecDeque::new(),
         caught_up: false,
-        feed,
+        wake,
+        deltas,
         client,
     };
     let stream = futures::stream::unfold(cursor, |mut cursor| async move {
@@ -362,8 +364,8 @@ struct Cursor {
     /// in order: the next one can only come from the bus, so the store is not read again until a
     /// gap (5,000 streams of one chat would otherwise make 5,000 reads per event).
     caught_up: bool,
-    /// This conversation's events and reply drafts as they are published.
-    feed: ConversationFeed,
+    wake: broadcast::Receiver<Arc<Published>>,
+    deltas: broadcast::Receiver<AssistantDelta>,
     /// Counts this stream in `countersign_sse_clients` while it is open, and times its live sends.
     client: crate::metrics::SseClient,
 }
@@ -397,8 +399,8 @@ impl Cursor {
                 let woken = tokio::select! {
                     // Stored events first, so a delta is only judged once the cursor caught up.
                     biased;
-                    woken = self.feed.events.recv() => woken,
-                    delta = self.feed.deltas.recv() => match delta {
+                    woken = self.wake.recv() => woken,
+                    delta = self.deltas.recv() => match delta {
                         Ok(delta) if delta.conversation_id == self.conversation_id && delta.after_seq == self.last => return Some(Live::Delta(delta)),
                         // Missed deltas are fine: the stored reply replaces the draft.
                         Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
