@@ -118,6 +118,8 @@ pub struct Store {
     bus: Bus,
     /// Webhook targets: an event they want is queued in the transaction that appends it.
     webhooks: std::sync::Arc<Vec<outbox::Target>>,
+    /// How many [`Write`]s wait to begin (SQLite: for the one writer connection).
+    waiting: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Store {
@@ -151,6 +153,7 @@ impl Store {
                 native: NativePool::Postgres(native),
                 bus,
                 webhooks: Default::default(),
+                waiting: Default::default(),
             });
         }
         let options = SqliteConnectOptions::from_str(url)
@@ -191,7 +194,7 @@ impl Store {
             .connect(&inline_url)
             .await
             .with_context(|| format!("failed to open database {url}"))?;
-        Ok(Self { pool, writer, quick, native: NativePool::Sqlite(native), bus, webhooks: Default::default() })
+        Ok(Self { pool, writer, quick, native: NativePool::Sqlite(native), bus, webhooks: Default::default(), waiting: Default::default() })
     }
 
     /// Queues deliveries of the events these targets want from now on.
@@ -253,7 +256,12 @@ impl Store {
     /// (`audit::chain_staged`), so no write waits on a global lock.
     pub async fn write(&self, scope: Scope<'_>) -> anyhow::Result<Write> {
         let tx = match self.backend() {
-            Backend::Sqlite => self.writer.begin_with("BEGIN IMMEDIATE").await.context("failed to begin a write transaction")?,
+            Backend::Sqlite => {
+                self.waiting.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let tx = self.writer.begin_with("BEGIN IMMEDIATE").await;
+                self.waiting.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+                tx.context("failed to begin a write transaction")?
+            }
             Backend::Postgres => {
                 let mut tx =
                     self.writer.begin_with("BEGIN ISOLATION LEVEL READ COMMITTED").await.context("failed to begin a write transaction")?;
@@ -269,6 +277,7 @@ impl Store {
             backend: self.backend(),
             bus: self.bus.clone(),
             webhooks: self.webhooks.clone(),
+            waiting: self.waiting.clone(),
             fence: None,
             release: false,
         })
@@ -301,6 +310,7 @@ pub struct Write {
     backend: Backend,
     bus: Bus,
     webhooks: std::sync::Arc<Vec<outbox::Target>>,
+    waiting: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     /// The lease this write is made under, checked just before the commit.
     fence: Option<tasks::Lease>,
     /// Whether the commit also gives that lease up (the driver's last write).
@@ -349,6 +359,14 @@ impl Write {
             replicas::notify(&mut self.tx, self.bus.instance(), &self.events).await?;
         }
         self.tx.commit().await.context("failed to commit")?;
+        if self.waiting.load(std::sync::atomic::Ordering::Relaxed) > 0 {
+            // SQLite: the one writer connection went back to its pool and woke the next write's
+            // task. Yielding lets that task begin now instead of after what this one does before
+            // it next awaits (publishing wakes streams, which would run first): fewer idle gaps
+            // between writes (docs/performance-notes.md, "a yield after the commit"). A stream
+            // that gets an event out of order meanwhile reads the gap from the store.
+            tokio::task::yield_now().await;
+        }
         for event in &self.events {
             self.bus.publish_local(event.clone());
         }

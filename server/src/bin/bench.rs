@@ -285,6 +285,23 @@ impl RawStream {
         Ok(stream)
     }
 
+    /// Reads up to the next event named `name` whose data contains `needle`; returns its data.
+    /// (The body is chunked: a frame may follow a chunk-size line, which is no `event:` or `data:`.)
+    async fn event(&mut self, name: &str, needle: &str) -> anyhow::Result<String> {
+        loop {
+            let end = self.until(b"\n\n").await?;
+            let frame = String::from_utf8_lossy(&self.seen[..end]).into_owned();
+            self.seen.drain(..end);
+            let field = |key: &str| frame.lines().find_map(|l| l.strip_prefix(key)).map(str::trim);
+            if field("event:") == Some(name) {
+                let data = field("data:").unwrap_or_default();
+                if data.contains(needle) {
+                    return Ok(data.to_owned());
+                }
+            }
+        }
+    }
+
     /// Reads until `needle` has arrived; returns where it ends in `seen`.
     async fn until(&mut self, needle: &[u8]) -> anyhow::Result<usize> {
         use tokio::io::AsyncReadExt;
@@ -301,6 +318,78 @@ impl RawStream {
             }
         };
         tokio::time::timeout(Duration::from_secs(60), wait).await.context("timed out")?
+    }
+}
+
+/// A bare HTTP/1.1 keep-alive connection for the cycle sections' requests. Like [`RawStream`], it
+/// only writes the request and reads the response's bytes: the load generator shares the two cores
+/// with the server, and with reqwest and an SSE parser it spent about 0.75 ms of CPU per sequential
+/// cycle, a quarter of the server's (docs/performance-notes.md, "a leaner load generator").
+struct RawHttp {
+    host: String,
+    token: String,
+    /// Opened on the first request, and again after a request failed.
+    socket: Option<tokio::net::TcpStream>,
+    buf: Vec<u8>,
+}
+
+impl RawHttp {
+    fn new(server: &Server) -> Self {
+        Self { host: server.url.trim_start_matches("http://").to_owned(), token: server.token.clone(), socket: None, buf: Vec::new() }
+    }
+
+    /// POSTs the JSON `body`; returns the response's body, or fails on a status other than 2xx.
+    async fn post(&mut self, path: &str, body: &str) -> anyhow::Result<Vec<u8>> {
+        let exchange = self.exchange(path, body);
+        let result = tokio::time::timeout(Duration::from_secs(60), exchange).await.context("timed out").and_then(|r| r);
+        if result.is_err() {
+            // Whatever the connection still holds belongs to the failed request.
+            self.socket = None;
+        }
+        result.with_context(|| format!("POST {path}"))
+    }
+
+    async fn exchange(&mut self, path: &str, body: &str) -> anyhow::Result<Vec<u8>> {
+        use tokio::io::AsyncReadExt;
+        if self.socket.is_none() {
+            self.socket = Some(tokio::net::TcpStream::connect(&self.host).await?);
+            self.buf.clear();
+        }
+        let socket = self.socket.as_mut().context("no connection")?;
+        let request = format!(
+            "POST {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            self.host,
+            self.token,
+            body.len()
+        );
+        socket.write_all(request.as_bytes()).await?;
+        let head_end = loop {
+            if let Some(at) = self.buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                break at + 4;
+            }
+            if socket.read_buf(&mut self.buf).await? == 0 {
+                bail!("the server closed the connection");
+            }
+        };
+        let head = String::from_utf8_lossy(&self.buf[..head_end]).to_ascii_lowercase();
+        let length: usize =
+            head.lines().find_map(|l| l.strip_prefix("content-length:")).context("a response without Content-Length")?.trim().parse()?;
+        while self.buf.len() < head_end + length {
+            if socket.read_buf(&mut self.buf).await? == 0 {
+                bail!("the server closed the connection");
+            }
+        }
+        let body = self.buf[head_end..head_end + length].to_vec();
+        let ok = head.starts_with("http/1.1 2");
+        let status = head.lines().next().unwrap_or_default().to_owned();
+        self.buf.drain(..head_end + length);
+        if head.contains("connection: close") {
+            self.socket = None;
+        }
+        if !ok {
+            bail!("{status}: {}", String::from_utf8_lossy(&body));
+        }
+        Ok(body)
     }
 }
 
@@ -340,19 +429,20 @@ fn order_of_client(i: usize) -> u32 {
     1001 + (i % 6) as u32
 }
 
-/// One full cycle (a 1-cent refund on `order`); returns (message → approval-required,
+/// One full cycle (a 1-cent refund on `order`) over `http`; returns (message → approval-required,
 /// approve → completed) in ms.
-async fn cycle(server: &Server, order: u32) -> anyhow::Result<(f64, f64)> {
-    let c = server.conversation().await?;
-    let mut stream = Stream::open(server, &c).await?;
+async fn cycle(server: &Server, http: &mut RawHttp, order: u32) -> anyhow::Result<(f64, f64)> {
+    let created: Value = serde_json::from_slice(&http.post("/api/conversations", r#"{"title":"bench"}"#).await?)?;
+    let c = created["id"].as_str().context("conversation id")?;
+    let mut stream = RawStream::open(server, c).await?;
     let start = Instant::now();
-    server.post(&format!("/api/conversations/{c}/messages"), json!({ "text": format!("refund $0.01 on order {order}") })).await?;
-    let required = stream.until("approval-required", |_| true).await?;
+    http.post(&format!("/api/conversations/{c}/messages"), &format!(r#"{{"text":"refund $0.01 on order {order}"}}"#)).await?;
+    let required: Value = serde_json::from_str(&stream.event("approval-required", "").await?)?;
     let first = ms(start.elapsed());
-    let approval = required["approval_id"].as_str().context("approval id")?.to_owned();
+    let approval = required["approval_id"].as_str().context("approval id")?;
     let start = Instant::now();
-    server.post(&format!("/api/approvals/{approval}/approve"), json!({})).await?;
-    stream.until("task-status", |d| d["status"] == "completed").await?;
+    http.post(&format!("/api/approvals/{approval}/approve"), "{}").await?;
+    stream.event("task-status", r#""status":"completed""#).await?;
     Ok((first, ms(start.elapsed())))
 }
 
@@ -395,8 +485,9 @@ async fn cycles(servers: &[Arc<Server>], clients: usize, per_client: usize) -> a
             let server = servers[i % servers.len()].clone();
             tokio::spawn(async move {
                 let mut out = Vec::new();
+                let mut http = RawHttp::new(&server);
                 for _ in 0..per_client {
-                    out.push(cycle(&server, order_of_client(i)).await?);
+                    out.push(cycle(&server, &mut http, order_of_client(i)).await?);
                 }
                 anyhow::Ok(out)
             })
@@ -527,8 +618,9 @@ async fn frozen_replica(bin: &Path, postgres: &str, sizes: &Sizes, report: &mut 
             let server = servers[replica].clone();
             tokio::spawn(async move {
                 let mut done = Vec::new();
+                let mut http = RawHttp::new(&server);
                 while Instant::now() < stop_at {
-                    match cycle(&server, order_of_client(i)).await {
+                    match cycle(&server, &mut http, order_of_client(i)).await {
                         Ok(_) => done.push((replica, start.elapsed())),
                         Err(err) => eprintln!("frozen-replica bench: a cycle on replica {replica} failed: {err:#}"),
                     }
