@@ -12,7 +12,6 @@ pub mod conversations;
 pub mod delegations;
 pub mod events;
 pub mod grants;
-pub mod group_commit;
 pub mod groups;
 pub mod limits;
 pub mod orders;
@@ -119,8 +118,8 @@ pub struct Store {
     bus: Bus,
     /// Webhook targets: an event they want is queued in the transaction that appends it.
     webhooks: std::sync::Arc<Vec<outbox::Target>>,
-    /// SQLite: the one writer connection's [`Write`]s, committed in groups (`group_commit`).
-    group: Option<std::sync::Arc<group_commit::Writer>>,
+    /// How many [`Write`]s wait to begin (SQLite: for the one writer connection).
+    waiting: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Store {
@@ -154,7 +153,7 @@ impl Store {
                 native: NativePool::Postgres(native),
                 bus,
                 webhooks: Default::default(),
-                group: None,
+                waiting: Default::default(),
             });
         }
         let options = SqliteConnectOptions::from_str(url)
@@ -195,15 +194,7 @@ impl Store {
             .connect(&inline_url)
             .await
             .with_context(|| format!("failed to open database {url}"))?;
-        Ok(Self {
-            pool,
-            quick,
-            native: NativePool::Sqlite(native),
-            bus,
-            webhooks: Default::default(),
-            group: Some(group_commit::Writer::new(writer.clone())),
-            writer,
-        })
+        Ok(Self { pool, writer, quick, native: NativePool::Sqlite(native), bus, webhooks: Default::default(), waiting: Default::default() })
     }
 
     /// Queues deliveries of the events these targets want from now on.
@@ -258,20 +249,24 @@ impl Store {
         Ok(())
     }
 
-    /// Starts a write transaction ordered in `scope`'s conversation. SQLite: a savepoint in the
-    /// one writer connection's transaction (`BEGIN IMMEDIATE`), which writes queued together
-    /// share and commit once (`group_commit`). PostgreSQL: READ COMMITTED with the conversation's row locked
+    /// Starts a write transaction ordered in `scope`'s conversation. SQLite: `BEGIN IMMEDIATE` on
+    /// the one writer connection. PostgreSQL: READ COMMITTED with the conversation's row locked
     /// first (see [`Scope`]); state shared between conversations (orders, grants, leases) changes
     /// only through conditional statements, and audit entries are staged and chained after the commit
     /// (`audit::chain_staged`), so no write waits on a global lock.
     pub async fn write(&self, scope: Scope<'_>) -> anyhow::Result<Write> {
-        let tx = match &self.group {
-            Some(group) => Conn::Group(group.begin().await?),
-            None => {
+        let tx = match self.backend() {
+            Backend::Sqlite => {
+                self.waiting.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let tx = self.writer.begin_with("BEGIN IMMEDIATE").await;
+                self.waiting.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+                tx.context("failed to begin a write transaction")?
+            }
+            Backend::Postgres => {
                 let mut tx =
                     self.writer.begin_with("BEGIN ISOLATION LEVEL READ COMMITTED").await.context("failed to begin a write transaction")?;
                 scope.lock(&mut tx).await?;
-                Conn::Tx(tx)
+                tx
             }
         };
         Ok(Write {
@@ -282,6 +277,7 @@ impl Store {
             backend: self.backend(),
             bus: self.bus.clone(),
             webhooks: self.webhooks.clone(),
+            waiting: self.waiting.clone(),
             fence: None,
             release: false,
         })
@@ -302,36 +298,10 @@ impl Store {
 /// of a short chat, read on every model step (docs/performance-notes.md, 2026-11-26 (evening)).
 pub const QUICK_READ_ROWS: i64 = 64;
 
-/// A write's connection, inside its transaction: PostgreSQL's own; on SQLite the one writer
-/// connection's, inside this write's savepoint of a group's transaction (`group_commit`).
-pub enum Conn {
-    Tx(Transaction<'static, Any>),
-    Group(group_commit::Held),
-}
-
-impl std::ops::Deref for Conn {
-    type Target = sqlx::AnyConnection;
-    fn deref(&self) -> &sqlx::AnyConnection {
-        match self {
-            Conn::Tx(tx) => tx,
-            Conn::Group(held) => held,
-        }
-    }
-}
-
-impl std::ops::DerefMut for Conn {
-    fn deref_mut(&mut self) -> &mut sqlx::AnyConnection {
-        match self {
-            Conn::Tx(tx) => tx,
-            Conn::Group(held) => held,
-        }
-    }
-}
-
 /// A write transaction that collects the events it appends and publishes them to live
 /// subscribers only after it committed.
 pub struct Write {
-    pub tx: Conn,
+    pub tx: Transaction<'static, Any>,
     pool: AnyPool,
     events: Vec<Event>,
     /// Audit entries, written at the commit: SQLite appends them to the chain (its one writer
@@ -340,6 +310,7 @@ pub struct Write {
     backend: Backend,
     bus: Bus,
     webhooks: std::sync::Arc<Vec<outbox::Target>>,
+    waiting: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     /// The lease this write is made under, checked just before the commit.
     fence: Option<tasks::Lease>,
     /// Whether the commit also gives that lease up (the driver's last write).
@@ -387,9 +358,14 @@ impl Write {
             // Tell the other replicas too (NOTIFY is delivered at commit).
             replicas::notify(&mut self.tx, self.bus.instance(), &self.events).await?;
         }
-        match self.tx {
-            Conn::Tx(tx) => tx.commit().await.context("failed to commit")?,
-            Conn::Group(held) => held.commit().await?,
+        self.tx.commit().await.context("failed to commit")?;
+        if self.waiting.load(std::sync::atomic::Ordering::Relaxed) > 0 {
+            // SQLite: the one writer connection went back to its pool and woke the next write's
+            // task. Yielding lets that task begin now instead of after what this one does before
+            // it next awaits (publishing wakes streams, which would run first): fewer idle gaps
+            // between writes (docs/performance-notes.md, "a yield after the commit"). A stream
+            // that gets an event out of order meanwhile reads the gap from the store.
+            tokio::task::yield_now().await;
         }
         for event in &self.events {
             self.bus.publish_local(event.clone());

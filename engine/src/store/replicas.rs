@@ -4,7 +4,7 @@
 
 use anyhow::Context;
 use app::domain::Event;
-use sqlx::postgres::PgListener;
+use sqlx::{Any, Transaction, postgres::PgListener};
 
 use super::{NativePool, Store, events};
 
@@ -27,7 +27,7 @@ pub async fn publish_revoked(store: &Store, key: &str) -> anyhow::Result<()> {
 }
 
 /// PostgreSQL: queues one notification per event; they are delivered if and when the transaction commits.
-pub async fn notify(conn: &mut sqlx::AnyConnection, instance: &str, events: &[Event]) -> anyhow::Result<()> {
+pub async fn notify(tx: &mut Transaction<'static, Any>, instance: &str, events: &[Event]) -> anyhow::Result<()> {
     for event in events {
         // The event itself when it fits in a notification (PostgreSQL allows 8,000 bytes), so the
         // other replicas need not read it back; otherwise where to read it.
@@ -40,7 +40,7 @@ pub async fn notify(conn: &mut sqlx::AnyConnection, instance: &str, events: &[Ev
         sqlx::query("SELECT pg_notify($1, $2)")
             .bind(CHANNEL)
             .bind(payload)
-            .execute(&mut *conn)
+            .execute(&mut **tx)
             .await
             .context("failed to notify the other replicas")?;
     }

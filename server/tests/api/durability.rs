@@ -434,64 +434,6 @@ async fn the_sqlite_writer_and_quick_readers_run_on_the_calling_task_and_transac
     );
 }
 
-/// SQLite's writes that queue for its one writer share one transaction and one COMMIT
-/// (engine/src/store/group_commit.rs): a write with others queued behind it is not committed, and
-/// its `commit` does not return, until the last of them commits the group. A write dropped in
-/// between rolls back alone; the group's other writes are kept.
-#[tokio::test(flavor = "current_thread")]
-async fn writes_queued_together_commit_as_one_group_and_a_dropped_one_rolls_back_alone() {
-    use countersign::store::{Scope, Store};
-    if !crate::helpers::sqlite_only("writes_queued_together_commit_as_one_group_and_a_dropped_one_rolls_back_alone") {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::connect(&format!("sqlite://{}", dir.path().join("t.db").display()), Default::default()).await.unwrap();
-    sqlx::query("CREATE TABLE notes (x TEXT)").execute(store.writer()).await.unwrap();
-    let count = async |store: &Store| -> i64 { sqlx::query_scalar("SELECT COUNT(*) FROM notes").fetch_one(store.quick()).await.unwrap() };
-
-    let mut first = store.write(Scope::People).await.unwrap();
-    sqlx::query("INSERT INTO notes VALUES ('first')").execute(&mut *first.tx).await.unwrap();
-    let first_returned = Arc::new(AtomicBool::new(false));
-    // Two more writes queue behind it: one is dropped, the other commits last.
-    let dropped = tokio::spawn({
-        let store = store.clone();
-        async move {
-            let mut w = store.write(Scope::People).await.unwrap();
-            sqlx::query("INSERT INTO notes VALUES ('dropped')").execute(&mut *w.tx).await.unwrap();
-        }
-    });
-    let last = tokio::spawn({
-        let (store, first_returned) = (store.clone(), first_returned.clone());
-        async move {
-            let mut w = store.write(Scope::People).await.unwrap();
-            sqlx::query("INSERT INTO notes VALUES ('last')").execute(&mut *w.tx).await.unwrap();
-            let seen = count(&store).await;
-            let first_done = first_returned.load(Ordering::SeqCst);
-            w.commit().await.unwrap();
-            (seen, first_done)
-        }
-    });
-    for _ in 0..10 {
-        tokio::task::yield_now().await;
-    }
-    let first_commit = tokio::spawn({
-        let first_returned = first_returned.clone();
-        async move {
-            first.commit().await.unwrap();
-            first_returned.store(true, Ordering::SeqCst);
-        }
-    });
-    let limit = Duration::from_secs(10);
-    tokio::time::timeout(limit, dropped).await.expect("the dropped write ends").unwrap();
-    let (seen, first_done) = tokio::time::timeout(limit, last).await.expect("the last write commits").unwrap();
-    tokio::time::timeout(limit, first_commit).await.expect("the first write's commit returns").unwrap();
-    assert_eq!(seen, 0, "the first write is not committed while the group is open");
-    assert!(!first_done, "the first write's commit returned only after the group's COMMIT");
-    let notes: Vec<String> = sqlx::query_scalar("SELECT x FROM notes ORDER BY rowid").fetch_all(store.pool()).await.unwrap();
-    assert_eq!(notes, ["first", "last"], "the group kept its committed writes and not the dropped one");
-    assert_eq!(store.writer().num_idle(), 1, "the group's transaction ended and the writer is back in its pool");
-}
-
 /// A connection goes back to its pool in its own drop when nothing has to wait for the database
 /// (SQLite: its check answers at once), not in a task spawned for it; each such spawn woke another
 /// runtime worker (vendor/README.md). On a runtime with one thread a spawned task runs only when
