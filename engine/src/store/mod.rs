@@ -359,6 +359,9 @@ impl Write {
             replicas::notify(&mut self.tx, self.bus.instance(), &self.events).await?;
         }
         self.tx.commit().await.context("failed to commit")?;
+        // From here on the events are published even if this future is dropped at the yield
+        // below (a caller whose client hung up): they are committed.
+        let committed = Committed { bus: self.bus.clone(), events: std::mem::take(&mut self.events) };
         if self.waiting.load(std::sync::atomic::Ordering::Relaxed) > 0 {
             // SQLite: the one writer connection went back to its pool and woke the next write's
             // task. Yielding lets that task begin now instead of after what this one does before
@@ -367,15 +370,38 @@ impl Write {
             // that gets an event out of order meanwhile reads the gap from the store.
             tokio::task::yield_now().await;
         }
-        for event in &self.events {
-            self.bus.publish_local(event.clone());
-        }
+        let events = committed.publish();
         if audited && self.backend == Backend::Postgres {
             // Committed already: a failure here only leaves the entries for the next sweep.
             if let Err(err) = audit::chain_soon(&self.pool).await {
                 tracing::warn!(error = ?err, "chaining the audit trail failed; the sweep will retry");
             }
         }
-        Ok(self.events)
+        Ok(events)
+    }
+}
+
+/// A commit's events on their way to the live subscribers: published by [`Committed::publish`],
+/// or when dropped before (a commit whose caller went away after the COMMIT).
+struct Committed {
+    bus: Bus,
+    events: Vec<Event>,
+}
+
+impl Committed {
+    fn publish(mut self) -> Vec<Event> {
+        let events = std::mem::take(&mut self.events);
+        for event in &events {
+            self.bus.publish_local(event.clone());
+        }
+        events
+    }
+}
+
+impl Drop for Committed {
+    fn drop(&mut self) {
+        for event in self.events.drain(..) {
+            self.bus.publish_local(event);
+        }
     }
 }

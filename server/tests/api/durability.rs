@@ -434,6 +434,45 @@ async fn the_sqlite_writer_and_quick_readers_run_on_the_calling_task_and_transac
     );
 }
 
+/// A write's events reach the live streams once it committed, even when its caller goes away at
+/// the yield that follows the COMMIT while another write waits (a client that hung up just then).
+#[tokio::test(flavor = "current_thread")]
+async fn a_commit_dropped_at_its_yield_after_the_commit_still_publishes_its_events() {
+    use countersign::store::{Scope, Store, conversations, tasks, users};
+    if !crate::helpers::sqlite_only("a_commit_dropped_at_its_yield_after_the_commit_still_publishes_its_events") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::connect(&format!("sqlite://{}", dir.path().join("t.db").display()), Default::default()).await.unwrap();
+    let user = users::insert(store.writer(), "alice", "not-a-hash", app::domain::Role::Admin).await.unwrap().unwrap();
+    let c = conversations::create(store.writer(), "t", "support", &user.id).await.unwrap();
+    let mut live = store.bus().subscribe_local();
+
+    let mut w = store.write(Scope::Conversation(&c.id)).await.unwrap();
+    let task_id = tasks::insert(&mut w.tx, &c.id).await.unwrap();
+    w.append(&c.id, EventBody::AssistantMessage { task_id, text: "hello".into(), agent: None }).await.unwrap();
+    let waiting = tokio::spawn({
+        let store = store.clone();
+        async move { store.write(Scope::People).await.unwrap().commit().await.unwrap() }
+    });
+    for _ in 0..5 {
+        tokio::task::yield_now().await;
+    }
+    // Polled once, the commit stops at its yield (a write waits); then it is dropped there.
+    let once = futures::FutureExt::now_or_never(w.commit());
+    assert!(once.is_none(), "the commit yielded to the waiting write");
+    let published = live.try_recv().expect("the committed event was published anyway");
+    assert_eq!(published.event.conversation_id, c.id);
+    assert_eq!(published.event.body.name(), "assistant-message");
+    tokio::time::timeout(Duration::from_secs(10), waiting).await.expect("the waiting write went on").unwrap();
+    let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM events WHERE conversation_id = $1")
+        .bind(c.id.as_str())
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(stored, 1, "and it is stored");
+}
+
 /// A connection goes back to its pool in its own drop when nothing has to wait for the database
 /// (SQLite: its check answers at once), not in a task spawned for it; each such spawn woke another
 /// runtime worker (vendor/README.md). On a runtime with one thread a spawned task runs only when
