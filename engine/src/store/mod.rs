@@ -24,6 +24,7 @@ pub mod snapshots;
 pub mod tasks;
 pub mod time;
 pub mod users;
+pub mod writeback;
 
 use app::domain::{ApprovalId, ConversationId, GrantId, TaskId};
 use std::{str::FromStr, time::Duration};
