@@ -78,7 +78,7 @@ impl Application {
         let sessions = crate::auth::session_store::Sessions::open(store.native()).await.context("failed to create the session table")?;
         tokio::spawn(crate::store::checkpoint::keep_checkpointing(store.clone(), Duration::from_millis(500)));
         // So that those checkpoints find little left to sync (store/writeback.rs).
-        tokio::spawn(crate::store::writeback::keep_writing_back(store.clone(), Duration::from_millis(20)));
+        crate::store::writeback::keep_writing_back(&store, Duration::from_millis(20)).context("cannot start the write-back thread")?;
         // Other replicas' events (PostgreSQL only; a no-op on SQLite).
         tokio::spawn(crate::store::replicas::listen(store.clone()));
         // Expired sessions are deleted hourly so the table does not grow without bound.
