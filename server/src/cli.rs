@@ -283,7 +283,7 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         }
         Command::Approvals(ApprovalsCommand::Watch { remote: r }) => crate::console::watch(&r).await?,
         Command::Audit(AuditCommand::Verify { anchor }) => {
-            let report = audit::verify(open_store(&config).await?.pool(), config.audit_key.as_ref(), anchor.as_ref()).await?;
+            let report = audit::verify(&open_store(&config).await?, config.audit_key.as_ref(), anchor.as_ref()).await?;
             if !report.ok {
                 bail!(
                     "audit chain broken at entry {}: {} ({} entries read)",

@@ -79,8 +79,9 @@ impl Application {
         tokio::spawn(crate::store::checkpoint::keep_checkpointing(store.clone(), Duration::from_millis(500)));
         // So that those checkpoints find little left to sync (store/writeback.rs).
         crate::store::writeback::keep_writing_back(&store, Duration::from_millis(20)).context("cannot start the write-back thread")?;
-        // Other replicas' events (PostgreSQL only; a no-op on SQLite).
+        // Other replicas' events, and the audit entries staged by commits (PostgreSQL only; no-ops on SQLite).
         tokio::spawn(crate::store::replicas::listen(store.clone()));
+        tokio::spawn(crate::store::audit::keep_chaining(store.clone()));
         // Expired sessions are deleted hourly so the table does not grow without bound.
         tokio::spawn(sessions.clone().continuously_delete_expired(tokio::time::Duration::from_secs(3600)));
 

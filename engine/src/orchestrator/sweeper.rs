@@ -80,7 +80,7 @@ pub async fn run(orchestrator: Arc<Orchestrator>, interval: Duration) {
         // another replica was chaining); about once a second.
         if orchestrator.store.backend() == crate::store::Backend::Postgres
             && ticks.is_multiple_of((1000 / interval.as_millis().max(1) as u64).max(1))
-            && let Err(err) = crate::store::audit::chain_staged(orchestrator.store.pool()).await
+            && let Err(err) = crate::store::audit::settle(&orchestrator.store).await
         {
             tracing::error!(error = ?err, "chaining staged audit entries failed");
         }

@@ -82,7 +82,8 @@ async fn insert_chained(conn: &mut AnyConnection, prev: &str, at: i64, kind: &st
 }
 
 /// PostgreSQL: stages one entry inside the caller's write transaction, with no lock; it joins
-/// the chain when [`chain_staged`] next runs (right after the commit, see `Write::commit`).
+/// the chain when [`chain_staged`] next runs: [`keep_chaining`] soon after the commit, or a
+/// reader of the trail first ([`settle`]).
 pub(super) async fn stage(conn: &mut AnyConnection, kind: &str, actor: &str, data: Value) -> anyhow::Result<()> {
     let at = now_ms();
     sqlx::query("INSERT INTO audit_staging (at, kind, actor, entry) VALUES ($1, $2, $3, $4)")
@@ -100,11 +101,22 @@ pub(super) async fn stage(conn: &mut AnyConnection, kind: &str, actor: &str, dat
 /// time across every replica.
 pub(super) const CHAIN_LOCK: i64 = 0x0043_6f75_6e74_6572; // "Counter"
 
-/// PostgreSQL: moves every staged entry into the chain, in staging order, in one short
-/// transaction. Returns `false` (doing nothing) while another replica's chaining transaction
-/// runs: that one, or the next, takes these entries too. A replica frozen while chaining holds
-/// up only the chain (until PostgreSQL ends its idle transaction), never anyone's writes.
-pub async fn chain_staged(pool: &sqlx::AnyPool) -> anyhow::Result<bool> {
+/// The most staged entries one chaining transaction takes, so it stays short.
+const CHAIN_BATCH: usize = 1000;
+
+/// What one [`chain_staged`] did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Chained {
+    /// Another replica's chaining transaction runs; it, or the next, takes the staged entries.
+    Busy,
+    /// This many entries joined the chain (the most one transaction takes is 1,000).
+    Entries(usize),
+}
+
+/// PostgreSQL: moves staged entries into the chain, in staging order, in one short transaction.
+/// A replica frozen while chaining holds up only the chain (until PostgreSQL ends its idle
+/// transaction), never anyone's writes.
+pub async fn chain_staged(pool: &sqlx::AnyPool) -> anyhow::Result<Chained> {
     let mut tx = pool.begin().await.context("failed to begin chaining the audit trail")?;
     let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1)")
         .bind(CHAIN_LOCK)
@@ -112,30 +124,32 @@ pub async fn chain_staged(pool: &sqlx::AnyPool) -> anyhow::Result<bool> {
         .await
         .context("failed to take the audit chain's lock")?;
     if !locked {
-        return Ok(false);
+        return Ok(Chained::Busy);
     }
     let staged: Vec<(i64, i64, String, String, String)> =
-        sqlx::query_as("SELECT id, at, kind, actor, entry FROM audit_staging ORDER BY id LIMIT 1000")
+        sqlx::query_as("SELECT id, at, kind, actor, entry FROM audit_staging ORDER BY id LIMIT $1")
+            .bind(CHAIN_BATCH as i64)
             .fetch_all(&mut *tx)
             .await
             .context("failed to read staged audit entries")?;
-    let Some(last) = staged.last().map(|row| row.0) else { return Ok(true) };
+    let Some(last) = staged.last().map(|row| row.0) else { return Ok(Chained::Entries(0)) };
     let mut prev = head(&mut tx).await?;
     for (_, at, kind, actor, entry) in &staged {
         prev = insert_chained(&mut tx, &prev, *at, kind, actor, entry).await?;
     }
     sqlx::query("DELETE FROM audit_staging WHERE id <= $1").bind(last).execute(&mut *tx).await.context("failed to clear staged entries")?;
     tx.commit().await.context("failed to commit the audit chain")?;
-    Ok(true)
+    Ok(Chained::Entries(staged.len()))
 }
 
-/// PostgreSQL, after a commit that staged entries: chains them before the caller answers, so a
-/// client that reads the trail next finds its entry. While another replica is chaining, waits a
+/// PostgreSQL: chains everything staged so far. While another replica is chaining, waits a
 /// little for it; after 200 ms the background sweep (every second) finishes the job instead.
-pub async fn chain_soon(pool: &sqlx::AnyPool) -> anyhow::Result<()> {
+async fn chain_all(pool: &sqlx::AnyPool) -> anyhow::Result<()> {
     for _ in 0..40 {
-        if chain_staged(pool).await? {
-            return Ok(());
+        match chain_staged(pool).await? {
+            Chained::Entries(n) if n == CHAIN_BATCH => continue,
+            Chained::Entries(_) => return Ok(()),
+            Chained::Busy => {}
         }
         let left: Option<i64> = sqlx::query_scalar("SELECT id FROM audit_staging LIMIT 1")
             .fetch_optional(pool)
@@ -147,6 +161,37 @@ pub async fn chain_soon(pool: &sqlx::AnyPool) -> anyhow::Result<()> {
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
     Ok(())
+}
+
+/// Before the trail is read: chains what is staged (PostgreSQL), so a client that reads the
+/// trail right after a change finds its entry. SQLite chains in the write itself.
+pub async fn settle(store: &super::Store) -> anyhow::Result<()> {
+    match store.backend() {
+        super::Backend::Postgres => chain_all(store.pool()).await,
+        super::Backend::Sqlite => Ok(()),
+    }
+}
+
+/// How long [`keep_chaining`] lets commits gather before chaining them: one chaining transaction
+/// (about seven statements) for all of them instead of one per audited commit, off the commit's
+/// path (docs/performance-notes.md, "stop 38").
+const CHAIN_GATHER: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// PostgreSQL: chains staged entries in the background while the process runs, woken by the
+/// commits that staged them (`Write::commit`). The sweeper's pass every second covers what a
+/// process that died had staged.
+pub async fn keep_chaining(store: super::Store) {
+    if store.backend() != super::Backend::Postgres {
+        return;
+    }
+    let kick = store.chain_kick();
+    loop {
+        kick.notified().await;
+        tokio::time::sleep(CHAIN_GATHER).await;
+        if let Err(err) = chain_all(store.pool()).await {
+            tracing::warn!(error = ?err, "chaining the audit trail failed; the sweep will retry");
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, sqlx::FromRow)]
@@ -174,18 +219,20 @@ impl AuditRow {
 
 /// Entries after `after_id`, oldest first, optionally of one kind or actor.
 pub async fn page(
-    db: impl AnyExecutor<'_>,
+    store: &super::Store,
     after_id: i64,
     kind: Option<&str>,
     actor: Option<&str>,
     limit: i64,
 ) -> anyhow::Result<Vec<AuditRow>> {
-    select(db, Order::Oldest, after_id, kind, actor, limit).await
+    settle(store).await?;
+    select(store.pool(), Order::Oldest, after_id, kind, actor, limit).await
 }
 
 /// The newest `limit` entries, newest first, optionally of one kind or actor (the audit page).
-pub async fn newest(db: impl AnyExecutor<'_>, kind: Option<&str>, actor: Option<&str>, limit: i64) -> anyhow::Result<Vec<AuditRow>> {
-    select(db, Order::Newest, 0, kind, actor, limit).await
+pub async fn newest(store: &super::Store, kind: Option<&str>, actor: Option<&str>, limit: i64) -> anyhow::Result<Vec<AuditRow>> {
+    settle(store).await?;
+    select(store.pool(), Order::Newest, 0, kind, actor, limit).await
 }
 
 enum Order {
@@ -216,10 +263,11 @@ async fn select(
 
 /// Every entry as one JSON line, oldest first (the export and `countersign audit export`).
 pub async fn export_lines(store: &super::Store) -> anyhow::Result<String> {
+    settle(store).await?;
     let mut out = String::new();
     let mut after = 0;
     loop {
-        let rows = page(store.pool(), after, None, None, 1000).await?;
+        let rows = select(store.pool(), Order::Oldest, after, None, None, 1000).await?;
         let Some(last) = rows.last() else { return Ok(out) };
         after = last.id;
         for row in &rows {
@@ -279,10 +327,12 @@ impl std::str::FromStr for ExternalAnchor {
 /// signed hash, that no checkpoint covers an entry the chain no longer has (a cut tail), and
 /// `external` when given.
 pub async fn verify(
-    pool: &sqlx::AnyPool,
+    store: &super::Store,
     key: Option<&super::audit_anchors::AuditKey>,
     external: Option<&ExternalAnchor>,
 ) -> anyhow::Result<Verification> {
+    settle(store).await?;
+    let pool = store.pool();
     let anchors = super::audit_anchors::all(pool).await?;
     let mut report = Verification {
         ok: true,
@@ -321,7 +371,7 @@ pub async fn verify(
     let mut after = pruned.map_or(0, |a| a.entry_id);
     let mut last_id = after;
     loop {
-        let rows = page(pool, after, None, None, 1000).await?;
+        let rows = select(pool, Order::Oldest, after, None, None, 1000).await?;
         if rows.is_empty() {
             break;
         }

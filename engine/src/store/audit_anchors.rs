@@ -153,6 +153,7 @@ async fn insert(
 
 /// Signs the chain's head unless the newest checkpoint already covers it.
 pub async fn checkpoint(store: &Store, key: &AuditKey) -> anyhow::Result<Option<Anchor>> {
+    super::audit::settle(store).await?;
     let mut tx = chain_held(store).await?;
     let Some(head) = head(&mut tx, None).await? else { return Ok(None) };
     let newest: Option<i64> = sqlx::query_scalar("SELECT entry_id FROM audit_anchors WHERE kind = 'checkpoint' ORDER BY id DESC LIMIT 1")

@@ -9,10 +9,13 @@ use super::time::{now_ms, rfc3339};
 
 /// Appends one event with the conversation's next sequence number, in one statement: SQLite reads
 /// the counter in the INSERT and a trigger moves it on (its one writer orders them); PostgreSQL
-/// moves it in a CTE whose UPDATE holds the conversation's row until the commit.
+/// moves it in a CTE whose UPDATE holds the conversation's row until the commit, and queues the
+/// NOTIFY that tells the other replicas (`instance` is this process's name; see `replicas.rs`) in
+/// the same statement: no round trip of its own per event.
 pub async fn append(
     conn: &mut AnyConnection,
     backend: super::Backend,
+    instance: &str,
     conversation_id: &ConversationId,
     body: EventBody,
 ) -> anyhow::Result<Event> {
@@ -21,25 +24,34 @@ pub async fn append(
             "INSERT INTO events (conversation_id, seq, task_id, kind, body, created_at) \
              SELECT id, last_seq + 1, $2, $3, $4, $5 FROM conversations WHERE id = $1 RETURNING seq"
         }
+        // The notification's payload is `$7 || seq || $8` (`replicas::notice`); its `::text` is
+        // there because the Any driver cannot decode `void`.
         super::Backend::Postgres => {
-            "WITH next AS (UPDATE conversations SET last_seq = last_seq + 1 WHERE id = $1 RETURNING id, last_seq) \
-             INSERT INTO events (conversation_id, seq, task_id, kind, body, created_at) \
-             SELECT id, last_seq, $2, $3, $4, $5 FROM next RETURNING seq"
+            "WITH next AS (UPDATE conversations SET last_seq = last_seq + 1 WHERE id = $1 RETURNING id, last_seq), \
+             added AS (INSERT INTO events (conversation_id, seq, task_id, kind, body, created_at) \
+             SELECT id, last_seq, $2, $3, $4, $5 FROM next RETURNING seq) \
+             SELECT seq, pg_notify($6, $7 || seq::text || $8)::text FROM added"
         }
     };
     let now = now_ms();
     let json = serde_json::to_string(&body).context("failed to encode event")?;
-    let seq: i64 = sqlx::query_scalar(sql)
-        .bind(conversation_id)
-        .bind(body.task_id())
-        .bind(body.name())
-        .bind(json)
-        .bind(now)
+    let mut event = Event { seq: 0, conversation_id: conversation_id.to_owned(), at: rfc3339(now), body };
+    let query =
+        sqlx::query_as::<_, (i64,)>(sql).bind(conversation_id).bind(event.body.task_id()).bind(event.body.name()).bind(json).bind(now);
+    let query = match backend {
+        super::Backend::Sqlite => query,
+        super::Backend::Postgres => {
+            let (before, after) = super::replicas::notice(instance, &event)?;
+            query.bind(super::replicas::CHANNEL).bind(before).bind(after)
+        }
+    };
+    let (seq,) = query
         .fetch_optional(&mut *conn)
         .await
         .context("failed to append event")?
         .with_context(|| format!("failed to append event: no conversation {conversation_id}"))?;
-    Ok(Event { seq, conversation_id: conversation_id.to_owned(), at: rfc3339(now), body })
+    event.seq = seq;
+    Ok(event)
 }
 
 #[derive(sqlx::FromRow)]

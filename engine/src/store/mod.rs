@@ -121,6 +121,8 @@ pub struct Store {
     webhooks: std::sync::Arc<Vec<outbox::Target>>,
     /// How many [`Write`]s wait to begin (SQLite: for the one writer connection).
     waiting: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// PostgreSQL: wakes [`audit::keep_chaining`] after a commit that staged audit entries.
+    chain_kick: std::sync::Arc<tokio::sync::Notify>,
 }
 
 impl Store {
@@ -155,6 +157,7 @@ impl Store {
                 bus,
                 webhooks: Default::default(),
                 waiting: Default::default(),
+                chain_kick: Default::default(),
             });
         }
         let options = SqliteConnectOptions::from_str(url)
@@ -195,7 +198,16 @@ impl Store {
             .connect(&inline_url)
             .await
             .with_context(|| format!("failed to open database {url}"))?;
-        Ok(Self { pool, writer, quick, native: NativePool::Sqlite(native), bus, webhooks: Default::default(), waiting: Default::default() })
+        Ok(Self {
+            pool,
+            writer,
+            quick,
+            native: NativePool::Sqlite(native),
+            bus,
+            webhooks: Default::default(),
+            waiting: Default::default(),
+            chain_kick: Default::default(),
+        })
     }
 
     /// Queues deliveries of the events these targets want from now on.
@@ -244,6 +256,10 @@ impl Store {
         &self.bus
     }
 
+    pub(crate) fn chain_kick(&self) -> std::sync::Arc<tokio::sync::Notify> {
+        self.chain_kick.clone()
+    }
+
     /// Cheap round trip used by the health check.
     pub async fn ping(&self) -> anyhow::Result<()> {
         sqlx::query("SELECT 1").execute(&self.pool).await.context("database ping failed")?;
@@ -254,7 +270,7 @@ impl Store {
     /// the one writer connection. PostgreSQL: READ COMMITTED with the conversation's row locked
     /// first (see [`Scope`]); state shared between conversations (orders, grants, leases) changes
     /// only through conditional statements, and audit entries are staged and chained after the commit
-    /// (`audit::chain_staged`), so no write waits on a global lock.
+    /// (`audit::keep_chaining`), so no write waits on a global lock.
     pub async fn write(&self, scope: Scope<'_>) -> anyhow::Result<Write> {
         let tx = match self.backend() {
             Backend::Sqlite => {
@@ -272,13 +288,13 @@ impl Store {
         };
         Ok(Write {
             tx,
-            pool: self.pool.clone(),
             events: Vec::new(),
             audit: Vec::new(),
             backend: self.backend(),
             bus: self.bus.clone(),
             webhooks: self.webhooks.clone(),
             waiting: self.waiting.clone(),
+            chain_kick: self.chain_kick.clone(),
             fence: None,
             release: false,
         })
@@ -303,15 +319,15 @@ pub const QUICK_READ_ROWS: i64 = 64;
 /// subscribers only after it committed.
 pub struct Write {
     pub tx: Transaction<'static, Any>,
-    pool: AnyPool,
     events: Vec<Event>,
     /// Audit entries, written at the commit: SQLite appends them to the chain (its one writer
-    /// orders it); PostgreSQL stages them and chains them right after the commit.
+    /// orders it); PostgreSQL stages them and chains them soon after the commit.
     audit: Vec<(&'static str, String, serde_json::Value)>,
     backend: Backend,
     bus: Bus,
     webhooks: std::sync::Arc<Vec<outbox::Target>>,
     waiting: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    chain_kick: std::sync::Arc<tokio::sync::Notify>,
     /// The lease this write is made under, checked just before the commit.
     fence: Option<tasks::Lease>,
     /// Whether the commit also gives that lease up (the driver's last write).
@@ -320,7 +336,7 @@ pub struct Write {
 
 impl Write {
     pub async fn append(&mut self, conversation_id: &ConversationId, body: EventBody) -> anyhow::Result<Event> {
-        let event = events::append(&mut self.tx, self.backend, conversation_id, body).await?;
+        let event = events::append(&mut self.tx, self.backend, self.bus.instance(), conversation_id, body).await?;
         for target in self.webhooks.iter().filter(|t| t.events.iter().any(|e| e == event.body.name())) {
             outbox::insert(&mut self.tx, &target.url, &outbox::payload(&event)).await?;
         }
@@ -355,10 +371,6 @@ impl Write {
                 Backend::Postgres => audit::stage(&mut self.tx, kind, &actor, data).await?,
             }
         }
-        if self.backend == Backend::Postgres && !self.events.is_empty() {
-            // Tell the other replicas too (NOTIFY is delivered at commit).
-            replicas::notify(&mut self.tx, self.bus.instance(), &self.events).await?;
-        }
         self.tx.commit().await.context("failed to commit")?;
         // From here on the events are published even if this future is dropped at the yield
         // below (a caller whose client hung up): they are committed.
@@ -373,10 +385,9 @@ impl Write {
         }
         let events = committed.publish();
         if audited && self.backend == Backend::Postgres {
-            // Committed already: a failure here only leaves the entries for the next sweep.
-            if let Err(err) = audit::chain_soon(&self.pool).await {
-                tracing::warn!(error = ?err, "chaining the audit trail failed; the sweep will retry");
-            }
+            // Chained in the background, several commits at a time; a reader of the trail
+            // chains what is staged first (`audit::settle`).
+            self.chain_kick.notify_one();
         }
         Ok(events)
     }

@@ -4,13 +4,13 @@
 
 use anyhow::Context;
 use app::domain::Event;
-use sqlx::{Any, Transaction, postgres::PgListener};
+use sqlx::postgres::PgListener;
 
 use super::{NativePool, Store, events};
 
-/// The NOTIFY channel: `instance|e|event json` or `instance|r|conversation_id|seq` for every
-/// committed event, `instance|x|credential key` for a revoked credential.
-const CHANNEL: &str = "countersign_events";
+/// The NOTIFY channel: `instance|s|seq|event json` or `instance|r|conversation_id|seq` for every
+/// committed event (see [`notice`]), `instance|x|credential key` for a revoked credential.
+pub(super) const CHANNEL: &str = "countersign_events";
 
 /// Announces that the credential with this key ended, here and (PostgreSQL) on the other replicas.
 pub async fn publish_revoked(store: &Store, key: &str) -> anyhow::Result<()> {
@@ -26,25 +26,18 @@ pub async fn publish_revoked(store: &Store, key: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// PostgreSQL: queues one notification per event; they are delivered if and when the transaction commits.
-pub async fn notify(tx: &mut Transaction<'static, Any>, instance: &str, events: &[Event]) -> anyhow::Result<()> {
-    for event in events {
-        // The event itself when it fits in a notification (PostgreSQL allows 8,000 bytes), so the
-        // other replicas need not read it back; otherwise where to read it.
-        let json = serde_json::to_string(event).context("failed to encode an event")?;
-        let payload = if json.len() <= MAX_INLINE_EVENT {
-            format!("{instance}|e|{json}")
-        } else {
-            format!("{instance}|r|{}|{}", event.conversation_id, event.seq)
-        };
-        sqlx::query("SELECT pg_notify($1, $2)")
-            .bind(CHANNEL)
-            .bind(payload)
-            .execute(&mut **tx)
-            .await
-            .context("failed to notify the other replicas")?;
-    }
-    Ok(())
+/// PostgreSQL: the notification for `event`, whose sequence number the database is about to
+/// give it, as the text before and after that number: `instance|s|` seq `|event json` when the
+/// event fits in a notification (PostgreSQL allows 8,000 bytes), so the other replicas need not
+/// read it back; otherwise `instance|r|conversation_id|` seq, where to read it. The event is
+/// queued with its INSERT (`events::append`) and delivered if and when the transaction commits.
+pub(super) fn notice(instance: &str, event: &Event) -> anyhow::Result<(String, String)> {
+    let json = serde_json::to_string(event).context("failed to encode an event")?;
+    Ok(if json.len() <= MAX_INLINE_EVENT {
+        (format!("{instance}|s|"), format!("|{json}"))
+    } else {
+        (format!("{instance}|r|{}|", event.conversation_id), String::new())
+    })
 }
 
 /// Below PostgreSQL's 8,000-byte payload limit, with room for the instance name.
@@ -77,12 +70,17 @@ async fn relay(store: &Store, pool: &sqlx::PgPool) -> anyhow::Result<()> {
                 store.bus().publish_revoked(rest.to_owned());
                 continue;
             }
-            "e" => serde_json::from_str::<Event>(rest).ok(),
-            _ => {
+            "s" => rest.split_once('|').and_then(|(seq, json)| {
+                let mut event = serde_json::from_str::<Event>(json).ok()?;
+                event.seq = seq.parse().ok()?;
+                Some(event)
+            }),
+            "r" => {
                 let Some((conversation_id, seq)) = rest.split_once('|') else { continue };
                 let Ok(seq) = seq.parse::<i64>() else { continue };
                 events::after(store.pool(), &conversation_id.into(), seq - 1).await?.into_iter().find(|e| e.seq == seq)
             }
+            _ => continue,
         };
         if let Some(event) = event {
             store.bus().publish_remote(event);

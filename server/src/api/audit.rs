@@ -60,11 +60,11 @@ async fn list(State(state): State<AppState>, _admin: Admin, ApiQuery(q): ApiQuer
     let (kind, actor) = (q.kind.as_deref(), q.actor.as_deref());
     let (rows, next) = match q.order.as_deref() {
         None | Some("oldest") => {
-            let rows = audit::page(state.store.pool(), q.after.unwrap_or(0), kind, actor, limit).await?;
+            let rows = audit::page(&state.store, q.after.unwrap_or(0), kind, actor, limit).await?;
             let next = (rows.len() as i64 == limit).then(|| rows.last().map(|r| r.id)).flatten();
             (rows, next)
         }
-        Some("newest") if q.after.is_none() => (audit::newest(state.store.pool(), kind, actor, limit).await?, None),
+        Some("newest") if q.after.is_none() => (audit::newest(&state.store, kind, actor, limit).await?, None),
         Some("newest") => return Err(ApiError::invalid("after", "after pages oldest first; it cannot be combined with order=newest")),
         Some(_) => return Err(ApiError::invalid("order", "order must be oldest or newest")),
     };
@@ -124,5 +124,5 @@ struct VerifyQuery {
 )]
 async fn verify(State(state): State<AppState>, _admin: Admin, ApiQuery(q): ApiQuery<VerifyQuery>) -> Result<Json<Verification>, ApiError> {
     let anchor = q.anchor.map(|a| a.parse::<audit::ExternalAnchor>()).transpose().map_err(|e| ApiError::invalid("anchor", e))?;
-    Ok(Json(audit::verify(state.store.pool(), state.config.audit_key.as_ref(), anchor.as_ref()).await?))
+    Ok(Json(audit::verify(&state.store, state.config.audit_key.as_ref(), anchor.as_ref()).await?))
 }

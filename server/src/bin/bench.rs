@@ -6,12 +6,13 @@
 //!
 //! `--cycles-only` runs the cycle sections alone (to profile the server meanwhile, e.g. with `perf`);
 //! `--reload-only` the reload section alone, `--fanout-only` the fan-out one (with the baseline's first),
-//! `--memory-only [--paused N]` the paused-task memory one.
+//! `--memory-only [--paused N]` the paused-task memory one, `--postgres-only` the PostgreSQL ones
+//! (needs `--postgres`).
 //! `--baseline-server` also measures an older build's cycles in the same run (ratios); `--postgres`
 //! (a server URL, databases are created in it) adds cycles on one and two replicas and a frozen
 //! replica. Quick mode uses tiny sizes and is a smoke test in `./x test`; its numbers mean little.
 
-const USAGE: &str = "bench [--quick] [--cycles-only | --reload-only | --fanout-only | --memory-only [--paused N]]
+const USAGE: &str = "bench [--quick] [--cycles-only | --reload-only | --fanout-only | --memory-only [--paused N] | --postgres-only]
       [--server PATH] [--baseline-server PATH] [--site-root DIR] [--postgres URL] [--write docs/benchmarks.md]
 Measures the countersign binary at --server (default: next to this one) over HTTP; see the header
 of server/src/bin/bench.rs for what each flag does.";
@@ -975,7 +976,8 @@ fn bundle(site_root: &Path, report: &mut Report) -> anyhow::Result<()> {
 async fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     // Flags, and the flags that take a value; anything else is a mistake, not a full run.
-    const FLAGS: [&str; 7] = ["--quick", "--cycles-only", "--reload-only", "--fanout-only", "--memory-only", "--help", "-h"];
+    const FLAGS: [&str; 8] =
+        ["--quick", "--cycles-only", "--reload-only", "--fanout-only", "--memory-only", "--postgres-only", "--help", "-h"];
     const VALUED: [&str; 6] = ["--server", "--baseline-server", "--site-root", "--postgres", "--write", "--paused"];
     let mut rest = args.iter().skip(1);
     while let Some(arg) = rest.next() {
@@ -1026,6 +1028,11 @@ async fn main() -> anyhow::Result<()> {
     if args.iter().any(|a| a == "--reload-only") {
         let server = Server::start(&bin, site_root.as_deref()).await?;
         return reload(&server, &sizes, &mut report).await;
+    }
+    if args.iter().any(|a| a == "--postgres-only") {
+        let postgres = value("--postgres").context("--postgres-only needs --postgres URL")?;
+        postgres_replicas(&builds, &postgres, &sizes, &mut report).await?;
+        return frozen_replica(&bin, &postgres, &sizes, &mut report).await;
     }
     throughput(&builds, &sizes, &mut report).await?;
     if args.iter().any(|a| a == "--cycles-only") {
