@@ -31,6 +31,13 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
+#[path = "bench/cpu_cap.rs"]
+mod cpu_cap;
+
+/// The share of one core each replica gets in the held-replicas section: with two of them,
+/// PostgreSQL and the clients still have about 1.5 cores of this 2-core machine.
+const REPLICA_SHARE: f64 = 0.25;
+
 struct Sizes {
     sequential: usize,
     concurrent_cycles: usize,
@@ -566,7 +573,11 @@ async fn fresh_postgres_database(server_url: &str) -> anyhow::Result<String> {
 }
 
 /// Cycles on PostgreSQL with one and with two replicas (clients spread over them), per build.
-async fn postgres_replicas(builds: &Builds, postgres: &str, sizes: &Sizes, report: &mut Report) -> anyhow::Result<()> {
+/// With `cap`, each replica is held to that share of one core (a cgroup's CPU quota, see
+/// `bench/cpu_cap.rs`) while PostgreSQL and the clients are not: as if each replica ran on a
+/// small machine of its own. Without it, on this machine's two shared cores, a second replica can
+/// only take CPU from PostgreSQL, so the uncapped rows cannot show what a second machine adds.
+async fn postgres_replicas(builds: &Builds, postgres: &str, sizes: &Sizes, cap: Option<f64>, report: &mut Report) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     let mut lines = Vec::new();
     let per_client = sizes.concurrent_cycles / sizes.concurrency;
@@ -575,6 +586,20 @@ async fn postgres_replicas(builds: &Builds, postgres: &str, sizes: &Sizes, repor
         for replicas in [1, 2] {
             let database = fresh_postgres_database(postgres).await?;
             let servers: Vec<_> = Server::cluster(bin, None, Some(&database), replicas).await?.into_iter().map(Arc::new).collect();
+            let mut caps = Vec::new();
+            if let Some(share) = cap {
+                for (i, server) in servers.iter().enumerate() {
+                    let pid = server.child.id().context("a replica exited")?;
+                    match cpu_cap::CpuCap::new(&format!("countersign-bench-replica-{i}"), share).and_then(|cap| cap.add(pid).map(|_| cap)) {
+                        Ok(cap) => caps.push(cap),
+                        Err(why) => {
+                            println!("\n(skipped: replicas held to a share of a core: {why})");
+                            report.lines([format!("\n### 1+2 on PostgreSQL, each replica held to {share} of a core\n\nSkipped: {why}.")]);
+                            return Ok(());
+                        }
+                    }
+                }
+            }
             let (rate, a, b) = cycles(&servers, sizes.concurrency, per_client).await?;
             rates.push(rate);
             let total = per_client * sizes.concurrency;
@@ -588,10 +613,22 @@ async fn postgres_replicas(builds: &Builds, postgres: &str, sizes: &Sizes, repor
                 b.summary(),
             ]);
         }
-        lines.push(format!("- {build}: 2 replicas / 1 replica = **×{:.2}**", rates[1] / rates[0]));
+        let ratio = rates[1] / rates[0];
+        let target = match (cap, build.as_str()) {
+            (Some(_), "now") => format!(" (target > ×1.5: **{}**)", if ratio > 1.5 { "met" } else { "not met" }),
+            _ => String::new(),
+        };
+        lines.push(format!("- {build}: 2 replicas / 1 replica = **×{ratio:.2}**{target}"));
     }
+    let title = match cap {
+        None => "1+2 on PostgreSQL: one replica and two replicas on one database".to_owned(),
+        Some(share) => format!(
+            "1+2 on PostgreSQL, each replica held to {share} of a core (cgroup CPU quota; PostgreSQL and the clients not held): \
+             one replica and two"
+        ),
+    };
     report.section(
-        "1+2 on PostgreSQL: one replica and two replicas on one database",
+        &title,
         &[
             "build",
             "replicas",
@@ -1031,7 +1068,8 @@ async fn main() -> anyhow::Result<()> {
     }
     if args.iter().any(|a| a == "--postgres-only") {
         let postgres = value("--postgres").context("--postgres-only needs --postgres URL")?;
-        postgres_replicas(&builds, &postgres, &sizes, &mut report).await?;
+        postgres_replicas(&builds, &postgres, &sizes, None, &mut report).await?;
+        postgres_replicas(&builds, &postgres, &sizes, Some(REPLICA_SHARE), &mut report).await?;
         return frozen_replica(&bin, &postgres, &sizes, &mut report).await;
     }
     throughput(&builds, &sizes, &mut report).await?;
@@ -1039,7 +1077,8 @@ async fn main() -> anyhow::Result<()> {
         return Ok(());
     }
     if let Some(postgres) = value("--postgres") {
-        postgres_replicas(&builds, &postgres, &sizes, &mut report).await?;
+        postgres_replicas(&builds, &postgres, &sizes, None, &mut report).await?;
+        postgres_replicas(&builds, &postgres, &sizes, Some(REPLICA_SHARE), &mut report).await?;
         frozen_replica(&bin, &postgres, &sizes, &mut report).await?;
     }
     let server = Arc::new(Server::start(&bin, site_root.as_deref()).await?);
