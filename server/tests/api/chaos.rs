@@ -153,9 +153,16 @@ async fn client(live: Live, seed: u64, turns: usize, report: Arc<Mutex<Report>>,
     for turn in 0..turns {
         // Unique per turn, so the model can tell a step asked again from another conversation's.
         let text = format!("refund, turn {turn} of {c}{}", if rng.gen_bool(0.3) { ", slow" } else { "" });
-        // A message whose answer was lost may have been recorded: look before sending again.
+        // A message whose answer was lost may have been recorded: look before sending again (in
+        // the whole log: the detail's default is the view's page, without events).
+        let send_deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+        let mut last_answer = None;
         let task = loop {
-            let detail = until(&live, &mut rng, reqwest::Method::GET, &format!("/api/conversations/{c}"), None, |s, v| {
+            assert!(
+                tokio::time::Instant::now() < send_deadline,
+                "turn {turn} of conversation {c}: its message was not taken within 120 s; the last answer: {last_answer:?}"
+            );
+            let detail = until(&live, &mut rng, reqwest::Method::GET, &format!("/api/conversations/{c}?events=all"), None, |s, v| {
                 (s == 200).then(|| v.clone())
             })
             .await;
@@ -164,15 +171,27 @@ async fn client(live: Live, seed: u64, turns: usize, report: Arc<Mutex<Report>>,
             }
             let app = any_live(&live, &mut rng).await;
             let path = format!("/api/conversations/{c}/messages");
-            if let Ok((202, body)) = request(&app, reqwest::Method::POST, &path, Some(json!({ "text": &text }))).await {
-                break body["task_id"].as_str().unwrap().to_owned();
+            match request(&app, reqwest::Method::POST, &path, Some(json!({ "text": &text }))).await {
+                Ok((202, body)) => break body["task_id"].as_str().unwrap().to_owned(),
+                answer => last_answer = Some(format!("{answer:?}")),
             }
         };
+        // A turn that stops moving fails by name, with what it was waiting in, instead of the
+        // whole run running into the clients' time limit.
+        let turn_deadline = tokio::time::Instant::now() + Duration::from_secs(120);
         loop {
             let status: TaskStatus = until(&live, &mut rng, reqwest::Method::GET, &format!("/api/tasks/{task}"), None, |s, v| {
                 (s == 200).then(|| serde_json::from_value(v["status"].clone()).unwrap())
             })
             .await;
+            if tokio::time::Instant::now() > turn_deadline {
+                let detail = until(&live, &mut rng, reqwest::Method::GET, &format!("/api/conversations/{c}?events=all"), None, |s, v| {
+                    (s == 200).then(|| v.clone())
+                })
+                .await;
+                let tail: Vec<&Value> = detail["events"].as_array().map(|e| e.iter().rev().take(6).collect()).unwrap_or_default();
+                panic!("turn {turn} (task {task}) of conversation {c} still {status:?} after 120 s; its last events: {tail:#?}");
+            }
             if status.is_final() {
                 assert_eq!(status, TaskStatus::Completed, "task {task} of conversation {c}");
                 break;
