@@ -98,12 +98,53 @@ impl Orchestrator {
             messages.extend(transcript(&own));
             return Ok(messages);
         }
-        // A short indexed read on every model step: a quick reader, not a thread (store/mod.rs).
-        let workers = tasks::worker_ids(self.store.quick(), &task.conversation_id).await?;
+        let workers = worker_ids(history);
         if workers.is_empty() {
             return Ok(transcript(history));
         }
-        let visible: Vec<Event> = history.iter().filter(|e| !workers.iter().any(|w| w == e.body.task_id())).cloned().collect();
+        let visible: Vec<Event> = history.iter().filter(|e| !workers.contains(&e.body.task_id())).cloned().collect();
         Ok(transcript(&visible))
+    }
+}
+
+/// The conversation's worker tasks, from its log: a worker's task is created with a
+/// `task-status` event that names its delegating call (`tasks::insert_worker`), in the same
+/// transaction. Read from the history the step already holds, so a model step makes no query for it.
+fn worker_ids(history: &[Event]) -> Vec<&app::domain::TaskId> {
+    let mut workers = Vec::new();
+    for event in history {
+        if let EventBody::TaskStatus { task_id, parent_call_id: Some(_), .. } = &event.body
+            && !workers.contains(&task_id)
+        {
+            workers.push(task_id);
+        }
+    }
+    workers
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(seq: i64, body: EventBody) -> Event {
+        Event { seq, conversation_id: "c".into(), at: String::new(), body }
+    }
+
+    fn status(task: &str, parent: Option<&str>) -> EventBody {
+        EventBody::TaskStatus { task_id: task.into(), status: TaskStatus::Working, message: None, parent_call_id: parent.map(Into::into) }
+    }
+
+    #[test]
+    fn workers_are_the_tasks_started_for_a_delegating_call_each_named_once() {
+        let history = vec![
+            event(1, EventBody::UserMessage { task_id: "sup".into(), text: "hi".into(), reply_to: None }),
+            event(2, status("sup", None)),
+            event(3, status("w1", Some("call-1"))),
+            event(4, status("w1", Some("call-1"))),
+            event(5, status("w2", Some("call-2"))),
+        ];
+        let workers: Vec<&str> = worker_ids(&history).into_iter().map(AsRef::as_ref).collect();
+        assert_eq!(workers, ["w1", "w2"]);
+        assert!(worker_ids(&history[..3]).len() == 1 && worker_ids(&history[..2]).is_empty());
     }
 }

@@ -65,10 +65,20 @@ impl Orchestrator {
     /// Every write it makes is fenced by `lease`: once the lease is lost, nothing more is stored.
     pub(super) async fn drive(self: &Arc<Self>, lease: &Lease) -> anyhow::Result<Drove> {
         let task_id = &lease.task_id;
-        // Whether an outside client proposed this task's call (the MCP gateway): read once a drive.
-        let client = client_calls::get(self.store.quick(), task_id).await?;
+        // Whether an outside client proposed this task's call (the MCP gateway): read once a drive,
+        // with the task.
+        let Some((first, client)) = client_calls::task_with_call(self.store.quick(), task_id).await? else {
+            return Ok(Drove::Holding);
+        };
+        let mut read = Some(first);
         loop {
-            let Some(task) = tasks::get(self.store.quick(), task_id).await? else { return Ok(Drove::Holding) };
+            let task = match read.take() {
+                Some(task) => task,
+                None => match tasks::get(self.store.quick(), task_id).await? {
+                    Some(task) => task,
+                    None => return Ok(Drove::Holding),
+                },
+            };
             if task.status().is_final() {
                 // A finished worker hands its answer to its supervisor.
                 self.finish_worker(&task, lease).await?;

@@ -6,7 +6,7 @@ use app::domain::{ConversationId, TaskId, UserId};
 use serde_json::Value;
 use sqlx::{AnyConnection, AnyExecutor, AnyPool};
 
-use super::time::now_ms;
+use super::{tasks::TaskRow, time::now_ms};
 
 /// A client that said nothing for this long (no heartbeat from the request that waits) is gone:
 /// its replica crashed or its connection dropped without a word.
@@ -55,6 +55,45 @@ pub async fn get(db: impl AnyExecutor<'_>, task_id: &TaskId) -> anyhow::Result<O
         .fetch_optional(db)
         .await
         .context("failed to load the client's call")
+}
+
+/// A task with its outside client's call, if an outside client proposed it, in one read: a driver
+/// needs both when it starts, and nearly every task has no client call.
+pub async fn task_with_call(db: impl AnyExecutor<'_>, task_id: &TaskId) -> anyhow::Result<Option<(TaskRow, Option<ClientCall>)>> {
+    #[derive(sqlx::FromRow)]
+    struct Row {
+        #[sqlx(flatten)]
+        task: TaskRow,
+        client: Option<String>,
+        tool: Option<String>,
+        args: Option<String>,
+        seen_at: Option<i64>,
+        gone_at: Option<i64>,
+    }
+    let row: Option<Row> = sqlx::query_as(
+        "SELECT t.id, t.conversation_id, t.status, t.steps, t.created_at, t.updated_at, t.agent, t.parent_call_id,
+                c.client, c.tool, c.args, c.seen_at, c.gone_at
+         FROM tasks t LEFT JOIN client_calls c ON c.task_id = t.id WHERE t.id = $1",
+    )
+    .bind(task_id)
+    .fetch_optional(db)
+    .await
+    .context("failed to load the task")?;
+    Ok(row.map(|r| {
+        let call = match (r.client, r.tool, r.args, r.seen_at) {
+            (Some(client), Some(tool), Some(args), Some(seen_at)) => Some(ClientCall {
+                task_id: r.task.id.clone(),
+                conversation_id: r.task.conversation_id.clone(),
+                client,
+                tool,
+                args,
+                seen_at,
+                gone_at: r.gone_at,
+            }),
+            _ => None,
+        };
+        (r.task, call)
+    }))
 }
 
 /// The client still waits (a heartbeat), or has gone (`gone`). A client once gone stays gone.

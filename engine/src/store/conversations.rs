@@ -5,7 +5,10 @@ use app::domain::wire::Conversation;
 use app::domain::{ConversationId, UserId};
 use sqlx::AnyPool;
 
-use super::time::{new_id, now_ms, rfc3339};
+use super::{
+    time::{new_id, now_ms, rfc3339},
+    users::User,
+};
 
 #[derive(sqlx::FromRow)]
 struct Row {
@@ -40,28 +43,34 @@ const SELECT: &str = "SELECT c.id, c.title, c.agent, c.created_at, c.last_seq, c
         (SELECT COUNT(*) FROM approvals a WHERE a.conversation_id = c.id AND a.state = 'pending') AS pending
     FROM conversations c LEFT JOIN users u ON u.id = c.owner_id";
 
-pub async fn create(pool: &AnyPool, title: &str, agent: &str, owner_id: &UserId) -> anyhow::Result<Conversation> {
-    create_with_id(pool, &new_id(), title, agent, owner_id).await
+pub async fn create(pool: &AnyPool, title: &str, agent: &str, owner: &User) -> anyhow::Result<Conversation> {
+    create_with_id(pool, &new_id(), title, agent, owner).await
 }
 
 /// Like [`create`], with an id the caller chose (an AG-UI thread id); fails if it is taken.
-pub async fn create_with_id(
-    pool: &AnyPool,
-    id: &ConversationId,
-    title: &str,
-    agent: &str,
-    owner_id: &UserId,
-) -> anyhow::Result<Conversation> {
+/// Answers what it wrote without reading it back: a new conversation has no events and nothing
+/// pending, and its owner is `owner`.
+pub async fn create_with_id(pool: &AnyPool, id: &ConversationId, title: &str, agent: &str, owner: &User) -> anyhow::Result<Conversation> {
+    let created_at = now_ms();
     sqlx::query("INSERT INTO conversations (id, title, agent, created_at, owner_id) VALUES ($1, $2, $3, $4, $5)")
         .bind(id)
         .bind(title)
         .bind(agent)
-        .bind(now_ms())
-        .bind(owner_id)
+        .bind(created_at)
+        .bind(&owner.id)
         .execute(pool)
         .await
         .context("failed to create conversation")?;
-    get(pool, id).await?.context("BUG: the conversation just created exists")
+    Ok(Conversation {
+        id: id.clone(),
+        title: title.to_owned(),
+        agent: agent.to_owned(),
+        created_at: rfc3339(created_at),
+        last_seq: 0,
+        owner_id: Some(owner.id.clone()),
+        owner: Some(owner.username.clone()),
+        pending: 0,
+    })
 }
 
 pub async fn get(pool: &AnyPool, id: &ConversationId) -> anyhow::Result<Option<Conversation>> {

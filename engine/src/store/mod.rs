@@ -25,6 +25,7 @@ pub mod tasks;
 pub mod time;
 pub mod users;
 pub mod writeback;
+pub mod writer_load;
 
 use app::domain::{ApprovalId, ConversationId, GrantId, TaskId};
 use std::{str::FromStr, time::Duration};
@@ -119,8 +120,9 @@ pub struct Store {
     bus: Bus,
     /// Webhook targets: an event they want is queued in the transaction that appends it.
     webhooks: std::sync::Arc<Vec<outbox::Target>>,
-    /// How many [`Write`]s wait to begin (SQLite: for the one writer connection).
-    waiting: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// How many [`Write`]s wait to begin (SQLite: for the one writer connection), and whether
+    /// they queued lately.
+    load: std::sync::Arc<writer_load::WriterLoad>,
     /// PostgreSQL: wakes [`audit::keep_chaining`] after a commit that staged audit entries.
     chain_kick: std::sync::Arc<tokio::sync::Notify>,
 }
@@ -156,7 +158,7 @@ impl Store {
                 native: NativePool::Postgres(native),
                 bus,
                 webhooks: Default::default(),
-                waiting: Default::default(),
+                load: Default::default(),
                 chain_kick: Default::default(),
             });
         }
@@ -205,7 +207,7 @@ impl Store {
             native: NativePool::Sqlite(native),
             bus,
             webhooks: Default::default(),
-            waiting: Default::default(),
+            load: Default::default(),
             chain_kick: Default::default(),
         })
     }
@@ -226,14 +228,24 @@ impl Store {
     /// which costs less than the hand-off to a reader's thread that `pool` makes but holds the
     /// task's thread meanwhile; so never a read whose length grows with the data (a whole event
     /// log, a list, an export): those use `pool` (docs/performance-notes.md, "quick reads").
+    ///
+    /// SQLite: while the writer is idle and writes have not queued for it lately, a quick read
+    /// runs on the writer. A connection drops its whole page cache when another connection
+    /// committed, and the writer commits between nearly any two reads, so the quick readers read
+    /// every page again from the file; the writer's cache holds what it wrote. Under concurrent
+    /// writes the reads keep off it, since a write would wait for them there
+    /// (docs/performance-notes.md, stop 39).
     pub fn quick(&self) -> &AnyPool {
+        if self.backend() == Backend::Sqlite && self.writer.num_idle() > 0 && !self.load.contended() {
+            return &self.writer;
+        }
         &self.quick
     }
 
     /// For a read of about `rows` rows, known before it is made (a conversation's events after a
     /// cursor, from its `last_seq`): [`Self::quick`] when that is a few, `pool` otherwise.
     pub fn reader_for(&self, rows: i64) -> &AnyPool {
-        if rows <= QUICK_READ_ROWS { &self.quick } else { &self.pool }
+        if rows <= QUICK_READ_ROWS { self.quick() } else { &self.pool }
     }
 
     /// For writes outside a [`Write`] (single statements such as lease claims).
@@ -274,9 +286,9 @@ impl Store {
     pub async fn write(&self, scope: Scope<'_>) -> anyhow::Result<Write> {
         let tx = match self.backend() {
             Backend::Sqlite => {
-                self.waiting.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let waiting = self.load.wait();
                 let tx = self.writer.begin_with("BEGIN IMMEDIATE").await;
-                self.waiting.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+                drop(waiting);
                 tx.context("failed to begin a write transaction")?
             }
             Backend::Postgres => {
@@ -293,7 +305,7 @@ impl Store {
             backend: self.backend(),
             bus: self.bus.clone(),
             webhooks: self.webhooks.clone(),
-            waiting: self.waiting.clone(),
+            load: self.load.clone(),
             chain_kick: self.chain_kick.clone(),
             fence: None,
             release: false,
@@ -326,7 +338,7 @@ pub struct Write {
     backend: Backend,
     bus: Bus,
     webhooks: std::sync::Arc<Vec<outbox::Target>>,
-    waiting: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    load: std::sync::Arc<writer_load::WriterLoad>,
     chain_kick: std::sync::Arc<tokio::sync::Notify>,
     /// The lease this write is made under, checked just before the commit.
     fence: Option<tasks::Lease>,
@@ -375,7 +387,7 @@ impl Write {
         // From here on the events are published even if this future is dropped at the yield
         // below (a caller whose client hung up): they are committed.
         let committed = Committed { bus: self.bus.clone(), events: std::mem::take(&mut self.events) };
-        if self.waiting.load(std::sync::atomic::Ordering::Relaxed) > 0 {
+        if self.load.waiting() > 0 {
             // SQLite: the one writer connection went back to its pool and woke the next write's
             // task. Yielding lets that task begin now instead of after what this one does before
             // it next awaits (publishing wakes streams, which would run first): fewer idle gaps

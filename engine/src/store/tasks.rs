@@ -115,15 +115,6 @@ pub async fn worker_for_call(db: impl AnyExecutor<'_>, call_id: &CallId) -> anyh
         .context("failed to find a worker task")
 }
 
-/// Ids of the conversation's worker tasks (their events are not the supervisor's transcript).
-pub async fn worker_ids(db: impl AnyExecutor<'_>, conversation_id: &ConversationId) -> anyhow::Result<Vec<TaskId>> {
-    sqlx::query_scalar("SELECT id FROM tasks WHERE conversation_id = $1 AND parent_call_id IS NOT NULL")
-        .bind(conversation_id)
-        .fetch_all(db)
-        .await
-        .context("failed to list worker tasks")
-}
-
 /// Moves the task from one of `from` to `to` and appends the `task-status` event.
 /// Returns false (and writes nothing) when the task was not in one of `from`.
 pub async fn transition(

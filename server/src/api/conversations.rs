@@ -76,7 +76,7 @@ async fn create(
     if title.chars().count() > MAX_TITLE_CHARS {
         return Err(ApiError::invalid("title", format!("the title is longer than {MAX_TITLE_CHARS} characters")));
     }
-    let conversation = conversations::create(state.store.writer(), &title, &agent.name, &user.user.id).await?;
+    let conversation = conversations::create(state.store.writer(), &title, &agent.name, &user.user).await?;
     Ok((StatusCode::CREATED, Json(conversation)))
 }
 

@@ -254,7 +254,7 @@ async fn start(state: &AppState, user: &User, agent: &str, context: Option<&str>
         Some(conversation) => conversation,
         None => {
             let title: String = text.chars().take(60).collect();
-            conversations::create(state.store.writer(), &title, agent, &user.id).await?
+            conversations::create(state.store.writer(), &title, agent, user).await?
         }
     };
     match state.orchestrator.start_turn(&conversation, text).await {

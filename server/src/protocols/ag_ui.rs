@@ -126,7 +126,7 @@ async fn drive(
     let conversation = match conversations::get(state.store.pool(), &id).await? {
         Some(c) if c.owner_id.as_ref() == Some(&user.id) && c.agent == agent => c,
         Some(_) => return Err(RunError("THREAD_NOT_FOUND", format!("thread {thread} is not one of yours with agent {agent}"))),
-        None => conversations::create_with_id(state.store.writer(), &id, &title_of(input), agent, &user.id).await?,
+        None => conversations::create_with_id(state.store.writer(), &id, &title_of(input), agent, user).await?,
     };
     let since = conversation.last_seq;
     let resume = input["resume"].as_array().filter(|r| !r.is_empty());

@@ -340,7 +340,7 @@ async fn client_conversation(state: &AppState, user: &User, key: &str, agent: &s
         Some(_) => format!("{client} (token \u{201c}{token_name}\u{201d}) · {agent}"),
         None => format!("{client} · {agent}"),
     };
-    match conversations::create_with_id(state.store.writer(), &id, &title, agent, &user.id).await {
+    match conversations::create_with_id(state.store.writer(), &id, &title, agent, user).await {
         Ok(made) => Ok((made, client)),
         Err(err) => match conversations::get(pool, &id).await? {
             Some(conversation) => Ok((conversation, client)),

@@ -445,7 +445,7 @@ async fn a_commit_dropped_at_its_yield_after_the_commit_still_publishes_its_even
     let dir = tempfile::tempdir().unwrap();
     let store = Store::connect(&format!("sqlite://{}", dir.path().join("t.db").display()), Default::default()).await.unwrap();
     let user = users::insert(store.writer(), "alice", "not-a-hash", app::domain::Role::Admin).await.unwrap().unwrap();
-    let c = conversations::create(store.writer(), "t", "support", &user.id).await.unwrap();
+    let c = conversations::create(store.writer(), "t", "support", &user).await.unwrap();
     let mut live = store.bus().subscribe_local();
 
     let mut w = store.write(Scope::Conversation(&c.id)).await.unwrap();
