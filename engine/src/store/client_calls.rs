@@ -70,15 +70,14 @@ pub async fn task_with_call(db: impl AnyExecutor<'_>, task_id: &TaskId) -> anyho
         seen_at: Option<i64>,
         gone_at: Option<i64>,
     }
-    let row: Option<Row> = sqlx::query_as(
-        "SELECT t.id, t.conversation_id, t.status, t.steps, t.created_at, t.updated_at, t.agent, t.parent_call_id,
-                c.client, c.tool, c.args, c.seen_at, c.gone_at
-         FROM tasks t LEFT JOIN client_calls c ON c.task_id = t.id WHERE t.id = $1",
-    )
-    .bind(task_id)
-    .fetch_optional(db)
-    .await
-    .context("failed to load the task")?;
+    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        format!(
+            "SELECT {}, c.client, c.tool, c.args, c.seen_at, c.gone_at
+             FROM tasks t LEFT JOIN client_calls c ON c.task_id = t.id WHERE t.id = $1",
+            super::tasks::columns_of("t")
+        )
+    });
+    let row: Option<Row> = sqlx::query_as(SQL.as_str()).bind(task_id).fetch_optional(db).await.context("failed to load the task")?;
     Ok(row.map(|r| {
         let call = match (r.client, r.tool, r.args, r.seen_at) {
             (Some(client), Some(tool), Some(args), Some(seen_at)) => Some(ClientCall {

@@ -45,6 +45,11 @@ impl TaskRow {
 
 const COLUMNS: &str = "id, conversation_id, status, steps, created_at, updated_at, agent, parent_call_id";
 
+/// [`TaskRow`]'s columns as `alias.column`, for a query that joins `tasks AS alias` to another table.
+pub(super) fn columns_of(alias: &str) -> String {
+    COLUMNS.split(", ").map(|c| format!("{alias}.{c}")).collect::<Vec<_>>().join(", ")
+}
+
 pub async fn get(db: impl AnyExecutor<'_>, id: &TaskId) -> anyhow::Result<Option<TaskRow>> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM tasks WHERE id = $1")).bind(id).fetch_optional(db).await.context("failed to load task")
 }
