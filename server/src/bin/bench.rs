@@ -42,6 +42,9 @@ struct Sizes {
     sequential: usize,
     concurrent_cycles: usize,
     concurrency: usize,
+    /// Rounds of the SQLite cycle sections, the builds taking turns; ratios are of the median
+    /// rates, since one round of the old build's 32 clients varies by a third from run to run.
+    rounds: usize,
     /// Chat lengths whose reload is measured (flat in the length is the goal).
     reload_turns: Vec<usize>,
     reload_samples: usize,
@@ -59,6 +62,7 @@ impl Sizes {
                 sequential: 5,
                 concurrent_cycles: 8,
                 concurrency: 4,
+                rounds: 1,
                 reload_turns: vec![5, 10],
                 reload_samples: 3,
                 storage_turns: [2, 4, 6],
@@ -73,6 +77,9 @@ impl Sizes {
                 sequential: 1000,
                 concurrent_cycles: 1000,
                 concurrency: 32,
+                // The old build's 32-client rate was 124–178 cycles/s in one day's runs, its global
+                // write lock making it erratic (docs/performance-notes.md, "stop 40").
+                rounds: 3,
                 reload_turns: vec![100, 500, 2000],
                 reload_samples: 50,
                 storage_turns: [100, 250, 500],
@@ -538,32 +545,85 @@ fn ratio_line(what: &str, rates: &[(String, f64)]) -> Option<String> {
     Some(format!("- {what}: now / before = **×{:.2}** ({now:.1} vs {before:.1} cycles/s)", now / before))
 }
 
+/// The median of each build's rates over the rounds, and each round's ratio: "×5.10 (median
+/// 812.0 vs 159.2 cycles/s; rounds ×4.90 / ×5.10 / ×5.32)".
+fn median_ratio_line(what: &str, rounds: &[Vec<(String, f64)>]) -> Option<String> {
+    if rounds.len() < 2 {
+        return ratio_line(what, rounds.first()?);
+    }
+    let median_of = |build: &dyn Fn(&str) -> bool| {
+        let mut rates: Vec<f64> = rounds.iter().filter_map(|r| r.iter().find(|(b, _)| build(b)).map(|(_, rate)| *rate)).collect();
+        rates.sort_by(f64::total_cmp);
+        rates.get(rates.len() / 2).copied()
+    };
+    let before = median_of(&|b| b.starts_with("before"))?;
+    let now = median_of(&|b| b == "now")?;
+    let each: Vec<String> = rounds
+        .iter()
+        .filter_map(|r| {
+            let before = r.iter().find(|(b, _)| b.starts_with("before"))?.1;
+            let now = r.iter().find(|(b, _)| b == "now")?.1;
+            Some(format!("×{:.2}", now / before))
+        })
+        .collect();
+    Some(format!(
+        "- {what}: now / before = **×{:.2}** (median of {} rounds, {now:.1} vs {before:.1} cycles/s; each round {})",
+        now / before,
+        rounds.len(),
+        each.join(" / ")
+    ))
+}
+
 async fn throughput(builds: &Builds, sizes: &Sizes, report: &mut Report) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     let (mut sequential, mut concurrent) = (Vec::new(), Vec::new());
-    for (build, bin) in builds.each() {
-        let server = Arc::new(Server::start(bin, None).await?);
-        let (rate, a, b) = cycles(std::slice::from_ref(&server), 1, sizes.sequential).await?;
-        sequential.push((build.clone(), rate));
-        rows.push(vec![build.clone(), "1".into(), sizes.sequential.to_string(), format!("{rate:.1}"), a.summary(), b.summary()]);
-        let per_client = sizes.concurrent_cycles / sizes.concurrency;
-        let (rate, a, b) = cycles(&[server], sizes.concurrency, per_client).await?;
-        concurrent.push((build.clone(), rate));
-        let total = per_client * sizes.concurrency;
-        rows.push(vec![build, sizes.concurrency.to_string(), total.to_string(), format!("{rate:.1}"), a.summary(), b.summary()]);
+    for round in 1..=sizes.rounds {
+        let (mut seq_round, mut conc_round) = (Vec::new(), Vec::new());
+        for (build, bin) in builds.each() {
+            let server = Arc::new(Server::start(bin, None).await?);
+            let (rate, a, b) = cycles(std::slice::from_ref(&server), 1, sizes.sequential).await?;
+            seq_round.push((build.clone(), rate));
+            let row = |clients: usize, cycles: usize, rate: f64, a: Timings, b: Timings| {
+                vec![
+                    round.to_string(),
+                    build.clone(),
+                    clients.to_string(),
+                    cycles.to_string(),
+                    format!("{rate:.1}"),
+                    a.summary(),
+                    b.summary(),
+                ]
+            };
+            rows.push(row(1, sizes.sequential, rate, a, b));
+            let per_client = sizes.concurrent_cycles / sizes.concurrency;
+            let (rate, a, b) = cycles(&[server], sizes.concurrency, per_client).await?;
+            conc_round.push((build.clone(), rate));
+            rows.push(row(sizes.concurrency, per_client * sizes.concurrency, rate, a, b));
+        }
+        sequential.push(seq_round);
+        concurrent.push(conc_round);
     }
     report.section(
         "1+2. HITL cycle over HTTP, SQLite (message → approval-required on SSE → approve → completed on SSE)",
-        &["build", "clients", "cycles", "cycles/s", "message → approval-required ms p50/p99/max", "approve → completed ms p50/p99/max"],
+        &[
+            "round",
+            "build",
+            "clients",
+            "cycles",
+            "cycles/s",
+            "message → approval-required ms p50/p99/max",
+            "approve → completed ms p50/p99/max",
+        ],
         rows,
     );
     report.lines(
-        [ratio_line("sequential", &sequential), ratio_line(&format!("{} clients", sizes.concurrency), &concurrent)].into_iter().flatten(),
+        [median_ratio_line("sequential", &sequential), median_ratio_line(&format!("{} clients", sizes.concurrency), &concurrent)]
+            .into_iter()
+            .flatten(),
     );
     Ok(())
 }
 
-/// A fresh database in the PostgreSQL server at `server_url`; returns its URL.
 async fn fresh_postgres_database(server_url: &str) -> anyhow::Result<String> {
     use sqlx::Connection;
     let name = format!("bench_{}", uuid::Uuid::now_v7().simple());
