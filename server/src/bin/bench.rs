@@ -8,7 +8,8 @@
 //! `--reload-only` the reload section alone, `--fanout-only` the fan-out one (with the baseline's first),
 //! `--memory-only [--paused N]` the paused-task memory one, `--postgres-only` the PostgreSQL ones
 //! (needs `--postgres`).
-//! `--baseline-server` also measures an older build's cycles in the same run (ratios); `--postgres`
+//! `--baseline-server` also measures an older build's cycles in the same run, in three rounds with
+//! the builds taking turns (ratios of the median rates, and each round's); `--postgres`
 //! (a server URL, databases are created in it) adds cycles on one and two replicas and a frozen
 //! replica. Quick mode uses tiny sizes and is a smoke test in `./x test`; its numbers mean little.
 
@@ -545,32 +546,29 @@ fn ratio_line(what: &str, rates: &[(String, f64)]) -> Option<String> {
     Some(format!("- {what}: now / before = **×{:.2}** ({now:.1} vs {before:.1} cycles/s)", now / before))
 }
 
-/// The median of each build's rates over the rounds, and each round's ratio: "×5.10 (median
-/// 812.0 vs 159.2 cycles/s; rounds ×4.90 / ×5.10 / ×5.32)".
+/// Over several rounds: the ratio of the two builds' median rates, and each round's ratio with
+/// their median (a round runs the builds minutes apart, so its ratio is the paired one):
+/// "×4.90 (median rates 759.0 vs 154.9 cycles/s); rounds ×4.90 / ×5.09 / ×5.09, median ×5.09".
 fn median_ratio_line(what: &str, rounds: &[Vec<(String, f64)>]) -> Option<String> {
     if rounds.len() < 2 {
         return ratio_line(what, rounds.first()?);
     }
-    let median_of = |build: &dyn Fn(&str) -> bool| {
-        let mut rates: Vec<f64> = rounds.iter().filter_map(|r| r.iter().find(|(b, _)| build(b)).map(|(_, rate)| *rate)).collect();
-        rates.sort_by(f64::total_cmp);
-        rates.get(rates.len() / 2).copied()
+    let rate = |round: &[(String, f64)], build: &dyn Fn(&str) -> bool| round.iter().find(|(b, _)| build(b)).map(|(_, r)| *r);
+    let (is_before, is_now) = (|b: &str| b.starts_with("before"), |b: &str| b == "now");
+    let median = |mut values: Vec<f64>| {
+        values.sort_by(f64::total_cmp);
+        values.get(values.len() / 2).copied()
     };
-    let before = median_of(&|b| b.starts_with("before"))?;
-    let now = median_of(&|b| b == "now")?;
-    let each: Vec<String> = rounds
-        .iter()
-        .filter_map(|r| {
-            let before = r.iter().find(|(b, _)| b.starts_with("before"))?.1;
-            let now = r.iter().find(|(b, _)| b == "now")?.1;
-            Some(format!("×{:.2}", now / before))
-        })
-        .collect();
+    let before = median(rounds.iter().filter_map(|r| rate(r, &is_before)).collect())?;
+    let now = median(rounds.iter().filter_map(|r| rate(r, &is_now)).collect())?;
+    let paired: Vec<f64> = rounds.iter().filter_map(|r| Some(rate(r, &is_now)? / rate(r, &is_before)?)).collect();
+    let each: Vec<String> = paired.iter().map(|x| format!("×{x:.2}")).collect();
     Some(format!(
-        "- {what}: now / before = **×{:.2}** (median of {} rounds, {now:.1} vs {before:.1} cycles/s; each round {})",
+        "- {what}: now / before = **×{:.2}** (median rates of {} rounds, {now:.1} vs {before:.1} cycles/s); rounds {}, median ×{:.2}",
         now / before,
         rounds.len(),
-        each.join(" / ")
+        each.join(" / "),
+        median(paired)?
     ))
 }
 
