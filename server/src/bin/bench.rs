@@ -547,7 +547,7 @@ fn ratio_line(what: &str, rates: &[(String, f64)]) -> Option<String> {
 }
 
 /// Over several rounds: the ratio of the two builds' median rates, and each round's ratio with
-/// their median (a round runs the builds minutes apart, so its ratio is the paired one):
+/// their median (a round runs the builds within a minute of each other, so its ratio is the paired one):
 /// "×4.90 (median rates 759.0 vs 154.9 cycles/s); rounds ×4.90 / ×5.09 / ×5.09, median ×5.09".
 fn median_ratio_line(what: &str, rounds: &[Vec<(String, f64)>]) -> Option<String> {
     if rounds.len() < 2 {
@@ -622,6 +622,7 @@ async fn throughput(builds: &Builds, sizes: &Sizes, report: &mut Report) -> anyh
     Ok(())
 }
 
+/// A fresh database in the PostgreSQL server at `server_url`; returns its URL.
 async fn fresh_postgres_database(server_url: &str) -> anyhow::Result<String> {
     use sqlx::Connection;
     let name = format!("bench_{}", uuid::Uuid::now_v7().simple());
