@@ -72,6 +72,7 @@ fn body() -> impl Strategy<Value = EventBody> {
                     allow_modification: !strict,
                     separate_requester: strict,
                     quorum: 1 + u32::from(strict),
+                    grantable: !strict,
                 },
                 assessment: strict.then(|| app::domain::wire::RiskAssessment { factors: vec!["moves money".into()], ..Default::default() }),
                 resent,
@@ -148,6 +149,8 @@ fn body() -> impl Strategy<Value = EventBody> {
             max_uses: Some(if planned { 1 } else { 2 }),
             args: planned.then(|| json!({ "order_id": 1001 })),
             policy_version: planned.then(|| "0123456789ab".to_owned()),
+            gate: (!planned).then(|| "refunds".to_owned()),
+            bounds: None,
         }),
         task().prop_map(|task_id| EventBody::GrantRevoked { task_id, grant_id: "g1".into(), revoked_by: "ada".into() }),
     ]

@@ -425,6 +425,9 @@ struct FileGate {
     approvers: Vec<String>,
     /// How many distinct people must approve (default 1).
     quorum: Option<u32>,
+    /// Whether one approval may become a standing grant ("always allow"). Default: yes, unless the
+    /// gate names approvers, a quorum, four-eyes, no edits or a required reason.
+    grantable: Option<bool>,
     /// Channels that announce its approvals: `email`.
     #[serde(default)]
     notify: Vec<String>,
@@ -463,7 +466,7 @@ fn preset_gate(preset: &str, defaults: &FileDefaults) -> anyhow::Result<Gate> {
         // Nothing runs by default either: a timeout rejects whatever the defaults say.
         "paranoid" => (
             GateRule::All,
-            DecisionRules { require_reason: true, allow_modification: false, ..DecisionRules::default() },
+            DecisionRules { require_reason: true, allow_modification: false, grantable: false, ..DecisionRules::default() },
             TimeoutAction::Reject,
         ),
         other => bail!("unknown preset {other:?} (expected minimal, standard, strict or paranoid)"),
@@ -728,13 +731,20 @@ impl AgentsConfig {
                 if quorum > 1 && gate.allow_modification == Some(true) {
                     bail!("{gat}: with a quorum every approver approves the proposed arguments, so allow_modification cannot be true");
                 }
-                let rules = DecisionRules {
+                let mut rules = DecisionRules {
                     require_reason: gate.require_reason.unwrap_or(false),
                     allow_modification: quorum == 1 && gate.allow_modification.unwrap_or(true),
                     separate_requester: gate.separate_requester.unwrap_or(false),
                     quorum,
+                    grantable: true,
                 };
                 let approvers = std::mem::take(&mut gate.approvers);
+                rules.grantable = gate.grantable.unwrap_or_else(|| rules.restriction(!approvers.is_empty()).is_none());
+                if rules.grantable && quorum > 1 {
+                    bail!(
+                        "{gat}: a quorum needs {quorum} people for each call, so one of them cannot allow it for good: grantable cannot be true"
+                    );
+                }
                 if let Some(bad) = approvers.iter().find(|a| parse_approver(a).is_none()) {
                     bail!("{gat}: approvers must be \"group:<name>\", \"user:<name>\" or \"role:admin\", got {bad:?}");
                 }
@@ -1003,7 +1013,10 @@ mod tests {
         }
         let paranoid = &gates("paranoid")[1];
         assert_eq!(paranoid.rule, GateRule::All);
-        assert_eq!(paranoid.rules, DecisionRules { require_reason: true, allow_modification: false, ..DecisionRules::default() });
+        assert_eq!(
+            paranoid.rules,
+            DecisionRules { require_reason: true, allow_modification: false, grantable: false, ..DecisionRules::default() }
+        );
         assert_eq!(paranoid.timeout_action, TimeoutAction::Reject);
         assert!(err(&toml("lenient")).contains("agent \"a\": preset: unknown preset \"lenient\""), "{}", err(&toml("lenient")));
     }
@@ -1131,10 +1144,16 @@ mod tests {
             ("quorum = 2\nallow_modification = true", "allow_modification cannot be true"),
             ("approvers = [\"user:ada\"]\nconfirm = \"chat\"", "cannot go with confirm = \"chat\""),
             ("quorum = 2\nconfirm = \"chat\"", "cannot go with confirm = \"chat\""),
+            ("quorum = 2\ngrantable = true", "grantable cannot be true"),
         ] {
             let e = err(&gate(body));
             assert!(e.contains(expected) && e.contains("gate \"g\""), "{body}: {e}");
         }
+        let grantable = |body: &str| parse(&gate(body)).unwrap().agents[0].gates[0].rules.grantable;
+        assert!(grantable(""), "a plain gate may be granted");
+        assert!(!grantable("approvers = [\"user:ada\"]"), "one that names its approvers may not…");
+        assert!(grantable("approvers = [\"user:ada\"]\ngrantable = true"), "…unless it says so");
+        assert!(!grantable("require_reason = true"));
         let config = parse(&gate("approvers = [\"group:finance\", \"user:ada\", \"role:admin\"]\nquorum = 2")).unwrap();
         let g = &config.agents[0].gates[0];
         assert_eq!((g.approvers.len(), g.rules.quorum, g.rules.allow_modification), (3, 2, false));

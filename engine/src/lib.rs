@@ -6,6 +6,7 @@
 pub mod agents;
 pub mod bus;
 pub mod config;
+pub mod coverage;
 pub mod metrics;
 pub mod model;
 pub mod orchestrator;

@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 use serde_json::{Value, json};
 
 use crate::{
-    auth::{password, tokens},
+    auth::{password, scopes::Scopes, tokens},
     bus::Bus,
     config::Config,
     store::{
@@ -76,6 +76,13 @@ pub enum TokenCommand {
         user: String,
         #[arg(long)]
         name: String,
+        /// What it may do: read, decide, call, separated by commas (default: all three).
+        #[arg(long, conflicts_with = "gateway")]
+        scopes: Option<String>,
+        /// For an agent's gateway client (MCP, A2A, AG-UI): `call` only, so it cannot decide
+        /// the calls it asks for.
+        #[arg(long)]
+        gateway: bool,
     },
     /// Revoke one of a user's tokens by id.
     Revoke {
@@ -244,12 +251,17 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
                 println!("{}\t{}\t{}", user.username, user.role.as_str(), user.created_at);
             }
         }
-        Command::Token(TokenCommand::Create { user, name }) => {
+        Command::Token(TokenCommand::Create { user, name, scopes, gateway }) => {
+            let scopes = match (scopes, gateway) {
+                (_, true) => Scopes::CALL,
+                (Some(names), false) => Scopes::parse(&names).map_err(|e| anyhow::anyhow!("--scopes: {e}"))?,
+                (None, false) => Scopes::ALL,
+            };
             let store = open_store(&config).await?;
             let user = user_named(&store, &user).await?;
             let token = tokens::generate();
-            let id = users::insert_token(store.writer(), &user.id, &name, &tokens::digest(&token)).await?;
-            eprintln!("token {id} for {} (shown once):", user.username);
+            let id = users::insert_token(store.writer(), &user.id, &name, &tokens::digest(&token), &scopes.to_string()).await?;
+            eprintln!("token {id} for {} (shown once; it may {}):", user.username, scopes.said().trim_start_matches("only "));
             println!("{token}");
         }
         Command::Token(TokenCommand::Revoke { user, id }) => {

@@ -20,11 +20,13 @@ pub fn GrantList(view: RwSignal<ConversationView>, policy_version: String) -> im
                         let until = grant.expires_at.clone().map(|t| format!(", until {t}")).unwrap_or_default();
                         let earlier =
                             grant.policy_version.as_ref().is_some_and(|v| policy_version.with_value(|now| !now.is_empty() && v != now));
-                        let earlier = if earlier { ", made under an earlier configuration" } else { "" };
+                        let earlier = if earlier { ", made under an earlier configuration: covers nothing now" } else { "" };
+                        let gate = grant.gate.as_ref().map(|g| format!(", when gate \"{g}\" asks")).unwrap_or_default();
+                        let bounds = grant.bounds.as_ref().map(crate::domain::wording::grant_bounds).unwrap_or_default();
                         view! {
                             <span class="grant" data-tool=grant.tool.clone()>
                                 <code>{grant.tool.clone()}</code>
-                                {format!(" (by {}{limit}{until}{earlier}) ", grant.created_by)}
+                                {format!(" (by {}{gate}{bounds}{limit}{until}{earlier}) ", grant.created_by)}
                                 <button class="btn btn-small" on:click=move |_| {
                                     let id = id.clone();
                                     spawn_local(async move {

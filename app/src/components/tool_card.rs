@@ -283,7 +283,7 @@ pub fn ToolCard(
         });
         let can_escalate = escalated_by.is_none() && viewer_is_admin != Some(true);
         // Questions, answers and plans are decided one by one: no "always allow" for them.
-        let can_grant = naming::grantable(&card.tool) && !(in_queue && viewer_is_admin == Some(true)) && !no_approve && rules.quorum == 1;
+        let can_grant = naming::grantable(&card.tool) && !(in_queue && viewer_is_admin == Some(true)) && !no_approve && rules.grantable;
         let tool_name = card.tool.clone();
         // Approved like this before by the person looking: offer "always allow" outright.
         let suggestion = card

@@ -82,6 +82,12 @@ pub enum EventBody {
         /// The version of the agent configuration it was made under.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         policy_version: Option<String>,
+        /// The gate whose calls it covers (older grants: none, and they cover nothing).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        gate: Option<String>,
+        /// Bounds on the arguments it lets through (`{"exact": args}`, `{"at_most": {...}}`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bounds: Option<Value>,
     },
     GrantRevoked {
         task_id: TaskId,

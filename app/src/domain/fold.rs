@@ -59,6 +59,12 @@ pub struct GrantView {
     /// The version of the agent configuration it was made under.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy_version: Option<String>,
+    /// The gate whose calls it covers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<String>,
+    /// Bounds on the arguments it lets through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bounds: Option<Value>,
 }
 
 /// One entry of the chat, in the order it happened. Decisions are not items: they change cards.
@@ -325,7 +331,7 @@ impl ConversationView {
                     why: why.clone(),
                 })))
             }
-            EventBody::GrantCreated { grant_id, tool, created_by, expires_at, max_uses, args, policy_version, .. } => {
+            EventBody::GrantCreated { grant_id, tool, created_by, expires_at, max_uses, args, policy_version, gate, bounds, .. } => {
                 self.grants.push(GrantView {
                     grant_id: grant_id.clone(),
                     tool: tool.clone(),
@@ -336,6 +342,8 @@ impl ConversationView {
                     revoked_by: None,
                     args: args.clone(),
                     policy_version: policy_version.clone(),
+                    gate: gate.clone(),
+                    bounds: bounds.clone(),
                 })
             }
             EventBody::GrantRevoked { grant_id, revoked_by, .. } => {
@@ -848,6 +856,8 @@ mod tests {
             max_uses: Some(3),
             args: None,
             policy_version: None,
+            gate: Some("refunds".into()),
+            bounds: None,
         });
         for k in ["k1", "k2"] {
             log.push(EventBody::ToolCall {

@@ -213,6 +213,11 @@ pub struct DecisionRules {
     /// rejection rejects it.
     #[serde(default = "one")]
     pub quorum: u32,
+    /// May be approved "for good" (a standing grant). False for a gate that names approvers,
+    /// asks a quorum or four-eyes, allows no edits or requires a reason, unless the gate says
+    /// `grantable = true` ([`DecisionRules::restriction`]).
+    #[serde(default = "yes")]
+    pub grantable: bool,
 }
 
 fn yes() -> bool {
@@ -225,7 +230,7 @@ fn one() -> u32 {
 
 impl Default for DecisionRules {
     fn default() -> Self {
-        Self { require_reason: false, allow_modification: true, separate_requester: false, quorum: 1 }
+        Self { require_reason: false, allow_modification: true, separate_requester: false, quorum: 1, grantable: true }
     }
 }
 
@@ -239,6 +244,25 @@ pub struct Breach {
 impl DecisionRules {
     pub fn is_default(&self) -> bool {
         *self == Self::default()
+    }
+
+    /// Why a gate with these rules (and `approvers`) asks each call on its own, so that no one
+    /// approval of it may become a standing grant; `None`: it may. A gate's `grantable = true`
+    /// overrides this (then only its deciders can grant, since only they can approve).
+    pub fn restriction(&self, has_approvers: bool) -> Option<&'static str> {
+        if has_approvers {
+            Some("its gate names who approves each call (approvers)")
+        } else if self.quorum > 1 {
+            Some("its gate needs several approvers for each call (quorum)")
+        } else if self.separate_requester {
+            Some("its gate needs someone other than the requester to approve each call (separate_requester)")
+        } else if !self.allow_modification {
+            Some("its gate allows no edits, so each call is approved as proposed (allow_modification = false)")
+        } else if self.require_reason {
+            Some("its gate requires a reason for each rejection (require_reason)")
+        } else {
+            None
+        }
     }
 
     /// A rejection with this reason (already trimmed; `None` or blank: none given).
@@ -303,6 +327,21 @@ mod decision_rules_tests {
         assert!(rules.check_approver("root", Some("alice")).is_ok());
         assert!(rules.check_approver("root", None).is_ok(), "a conversation without an owner has no requester to keep out");
         assert!(DecisionRules::default().check_approver("alice", Some("alice")).is_ok());
+    }
+
+    #[test]
+    fn a_gate_that_restricts_who_or_what_may_not_be_granted() {
+        assert_eq!(DecisionRules::default().restriction(false), None);
+        assert!(DecisionRules::default().restriction(true).unwrap().contains("approvers"));
+        let strict = [
+            (DecisionRules { quorum: 2, ..Default::default() }, "quorum"),
+            (DecisionRules { separate_requester: true, ..Default::default() }, "separate_requester"),
+            (DecisionRules { allow_modification: false, ..Default::default() }, "allow_modification"),
+            (DecisionRules { require_reason: true, ..Default::default() }, "require_reason"),
+        ];
+        for (rules, key) in strict {
+            assert!(rules.restriction(false).is_some_and(|why| why.contains(key)), "{key}");
+        }
     }
 
     #[test]

@@ -158,6 +158,25 @@ pub struct GrantRequest {
     /// How many calls it may let through; none: unlimited.
     #[cfg_attr(feature = "ssr", schema(minimum = 1))]
     pub max_uses: Option<u32>,
+    /// Which arguments it lets through besides the gate's own bounds: `any` (the default),
+    /// `exact` (only the approved arguments), or `at_most` (numbers no larger than approved).
+    #[serde(default)]
+    pub args: GrantArgs,
+}
+
+/// How far a grant reaches over the arguments of the calls its gate stops.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum GrantArgs {
+    /// Any call the same gate stops.
+    #[default]
+    Any,
+    /// Only calls with exactly the approved arguments.
+    Exact,
+    /// Only calls whose numeric arguments are no larger than the approved ones (e.g. `amount`),
+    /// the rest equal.
+    AtMost,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

@@ -136,6 +136,20 @@ pub fn suggestion_line(tool: &str, count: u32, ttl_secs: Option<u64>) -> String 
     format!("You approved {tool} {times} in this chat with the same kind of arguments: allow it here without asking{period}?")
 }
 
+/// A grant's bounds on the arguments, for the chat's list: ", only these arguments" or
+/// ", amount at most 5"; empty for bounds it does not know.
+pub fn grant_bounds(bounds: &serde_json::Value) -> String {
+    if bounds.get("exact").is_some() {
+        return ", only the approved arguments".into();
+    }
+    let caps: Vec<String> =
+        bounds.get("at_most").and_then(|b| b.as_object()).into_iter().flatten().map(|(k, v)| format!("{k} at most {v}")).collect();
+    match caps.is_empty() {
+        true => String::new(),
+        false => format!(", {}", caps.join(", ")),
+    }
+}
+
 /// "Approved by dora · 1 of 2 approvals; waiting for 1 more" for a gate with a quorum.
 pub fn quorum_line(approved_by: &[String], quorum: u32) -> String {
     let have = approved_by.len() as u32;
@@ -207,6 +221,13 @@ pub fn turn_summary(summary: &TaskSummary) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn grant_bounds_read_as_what_they_let_through() {
+        use serde_json::json;
+        assert_eq!(super::grant_bounds(&json!({ "exact": { "order_id": 1 } })), ", only the approved arguments");
+        assert_eq!(super::grant_bounds(&json!({ "at_most": { "amount": 5.0 } })), ", amount at most 5.0");
+        assert_eq!(super::grant_bounds(&json!({ "other": 1 })), "");
+    }
 
     #[test]
     fn a_tab_title_counts_the_waiting_and_says_when_some_were_reminded() {

@@ -133,15 +133,11 @@ impl Orchestrator {
                 if approval.tool == crate::tools::ask::NAME {
                     check_answer(&approval, args.as_ref(), grant.is_some())?;
                 }
-                if grant.is_some() && !app::domain::naming::grantable(&approval.tool) {
-                    let message = "answers and plans are approved one at a time: leave out grant";
-                    return Err(DecisionError::Invalid {
-                        message: message.into(),
-                        details: vec![json!({ "path": "/grant", "message": message })],
-                    });
-                }
                 approval.rules().check_approval(&approval.args(), args.as_ref()).map_err(breached)?;
                 four_eyes(actor, &approval)?;
+                if grant.is_some() && approval.rules().quorum <= 1 {
+                    self.grant_gate(&approval)?;
+                }
                 let edited = match args {
                     Some(args) if args != approval.args() => Some(self.validated(&approval, args)?),
                     _ => None,
@@ -150,9 +146,10 @@ impl Orchestrator {
                     w.commit().await?;
                     return Ok(counted);
                 }
+                let approved = edited.clone().unwrap_or_else(|| approval.args());
                 let outcome = self.apply(&mut w, &task, &approval, ApprovalOutcome::Approved, actor, None, edited).await?;
                 if let Some(grant) = grant {
-                    self.grant(&mut w, &task, &approval, actor, grant).await?;
+                    self.grant(&mut w, &task, &approval, actor, grant, &approved).await?;
                 }
                 outcome
             }
@@ -450,20 +447,23 @@ impl Orchestrator {
             let message = format!("this call needs {quorum} approvers: it cannot be allowed for good by one; leave out grant");
             return Err(DecisionError::Invalid { details: vec![json!({ "path": "/grant", "message": message })], message });
         }
-        // A delegate's approval counts as the person they stand in for.
+        // A delegate's approval counts as the person they stand in for, and a person counts once
+        // whoever they act as: neither who acted nor whom they acted for may have counted already
+        // (as a principal or at the keyboard).
         let principal = actor.principal();
         let mut approved_by = approval.approved_by();
-        if approved_by.iter().any(|p| p.eq_ignore_ascii_case(principal)) {
+        let counted = |name: &str| approved_by.iter().chain(&approval.approved_people()).any(|p| p.eq_ignore_ascii_case(name));
+        if let Some(again) = [principal, actor.name.as_str()].into_iter().find(|name| counted(name)) {
             let left = quorum as usize - approved_by.len();
             return Err(DecisionError::Conflict(format!(
-                "{principal} already approved approval {}; it waits for {left} more approver{} (each person counts once)",
+                "{again} already approved approval {}; it waits for {left} more approver{} (each person counts once, whoever they act as)",
                 approval.id,
                 if left == 1 { "" } else { "s" }
             )));
         }
         approved_by.push(principal.to_owned());
         // The approvers are kept with the approval, the last one too (who then decides it).
-        if !approvals::count_approval(&mut w.tx, approval, principal).await? {
+        if !approvals::count_approval(&mut w.tx, approval, principal, &actor.name).await? {
             return Err(DecisionError::Conflict(format!("approval {} changed meanwhile; try again", approval.id)));
         }
         if approved_by.len() >= quorum as usize {

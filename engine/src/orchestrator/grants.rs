@@ -1,5 +1,7 @@
-//! Grants ("always allow"): a standing permission for one tool in one conversation, given with an
-//! approval and revoked by its owner or an admin. Using one is `policy::classify`'s `Run { grant }`.
+//! Grants ("always allow"): a standing permission for the calls one gate stops for one agent in
+//! one conversation, given with an approval by someone who may decide it, and revoked by its
+//! owner or an admin. Which calls it covers: engine/src/coverage.rs; using one is
+//! `policy::classify`'s `Run { grant }`.
 
 use app::domain::{GrantId, TaskId};
 use std::sync::Arc;
@@ -11,6 +13,7 @@ use super::{
     Orchestrator,
     decide::{Actor, DecisionError},
 };
+use crate::agents::Gate;
 use crate::store::{
     Scope, Write,
     approvals::{self, ApprovalRow},
@@ -22,7 +25,27 @@ use crate::store::{
 use serde_json::Value;
 
 impl Orchestrator {
-    /// Records a standing permission for the approval's tool in its conversation.
+    /// The gate, as configured now, that an approval may become a standing grant under; `Err`
+    /// (422 at `/grant`): why it may not.
+    pub(super) fn grant_gate(&self, approval: &ApprovalRow) -> Result<&Gate, DecisionError> {
+        if !app::domain::naming::grantable(&approval.tool) {
+            return Err(DecisionError::invalid("/grant", "answers and plans are approved one at a time: leave out grant".into()));
+        }
+        let gate = self.agents.get(&approval.agent).and_then(|a| a.gates.iter().find(|g| g.name == approval.gate)).ok_or_else(|| {
+            DecisionError::invalid(
+                "/grant",
+                format!("gate \"{}\" is no longer configured, so nothing can be allowed under it: leave out grant", approval.gate),
+            )
+        })?;
+        if !gate.rules.grantable {
+            let why = gate.rules.restriction(!gate.approvers.is_empty()).unwrap_or("its gate says grantable = false");
+            return Err(DecisionError::invalid("/grant", format!("this call cannot be allowed for good: {why}; approve it without grant")));
+        }
+        Ok(gate)
+    }
+
+    /// Records a standing permission for the calls the approval's gate stops for its agent in its
+    /// conversation, within the bounds asked for over the `approved` arguments.
     pub(super) async fn grant(
         &self,
         w: &mut Write,
@@ -30,7 +53,10 @@ impl Orchestrator {
         approval: &ApprovalRow,
         actor: &Actor,
         request: GrantRequest,
+        approved: &Value,
     ) -> Result<(), DecisionError> {
+        let gate = self.grant_gate(approval)?;
+        let bounds = crate::coverage::bounds(request.args, approved).map_err(|why| DecisionError::invalid("/grant/args", why))?;
         let expires_at = request.ttl_secs.map(|s| now_ms() + (s.min(365 * 24 * 3600) as i64) * 1000);
         let max_uses = request.max_uses.map(i64::from);
         if max_uses == Some(0) {
@@ -47,6 +73,9 @@ impl Orchestrator {
             max_uses,
             exact: None,
             policy_version: &self.agents.version,
+            gate: &gate.name,
+            agent: &approval.agent,
+            bounds: bounds.as_ref(),
         };
         let id = grants::insert(&mut w.tx, new_grant).await?;
         w.append(
@@ -60,22 +89,33 @@ impl Orchestrator {
                 max_uses,
                 args: None,
                 policy_version: Some(self.agents.version.clone()),
+                gate: Some(gate.name.clone()),
+                bounds: bounds.clone(),
             },
         )
         .await?;
-        w.audit(AuditKind::GrantCreated,
+        w.audit(
+            AuditKind::GrantCreated,
             &actor.name,
-            json!({ "grant_id": id, "conversation_id": approval.conversation_id, "tool": approval.tool, "expires_at": expires_at.map(crate::store::time::rfc3339), "max_uses": max_uses, "role": actor.role_name(), "policy_version": self.agents.version }));
+            json!({
+                "grant_id": id, "conversation_id": approval.conversation_id, "tool": approval.tool, "gate": gate.name,
+                "agent": approval.agent, "bounds": bounds, "expires_at": expires_at.map(crate::store::time::rfc3339),
+                "max_uses": max_uses, "role": actor.role_name(), "on_behalf_of": actor.on_behalf_of, "via": actor.via,
+                "policy_version": self.agents.version,
+            }),
+        );
         Ok(())
     }
 
-    /// An approved plan: one grant per step, for exactly that call in this task, once; given by
-    /// whoever approved the plan.
+    /// An approved plan: one grant per step, for exactly that call in this task by the same
+    /// agent, once, under the plan's gate; given by whoever approved the plan. A step that a gate
+    /// asking each call on its own stops is still asked (engine/src/coverage.rs).
     pub(super) async fn grant_plan(&self, w: &mut Write, call: &CallRow, steps: &[(&str, &Value)]) -> anyhow::Result<()> {
         // Only a person's approval of the plan grants its steps (a timeout's approval does not;
         // agents.rs refuses `propose_plan` without its gate, so every plan is asked).
-        let approver = match approvals::decider_of(&mut *w.tx, &call.id).await? {
-            Some(by) if by != super::decide::SYSTEM => by,
+        let decided = approvals::decider_of(&mut *w.tx, &call.id).await?;
+        let (approver, gate, agent) = match decided {
+            Some(approvals::Decided { decided_by: Some(by), gate, agent }) if by != super::decide::SYSTEM => (by, gate, agent),
             _ => {
                 tracing::warn!(call_id = %call.id, "a plan ran without a person's approval; no steps granted");
                 return Ok(());
@@ -90,6 +130,9 @@ impl Orchestrator {
                 max_uses: Some(1),
                 exact: Some((&call.task_id, args)),
                 policy_version: &self.agents.version,
+                gate: &gate,
+                agent: &agent,
+                bounds: None,
             };
             let id = grants::insert(&mut w.tx, new_grant).await?;
             w.append(
@@ -103,6 +146,8 @@ impl Orchestrator {
                     max_uses: Some(1),
                     args: Some((*args).clone()),
                     policy_version: Some(self.agents.version.clone()),
+                    gate: Some(gate.clone()),
+                    bounds: None,
                 },
             )
             .await?;

@@ -269,11 +269,23 @@ impl Orchestrator {
                 refused_before: None,
                 grant: None,
             };
+            // A grant in force for the tool that does not cover this call, and why (for "Why?").
+            let mut uncovered = None;
             if facts.history_matters() {
                 facts.refused_before = approvals::refused_before(&mut *w.tx, cid, &call.tool, &call.args).await?;
                 // No standing permission answers a question or lets an answer through.
-                if call.tool != crate::tools::ask::NAME && held_answer.is_none() {
-                    facts.grant = grants::usable(&mut *w.tx, cid, &task.id, &call.tool, &call.args).await?;
+                if call.tool != crate::tools::ask::NAME
+                    && held_answer.is_none()
+                    && let Some(gate) = gate
+                {
+                    let asking = crate::coverage::Asking {
+                        gate,
+                        agent: &agent.name,
+                        policy_version: &self.agents.version,
+                        task: task.id.as_str(),
+                        args: &call.args,
+                    };
+                    (facts.grant, uncovered) = covering_grant(&mut w, cid, &call.tool, asking).await?;
                 }
             }
             let mut verdict = policy::classify(facts);
@@ -302,7 +314,10 @@ impl Orchestrator {
                 None => format!("gate \"{}\" matched", g.name),
             };
             let why = match (&verdict, gate) {
-                (Verdict::Ask { gate }, _) => Some(format!("Asked because {}", why_gate(gate))),
+                (Verdict::Ask { gate }, _) => Some(match &uncovered {
+                    Some((id, why_not)) => format!("Asked because {}; grant {id} does not cover it: {why_not}", why_gate(gate)),
+                    None => format!("Asked because {}", why_gate(gate)),
+                }),
                 (Verdict::Run { grant: Some(_) }, Some(gated)) => grant.as_ref().map(|g| {
                     format!("Not asked: {} allowed {} here (grant {}); without it, {}", g.created_by, call.tool, g.id, why_gate(gated))
                 }),
@@ -378,7 +393,7 @@ impl Orchestrator {
                         false => Some(self.resolve_approvers(&mut w, &gate.approvers).await?),
                     };
                     let notify = self.email_recipients(&mut w, gate, approvers.as_ref()).await?;
-                    let suggestion = match gate.rules.quorum == 1 && app::domain::naming::grantable(&call.tool) {
+                    let suggestion = match gate.rules.grantable && app::domain::naming::grantable(&call.tool) {
                         true => grant_suggestion(&mut w, cid, call, self.agents.suggest_grant_after).await?,
                         false => None,
                     };
@@ -631,6 +646,34 @@ struct Proposal<'a> {
     policy_version: &'a str,
 }
 
+/// The oldest grant in force for the tool that covers the call (engine/src/coverage.rs), and
+/// otherwise the first one that does not, with why not.
+async fn covering_grant(
+    w: &mut Write,
+    cid: &app::domain::ConversationId,
+    tool: &str,
+    asking: crate::coverage::Asking<'_>,
+) -> anyhow::Result<(Option<app::domain::GrantId>, Option<(app::domain::GrantId, crate::coverage::Uncovered)>)> {
+    let mut uncovered = None;
+    for grant in grants::in_force(&mut *w.tx, cid, tool).await? {
+        let decoded = grant.decoded()?;
+        let terms = crate::coverage::Terms {
+            gate: grant.gate.as_deref(),
+            agent: grant.agent.as_deref(),
+            policy_version: grant.policy_version.as_deref(),
+            step: grant.task_id.as_deref().zip(decoded.step_args.as_ref()),
+            bounds: decoded.bounds.as_ref(),
+        };
+        match crate::coverage::covers(terms, asking) {
+            Ok(()) => return Ok((Some(grant.id), None)),
+            Err(why) => {
+                uncovered.get_or_insert((grant.id, why));
+            }
+        }
+    }
+    Ok((None, uncovered))
+}
+
 /// How long the grant a suggestion offers lasts.
 const SUGGESTED_GRANT_SECS: u64 = 24 * 3600;
 
@@ -655,7 +698,7 @@ async fn grant_suggestion(
     Ok(counts.into_iter().filter(|(_, n)| *n >= after).max_by_key(|(_, n)| *n).map(|(by, count)| app::domain::wire::GrantSuggestion {
         by,
         count,
-        grant: app::domain::wire::GrantRequest { ttl_secs: Some(SUGGESTED_GRANT_SECS), max_uses: None },
+        grant: app::domain::wire::GrantRequest { ttl_secs: Some(SUGGESTED_GRANT_SECS), ..Default::default() },
     }))
 }
 

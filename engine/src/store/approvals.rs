@@ -68,6 +68,11 @@ pub struct ApprovalRow {
     /// How many distinct people must approve (the gate's `quorum`), and who did so far (JSON array).
     pub quorum: i64,
     pub approved_by: String,
+    /// Who acted for each entry of `approved_by` (a delegate, where `approved_by` names whom
+    /// they decided as; JSON array), so that a person counts once toward a quorum.
+    pub approved_people: String,
+    /// 0: it may not be approved "for good" ([`DecisionRules::restriction`]).
+    pub grantable: i64,
     /// Whom its gate notifies and where: JSON `[[person, address], ...]` (emails).
     pub notify: Option<String>,
     /// The configuration version that asked it, and the one in force when it was decided.
@@ -123,6 +128,7 @@ impl ApprovalRow {
             allow_modification: self.allow_modification != 0,
             separate_requester: self.separate_requester != 0,
             quorum: u32::try_from(self.quorum).unwrap_or(1).max(1),
+            grantable: self.grantable != 0,
         }
     }
 
@@ -134,6 +140,11 @@ impl ApprovalRow {
     /// Who approved it so far (a quorum counts distinct people).
     pub fn approved_by(&self) -> Vec<String> {
         serde_json::from_str(&self.approved_by).unwrap_or_default()
+    }
+
+    /// Who acted for those approvals (the delegates themselves where one stood in).
+    pub fn approved_people(&self) -> Vec<String> {
+        serde_json::from_str(&self.approved_people).unwrap_or_default()
     }
 
     pub fn args(&self) -> Value {
@@ -186,7 +197,7 @@ const SELECT: &str = "SELECT a.id, a.call_id, a.task_id, a.conversation_id, c.ti
     a.created_at, a.deadline, a.decided_at, a.decided_by, a.reason, a.edited_args, a.escalated_at, a.escalated_by, a.confirm,
     a.require_reason, a.allow_modification, a.separate_requester, a.escalate_at, a.reminders_sent, a.context, a.retries_left, a.resent,
     a.assessment, a.escalation_target, a.escalated_to, a.escalated_members, a.approvers, a.approver_members, a.quorum, a.approved_by, a.notify,
-    a.policy_version, a.decided_policy_version
+    a.policy_version, a.decided_policy_version, a.approved_people, a.grantable
     FROM approvals a JOIN conversations c ON c.id = a.conversation_id LEFT JOIN users u ON u.id = c.owner_id";
 
 pub struct NewApproval<'a> {
@@ -228,9 +239,9 @@ pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Res
         "INSERT INTO approvals (id, call_id, task_id, conversation_id, agent, tool, args, gate, summary, risk, state,
             timeout_action, created_at, deadline, confirm, require_reason, allow_modification,
             escalate_at, next_reminder_at, reminder_interval_ms, reminders_left, context, retries_left, assessment, escalation_target,
-            reversibility, separate_requester, approvers, approver_members, quorum, notify, policy_version)
+            reversibility, separate_requester, approvers, approver_members, quorum, notify, policy_version, grantable)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26,
-            $27, $28, $29, $30, $31)",
+            $27, $28, $29, $30, $31, $32)",
     )
     .bind(a.id)
     .bind(a.call_id)
@@ -263,6 +274,7 @@ pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Res
     .bind(i64::from(a.rules.quorum))
     .bind((!a.notify.is_empty()).then(|| serde_json::to_string(a.notify)).transpose().context("failed to encode whom to notify")?)
     .bind(a.policy_version)
+    .bind(i64::from(a.rules.grantable))
     .execute(conn)
     .await
     .context("failed to record approval")?;
@@ -569,18 +581,23 @@ pub async fn set_approvers(conn: &mut AnyConnection, id: &ApprovalId, approvers:
     Ok(result.rows_affected() == 1)
 }
 
-/// Counts one person's approval toward a quorum; false if it is no longer pending or someone
-/// else counted in between (the caller holds the conversation's write, so that is a bug).
-pub async fn count_approval(conn: &mut AnyConnection, approval: &ApprovalRow, by: &str) -> anyhow::Result<bool> {
+/// Counts one approval toward a quorum: `principal` is whom it counts as, `person` who acted
+/// (the same but for a delegate). False if it is no longer pending or someone else counted in
+/// between (the caller holds the conversation's write, so that is a bug).
+pub async fn count_approval(conn: &mut AnyConnection, approval: &ApprovalRow, principal: &str, person: &str) -> anyhow::Result<bool> {
     let mut approved_by = approval.approved_by();
-    approved_by.push(by.to_owned());
-    let result = sqlx::query("UPDATE approvals SET approved_by = $1 WHERE id = $2 AND state = 'pending' AND approved_by = $3")
-        .bind(serde_json::to_string(&approved_by).context("failed to encode who approved")?)
-        .bind(&approval.id)
-        .bind(&approval.approved_by)
-        .execute(conn)
-        .await
-        .context("failed to count an approval")?;
+    approved_by.push(principal.to_owned());
+    let mut people = approval.approved_people();
+    people.push(person.to_owned());
+    let result =
+        sqlx::query("UPDATE approvals SET approved_by = $1, approved_people = $4 WHERE id = $2 AND state = 'pending' AND approved_by = $3")
+            .bind(serde_json::to_string(&approved_by).context("failed to encode who approved")?)
+            .bind(&approval.id)
+            .bind(&approval.approved_by)
+            .bind(serde_json::to_string(&people).context("failed to encode who approved")?)
+            .execute(conn)
+            .await
+            .context("failed to count an approval")?;
     Ok(result.rows_affected() == 1)
 }
 
@@ -597,14 +614,20 @@ pub async fn escalated_to(db: impl AnyExecutor<'_>, username: &str) -> anyhow::R
 }
 
 /// Who approved the call's approval, if it had one that a person decided.
-pub async fn decider_of(db: impl AnyExecutor<'_>, call_id: &CallId) -> anyhow::Result<Option<String>> {
-    let by: Option<Option<String>> =
-        sqlx::query_scalar("SELECT decided_by FROM approvals WHERE call_id = $1 ORDER BY created_at DESC LIMIT 1")
-            .bind(call_id)
-            .fetch_optional(db)
-            .await
-            .context("failed to look up who decided a call")?;
-    Ok(by.flatten())
+pub async fn decider_of(db: impl AnyExecutor<'_>, call_id: &CallId) -> anyhow::Result<Option<Decided>> {
+    sqlx::query_as("SELECT decided_by, gate, agent FROM approvals WHERE call_id = $1 ORDER BY created_at DESC LIMIT 1")
+        .bind(call_id)
+        .fetch_optional(db)
+        .await
+        .context("failed to look up who decided a call")
+}
+
+/// Who decided a call's approval, under which gate, for which agent.
+#[derive(sqlx::FromRow)]
+pub struct Decided {
+    pub decided_by: Option<String>,
+    pub gate: String,
+    pub agent: String,
 }
 
 /// Hands a pending approval over: to the admins (`to` None) or to a named user or group and its

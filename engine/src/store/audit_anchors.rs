@@ -7,7 +7,7 @@
 //! - a *pruned* anchor signs the last entry of a prefix that retention deleted; verification
 //!   starts from it, and the database lets entries go only once such an anchor covers them.
 //!
-//! What verification can and cannot detect is listed in docs/reliability.md ("Audit trail").
+//! What verification can and cannot detect is listed in docs/security.md ("Audit trail").
 
 use anyhow::Context;
 use hmac::{Hmac, Mac};

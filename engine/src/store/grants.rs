@@ -1,5 +1,6 @@
-//! Grants: standing permissions for one tool in one conversation. Using one is a conditional
-//! update, so a limited grant is never used more often than allowed.
+//! Grants: standing permissions for one tool in one conversation, bound to the gate, agent and
+//! configuration version they were given under (which calls they cover: engine/src/coverage.rs).
+//! Using one is a conditional update, so a limited grant is never used more often than allowed.
 
 use anyhow::Context;
 use app::domain::{ConversationId, GrantId, TaskId};
@@ -30,13 +31,19 @@ pub struct NewGrant<'a> {
     pub exact: Option<(&'a TaskId, &'a Value)>,
     /// The configuration version it is made under.
     pub policy_version: &'a str,
+    /// The gate it was given under, and the agent whose calls it covers.
+    pub gate: &'a str,
+    pub agent: &'a str,
+    /// Bounds on the arguments (`coverage::bounds`).
+    pub bounds: Option<&'a Value>,
 }
 
 pub async fn insert(conn: &mut AnyConnection, g: NewGrant<'_>) -> anyhow::Result<GrantId> {
     let id: GrantId = new_id();
     sqlx::query(
-        "INSERT INTO grants (id, conversation_id, tool, created_by, created_at, expires_at, max_uses, task_id, args, policy_version)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        "INSERT INTO grants (id, conversation_id, tool, created_by, created_at, expires_at, max_uses, task_id, args, policy_version,
+            gate, agent, bounds)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
     )
     .bind(&id)
     .bind(g.conversation_id)
@@ -48,6 +55,9 @@ pub async fn insert(conn: &mut AnyConnection, g: NewGrant<'_>) -> anyhow::Result
     .bind(g.exact.map(|(task, _)| task))
     .bind(g.exact.map(|(_, args)| args.to_string()))
     .bind(g.policy_version)
+    .bind(g.gate)
+    .bind(g.agent)
+    .bind(g.bounds.map(Value::to_string))
     .execute(conn)
     .await
     .context("failed to create grant")?;
@@ -57,31 +67,49 @@ pub async fn insert(conn: &mut AnyConnection, g: NewGrant<'_>) -> anyhow::Result
 /// Conditions under which a grant lets a call through ($1: now).
 const USABLE: &str = "revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $1) AND (max_uses IS NULL OR uses < max_uses)";
 
-/// The oldest grant that still lets this call of `tool` through, if any: a standing grant for the
-/// tool in the conversation, or a plan's step for exactly these arguments in this task.
-pub async fn usable(
-    db: impl AnyExecutor<'_>,
-    conversation_id: &ConversationId,
-    task_id: &TaskId,
-    tool: &str,
-    args: &Value,
-) -> anyhow::Result<Option<GrantId>> {
-    let rows: Vec<(GrantId, Option<String>, Option<String>)> = sqlx::query_as(&format!(
-        "SELECT id, task_id, args FROM grants WHERE {USABLE} AND conversation_id = $2 AND tool = $3 ORDER BY created_at"
+/// A grant still in force, as `coverage::covers` reads it.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct GrantTerms {
+    pub id: GrantId,
+    pub gate: Option<String>,
+    pub agent: Option<String>,
+    pub policy_version: Option<String>,
+    pub task_id: Option<String>,
+    /// A plan's step: its exact arguments (JSON).
+    pub args: Option<String>,
+    /// JSON bounds on the arguments.
+    pub bounds: Option<String>,
+}
+
+/// Decoded JSON of a grant's terms: a plan step's arguments and the bounds. A column that does
+/// not decode is an error, never "no bounds" (that would widen the grant).
+pub struct Decoded {
+    pub step_args: Option<Value>,
+    pub bounds: Option<Value>,
+}
+
+impl GrantTerms {
+    pub fn decoded(&self) -> anyhow::Result<Decoded> {
+        let parse = |text: &Option<String>, what: &str| {
+            text.as_deref().map(serde_json::from_str::<Value>).transpose().with_context(|| format!("grant {}: {what} is not JSON", self.id))
+        };
+        Ok(Decoded { step_args: parse(&self.args, "args")?, bounds: parse(&self.bounds, "bounds")? })
+    }
+}
+
+/// The grants in force for `tool` in the conversation, oldest first: which of them covers a
+/// call is `coverage::covers`'s to say.
+pub async fn in_force(db: impl AnyExecutor<'_>, conversation_id: &ConversationId, tool: &str) -> anyhow::Result<Vec<GrantTerms>> {
+    sqlx::query_as(&format!(
+        "SELECT id, gate, agent, policy_version, task_id, args, bounds FROM grants
+         WHERE {USABLE} AND conversation_id = $2 AND tool = $3 ORDER BY created_at, id"
     ))
     .bind(now_ms())
     .bind(conversation_id)
     .bind(tool)
     .fetch_all(db)
     .await
-    .context("failed to look for a grant")?;
-    // Arguments compare as JSON values, not as text.
-    Ok(rows.into_iter().find_map(|(id, task, exact)| match exact {
-        None => Some(id),
-        Some(text) => {
-            (task.as_deref() == Some(task_id.as_str()) && serde_json::from_str::<Value>(&text).is_ok_and(|a| &a == args)).then_some(id)
-        }
-    }))
+    .context("failed to look for a grant")
 }
 
 /// Counts one use of the grant, only while it still lets a call through (conditional: a use

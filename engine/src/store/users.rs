@@ -107,6 +107,8 @@ pub struct TokenInfo {
     #[serde(skip)]
     pub created_at_ms: i64,
     pub revoked: bool,
+    /// What it may do: `read`, `decide`, `call` (server/src/auth/scopes.rs).
+    pub scopes: Vec<String>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -115,52 +117,68 @@ struct TokenRow {
     name: String,
     created_at: i64,
     revoked_at: Option<i64>,
+    scopes: String,
 }
 
-pub async fn insert_token(db: impl AnyExecutor<'_>, user_id: &UserId, name: &str, token_hash: &str) -> anyhow::Result<String> {
+/// Stores a token's hash with its scopes (names separated by spaces).
+pub async fn insert_token(
+    db: impl AnyExecutor<'_>,
+    user_id: &UserId,
+    name: &str,
+    token_hash: &str,
+    scopes: &str,
+) -> anyhow::Result<String> {
     let id = new_id();
-    sqlx::query("INSERT INTO api_tokens (id, user_id, name, token_hash, created_at) VALUES ($1, $2, $3, $4, $5)")
+    sqlx::query("INSERT INTO api_tokens (id, user_id, name, token_hash, created_at, scopes) VALUES ($1, $2, $3, $4, $5, $6)")
         .bind(&id)
         .bind(user_id)
         .bind(name)
         .bind(token_hash)
         .bind(now_ms())
+        .bind(scopes)
         .execute(db)
         .await
         .context("failed to store token")?;
     Ok(id)
 }
 
-/// The user behind a live (not revoked) token, with the token's id.
-pub async fn user_for_token(db: impl AnyExecutor<'_>, token_hash: &str) -> anyhow::Result<Option<(User, String)>> {
+/// The user behind a live (not revoked) token, with the token's id and scopes.
+pub async fn user_for_token(db: impl AnyExecutor<'_>, token_hash: &str) -> anyhow::Result<Option<(User, String, String)>> {
     #[derive(sqlx::FromRow)]
     struct Row {
         #[sqlx(flatten)]
         user: UserRow,
         token_id: String,
+        scopes: String,
     }
     let row: Option<Row> = sqlx::query_as(
-        "SELECT u.id, u.username, u.role, u.created_at, t.id AS token_id FROM api_tokens t JOIN users u ON u.id = t.user_id
+        "SELECT u.id, u.username, u.role, u.created_at, t.id AS token_id, t.scopes FROM api_tokens t JOIN users u ON u.id = t.user_id
          WHERE t.token_hash = $1 AND t.revoked_at IS NULL",
     )
     .bind(token_hash)
     .fetch_optional(db)
     .await
     .context("failed to check token")?;
-    Ok(row.map(|r| (r.user.into(), r.token_id)))
+    Ok(row.map(|r| (r.user.into(), r.token_id, r.scopes)))
 }
 
 pub async fn tokens_of(db: impl AnyExecutor<'_>, user_id: &UserId) -> anyhow::Result<Vec<TokenInfo>> {
     // Booleans are computed here: SQLite has none to return through the portable driver.
     let rows: Vec<TokenRow> =
-        sqlx::query_as("SELECT id, name, created_at, revoked_at FROM api_tokens WHERE user_id = $1 ORDER BY created_at")
+        sqlx::query_as("SELECT id, name, created_at, revoked_at, scopes FROM api_tokens WHERE user_id = $1 ORDER BY created_at")
             .bind(user_id)
             .fetch_all(db)
             .await
             .context("failed to list tokens")?;
     Ok(rows
         .into_iter()
-        .map(|r| TokenInfo { id: r.id, name: r.name, created_at_ms: r.created_at, revoked: r.revoked_at.is_some() })
+        .map(|r| TokenInfo {
+            id: r.id,
+            name: r.name,
+            created_at_ms: r.created_at,
+            revoked: r.revoked_at.is_some(),
+            scopes: r.scopes.split_whitespace().map(str::to_owned).collect(),
+        })
         .collect())
 }
 

@@ -11,7 +11,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{ApiError, extract::ApiJson};
 use crate::{
-    auth::{ByToken, Credential, CurrentUser, tokens},
+    auth::{ByToken, Credential, CurrentUser, scopes::Scopes, tokens},
     state::AppState,
     store::{
         time::rfc3339,
@@ -28,12 +28,17 @@ pub fn router() -> OpenApiRouter<AppState> {
 struct NewToken {
     #[schema(min_length = 1, max_length = 100)]
     name: String,
+    /// What it may do: `read`, `decide`, `call` (default: all three). Give an agent's gateway
+    /// client `["call"]`, so it cannot decide the calls it asks for (docs/security.md, "Tokens").
+    #[serde(default)]
+    scopes: Option<Vec<String>>,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
 struct CreatedToken {
     id: String,
     name: String,
+    scopes: Vec<&'static str>,
     /// Shown once; only its hash is stored.
     token: String,
 }
@@ -76,9 +81,13 @@ async fn create(
     if name.is_empty() || name.chars().count() > 100 {
         return Err(ApiError::invalid("name", "a token needs a name of 1 to 100 characters"));
     }
+    let scopes = match &body.scopes {
+        None => Scopes::ALL,
+        Some(names) => Scopes::parse(&names.join(" ")).map_err(|why| ApiError::invalid("scopes", why))?,
+    };
     let token = tokens::generate();
-    let id = users::insert_token(state.store.writer(), &user.user.id, &name, &tokens::digest(&token)).await?;
-    Ok((StatusCode::CREATED, Json(CreatedToken { id, name, token })))
+    let id = users::insert_token(state.store.writer(), &user.user.id, &name, &tokens::digest(&token), &scopes.to_string()).await?;
+    Ok((StatusCode::CREATED, Json(CreatedToken { id, name, scopes: scopes.names(), token })))
 }
 
 #[utoipa::path(

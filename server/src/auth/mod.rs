@@ -13,6 +13,7 @@ pub mod csrf;
 pub mod limits;
 pub mod pages;
 pub mod password;
+pub mod scopes;
 pub mod session_store;
 pub mod tokens;
 
@@ -25,6 +26,7 @@ use axum::{
 };
 use tower_sessions::Session;
 
+use self::scopes::Scopes;
 use crate::{
     api::ApiError,
     state::AppState,
@@ -68,9 +70,23 @@ pub struct BadToken;
 pub async fn resolve(State(state): State<AppState>, mut req: Request, next: Next) -> Result<Response, ApiError> {
     let user = match bearer(req.headers()) {
         Some(token) => match users::user_for_token(state.store.quick(), &tokens::digest(token)).await? {
-            Some((user, token_id)) => {
+            Some((user, token_id, scopes)) => {
+                // A stored scope list that does not parse allows nothing (fail closed).
+                let scopes = Scopes::parse(&scopes).unwrap_or(Scopes::NONE);
+                if let Some(scope) = scopes::needed(req.method(), req.uri().path())
+                    && !scopes.allows(scope)
+                {
+                    return Err(ApiError::Forbidden(format!(
+                        "this API token may {scopes_said}; {} {} needs a token with the {} scope (countersign token create --scopes …)",
+                        req.method(),
+                        req.uri().path(),
+                        scope.as_str(),
+                        scopes_said = scopes.said(),
+                    )));
+                }
                 req.extensions_mut().insert(ByToken);
                 req.extensions_mut().insert(Credential::of_token(&token_id));
+                req.extensions_mut().insert(scopes);
                 Some(user)
             }
             // Anonymous, so public routes (health, login) still answer; the others say why.
@@ -85,6 +101,8 @@ pub async fn resolve(State(state): State<AppState>, mut req: Request, next: Next
                     if let Some(credential) = Credential::of_session(&session) {
                         req.extensions_mut().insert(credential);
                     }
+                    // A person in the browser may do all they are allowed to.
+                    req.extensions_mut().insert(Scopes::ALL);
                     users::get(state.store.quick(), &id).await?
                 }
                 None => None,

@@ -22,7 +22,10 @@ use axum::{
 use serde_json::{Value, json};
 
 use crate::{
-    auth::Viewer,
+    auth::{
+        Viewer,
+        scopes::{Scope, Scopes},
+    },
     orchestrator::{Actor, Decision, DecisionError, StartError},
     state::AppState,
     store::{
@@ -105,7 +108,14 @@ async fn card(State(state): State<AppState>, Path(agent): Path<String>) -> Respo
     .into_response()
 }
 
-async fn rpc(State(state): State<AppState>, Extension(viewer): Extension<Viewer>, Path(agent): Path<String>, body: Bytes) -> Response {
+async fn rpc(
+    State(state): State<AppState>,
+    Extension(viewer): Extension<Viewer>,
+    scopes: Option<Extension<Scopes>>,
+    Path(agent): Path<String>,
+    body: Bytes,
+) -> Response {
+    let scopes = scopes.map_or(Scopes::NONE, |Extension(s)| s);
     let Ok(request) = serde_json::from_slice::<Value>(&body) else {
         return Json(rpc_error(&Value::Null, RpcError(code::PARSE, "the body is not JSON".into()))).into_response();
     };
@@ -123,10 +133,10 @@ async fn rpc(State(state): State<AppState>, Extension(viewer): Extension<Viewer>
     }
     let params = &request["params"];
     if matches!(method, "SendStreamingMessage" | "message/stream") {
-        return stream_message(state, user, agent, params.clone(), id).await;
+        return stream_message(state, user, scopes, agent, params.clone(), id).await;
     }
     let outcome = match method {
-        "SendMessage" | "message/send" => send_message(&state, &user, &agent, params).await,
+        "SendMessage" | "message/send" => send_message(&state, &user, scopes, &agent, params).await,
         "GetTask" | "tasks/get" => get_task(&state, &user, params).await,
         "CancelTask" | "tasks/cancel" => cancel(&state, &user, params).await,
         "SubscribeToTask" | "tasks/resubscribe" => Err(RpcError(code::UNSUPPORTED, format!("{method} is not offered: poll with GetTask"))),
@@ -169,10 +179,10 @@ async fn visible_task(state: &AppState, user: &User, id: &str) -> Result<TaskRow
 /// `SendStreamingMessage`: the same as `SendMessage`, answered as SSE — the task as it starts,
 /// a status update when it settles (finished, or waiting for a person), and the task as it is
 /// then. Errors before anything started are a single JSON-RPC error event.
-async fn stream_message(state: AppState, user: User, agent: String, params: Value, id: Value) -> Response {
+async fn stream_message(state: AppState, user: User, scopes: Scopes, agent: String, params: Value, id: Value) -> Response {
     use axum::response::sse::{Event, Sse};
     let frame = |result: Value| Event::default().data(json!({ "jsonrpc": "2.0", "id": id, "result": result }).to_string());
-    let started = match begin(&state, &user, &agent, &params).await {
+    let started = match begin(&state, &user, scopes, &agent, &params).await {
         Ok(task) => task,
         Err(error) => {
             let event = Event::default().data(rpc_error(&id, error).to_string());
@@ -207,19 +217,26 @@ async fn get_task(state: &AppState, user: &User, params: &Value) -> Result<Value
 }
 
 /// A new turn, or a decision on the task the message names.
-async fn send_message(state: &AppState, user: &User, agent: &str, params: &Value) -> Result<Value, RpcError> {
-    let task = begin(state, user, agent, params).await?;
+async fn send_message(state: &AppState, user: &User, scopes: Scopes, agent: &str, params: &Value) -> Result<Value, RpcError> {
+    let task = begin(state, user, scopes, agent, params).await?;
     let task = settled(state, &task).await?;
     task_json(state, &task).await
 }
 
 /// What a message does: starts a turn, or decides the task it names; the task.
-async fn begin(state: &AppState, user: &User, agent: &str, params: &Value) -> Result<TaskId, RpcError> {
+async fn begin(state: &AppState, user: &User, scopes: Scopes, agent: &str, params: &Value) -> Result<TaskId, RpcError> {
     let message = &params["message"];
     let parts = message["parts"].as_array().ok_or_else(|| RpcError(code::INVALID_PARAMS, "params.message.parts must be a list".into()))?;
     let text: Vec<&str> = parts.iter().filter_map(|p| p["text"].as_str()).collect();
     let decision = parts.iter().find_map(|p| p["data"].get("decision_type").map(|_| &p["data"]));
     let task = match (message["taskId"].as_str(), decision) {
+        // A client that only calls (an autonomous agent's token) cannot countersign its own calls.
+        (Some(_), Some(_)) if !scopes.allows(Scope::Decide) => {
+            return Err(RpcError(
+                code::INVALID_REQUEST,
+                "this API token may only call: deciding needs a token with the decide scope (docs/security.md, \"Tokens\")".into(),
+            ));
+        }
         (Some(task_id), Some(decision)) => decide(state, user, task_id, decision).await?,
         (Some(task_id), None) => {
             let task = visible_task(state, user, task_id).await?;

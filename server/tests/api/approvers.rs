@@ -290,3 +290,32 @@ async fn an_approval_escalated_to_a_group_follows_the_groups_members() {
     assert_eq!(status, 200, "{body}");
     app.wait_task(&task, TaskStatus::Completed).await;
 }
+
+#[tokio::test]
+async fn a_person_counts_once_toward_a_quorum_whoever_they_act_as() {
+    let app = app_with("approvers = [\"group:finance\"]\nquorum = 2\n").await;
+    let (bob, root) = (app.as_user("bob"), app.as_user("root"));
+    let (status, _) = bob.post_json("/api/delegations", json!({ "to": "alice", "ends_at": in_secs(3600) })).await;
+    assert_eq!(status, 201);
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let id = approvals[0].id.clone();
+    // Alice approves in bob's place: it counts as bob.
+    let (status, body) = app.post_json(&format!("/api/approvals/{id}/approve"), json!({})).await;
+    assert_eq!((status, body["approved_by"].clone()), (200, json!(["bob"])), "{body}");
+    // Handed to a group with alice in it, she may decide it as herself, but she already counted.
+    let (status, _) = root.post_json("/api/groups", json!({ "name": "ops", "members": ["alice"] })).await;
+    assert_eq!(status, 201);
+    let (status, body) = root.post_json(&format!("/api/approvals/{id}/escalate"), json!({ "to": "ops" })).await;
+    assert_eq!(status, 200, "{body}");
+    let counted = state_of(&app, &c, &id).await;
+    let (status, body) = app.post_json(&format!("/api/approvals/{id}/approve"), json!({})).await;
+    assert_eq!((status, error_code(&body)), (409, "conflict"), "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("alice already approved"), "{body}");
+    assert_eq!(state_of(&app, &c, &id).await, counted, "nothing changed");
+    assert_eq!(app.order(1001).await.status, "open");
+    // Someone else completes it.
+    let (status, body) = root.post_json(&format!("/api/approvals/{id}/approve"), json!({})).await;
+    assert_eq!((status, body["approved_by"].clone()), (200, json!(["bob", "root"])), "{body}");
+    app.wait_task(&task, TaskStatus::Completed).await;
+}

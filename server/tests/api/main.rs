@@ -19,6 +19,7 @@ mod durability;
 mod email;
 mod escalation_targets;
 mod final_answer;
+mod grants;
 mod health;
 mod layering;
 mod leases;

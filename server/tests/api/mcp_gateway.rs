@@ -2,14 +2,16 @@
 //! as `tests/clients/mcp_client.py`) with a real npm MCP server upstream: an ungated call answers at
 //! once; a gated call keeps the request open with progress notifications until a person decides
 //! (here with edited arguments), then answers with the upstream result; a tool outside the
-//! agent's allow-list is MCP's invalid-params error. The TypeScript SDK's tests are in
+//! agent's allow-list is MCP's invalid-params error. The client holds a `call`-only token
+//! (`token create --gateway`): with it, the agent cannot read or decide its own approvals over
+//! REST. The TypeScript SDK's tests are in
 //! end2end/tests/mcp-gateway.spec.ts.
 
 use std::time::Duration;
 
 use serde_json::json;
 
-use crate::helpers::{Options, eventually, spawn_app_with};
+use crate::helpers::{Options, cli, client_with_token, eventually, spawn_app_with};
 
 fn agents(root: &std::path::Path) -> String {
     format!(
@@ -30,10 +32,14 @@ async fn the_official_python_mcp_client_waits_for_a_decision_and_gets_the_edited
     let python = std::env::var("COUNTERSIGN_TEST_PYTHON")
         .expect("set COUNTERSIGN_TEST_PYTHON to a Python with mcp (scripts/test.sh installs it into the cache's venv)");
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/mcp_client.py");
+    let (ok, gateway_token, stderr) =
+        cli(app.data_dir.path(), &["token", "create", "--user", "alice", "--name", "ide", "--gateway"], None).await;
+    assert!(ok && stderr.contains("it may call"), "{stderr}");
+    let gateway_token = gateway_token.trim().to_owned();
     let mut client = tokio::process::Command::new(python)
         .arg(script)
         .arg(app.url("/mcp/files"))
-        .arg(&app.tokens["alice"])
+        .arg(&gateway_token)
         .arg(&target)
         .kill_on_drop(true)
         .stdout(std::process::Stdio::piped())
@@ -60,8 +66,20 @@ async fn the_official_python_mcp_client_waits_for_a_decision_and_gets_the_edited
     };
     assert_eq!(approval["tool"], "write_file", "{approval}");
     assert_eq!(approval["gate"], "require_approval", "{approval}");
+    // The agent's own token can neither see the approval nor decide it, nor grant itself anything.
+    let agent = client_with_token(&gateway_token);
+    let approve = app.url(&format!("/api/approvals/{}/approve", approval["id"].as_str().unwrap()));
+    for body in [json!({}), json!({ "grant": {} })] {
+        let refused = agent.post(&approve).json(&body).send().await.unwrap();
+        assert_eq!(refused.status(), 403);
+        let refused: serde_json::Value = refused.json().await.unwrap();
+        assert!(refused["error"]["message"].as_str().unwrap().contains("needs a token with the decide scope"), "{refused}");
+    }
+    assert_eq!(agent.get(app.url("/api/approvals?status=pending")).send().await.unwrap().status(), 403);
     tokio::time::sleep(Duration::from_secs(5)).await;
     assert!(!std::path::Path::new(&target).exists(), "nothing is written before the decision");
+    let (_, still) = app.get_json(&format!("/api/approvals/{}", approval["id"].as_str().unwrap())).await;
+    assert_eq!(still["state"], "pending", "the refused requests changed nothing");
     let edited = json!({ "path": target, "content": "edited by alice" });
     let (status, body) =
         app.post_json(&format!("/api/approvals/{}/approve", approval["id"].as_str().unwrap()), json!({ "args": edited })).await;
@@ -90,7 +108,7 @@ async fn the_official_python_mcp_client_waits_for_a_decision_and_gets_the_edited
     );
     let (_, tasks) = app.get_json(&format!("/api/conversations/{conversation}")).await;
     // Named after the client's own name (clientInfo) and the token it came with.
-    assert_eq!(tasks["conversation"]["title"], "MCP client \u{201c}python-probe\u{201d} (token \u{201c}tests\u{201d}) · files", "{tasks}");
+    assert_eq!(tasks["conversation"]["title"], "MCP client \u{201c}python-probe\u{201d} (token \u{201c}ide\u{201d}) · files", "{tasks}");
     let decided = app.audit_entries("approval.decided", 1).await;
     assert_eq!(decided[0]["data"]["edited_args"]["content"], "edited by alice", "{decided:?}");
 }
