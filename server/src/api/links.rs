@@ -1,22 +1,28 @@
-//! `POST /api/approvals/{id}/links`: signed approve / reject links for one person (server/src/links),
-//! to put in a message to them. The notification channels make them the same way.
+//! `POST /api/approvals/{id}/links`: signed approve / reject links for one person (server/src/links).
+//! A link decides as its person, so only that person ever receives it: links for yourself are
+//! answered; an admin's request for someone else's is sent to them by email (the way the
+//! notification channels send theirs) and never shown to the admin (docs/security.md).
 
 use super::error::ErrorBody;
 use app::domain::ApprovalId;
+use app::domain::AuditKind;
 use axum::{
     Json,
     extract::{Path, State},
+    http::StatusCode,
+    response::{IntoResponse, Response},
 };
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{ApiError, access, extract::ApiJson};
 use crate::{
     auth::CurrentUser,
     links::{self, IssuedLinks},
-    orchestrator::DecisionError,
+    orchestrator::{Actor, DecisionError, EmailNotice},
     state::AppState,
-    store::users,
+    store::{Scope, outbox, users},
 };
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -26,7 +32,8 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct LinkRequest {
-    /// Who decides with the links (default: you; someone else: admins only).
+    /// Who decides with the links (default: you). Someone else (admins only): the links are
+    /// emailed to them, never answered.
     #[serde(default)]
     decider: Option<String>,
     /// How long they work, in seconds (default and most: 7 days; never past the deadline).
@@ -44,7 +51,8 @@ struct LinkRequest {
     params(("id" = ApprovalId, Path)),
     request_body = Option<LinkRequest>,
     responses(
-        (status = 200, description = "OK", body = IssuedLinks),
+        (status = 200, description = "Your links", body = IssuedLinks),
+        (status = 202, description = "Someone else's links, queued to be emailed to them", body = SentLinks),
         (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
         (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
         (status = 403, description = "Links for someone else (admins only)", body = ErrorBody),
@@ -60,7 +68,7 @@ async fn issue(
     user: CurrentUser,
     Path(id): Path<ApprovalId>,
     body: Option<ApiJson<LinkRequest>>,
-) -> Result<Json<IssuedLinks>, ApiError> {
+) -> Result<Response, ApiError> {
     access::visible_approval(&state, &user, &id).await?;
     let request = body.map(|ApiJson(b)| b).unwrap_or_default();
     let ttl = request.ttl_secs.unwrap_or(links::MAX_TTL_SECS);
@@ -70,17 +78,61 @@ async fn issue(
     let mut decider = access::actor(&user);
     if let Some(name) = request.decider.as_deref().map(str::trim).filter(|n| !n.eq_ignore_ascii_case(&user.user.username)) {
         if !user.user.is_admin() {
-            return Err(ApiError::Forbidden("only an admin may make links for someone else".into()));
+            return Err(ApiError::Forbidden("only an admin may have links sent to someone else".into()));
         }
         let account = users::credentials(state.store.pool(), name)
             .await?
             .ok_or_else(|| ApiError::invalid("decider", format!("no user is named {name:?}")))?;
         decider = crate::orchestrator::Actor { name: account.user.username, role: Some(account.user.role), ..decider };
+        return send(&state, &id, &decider, &user).await.map(|sent| (StatusCode::ACCEPTED, Json(sent)).into_response());
     }
     let base = state.config.public_url.clone().unwrap_or_default();
     match links::issue(&state, &id, &decider, ttl, &user.user.username, &base).await {
         // The person could not decide it now: the links would only show them a refusal.
         Err(DecisionError::Forbidden(why)) => Err(ApiError::invalid("decider", format!("{} may not decide it: {why}", decider.name))),
-        other => Ok(Json(other?)),
+        other => Ok(Json(other?).into_response()),
     }
+}
+
+/// Someone else's links, on their way to them.
+#[derive(Serialize, utoipa::ToSchema)]
+struct SentLinks {
+    decider: String,
+    /// How they reach them: `email`.
+    sent_by: &'static str,
+}
+
+/// Queues an email with `decider`'s own links (made when it is sent, for them alone), if they
+/// may decide the approval now and have an address the server can send to.
+async fn send(state: &AppState, id: &ApprovalId, decider: &Actor, by: &CurrentUser) -> Result<SentLinks, ApiError> {
+    let refused = |why: String| ApiError::invalid("decider", why);
+    let approval = match state.orchestrator.may_decide_now(id, decider).await {
+        Err(DecisionError::Forbidden(why)) => return Err(refused(format!("{} may not decide it: {why}", decider.name))),
+        other => other?.0,
+    };
+    if !links::sees_it(state, &approval, decider).await? {
+        return Err(refused(format!("{} may not decide it: not theirs, not named to decide it", decider.name)));
+    }
+    if state.config.smtp_url.is_none() {
+        return Err(refused(format!(
+            "links decide as {0}, so only {0} may receive them, and this server sends no email (COUNTERSIGN_SMTP_URL): ask {0} to make their own",
+            decider.name
+        )));
+    }
+    let address = users::email_of(state.store.pool(), &decider.name).await?.ok_or_else(|| {
+        refused(format!(
+            "links decide as {0}, so only {0} may receive them, and {0} has no email address (countersign user email {0} ADDRESS)",
+            decider.name
+        ))
+    })?;
+    let notice = EmailNotice { approval_id: approval.id.clone(), person: decider.name.clone(), reminder: 0 };
+    let mut w = state.store.write(Scope::Approval(id)).await?;
+    outbox::insert(&mut w.tx, &outbox::mailto(&address), &serde_json::to_string(&notice).map_err(anyhow::Error::from)?).await?;
+    w.audit(
+        AuditKind::LinkIssued,
+        &by.user.username,
+        json!({ "approval_id": approval.id, "decider": decider.name, "sent_by": "email", "ip": by.ip }),
+    );
+    w.commit().await?;
+    Ok(SentLinks { decider: decider.name.clone(), sent_by: "email" })
 }

@@ -126,3 +126,24 @@ async fn a_link_stops_working_when_it_expires_or_its_person_may_no_longer_decide
         (Some("rejected"), Some("not this month"), Some("root"))
     );
 }
+
+#[tokio::test]
+async fn nobody_receives_links_that_decide_as_someone_else() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (_task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let id = approvals[0].id.clone();
+    let (status, _) = app.post_json(&format!("/api/approvals/{id}/escalate"), json!({ "to": "bob" })).await;
+    assert_eq!(status, 200);
+    // Bob may decide it now, but his links go only to him: this server sends no email, so an
+    // admin's request for them is refused, with no link in the answer and none issued.
+    let (status, body) = app.as_user("root").post_json(&format!("/api/approvals/{id}/links"), json!({ "decider": "bob" })).await;
+    assert_eq!((status, body["error"]["details"][0]["path"].as_str()), (422, Some("/decider")), "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("only bob may receive them"), "{body}");
+    assert!(!body.to_string().contains("/decide/"), "{body}");
+    let (_, audit) = app.as_user("root").get_json("/api/audit?kind=link.issued").await;
+    assert_eq!(audit["entries"].as_array().map(Vec::len), Some(0), "{audit}");
+    // Bob asks for his own.
+    let (status, links) = app.as_user("bob").post_json(&format!("/api/approvals/{id}/links"), json!({})).await;
+    assert_eq!((status, links["decider"].as_str()), (200, Some("bob")), "{links}");
+}
