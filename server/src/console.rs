@@ -11,7 +11,10 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::cli::{Remote, remote};
+use crate::{
+    channels::neutral,
+    cli::{Remote, remote},
+};
 
 /// Puts the terminal in non-canonical, no-echo mode while alive (a key is read as it is typed).
 struct RawMode(Option<libc::termios>);
@@ -94,24 +97,26 @@ async fn changes(remote: &Remote) -> anyhow::Result<mpsc::UnboundedReceiver<()>>
     Ok(rx)
 }
 
-/// The approval as the terminal shows it.
+/// The approval as the terminal shows it. Every text in it may come from the requester or the
+/// model, and the terminal is in raw mode: each is shown inert, on its own line of the card.
 fn card(a: &Value) -> String {
+    let text = |v: &Value, default: &str| neutral::console(v.as_str().unwrap_or(default));
     let mut lines = vec![
         String::new(),
         format!(
             "── {} ({} risk) · {} · asked by {}",
-            a["tool"].as_str().unwrap_or("?"),
-            a["risk"].as_str().unwrap_or("?"),
-            a["conversation_title"].as_str().unwrap_or(""),
-            a["owner"].as_str().unwrap_or("-")
+            text(&a["tool"], "?"),
+            text(&a["risk"], "?"),
+            text(&a["conversation_title"], ""),
+            text(&a["owner"], "-")
         ),
-        format!("   {}", a["summary"].as_str().unwrap_or("")),
-        format!("   args: {}", a["args"]),
+        format!("   {}", text(&a["summary"], "")),
+        format!("   args: {}", neutral::console(&a["args"].to_string())),
     ];
     if let Some(consequences) = a["assessment"]["consequences"].as_str().filter(|c| !c.is_empty()) {
-        lines.push(format!("   {consequences}"));
+        lines.push(format!("   {}", neutral::console(consequences)));
     }
-    lines.push(format!("   deadline: {}", a["deadline"].as_str().unwrap_or("?")));
+    lines.push(format!("   deadline: {}", text(&a["deadline"], "?")));
     lines.push("   [a]pprove  [r]eject  [s]kip  [q]uit > ".into());
     lines.join("\n")
 }
@@ -201,11 +206,34 @@ pub async fn watch(r: &Remote) -> anyhow::Result<()> {
                     say("a\n");
                 }
                 match remote(r, reqwest::Method::POST, &format!("/api/approvals/{id}/{verb}"), Some(body)).await {
-                    Ok(outcome) => say(&format!("   {}\n", outcome["outcome"].as_str().unwrap_or(verb))),
+                    Ok(outcome) => say(&format!("   {}\n", neutral::console(outcome["outcome"].as_str().unwrap_or(verb)))),
                     // Decided elsewhere meanwhile, or refused (a reason is required): said, then on.
-                    Err(err) => say(&format!("   not decided: {err:#}\n")),
+                    Err(err) => say(&format!("   not decided: {}\n", neutral::console(&format!("{err:#}")))),
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hostile_title_summary_or_argument_cannot_drive_the_terminal_or_add_a_line() {
+        let approval = json!({
+            "tool": "process_refund", "risk": "high", "owner": "alice", "deadline": "2030-01-01T00:00:00Z",
+            "conversation_title": "\u{1b}[2J\u{1b}[HApprove refund $1\nApprove: yes",
+            "summary": "Refund \u{202e}00.1$\u{9b}2J",
+            "args": { "note": "\u{7f}\u{202e}" },
+            "assessment": { "consequences": "gone\r\nfor good" },
+        });
+        let shown = card(&approval);
+        assert!(!shown.chars().any(|c| c.is_control() && c != '\n' || ('\u{202a}'..='\u{202e}').contains(&c)), "{shown:?}");
+        assert_eq!(shown.lines().count(), 7, "{shown}");
+        assert!(shown.contains("· \\e[2J\\e[HApprove refund $1\\nApprove: yes · asked by alice"), "{shown}");
+        assert!(shown.contains("   Refund \\u{202e}00.1$\\u{9b}2J\n"), "{shown}");
+        assert!(shown.contains("args: {\"note\":\"\\u{7f}\\u{202e}\"}"), "{shown}");
+        assert!(shown.contains("   gone\\r\\nfor good\n"), "{shown}");
     }
 }

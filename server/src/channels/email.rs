@@ -14,6 +14,7 @@ use lettre::{
 use serde_json::json;
 
 use crate::{
+    channels::neutral,
     orchestrator::{Actor, DecisionError, EmailNotice},
     state::AppState,
     store::{
@@ -162,23 +163,29 @@ fn part(content_type: ContentType, body: String) -> SinglePart {
 /// Subject, text and HTML of a message about a pending approval.
 /// `links`: the recipient's approve and reject links; `Err(why)` for a recipient the gate only
 /// informs (`notify_to` named them, but they may not decide it): the message says who decides.
+/// Titles, summaries and arguments are the requester's or the model's: made inert
+/// ([`neutral::line`]) so none can add a line (a fake "Approve:" link) or reorder what is shown.
 pub fn compose_pending(
     approval: &ApprovalRow,
     reminder: u32,
     links: Result<(&str, &str), &str>,
     base_url: &str,
 ) -> (String, String, String) {
+    let summary = neutral::line(&approval.summary);
+    let title = neutral::line(&approval.conversation_title);
     let subject = match reminder {
-        0 => format!("Approval needed: {}", approval.summary),
-        n => format!("Reminder {n}: approval needed: {}", approval.summary),
+        0 => format!("Approval needed: {summary}"),
+        n => format!("Reminder {n}: approval needed: {summary}"),
     };
-    let args = serde_json::to_string_pretty(&approval.args()).unwrap_or_default();
+    let args = neutral::lines(&serde_json::to_string_pretty(&approval.args()).unwrap_or_default(), neutral::line);
     let deadline = format!("{} UTC", rfc3339(approval.deadline).get(..16).unwrap_or_default().replace('T', " "));
-    let owner = approval.owner.as_deref().unwrap_or("someone");
-    let consequences = approval.assessment().map(|a| a.consequences).filter(|c| !c.is_empty()).unwrap_or_default();
+    let owner = neutral::line(approval.owner.as_deref().unwrap_or("someone"));
+    let agent = neutral::line(&approval.agent);
+    let tool = neutral::line(&approval.tool);
+    let consequences = neutral::line(&approval.assessment().map(|a| a.consequences).filter(|c| !c.is_empty()).unwrap_or_default());
     let decide_text = match links {
         Ok((approve, reject)) => format!("Approve: {approve}\nReject: {reject}\n\nOr open"),
-        Err(why) => format!("You are told, not asked: {why}.\n\nOpen"),
+        Err(why) => format!("You are told, not asked: {}.\n\nOpen", neutral::line(why)),
     };
     let decide_html = match links {
         Ok((approve, reject)) => format!(
@@ -187,26 +194,22 @@ pub fn compose_pending(
             crate::links::escape_html(approve),
             crate::links::escape_html(reject)
         ),
-        Err(why) => format!("<p>You are told, not asked: {}.</p><p>Open", crate::links::escape_html(why)),
+        Err(why) => format!("<p>You are told, not asked: {}.</p><p>Open", crate::links::escape_html(&neutral::line(why))),
     };
     let text = format!(
         "{owner}'s agent {agent} wants to run {tool} in the chat \"{title}\".\n\n{summary}\nRisk: {risk}. {consequences}\n\nArguments:\n{args}\n\n\
          Decide before {deadline}.\n\n{decide_text} the approval queue: {base_url}/approvals\n",
-        agent = approval.agent,
-        tool = approval.tool,
-        title = approval.conversation_title,
-        summary = approval.summary,
         risk = approval.risk.as_str(),
     );
     let html = format!(
         "<p>{owner}'s agent <b>{agent}</b> wants to run <code>{tool}</code> in the chat “{title}”.</p>\
          <p style=\"font-size:1.1em\"><b>{summary}</b></p><p>Risk: <b>{risk}</b>. {consequences}</p><pre>{args}</pre>\
          <p>Decide before {deadline}.</p>{decide_html} the <a href=\"{queue}\">approval queue</a>.</p>",
-        owner = crate::links::escape_html(owner),
-        agent = crate::links::escape_html(&approval.agent),
-        tool = crate::links::escape_html(&approval.tool),
-        title = crate::links::escape_html(&approval.conversation_title),
-        summary = crate::links::escape_html(&approval.summary),
+        owner = crate::links::escape_html(&owner),
+        agent = crate::links::escape_html(&agent),
+        tool = crate::links::escape_html(&tool),
+        title = crate::links::escape_html(&title),
+        summary = crate::links::escape_html(&summary),
         risk = approval.risk.as_str(),
         consequences = crate::links::escape_html(&consequences),
         args = crate::links::escape_html(&args),
@@ -217,9 +220,10 @@ pub fn compose_pending(
 
 /// Subject, text and HTML of a message composed after someone decided: no links, who was first.
 pub fn compose_decided(approval: &ApprovalRow, base_url: &str) -> (String, String, String) {
-    let by = approval.decided_by.as_deref().unwrap_or("someone");
-    let line = format!("{} was already {} by {by}. Nothing to do.", approval.summary, approval.state);
-    let subject = format!("Decided: {}", approval.summary);
+    let by = neutral::line(approval.decided_by.as_deref().unwrap_or("someone"));
+    let summary = neutral::line(&approval.summary);
+    let line = format!("{summary} was already {} by {by}. Nothing to do.", approval.state);
+    let subject = format!("Decided: {summary}");
     let text = format!("{line}\n\nThe approval queue: {base_url}/approvals\n");
     let html = format!("<p>{}</p>", crate::links::escape_html(&line));
     (subject, text, html)

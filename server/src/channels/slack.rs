@@ -2,8 +2,9 @@
 //! interactive messages (Block Kit) with Approve / Reject buttons; a click arrives at
 //! `POST /slack/interactions`, is checked with Slack's signing scheme (`v0:` + timestamp + body,
 //! HMAC-SHA256 with the signing secret, five-minute window) and decides as the Countersign user
-//! the clicking Slack user is (`[slack.users]`); once an approval is decided anywhere its message
-//! is updated to say how. Posts and updates wait in the outbox like emails.
+//! the clicking Slack user is (`[slack.users]`), except a reject of a call whose gate requires a
+//! reason (a button gives none: the reply sends them to Countersign); once an approval is decided
+//! anywhere its message is updated to say how. Posts and updates wait in the outbox like emails.
 
 use std::time::Duration;
 
@@ -22,6 +23,7 @@ use sha2::Sha256;
 
 use crate::{
     agents::SlackConfig,
+    channels::neutral,
     orchestrator::{Actor, Decision, DecisionError, SYSTEM},
     state::AppState,
     store::{
@@ -86,25 +88,26 @@ impl Slack {
     }
 }
 
-/// Text as Slack's mrkdwn shows it literally: `&`, `<` and `>` escaped (so an agent's summary can
-/// make no link or mention), and no backtick fence to close a code block early.
-fn plain(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace("```", "'''")
+/// A mrkdwn text object shown as written: `verbatim` keeps Slack from turning bare URLs, channel
+/// names and mentions in it into links (requester text is escaped too, [`neutral::slack`]).
+fn mrkdwn(text: String) -> Value {
+    json!({ "type": "mrkdwn", "text": text, "verbatim": true })
 }
 
 /// The message for an approval: the call and its buttons while it waits, how it ended after.
+/// Every requester or model text in it goes through [`neutral::slack`].
 pub fn message(approval: &ApprovalRow, channel: &str) -> Value {
-    let args = plain(&serde_json::to_string_pretty(&approval.args()).unwrap_or_default());
-    let asked_by = plain(approval.owner.as_deref().unwrap_or("someone"));
-    let summary = plain(&approval.summary);
+    let args = neutral::lines(&serde_json::to_string_pretty(&approval.args()).unwrap_or_default(), neutral::slack);
+    let asked_by = neutral::slack(approval.owner.as_deref().unwrap_or("someone"));
+    let summary = neutral::slack(&approval.summary);
+    let title = neutral::slack(&approval.conversation_title);
     if approval.state != ApprovalState::Pending {
-        let by = approval.decided_by.as_deref().unwrap_or("someone");
-        let by = plain(by);
+        let by = neutral::slack(approval.decided_by.as_deref().unwrap_or("someone"));
         let text = format!("{summary}: {} by {by}", approval.state);
         return json!({
             "channel": channel,
             "text": text,
-            "blocks": [{ "type": "section", "text": { "type": "mrkdwn", "text": format!("*{}* by {by}: {summary}", approval.state) } }],
+            "blocks": [{ "type": "section", "text": mrkdwn(format!("*{}* by {by}: {summary}", approval.state)) }],
         });
     }
     let deadline = format!("{} UTC", rfc3339(approval.deadline).get(..16).unwrap_or_default().replace('T', " "));
@@ -112,10 +115,10 @@ pub fn message(approval: &ApprovalRow, channel: &str) -> Value {
         "channel": channel,
         "text": format!("Approval needed: {summary}"),
         "blocks": [
-            { "type": "section", "text": { "type": "mrkdwn", "text": format!(
-                "*Approval needed*: {summary}\nRisk: *{}* · `{}` · asked in {asked_by}'s chat · decide before {deadline}",
-                approval.risk.as_str(), plain(&approval.tool)) } },
-            { "type": "section", "text": { "type": "mrkdwn", "text": format!("```{args}```") } },
+            { "type": "section", "text": mrkdwn(format!(
+                "*Approval needed*: {summary}\nRisk: *{}* · `{}` · asked in {asked_by}'s chat “{title}” · decide before {deadline}",
+                approval.risk.as_str(), neutral::slack(&approval.tool))) },
+            { "type": "section", "text": mrkdwn(format!("```{args}```")) },
             { "type": "actions", "block_id": "countersign", "elements": [
                 { "type": "button", "action_id": "approve", "style": "primary", "value": approval.id,
                   "text": { "type": "plain_text", "text": "Approve" } },
@@ -238,14 +241,10 @@ async fn interaction(State(state): State<AppState>, headers: HeaderMap, body: By
     let Ok(Some(account)) = users::credentials(state.store.pool(), username).await else {
         return reply(StatusCode::OK, &format!("{username} has no Countersign account: nothing was decided."));
     };
-    // The same per-user decision limit as the API's.
-    if state.limits.decision(state.store.writer(), &account.user.id).await.is_err() {
-        return reply(StatusCode::OK, "Too many decisions in the last minute: wait a moment and click again.");
-    }
-    let decision = match action_id {
-        "approve" => Decision::Approve { args: None, grant: None },
-        "reject" => Decision::Reject { reason: Some(format!("rejected in Slack by {username}")) },
-        other => return reply(StatusCode::BAD_REQUEST, &format!("unknown action {other:?}")),
+    let reject = match action_id {
+        "approve" => false,
+        "reject" => true,
+        other => return reply(StatusCode::BAD_REQUEST, &format!("unknown action {:?}", neutral::slack(other))),
     };
     let actor = Actor {
         name: account.user.username.clone(),
@@ -263,13 +262,33 @@ async fn interaction(State(state): State<AppState>, headers: HeaderMap, body: By
     if !crate::links::sees_it(&state, &approval, &actor).await.unwrap_or(false) {
         return reply(StatusCode::OK, &format!("{username} may not decide this approval: nothing was decided."));
     }
+    // A button carries no reason, and one written on the decider's behalf would defeat the gate's
+    // rule: such a rejection is made in Countersign. (A decided one gets its own answer below.)
+    if reject && approval.state == ApprovalState::Pending && approval.rules().check_rejection(None).is_err() {
+        return reply(
+            StatusCode::OK,
+            &format!(
+                "This call needs a reason to reject, and a Slack button cannot give one: reject it in Countersign at {}/approvals. Nothing was decided.",
+                state.base_url.trim_end_matches('/')
+            ),
+        );
+    }
+    // The same per-user decision limit as the API's.
+    if state.limits.decision(state.store.writer(), &account.user.id).await.is_err() {
+        return reply(StatusCode::OK, "Too many decisions in the last minute: wait a moment and click again.");
+    }
+    let decision = if reject {
+        Decision::Reject { reason: Some(format!("rejected in Slack by {username}")) }
+    } else {
+        Decision::Approve { args: None, grant: None }
+    };
     match state.orchestrator.decide(&approval.id, decision, &actor).await {
         Ok(outcome) if outcome.outcome == ApprovalState::Pending => {
             reply(StatusCode::OK, &format!("Counted: {} of {} approvals.", outcome.approved_by.len(), outcome.quorum))
         }
-        Ok(outcome) => reply(StatusCode::OK, &format!("{}: {}.", outcome.outcome, approval.summary)),
+        Ok(outcome) => reply(StatusCode::OK, &format!("{}: {}.", outcome.outcome, neutral::slack(&approval.summary))),
         Err(DecisionError::Conflict(why) | DecisionError::Forbidden(why) | DecisionError::Invalid { message: why, .. }) => {
-            reply(StatusCode::OK, &format!("Not decided: {why}"))
+            reply(StatusCode::OK, &format!("Not decided: {}", neutral::slack(&why)))
         }
         Err(other) => {
             tracing::error!(error = %other, "Slack decision");
@@ -292,11 +311,6 @@ mod tests {
         };
         // Slack's documentation example of the signing scheme.
         Slack { config, token: String::new(), signing_secret: "8f742231b10e8888abcd99yyyzzz85a5".into(), client: reqwest::Client::new() }
-    }
-
-    #[test]
-    fn an_agents_text_cannot_make_links_mentions_or_close_the_code_block() {
-        assert_eq!(plain("<!channel> <https://evil|click> & ```x```"), "&lt;!channel&gt; &lt;https://evil|click&gt; &amp; '''x'''");
     }
 
     #[test]

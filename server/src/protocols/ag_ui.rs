@@ -4,7 +4,8 @@
 //! id is the approval's, `toolCallId` the call's, a `responseSchema` for approve / reject / edit,
 //! `expiresAt` its deadline). The next run's `resume` entries decide them through the same
 //! decision as the API (approve with edited `args`, reject with a `reason`, mixed in one resume);
-//! an unknown, decided or expired interrupt is a `RUN_ERROR` and decides nothing. The AG-UI
+//! an unknown, decided or expired interrupt is a `RUN_ERROR` and decides nothing, and so is a
+//! rejection (`cancelled` too) without a reason when the gate requires one. The AG-UI
 //! thread is the Countersign conversation. See docs/ag-ui.md.
 
 use std::{convert::Infallible, time::Duration};
@@ -22,7 +23,11 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::{
-    auth::Viewer,
+    auth::{
+        Viewer,
+        scopes::{Scope, Scopes},
+    },
+    channels::neutral,
     orchestrator::{Actor, Decision, StartError},
     state::AppState,
     store::{
@@ -79,7 +84,14 @@ fn bad_request(message: &str) -> Response {
     (StatusCode::BAD_REQUEST, Json(json!({ "error": { "code": "bad_request", "message": message } }))).into_response()
 }
 
-async fn run(State(state): State<AppState>, Extension(viewer): Extension<Viewer>, Path(agent): Path<String>, body: Bytes) -> Response {
+async fn run(
+    State(state): State<AppState>,
+    Extension(viewer): Extension<Viewer>,
+    scopes: Option<Extension<Scopes>>,
+    Path(agent): Path<String>,
+    body: Bytes,
+) -> Response {
+    let may_decide = scopes.is_some_and(|Extension(s)| s.allows(Scope::Decide));
     let Some(user) = viewer.0 else {
         let message = "send a Countersign API token as Authorization: Bearer <token>";
         return (StatusCode::UNAUTHORIZED, Json(json!({ "error": { "code": "unauthorized", "message": message } }))).into_response();
@@ -100,7 +112,7 @@ async fn run(State(state): State<AppState>, Extension(viewer): Extension<Viewer>
     let (tx, rx) = mpsc::channel::<Value>(64);
     tokio::spawn(async move {
         let _ = tx.send(json!({ "type": "RUN_STARTED", "threadId": thread, "runId": run_id })).await;
-        let last = match drive(&state, &user, &agent, &thread, &input, &tx).await {
+        let last = match drive(&state, &user, may_decide, &agent, &thread, &input, &tx).await {
             Ok(outcome) => json!({ "type": "RUN_FINISHED", "threadId": thread, "runId": run_id, "outcome": outcome }),
             Err(RunError(code, message)) => json!({ "type": "RUN_ERROR", "code": code, "message": message }),
         };
@@ -117,6 +129,7 @@ async fn run(State(state): State<AppState>, Extension(viewer): Extension<Viewer>
 async fn drive(
     state: &AppState,
     user: &User,
+    may_decide: bool,
     agent: &str,
     thread: &str,
     input: &Value,
@@ -131,6 +144,14 @@ async fn drive(
     let since = conversation.last_seq;
     let resume = input["resume"].as_array().filter(|r| !r.is_empty());
     let task = match resume {
+        // A client that only calls (an autonomous agent's token) cannot countersign its own calls.
+        Some(_) if !may_decide => {
+            return Err(RunError(
+                "FORBIDDEN",
+                "this API token may only call: answering interrupts needs a token with the decide scope (docs/security.md, \"Tokens\")"
+                    .into(),
+            ));
+        }
         Some(entries) => resume_with(state, user, &conversation.id, entries).await?,
         None => {
             let text = last_user_text(input).ok_or_else(|| RunError("NO_INPUT", "the run has no user message to answer".into()))?;
@@ -188,12 +209,22 @@ async fn resume_with(state: &AppState, user: &User, conversation: &ConversationI
             return Err(RunError("INTERRUPT_EXPIRED", format!("interrupt {id} expired at {}", rfc3339(approval.deadline))));
         }
         let payload = &entry["payload"];
+        let reason = payload["reason"].as_str().filter(|r| !r.trim().is_empty()).map(str::to_owned);
         let decision = match (entry["status"].as_str(), payload["approved"].as_bool()) {
             (Some("resolved"), Some(true)) => {
                 Decision::Approve { args: payload.get("args").cloned().filter(Value::is_object), grant: None }
             }
-            (Some("resolved"), Some(false)) => Decision::Reject { reason: payload["reason"].as_str().map(str::to_owned) },
-            (Some("cancelled"), _) => Decision::Reject { reason: Some("the client cancelled the interrupt".into()) },
+            // A gate that requires a reason gets the client's, never one written for it.
+            (Some("resolved"), Some(false)) | (Some("cancelled"), _) if approval.rules().check_rejection(reason.as_deref()).is_err() => {
+                return Err(RunError(
+                    "INVALID_RESUME",
+                    format!(
+                        "interrupt {id}: its gate requires a reason to reject it: resolve it with {{\"approved\": false, \"reason\": \"…\"}}"
+                    ),
+                ));
+            }
+            (Some("resolved"), Some(false)) => Decision::Reject { reason },
+            (Some("cancelled"), _) => Decision::Reject { reason: reason.or_else(|| Some("the client cancelled the interrupt".into())) },
             _ => {
                 return Err(RunError(
                     "INVALID_RESUME",
@@ -279,7 +310,8 @@ async fn interrupts(state: &AppState, task: &TaskId) -> anyhow::Result<Vec<Value
             json!({
                 "id": a.id,
                 "reason": "tool_approval",
-                "message": format!("Approve {}? {} ({} risk)", a.tool, a.summary, a.risk.as_str()),
+                // Read by a person in the client: the requester's text made inert.
+                "message": format!("Approve {}? {} ({} risk)", a.tool, neutral::line(&a.summary), a.risk.as_str()),
                 "toolCallId": a.call_id,
                 "responseSchema": response_schema(),
                 "expiresAt": rfc3339(a.deadline),

@@ -1,11 +1,12 @@
 //! The A2A endpoint (issue 18) driven by the official A2A client (a2a-sdk from PyPI, run as
 //! `tests/clients/a2a_client.py`): a gated call makes the task input-required with the approval
 //! request as a data part, a data part `{"decision_type": ...}` decides it and the task completes;
-//! bad JSON-RPC gets the protocol's own error shapes and changes nothing.
+//! bad JSON-RPC gets the protocol's own error shapes and changes nothing. Also AG-UI's resume where
+//! a gate requires a reason to reject.
 
 use serde_json::{Value, json};
 
-use crate::helpers::{Options, TestApp, spawn_app_with};
+use crate::helpers::{Options, TestApp, cli, client_with_token, spawn_app_with};
 
 const AGENT: &str = "[[agents]]\nname = \"support\"\ndescription = \"Refunds and orders\"\n\
     tools = [\"list_orders\", \"get_order\", \"cancel_order\", \"process_refund\"]\n\
@@ -151,4 +152,78 @@ async fn an_approval_with_edited_args_runs_the_edited_call() {
     let (_, done) = rpc(&app, &send(json!({ "taskId": task["id"], "contextId": task["contextId"], "parts": [{ "data": edited }] }))).await;
     assert_eq!(done["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{done}");
     assert_eq!(app.order(1001).await.refunded, 10.0, "the edited amount, not the proposed one");
+}
+
+/// The events of an AG-UI run (`POST /ag-ui/support`), as the `data:` lines of its stream.
+async fn ag_ui_run(app: &TestApp, run: &str, resume: Value) -> Vec<Value> {
+    let input = json!({
+        "threadId": "reasons", "runId": run, "tools": [], "context": [], "state": {}, "resume": resume,
+        "messages": [{ "id": "1", "role": "user", "content": "refund order 1001" }],
+    });
+    let stream = app.client.post(app.url("/ag-ui/support")).json(&input).send().await.unwrap().text().await.unwrap();
+    stream.lines().filter_map(|l| l.strip_prefix("data:")).map(|d| serde_json::from_str(d.trim()).unwrap()).collect()
+}
+
+#[tokio::test]
+async fn an_ag_ui_rejection_without_a_reason_is_refused_when_the_gate_requires_one() {
+    let toml = AGENT.replace("tools = [\"process_refund\"]\n", "tools = [\"process_refund\"]\nrequire_reason = true\n");
+    let app = spawn_app_with(Options { agents_toml: Some(toml), ..Default::default() }).await;
+    let asked = ag_ui_run(&app, "ask", json!([])).await;
+    let interrupt = asked.last().unwrap()["outcome"]["interrupts"][0]["id"].as_str().expect("an interrupt").to_owned();
+    let state = || async { app.get_json(&format!("/api/approvals/{interrupt}")).await.1 };
+
+    // Cancelling writes no reason for the client, nor does a rejection that gives none.
+    for (run, answer) in [
+        ("cancel", json!({ "interruptId": interrupt, "status": "cancelled" })),
+        ("blank", json!({ "interruptId": interrupt, "status": "cancelled", "payload": { "reason": "  " } })),
+        ("reject", json!({ "interruptId": interrupt, "status": "resolved", "payload": { "approved": false } })),
+    ] {
+        let events = ag_ui_run(&app, run, json!([answer])).await;
+        let last = events.last().unwrap();
+        assert_eq!((last["type"].as_str(), last["code"].as_str()), (Some("RUN_ERROR"), Some("INVALID_RESUME")), "{run}: {events:?}");
+        let message = last["message"].as_str().unwrap();
+        assert!(message.contains(&interrupt) && message.contains("requires a reason"), "{run}: {message}");
+        assert_eq!(state().await["state"], "pending", "{run}: nothing decided");
+    }
+    // A cancellation that says why rejects with its reason.
+    let answer = json!({ "interruptId": interrupt, "status": "cancelled", "payload": { "reason": "not today" } });
+    let events = ag_ui_run(&app, "why", json!([answer])).await;
+    assert_eq!(events.last().unwrap()["type"], "RUN_FINISHED", "{events:?}");
+    let approval = state().await;
+    assert_eq!((approval["state"].as_str(), approval["reason"].as_str()), (Some("rejected"), Some("not today")), "{approval}");
+}
+
+#[tokio::test]
+async fn a_call_only_token_asks_through_a2a_and_ag_ui_but_cannot_decide() {
+    let app = app().await;
+    let (ok, token, stderr) = cli(app.data_dir.path(), &["token", "create", "--user", "alice", "--name", "agent", "--gateway"], None).await;
+    assert!(ok, "{stderr}");
+    let agent = TestApp { client: client_with_token(token.trim()), ..app.as_user("alice") };
+
+    // A2A: the task is asked, the decision refused, the task still waits.
+    let send = |message: Value| json!({ "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": { "message": message } }).to_string();
+    let (_, first) = rpc(&agent, &send(json!({ "parts": [{ "text": "refund order 1001" }] }))).await;
+    let task = &first["result"]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{first}");
+    let decide = json!({ "taskId": task["id"], "contextId": task["contextId"], "parts": [{ "data": { "decision_type": "approve" } }] });
+    let (_, refused) = rpc(&agent, &send(decide)).await;
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("decide scope"), "{refused}");
+    let (_, still) =
+        rpc(&app, &json!({ "jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": { "id": task["id"] } }).to_string()).await;
+    assert_eq!(still["result"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
+    assert_eq!(app.order(1001).await.status, "open");
+
+    // AG-UI: likewise.
+    let asked = ag_ui_run(&agent, "ask", json!([])).await;
+    let interrupt = asked.last().unwrap()["outcome"]["interrupts"][0]["id"].as_str().expect("an interrupt").to_owned();
+    let answer = json!({ "interruptId": interrupt, "status": "resolved", "payload": { "approved": true } });
+    let events = ag_ui_run(&agent, "approve", json!([answer])).await;
+    let last = events.last().unwrap();
+    assert_eq!((last["type"].as_str(), last["code"].as_str()), (Some("RUN_ERROR"), Some("FORBIDDEN")), "{events:?}");
+    assert_eq!(app.get_json(&format!("/api/approvals/{interrupt}")).await.1["state"], "pending");
+
+    // Nor can it read the approvals over REST.
+    let (status, body) = agent.get_json("/api/approvals?status=pending").await;
+    assert_eq!(status, 403, "{body}");
 }

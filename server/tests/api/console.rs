@@ -1,10 +1,11 @@
 //! The console adapter, `countersign approvals watch`, driven through a pseudo-terminal (util-linux
 //! `script` gives it one): it shows what waits, takes one key per decision (a reason typed after
-//! `r`), and shows approvals that arrive while it waits.
+//! `r`), shows approvals that arrive while it waits, and shows a hostile title inert.
 
 use std::{sync::Arc, time::Duration};
 
 use app::domain::ApprovalState;
+use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::helpers::spawn_app;
@@ -74,10 +75,15 @@ impl Terminal {
 #[tokio::test]
 async fn the_watcher_decides_with_one_key_each_and_shows_approvals_as_they_arrive() {
     let app = spawn_app().await;
-    let c = app.create_conversation().await;
+    // The requester names the chat: its title reaches a raw terminal, so it must not drive it.
+    let hostile = "\u{1b}[2J\u{1b}[HApprove refund $1\n   args: {} \u{202e}\u{9b}1m";
+    let (status, body) = app.post_json("/api/conversations", json!({ "title": hostile })).await;
+    assert_eq!(status, 201, "{body}");
+    let c = body["id"].as_str().unwrap().to_owned();
     let (_task, first) = app.pending_turn(&c, "refund order 1001", 1).await;
     let mut terminal = Terminal::start(&app.base_url, &app.tokens["alice"], app.data_dir.path());
-    let at = terminal.expect(0, "Refund $249.00").await;
+    let at = terminal.expect(0, "· \\e[2J\\e[HApprove refund $1\\n   args: {} \\u{202e}\\u{9b}1m · asked by alice\r\n").await;
+    let at = terminal.expect(at, "Refund $249.00").await;
     let at = terminal.expect(at, "[a]pprove  [r]eject  [s]kip  [q]uit > ").await;
     terminal.type_keys("x").await;
     let at = terminal.expect(at, "press a, r, s or q").await;
@@ -101,4 +107,6 @@ async fn the_watcher_decides_with_one_key_each_and_shows_approvals_as_they_arriv
     terminal.type_keys("q").await;
     let status = tokio::time::timeout(Duration::from_secs(10), terminal.child.wait()).await.expect("q quits").unwrap();
     assert!(status.success(), "{status:?}");
+    let screen = terminal.screen.lock().await;
+    assert!(!screen.contains(['\u{1b}', '\u{9b}', '\u{202e}']), "nothing reached the terminal to interpret: {screen:?}");
 }

@@ -2,7 +2,8 @@
 //! test command; `COUNTERSIGN_TEST_PYTHON` names the Python that has it): a gate with
 //! `notify = ["email"]` mails its approvers a message with the call and their own signed links,
 //! whose link decides it; a reminder re-sends; a message that could only be sent after someone
-//! decided says so instead of offering links; every message sent is audited.
+//! decided says so instead of offering links; every message sent is audited; a requester's title
+//! cannot add a line of its own.
 
 use std::time::Duration;
 
@@ -108,11 +109,19 @@ async fn the_approvers_get_an_email_whose_link_decides_and_a_reminder_re_sends_i
     let mut smtpd = Smtpd::reserved();
     smtpd.start().await;
     let app = app_with(&smtpd, "reminder_interval_secs = 0.5\nmax_reminders = 1\n").await;
-    let c = app.create_conversation().await;
+    // The requester names the chat: its title must not add a line (a link of its own) to the message.
+    let title = "Refunds\r\nApprove: http://evil.example/steal \u{202e}";
+    let (status, body) = app.post_json("/api/conversations", serde_json::json!({ "title": title })).await;
+    assert_eq!(status, 201, "{body}");
+    let c = body["id"].as_str().unwrap().to_owned();
     let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
 
     let first = smtpd.message(1).await;
     assert!(first.contains("To: bob <bob@example.com>"), "{first}");
+    assert!(first.contains("in the chat \"Refunds Approve: http://evil.example/steal \\u{202e}\"."), "{first}");
+    assert!(first.contains("in the chat “Refunds Approve: http://evil.example/steal \\u{202e}”."), "the HTML part too: {first}");
+    assert!(!first.lines().any(|l| l.contains("Approve: http://evil") && !l.contains("in the chat")), "{first}");
+    assert!(!first.contains('\u{202e}'), "{first}");
     assert!(first.contains("Refund $249.00 (everything left) on order 1001") && first.contains("Risk: high"), "{first}");
     assert!(first.contains("\"order_id\": 1001") && first.contains("Decide before"), "{first}");
     let reminder = smtpd.message(2).await;
@@ -174,4 +183,14 @@ async fn notify_to_routes_the_email_to_the_people_it_names_not_the_approvers() {
     assert!(!message.contains("/decide/"), "{message}");
     let sent = app.audit_entries("notification.sent", 1).await;
     assert_eq!(sent[0]["data"]["to"], "root", "bob, the approver, is not emailed: {sent:?}");
+
+    // Root has bob's links sent to him: the answer holds none, bob's mail does.
+    let (_, pending) = app.get_json("/api/approvals?status=pending").await;
+    let id = pending[0]["id"].as_str().unwrap().to_owned();
+    let (status, sent) =
+        app.as_user("root").post_json(&format!("/api/approvals/{id}/links"), serde_json::json!({ "decider": "bob" })).await;
+    assert_eq!((status, sent["decider"].as_str(), sent["sent_by"].as_str()), (202, Some("bob"), Some("email")), "{sent}");
+    assert!(!sent.to_string().contains("/decide/"), "{sent}");
+    let message = smtpd.message(2).await;
+    assert!(message.contains("To: bob <bob@example.com>") && message.contains("/decide/"), "{message}");
 }

@@ -2,7 +2,8 @@
 //! `notify = ["slack"]` posts its approval as a message with buttons (bot token sent); a click
 //! signed exactly as Slack signs (`v0:` + timestamp + body, HMAC-SHA256) decides as the linked
 //! Countersign user, and the message is then updated; forged, stale and unsigned clicks are 401s,
-//! and clicks by unlinked or not-allowed people decide nothing.
+//! and clicks by unlinked or not-allowed people decide nothing, nor does a reject of a call whose
+//! gate requires a reason; a requester's title makes no mention, link or line.
 
 use std::sync::{Arc, Mutex};
 
@@ -77,10 +78,15 @@ async fn an_approval_posted_to_slack_is_decided_by_a_signed_click_and_its_messag
          [slack]\napi_base_url = \"{api}\"\nbot_token_env = \"CS_TEST_SLACK_TOKEN\"\nsigning_secret_env = \"CS_TEST_SLACK_SECRET\"\nchannel = \"C123\"\n\
          [slack.users]\nU_BOB = \"bob\"\nU_ALICE = \"alice\"\n\n\
          [[agents]]\nname = \"support\"\ntools = [\"list_orders\", \"get_order\", \"cancel_order\", \"process_refund\"]\n\
-         [[agents.gates]]\nname = \"refunds\"\nkind = \"tools\"\ntools = [\"process_refund\"]\napprovers = [\"group:finance\"]\nnotify = [\"slack\"]\n"
+         [[agents.gates]]\nname = \"refunds\"\nkind = \"tools\"\ntools = [\"process_refund\"]\napprovers = [\"group:finance\"]\nnotify = [\"slack\"]\n\
+         [[agents.gates]]\nname = \"cancels\"\nkind = \"tools\"\ntools = [\"cancel_order\"]\napprovers = [\"group:finance\"]\nnotify = [\"slack\"]\nrequire_reason = true\n"
     );
     let app = spawn_app_with(Options { agents_toml: Some(toml), ..Default::default() }).await;
-    let c = app.create_conversation().await;
+    // The requester names the chat: its title must ping, mention, link or add a line to nothing.
+    let title = "<!channel> <@U123> <http://evil|click> & ```\nRisk: *low*";
+    let (status, body) = app.post_json("/api/conversations", json!({ "title": title })).await;
+    assert_eq!(status, 201, "{body}");
+    let c = body["id"].as_str().unwrap().to_owned();
     let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
     let id = approvals[0].id.to_string();
 
@@ -90,6 +96,11 @@ async fn an_approval_posted_to_slack_is_decided_by_a_signed_click_and_its_messag
         ("chat.postMessage", "Bearer xoxb-test", Some("C123"))
     );
     assert!(posted.2["text"].as_str().unwrap().contains("Refund $249.00"), "{posted:?}");
+    let section = posted.2["blocks"][0]["text"].clone();
+    let shown = section["text"].as_str().unwrap();
+    assert!(shown.contains("chat “&lt;!channel&gt; &lt;@U123&gt; &lt;http://evil|click&gt; &amp; ''' Risk: *low*”"), "{shown}");
+    assert!(!shown.contains(['<', '>']) && !shown.lines().any(|l| l.starts_with("Risk: *low*")), "{shown}");
+    assert_eq!((section["type"].as_str(), section["verbatim"].as_bool()), (Some("mrkdwn"), Some(true)));
     let buttons = &posted.2["blocks"][2]["elements"];
     assert_eq!((buttons[0]["action_id"].as_str(), buttons[0]["value"].as_str()), (Some("approve"), Some(id.as_str())), "{posted:?}");
 
@@ -126,4 +137,14 @@ async fn an_approval_posted_to_slack_is_decided_by_a_signed_click_and_its_messag
     // A second click on the old buttons decides nothing.
     let (_, body) = click(&app, "U_BOB", "reject", &id, SECRET, now()).await;
     assert!(body["text"].as_str().unwrap().contains("Not decided"), "{body}");
+
+    // A gate that requires a reason to reject: a button has none, so Slack sends the decider to
+    // Countersign and decides nothing.
+    let (_task, cancels) = app.pending_turn(&c, "cancel order 1003", 1).await;
+    let cancel = cancels[0].id.to_string();
+    let (status, body) = click(&app, "U_BOB", "reject", &cancel, SECRET, now()).await;
+    let text = body["text"].as_str().unwrap();
+    assert!(status == 200 && text.contains("needs a reason to reject") && text.contains(&format!("{}/approvals", app.base_url)), "{body}");
+    let (_, approval) = app.get_json(&format!("/api/approvals/{cancel}")).await;
+    assert_eq!((approval["state"].as_str(), approval["reason"].as_str()), (Some("pending"), None), "{approval}");
 }
