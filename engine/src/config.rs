@@ -55,6 +55,9 @@ pub struct Config {
     /// The key signed decision links are signed with (`COUNTERSIGN_LINK_KEY`, at least 32
     /// characters); `None`: one the server makes once and keeps in the database.
     pub link_key: Option<String>,
+    /// The key before it (`COUNTERSIGN_LINK_KEY_PREVIOUS`): links it signed keep working until
+    /// they expire (at most 7 days), so the key can be rotated.
+    pub link_key_previous: Option<String>,
     /// Where people reach this server (`COUNTERSIGN_PUBLIC_URL`, e.g. `https://approvals.example.com`):
     /// the start of the links it hands out. `None`: links are paths (`/decide/…`).
     pub public_url: Option<String>,
@@ -120,6 +123,13 @@ impl Config {
         if link_key.as_ref().is_some_and(|k| k.len() < 32) {
             anyhow::bail!("COUNTERSIGN_LINK_KEY must have at least 32 characters (e.g. `openssl rand -hex 32`)");
         }
+        let link_key_previous = get("COUNTERSIGN_LINK_KEY_PREVIOUS").filter(|k| !k.is_empty());
+        if link_key_previous.is_some() && link_key.is_none() {
+            anyhow::bail!("COUNTERSIGN_LINK_KEY_PREVIOUS goes with COUNTERSIGN_LINK_KEY (the new key that replaces it)");
+        }
+        if link_key_previous.as_ref().is_some_and(|k| k.len() < 32) {
+            anyhow::bail!("COUNTERSIGN_LINK_KEY_PREVIOUS must have at least 32 characters, like the key it was");
+        }
         let public_url = get("COUNTERSIGN_PUBLIC_URL").filter(|u| !u.is_empty()).map(|u| u.trim_end_matches('/').to_owned());
         if let Some(url) = &public_url
             && !(url.starts_with("http://") || url.starts_with("https://"))
@@ -138,6 +148,7 @@ impl Config {
             smtp_url,
             mail_from,
             link_key,
+            link_key_previous,
             public_url,
             addr,
             database_url,
@@ -210,6 +221,8 @@ mod tests {
 
     #[test]
     fn a_short_link_key_and_a_public_url_without_a_scheme_are_refused() {
+        let err = config(&[("COUNTERSIGN_LINK_KEY_PREVIOUS", &"p".repeat(32))]).unwrap_err().to_string();
+        assert!(err.contains("goes with COUNTERSIGN_LINK_KEY"), "{err}");
         let err = config(&[("COUNTERSIGN_LINK_KEY", "short")]).unwrap_err().to_string();
         assert!(err.contains("COUNTERSIGN_LINK_KEY") && err.contains("32"), "{err}");
         let err = config(&[("COUNTERSIGN_PUBLIC_URL", "approvals.example.com")]).unwrap_err().to_string();

@@ -171,7 +171,8 @@ impl Application {
             // id into the logs of everything it starts, the orchestrator's drivers included.
             .layer(TraceLayer::new_for_http().make_span_with(|request: &axum::http::Request<_>| {
                 let id = request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or_default();
-                tracing::info_span!("request", method = %request.method(), uri = %request.uri().path(), request_id = %id)
+                let uri = crate::links::loggable_path(request.uri().path());
+                tracing::info_span!("request", method = %request.method(), uri = %uri, request_id = %id)
             }))
             .layer(PropagateRequestIdLayer::x_request_id())
             .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))

@@ -284,6 +284,8 @@ named! {
         DelegationRevoked = "delegation.revoked",
         /// Signed decision links were made for a person (by an admin, or by the person).
         LinkIssued = "link.issued",
+        /// A pair of decision links was revoked before it expired.
+        LinkRevoked = "link.revoked",
         /// A notification went out (an email), or could not be sent.
         NotificationSent = "notification.sent",
         /// At start-up under another configuration: a pending approval kept or canceled, or a

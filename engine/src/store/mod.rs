@@ -9,6 +9,7 @@ pub mod calls;
 pub mod checkpoint;
 pub mod client_calls;
 pub mod conversations;
+pub mod decision_links;
 pub mod delegations;
 pub mod events;
 pub mod grants;

@@ -26,7 +26,7 @@ use crate::{
 };
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(issue))
+    OpenApiRouter::new().routes(routes!(issue)).routes(routes!(revoke))
 }
 
 #[derive(Deserialize, Default, utoipa::ToSchema)]
@@ -135,4 +135,40 @@ async fn send(state: &AppState, id: &ApprovalId, decider: &Actor, by: &CurrentUs
     );
     w.commit().await?;
     Ok(SentLinks { decider: decider.name.clone(), sent_by: "email" })
+}
+
+#[utoipa::path(
+    post,
+    path = "/api/links/{id}/revoke",
+    operation_id = "revokeDecisionLinks",
+    tag = "approvals",
+    summary = "Revoke a pair of decision links before they expire (the person they decide as, or an admin; audited)",
+    params(("id" = String, Path, description = "`link_id` from issuing them")),
+    responses(
+        (status = 204, description = "Revoked: following them shows a page saying so and decides nothing"),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        (status = 403, description = "The token lacks the decide scope", body = ErrorBody),
+        (status = 404, description = "No such links, or not yours", body = ErrorBody),
+        (status = 409, description = "Already revoked", body = ErrorBody),
+    ),
+)]
+async fn revoke(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
+    use crate::store::decision_links;
+    let link = decision_links::get(state.store.pool(), &id)
+        .await?
+        .filter(|l| user.user.is_admin() || l.decider.eq_ignore_ascii_case(&user.user.username))
+        .ok_or_else(|| ApiError::NotFound(format!("no decision links {id} of yours")))?;
+    let approval_id = ApprovalId::from(link.approval_id.clone());
+    let mut w = state.store.write(Scope::Approval(&approval_id)).await?;
+    if !decision_links::revoke(&mut w.tx, &id, &user.user.username).await? {
+        return Err(ApiError::Conflict(format!("decision links {id} are already revoked")));
+    }
+    w.audit(
+        AuditKind::LinkRevoked,
+        &user.user.username,
+        json!({ "link_id": id, "approval_id": link.approval_id, "decider": link.decider, "ip": user.ip }),
+    );
+    w.commit().await?;
+    Ok(StatusCode::NO_CONTENT)
 }

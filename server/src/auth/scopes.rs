@@ -99,7 +99,7 @@ pub fn needed(method: &Method, path: &str) -> Option<Scope> {
         ["mcp" | "a2a" | "ag-ui", ..] => Some(Scope::Call),
         ["api", "approvals", _, "approve" | "reject" | "defer" | "escalate" | "links"] => Some(Scope::Decide),
         ["api", "tasks", _, "approve-all" | "reject-all" | "abort"] => Some(Scope::Decide),
-        ["api", "grants" | "delegations" | "groups" | "users", ..] if write => Some(Scope::Decide),
+        ["api", "grants" | "links" | "delegations" | "groups" | "users", ..] if write => Some(Scope::Decide),
         ["api", "conversations", ..] if write => Some(Scope::Call),
         ["api", ..] => Some(Scope::Read),
         _ => None,
@@ -132,6 +132,7 @@ mod tests {
             "/api/tasks/t1/reject-all",
             "/api/tasks/t1/abort",
             "/api/grants/g1/revoke",
+            "/api/links/l1/revoke",
             "/api/delegations",
             "/api/groups/ops",
         ] {

@@ -25,6 +25,12 @@ pub fn escape_html(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
 }
 
+/// A request path as logs and spans may show it: a decision link's token is a credential, so
+/// `/decide/<token>` is written `/decide/…`.
+pub fn loggable_path(path: &str) -> &str {
+    if path.starts_with("/decide/") { "/decide/…" } else { path }
+}
+
 /// The longest a link lives (never past its approval's deadline).
 pub const MAX_TTL_SECS: i64 = 7 * 24 * 3600;
 
@@ -38,7 +44,10 @@ pub async fn key(config: &crate::config::Config, store: &crate::store::Store) ->
             crate::store::secrets::get_or_create(store.pool(), "link_key", fresh).await?
         }
     };
-    Ok(LinkKey::new(&secret))
+    Ok(match &config.link_key_previous {
+        Some(previous) => LinkKey::new(&secret).with_previous(previous),
+        None => LinkKey::new(&secret),
+    })
 }
 
 /// May this person see the approval, as the API would let them: its owner, an admin, one its
@@ -58,6 +67,8 @@ pub async fn sees_it(state: &AppState, approval: &crate::store::approvals::Appro
 /// An approval's pair of links for one person.
 #[derive(Clone, Debug, serde::Serialize, utoipa::ToSchema)]
 pub struct IssuedLinks {
+    /// Names the pair, to revoke it (`POST /api/links/{id}/revoke`).
+    pub link_id: String,
     pub decider: String,
     pub approve_url: String,
     pub reject_url: String,
@@ -91,16 +102,26 @@ pub async fn issue(
             args_hash: args_hash(&approval.args),
             expires_at,
             link_id: link_id.clone(),
+            key_id: String::new(),
         };
         format!("{base}/decide/{}", state.links.sign(&claims))
     };
     let links = IssuedLinks {
+        link_id: link_id.clone(),
         decider: decider.name.clone(),
         approve_url: url(LinkAction::Approve),
         reject_url: url(LinkAction::Reject),
         expires_at: rfc3339(expires_at),
     };
     let mut w = state.store.write(Scope::Approval(approval_id)).await?;
+    let record = crate::store::decision_links::NewLink {
+        id: &link_id,
+        approval_id: approval.id.as_str(),
+        decider: &decider.name,
+        issued_by: by,
+        expires_at,
+    };
+    crate::store::decision_links::insert(&mut w.tx, record).await?;
     w.audit(
         AuditKind::LinkIssued,
         by,
@@ -108,4 +129,13 @@ pub async fn issue(
     );
     w.commit().await?;
     Ok(links)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_links_token_never_reaches_a_log_line() {
+        assert_eq!(super::loggable_path("/decide/7b22612233.abcdef"), "/decide/…");
+        assert_eq!(super::loggable_path("/api/approvals"), "/api/approvals");
+    }
 }

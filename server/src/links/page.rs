@@ -81,6 +81,17 @@ async fn check(state: &AppState, token: &str, ip: Option<String>, headers: &Head
         tracing::error!(error = ?e, "decision link");
         said(StatusCode::INTERNAL_SERVER_ERROR, "Something went wrong", "The server could not read its database. Try again in a moment.")
     };
+    // A link revoked before it expired (links from before links were recorded have no row).
+    if let Some(link) = crate::store::decision_links::get(state.store.pool(), &claims.link_id).await.map_err(internal)?
+        && link.revoked_at.is_some()
+    {
+        let by = link.revoked_by.as_deref().unwrap_or("someone");
+        return Err(said(
+            StatusCode::GONE,
+            "This link was revoked",
+            &format!("{by} revoked it. Nothing was changed. Open the approval queue to decide."),
+        ));
+    }
     let Some(account) = users::credentials(state.store.pool(), &claims.decider).await.map_err(internal)? else {
         return Err(said(StatusCode::FORBIDDEN, "This link no longer works", "The person it was made for has no account any more."));
     };

@@ -7,9 +7,28 @@ use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-/// The key links are signed with.
+/// The key links are signed with, and the one before it (`COUNTERSIGN_LINK_KEY_PREVIOUS`), whose
+/// links keep working until they expire, so a key can be rotated without breaking links already
+/// sent. Each key is named by an id derived from it, carried in the link (`k`).
 #[derive(Clone)]
-pub struct LinkKey(Vec<u8>);
+pub struct LinkKey {
+    current: Secret,
+    previous: Option<Secret>,
+}
+
+#[derive(Clone)]
+struct Secret {
+    id: String,
+    bytes: Vec<u8>,
+}
+
+impl Secret {
+    fn new(secret: &str) -> Self {
+        // The id says which key signed a link without revealing anything of the key.
+        let id = hex::encode(Sha256::digest([b"countersign-link-key-id\n".as_slice(), secret.as_bytes()].concat()))[..8].to_owned();
+        Self { id, bytes: secret.as_bytes().to_vec() }
+    }
+}
 
 impl std::fmt::Debug for LinkKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -54,6 +73,10 @@ pub struct Claims {
     /// Names this link in the audit trail.
     #[serde(rename = "n")]
     pub link_id: String,
+    /// The id of the key that signed it (set by [`LinkKey::sign`]; links from before key ids
+    /// have none and are checked with the current key).
+    #[serde(rename = "k", default, skip_serializing_if = "String::is_empty")]
+    pub key_id: String,
 }
 
 /// Why a token is refused before anything is looked up.
@@ -75,31 +98,42 @@ pub fn args_hash(args: &str) -> String {
 
 impl LinkKey {
     pub fn new(secret: &str) -> Self {
-        Self(secret.as_bytes().to_vec())
+        Self { current: Secret::new(secret), previous: None }
     }
 
-    fn mac(&self, payload: &[u8]) -> Hmac<Sha256> {
-        let mut mac = Hmac::<Sha256>::new_from_slice(&self.0).expect("BUG: HMAC takes keys of any length");
+    /// With the key before this one, whose links still verify.
+    pub fn with_previous(self, previous: &str) -> Self {
+        Self { previous: Some(Secret::new(previous)), ..self }
+    }
+
+    fn mac(key: &Secret, payload: &[u8]) -> Hmac<Sha256> {
+        let mut mac = Hmac::<Sha256>::new_from_slice(&key.bytes).expect("BUG: HMAC takes keys of any length");
         mac.update(b"countersign-decision-link\n");
         mac.update(payload);
         mac
     }
 
-    /// `<payload hex>.<signature hex>`.
+    /// The link token for `claims`, signed with the current key (whose id it then carries).
     pub fn sign(&self, claims: &Claims) -> String {
-        let payload = serde_json::to_vec(claims).expect("BUG: claims serialize");
-        let signature = self.mac(&payload).finalize().into_bytes();
+        let claims = Claims { key_id: self.current.id.clone(), ..claims.clone() };
+        let payload = serde_json::to_vec(&claims).expect("BUG: claims serialize");
+        let signature = Self::mac(&self.current, &payload).finalize().into_bytes();
         format!("{}.{}", hex::encode(&payload), hex::encode(signature))
     }
 
-    /// The claims of a token this key signed, if it has not expired at `now` (Unix ms).
     pub fn verify(&self, token: &str, now: i64) -> Result<Claims, TokenError> {
         let (payload, signature) = token.split_once('.').ok_or(TokenError::Malformed)?;
         let (payload, signature) =
             (hex::decode(payload).map_err(|_| TokenError::Malformed)?, hex::decode(signature).map_err(|_| TokenError::Malformed)?);
-        // Constant-time comparison.
-        self.mac(&payload).verify_slice(&signature).map_err(|_| TokenError::Forged)?;
+        // Which key to check with is read before the check; a wrong id only picks a key that
+        // then refuses the signature.
         let claims: Claims = serde_json::from_slice(&payload).map_err(|_| TokenError::Malformed)?;
+        let key = match claims.key_id.as_str() {
+            "" => &self.current,
+            id if id == self.current.id => &self.current,
+            id => self.previous.as_ref().filter(|p| p.id == id).ok_or(TokenError::Forged)?,
+        };
+        Self::mac(key, &payload).verify_slice(&signature).map_err(|_| TokenError::Forged)?;
         if claims.expires_at <= now {
             return Err(TokenError::Expired);
         }
@@ -119,6 +153,7 @@ mod tests {
             args_hash: args_hash("{\"order_id\":1001}"),
             expires_at: 2_000,
             link_id: "l1".into(),
+            key_id: String::new(),
         }
     }
 
@@ -126,8 +161,25 @@ mod tests {
     fn a_signed_token_verifies_until_it_expires() {
         let key = LinkKey::new("k".repeat(32).as_str());
         let token = key.sign(&claims());
-        assert_eq!(key.verify(&token, 1_999), Ok(claims()));
+        let verified = key.verify(&token, 1_999).unwrap();
+        assert_eq!(verified, Claims { key_id: verified.key_id.clone(), ..claims() });
+        assert_eq!(verified.key_id.len(), 8, "it names the key that signed it");
         assert_eq!(key.verify(&token, 2_000), Err(TokenError::Expired));
+    }
+
+    #[test]
+    fn a_rotated_key_keeps_its_links_working_only_while_it_is_the_previous_one() {
+        let (old, new) = ("o".repeat(32), "n".repeat(32));
+        let token = LinkKey::new(&old).sign(&claims());
+        assert!(LinkKey::new(&new).with_previous(&old).verify(&token, 0).is_ok(), "during the grace period");
+        assert_eq!(LinkKey::new(&new).verify(&token, 0), Err(TokenError::Forged), "after it");
+        // A link that names the new key but was signed with the old one is refused.
+        let rotated = LinkKey::new(&new).with_previous(&old);
+        let new_id = LinkKey::new(&new).verify(&LinkKey::new(&new).sign(&claims()), 0).unwrap().key_id;
+        let payload = serde_json::to_vec(&Claims { key_id: new_id, ..claims() }).unwrap();
+        let (_, old_signature) = LinkKey::new(&old).sign(&claims()).split_once('.').map(|(a, b)| (a.to_owned(), b.to_owned())).unwrap();
+        let lying = format!("{}.{old_signature}", hex::encode(payload));
+        assert_eq!(rotated.verify(&lying, 0), Err(TokenError::Forged));
     }
 
     #[test]

@@ -143,7 +143,20 @@ async fn nobody_receives_links_that_decide_as_someone_else() {
     assert!(!body.to_string().contains("/decide/"), "{body}");
     let (_, audit) = app.as_user("root").get_json("/api/audit?kind=link.issued").await;
     assert_eq!(audit["entries"].as_array().map(Vec::len), Some(0), "{audit}");
-    // Bob asks for his own.
-    let (status, links) = app.as_user("bob").post_json(&format!("/api/approvals/{id}/links"), json!({})).await;
+    // Bob asks for his own, and can revoke them before they expire; nobody else but an admin can.
+    let bob = app.as_user("bob");
+    let (status, links) = bob.post_json(&format!("/api/approvals/{id}/links"), json!({})).await;
     assert_eq!((status, links["decider"].as_str()), (200, Some("bob")), "{links}");
+    let revoke = format!("/api/links/{}/revoke", links["link_id"].as_str().unwrap());
+    let (status, _) = app.post_json(&revoke, json!({})).await;
+    assert_eq!(status, 404, "alice cannot revoke bob's links");
+    let (status, _) = bob.post_json(&revoke, json!({})).await;
+    assert_eq!(status, 204);
+    let (status, body) = bob.post_json(&revoke, json!({})).await;
+    assert_eq!((status, error_code(&body)), (409, "conflict"), "{body}");
+    let (status, html) = follow(&app, reqwest::Method::POST, links["approve_url"].as_str().unwrap(), &[]).await;
+    assert_eq!(status, 410, "{html}");
+    assert!(html.contains("bob revoked it"), "{html}");
+    assert_eq!(state_of(&app, &id).await, "pending");
+    assert_eq!(app.audit_entries("link.revoked", 1).await[0]["actor"], "bob");
 }
