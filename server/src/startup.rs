@@ -76,6 +76,12 @@ impl Application {
             seed_demo_accounts(&store).await?;
         }
         let sessions = crate::auth::session_store::Sessions::open(store.native()).await.context("failed to create the session table")?;
+        // Deadlines, reminders, escalations and outbox leases are on the database's clock.
+        let ahead = store.follow_database_clock().await?;
+        if ahead.abs() > 1000 {
+            tracing::warn!(ahead_ms = ahead, "this host's clock differs from the database's; following the database's");
+        }
+        tokio::spawn(store.clone().keep_following_database_clock(Duration::from_secs(30)));
         tokio::spawn(crate::store::checkpoint::keep_checkpointing(store.clone(), Duration::from_millis(500)));
         // So that those checkpoints find little left to sync (store/writeback.rs).
         crate::store::writeback::keep_writing_back(&store, Duration::from_millis(20)).context("cannot start the write-back thread")?;
@@ -202,6 +208,11 @@ impl Application {
                 grants_ended = reclassified.grants_ended,
                 "checked what earlier configurations left against this one"
             );
+        }
+        // The file's groups may have changed since the approvals that name them were asked.
+        let moved = self.orchestrator.reresolve_configured_groups().await?;
+        if moved > 0 {
+            tracing::info!(pending_approvals = moved, "re-resolved the configuration file's groups");
         }
         let resumed = sweeper::resume_at_start_up(&self.orchestrator).await?;
         if resumed > 0 {

@@ -144,6 +144,19 @@ impl Orchestrator {
         Ok(())
     }
 
+    /// Re-resolves the pending approvals that name a group of the configuration file, or were
+    /// escalated to one: the file may have changed since they were asked (run at start-up). How
+    /// many approvals that moved.
+    pub async fn reresolve_configured_groups(self: &Arc<Self>) -> anyhow::Result<usize> {
+        let mut moved = 0;
+        for name in self.agents.groups.keys() {
+            let mut w = self.store.write(Scope::People).await?;
+            moved += self.reresolve(&mut w, name).await?;
+            w.commit().await?;
+        }
+        Ok(moved)
+    }
+
     fn refuse_config_group(&self, name: &str) -> Result<(), DecisionError> {
         if self.agents.groups.keys().any(|g| g.eq_ignore_ascii_case(name)) {
             return Err(DecisionError::Conflict(format!(

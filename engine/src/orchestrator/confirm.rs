@@ -83,6 +83,7 @@ impl Orchestrator {
         actor: &Actor,
     ) -> Result<Option<Reply>, DecisionError> {
         let mut w = self.store.write(Scope::Conversation(conversation_id)).await?;
+        w.hold_authority().await?;
         let Some(approval) = approvals::pending_in_chat(&mut *w.tx, conversation_id).await? else { return Ok(None) };
         // The same rule as the buttons; a chat answer that may not decide is a conflict (409), not
         // a forbidden command: the message itself was fine.

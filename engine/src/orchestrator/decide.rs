@@ -125,6 +125,7 @@ impl Orchestrator {
         actor: &Actor,
     ) -> Result<DecisionOutcome, DecisionError> {
         let mut w = self.store.write(Scope::Approval(approval_id)).await?;
+        w.hold_authority().await?;
         let approval = pending_approval(&mut w, approval_id).await?;
         let actor = &self.decider(&mut w, actor, &approval).await?;
         let task = self.waiting_task(&mut w, &approval.task_id).await?;
@@ -176,6 +177,7 @@ impl Orchestrator {
         actor: &Actor,
     ) -> Result<Vec<DecisionOutcome>, DecisionError> {
         let mut w = self.store.write(Scope::Task(task_id)).await?;
+        w.hold_authority().await?;
         let task = self.waiting_task(&mut w, task_id).await?;
         let pending = approvals::pending_for_task(&mut *w.tx, task_id).await?;
         if pending.is_empty() {

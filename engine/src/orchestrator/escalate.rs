@@ -39,6 +39,7 @@ impl Orchestrator {
     /// without one to the gate's target or the admins. An unknown `to` is a 422 that changes nothing.
     pub async fn escalate(self: &Arc<Self>, approval_id: &ApprovalId, actor: &Actor, to: Option<&str>) -> Result<(), DecisionError> {
         let mut w = self.store.write(Scope::Approval(approval_id)).await?;
+        w.hold_authority().await?;
         let approval = pending_approval(&mut w, approval_id).await?;
         let is_admin = actor.role == Some(app::domain::Role::Admin);
         if !is_admin && !approval.owner.as_deref().is_some_and(|o| o.eq_ignore_ascii_case(&actor.name)) {

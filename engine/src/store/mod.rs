@@ -68,9 +68,17 @@ pub enum Scope<'a> {
     Approval(&'a ApprovalId),
     Grant(&'a GrantId),
     /// Groups and delegations: no conversation of their own (a group's change re-resolves the
-    /// pending approvals that name it through conditional updates).
+    /// pending approvals that name it through conditional updates). Ordered with decisions by
+    /// the `AUTHORITY` lock.
     People,
 }
+
+/// The PostgreSQL advisory lock that orders decisions with changes of who may decide (groups,
+/// delegations): a decision holds it shared ([`Write::hold_authority`]), a change holds it alone
+/// (`Scope::People`), so a decision never commits on authority that a change removed before it
+/// (docs/security.md, "The authority rules"). An advisory lock writes no row, so decisions do not
+/// contend with each other. SQLite's one writer orders every write already.
+const AUTHORITY: &str = "7461001";
 
 impl Scope<'_> {
     /// Locks the scope's conversation row; a scope that names nothing locks nothing (the write
@@ -85,9 +93,10 @@ impl Scope<'_> {
             Scope::Grant(id) => {
                 ("SELECT id FROM conversations WHERE id = (SELECT conversation_id FROM grants WHERE id = $1) FOR UPDATE", id)
             }
-            Scope::People => return Ok(()),
+            // Who may decide changes: alone, after every decision under way (see `AUTHORITY`).
+            Scope::People => ("SELECT count(*) FROM (SELECT pg_advisory_xact_lock($1::bigint)) AS l", AUTHORITY),
         };
-        sqlx::query(sql).bind(id).fetch_optional(conn).await.context("failed to lock the conversation")?;
+        sqlx::query(sql).bind(id).fetch_optional(conn).await.context("failed to take the write's lock")?;
         Ok(())
     }
 }
@@ -129,6 +138,32 @@ pub struct Store {
 }
 
 impl Store {
+    /// Measures how far the database's clock runs ahead of this host's and makes `time::now_ms`
+    /// follow it (PostgreSQL; SQLite's clock is this host's). The reading is taken halfway
+    /// through the round trip. The offset found, in ms.
+    pub async fn follow_database_clock(&self) -> anyhow::Result<i64> {
+        if self.backend() != Backend::Postgres {
+            return Ok(0);
+        }
+        let sql = format!("SELECT {}", tasks::db_now_ms(Backend::Postgres));
+        let before = time::host_now_ms();
+        let database: i64 = sqlx::query_scalar(&sql).fetch_one(&self.pool).await.context("failed to read the database's clock")?;
+        let after = time::host_now_ms();
+        let ahead = database - (before + after) / 2;
+        time::follow_database_clock(ahead);
+        Ok(ahead)
+    }
+
+    /// Keeps following the database's clock (a host's clock may be stepped while it runs).
+    pub async fn keep_following_database_clock(self, every: Duration) {
+        loop {
+            tokio::time::sleep(every).await;
+            if let Err(err) = self.follow_database_clock().await {
+                tracing::warn!(error = ?err, "could not read the database's clock; keeping the last offset");
+            }
+        }
+    }
+
     /// Opens the database at `url` (`sqlite://…`, created if missing, or `postgres://…`) and
     /// applies pending migrations.
     #[tracing::instrument(skip(bus))]
@@ -348,6 +383,19 @@ pub struct Write {
 }
 
 impl Write {
+    /// For a decision, before it reads the approval and who may decide it: waits for a change
+    /// of groups or delegations under way, and keeps the next from committing before this write
+    /// does ([`AUTHORITY`]).
+    pub async fn hold_authority(&mut self) -> anyhow::Result<()> {
+        if self.backend == Backend::Postgres {
+            sqlx::query(&format!("SELECT count(*) FROM (SELECT pg_advisory_xact_lock_shared({AUTHORITY}::bigint)) AS l"))
+                .fetch_one(&mut *self.tx)
+                .await
+                .context("failed to wait for a change of who may decide")?;
+        }
+        Ok(())
+    }
+
     pub async fn append(&mut self, conversation_id: &ConversationId, body: EventBody) -> anyhow::Result<Event> {
         let event = events::append(&mut self.tx, self.backend, self.bus.instance(), conversation_id, body).await?;
         for target in self.webhooks.iter().filter(|t| t.events.iter().any(|e| e == event.body.name())) {

@@ -1,9 +1,28 @@
 //! Times are stored as Unix milliseconds and sent as RFC 3339 strings.
 
+use std::sync::atomic::{AtomicI64, Ordering};
+
 use chrono::{DateTime, SecondsFormat, Utc};
 
+/// How far the database's clock runs ahead of this host's, in ms, as last measured
+/// ([`crate::store::Store::follow_database_clock`]). Process-wide, like the host clock it corrects.
+static DATABASE_AHEAD_MS: AtomicI64 = AtomicI64::new(0);
+
+/// Now on the database's clock, in Unix ms. Every time Countersign reasons with — deadlines,
+/// reminders, escalations, retries, outbox leases — comes from here, so replicas whose host
+/// clocks differ agree on them (docs/reliability.md, "One clock").
 pub fn now_ms() -> i64 {
+    host_now_ms() + DATABASE_AHEAD_MS.load(Ordering::Relaxed)
+}
+
+/// This host's own clock (only to measure the database's against).
+pub fn host_now_ms() -> i64 {
     Utc::now().timestamp_millis()
+}
+
+/// Sets how far the database's clock runs ahead of this host's.
+pub fn follow_database_clock(ahead_ms: i64) {
+    DATABASE_AHEAD_MS.store(ahead_ms, Ordering::Relaxed);
 }
 
 pub fn rfc3339(ms: i64) -> String {

@@ -319,3 +319,40 @@ async fn a_person_counts_once_toward_a_quorum_whoever_they_act_as() {
     assert_eq!((status, body["approved_by"].clone()), (200, json!(["bob", "root"])), "{body}");
     app.wait_task(&task, TaskStatus::Completed).await;
 }
+
+// Two workers: on SQLite the server's decision waits for the file's write lock on one of them
+// (SQLite's busy wait blocks its thread) while the test commits the change on the other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_decision_waits_for_a_change_of_who_may_decide_and_is_judged_by_it() {
+    use countersign::{bus::Bus, store};
+    let app = app_with("approvers = [\"group:ops\"]\n").await;
+    let root = app.as_user("root");
+    let (status, _) = root.post_json("/api/groups", json!({ "name": "ops", "members": ["bob"] })).await;
+    assert_eq!(status, 201);
+    let c = app.create_conversation().await;
+    let (_task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let id = approvals[0].id.clone();
+
+    // Another server takes bob out of ops; before it commits, bob approves. The decision waits
+    // for the change and is judged by it (on SQLite the one writer orders them; on PostgreSQL
+    // the authority lock does), so bob is refused.
+    let other = store::Store::connect(&crate::helpers::database_url(app.data_dir.path()).await, Bus::default()).await.unwrap();
+    let mut change = other.write(store::Scope::People).await.unwrap();
+    store::groups::set_members(&mut change.tx, "ops", &[]).await.unwrap();
+    let nobody = app::domain::rules::Approvers { names: vec!["group:ops".into()], people: Vec::new(), admins: true };
+    store::approvals::set_approvers(&mut change.tx, &id, &nobody).await.unwrap();
+    let bob = app.as_user("bob");
+    let approve = format!("/api/approvals/{id}/approve");
+    let decision = tokio::spawn(async move { bob.post_json(&approve, json!({})).await });
+    // Give the request time to reach the server and wait behind the change (not a timing check:
+    // without the ordering, the decision commits first and the status below is 200).
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    change.commit().await.unwrap();
+    // Refused either way: 404 when the change committed before the handler looked the approval
+    // up (bob no longer sees it), 403 when it committed while the decision waited for it.
+    let (status, body) = decision.await.unwrap();
+    assert!(matches!((status, error_code(&body)), (403, "forbidden") | (404, "not_found")), "{status} {body}");
+    assert_eq!(app.order(1001).await.status, "open");
+    let (status, _) = root.post_json(&format!("/api/approvals/{id}/approve"), json!({})).await;
+    assert_eq!(status, 200, "the admins decide now");
+}

@@ -84,3 +84,39 @@ async fn a_restart_with_a_new_configuration_keeps_what_still_fits_and_cancels_wh
     }
     assert!(second.terminate().await);
 }
+
+#[tokio::test]
+async fn a_restart_with_changed_groups_in_the_file_re_resolves_who_decides_what_waits() {
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let mut tokens = std::collections::HashMap::new();
+    for person in ["bob", "carol"] {
+        let _ = cli(dir.path(), &["user", "add", person], Some(&format!("{PASSWORD}\n"))).await;
+        let (ok, token, stderr) = cli(dir.path(), &["token", "create", "--user", person, "--name", "tests"], None).await;
+        assert!(ok, "{stderr}");
+        tokens.insert(person, client_with_token(token.trim()));
+    }
+    let with_finance = |members: &str| {
+        config(
+            "\"list_orders\", \"get_order\", \"process_refund\"",
+            "\"process_refund\"",
+            &format!("[[groups]]\nname = \"finance\"\nmembers = [{members}]\n"),
+        )
+        .replace("tools = [\"process_refund\"]\n", "tools = [\"process_refund\"]\napprovers = [\"group:finance\"]\n")
+    };
+    let first = BinaryServer::start(dir.clone(), Some(&with_finance("\"bob\""))).await;
+    let chat = first.app.create_conversation().await;
+    let (_task, asked) = first.app.pending_turn(&chat, "refund order 1001", 1).await;
+    assert_eq!(asked[0].approvers.as_ref().unwrap().people, ["bob"]);
+    assert!(first.terminate().await);
+
+    // The file now says finance is carol: bob no longer decides what waits (nor sees it: 404),
+    // carol does.
+    let second = BinaryServer::start(dir.clone(), Some(&with_finance("\"carol\""))).await;
+    let approve = second.app.url(&format!("/api/approvals/{}/approve", asked[0].id));
+    let refused = tokens["bob"].post(&approve).json(&serde_json::json!({})).send().await.unwrap();
+    assert_eq!(refused.status(), 404);
+    assert_eq!(second.app.order(1001).await.status, "open");
+    let approved = tokens["carol"].post(&approve).json(&serde_json::json!({})).send().await.unwrap();
+    assert_eq!(approved.status(), 200);
+    assert!(second.terminate().await);
+}

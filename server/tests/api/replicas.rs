@@ -183,3 +183,31 @@ async fn a_replica_frozen_while_chaining_the_audit_trail_holds_up_no_decision() 
     let (_, verified) = root.get_json("/api/audit/verify").await;
     assert_eq!(verified["ok"], true, "{verified}");
 }
+
+#[tokio::test]
+async fn a_replica_whose_clock_runs_20_s_ahead_fires_no_timeout_early() {
+    let Some(_) = postgres() else {
+        eprintln!("two replicas need PostgreSQL; this test runs in the PostgreSQL pass");
+        return;
+    };
+    let faketime = ["/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .expect("libfaketime is missing: run `./x test` (it installs it)");
+    let toml = agents_with_timeout(15.0);
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let a = BinaryServer::start(dir.clone(), Some(&toml)).await;
+    // B's wall clock runs 20 s ahead (its timers stay true); it sweeps every 20 ms.
+    let skewed = [("LD_PRELOAD", faketime), ("FAKETIME", "+20s"), ("FAKETIME_DONT_FAKE_MONOTONIC", "1")];
+    let b = BinaryServer::start_with_env(dir, Some(&toml), &skewed).await;
+    let c = a.app.create_conversation().await;
+    let (task, approvals) = a.app.pending_turn(&c, "refund order 1001", 1).await;
+    let id = &approvals[0].id;
+    // On B's own clock the deadline passed 5 s ago; on the database's it is 15 s away.
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    let (_, approval) = b.app.get_json(&format!("/api/approvals/{id}")).await;
+    assert_eq!(approval["state"], "pending", "{approval}");
+    let (status, body) = b.app.post_json(&format!("/api/approvals/{id}/approve"), json!({})).await;
+    assert_eq!(status, 200, "B decides it within its deadline: {body}");
+    a.app.wait_task(&task, TaskStatus::Completed).await;
+}
