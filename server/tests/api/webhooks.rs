@@ -101,3 +101,51 @@ async fn a_delivery_still_owed_when_the_server_is_killed_is_made_after_the_resta
     assert_eq!(gate.accepted.lock().unwrap().len(), 1, "delivered once");
     drop(server);
 }
+
+/// Two replicas (two stores on one database, each its own process name) drain 100 owed
+/// deliveries of every kind at once — webhooks, emails, Slack posts, which share the outbox and
+/// its leases: each is claimed, and so sent, exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_racing_over_owed_deliveries_send_each_exactly_once() {
+    use countersign::{
+        bus::Bus,
+        store::{Scope, Store, outbox},
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let url = crate::helpers::database_url(dir.path()).await;
+    let (a, b) = (Store::connect(&url, Bus::default()).await.unwrap(), Store::connect(&url, Bus::default()).await.unwrap());
+    let mut w = a.write(Scope::People).await.unwrap();
+    for n in 0..100 {
+        let target = match n % 3 {
+            0 => "http://127.0.0.1:9/hook".to_owned(),
+            1 => outbox::mailto(&format!("p{n}@example.com")),
+            _ => outbox::SLACK_POST.to_owned(),
+        };
+        outbox::insert(&mut w.tx, &target, &format!("{{\"n\":{n}}}")).await.unwrap();
+    }
+    w.commit().await.unwrap();
+    let sent = Arc::new(Mutex::new(Vec::new()));
+    let drain = |store: Store, sent: Arc<Mutex<Vec<(i64, String)>>>| async move {
+        let me = store.bus().instance().to_owned();
+        let mut idle = 0;
+        while idle < 3 {
+            let mut claimed = 0;
+            for kind in [outbox::Kind::Webhook, outbox::Kind::Email, outbox::Kind::Slack] {
+                let until = countersign::store::time::now_ms() + 60_000;
+                for delivery in outbox::claim_due(store.writer(), store.backend(), &me, until, 7, kind).await.unwrap() {
+                    sent.lock().unwrap().push((delivery.id, me.clone()));
+                    outbox::delivered(store.writer(), delivery.id).await.unwrap();
+                    claimed += 1;
+                }
+            }
+            idle = if claimed == 0 { idle + 1 } else { 0 };
+        }
+    };
+    let (left, right) = tokio::join!(tokio::spawn(drain(a.clone(), sent.clone())), tokio::spawn(drain(b.clone(), sent.clone())));
+    (left.unwrap(), right.unwrap());
+    let sent = sent.lock().unwrap().clone();
+    let mut ids: Vec<i64> = sent.iter().map(|(id, _)| *id).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!((sent.len(), ids.len()), (100, 100), "each delivery sent once: {sent:?}");
+}
