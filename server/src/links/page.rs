@@ -226,9 +226,11 @@ async fn decide(
             said(StatusCode::OK, "Approved", &format!("{}: the call runs now.", approval.summary))
         }
         Ok(outcome) => said(StatusCode::OK, "Rejected", &format!("{}: {}. The agent is told.", approval.summary, outcome.outcome)),
-        Err(DecisionError::Conflict(_)) => match approvals::get(state.store.pool(), &approval.id).await {
+        // Decided by someone first, or refused while still pending (the same person again
+        // toward a quorum, the deadline passed): say which.
+        Err(DecisionError::Conflict(why)) => match approvals::get(state.store.pool(), &approval.id).await {
             Ok(Some(now)) if now.state != app::domain::ApprovalState::Pending => already(&now),
-            _ => said(StatusCode::CONFLICT, "Not decided", "The approval changed meanwhile; open the link again."),
+            _ => said(StatusCode::CONFLICT, "Not decided", &format!("{why}. Nothing was changed.")),
         },
         Err(DecisionError::Invalid { message, .. }) => page(
             StatusCode::UNPROCESSABLE_ENTITY,
