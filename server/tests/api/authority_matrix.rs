@@ -197,8 +197,12 @@ async fn knock(app: &TestApp, token: &str, door: Door, p: &Pending, ask: &Ask) -
                 "messages": [{ "id": "1", "role": "user", "content": "refund order 1001" }],
             });
             let stream = post("/ag-ui/support".into(), input).await?;
-            let last: Value =
-                stream.lines().filter_map(|l| l.strip_prefix("data:")).last().map(|d| serde_json::from_str(d.trim()).unwrap()).unwrap();
+            let last: Value = stream
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .next_back()
+                .map(|d| serde_json::from_str(d.trim()).unwrap())
+                .unwrap();
             match last["type"].as_str() {
                 Some("RUN_ERROR") => Err(last.to_string()),
                 _ => Ok(()),

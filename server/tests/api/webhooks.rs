@@ -142,7 +142,8 @@ async fn two_replicas_racing_over_owed_deliveries_send_each_exactly_once() {
         }
     };
     let (left, right) = tokio::join!(tokio::spawn(drain(a.clone(), sent.clone())), tokio::spawn(drain(b.clone(), sent.clone())));
-    (left.unwrap(), right.unwrap());
+    left.unwrap();
+    right.unwrap();
     let sent = sent.lock().unwrap().clone();
     let mut ids: Vec<i64> = sent.iter().map(|(id, _)| *id).collect();
     ids.sort();
