@@ -165,6 +165,30 @@ pub struct Gate {
     pub shadow: bool,
 }
 
+impl Gate {
+    /// A gate with only a rule, a timeout and decision rules: no escalation, reminders,
+    /// approvers, notifications or assessment (the built-in gates and the presets).
+    pub fn plain(name: impl Into<String>, rule: GateRule, timeout: Duration, timeout_action: TimeoutAction, rules: DecisionRules) -> Self {
+        Self {
+            name: name.into(),
+            rule,
+            timeout,
+            timeout_action,
+            max_retries: DEFAULT_RETRIES,
+            in_chat: false,
+            rules,
+            escalate_after: None,
+            reminders: None,
+            escalation_target: None,
+            approvers: Vec::new(),
+            notify: Vec::new(),
+            notify_to: Vec::new(),
+            assessment: None,
+            shadow: false,
+        }
+    }
+}
+
 /// `[agents.gates.assessment]`: CEL over the same variables as a rule, evaluated when the gate
 /// asks. Each gives a string: what the call does, how reversible it is, and extra risk factors
 /// (an empty string adds none).
@@ -471,23 +495,7 @@ fn preset_gate(preset: &str, defaults: &FileDefaults) -> anyhow::Result<Gate> {
         ),
         other => bail!("unknown preset {other:?} (expected minimal, standard, strict or paranoid)"),
     };
-    Ok(Gate {
-        name: format!("preset-{preset}"),
-        rule,
-        timeout: Duration::from_secs_f64(defaults.timeout_secs),
-        timeout_action,
-        max_retries: DEFAULT_RETRIES,
-        in_chat: false,
-        rules,
-        escalate_after: None,
-        reminders: None,
-        escalation_target: None,
-        approvers: Vec::new(),
-        notify: Vec::new(),
-        notify_to: Vec::new(),
-        assessment: None,
-        shadow: false,
-    })
+    Ok(Gate::plain(format!("preset-{preset}"), rule, Duration::from_secs_f64(defaults.timeout_secs), timeout_action, rules))
 }
 
 /// How many times `retry` asks again when a gate does not say.
@@ -662,23 +670,13 @@ impl AgentsConfig {
             let mut gates = Vec::new();
             if agent.tools.iter().any(|t| t == crate::tools::ask::NAME) {
                 // Where the agent's questions wait for their answers (`tools::ask`).
-                gates.push(Gate {
-                    name: crate::tools::ask::GATE.into(),
-                    rule: GateRule::Tools(BTreeSet::from([crate::tools::ask::NAME.to_owned()])),
-                    timeout: Duration::from_secs_f64(defaults.timeout_secs),
-                    timeout_action: TimeoutAction::Reject,
-                    max_retries: DEFAULT_RETRIES,
-                    in_chat: false,
-                    rules: DecisionRules::default(),
-                    escalate_after: None,
-                    reminders: None,
-                    escalation_target: None,
-                    approvers: Vec::new(),
-                    notify: Vec::new(),
-                    notify_to: Vec::new(),
-                    assessment: None,
-                    shadow: false,
-                });
+                gates.push(Gate::plain(
+                    crate::tools::ask::GATE,
+                    GateRule::Tools(BTreeSet::from([crate::tools::ask::NAME.to_owned()])),
+                    Duration::from_secs_f64(defaults.timeout_secs),
+                    TimeoutAction::Reject,
+                    DecisionRules::default(),
+                ));
             }
             if !agent.require_approval.is_empty() {
                 for tool in &agent.require_approval {
@@ -686,23 +684,13 @@ impl AgentsConfig {
                         bail!("{at}: require_approval names {tool:?}, which is not in the agent's tools");
                     }
                 }
-                gates.push(Gate {
-                    name: "require_approval".into(),
-                    rule: GateRule::Tools(agent.require_approval.iter().cloned().collect()),
-                    timeout: Duration::from_secs_f64(defaults.timeout_secs),
-                    timeout_action: defaults.timeout_action,
-                    max_retries: DEFAULT_RETRIES,
-                    in_chat: false,
-                    rules: DecisionRules::default(),
-                    escalate_after: None,
-                    reminders: None,
-                    escalation_target: None,
-                    approvers: Vec::new(),
-                    notify: Vec::new(),
-                    notify_to: Vec::new(),
-                    assessment: None,
-                    shadow: false,
-                });
+                gates.push(Gate::plain(
+                    "require_approval",
+                    GateRule::Tools(agent.require_approval.iter().cloned().collect()),
+                    Duration::from_secs_f64(defaults.timeout_secs),
+                    defaults.timeout_action,
+                    DecisionRules::default(),
+                ));
             }
             for mut gate in agent.gates {
                 let gat = format!("{at}: gate {:?}", gate.name);

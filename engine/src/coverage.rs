@@ -150,23 +150,8 @@ mod tests {
     use crate::agents::GateRule;
 
     fn gate(name: &str, grantable: bool) -> Gate {
-        Gate {
-            name: name.into(),
-            rule: GateRule::All,
-            timeout: Duration::from_secs(60),
-            timeout_action: TimeoutAction::Reject,
-            max_retries: 0,
-            in_chat: false,
-            rules: DecisionRules { grantable, ..DecisionRules::default() },
-            escalate_after: None,
-            reminders: None,
-            escalation_target: None,
-            approvers: Vec::new(),
-            notify: Vec::new(),
-            notify_to: Vec::new(),
-            assessment: None,
-            shadow: false,
-        }
+        let rules = DecisionRules { grantable, ..DecisionRules::default() };
+        Gate::plain(name, GateRule::All, Duration::from_secs(60), TimeoutAction::Reject, rules)
     }
 
     fn standing<'a>(gate: &'a str, bounds: Option<&'a Value>) -> Terms<'a> {

@@ -361,23 +361,7 @@ mod tests {
     }
 
     fn gate(name: &str, rule: GateRule) -> Gate {
-        Gate {
-            name: name.into(),
-            rule,
-            timeout: Duration::from_secs(1),
-            timeout_action: TimeoutAction::Reject,
-            max_retries: 2,
-            in_chat: false,
-            rules: Default::default(),
-            escalate_after: None,
-            reminders: None,
-            escalation_target: None,
-            approvers: Vec::new(),
-            notify: Vec::new(),
-            notify_to: Vec::new(),
-            assessment: None,
-            shadow: false,
-        }
+        Gate::plain(name, rule, Duration::from_secs(1), TimeoutAction::Reject, Default::default())
     }
 
     fn agent(gates: Vec<Gate>) -> Agent {
