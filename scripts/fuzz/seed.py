@@ -2,7 +2,7 @@
 
 Logs in, makes the things every `{id}` operation needs so the fuzzer gets past "not found" (a
 conversation with a task whose two calls wait for approval, a demo order, a live grant, a spare
-API token to revoke, a group of approvers, a delegation), and pins each operation's `id` to them; bodies and queries are still fuzzed.
+API token to revoke, a pair of decision links to revoke, a group of approvers, a delegation), and pins each operation's `id` to them; bodies and queries are still fuzzed.
 
 Usage: seed.py BASE_URL USER PASSWORD (token|session) FAIL_ON
   token:   the run authenticates with a new API token of USER
@@ -73,6 +73,9 @@ tomorrow = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 86400))
 other = "fuzzuser" if user == "fuzzer" else "fuzzer"
 delegation = call("POST", "/api/delegations", {"to": other, "ends_at": tomorrow})["id"]
 
+# Decision links of the user's own, for `/api/links/{id}/revoke`.
+link = call("POST", f"/api/approvals/{approval}/links", {})["link_id"]
+
 # The fuzzer revokes this one, not the token it runs with.
 spare = call("POST", "/api/tokens", {"name": "spare"})["id"]
 if auth == "token":
@@ -90,6 +93,7 @@ ids = {
     r"^/api/grants/\{id\}": grant,
     r"^/api/tokens/\{id\}": spare,
     r"^/api/delegations/\{id\}": delegation,
+    r"^/api/links/\{id\}": link,
 }
 for regex, value in ids.items():
     print(f"[[operations]]\ninclude-path-regex = {json.dumps(regex)}\nparameters = {{ \"path.id\" = {json.dumps(value)} }}\n")

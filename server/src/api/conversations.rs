@@ -26,7 +26,10 @@ use super::{
     resume::{ResumeQuery, resume_point},
 };
 use crate::{
-    auth::{Credential, CurrentUser},
+    auth::{
+        Credential, CurrentUser,
+        scopes::{Scope, Scopes},
+    },
     bus::{self, Published},
     orchestrator::{Answer, StartError},
     state::AppState,
@@ -247,6 +250,7 @@ struct MessageAccepted {
 async fn post_message(
     State(state): State<AppState>,
     user: CurrentUser,
+    scopes: Option<Extension<Scopes>>,
     Path(id): Path<ConversationId>,
     ApiJson(body): ApiJson<NewMessage>,
 ) -> Result<(StatusCode, Json<MessageAccepted>), ApiError> {
@@ -263,6 +267,12 @@ async fn post_message(
     // no write transaction is opened to look again (a confirmation asked meanwhile makes the
     // turn below a conflict, as it would a moment later).
     if approvals::pending_in_chat(state.store.quick(), &conversation.id).await?.is_some() {
+        // The answer decides a call: a token that may only call (an agent's own) cannot give it.
+        if !scopes.is_some_and(|Extension(s)| s.allows(Scope::Decide)) {
+            return Err(ApiError::Forbidden(
+                "this chat waits for a yes or no, which decides a call: that needs a token with the decide scope".into(),
+            ));
+        }
         state.limits.decision(state.store.writer(), &user.user.id).await?;
         if let Some(reply) = state.orchestrator.answer_in_chat(&conversation.id, text, &access::actor(&user)).await? {
             let answer = match reply.answer {

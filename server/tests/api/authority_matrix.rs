@@ -1,10 +1,11 @@
 //! The authority matrix (docs/security.md, "The authority matrix"): every door that can decide a
-//! call — the REST API, Approve / Reject All, a signed link, A2A, AG-UI, the CLI — is sent a
+//! call — the REST API, Approve / Reject All, a signed link, A2A, AG-UI, the CLI, the chat's
+//! yes / no — is sent a
 //! decision that one rule forbids, for every rule. Each door must refuse it, and the approval must
 //! be exactly as before (still pending, nobody counted) with nothing run. A door that cannot
-//! express the decision (an edit through a link) is "n/a". The chat's yes/no, Slack, email links
-//! and the console go through these same decisions (their own tests: confirm.rs, slack.rs,
-//! email.rs, console.rs).
+//! express the decision (an edit through a link), or a rule its gate cannot have (approvers on a
+//! gate the chat's yes answers), is "n/a". Slack, emailed links and the console go through these
+//! same decisions (their own tests: slack.rs, email.rs, console.rs).
 
 use app::domain::{ApprovalId, ConversationId, TaskId};
 use serde_json::{Value, json};
@@ -19,9 +20,11 @@ enum Door {
     A2a,
     AgUi,
     Cli,
+    /// The requester's yes in the chat, for a gate with `confirm = "chat"`.
+    Chat,
 }
 
-const DOORS: [Door; 6] = [Door::Rest, Door::Bulk, Door::Link, Door::A2a, Door::AgUi, Door::Cli];
+const DOORS: [Door; 7] = [Door::Rest, Door::Bulk, Door::Link, Door::A2a, Door::AgUi, Door::Cli, Door::Chat];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Rule {
@@ -104,6 +107,11 @@ impl Rule {
 
     /// Whether `door` can put the decision at all.
     fn applies(self, door: Door) -> bool {
+        if door == Door::Chat {
+            // A chat gate has no approvers, quorum or four-eyes (refused at start-up), its "no"
+            // is its reason, and a yes neither edits nor grants.
+            return matches!(self, Rule::Deadline | Rule::Escalated | Rule::Scopes);
+        }
         match self.ask() {
             Ask::Approve { grant: true, .. } => door == Door::Rest,
             Ask::Approve { args: Some(_), .. } => matches!(door, Door::Rest | Door::A2a | Door::AgUi),
@@ -119,9 +127,11 @@ struct Pending {
     approval: ApprovalId,
 }
 
-async fn pending(app: &TestApp) -> Pending {
+async fn pending(app: &TestApp, door: Door) -> Pending {
     let conversation = app.create_conversation().await;
-    let (task, approvals) = app.pending_turn(&conversation, "refund order 1001", 1).await;
+    // The chat's door answers the gate that asks in the chat (cancellations), the others the refunds'.
+    let ask = if door == Door::Chat { "cancel order 1003" } else { "refund order 1001" };
+    let (task, approvals) = app.pending_turn(&conversation, ask, 1).await;
     Pending { conversation, task, approval: approvals[0].id.clone() }
 }
 
@@ -208,6 +218,7 @@ async fn knock(app: &TestApp, token: &str, door: Door, p: &Pending, ask: &Ask) -
                 _ => Ok(()),
             }
         }
+        (Door::Chat, _) => post(format!("/api/conversations/{}/messages", p.conversation), json!({ "text": "yes" })).await.map(drop),
         (Door::Cli, ask) => {
             let verb = match ask {
                 Ask::Approve { .. } => "approve",
@@ -224,7 +235,9 @@ async fn knock(app: &TestApp, token: &str, door: Door, p: &Pending, ask: &Ask) -
 async fn row(rule: Rule) -> Vec<(Door, &'static str)> {
     let toml = format!(
         "[[agents]]\nname = \"support\"\ntools = [\"list_orders\", \"get_order\", \"cancel_order\", \"process_refund\"]\n\
+         [[agents.gates]]\nname = \"cancels\"\nkind = \"tools\"\ntools = [\"cancel_order\"]\nconfirm = \"chat\"\n{}\
          [[agents.gates]]\nname = \"refunds\"\nkind = \"tools\"\ntools = [\"process_refund\"]\n{}",
+        if rule.applies(Door::Chat) { rule.gate() } else { "" },
         rule.gate()
     );
     // The sweeper stays away, so a passed deadline is the decision's own check.
@@ -246,9 +259,12 @@ async fn row(rule: Rule) -> Vec<(Door, &'static str)> {
     };
     let mut cells = Vec::new();
     for door in DOORS {
-        cells.push((door, pending(&app).await));
+        cells.push((door, pending(&app, door).await));
     }
-    for (_, p) in &cells {
+    for (door, p) in &cells {
+        if !rule.applies(*door) {
+            continue;
+        }
         match rule {
             Rule::Quorum => {
                 let (status, body) = app.post_json(&format!("/api/approvals/{}/approve", p.approval), json!({})).await;
@@ -278,7 +294,7 @@ async fn row(rule: Rule) -> Vec<(Door, &'static str)> {
         assert_eq!(snapshot(&app, &p.approval).await, before, "{rule:?} through {door:?} changed the approval: {said}");
         outcomes.push((*door, "refused"));
     }
-    assert_eq!(app.order(1001).await.status, "open", "{rule:?}: nothing ran");
+    assert_eq!((app.order(1001).await.status, app.order(1003).await.status), ("open".into(), "open".into()), "{rule:?}: nothing ran");
     outcomes
 }
 
@@ -287,15 +303,19 @@ async fn row(rule: Rule) -> Vec<(Door, &'static str)> {
 #[tokio::test]
 async fn every_door_decides_what_no_rule_forbids() {
     let toml = "[[agents]]\nname = \"support\"\ntools = [\"list_orders\", \"get_order\", \"cancel_order\", \"process_refund\"]\n\
+         [[agents.gates]]\nname = \"cancels\"\nkind = \"tools\"\ntools = [\"cancel_order\"]\nconfirm = \"chat\"\n\
          [[agents.gates]]\nname = \"refunds\"\nkind = \"tools\"\ntools = [\"process_refund\"]\n";
     let app = spawn_app_with(Options { agents_toml: Some(toml.into()), ..Default::default() }).await;
     let token = app.tokens["alice"].clone();
     for door in DOORS {
-        let p = pending(&app).await;
+        let p = pending(&app, door).await;
         let approve = Ask::Approve { args: None, grant: false };
         knock(&app, &token, door, &p, &approve).await.unwrap_or_else(|why| panic!("{door:?} refused a plain approval: {why}"));
         assert_eq!(snapshot(&app, &p.approval).await.0, "approved", "{door:?}");
-        let p = pending(&app).await;
+        if door == Door::Chat {
+            continue; // its "no" is tested in confirm.rs
+        }
+        let p = pending(&app, door).await;
         knock(&app, &token, door, &p, &Ask::Reject).await.unwrap_or_else(|why| panic!("{door:?} refused a plain rejection: {why}"));
         assert_eq!(snapshot(&app, &p.approval).await.0, "rejected", "{door:?}");
     }
@@ -311,5 +331,6 @@ async fn every_door_refuses_what_every_rule_forbids_and_changes_nothing() {
     }
     println!("{table}");
     let refused = rows.iter().flatten().filter(|(_, o)| *o == "refused").count();
-    assert_eq!(refused, 9 * 6 - 5 - 3, "every cell that applies was tried:\n{table}");
+    // n/a: 5 grants and 3 edits a door cannot put, 6 rules a chat gate cannot have.
+    assert_eq!(refused, 9 * 7 - 5 - 3 - 6, "every cell that applies was tried:\n{table}");
 }
