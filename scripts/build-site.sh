@@ -7,7 +7,8 @@
 #   build with installing the tools)
 # The two halves use separate target dirs and need each other only at run time, so they build
 # side by side: on 2 cores each fills the other's idle time (a big crate's serial front end).
-# Output: $CARGO_TARGET_DIR/site/pkg/countersign.{js,wasm,css} and the `countersign` binary in
+# Output: $CARGO_TARGET_DIR/site/pkg/countersign.{js,wasm,css} (release; debug: site-debug/, so
+# the tests' debug build never replaces the bundle a running `./x run` serves) and the `countersign` binary in
 # $CARGO_TARGET_DIR/{debug,release}/. Settings come from [[workspace.metadata.leptos]] in Cargo.toml,
 # which `cargo leptos watch` (optional, not installed by the scripts) reads too.
 set -euo pipefail
@@ -25,6 +26,7 @@ for arg in "$@"; do
 done
 name="$LEPTOS_OUTPUT_NAME"        # output-name
 site_root="$CARGO_TARGET_DIR/site" # site-root
+[ $release = 1 ] || site_root="$CARGO_TARGET_DIR/site-debug"
 pkg="$site_root/pkg"              # site-pkg-dir
 # The WASM gets its own target dir (as with cargo-leptos) so the host and wasm builds, whose
 # flags differ, never invalidate each other.

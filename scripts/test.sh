@@ -45,7 +45,7 @@ bash scripts/build-site.sh
 echo "[test] end-to-end tests (Playwright, Debian chromium)"
 cd end2end
 COUNTERSIGN_BIN="$CARGO_TARGET_DIR/debug/countersign" \
-COUNTERSIGN_SITE_ROOT="$CARGO_TARGET_DIR/site" \
+COUNTERSIGN_SITE_ROOT="$CARGO_TARGET_DIR/site-debug" \
   npx playwright test
 
 # The release build is what `./x run` serves; building it here keeps that command working.
