@@ -190,6 +190,10 @@ testWithAgents(GOVERNED)("an admin makes a group; refunds wait for two of its ap
     await expect(rootRow.locator(".quorum")).toHaveText("Approved by bob · 1 of 2 approvals; waiting for 1 more");
     await rootRow.getByRole("button", { name: "Approve", exact: true }).click();
     await expect(card).toHaveAttribute("data-status", "succeeded");
+    // Both approvals are named, on the card and in the Decided tab, not only the last.
+    await expect(card.locator(".decision")).toHaveText("Approved by bob and root");
+    await rootQueue.getByRole("link", { name: "Decided" }).click();
+    await expect(rootQueue.locator("table.decided tbody tr").first().locator(".decided-by")).toHaveText("bob and root");
   } finally {
     await root.close();
     await bob.close();

@@ -46,7 +46,23 @@ pub fn decision_line(decision: &CardDecision, approval: Option<&CardApproval>) -
         };
     }
     let reason = decision.reason.as_ref().map(|r| format!(": {r}")).unwrap_or_default();
-    format!("{} by {}{reason}", verb(decision.outcome), decision.decided_by)
+    // A quorum's approval names everyone who approved, not only the last.
+    let counted = approval.filter(|_| decision.outcome == ApprovalOutcome::Approved).map_or(&[][..], |a| &a.approved_by[..]);
+    format!("{} by {}{reason}", verb(decision.outcome), deciders(&decision.decided_by, counted))
+}
+
+/// Who decided, as a person reads it: "dora", or for a quorum "bob and dora" (`approved_by`
+/// holds the approvals counted before, and may already name the last one).
+pub fn deciders(decided_by: &str, approved_by: &[String]) -> String {
+    let mut names: Vec<&str> = approved_by.iter().map(String::as_str).collect();
+    if !names.iter().any(|n| n.eq_ignore_ascii_case(decided_by)) {
+        names.push(decided_by);
+    }
+    match names.as_slice() {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 /// "Approved", "Rejected", …
@@ -221,6 +237,14 @@ pub fn turn_summary(summary: &TaskSummary) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_quorum_names_everyone_who_approved() {
+        assert_eq!(super::deciders("dora", &[]), "dora");
+        assert_eq!(super::deciders("dora", &["bob".into()]), "bob and dora");
+        assert_eq!(super::deciders("dora", &["bob".into(), "dora".into()]), "bob and dora", "the stored list may hold the last one");
+        assert_eq!(super::deciders("erin", &["bob".into(), "dora".into()]), "bob, dora and erin");
+    }
+
     #[test]
     fn grant_bounds_read_as_what_they_let_through() {
         use serde_json::json;

@@ -141,7 +141,7 @@ fn DecidedTable(list: Vec<Approval>) -> impl IntoView {
                             <td>{a.summary.clone()}</td>
                             <td>{a.owner.clone().unwrap_or_default()}</td>
                             <td><span class=format!("badge status status-{}", a.state) data-state=a.state.as_str()>{approval_label(a.state)}</span></td>
-                            <td>{a.decided_by.clone().unwrap_or_default()}</td>
+                            <td class="decided-by">{a.decided_by.as_deref().map(|by| crate::domain::wording::deciders(by, &a.approved_by)).unwrap_or_default()}</td>
                             <td>{a.decided_at.clone().map(|at| view! { <time datetime=at.clone() title=at.clone()>{ago(&at)}</time> })}</td>
                             <td>{a.decision_seconds.map(|s| format!("{s} s")).unwrap_or_default()}</td>
                             <td>{a.reason.clone().unwrap_or_default()}</td>
