@@ -320,8 +320,6 @@ async fn a_person_counts_once_toward_a_quorum_whoever_they_act_as() {
     app.wait_task(&task, TaskStatus::Completed).await;
 }
 
-// Two workers: on SQLite the server's decision waits for the file's write lock on one of them
-// (SQLite's busy wait blocks its thread) while the test commits the change on the other.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_decision_waits_for_a_change_of_who_may_decide_and_is_judged_by_it() {
     use countersign::{bus::Bus, store};
@@ -335,22 +333,37 @@ async fn a_decision_waits_for_a_change_of_who_may_decide_and_is_judged_by_it() {
 
     // Another server takes bob out of ops; before it commits, bob approves. The decision waits
     // for the change and is judged by it (on SQLite the one writer orders them; on PostgreSQL
-    // the authority lock does), so bob is refused.
-    let other = store::Store::connect(&crate::helpers::database_url(app.data_dir.path()).await, Bus::default()).await.unwrap();
-    let mut change = other.write(store::Scope::People).await.unwrap();
-    store::groups::set_members(&mut change.tx, "ops", &[]).await.unwrap();
-    let nobody = app::domain::rules::Approvers { names: vec!["group:ops".into()], people: Vec::new(), admins: true };
-    store::approvals::set_approvers(&mut change.tx, &id, &nobody).await.unwrap();
+    // the authority lock does), so bob is refused. The other server runs on a thread of its own:
+    // SQLite's wait for the write lock blocks the thread of the server that waits.
+    let url = crate::helpers::database_url(app.data_dir.path()).await;
+    let (holding, held) = tokio::sync::oneshot::channel();
+    let (approve_sent, sent) = std::sync::mpsc::channel::<()>();
+    let approval = id.clone();
+    let other = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async move {
+            let other = store::Store::connect(&url, Bus::default()).await.unwrap();
+            let mut change = other.write(store::Scope::People).await.unwrap();
+            store::groups::set_members(&mut change.tx, "ops", &[]).await.unwrap();
+            let nobody = app::domain::rules::Approvers { names: vec!["group:ops".into()], people: Vec::new(), admins: true };
+            store::approvals::set_approvers(&mut change.tx, &approval, &nobody).await.unwrap();
+            holding.send(()).unwrap();
+            // Give bob's request time to reach the server and wait behind the change (not a
+            // timing check: without the ordering, the decision commits first and it is a 200).
+            sent.recv().unwrap();
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            change.commit().await.unwrap();
+        })
+    });
+    held.await.unwrap();
     let bob = app.as_user("bob");
     let approve = format!("/api/approvals/{id}/approve");
     let decision = tokio::spawn(async move { bob.post_json(&approve, json!({})).await });
-    // Give the request time to reach the server and wait behind the change (not a timing check:
-    // without the ordering, the decision commits first and the status below is 200).
-    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    change.commit().await.unwrap();
+    approve_sent.send(()).unwrap();
     // Refused either way: 404 when the change committed before the handler looked the approval
     // up (bob no longer sees it), 403 when it committed while the decision waited for it.
     let (status, body) = decision.await.unwrap();
+    tokio::task::spawn_blocking(move || other.join().unwrap()).await.unwrap();
     assert!(matches!((status, error_code(&body)), (403, "forbidden") | (404, "not_found")), "{status} {body}");
     assert_eq!(app.order(1001).await.status, "open");
     let (status, _) = root.post_json(&format!("/api/approvals/{id}/approve"), json!({})).await;
