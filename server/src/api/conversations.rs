@@ -250,7 +250,7 @@ struct MessageAccepted {
 async fn post_message(
     State(state): State<AppState>,
     user: CurrentUser,
-    scopes: Option<Extension<Scopes>>,
+    scopes: Scopes,
     Path(id): Path<ConversationId>,
     ApiJson(body): ApiJson<NewMessage>,
 ) -> Result<(StatusCode, Json<MessageAccepted>), ApiError> {
@@ -268,7 +268,7 @@ async fn post_message(
     // turn below a conflict, as it would a moment later).
     if approvals::pending_in_chat(state.store.quick(), &conversation.id).await?.is_some() {
         // The answer decides a call: a token that may only call (an agent's own) cannot give it.
-        if !scopes.is_some_and(|Extension(s)| s.allows(Scope::Decide)) {
+        if !scopes.allows(Scope::Decide) {
             return Err(ApiError::Forbidden(
                 "this chat waits for a yes or no, which decides a call: that needs a token with the decide scope".into(),
             ));

@@ -6,7 +6,10 @@
 
 use std::fmt;
 
-use axum::http::Method;
+use axum::{
+    extract::FromRequestParts,
+    http::{Method, request::Parts},
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scope {
@@ -77,6 +80,15 @@ impl Scopes {
             [one] => format!("only {one}"),
             [rest @ .., last] => format!("only {} and {last}", rest.join(", ")),
         }
+    }
+}
+
+/// A handler's view of the request's scopes (what `auth::resolve` found; none when anonymous).
+impl<S: Send + Sync> FromRequestParts<S> for Scopes {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        Ok(parts.extensions.get::<Scopes>().copied().unwrap_or(Scopes::NONE))
     }
 }
 

@@ -111,11 +111,10 @@ async fn card(State(state): State<AppState>, Path(agent): Path<String>) -> Respo
 async fn rpc(
     State(state): State<AppState>,
     Extension(viewer): Extension<Viewer>,
-    scopes: Option<Extension<Scopes>>,
+    scopes: Scopes,
     Path(agent): Path<String>,
     body: Bytes,
 ) -> Response {
-    let scopes = scopes.map_or(Scopes::NONE, |Extension(s)| s);
     let Ok(request) = serde_json::from_slice::<Value>(&body) else {
         return Json(rpc_error(&Value::Null, RpcError(code::PARSE, "the body is not JSON".into()))).into_response();
     };

@@ -87,11 +87,11 @@ fn bad_request(message: &str) -> Response {
 async fn run(
     State(state): State<AppState>,
     Extension(viewer): Extension<Viewer>,
-    scopes: Option<Extension<Scopes>>,
+    scopes: Scopes,
     Path(agent): Path<String>,
     body: Bytes,
 ) -> Response {
-    let may_decide = scopes.is_some_and(|Extension(s)| s.allows(Scope::Decide));
+    let may_decide = scopes.allows(Scope::Decide);
     let Some(user) = viewer.0 else {
         let message = "send a Countersign API token as Authorization: Bearer <token>";
         return (StatusCode::UNAUTHORIZED, Json(json!({ "error": { "code": "unauthorized", "message": message } }))).into_response();
