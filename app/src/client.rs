@@ -49,6 +49,9 @@ mod imp {
             response.map_err(|e| ApiFailure { status: 0, message: format!("cannot reach the server ({e})"), details: vec![] })?;
         let status = response.status();
         let text = response.text().await.unwrap_or_default();
+        if status == 401 {
+            crate::session::mark_ended();
+        }
         if !(200..300).contains(&status) {
             return Err(failure_from_body(status, &text));
         }
@@ -72,6 +75,9 @@ mod imp {
     /// A request whose answer has no body (204).
     pub async fn delete(path: &str) -> Result<(), ApiFailure> {
         let response = Request::delete(path).send().await.map_err(|e| ApiFailure { status: 0, message: e.to_string(), details: vec![] })?;
+        if response.status() == 401 {
+            crate::session::mark_ended();
+        }
         if response.ok() { Ok(()) } else { Err(failure_from_body(response.status(), &response.text().await.unwrap_or_default())) }
     }
 }

@@ -62,6 +62,38 @@ pub fn content() {
     }
 }
 
+/// Gives one call's card keyboard focus once it is drawn: it re-rendered after this reviewer's
+/// own decision, and focus stays where they were working instead of falling to the page.
+pub fn card(call_id: String) {
+    #[cfg(feature = "hydrate")]
+    after_paint(move || {
+        use leptos::wasm_bindgen::JsCast;
+        // A CSS string: only `\` and `"` need escaping.
+        let quoted = call_id.replace('\\', "\\\\").replace('"', "\\\"");
+        let selector = format!(".tool-card[data-call-id=\"{quoted}\"]");
+        if let Ok(Some(card)) = leptos::prelude::document().query_selector(&selector)
+            && let Ok(card) = card.dyn_into::<web_sys::HtmlElement>()
+        {
+            let _ = card.focus();
+        }
+    });
+    #[cfg(not(feature = "hydrate"))]
+    let _ = call_id;
+}
+
+/// Gives the first field of `form` keyboard focus once it is drawn (a form that just opened).
+#[cfg(feature = "hydrate")]
+pub fn first_field(form: web_sys::HtmlFormElement) {
+    after_paint(move || {
+        use leptos::wasm_bindgen::JsCast;
+        if let Ok(Some(field)) = form.query_selector("input, textarea, select")
+            && let Ok(field) = field.dyn_into::<web_sys::HtmlElement>()
+        {
+            let _ = field.focus();
+        }
+    });
+}
+
 /// Nobody is typing or deciding somewhere else: focus is on the page itself, on the composer
 /// (disabled while calls wait) or on its Send button.
 #[cfg(feature = "hydrate")]

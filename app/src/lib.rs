@@ -12,6 +12,7 @@ pub mod live;
 pub mod notify;
 pub mod pages;
 pub mod paths;
+pub mod session;
 pub mod time;
 
 use leptos::prelude::*;

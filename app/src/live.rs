@@ -123,16 +123,23 @@ mod imp {
             (inner.on_state)(LinkState::Reconnecting);
             let closed = inner.connection.borrow().as_ref().is_some_and(|c| c.source.ready_state() == EventSource::CLOSED);
             if closed && !inner.stopped.get() {
-                // The browser gave up (e.g. an error status); try again from the last event seen.
+                // The browser gave up (an error status); try again from the last event seen,
+                // unless the session is gone: retrying cannot help, the page says so instead
+                // (the 401 marks it, crate::session).
                 let weak = Rc::downgrade(&inner);
-                set_timeout(
-                    move || {
-                        if let Some(inner) = weak.upgrade().filter(|i| !i.stopped.get()) {
-                            connect(&inner);
-                        }
-                    },
-                    Duration::from_secs(2),
-                );
+                leptos::task::spawn_local(async move {
+                    if crate::api::me().await.is_err_and(|e| e.status == 401) {
+                        return;
+                    }
+                    set_timeout(
+                        move || {
+                            if let Some(inner) = weak.upgrade().filter(|i| !i.stopped.get()) {
+                                connect(&inner);
+                            }
+                        },
+                        Duration::from_secs(2),
+                    );
+                });
             }
         });
         let _ = source.add_event_listener_with_callback("error", on_error.as_ref().unchecked_ref());
@@ -189,6 +196,18 @@ pub fn on_queue_change(on_change: impl Fn() + 'static) {
             let _ = source.add_event_listener_with_callback(name, listener.as_ref().unchecked_ref());
             listeners.push(listener);
         }
+        // Refused by the server (the browser does not retry then): a lost session is said on the
+        // page (the 401 marks it, crate::session).
+        let refused = source.clone();
+        let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
+            if refused.ready_state() == web_sys::EventSource::CLOSED {
+                leptos::task::spawn_local(async {
+                    let _ = crate::api::me().await;
+                });
+            }
+        });
+        let _ = source.add_event_listener_with_callback("error", on_error.as_ref().unchecked_ref());
+        listeners.push(on_error);
         let held = send_wrapper::SendWrapper::new((source, listeners));
         on_cleanup(move || held.0.close());
     }

@@ -59,7 +59,11 @@ test("shortcuts act only when the card itself has focus, and the card shows them
 
   await card.focus();
   await expect(card.locator(".shortcuts")).toBeVisible();
-  await expect(card.locator(".shortcuts")).toHaveText("A approve · R reject");
+  // Said to screen readers too, and named on the buttons themselves.
+  await expect(card.locator(".shortcuts")).toHaveText("Keys on this card: A approve · R reject");
+  await expect(card.locator(".shortcuts")).not.toHaveAttribute("aria-hidden", "true");
+  await expect(card.getByRole("button", { name: "Approve", exact: true })).toHaveAttribute("aria-keyshortcuts", "a");
+  await expect(card.getByRole("button", { name: "Reject", exact: true })).toHaveAttribute("aria-keyshortcuts", "r");
   await page.keyboard.press("a");
   await expect(card).toHaveAttribute("data-status", "succeeded");
 });
@@ -121,6 +125,64 @@ test("a decision made elsewhere while you write keeps your text and says who dec
   await notice.getByRole("button", { name: "Dismiss" }).click();
   await expect(notice).toHaveCount(0);
   await adminContext.close();
+});
+
+test("focus stays with the card: Edit focuses its first field, Escape closes it, a confirmed reject focuses the decided card; two cards in Edit each label their own field", async ({ page }) => {
+  await newChat(page);
+  await say(page, "refund order 1001 and 1002");
+  await expect(page.locator('.tool-card[data-status="pending_approval"]')).toHaveCount(2);
+  const [first, second] = [cards(page).nth(0), cards(page).nth(1)];
+
+  await first.getByRole("button", { name: "Edit" }).click();
+  await expect(first.getByLabel(/amount/)).toBeFocused();
+  await page.keyboard.press("Escape");
+  await expect(first.getByRole("button", { name: "Approve with these changes" })).toHaveCount(0);
+  await expect(first).toBeFocused();
+
+  // Two open edits: no id twice on the page, and each label names (and focuses) its own field.
+  await first.getByRole("button", { name: "Edit" }).click();
+  await second.getByRole("button", { name: "Edit" }).click();
+  await expect(second.getByLabel(/amount/)).toBeFocused();
+  const ids = await page.locator("[id]").evaluateAll((els) => els.map((e) => e.id));
+  expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
+  await first.locator("label", { hasText: "amount" }).click();
+  await expect(first.getByLabel(/amount/)).toBeFocused();
+  await second.locator("label", { hasText: "amount" }).click();
+  await expect(second.getByLabel(/amount/)).toBeFocused();
+  await first.getByRole("button", { name: "Discard my edit" }).click();
+  await second.getByRole("button", { name: "Discard my edit" }).click();
+
+  await first.getByRole("button", { name: "Reject", exact: true }).click();
+  await first.getByLabel("Reason (optional, the agent sees it)").fill("wrong order");
+  await first.getByRole("button", { name: "Confirm reject" }).click();
+  await expect(cards(page).nth(0)).toHaveAttribute("data-status", "rejected");
+  await expect(cards(page).nth(0)).toBeFocused();
+});
+
+test("your own reject with a reason or approve with an edit is never reported as decided elsewhere", async ({ page }) => {
+  await newChat(page);
+  await say(page, "cancel order 1003");
+  const cancel = cards(page).first();
+  await expect(cancel).toHaveAttribute("data-status", "pending_approval");
+  await cancel.getByRole("button", { name: "Reject", exact: true }).click();
+  await cancel.getByLabel("Reason (optional, the agent sees it)").fill("the customer wants to keep it");
+  await cancel.getByRole("button", { name: "Confirm reject" }).click();
+  await expect(cancel).toHaveAttribute("data-status", "rejected");
+  await expect(cancel.locator(".decision")).toContainText("the customer wants to keep it");
+  await expect(cancel.locator(".superseded")).toHaveCount(0);
+
+  await say(page, "refund order 1004");
+  const refund = cards(page).nth(1);
+  await expect(refund).toHaveAttribute("data-status", "pending_approval");
+  await refund.getByRole("button", { name: "Edit" }).click();
+  await refund.getByLabel(/amount/).fill("0.5");
+  await refund.getByRole("button", { name: "Approve with these changes" }).click();
+  await expect(refund).toHaveAttribute("data-status", "succeeded");
+  await expect(refund.locator(".superseded")).toHaveCount(0);
+  // Nothing stays open behind the decided card either: a reload shows the same.
+  await page.reload();
+  await expect(cards(page).nth(1)).toHaveAttribute("data-status", "succeeded");
+  await expect(page.locator(".superseded")).toHaveCount(0);
 });
 
 test("the card names the amount, the customer and the item, and flags a refund above what is left", async ({ page }) => {

@@ -1,6 +1,6 @@
 // A Countersign server per test: the real binary, a fresh SQLite file in a temporary
 // directory, a free port chosen by the OS. Stopped (and its data removed) when the worker ends.
-import { test as base, expect, BrowserContext } from "@playwright/test";
+import { test as playwrightTest, expect, Browser, BrowserContext } from "@playwright/test";
 import { spawn, spawnSync, ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -116,6 +116,52 @@ export async function logIn(context: BrowserContext, server: Server, username: s
   if (!response.ok()) throw new Error(`login ${username}: ${response.status()}`);
 }
 
+// What a browser may print in a test that expects it (a refused request shows as a console
+// error "Failed to load resource: … 403"): the test calls `allowConsole(/…/)` first.
+let allowed: RegExp[] = [];
+
+// The browser's own report of a server going away under an open stream (a restart, or the end
+// of a test that stops its server itself). The page handles it: it reconnects (live.spec.ts).
+const SERVER_GONE = /Failed to load resource: net::ERR_(INCOMPLETE_CHUNKED_ENCODING|CONNECTION_REFUSED)/;
+
+/** Lets the running test's pages print console messages matching `pattern` (an expected refusal). */
+export function allowConsole(pattern: RegExp): void {
+  allowed.push(pattern);
+}
+
+/** Sends every console error and warning and every page error of `context` to `problems`. */
+function watchConsole(context: BrowserContext, problems: string[]): void {
+  context.on("console", (msg) => {
+    if (msg.type() === "error" || msg.type() === "warning") problems.push(`console.${msg.type()}: ${msg.text()}`);
+  });
+  context.on("weberror", (err) => problems.push(`page error: ${err.error().message}`));
+}
+
+// Every test fails on a browser console error or warning, a page error or a WASM panic (which
+// the panic hook prints as a console error), a Leptos warning included: in the default context
+// and in every context the test opens itself.
+export const guarded = playwrightTest.extend<{ consoleGuard: void }>({
+  consoleGuard: [
+    async ({ browser, context }, use) => {
+      allowed = [];
+      const problems: string[] = [];
+      watchConsole(context, problems);
+      const newContext = browser.newContext.bind(browser);
+      (browser as Browser).newContext = async (...args: Parameters<Browser["newContext"]>) => {
+        const created = await newContext(...args);
+        watchConsole(created, problems);
+        return created;
+      };
+      await use();
+      (browser as Browser).newContext = newContext;
+      const unexpected = problems.filter((p) => !SERVER_GONE.test(p) && !allowed.some((re) => re.test(p)));
+      expect(unexpected, "browser console errors, warnings or page errors").toEqual([]);
+    },
+    { auto: true },
+  ],
+});
+const base = guarded;
+
 // A fresh server and database per test (users alice and bob, admin root), running the agent
 // configuration `agentsToml` (the built-in demo one when not given) and the variables `env`;
 // `page` is logged in as alice.
@@ -173,10 +219,4 @@ export function cards(page: import("@playwright/test").Page) {
   return page.locator(".tool-card");
 }
 
-/** Fails the test on any page error or console error. */
-export function collectErrors(page: import("@playwright/test").Page): string[] {
-  const errors: string[] = [];
-  page.on("pageerror", (err) => errors.push(err.message));
-  page.on("console", (msg) => msg.type() === "error" && errors.push(msg.text()));
-  return errors;
-}
+

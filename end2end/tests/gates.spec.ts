@@ -43,11 +43,14 @@ test("an unsure call shows how sure the agent is, and the final answer waits for
   await expect(answer.getByText(/Always allow/)).toHaveCount(0);
   await answer.screenshot({ path: "screenshots/final-answer.png" });
   await answer.getByRole("button", { name: "Edit" }).click();
-  const text = answer.locator("textarea#arg-text");
+  const text = answer.getByRole("textbox", { name: /^text/ });
   await text.fill("Order 1005 is canceled. Anything else?");
   await answer.getByRole("button", { name: "Approve with these changes" }).click();
   await expect(page.locator(".bubble-assistant")).toHaveCount(2);
   await expect(page.locator(".bubble-assistant").last()).toHaveText("Order 1005 is canceled. Anything else?");
+  // The reviewer's own edit is not reported as a decision made elsewhere.
+  await expect(cards(page).nth(1)).toHaveAttribute("data-status", "succeeded");
+  await expect(page.locator(".superseded")).toHaveCount(0);
 });
 
 test("over its token budget, a call waits and its card shows the spend against the limit", async ({ page }) => {

@@ -1,6 +1,8 @@
-import { test, expect, newChat, say, cards, waitForHydration, logIn, PASSWORD } from "./fixtures";
+import { test, expect, newChat, say, cards, waitForHydration, logIn, PASSWORD, allowConsole } from "./fixtures";
 
 test("logging in and out", async ({ browser, server }) => {
+  // The wrong password.
+  allowConsole(/status of 401/);
   const context = await browser.newContext();
   const page = await context.newPage();
   await page.goto(`${server.url}/`);
@@ -64,6 +66,8 @@ test("an admin approves from the queue and the user's chat updates live", async 
 });
 
 test("a user cannot open another user's chat", async ({ page, browser, server }) => {
+  // The other user's chat: not found for them.
+  allowConsole(/status of 404/);
   await newChat(page);
   await say(page, "cancel order 1003");
   await expect(cards(page).first()).toHaveAttribute("data-status", "pending_approval");

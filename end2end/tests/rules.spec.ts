@@ -1,5 +1,5 @@
 import { expect } from "@playwright/test";
-import { logIn, say, cards, waitForHydration, test, testWithAgents, newChat, REFUNDS_GATE } from "./fixtures";
+import { logIn, say, cards, waitForHydration, test, testWithAgents, newChat, REFUNDS_GATE, allowConsole } from "./fixtures";
 
 /** The support agent with one gate on refunds, and `rules` (TOML lines) for that gate. */
 const refundsGate = (rules: string) => `${REFUNDS_GATE}${rules}`;
@@ -104,6 +104,19 @@ testWithAgents(FOUR_EYES)("a four-eyes gate leaves the requester Reject only, an
     await expect(row.locator(".four-eyes")).toHaveCount(0);
     await row.getByRole("button", { name: "Approve", exact: true }).click();
     await expect(card).toHaveAttribute("data-status", "succeeded");
+
+    // Two more: the requester's batch bar offers Reject All only, and no approve link is made
+    // for them (it could only be refused after the click).
+    await say(page, "refund order 1002 and 1004");
+    await expect(page.locator('.tool-card[data-status="pending_approval"]')).toHaveCount(2);
+    const bar = page.locator(".batch-bar");
+    await expect(bar.getByRole("button", { name: "Reject All" })).toBeVisible();
+    await expect(bar.getByRole("button", { name: "Approve All" })).toHaveCount(0);
+    const pending = await (await page.context().request.get(`${server.url}/api/approvals?status=pending`)).json();
+    const issued = await page.context().request.post(`${server.url}/api/approvals/${pending[0].id}/links`, { data: {} });
+    expect(issued.status()).toBe(422);
+    expect(JSON.stringify(await issued.json())).toContain("four-eyes: alice asked for this call");
+    await expect(page.locator('.tool-card[data-status="pending_approval"]')).toHaveCount(2);
   } finally {
     await root.close();
   }
@@ -139,6 +152,8 @@ quorum = 2
 `);
 
 testWithAgents(GOVERNED)("an admin makes a group; refunds wait for two of its approvers, and the requester's card says who decides", async ({ page, browser, server }) => {
+  // The group naming no one, refused.
+  allowConsole(/status of 422/);
   const root = await browser.newContext({ baseURL: server.url });
   const bob = await browser.newContext({ baseURL: server.url });
   try {
@@ -169,6 +184,8 @@ testWithAgents(GOVERNED)("an admin makes a group; refunds wait for two of its ap
     await expect(card.locator(".quorum")).toHaveText("Needs 2 approvals from different people; none yet");
     await expect(card.getByRole("button", { name: "Approve", exact: true })).toHaveCount(0);
     await expect(card.getByRole("button", { name: "Reject", exact: true })).toHaveCount(0);
+    // The composer does not ask alice for a decision she cannot make.
+    await expect(page.locator(".composer-status")).toHaveText("Waiting for finance or an admin to decide 1 tool call");
 
     // Bob (finance) approves from his queue: one of two.
     const bobQueue = await bob.newPage();
@@ -245,6 +262,8 @@ testWithAgents(FINANCE_ONLY)("an approver away lets someone decide in their plac
 });
 
 test("a signed decision link opens a confirmation page without logging in, and its button decides", async ({ page, browser, server }) => {
+  // The link used a second time.
+  allowConsole(/status of 409/);
   await newChat(page);
   await say(page, "refund order 1001");
   const card = cards(page).first();

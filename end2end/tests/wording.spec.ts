@@ -1,5 +1,5 @@
-import { test as base, expect } from "@playwright/test";
-import { Server, logIn, say, cards, waitForHydration, test, newChat, REFUNDS_GATE } from "./fixtures";
+import { expect } from "@playwright/test";
+import { Server, logIn, say, cards, waitForHydration, test, newChat, REFUNDS_GATE, guarded as base } from "./fixtures";
 
 // An agent whose approvals time out after 2 seconds, so a timeout can be watched.
 const AGENTS = `

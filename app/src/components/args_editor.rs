@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::{
     json_diff::{JsonDiff, pretty},
-    tool_card::send_approve,
+    tool_card::CardDraft,
 };
 use crate::{
     api,
@@ -24,15 +24,18 @@ use crate::{
 pub fn EditForm(
     approval_id: ApprovalId,
     original: String,
-    /// The JSON being edited; kept by the card's row so it survives a re-render.
-    text: RwSignal<String>,
+    /// The card row's draft: the JSON being edited survives a re-render.
+    draft: CardDraft,
     busy: RwSignal<bool>,
     error: RwSignal<Option<ApiFailure>>,
     on_cancel: Callback<()>,
 ) -> impl IntoView {
+    let text = draft.edit;
     if text.get_untracked().is_empty() {
         text.set(original.clone());
     }
+    // Field ids are unique on the page even with two cards in Edit (each label its own field).
+    let card = approval_id.to_string();
     let schema_for = approval_id.clone();
     // The form needs the tool's schema; until it arrives (or if it has no form) the JSON shows.
     let form = LocalResource::new(move || {
@@ -47,23 +50,34 @@ pub fn EditForm(
         match parsed.get_untracked() {
             Ok(args) => {
                 parse_error.set(None);
-                send_approve(approval_id.clone(), ApproveRequest { args: Some(args), grant: None }, busy, error);
+                let id = approval_id.clone();
+                draft.send(busy, error, async move { api::approve(&id, &ApproveRequest { args: Some(args), grant: None }).await });
             }
             Err(err) => parse_error.set(Some(format!("Not valid JSON: {err}"))),
         }
     };
+    // Opened with Edit (whose button is gone now): the first field takes focus, once the form
+    // or the JSON is drawn, so typing and Escape work at once.
+    let form_ref = NodeRef::<leptos::html::Form>::new();
+    Effect::new(move |_| {
+        let _ = form.get();
+        #[cfg(feature = "hydrate")]
+        if let Some(el) = form_ref.get() {
+            crate::focus::first_field(el);
+        }
+    });
     let before_value: Value = serde_json::from_str(&original).unwrap_or(Value::Null);
     let before = Signal::stored(original);
     let fields = move || form.get().flatten();
     view! {
-        <form class="edit-form" on:submit=submit>
+        <form class="edit-form" node_ref=form_ref on:submit=submit>
             {move || match (fields(), as_json.get()) {
                 (Some(fields), false) => {
                     let before_value = before_value.clone();
                     view! {
                         <fieldset class="args-form">
                             <legend>"Arguments"</legend>
-                            {fields.into_iter().map(|field| view! { <FieldInput field text parsed /> }).collect_view()}
+                            {fields.into_iter().map(|field| view! { <FieldInput field text parsed card=card.clone() /> }).collect_view()}
                         </fieldset>
                         <KeyChanges before=before_value parsed />
                     }
@@ -94,11 +108,11 @@ pub fn EditForm(
 
 /// One property: its input, what it means, and what is wrong with it as you type.
 #[component]
-fn FieldInput(field: Field, text: RwSignal<String>, parsed: Memo<Result<Value, String>>) -> impl IntoView {
+fn FieldInput(field: Field, text: RwSignal<String>, parsed: Memo<Result<Value, String>>, card: String) -> impl IntoView {
     // What was typed but is not a value of this field ("ten" for a number): said, not stored.
     let typed_problem = RwSignal::new(None::<String>);
     let initial = parsed.with_untracked(|p| p.as_ref().map(|args| args_form::shown(args, &field)).unwrap_or_default());
-    let id = format!("arg-{}", field.name);
+    let id = format!("arg-{card}-{}", field.name);
     let write = {
         let field = field.clone();
         move |input: String| {

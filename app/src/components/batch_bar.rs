@@ -9,7 +9,12 @@ use crate::{
 
 /// Approve All / Reject All for a turn with two or more pending calls.
 #[component]
-pub fn BatchBar(task_id: TaskId, pending: usize) -> impl IntoView {
+pub fn BatchBar(
+    task_id: TaskId,
+    pending: usize,
+    /// The viewer may approve every one of them (else Reject All only, as the server allows).
+    approve_all: bool,
+) -> impl IntoView {
     let busy = RwSignal::new(false);
     let error = RwSignal::new(None::<ApiFailure>);
     let rejecting = RwSignal::new(false);
@@ -19,12 +24,14 @@ pub fn BatchBar(task_id: TaskId, pending: usize) -> impl IntoView {
     view! {
         <div class="batch-bar" role="group" aria-label="Decide all pending calls of this turn">
             <span>{format!("{pending} calls wait for your decision")}</span>
-            <button class="btn btn-approve" disabled=move || busy.get() on:click=move |_| {
-                let task_id = approve_id.clone();
-                in_background(busy, error, async move { api::approve_all(&task_id).await })
-            }>
-                "Approve All"
-            </button>
+            {approve_all.then(|| view! {
+                <button class="btn btn-approve" disabled=move || busy.get() on:click=move |_| {
+                    let task_id = approve_id.clone();
+                    in_background(busy, error, async move { api::approve_all(&task_id).await })
+                }>
+                    "Approve All"
+                </button>
+            })}
             <button class="btn btn-reject" disabled=move || busy.get() on:click=move |_| rejecting.set(true)>
                 "Reject All"
             </button>

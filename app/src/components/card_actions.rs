@@ -1,8 +1,9 @@
 use crate::domain::ApprovalId;
 use leptos::{html, prelude::*};
 
+use super::tool_card::CardDraft;
 use crate::{
-    api::{self, in_background},
+    api,
     client::ApiFailure,
     domain::wire::{DeferRequest, RejectRequest},
 };
@@ -19,8 +20,8 @@ pub enum ReasonKind {
 pub fn ReasonForm(
     kind: ReasonKind,
     approval_id: ApprovalId,
-    /// The text being written; kept by the card's row so it survives a re-render.
-    text: RwSignal<String>,
+    /// The card row's draft: the text being written survives a re-render.
+    draft: CardDraft,
     busy: RwSignal<bool>,
     error: RwSignal<Option<ApiFailure>>,
     on_cancel: Callback<()>,
@@ -28,6 +29,7 @@ pub fn ReasonForm(
     #[prop(optional)]
     reason_required: bool,
 ) -> impl IntoView {
+    let text = draft.reason;
     let input = NodeRef::<html::Input>::new();
     Effect::new(move |_| {
         if let Some(el) = input.get() {
@@ -45,7 +47,7 @@ pub fn ReasonForm(
         ev.prevent_default();
         let approval_id = approval_id.clone();
         let value = text.get_untracked().trim().to_owned();
-        in_background(busy, error, async move {
+        draft.send(busy, error, async move {
             match kind {
                 ReasonKind::Reject => api::reject(&approval_id, &RejectRequest { reason: (!value.is_empty()).then_some(value) }).await,
                 ReasonKind::Defer => api::defer(&approval_id, &DeferRequest { guidance: value }).await,

@@ -14,7 +14,10 @@ use crate::{
     api,
     client::ApiFailure,
     data::ChatData,
-    domain::{CardStatus, ConversationView, Item, TaskStatus, naming},
+    domain::{
+        Card, CardStatus, ConversationView, Item, TaskStatus, naming,
+        rules::{Offer, Place, Viewer, offer},
+    },
     focus,
     live::{self, LinkState},
     time::now_ms,
@@ -70,11 +73,20 @@ fn rows(view: &ConversationView) -> Vec<Row> {
 }
 
 /// `(task, pending)` when this card is the first of two or more pending calls of its turn.
-fn batch_before(view: &ConversationView, call_id: &str) -> Option<(TaskId, usize)> {
+/// Before the first of two or more calls of a turn that wait and that this viewer may all
+/// decide: the turn, how many, and whether they may approve them all (four-eyes or a quorum
+/// they already approved leaves them Reject All only, as the server would).
+fn batch_before(view: &ConversationView, call_id: &str, viewer: &Viewer, requested: bool) -> Option<(TaskId, usize, bool)> {
     let card = view.card(call_id).filter(|c| c.status == CardStatus::PendingApproval)?;
-    let pending: Vec<&str> =
-        view.cards().filter(|c| c.task_id == card.task_id && c.status == CardStatus::PendingApproval).map(|c| c.call_id.as_str()).collect();
-    (pending.len() >= 2 && pending[0] == call_id).then(|| (card.task_id.clone(), pending.len()))
+    let pending: Vec<&Card> = view.cards().filter(|c| c.task_id == card.task_id && c.status == CardStatus::PendingApproval).collect();
+    if pending.len() < 2 || pending[0].call_id.as_str() != call_id {
+        return None;
+    }
+    let offers: Vec<Offer> = pending
+        .iter()
+        .map(|c| c.approval.as_ref().map(|a| offer(viewer, requested, a, Place::Chat, false)).unwrap_or_else(Offer::nothing))
+        .collect();
+    offers.iter().all(|o| o.decide).then(|| (card.task_id.clone(), pending.len(), offers.iter().all(|o| o.approve)))
 }
 
 /// The open chat: the thread folded from the event log, kept live over SSE, and the composer.
@@ -90,9 +102,12 @@ pub fn ChatView(
     let (viewer_is_admin, viewer_is_owner) = (data.viewer_is_admin, data.viewer_is_owner);
     let viewer_name = data.viewer_name.clone();
     let stands_in_for = data.stands_in_for.clone();
+    let composer_viewer = Viewer { name: viewer_name.clone(), is_admin: viewer_is_admin, stands_in_for: stands_in_for.clone() };
     let data_policy_version = data.policy_version.clone();
     let view = RwSignal::new(data.view);
     let link = RwSignal::new(LinkState::Connecting);
+    // A stream refused for want of a session is not "reconnecting": the top bar says why.
+    let session_ended = crate::session::ended();
     // Cards clear a "cannot reach the server" error when the live stream is back.
     provide_context(link);
     let now = RwSignal::new(now_ms());
@@ -188,7 +203,7 @@ pub fn ChatView(
             <h1>{chat_title}</h1>
             <span class="agent-name">"Agent: " {conversation.agent.clone()}</span>
             <span class="link-state" data-state=move || format!("{:?}", link.get()).to_lowercase() role="status">
-                {move || (link.get() == LinkState::Reconnecting).then_some("Reconnecting…")}
+                {move || (link.get() == LinkState::Reconnecting && !session_ended.get()).then_some("Reconnecting…")}
             </span>
         </header>
         <GrantList view policy_version=data_policy_version.clone() />
@@ -220,7 +235,13 @@ pub fn ChatView(
             <button class="btn btn-link abort" on:click=abort>"Stop this turn"</button>
         </Show>
         {move || abort_error.get().map(|e| view! { <p class="error" role="alert">{e.message}</p> })}
-        <Composer conversation_id=conversation.id.clone() view viewer_is_admin on_sent />
+        <Composer
+            conversation_id=conversation.id.clone()
+            view
+            viewer=composer_viewer
+            requested=viewer_is_owner
+            on_sent
+        />
     }
 }
 
@@ -273,11 +294,12 @@ fn CardRow(
         let call_id = call_id.clone();
         Memo::new(move |_| view.with(|v| v.card(&call_id).cloned()))
     };
-    let batch = Memo::new(move |_| view.with(|v| batch_before(v, &call_id)));
+    let viewer = Viewer { name: viewer_name.clone(), is_admin: viewer_is_admin, stands_in_for: stands_in_for.clone() };
+    let batch = Memo::new(move |_| view.with(|v| batch_before(v, &call_id, &viewer, viewer_is_owner)));
     // Outlives each re-render of the card (a decision re-renders it), so an open form keeps its text.
     let draft = CardDraft::new();
     view! {
-        {move || batch.get().map(|(task_id, pending)| view! { <BatchBar task_id pending /> })}
+        {move || batch.get().map(|(task_id, pending, approve_all)| view! { <BatchBar task_id pending approve_all /> })}
         {move || card.get().map(|card| view! { <ToolCard card now draft viewer_is_admin viewer_requested=viewer_is_owner viewer_name=viewer_name.clone() stands_in_for=stands_in_for.clone() /> })}
     }
 }

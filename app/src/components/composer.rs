@@ -4,7 +4,10 @@ use leptos::{prelude::*, task::spawn_local};
 use crate::{
     api,
     client::ApiFailure,
-    domain::{CardStatus, ConversationView, TaskStatus},
+    domain::{
+        CardStatus, ConversationView, TaskStatus,
+        rules::{self, Place, Refusal, Viewer},
+    },
     focus,
 };
 
@@ -32,22 +35,27 @@ impl Busy {
     }
 }
 
-/// Why the composer is disabled, or `None` when the user may write.
-pub fn busy_reason(view: &ConversationView, viewer_is_admin: bool) -> Option<Busy> {
-    let held_for_admins = view
+/// Why the composer is disabled, or `None` when the user may write. `requested`: the viewer owns
+/// the chat (four-eyes and the approvers decide what they may press, domain/rules/offer.rs).
+pub fn busy_reason(view: &ConversationView, viewer: &Viewer, requested: bool) -> Option<Busy> {
+    // Who holds each waiting call this viewer may not decide (handed over, or its approvers).
+    let held: Vec<String> = view
         .cards()
         .filter(|c| c.status == CardStatus::PendingApproval)
-        .filter(|c| c.approval.as_ref().is_some_and(|a| a.escalated_by.is_some()))
-        .count();
+        .filter_map(|c| c.approval.as_ref().map(|a| rules::offer(viewer, requested, a, Place::Chat, false).held))
+        .flatten()
+        .map(|refusal| match refusal {
+            Refusal::WithTheAdmins { .. } | Refusal::OutOfTime => "an admin".to_owned(),
+            Refusal::WithOthers { to, .. } => to,
+            Refusal::NotAnApprover { approvers } => approvers,
+        })
+        .collect();
     match view.current_task()?.status {
-        // Everything that waits is with the admins: the user cannot decide it.
-        TaskStatus::Working | TaskStatus::InputRequired
-            if !viewer_is_admin && held_for_admins > 0 && held_for_admins == view.pending_count() =>
-        {
-            Some(Busy::saying(format!(
-                "Waiting for an admin to decide {held_for_admins} tool call{}",
-                if held_for_admins == 1 { "" } else { "s" }
-            )))
+        // Everything that waits is someone else's to decide: the user cannot decide it.
+        TaskStatus::Working | TaskStatus::InputRequired if !held.is_empty() && held.len() == view.pending_count() => {
+            let who = if held.iter().all(|h| *h == held[0]) { held[0].as_str() } else { "others" };
+            let n = held.len();
+            Some(Busy::saying(format!("Waiting for {who} to decide {n} tool call{}", if n == 1 { "" } else { "s" })))
         }
         // A worker (sub-agent) may be waiting for a decision while its supervisor's turn works.
         TaskStatus::Working if view.pending_count() == 0 => Some(Busy::saying("The agent is working…".into())),
@@ -73,13 +81,26 @@ pub fn busy_reason(view: &ConversationView, viewer_is_admin: bool) -> Option<Bus
 pub fn Composer(
     conversation_id: ConversationId,
     view: RwSignal<ConversationView>,
-    viewer_is_admin: bool,
+    /// Who is looking, and whether they own the chat.
+    viewer: Viewer,
+    requested: bool,
     #[prop(into)] on_sent: Callback<()>,
 ) -> impl IntoView {
     let text = RwSignal::new(String::new());
+    // What is typed survives a reload and the login after a session ended (this tab only).
+    // Restored by an effect, after hydration, so the server's HTML and the browser's agree.
+    let kept_under = format!("countersign-composer:{conversation_id}");
+    Effect::new(move |restored: Option<()>| {
+        if restored.is_none()
+            && let Some(kept) = crate::session::kept_text(&kept_under)
+        {
+            text.set(kept);
+        }
+        text.with(|t| crate::session::keep_text(&kept_under, t));
+    });
     let sending = RwSignal::new(false);
     let error = RwSignal::new(None::<ApiFailure>);
-    let reason = Memo::new(move |_| view.with(|v| busy_reason(v, viewer_is_admin)));
+    let reason = Memo::new(move |_| view.with(|v| busy_reason(v, &viewer, requested)));
     let disabled = move || sending.get() || reason.get().is_some();
     let problem = Memo::new(move |_| text.with(|t| text_problem(t)));
     // Nothing to send: empty, only spaces, or over the limit.

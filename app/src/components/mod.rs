@@ -12,6 +12,7 @@ pub mod hydration_marker;
 pub mod json_diff;
 pub mod pending_queue;
 pub mod question_card;
+pub mod session_notice;
 pub mod status_badge;
 pub mod tool_card;
 pub mod top_bar;

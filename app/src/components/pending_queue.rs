@@ -168,12 +168,11 @@ fn ChatGroupView(group: ChatGroup, now: RwSignal<i64>, viewer: Option<Viewer>, u
 #[component]
 fn QueueRow(approval: Approval, now: RwSignal<i64>, viewer: Option<Viewer>, ui: QueueUi) -> impl IntoView {
     let QueueUi { selected, expanded, .. } = ui;
-    // One of the people an escalation named decides it like an admin would.
     // Four-eyes gates keep the requester from approving: the queue knows who asked.
     let viewer_requested = viewer.as_ref().is_some_and(|v| approval.owner.as_deref().is_some_and(|o| o.eq_ignore_ascii_case(&v.name)));
     let viewer_name = viewer.as_ref().map(|v| v.name.clone());
     let stands_in_for = viewer.as_ref().map(|v| v.stands_in_for.clone()).unwrap_or_default();
-    let viewer_is_admin = viewer.map(|v| v.is_admin || approval.deciders.contains(&v.name));
+    let viewer_is_admin = viewer.map(|v| v.is_admin);
     let id = approval.id.clone();
     let draft = ui.draft(&id);
     let member = |set: RwSignal<BTreeSet<ApprovalId>>| {

@@ -38,17 +38,57 @@ pub struct CardDraft {
     pub reason: RwSignal<String>,
     /// The arguments being edited (JSON text); empty until Edit opens.
     pub edit: RwSignal<String>,
+    /// This reviewer sent the draft and waits for the answer: a decision that arrives live
+    /// meanwhile is theirs, not someone else's (no "decided while you were writing").
+    pub sent: RwSignal<bool>,
+    /// Give the card focus when it next renders decided (after this reviewer's own decision,
+    /// whose form is gone with the pending card).
+    refocus: RwSignal<bool>,
 }
 
 impl CardDraft {
     pub fn new() -> Self {
-        Self { mode: RwSignal::new(Mode::Idle), reason: RwSignal::new(String::new()), edit: RwSignal::new(String::new()) }
+        Self {
+            mode: RwSignal::new(Mode::Idle),
+            reason: RwSignal::new(String::new()),
+            edit: RwSignal::new(String::new()),
+            sent: RwSignal::new(false),
+            refocus: RwSignal::new(false),
+        }
     }
 
-    fn close(&self) {
+    pub fn close(&self) {
         self.mode.set(Mode::Idle);
         self.reason.set(String::new());
         self.edit.set(String::new());
+        self.sent.set(false);
+    }
+
+    /// Sends the decision written in this draft. The live event of the decision may arrive before
+    /// the POST's answer and re-render the card (disposing `busy` and `error`): the draft, owned
+    /// by the card's row, is marked sent until then, closed on success, and reopened on a refusal.
+    pub fn send<T: 'static>(
+        self,
+        busy: RwSignal<bool>,
+        error: RwSignal<Option<ApiFailure>>,
+        call: impl std::future::Future<Output = Result<T, ApiFailure>> + 'static,
+    ) {
+        self.sent.set(true);
+        self.refocus.set(true);
+        busy.set(true);
+        error.set(None);
+        leptos::task::spawn_local(async move {
+            let result = call.await;
+            let _ = busy.try_set(false);
+            match result {
+                Ok(_) => self.close(),
+                Err(failure) => {
+                    let _ = self.sent.try_set(false);
+                    let _ = self.refocus.try_set(false);
+                    let _ = error.try_set(Some(failure));
+                }
+            }
+        });
     }
 }
 
@@ -88,6 +128,10 @@ pub fn ToolCard(
         return view! { <QuestionCard card now draft /> }.into_any();
     }
     let waiting = card.status == CardStatus::PendingApproval;
+    if !waiting && draft.refocus.get_untracked() {
+        draft.refocus.set(false);
+        crate::focus::card(card.call_id.to_string());
+    }
     // A call confirmed in the chat is answered with yes or no in the composer, not with buttons.
     let in_chat = waiting && card.approval.as_ref().is_some_and(|a| a.in_chat);
     let approval_id = card.approval.as_ref().map(|a| a.approval_id.clone()).unwrap_or_default();
@@ -115,34 +159,33 @@ pub fn ToolCard(
     });
     // Handed to the admins: a user sees who has it, not buttons the server would refuse.
     let escalated_to = card.approval.as_ref().and_then(|a| a.escalated_to.clone()).filter(|_| waiting);
-    let deciders = card.approval.as_ref().map(|a| a.deciders.clone()).unwrap_or_default();
-    // The chat's viewer is its owner or an admin; a queue row's viewer is one of the people it
-    // went to when the server listed it for them (`viewer_is_admin` is then true for the row).
-    let held_for_admins = viewer_is_admin.is_some_and(|admin| {
-        let escalation =
-            escalated_by.as_deref().map(|by| rules::Escalation { by, to: escalated_to.as_deref().map(|to| (to, deciders.as_slice())) });
-        rules::held_from(rules::Decider { name: "", is_admin: admin }, escalation, None).is_some()
-    });
+    // What this viewer may press: the same rules the server checks (domain/rules/offer.rs).
+    let viewer = rules::Viewer {
+        name: viewer_name.clone().unwrap_or_default(),
+        is_admin: viewer_is_admin.unwrap_or_default(),
+        stands_in_for: stands_in_for.clone(),
+    };
+    let place = if in_queue { rules::Place::Queue } else { rules::Place::Chat };
+    let offer = card
+        .approval
+        .as_ref()
+        .filter(|_| waiting)
+        .map(|a| rules::offer(&viewer, viewer_requested, a, place, naming::grantable(&card.tool)))
+        .unwrap_or_else(rules::Offer::nothing);
+    let held_for_admins = matches!(offer.held, Some(rules::Refusal::WithTheAdmins { .. } | rules::Refusal::WithOthers { .. }));
     let holder_name = escalated_to.clone().unwrap_or_else(|| "the admins".into());
     // Not among the gate's approvers (until someone hands it over): the card names who decides.
-    let approvers = card.approval.as_ref().and_then(|a| a.approvers.clone()).filter(|_| waiting && escalated_by.is_none());
-    let not_approver = match (&viewer_name, viewer_is_admin, &approvers) {
-        (Some(name), Some(is_admin), Some(approvers)) => {
-            let as_anyone = std::iter::once(name).chain(&stands_in_for).any(|name| approvers.includes(rules::Decider { name, is_admin }));
-            (!as_anyone).then(|| approvers.label())
-        }
+    let not_approver = match &offer.held {
+        Some(rules::Refusal::NotAnApprover { approvers }) => Some(approvers.clone()),
         _ => None,
     };
     // A quorum: who approved so far; one who did waits for the others.
     let approved_by = card.approval.as_ref().map(|a| a.approved_by.clone()).unwrap_or_default();
     let quorum_line = (waiting && rules.quorum > 1).then(|| wording::quorum_line(&approved_by, rules.quorum));
-    let approved_already = viewer_name.as_ref().is_some_and(|me| approved_by.iter().any(|p| p.eq_ignore_ascii_case(me)));
-    let pending = waiting && !in_chat && !held_for_admins && not_approver.is_none();
-    // Four-eyes (the gate's `separate_requester`): whoever asked for the call may only reject it;
-    // the server refuses their approval too (app/src/domain/rules.rs).
-    let four_eyes = rules.separate_requester && viewer_requested;
-    // Approve is not offered to whoever may not approve now (they may still reject).
-    let no_approve = four_eyes || approved_already;
+    let pending = offer.decide;
+    let four_eyes = offer.no_approve == Some(rules::NoApprove::FourEyes);
+    let approved_already = offer.no_approve == Some(rules::NoApprove::ApprovedAlready);
+    let no_approve = !offer.approve;
     let mode = draft.mode;
     let busy = RwSignal::new(false);
     let error = RwSignal::new(None::<ApiFailure>);
@@ -235,6 +278,9 @@ pub fn ToolCard(
         });
         let outcome = outcome.unwrap_or_else(|| "This call was decided while you were writing. Your unsent text is kept below.".into());
         move || {
+            if draft.sent.get() {
+                return None;
+            }
             let text = match mode.get() {
                 Mode::Idle => return None,
                 Mode::Editing => draft.edit.get(),
@@ -281,9 +327,8 @@ pub fn ToolCard(
             };
             view! { <p class="escalated" role="status">{line}</p> }
         });
-        let can_escalate = escalated_by.is_none() && viewer_is_admin != Some(true);
-        // Questions, answers and plans are decided one by one: no "always allow" for them.
-        let can_grant = naming::grantable(&card.tool) && !(in_queue && viewer_is_admin == Some(true)) && !no_approve && rules.grantable;
+        let can_escalate = offer.hand_over;
+        let can_grant = offer.grant;
         let tool_name = card.tool.clone();
         // Approved like this before by the person looking: offer "always allow" outright.
         let suggestion = card
@@ -318,21 +363,21 @@ pub fn ToolCard(
                     }>"Approve and always allow"</button>
                 </div>
             })}
-            <p class="shortcuts" aria-hidden="true">{(!no_approve).then(|| view! { <kbd>"A"</kbd>" approve · " })}<kbd>"R"</kbd>" reject"</p>
+            <p class="shortcuts">"Keys on this card: "{(!no_approve).then(|| view! { <kbd>"A"</kbd>" approve · " })}<kbd>"R"</kbd>" reject"</p>
             <div class="actions" role="group" aria-label="Decision">
                 {(!no_approve).then(|| view! {
-                    <button class="btn btn-approve" disabled=move || busy.get() on:click={
+                    <button class="btn btn-approve" aria-keyshortcuts="a" disabled=move || busy.get() on:click={
                         let approve_click = approve_click.clone();
                         move |_| approve_click()
                     }>
                         "Approve"
                     </button>
                 })}
-                <button class="btn btn-reject" disabled=move || busy.get() on:click=move |_| mode.set(Mode::Rejecting)>
+                <button class="btn btn-reject" aria-keyshortcuts="r" disabled=move || busy.get() on:click=move |_| mode.set(Mode::Rejecting)>
                     "Reject"
                 </button>
                 // A gate with `allow_modification = false` takes the call as proposed or not at all.
-                {(rules.allow_modification && !no_approve).then(|| view! {
+                {offer.edit.then(|| view! {
                     <button class="btn" disabled=move || busy.get() on:click=move |_| mode.set(Mode::Editing)>
                         "Edit"
                     </button>
@@ -352,16 +397,16 @@ pub fn ToolCard(
             </div>
             </Show>
             <Show when=move || mode.get() == Mode::Rejecting>
-                <ReasonForm kind=ReasonKind::Reject approval_id=reject_id.clone() text=draft.reason busy error reason_required=rules.require_reason on_cancel=Callback::new(move |_| draft.close()) />
+                <ReasonForm kind=ReasonKind::Reject approval_id=reject_id.clone() draft busy error reason_required=rules.require_reason on_cancel=Callback::new(move |_| draft.close()) />
             </Show>
             <Show when=move || mode.get() == Mode::Deferring>
-                <ReasonForm kind=ReasonKind::Defer approval_id=defer_id.clone() text=draft.reason busy error on_cancel=Callback::new(move |_| draft.close()) />
+                <ReasonForm kind=ReasonKind::Defer approval_id=defer_id.clone() draft busy error on_cancel=Callback::new(move |_| draft.close()) />
             </Show>
             <Show when=move || mode.get() == Mode::Editing>
                 <EditForm
                     approval_id=edit_id.clone()
                     original=original_args.clone()
-                    text=draft.edit
+                    draft
                     busy
                     error
                     on_cancel=Callback::new(move |_| draft.close())

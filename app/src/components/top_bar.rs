@@ -1,10 +1,12 @@
 use leptos::{prelude::*, task::spawn_local};
 use leptos_router::components::A;
 
+use super::session_notice::SessionNotice;
 use crate::{
     api, client,
     data::{Loaded, me_loader},
     domain::{Role, wire::Me},
+    session,
 };
 
 /// Brand, navigation for admins, who is logged in, and Log out.
@@ -12,6 +14,7 @@ use crate::{
 pub fn TopBar() -> impl IntoView {
     let load = me_loader();
     let me: Resource<Loaded<Option<Me>>> = Resource::new(|| (), move |_| load());
+    let ended = session::ended();
     let logout = move |_| {
         spawn_local(async move {
             let _ = gloo_logout().await;
@@ -32,8 +35,13 @@ pub fn TopBar() -> impl IntoView {
                                 {admin.then(|| view! { <A href="/audit">"Audit"</A><A href="/groups">"Groups"</A> })}
                             </nav>
                             <crate::notify::NotifyToggle />
-                            <span class="whoami">{me.username.clone()} {admin.then_some(" (admin)")}</span>
-                            <button class="btn btn-small" on:click=logout>"Log out"</button>
+                            <Show
+                                when=move || !ended.get()
+                                fallback=|| view! { <SessionNotice /> }
+                            >
+                                <span class="whoami">{me.username.clone()} {admin.then_some(" (admin)")}</span>
+                                <button class="btn btn-small" on:click=logout>"Log out"</button>
+                            </Show>
                         }
                     })
                 })}

@@ -175,7 +175,7 @@ pub struct Card {
     pub why: Option<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct CardApproval {
     pub approval_id: ApprovalId,

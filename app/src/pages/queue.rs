@@ -48,6 +48,9 @@ pub fn QueuePage() -> impl IntoView {
     #[cfg(not(feature = "hydrate"))]
     let _ = Duration::from_secs(1);
 
+    // The pending list's counts for the tab title, set where the list is awaited: reading the
+    // resource itself outside <Transition> would not wait for it when hydrating.
+    let counts = RwSignal::new(None::<(usize, usize)>);
     let decided = move || filter.get().status == "decided";
     // Part of the Decided tab: calls shadow gates would have stopped.
     let shadow = move || query.read().get("status").as_deref() == Some("shadow");
@@ -62,13 +65,8 @@ pub fn QueuePage() -> impl IntoView {
                 _ => {}
             }
             // How many wait, in the tab title (as the chat does), once the list is loaded.
-            match approvals.try_get().flatten() {
-                Some(Ok(list)) => {
-                    let reminded = list.iter().filter(|a| a.reminders_sent > 0).count();
-                    wording::tab_title(list.len(), reminded, Some("Approval queue"))
-                }
-                _ => wording::tab_title(0, 0, Some("Approval queue")),
-            }
+            let (waiting, reminded) = counts.try_get().flatten().unwrap_or_default();
+            wording::tab_title(waiting, reminded, Some("Approval queue"))
         } />
         <section class="queue card" id="content" tabindex="-1">
             <h1>"Approval queue"</h1>
@@ -113,7 +111,11 @@ pub fn QueuePage() -> impl IntoView {
             <Transition fallback=|| view! { <p class="muted">"Loading approvals…"</p> }>
                 {move || Suspend::new(async move {
                     let viewer = me.await.ok().flatten().map(|me| Viewer { is_admin: me.role == Role::Admin, name: me.username, stands_in_for: me.stands_in_for });
-                    match approvals.await {
+                    let approvals = approvals.await;
+                    if let Ok(list) = &approvals {
+                        counts.set(Some((list.len(), list.iter().filter(|a| a.reminders_sent > 0).count())));
+                    }
+                    match approvals {
                         Err(e) => view! { <p class="error" role="alert">{format!("Could not load approvals: {e}")}</p> }.into_any(),
                         Ok(_) if shadow() => view! { <ShadowHits /> }.into_any(),
                         Ok(list) if list.is_empty() => view! { <p class="muted empty-queue">"Nothing here."</p> }.into_any(),

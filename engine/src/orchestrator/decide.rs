@@ -504,8 +504,8 @@ impl Orchestrator {
 
 /// Four-eyes (a gate's `separate_requester`): a person may not approve a call their own
 /// conversation made (403), nor may whoever stands in for them; the server's timeout actions
-/// are not a person.
-fn four_eyes(actor: &Actor, approval: &ApprovalRow) -> Result<(), DecisionError> {
+/// are not a person. Also asked before approve links are made for someone.
+pub fn four_eyes(actor: &Actor, approval: &ApprovalRow) -> Result<(), DecisionError> {
     if actor.role.is_none() {
         return Ok(());
     }

@@ -37,7 +37,7 @@ use crate::{
 
 pub use approvers::{EmailNotice, Group};
 pub use confirm::{Answer, Reply};
-pub use decide::{Actor, Decision, DecisionError, SYSTEM};
+pub use decide::{Actor, Decision, DecisionError, SYSTEM, four_eyes};
 pub use reclassify::Reclassified;
 pub use step::StartError;
 

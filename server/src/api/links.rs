@@ -107,8 +107,12 @@ struct SentLinks {
 async fn send(state: &AppState, id: &ApprovalId, decider: &Actor, by: &CurrentUser) -> Result<SentLinks, ApiError> {
     let refused = |why: String| ApiError::invalid("decider", why);
     let approval = match state.orchestrator.may_decide_now(id, decider).await {
+        Ok((approval, as_decider)) => match crate::orchestrator::four_eyes(&as_decider, &approval) {
+            Err(DecisionError::Forbidden(why)) => return Err(refused(format!("{} may not decide it: {why}", decider.name))),
+            other => other.map(|()| approval)?,
+        },
         Err(DecisionError::Forbidden(why)) => return Err(refused(format!("{} may not decide it: {why}", decider.name))),
-        other => other?.0,
+        Err(other) => return Err(other.into()),
     };
     if !links::sees_it(state, &approval, decider).await? {
         return Err(refused(format!("{} may not decide it: not theirs, not named to decide it", decider.name)));

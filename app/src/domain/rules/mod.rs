@@ -1,9 +1,13 @@
 //! Who may decide a pending approval, and until when: one rule for the server's decision (checked
 //! inside its transaction, engine/src/orchestrator/decide.rs), the abort of a turn, and the card's
-//! buttons (app/src/components/tool_card.rs). Seeing an approval is a separate, simpler rule: its
+//! buttons (`offer`, in rules/offer.rs). Seeing an approval is a separate, simpler rule: its
 //! owner and the admins (server/src/auth/mod.rs `can_see`).
 
+mod offer;
+
 use std::fmt;
+
+pub use offer::{NoApprove, Offer, Place, offer};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
