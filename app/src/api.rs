@@ -13,8 +13,8 @@ use crate::{
     data::QueueQuery,
     domain::page::EarlierItems,
     domain::wire::{
-        AgentInfo, Approval, ApproveRequest, Conversation, ConversationDetail, DecisionOutcome, DeferRequest, Delegation, Group,
-        GroupMembers, Login, Me, NewConversation, NewDelegation, NewGroup, NewMessage, RejectRequest, Task,
+        AgentInfo, Approval, ApproveRequest, CallPreview, Conversation, ConversationDetail, DecisionOutcome, DeferRequest, Delegation,
+        Group, GroupMembers, Login, Me, NewConversation, NewDelegation, NewGroup, NewMessage, PreviewRequest, RejectRequest, Task,
     },
 };
 
@@ -32,9 +32,10 @@ pub fn in_background<T: 'static>(
     error.set(None);
     spawn_local(async move {
         let result = call.await;
-        busy.set(false);
+        // The decision's live event may have re-rendered (disposed) the component meanwhile.
+        let _ = busy.try_set(false);
         if let Err(failure) = result {
-            error.set(Some(failure));
+            let _ = error.try_set(Some(failure));
         }
     });
 }
@@ -79,6 +80,10 @@ pub async fn send_message(conversation_id: &ConversationId, text: String) -> Ans
 /// One approval, with its tool's input schema.
 pub async fn approval(approval_id: &ApprovalId) -> Answer<Approval> {
     client::get(&format!("/api/approvals/{approval_id}")).await
+}
+
+pub async fn preview(approval_id: &ApprovalId, request: &PreviewRequest) -> Answer<CallPreview> {
+    client::post(&format!("/api/approvals/{approval_id}/preview"), request).await
 }
 
 pub async fn approve(approval_id: &ApprovalId, request: &ApproveRequest) -> Answer<DecisionOutcome> {

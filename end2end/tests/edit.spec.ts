@@ -20,7 +20,7 @@ test("editing args: invalid JSON and schema violations show inline; a valid edit
   await editor.fill('{"order_id": 1001, "amount": -5}');
   await submit.click();
   await expect(card.getByRole("alert")).toContainText("do not match the schema");
-  await expect(card.getByRole("alert")).toContainText("/amount");
+  await expect(card.getByRole("alert")).toContainText("/amount: must be more than 0");
   await expect(card).toHaveAttribute("data-status", "pending_approval");
 
   await editor.fill('{"order_id": 1001, "amount": 10}');
@@ -70,9 +70,16 @@ test("editing args as a form: a field per property, checked as you type, the cha
   await expect(amount).toHaveValue("");
   await expect(card.locator(".key-changes")).toContainText("No changes yet.");
 
-  // Checked as you type, the message next to the field.
+  // Checked as you type, the message next to the field; nothing is sent while a field is wrong.
   await amount.fill("0");
   await expect(card.locator("[id$=\"-amount-problem\"]")).toHaveText("Must be more than 0.");
+  await card.getByRole("button", { name: "Approve with these changes" }).click();
+  await expect(card.getByRole("alert").filter({ hasText: "Fix the field marked above first: nothing was sent." })).toBeVisible();
+  await expect(card).toHaveAttribute("data-status", "pending_approval");
+  // More than is left: said while editing, with the headline the edited call would have.
+  await amount.fill("5000");
+  await expect(card.locator(".edit-preview .preview-summary")).toHaveText("Refund $5,000.00 of $1,200.00 left on order 1004 · bob · Barista course");
+  await expect(card.locator(".edit-preview .card-warnings")).toHaveText("$5,000.00 is more than the $1,200.00 left to refund: the call will fail");
   await orderId.fill("");
   await expect(card.locator("[id$=\"-order_id-problem\"]")).toHaveText("Required.");
   await orderId.fill("1004");

@@ -25,6 +25,8 @@ test("a plan is approved once, edited to drop a step, and exactly its calls run 
   await expect(plan).toHaveCount(1);
   await expect(plan.locator(".summary")).toContainText("Plan of 3 steps: Cancel order 1001");
   await expect(plan.locator(".plan-steps li")).toHaveCount(3);
+  // Three cancellations: the plan can be undone no better than they can.
+  await expect(plan.locator(".assessment .reversibility")).toHaveText("Cannot be undone");
   await expect(plan.getByText(/Always allow/)).toHaveCount(0);
   await plan.screenshot({ path: "screenshots/plan.png" });
 

@@ -92,3 +92,28 @@ test("the queue at volume: rows grouped by chat that open to the card, several d
   await expect(admin.locator(".queue-item")).toHaveCount(2);
   await adminContext.close();
 });
+
+test("a call that would fail says so on its closed queue row, and approving a selection leaves it to be decided on its own", async ({ page, browser, server }) => {
+  const alice = page.context().request;
+  await chatWaiting(alice, server, "refund $300 on order 1001", 1);
+  await chatWaiting(alice, server, "cancel order 1003", 2);
+  const adminContext = await browser.newContext();
+  await logIn(adminContext, server, "root");
+  const admin = await adminContext.newPage();
+  await admin.goto(`${server.url}/approvals`);
+  await waitForHydration(admin);
+  const refund = admin.locator(".queue-item").filter({ hasText: "Refund $300.00" });
+  // Closed, the row already warns; opened, the card shows the same warning as a warning block.
+  await expect(refund.locator(".queue-row > summary .will-fail")).toHaveText(
+    "Warning: $300.00 is more than the $249.00 left to refund: the call will fail",
+  );
+  await admin.getByLabel("Select all").check();
+  await admin.getByRole("group", { name: "Decide the selected approvals" }).getByRole("button", { name: "Approve selected" }).click();
+  await expect(admin.locator(".bulk-report")).toHaveText(
+    "Approved 1. Not “Refund $300.00 of $249.00 left on order 1001 · alice · Espresso machine”: $300.00 is more than the $249.00 left to refund: the call will fail; open it to decide it on its own.",
+  );
+  await expect(admin.locator(".queue-item")).toHaveCount(1);
+  await refund.locator(".queue-row > summary").click();
+  await expect(refund.locator(".card-warnings")).toContainText("the call will fail");
+  await adminContext.close();
+});

@@ -18,7 +18,10 @@ testWithAgents(AGENTS)("a gate's rules show on the card: no Edit, and Reject ask
   await expect(card.getByRole("button", { name: "Approve", exact: true })).toBeVisible();
   await expect(card.getByRole("button", { name: "Edit" })).toHaveCount(0);
   // Why it is risky: it cannot be undone, and what would happen.
-  await expect(card.locator(".assessment .consequences")).toContainText("Cannot be undone: Refund $249.00");
+  // Said once: the headline names the refund, the consequences say only what follows.
+  await expect(card.locator(".assessment .consequences")).toHaveText("Cannot be undone: The money goes back to the customer and cannot be called back.");
+  await expect(card.locator(".summary")).toContainText("Refund $249.00");
+  await expect(card.locator(".assessment")).not.toContainText("Refund $249.00");
   await expect(card.locator(".assessment .factors")).toHaveText("Why it is risky: moves money");
 
   await card.getByRole("button", { name: "Reject", exact: true }).click();
@@ -39,9 +42,14 @@ test("a finished turn that asked people says what they decided and how long it t
   await newChat(page);
   await say(page, "cancel order 1003 and 1005");
   await expect(cards(page)).toHaveCount(2);
+  // Both wait side by side for 1.5 s: the turn waited 1.5 s, not twice that.
+  await page.waitForTimeout(1_500);
   await page.getByRole("button", { name: "Approve All" }).click();
   const summary = page.locator(".turn-summary");
   await expect(summary).toHaveText(/^2 approvals: 2 approved · waited .+ for decisions · the turn took .+$/);
+  const [, waited, took] = (await summary.textContent())!.match(/waited (\d+) seconds? for decisions · the turn took (\d+) seconds?/)!;
+  expect(Number(waited)).toBeLessThanOrEqual(Number(took));
+  expect(Number(waited)).toBeLessThan(3);
   await page.locator(".thread").screenshot({ path: "screenshots/turn-summary.png" });
   // The same line after a reload (folded from the stored events on the server).
   await page.reload();

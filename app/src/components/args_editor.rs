@@ -16,7 +16,7 @@ use crate::{
     client::ApiFailure,
     domain::{
         args_form::{self, Field, FieldKind},
-        wire::ApproveRequest,
+        wire::{ApproveRequest, PreviewRequest},
     },
 };
 
@@ -45,8 +45,40 @@ pub fn EditForm(
     let as_json = RwSignal::new(false);
     let parsed = Memo::new(move |_| text.with(|t| serde_json::from_str::<Value>(t).map_err(|e| e.to_string())));
     let parse_error = RwSignal::new(None::<String>);
+    // What the edited call would do, asked of the server as the reviewer types (only for
+    // arguments the form finds nothing wrong with, and that differ from the proposal).
+    let preview = {
+        let approval_id = approval_id.clone();
+        let proposed: Value = serde_json::from_str(&original).unwrap_or(Value::Null);
+        LocalResource::new(move || {
+            let id = approval_id.clone();
+            let args = parsed.get().ok().filter(|args| *args != proposed);
+            let clean = match (form.get().flatten(), &args) {
+                (Some(fields), Some(args)) => fields.iter().all(|f| args_form::problem(args, f).is_none()),
+                _ => false,
+            };
+            async move {
+                match args.filter(|_| clean) {
+                    Some(args) => api::preview(&id, &PreviewRequest { args }).await.ok(),
+                    None => None,
+                }
+            }
+        })
+    };
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
+        // The form says what is wrong field by field: nothing is sent until it is fixed.
+        let field_problems = match (form.get_untracked().flatten(), as_json.get_untracked(), parsed.get_untracked()) {
+            (Some(fields), false, Ok(args)) => fields.iter().filter(|f| args_form::problem(&args, f).is_some()).count(),
+            _ => 0,
+        };
+        if field_problems > 0 {
+            parse_error.set(Some(format!(
+                "Fix the {} marked above first: nothing was sent.",
+                if field_problems == 1 { "field" } else { "fields" }
+            )));
+            return;
+        }
         match parsed.get_untracked() {
             Ok(args) => {
                 parse_error.set(None);
@@ -71,6 +103,16 @@ pub fn EditForm(
     let fields = move || form.get().flatten();
     view! {
         <form class="edit-form" node_ref=form_ref on:submit=submit>
+            {move || preview.get().flatten().map(|p| view! {
+                <div class="edit-preview" aria-live="polite">
+                    <p>"With your changes: " <strong class="preview-summary">{p.summary}</strong></p>
+                    {(!p.warnings.is_empty()).then(|| view! {
+                        <ul class="card-warnings" aria-label="Check before approving">
+                            {p.warnings.into_iter().map(|w| view! { <li>{w}</li> }).collect_view()}
+                        </ul>
+                    })}
+                </div>
+            })}
             {move || match (fields(), as_json.get()) {
                 (Some(fields), false) => {
                     let before_value = before_value.clone();

@@ -118,7 +118,8 @@ pub fn bulk_report(verb: &str, done: usize, failed: &[(String, String)]) -> Stri
 pub fn PendingQueue(list: Vec<Approval>, now: RwSignal<i64>, viewer: Option<Viewer>, ui: QueueUi) -> impl IntoView {
     let QueueUi { selected, .. } = ui;
     let present: BTreeSet<ApprovalId> = list.iter().map(|a| a.id.clone()).collect();
-    let summaries: Vec<(ApprovalId, String)> = list.iter().map(|a| (a.id.clone(), a.summary.clone())).collect();
+    let summaries: Vec<(ApprovalId, String, Vec<String>)> =
+        list.iter().map(|a| (a.id.clone(), a.summary.clone(), a.assessment.warnings.clone())).collect();
     let count = list.len();
     // Only what is still in the list counts: an approval decided elsewhere drops out of the selection.
     let chosen = {
@@ -194,6 +195,11 @@ fn QueueRow(approval: Approval, now: RwSignal<i64>, viewer: Option<Viewer>, ui: 
     let (open, toggle_open) = (member(expanded), flip(expanded));
     let held = approval.escalated_by.as_ref().map(|by| view! { <span class="badge held">{format!("with the admins (from {by})")}</span> });
     let card = approval.as_pending_card();
+    // Seen before the row is opened, so nobody approves it in a batch without reading it.
+    let warning = (!approval.assessment.warnings.is_empty()).then(|| {
+        let all = approval.assessment.warnings.join("; ");
+        view! { <span class="badge will-fail"><span class="visually-hidden">"Warning: "</span>{all}</span> }
+    });
     // What led to the call: the chat is elsewhere, so the queue says it.
     let context = approval.context.clone();
     let context = (!context.request.is_empty()).then(|| {
@@ -222,6 +228,7 @@ fn QueueRow(approval: Approval, now: RwSignal<i64>, viewer: Option<Viewer>, ui: 
                     <code class="tool-name">{approval.tool.clone()}</code>
                     <span class="queue-summary">{approval.summary.clone()}</span>
                     <RiskBadge risk=approval.risk />
+                    {warning}
                     {held}
                     {reminded}
                     <span class="queue-age">{age(approval.age_seconds)}</span>
@@ -248,7 +255,7 @@ enum Bulk {
 
 /// Approve or reject every selected approval, one decision each, with progress and a report.
 #[component]
-fn BulkBar(chosen: Memo<Vec<ApprovalId>>, summaries: Vec<(ApprovalId, String)>, ui: QueueUi) -> impl IntoView {
+fn BulkBar(chosen: Memo<Vec<ApprovalId>>, summaries: Vec<(ApprovalId, String, Vec<String>)>, ui: QueueUi) -> impl IntoView {
     let QueueUi { selected, state, progress, report, reason, .. } = ui;
     let run = Callback::new(move |approve: bool| {
         // Taken now: the list (and `chosen` with it) is rendered again after each decision.
@@ -259,8 +266,17 @@ fn BulkBar(chosen: Memo<Vec<ApprovalId>>, summaries: Vec<(ApprovalId, String)>, 
         report.set(None);
         spawn_local(async move {
             let (mut done, mut failed) = (0, Vec::new());
+            let summary_of = |id: &ApprovalId| {
+                summaries.iter().find(|(s_id, ..)| s_id == id).map(|(_, s, _)| s.clone()).unwrap_or_else(|| id.to_string())
+            };
             for (i, id) in ids.iter().enumerate() {
-                progress.set(format!("{} {} of {}…", if approve { "Approving" } else { "Rejecting" }, i + 1, ids.len()));
+                let _ = progress.try_set(format!("{} {} of {}…", if approve { "Approving" } else { "Rejecting" }, i + 1, ids.len()));
+                // A call its card warns about is approved only on its own, after reading why.
+                let warned = summaries.iter().find(|(s_id, ..)| s_id == id).and_then(|(.., w)| w.first().cloned());
+                if let Some(warning) = warned.filter(|_| approve) {
+                    failed.push((summary_of(id), format!("{warning}; open it to decide it on its own")));
+                    continue;
+                }
                 let answer = if approve {
                     api::approve(id, &ApproveRequest::default()).await
                 } else {
@@ -268,17 +284,14 @@ fn BulkBar(chosen: Memo<Vec<ApprovalId>>, summaries: Vec<(ApprovalId, String)>, 
                 };
                 match answer {
                     Ok(_) => done += 1,
-                    Err(e) => {
-                        let summary =
-                            summaries.iter().find(|(s_id, _)| s_id == id).map(|(_, s)| s.clone()).unwrap_or_else(|| id.to_string());
-                        failed.push((summary, e.message));
-                    }
+                    Err(e) => failed.push((summary_of(id), e.message)),
                 }
             }
-            selected.update(|s| s.retain(|id| !ids.contains(id)));
-            reason.set(String::new());
-            state.set(Bulk::Idle);
-            report.set(Some(bulk_report(if approve { "Approved" } else { "Rejected" }, done, &failed)));
+            // The page may have been left meanwhile: then there is no one to tell.
+            let _ = selected.try_update(|s| s.retain(|id| !ids.contains(id)));
+            let _ = reason.try_set(String::new());
+            let _ = state.try_set(Bulk::Idle);
+            let _ = report.try_set(Some(bulk_report(if approve { "Approved" } else { "Rejected" }, done, &failed)));
         });
     });
     view! {

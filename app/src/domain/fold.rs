@@ -116,8 +116,13 @@ pub struct TaskSummary {
     /// Ran out of time (whatever the timeout action did).
     pub expired: u32,
     pub canceled: u32,
-    /// Milliseconds from each request to its decision, added up: how long the turn waited for people.
+    /// How long the turn waited for people: the time during which at least one of its approvals
+    /// was waiting (approvals that waited side by side count once), in milliseconds.
     pub waiting_ms: i64,
+    /// Each approval's wait (asked, decided), in milliseconds since the epoch: what `waiting_ms` is
+    /// the union of.
+    #[serde(skip)]
+    pub(crate) waits: Vec<(i64, i64)>,
     /// RFC 3339: when the turn started and when it finished (none while it runs).
     pub started_at: Option<String>,
     pub finished_at: Option<String>,
@@ -127,6 +132,22 @@ pub struct TaskSummary {
 }
 
 impl TaskSummary {
+    /// One approval waited from `.0` to `.1`: the turn's waiting time is the union of such spans.
+    fn add_wait(&mut self, wait: (i64, i64)) {
+        self.waits.push(wait);
+        self.waits.sort_unstable();
+        let mut total = 0;
+        let mut covered_until = i64::MIN;
+        for &(from, to) in &self.waits {
+            let from = from.max(covered_until);
+            if to > from {
+                total += to - from;
+                covered_until = to;
+            }
+        }
+        self.waiting_ms = total;
+    }
+
     /// Milliseconds from start to finish, once finished.
     pub fn duration_ms(&self) -> Option<i64> {
         let start = crate::time::parse_rfc3339_ms(self.started_at.as_deref()?)?;
@@ -410,10 +431,12 @@ impl ConversationView {
             EventBody::ApprovalDecided { task_id, call_id, outcome, decided_by, reason, original_args, edited_args, summary, .. } => {
                 let requested =
                     self.card_mut(call_id).and_then(|c| c.approval.as_ref()).and_then(|a| crate::time::parse_rfc3339_ms(&a.requested_at));
-                let waited = requested.zip(crate::time::parse_rfc3339_ms(&event.at)).map_or(0, |(from, to)| (to - from).max(0));
+                let wait = requested.zip(crate::time::parse_rfc3339_ms(&event.at)).filter(|(from, to)| to > from);
                 if let Some(task) = self.task_mut(task_id) {
                     let counts = &mut task.summary;
-                    counts.waiting_ms += waited;
+                    if let Some(wait) = wait {
+                        counts.add_wait(wait);
+                    }
                     match outcome {
                         ApprovalOutcome::Approved => {
                             counts.approved += 1;
@@ -612,7 +635,7 @@ impl super::wire::Approval {
             }),
             decision: None,
             result: None,
-            warnings: Vec::new(),
+            warnings: a.assessment.warnings.clone(),
             shadow_gate: None,
             why: None,
             granted_by: None,
@@ -625,6 +648,20 @@ impl super::wire::Approval {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn approvals_that_waited_side_by_side_count_once_in_the_turns_wait() {
+        let mut summary = TaskSummary::default();
+        // Two approvals asked together, decided after 3 s and 2 s; a third later, for 1 s.
+        summary.add_wait((10_000, 13_000));
+        summary.add_wait((10_000, 12_000));
+        assert_eq!(summary.waiting_ms, 3_000);
+        summary.add_wait((20_000, 21_000));
+        assert_eq!(summary.waiting_ms, 4_000);
+        // Overlapping only in part: the union.
+        summary.add_wait((12_500, 14_000));
+        assert_eq!(summary.waiting_ms, 5_000);
+    }
 
     /// Builds a log with consecutive sequence numbers.
     struct Log(Vec<Event>);

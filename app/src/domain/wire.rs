@@ -138,6 +138,25 @@ pub struct Approval {
     pub args_schema: Option<Value>,
 }
 
+/// Arguments a reviewer is trying out before approving with them.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct PreviewRequest {
+    /// The edited arguments; validated against the tool's JSON schema.
+    pub args: Value,
+}
+
+/// What the call would do with the edited arguments, read against the data now.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct CallPreview {
+    /// The card's headline for the edited call.
+    pub summary: String,
+    /// What would make it fail or surprise ("$5,000.00 is more than the $25.00 left to refund").
+    pub warnings: Vec<String>,
+}
+
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
@@ -251,6 +270,10 @@ pub struct RiskAssessment {
     /// The agent's confidence in the call, 0–1, when the model reports one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<f64>,
+    /// What to check before deciding, read against the data ("$300.00 is more than the $249.00
+    /// left to refund: the call will fail"): shown as warnings wherever the call is decided.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// Tokens and cost of model steps, added up (a task's, or a conversation's).

@@ -13,6 +13,9 @@ pub const SYSTEM: &str = "system";
 /// "5 minutes", "1 minute", "90 seconds", "2 hours", "1 hour 30 minutes".
 pub fn duration_words(ms: i64) -> String {
     let plural = |n: i64, unit: &str| if n == 1 { format!("1 {unit}") } else { format!("{n} {unit}s") };
+    if ms < 500 {
+        return "less than a second".into();
+    }
     let seconds = (ms + 500) / 1000;
     match seconds {
         s if s < 120 && s % 60 != 0 => plural(s, "second"),
@@ -361,6 +364,8 @@ mod tests {
         assert_eq!(duration_words(60_000), "1 minute");
         assert_eq!(duration_words(90_000), "90 seconds");
         assert_eq!(duration_words(1_000), "1 second");
+        assert_eq!(duration_words(300), "less than a second", "not \"0 minutes\"");
+        assert_eq!(duration_words(0), "less than a second");
         assert_eq!(duration_words(7_200_000), "2 hours");
         assert_eq!(duration_words(5_400_000), "1 hour 30 minutes");
         assert_eq!(duration_words(299_800), "5 minutes");

@@ -297,6 +297,25 @@ impl Orchestrator {
         Ok(args)
     }
 
+    /// What the pending call would do with `args` instead, read against the data now: a
+    /// reviewer editing arguments sees the new summary and what would make it fail before they
+    /// approve. Refused like the approval would be when `args` break the tool's schema.
+    pub async fn preview(&self, approval_id: &ApprovalId, args: Value) -> Result<crate::tools::Description, DecisionError> {
+        let mut conn = self.store.pool().acquire().await.map_err(anyhow::Error::from)?;
+        let approval = approvals::get(&mut *conn, approval_id)
+            .await?
+            .ok_or_else(|| DecisionError::NotFound(format!("approval {approval_id} does not exist")))?;
+        if approval.state != ApprovalState::Pending {
+            return Err(DecisionError::Conflict(format!("approval {approval_id} is already {}", approval.state)));
+        }
+        let args = self.validated(&approval, args)?;
+        let tool = self
+            .tools
+            .get(&approval.tool)
+            .ok_or_else(|| DecisionError::Conflict(format!("tool {} is no longer available", approval.tool)))?;
+        Ok(tool.describe(&mut conn, &args, "").await?)
+    }
+
     /// The state changes and events of one decision, inside the caller's transaction.
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn apply(

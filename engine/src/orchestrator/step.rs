@@ -214,18 +214,29 @@ impl Orchestrator {
             let (Description { mut summary, warnings }, risk, assessment) = match tool {
                 Some(t) => {
                     let mut described = t.describe(&mut w.tx, &call.args, &asked).await?;
+                    // A plan can be undone no better than its hardest step.
+                    let mut plan_reversibility = None;
                     if call.tool == plan::NAME {
                         // A plan reads as its steps, each as its own tool describes it.
                         let mut parts = Vec::new();
                         for (tool, args) in plan::steps(&call.args) {
                             parts.push(match self.tools.get(tool) {
-                                Some(t) => t.describe(&mut w.tx, args, &asked).await?.summary,
+                                Some(t) => {
+                                    let step = t.describe(&mut w.tx, args, &asked).await?;
+                                    let step_reversibility = t.assess(args, &step).reversibility;
+                                    plan_reversibility = Some(plan::harder(plan_reversibility, step_reversibility));
+                                    step.summary
+                                }
                                 None => tool.to_owned(),
                             });
                         }
                         described.summary = plan::summary(&parts);
                     }
-                    let assessment = RiskAssessment { confidence: call.confidence, ..t.assess(&call.args, &described) };
+                    let mut assessment = RiskAssessment { confidence: call.confidence, ..t.assess(&call.args, &described) };
+                    if let Some(reversibility) = plan_reversibility {
+                        assessment.reversibility = reversibility;
+                    }
+                    assessment.warnings = described.warnings.clone();
                     (described, t.risk(&call.args), Some(assessment))
                 }
                 None => {

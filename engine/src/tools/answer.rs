@@ -69,6 +69,7 @@ impl Tool for FinalAnswer {
             consequences: "The user sees this text as the answer to their request.".into(),
             reversibility: Reversibility::Irreversible,
             confidence: None,
+            warnings: Vec::new(),
         }
     }
 

@@ -152,5 +152,5 @@ pub fn assess_from_metadata(spec: &ToolSpec, described: &Description) -> RiskAss
         (Reversibility::Partially, vec!["changes data".to_owned()], "Changes data; undoing it takes work by hand.")
     };
     factors.extend(described.warnings.iter().cloned());
-    RiskAssessment { factors, consequences: consequences.into(), reversibility, confidence: None }
+    RiskAssessment { factors, consequences: consequences.into(), reversibility, confidence: None, warnings: Vec::new() }
 }

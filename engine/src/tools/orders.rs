@@ -179,6 +179,7 @@ impl Tool for CancelOrder {
             consequences: "The order is canceled for good: it cannot be reopened, only placed again.".into(),
             reversibility: Reversibility::Irreversible,
             confidence: None,
+            warnings: Vec::new(),
         }
     }
 
@@ -246,9 +247,11 @@ impl Tool for ProcessRefund {
         factors.extend(described.warnings.iter().cloned());
         RiskAssessment {
             factors,
-            consequences: format!("{}: the money goes back to the customer and cannot be called back.", described.summary),
+            // The card shows the summary just above: this says only what follows from it.
+            consequences: "The money goes back to the customer and cannot be called back.".into(),
             reversibility: Reversibility::Irreversible,
             confidence: None,
+            warnings: Vec::new(),
         }
     }
 
@@ -267,7 +270,12 @@ impl Tool for ProcessRefund {
                 }
                 format!("Refund {} of {} left on {}", dollars(cents), dollars(left), order_line(&order))
             }
-            None => format!("Refund {} (everything left) on {}", dollars(left), order_line(&order)),
+            None => {
+                if left <= 0 {
+                    warnings.push(format!("Nothing is left to refund on order {}: the call will fail", order.id));
+                }
+                format!("Refund {} (everything left) on {}", dollars(left), order_line(&order))
+            }
         };
         if order.status == "canceled" {
             warnings.push(format!("Order {} is canceled: the call will fail", order.id));

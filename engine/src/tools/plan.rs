@@ -82,6 +82,19 @@ pub fn step_violations(args: &Value, agent_tools: &[String], registry: &Registry
     out
 }
 
+/// The harder to undo of a plan's steps so far and the next one.
+pub fn harder(so_far: Option<Reversibility>, next: Reversibility) -> Reversibility {
+    let rank = |r: Reversibility| match r {
+        Reversibility::Fully => 0,
+        Reversibility::Partially => 1,
+        Reversibility::Irreversible => 2,
+    };
+    match so_far {
+        Some(r) if rank(r) >= rank(next) => r,
+        _ => next,
+    }
+}
+
 /// The card's line from each step's own line.
 pub fn summary(parts: &[String]) -> String {
     format!("Plan of {} {}: {}", parts.len(), if parts.len() == 1 { "step" } else { "steps" }, parts.join("; "))
@@ -108,6 +121,7 @@ impl Tool for ProposePlan {
             consequences: format!("Exactly these {n} calls may then run, once each, in this task; any other call still asks."),
             reversibility: Reversibility::Partially,
             confidence: None,
+            warnings: Vec::new(),
         }
     }
 

@@ -20,7 +20,28 @@ pub fn violations(schema: &Value, args: &Value) -> Vec<Value> {
         Ok(v) => v,
         Err(err) => return vec![json!({ "path": "", "message": format!("the tool's schema is invalid: {err}") })],
     };
-    validator.iter_errors(args).map(|e| json!({ "path": e.instance_path().to_string(), "message": e.to_string() })).collect()
+    validator.iter_errors(args).map(|e| json!({ "path": e.instance_path().to_string(), "message": plain(&e) })).collect()
+}
+
+/// A violation said for the person who edited the value ("must be more than 0"), not in the
+/// validator's words ("-5.0 is less than or equal to the minimum of 0").
+fn plain(error: &jsonschema::ValidationError<'_>) -> String {
+    use jsonschema::error::{TypeKind, ValidationErrorKind as Kind};
+    match error.kind() {
+        Kind::ExclusiveMinimum { limit } => format!("must be more than {limit}"),
+        Kind::Minimum { limit } => format!("must be at least {limit}"),
+        Kind::ExclusiveMaximum { limit } => format!("must be less than {limit}"),
+        Kind::Maximum { limit } => format!("must be at most {limit}"),
+        Kind::MinLength { limit } => format!("must be at least {limit} characters long"),
+        Kind::MaxLength { limit } => format!("must be at most {limit} characters long"),
+        Kind::Required { property } => format!("{} is required", property.as_str().unwrap_or("a value")),
+        Kind::AdditionalProperties { unexpected } => format!("unknown argument: {}", unexpected.join(", ")),
+        Kind::Enum { options } => format!("must be one of {options}"),
+        Kind::Type { kind: TypeKind::Single(t) } => {
+            format!("must be a{} {t}", if matches!(t.as_str(), "array" | "integer" | "object") { "n" } else { "" })
+        }
+        _ => error.to_string(),
+    }
 }
 
 fn validator_for(schema: &Value) -> Result<Arc<jsonschema::Validator>, String> {
@@ -65,6 +86,15 @@ mod tests {
     #[test]
     fn a_missing_required_field_is_a_violation() {
         assert_eq!(violations(&schema(), &json!({})).len(), 1);
+    }
+
+    #[test]
+    fn violations_are_said_for_people() {
+        let said = |args: Value| violations(&schema(), &args).iter().map(|v| v["message"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
+        assert_eq!(said(json!({"order_id": 1001, "amount": -5.0})), ["must be more than 0"]);
+        assert_eq!(said(json!({"order_id": "x"})), ["must be an integer"]);
+        assert_eq!(said(json!({})), ["order_id is required"]);
+        assert_eq!(said(json!({"order_id": 1, "note": "hi"})), ["unknown argument: note"]);
     }
 
     /// Validators are cached by their schema's text: a second schema gets its own, and an

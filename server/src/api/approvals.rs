@@ -4,7 +4,9 @@ use super::error::ErrorBody;
 use app::domain::ApprovalId;
 use app::domain::{
     ApprovalState, Risk,
-    wire::{Approval, ApproveRequest, DecisionOutcome, DeferRequest, EscalateRequest, RejectRequest, Reversibility},
+    wire::{
+        Approval, ApproveRequest, CallPreview, DecisionOutcome, DeferRequest, EscalateRequest, PreviewRequest, RejectRequest, Reversibility,
+    },
 };
 use axum::{
     Json,
@@ -31,6 +33,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list))
         .routes(routes!(read))
+        .routes(routes!(preview))
         .routes(routes!(approve))
         .routes(routes!(reject))
         .routes(routes!(escalate))
@@ -183,6 +186,38 @@ async fn read(State(state): State<AppState>, user: CurrentUser, Path(id): Path<A
     let mut approval = row.to_wire(now_ms());
     approval.args_schema = state.orchestrator.input_schema(&row.tool);
     Ok(Json(approval))
+}
+
+/// Read-only: the edit form asks it as the reviewer types, to show the new headline and what
+/// would make the edited call fail before they approve it.
+#[utoipa::path(
+    post,
+    path = "/api/approvals/{id}/preview",
+    operation_id = "previewApproval",
+    tag = "approvals",
+    summary = "What the pending call would do with edited arguments (nothing is decided)",
+    params(("id" = ApprovalId, Path)),
+    request_body = PreviewRequest,
+    responses(
+        (status = 200, description = "OK", body = CallPreview),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
+        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
+        (status = 409, description = "Conflict: the resource is no longer in a state that allows this", body = ErrorBody),
+        (status = 413, description = "The body is too large", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
+        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+    ),
+)]
+async fn preview(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    Path(id): Path<ApprovalId>,
+    ApiJson(request): ApiJson<PreviewRequest>,
+) -> Result<Json<CallPreview>, ApiError> {
+    access::visible_approval(&state, &user, &id).await?;
+    let described = state.orchestrator.preview(&id, request.args).await?;
+    Ok(Json(CallPreview { summary: described.summary, warnings: described.warnings }))
 }
 
 /// The body is optional: no body, `{}` or `{"args": {...}}` to approve with edited arguments.

@@ -173,3 +173,32 @@ async fn the_audit_trail_reads_newest_first_for_the_audit_page_and_refuses_a_mix
     let (status, body) = root.get_json("/api/audit?order=sideways").await;
     assert_eq!((status, error_code(&body)), (422, "unprocessable"));
 }
+
+/// The edit form's preview: what the edited call would do, read against the data now; bad
+/// arguments said for people; someone else's approval not found; nothing decided either way.
+#[tokio::test]
+async fn a_preview_of_edited_arguments_says_what_would_happen_and_decides_nothing() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let path = format!("/api/approvals/{}/preview", approvals[0].id);
+    let before = app.detail(&c).await.events;
+
+    let (status, body) = app.post_json(&path, json!({ "args": { "order_id": 1001, "amount": 5000 } })).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body["summary"].as_str().unwrap().starts_with("Refund $5,000.00 of $249.00 left on order 1001"), "{body}");
+    assert_eq!(body["warnings"], json!(["$5,000.00 is more than the $249.00 left to refund: the call will fail"]));
+
+    let (status, body) = app.post_json(&path, json!({ "args": { "order_id": 1001, "amount": -5 } })).await;
+    assert_eq!((status, error_code(&body)), (422, "unprocessable"), "{body}");
+    assert_eq!(body["error"]["details"][0], json!({ "path": "/amount", "message": "must be more than 0" }));
+    assert_eq!(app.post_json(&path, json!({})).await.0, 422, "no arguments");
+    assert_eq!(app.post_json("/api/approvals/nope/preview", json!({ "args": {} })).await.0, 404);
+    assert_eq!(app.as_user("bob").post_json(&path, json!({ "args": { "order_id": 1001 } })).await.0, 404, "not bob's");
+    assert_eq!(app.detail(&c).await.events, before, "nothing was appended");
+    assert_eq!(app.order(1001).await.refunded, 0.0);
+
+    assert_eq!(app.post_json(&format!("/api/approvals/{}/approve", approvals[0].id), json!({})).await.0, 200);
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(app.post_json(&path, json!({ "args": { "order_id": 1001 } })).await.0, 409, "decided already");
+}
