@@ -48,6 +48,7 @@ mod imp {
         let response =
             response.map_err(|e| ApiFailure { status: 0, message: format!("cannot reach the server ({e})"), details: vec![] })?;
         let status = response.status();
+        crate::session::saw_build(response.headers().get(crate::session::BUILD_HEADER).as_deref());
         let text = response.text().await.unwrap_or_default();
         if status == 401 {
             crate::session::mark_ended();

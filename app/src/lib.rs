@@ -16,7 +16,7 @@ pub mod session;
 pub mod time;
 
 use leptos::prelude::*;
-use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
+use leptos_meta::{MetaTags, Title, provide_meta_context};
 use leptos_router::{
     ParamSegment, SsrMode, StaticSegment,
     components::{Route, Router, Routes},
@@ -25,15 +25,21 @@ use leptos_router::{
 /// Name of the generated JS/WASM/CSS bundle; must match `output-name` in the workspace Cargo.toml.
 pub const OUTPUT_NAME: &str = "countersign";
 
-/// The HTML document around the app, rendered on the server only.
+/// The HTML document around the app, rendered on the server only. The bundle's path names its
+/// build (`pkg/<build>`, server/src/assets.rs); the page keeps that build id, so the browser can
+/// tell when the server runs a newer one (app/src/session.rs).
 pub fn shell(options: LeptosOptions) -> impl IntoView {
+    let pkg = options.site_pkg_dir.to_string();
+    let build = pkg.strip_prefix("pkg/").unwrap_or_default().to_owned();
     view! {
         <!DOCTYPE html>
         <html lang="en">
             <head>
                 <meta charset="utf-8" />
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
+                <meta name=session::BUILD_META content=build />
                 <link rel="icon" href="data:," />
+                <link rel="stylesheet" id="leptos" href=format!("/{pkg}/{OUTPUT_NAME}.css") />
                 <AutoReload options=options.clone() />
                 <HydrationScripts options />
                 <MetaTags />
@@ -49,7 +55,6 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 pub fn App() -> impl IntoView {
     provide_meta_context();
     view! {
-        <Stylesheet id="leptos" href=format!("/pkg/{OUTPUT_NAME}.css") />
         <Title text="Countersign" />
         <Router>
             <components::hydration_marker::HydrationMarker />

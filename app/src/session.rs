@@ -5,10 +5,47 @@
 
 use leptos::prelude::*;
 
+/// The page's `<meta>` naming the build of the bundle it was served with.
+pub const BUILD_META: &str = "countersign-build";
+
+/// The header every server answer names its build with (server/src/assets.rs).
+pub const BUILD_HEADER: &str = "x-countersign-build";
+
 #[cfg(feature = "hydrate")]
 thread_local! {
     // One per browser tab, for the page's whole life (never disposed: created outside any owner).
     static ENDED: RwSignal<bool> = RwSignal::new(false);
+    static OUTDATED: RwSignal<bool> = RwSignal::new(false);
+    static PAGE_BUILD: Option<String> = leptos::prelude::document()
+        .query_selector(&format!("meta[name='{BUILD_META}']"))
+        .ok()
+        .flatten()
+        .and_then(|meta| meta.get_attribute("content"));
+}
+
+/// True once a server answer named a newer build than this page's bundle.
+pub fn outdated() -> Signal<bool> {
+    #[cfg(feature = "hydrate")]
+    {
+        OUTDATED.with(|o| (*o).into())
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        Signal::stored(false)
+    }
+}
+
+/// Called with the build each server answer names: another build than the page's means the
+/// server was upgraded under this page.
+pub fn saw_build(build: Option<&str>) {
+    #[cfg(feature = "hydrate")]
+    if let Some(build) = build
+        && PAGE_BUILD.with(|page| page.as_deref().is_some_and(|page| page != build))
+    {
+        OUTDATED.with(|o| o.set(true));
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = build;
 }
 
 /// True once the server has refused this browser's session.

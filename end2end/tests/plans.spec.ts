@@ -30,10 +30,15 @@ test("a plan is approved once, edited to drop a step, and exactly its calls run 
   await expect(plan.getByText(/Always allow/)).toHaveCount(0);
   await plan.screenshot({ path: "screenshots/plan.png" });
 
+  // Its calls are listed once (no second copy as raw JSON), and editing drops a step by name.
+  await expect(plan.locator("details.args")).toHaveCount(0);
   await plan.getByRole("button", { name: "Edit" }).click();
-  await plan.locator("textarea.json-input").fill(
-    JSON.stringify({ steps: [1001, 1002].map((id) => ({ tool: "cancel_order", args: { order_id: id } })) }),
-  );
+  const editing = plan.getByRole("list", { name: "Steps to approve" });
+  await expect(editing.getByRole("listitem")).toHaveCount(3);
+  const third = await editing.getByRole("listitem").nth(2).locator(".plan-args").textContent();
+  await editing.getByRole("button", { name: "Remove step 3: cancel_order" }).click();
+  await expect(editing.getByRole("listitem")).toHaveCount(2);
+  await expect(editing).not.toContainText(third!);
   await plan.getByRole("button", { name: "Approve with these changes" }).click();
 
   const cancels = page

@@ -1,6 +1,9 @@
 // A session that ends (expired, logged out in another tab, revoked) leaves a page that says so,
 // keeps what was typed, and logs back in to the same place.
-import { test, expect, newChat, say, cards, waitForHydration, allowConsole, PASSWORD } from "./fixtures";
+import { appendFileSync, cpSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { test, guarded, Server, logIn, expect, newChat, say, cards, waitForHydration, allowConsole, PASSWORD } from "./fixtures";
 
 test("when the session ends the page says so, keeps the typed text, and logging in again returns to the chat", async ({ page, server }) => {
   // The refused requests themselves are what the browser reports.
@@ -39,4 +42,40 @@ test("when the session ends the page says so, keeps the typed text, and logging 
   await card.getByRole("button", { name: "Approve", exact: true }).click();
   await expect(page.locator(".session-ended")).toContainText("Your session has ended");
   await expect(card).toHaveAttribute("data-status", "pending_approval");
+});
+
+guarded("a server upgraded under an open page offers a reload instead of leaving a dead page", async ({ page }) => {
+  // A copy of the site this test can change: a new build is a bundle with other contents.
+  const site = mkdtempSync(path.join(tmpdir(), "countersign-site-"));
+  cpSync(process.env.COUNTERSIGN_SITE_ROOT!, site, { recursive: true });
+  const server = new Server(undefined, { COUNTERSIGN_SITE_ROOT: site });
+  server.addUser("alice");
+  await server.start();
+  try {
+    await logIn(page.context(), server, "alice");
+    await page.goto(`${server.url}/`);
+    await waitForHydration(page);
+    const first = await page.locator('meta[name="countersign-build"]').getAttribute("content");
+    const bundle = await page.request.get(`${server.url}/pkg/${first}/countersign.wasm`);
+    expect(bundle.headers()["cache-control"]).toBe("public, max-age=31536000, immutable");
+    await page.getByRole("button", { name: "New chat" }).click();
+    await expect(page).toHaveURL(/\/c\/[0-9a-f-]+$/);
+    await waitForHydration(page);
+
+    appendFileSync(path.join(site, "pkg", "countersign.css"), "\n/* the next release */\n");
+    await server.restart();
+    await say(page, "list orders");
+    const notice = page.locator(".update-available");
+    await expect(notice).toContainText("A new version of Countersign is available.");
+    await notice.getByRole("button", { name: "Reload" }).click();
+    await waitForHydration(page);
+    const second = await page.locator('meta[name="countersign-build"]').getAttribute("content");
+    expect(second).not.toBe(first);
+    await expect(page.locator(".update-available")).toHaveCount(0);
+    await expect(page.locator(".bubble-user")).toHaveText(["list orders"]);
+  } finally {
+    await server.stop();
+    server.cleanup();
+    rmSync(site, { recursive: true, force: true });
+  }
 });

@@ -6,6 +6,7 @@
 pub use engine::{agents, bus, config, metrics, model, orchestrator, policy, store, tools, webhooks};
 
 pub mod api;
+pub mod assets;
 pub mod auth;
 pub mod channels;
 pub mod cli;

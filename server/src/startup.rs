@@ -101,9 +101,12 @@ impl Application {
 
         let listener = TcpListener::bind(config.addr).await.with_context(|| format!("failed to listen on {}", config.addr))?;
         let addr = listener.local_addr()?;
+        // The bundle is served under a path named by its contents (server/src/assets.rs).
+        let build_id: Arc<str> = crate::assets::build_id(&config.site_root).into();
         let leptos_options = LeptosOptions::builder()
             .output_name(app::OUTPUT_NAME)
             .site_root(config.site_root.to_string_lossy().into_owned())
+            .site_pkg_dir(format!("pkg/{build_id}"))
             .site_addr(addr)
             .build();
         let sweep_interval = config.sweep_interval;
@@ -132,6 +135,7 @@ impl Application {
             links,
             base_url,
             slack: slack.clone(),
+            build_id,
             leptos_options,
             streams,
             store: store.clone(),
@@ -163,6 +167,7 @@ impl Application {
             .merge(crate::protocols::a2a::router())
             .merge(crate::protocols::ag_ui::router())
             .merge(crate::protocols::mcp::router(&state))
+            .merge(crate::assets::router())
             .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(crate::pages::nonce_context, app::shell))
             .layer(DefaultBodyLimit::max(body_limit))
             .layer(axum::Extension(trusted_proxies))
@@ -173,6 +178,7 @@ impl Application {
             .layer(session_layer)
             .layer(middleware::from_fn(api::refuse_nul))
             .layer(middleware::from_fn(crate::security_headers::add))
+            .layer(middleware::from_fn_with_state(state.clone(), crate::assets::label))
             // Every request gets an id (or keeps the caller's `x-request-id`); its span carries the
             // id into the logs of everything it starts, the orchestrator's drivers included.
             .layer(TraceLayer::new_for_http().make_span_with(|request: &axum::http::Request<_>| {

@@ -52,4 +52,6 @@ pub struct Shared {
     pub base_url: std::sync::Arc<str>,
     /// The Slack-compatible workspace approvals are posted to (`[slack]`), if any.
     pub slack: Option<std::sync::Arc<crate::channels::slack::Slack>>,
+    /// A hash of the browser bundle this server serves (server/src/assets.rs).
+    pub build_id: std::sync::Arc<str>,
 }

@@ -29,6 +29,9 @@ pub fn EditForm(
     busy: RwSignal<bool>,
     error: RwSignal<Option<ApiFailure>>,
     on_cancel: Callback<()>,
+    /// A plan: its steps are listed, each with a button that drops it (the usual edit).
+    #[prop(optional)]
+    is_plan: bool,
 ) -> impl IntoView {
     let text = draft.edit;
     if text.get_untracked().is_empty() {
@@ -125,6 +128,17 @@ pub fn EditForm(
                     }
                     .into_any()
                 }
+                _ if is_plan => view! {
+                    <PlanSteps text parsed />
+                    <details class="plan-json">
+                        <summary>"Edit the plan as JSON"</summary>
+                        <label>
+                            "Arguments (JSON)"
+                            <textarea class="json-input" rows="6" spellcheck="false" bind:value=text></textarea>
+                        </label>
+                    </details>
+                }
+                .into_any(),
                 _ => view! {
                     <label>
                         "Arguments (JSON)"
@@ -229,6 +243,35 @@ fn FieldInput(field: Field, text: RwSignal<String>, parsed: Memo<Result<Value, S
             {input}
             <p class="arg-problem" id=problem_id role="status">{problem}</p>
         </div>
+    }
+}
+
+/// A plan's steps as they stand in the edit, each with a button that drops it from the plan.
+#[component]
+fn PlanSteps(text: RwSignal<String>, parsed: Memo<Result<Value, String>>) -> impl IntoView {
+    let steps = move || parsed.get().ok().and_then(|v| v["steps"].as_array().cloned()).unwrap_or_default();
+    let remove = move |index: usize| {
+        if let Ok(mut plan) = parsed.get_untracked()
+            && let Some(steps) = plan["steps"].as_array_mut()
+            && index < steps.len()
+        {
+            steps.remove(index);
+            text.set(pretty(&plan));
+        }
+    };
+    view! {
+        <ol class="plan-steps plan-edit" aria-label="Steps to approve">
+            {move || steps().into_iter().enumerate().map(|(i, step)| {
+                let tool = step["tool"].as_str().unwrap_or_default().to_owned();
+                let label = format!("Remove step {}: {tool}", i + 1);
+                view! {
+                    <li>
+                        <code>{tool}</code>" "<code class="plan-args">{step["args"].to_string()}</code>" "
+                        <button type="button" class="btn btn-small" aria-label=label on:click=move |_| remove(i)>"Remove"</button>
+                    </li>
+                }
+            }).collect_view()}
+        </ol>
     }
 }
 

@@ -5,6 +5,7 @@
 
 use crate::domain::{ApprovalId, ConversationId};
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 use leptos::{prelude::*, task::spawn_local};
 
@@ -122,13 +123,14 @@ pub fn PendingQueue(list: Vec<Approval>, now: RwSignal<i64>, viewer: Option<View
         list.iter().map(|a| (a.id.clone(), a.summary.clone(), a.assessment.warnings.clone())).collect();
     let count = list.len();
     // Only what is still in the list counts: an approval decided elsewhere drops out of the selection.
-    let chosen = {
-        let present = present.clone();
-        Memo::new(move |_| selected.with(|s| s.intersection(&present).cloned().collect::<Vec<_>>()))
+    let chosen = Chosen { selected, present: Arc::new(present.clone()) };
+    let all_chosen = {
+        let chosen = chosen.clone();
+        move || chosen.len() == count
     };
-    let all_chosen = move || chosen.with(Vec::len) == count;
     let toggle_all = {
         let present = present.clone();
+        let all_chosen = all_chosen.clone();
         move |_| {
             let everything = all_chosen();
             selected.update(|s| if everything { s.clear() } else { s.extend(present.iter().cloned()) });
@@ -253,13 +255,32 @@ enum Bulk {
     Working,
 }
 
+/// The ticked approvals that are still in the list. Plain data beside the page's selection (no
+/// memo of the list's own): a bulk decision re-renders the list while its bar still reads this.
+#[derive(Clone)]
+struct Chosen {
+    selected: RwSignal<BTreeSet<ApprovalId>>,
+    present: Arc<BTreeSet<ApprovalId>>,
+}
+
+impl Chosen {
+    fn len(&self) -> usize {
+        self.selected.try_with(|s| s.intersection(&self.present).count()).unwrap_or(0)
+    }
+
+    fn ids_untracked(&self) -> Vec<ApprovalId> {
+        self.selected.try_with_untracked(|s| s.intersection(&self.present).cloned().collect()).unwrap_or_default()
+    }
+}
+
 /// Approve or reject every selected approval, one decision each, with progress and a report.
 #[component]
-fn BulkBar(chosen: Memo<Vec<ApprovalId>>, summaries: Vec<(ApprovalId, String, Vec<String>)>, ui: QueueUi) -> impl IntoView {
+fn BulkBar(chosen: Chosen, summaries: Vec<(ApprovalId, String, Vec<String>)>, ui: QueueUi) -> impl IntoView {
     let QueueUi { selected, state, progress, report, reason, .. } = ui;
+    let to_decide = chosen.clone();
     let run = Callback::new(move |approve: bool| {
         // Taken now: the list (and `chosen` with it) is rendered again after each decision.
-        let ids = chosen.get_untracked();
+        let ids = to_decide.ids_untracked();
         let summaries = summaries.clone();
         let reason_text = reason.get_untracked().trim().to_owned();
         state.set(Bulk::Working);
@@ -295,13 +316,16 @@ fn BulkBar(chosen: Memo<Vec<ApprovalId>>, summaries: Vec<(ApprovalId, String, Ve
         });
     });
     view! {
-        <Show when=move || !chosen.with(Vec::is_empty) || state.get() == Bulk::Working>
+        <Show when={
+            let chosen = chosen.clone();
+            move || chosen.len() > 0 || state.get() == Bulk::Working
+        }>
             <div class="bulk-bar" role="group" aria-label="Decide the selected approvals">
-                {move || match state.get() {
+                {let chosen = chosen.clone(); move || match state.get() {
                     Bulk::Working => view! { <span role="status" aria-live="polite">{move || progress.get()}</span> }.into_any(),
                     Bulk::Idle => {
                         view! {
-                            <span>{move || format!("{} selected", chosen.with(Vec::len))}</span>
+                            <span>{let chosen = chosen.clone(); move || format!("{} selected", chosen.len())}</span>
                             <button type="button" class="btn btn-approve" on:click=move |_| run.run(true)>"Approve selected"</button>
                             <button type="button" class="btn btn-reject" on:click=move |_| state.set(Bulk::Rejecting)>"Reject selected…"</button>
                             <button type="button" class="btn btn-link-plain" on:click=move |_| selected.update(BTreeSet::clear)>"Clear"</button>
@@ -310,7 +334,7 @@ fn BulkBar(chosen: Memo<Vec<ApprovalId>>, summaries: Vec<(ApprovalId, String, Ve
                     Bulk::Rejecting => {
                         view! {
                             <label class="bulk-reason">
-                                {move || format!("Reason for rejecting {} (goes back to each agent)", chosen.with(Vec::len))}
+                                {let chosen = chosen.clone(); move || format!("Reason for rejecting {} (goes back to each agent)", chosen.len())}
                                 <input type="text" bind:value=reason placeholder="optional" />
                             </label>
                             <button type="button" class="btn btn-reject" on:click=move |_| run.run(false)>"Confirm reject"</button>

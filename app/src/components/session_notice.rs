@@ -13,3 +13,25 @@ pub fn SessionNotice() -> impl IntoView {
         </div>
     }
 }
+
+/// Said once the server runs a newer build than this page's bundle: the page may no longer
+/// understand the server, so a reload (which fetches the new bundle) is offered.
+#[component]
+pub fn UpdateNotice() -> impl IntoView {
+    let outdated = session::outdated();
+    view! {
+        <Show when=move || outdated.get()>
+            <div class="session-ended update-available" role="alert">
+                <span>"A new version of Countersign is available."</span>
+                <button type="button" class="btn btn-small btn-primary" on:click=|_| reload()>"Reload"</button>
+            </div>
+        </Show>
+    }
+}
+
+fn reload() {
+    #[cfg(feature = "hydrate")]
+    {
+        let _ = window().location().reload();
+    }
+}

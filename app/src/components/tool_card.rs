@@ -407,6 +407,7 @@ pub fn ToolCard(
                     approval_id=edit_id.clone()
                     original=original_args.clone()
                     draft
+                    is_plan
                     busy
                     error
                     on_cancel=Callback::new(move |_| draft.close())
@@ -462,6 +463,8 @@ pub fn ToolCard(
             })}
             {match draft_answer {
                 Some(text) => view! { <blockquote class="draft-answer" aria-label="Draft answer">{text}</blockquote> }.into_any(),
+                // A plan's steps above already show each call with its exact arguments.
+                None if is_plan => ().into_any(),
                 None => view! {
                     <details class="args" open=waiting && !is_plan>
                         <summary>"Arguments"</summary>

@@ -1,7 +1,7 @@
 use leptos::{prelude::*, task::spawn_local};
 use leptos_router::components::A;
 
-use super::session_notice::SessionNotice;
+use super::session_notice::{SessionNotice, UpdateNotice};
 use crate::{
     api, client,
     data::{Loaded, me_loader},
@@ -24,6 +24,7 @@ pub fn TopBar() -> impl IntoView {
     view! {
         <header class="top-bar">
             <a class="brand" href="/">"Countersign"</a>
+            <UpdateNotice />
             <Transition fallback=|| ()>
                 {move || Suspend::new(async move {
                     me.await.ok().flatten().map(|me| {

@@ -33,7 +33,58 @@ async fn the_home_page_is_server_rendered_with_the_hydration_script() {
     assert_eq!(response.status(), 200);
     let html = response.text().await.unwrap();
     assert!(html.contains("New chat"), "{html}");
-    assert!(html.contains("/pkg/countersign.js"), "hydration script is linked: {html}");
+    assert!(html.contains("/countersign.js"), "hydration script is linked: {html}");
+}
+
+/// The bundle's path names its build: cached for good there, never served for another build;
+/// pages are never cached and every answer names the build (server/src/assets.rs).
+#[tokio::test]
+async fn the_bundle_is_served_under_its_builds_hash_and_cached_for_good_while_pages_are_not() {
+    let site = tempfile::tempdir().unwrap();
+    let pkg = site.path().join("pkg");
+    std::fs::create_dir_all(&pkg).unwrap();
+    for (ext, body) in [("js", "export default 1;"), ("wasm", "\0asm"), ("css", "body{}")] {
+        std::fs::write(pkg.join(format!("countersign.{ext}")), body).unwrap();
+    }
+    std::fs::write(site.path().join("secret.txt"), "not a bundle file").unwrap();
+    let app = crate::helpers::spawn_app_with(crate::helpers::Options {
+        site_root: Some(site.path().display().to_string()),
+        ..Default::default()
+    })
+    .await;
+
+    let page = app.client.get(app.url("/")).send().await.unwrap();
+    let build = page.headers()["x-countersign-build"].to_str().unwrap().to_owned();
+    assert_eq!(build.len(), 16, "{build}");
+    assert_eq!(page.headers()["cache-control"], "no-cache");
+    let html = page.text().await.unwrap();
+    assert!(html.contains(&format!("/pkg/{build}/countersign.js")), "{html}");
+    assert!(html.contains(&format!("/pkg/{build}/countersign.css")), "{html}");
+    assert!(html.contains(&format!(r#"name="countersign-build" content="{build}""#)), "{html}");
+
+    let js = app.client.get(app.url(&format!("/pkg/{build}/countersign.js"))).send().await.unwrap();
+    assert_eq!(js.status(), 200);
+    assert_eq!(js.headers()["cache-control"], "public, max-age=31536000, immutable");
+    assert_eq!(js.text().await.unwrap(), "export default 1;");
+    // Another build's bundle, a file that is not there, a way out of pkg/: not found.
+    for path in [
+        "/pkg/0123456789abcdef/countersign.js".to_owned(),
+        format!("/pkg/{build}/nope.js"),
+        format!("/pkg/{build}/..%2Fsecret.txt"),
+        format!("/pkg/{build}/%2E%2E%2Fsecret.txt"),
+    ] {
+        let response = app.client.get(app.url(&path)).send().await.unwrap();
+        assert_eq!(response.status(), 404, "{path}");
+        assert_ne!(
+            response.headers().get("cache-control").map(|v| v.to_str().unwrap()),
+            Some("public, max-age=31536000, immutable"),
+            "{path}"
+        );
+    }
+    let (status, _) = app.get_json("/api/session").await;
+    assert_eq!(status, 200);
+    let api = app.client.get(app.url("/api/session")).send().await.unwrap();
+    assert_eq!(api.headers()["x-countersign-build"].to_str().unwrap(), build);
 }
 
 #[tokio::test]

@@ -100,6 +100,8 @@ pub struct Options {
     pub smtp_url: Option<String>,
     /// `COUNTERSIGN_WRITE_STALL_MS`: how long a client may take nothing written to it.
     pub write_stall_ms: Option<u64>,
+    /// `COUNTERSIGN_SITE_ROOT`: where the browser bundle is (`pkg/`).
+    pub site_root: Option<String>,
 }
 
 /// Starts the real application on 127.0.0.1:0 with a fresh database in a temporary directory.
@@ -175,6 +177,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
         "COUNTERSIGN_STREAMS_PER_USER" => streams.as_ref().map(|s| s.0.clone()),
         "COUNTERSIGN_STREAM_LIFETIME_MS" => streams.as_ref().map(|s| s.1.clone()),
         "COUNTERSIGN_WRITE_STALL_MS" => write_stall.clone(),
+        "COUNTERSIGN_SITE_ROOT" => options.site_root.clone(),
         "RUST_LOG" => Some(std::env::var("TEST_LOG").unwrap_or_else(|_| "error".to_owned())),
         _ => None,
     })
