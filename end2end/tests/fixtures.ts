@@ -1,6 +1,7 @@
 // A Countersign server per test: the real binary, a fresh SQLite file in a temporary
 // directory, a free port chosen by the OS. Stopped (and its data removed) when the worker ends.
-import { test as playwrightTest, expect, Browser, BrowserContext } from "@playwright/test";
+import { test as playwrightTest, expect, Browser, BrowserContext, Page } from "@playwright/test";
+import AxeBuilder from "@axe-core/playwright";
 import { spawn, spawnSync, ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -129,6 +130,33 @@ export function allowConsole(pattern: RegExp): void {
   allowed.push(pattern);
 }
 
+// WCAG 2.2 AA, as axe-core checks it: run on every page state a test waits for (each
+// `waitForHydration`) and on every page still open when the test ends.
+const WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22a", "wcag22aa"];
+let accessibility: string[] = [];
+const watchedContexts: BrowserContext[] = [];
+
+/** Runs axe-core on the page as it is now; violations are reported when the test ends. */
+export async function checkAccessibility(page: Page): Promise<void> {
+  if (page.isClosed() || page.url().startsWith("about:")) return;
+  const analyze = () => new AxeBuilder({ page }).withTags(WCAG).analyze();
+  // A page that is navigating (a login's redirect) is checked once it has loaded.
+  let results;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      results = await analyze();
+      break;
+    } catch (err) {
+      if (attempt === 3 || !/Execution context was destroyed|navigat/.test((err as Error).message)) throw err;
+      await page.waitForLoadState("load");
+    }
+  }
+  for (const v of results.violations) {
+    const where = v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(", ");
+    accessibility.push(`${new URL(page.url()).pathname}: ${v.id} (${v.help}) at ${where}`);
+  }
+}
+
 /** Sends every console error and warning and every page error of `context` to `problems`. */
 function watchConsole(context: BrowserContext, problems: string[]): void {
   context.on("console", (msg) => {
@@ -144,18 +172,26 @@ export const guarded = playwrightTest.extend<{ consoleGuard: void }>({
   consoleGuard: [
     async ({ browser, context }, use) => {
       allowed = [];
+      accessibility = [];
+      watchedContexts.length = 0;
       const problems: string[] = [];
       watchConsole(context, problems);
+      watchedContexts.push(context);
       const newContext = browser.newContext.bind(browser);
       (browser as Browser).newContext = async (...args: Parameters<Browser["newContext"]>) => {
         const created = await newContext(...args);
         watchConsole(created, problems);
+        watchedContexts.push(created);
         return created;
       };
       await use();
       (browser as Browser).newContext = newContext;
+      for (const open of watchedContexts.flatMap((c) => c.pages())) {
+        await checkAccessibility(open).catch(() => {});
+      }
       const unexpected = problems.filter((p) => !SERVER_GONE.test(p) && !allowed.some((re) => re.test(p)));
       expect(unexpected, "browser console errors, warnings or page errors").toEqual([]);
+      expect([...new Set(accessibility)], "WCAG 2.2 AA violations (axe-core)").toEqual([]);
     },
     { auto: true },
   ],
@@ -190,6 +226,7 @@ export const test = testWithAgents();
 /** Waits until the WASM client has hydrated the server-rendered page. */
 export async function waitForHydration(page: import("@playwright/test").Page): Promise<void> {
   await expect(page.locator("#hydration-marker")).toHaveAttribute("data-hydrated", "true");
+  await checkAccessibility(page);
 }
 
 export { expect };
