@@ -94,6 +94,20 @@ pub fn first_field(form: web_sys::HtmlFormElement) {
     });
 }
 
+/// Runs `change`, which puts content above what the reader is looking at ("Show earlier
+/// messages"), then scrolls down by the height it added: the reader's place stays on screen.
+pub fn keep_reading_position(change: impl FnOnce()) {
+    #[cfg(feature = "hydrate")]
+    {
+        let Some(root) = leptos::prelude::document().scrolling_element() else { return change() };
+        let (height, top) = (root.scroll_height(), root.scroll_top());
+        change();
+        after_paint(move || root.set_scroll_top(top + root.scroll_height() - height));
+    }
+    #[cfg(not(feature = "hydrate"))]
+    change();
+}
+
 /// Nobody is typing or deciding somewhere else: focus is on the page itself, on the composer
 /// (disabled while calls wait) or on its Send button.
 #[cfg(feature = "hydrate")]

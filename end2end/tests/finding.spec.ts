@@ -1,11 +1,11 @@
-import { test, expect, newChat, say, cards, waitForHydration } from "./fixtures";
+import { test, expect, newChat, say, cards, waitForHydration, logIn } from "./fixtures";
 import type { Locator, Page } from "@playwright/test";
 
-/** `locator` is on screen and not under the sticky composer (once the page has scrolled). */
+/** `locator` is on screen and not under the sticky composer and its Stop button (once the page has scrolled). */
 async function clearOfComposer(page: Page, locator: Locator): Promise<void> {
   await expect(async () => {
     const box = (await locator.boundingBox())!;
-    const composer = (await page.locator("form.composer").boundingBox())!;
+    const composer = (await page.locator(".chat-footer").boundingBox())!;
     const viewport = page.viewportSize()!;
     expect(box.y).toBeGreaterThanOrEqual(0);
     expect(box.y + box.height).toBeLessThanOrEqual(composer.y + 1);
@@ -104,4 +104,66 @@ test("at phone width the chat list is a drawer, targets are at least 44 px and a
   await page.screenshot({ path: "screenshots/phone-drawer.png" });
   await page.locator(".conversation-list a").first().click();
   await expect(page.getByRole("button", { name: "New chat" })).toBeHidden();
+});
+
+test("on a phone: a two-row top bar, the chat drawer toggles on the home page too, Stop stays above the composer, and the audit trail keeps every column", async ({ page, browser, server }) => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto("/");
+  await waitForHydration(page);
+  const bar = (await page.locator("header.top-bar").boundingBox())!;
+  expect(bar.height).toBeLessThan(110); // two rows of 44 px targets, not three
+  const toggle = page.locator(".drawer-toggle");
+  await expect(page.getByRole("button", { name: "New chat" })).toBeVisible();
+  await toggle.click();
+  await expect(page.getByRole("button", { name: "New chat" })).toBeHidden();
+  await toggle.click();
+  await expect(page.getByRole("button", { name: "New chat" })).toBeVisible();
+
+  await page.getByRole("button", { name: "New chat" }).click();
+  await expect(page).toHaveURL(/\/c\//);
+  await waitForHydration(page);
+  await say(page, "refund order 1001 and 1002");
+  await expect(cards(page)).toHaveCount(2);
+  const stop = page.getByRole("button", { name: "Stop this turn" });
+  await expect(stop).toBeInViewport();
+  // Whatever is scrolled, Stop is in the footer the composer is in: nothing covers it.
+  await page.mouse.wheel(0, -300);
+  await expect(stop).toBeInViewport();
+  const hit = await stop.evaluate((el) => {
+    const box = el.getBoundingClientRect();
+    return document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2) === el;
+  });
+  expect(hit).toBe(true);
+
+  const admin = await browser.newContext({ viewport: { width: 390, height: 844 }, baseURL: server.url });
+  await logIn(admin, server, "root");
+  const audit = await admin.newPage();
+  await audit.goto("/audit");
+  await waitForHydration(audit);
+  const entry = audit.locator(".audit-table tbody tr").first();
+  const details = entry.locator('td[data-label="Details"]');
+  await expect(details).toBeInViewport();
+  const box = (await details.boundingBox())!;
+  expect(box.x + box.width).toBeLessThanOrEqual(390);
+  await audit.screenshot({ path: "screenshots/phone-audit.png" });
+  await admin.close();
+});
+
+test("New chat twice makes one chat, and chats with the same title say when they started", async ({ page }) => {
+  await page.goto("/");
+  await waitForHydration(page);
+  await page.getByRole("button", { name: "New chat" }).click();
+  await expect(page).toHaveURL(/\/c\//);
+  const first = page.url();
+  await waitForHydration(page);
+  await page.getByRole("button", { name: "New chat" }).click();
+  await expect(page).toHaveURL(first);
+  await expect(page.locator(".conversation-list li")).toHaveCount(1);
+  await expect(page.locator(".conversation-list .chat-started")).toHaveText(/^started \d+ s ago$/);
+  // Once it has a message, New chat makes another.
+  await say(page, "list orders");
+  await expect(page.locator(".bubble-assistant")).not.toHaveCount(0);
+  await page.getByRole("button", { name: "New chat" }).click();
+  await expect(page).not.toHaveURL(first);
+  await expect(page.locator(".conversation-list li")).toHaveCount(2);
 });

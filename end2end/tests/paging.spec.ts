@@ -22,8 +22,13 @@ test("a long chat opens at its last items with the waiting card, and shows earli
   await page.screenshot({ path: "screenshots/show-earlier.png" });
 
   const earlier = page.getByRole("button", { name: "Show earlier messages" });
+  // What the reader was looking at stays where it was on screen when earlier items arrive above.
+  const reading = users.filter({ hasText: "refund order 1004" });
+  const y = (await reading.boundingBox())!.y;
   await earlier.click();
   await expect(users).toHaveCount(2);
+  // (Within a line: the earlier items above are hundreds of pixels high.)
+  await expect(async () => expect(Math.abs((await reading.boundingBox())!.y - y)).toBeLessThan(24)).toPass({ timeout: 3_000 });
   // Four items a click (a look-up turn is three or four): a few more clicks reach the start.
   for (let i = 0; i < 4 && (await earlier.count()) > 0; i++) {
     await earlier.click();

@@ -8,8 +8,8 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 use super::{
+    card_draft::CardDraft,
     json_diff::{JsonDiff, pretty},
-    tool_card::CardDraft,
 };
 use crate::{
     api,

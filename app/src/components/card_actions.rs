@@ -1,7 +1,7 @@
 use crate::domain::ApprovalId;
 use leptos::{html, prelude::*};
 
-use super::tool_card::CardDraft;
+use super::card_draft::CardDraft;
 use crate::{
     api,
     client::ApiFailure,

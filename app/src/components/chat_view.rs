@@ -4,12 +4,7 @@ use std::time::Duration;
 use leptos::{prelude::*, task::spawn_local};
 use leptos_meta::Title;
 
-use super::{
-    batch_bar::BatchBar,
-    composer::Composer,
-    grant_list::GrantList,
-    tool_card::{CardDraft, ToolCard},
-};
+use super::{batch_bar::BatchBar, card_draft::CardDraft, composer::Composer, grant_list::GrantList, tool_card::ToolCard};
 use crate::{
     api,
     client::ApiFailure,
@@ -231,6 +226,8 @@ pub fn ChatView(
             })}
             {task_note}
         </div>
+        // Stuck to the bottom together, so "Stop this turn" is never under the composer.
+        <div class="chat-footer">
         <Show when=move || open_task.get().is_some()>
             <button class="btn btn-link abort" on:click=abort>"Stop this turn"</button>
         </Show>
@@ -242,6 +239,7 @@ pub fn ChatView(
             requested=viewer_is_owner
             on_sent
         />
+        </div>
     }
 }
 
@@ -258,10 +256,12 @@ fn ShowEarlier(conversation_id: crate::domain::ConversationId, view: RwSignal<Co
         spawn_local(async move {
             match api::earlier_items(&id, before).await {
                 // Unless another click already put them there.
-                Ok(earlier) => view.update(|v| {
-                    if v.earlier == Some(before) {
-                        v.prepend(earlier)
-                    }
+                Ok(earlier) => focus::keep_reading_position(|| {
+                    view.update(|v| {
+                        if v.earlier == Some(before) {
+                            v.prepend(earlier)
+                        }
+                    })
                 }),
                 Err(failure) => error.set(Some(failure)),
             }

@@ -29,9 +29,12 @@ pub fn ConversationList(
             agent.set(open.agent.clone());
         }
     });
-    // On a phone the list is a drawer, closed inside a chat (style/main.css hides it above 720 px
-    // never); choosing a chat closes it.
-    let drawer_open = RwSignal::new(false);
+    // On a phone the list is a drawer (style/main.css; above 720 px it is always shown): open on
+    // the home page, closed inside a chat, and its toggle works on both; choosing a chat closes it.
+    let drawer_open = RwSignal::new(selected.with_untracked(Option::is_none));
+    // The chats as last shown (set where the list is awaited, inside <Transition>).
+    let shown = RwSignal::new(Vec::<Conversation>::new());
+    Effect::new(move |_| drawer_open.set(selected.with(Option::is_none)));
     let waiting_total = move || {
         Suspend::new(async move {
             let n: i64 = conversations.await.map(|list| list.iter().map(|c| c.pending).sum()).unwrap_or(0);
@@ -44,6 +47,22 @@ pub fn ConversationList(
         creating.set(true);
         error.set(None);
         let chosen = agent.get_untracked();
+        // A chat with nothing in it yet is reused, so pressing New chat twice makes one chat.
+        let default_agent = agents.get_untracked().and_then(Result::ok).and_then(|list| list.first().map(|a| a.name.clone()));
+        let wanted = if chosen.is_empty() { default_agent } else { Some(chosen.clone()) };
+        let unused = shown.with_untracked(|list| {
+            list.iter().find(|c| c.last_seq == 0 && wanted.as_deref().is_some_and(|w| w == c.agent)).map(|c| c.id.clone())
+        });
+        if let Some(id) = unused {
+            creating.set(false);
+            // Already in it: the next thing to do is to write.
+            if selected.get_untracked().as_deref() == Some(id.as_str()) {
+                crate::focus::composer();
+            } else {
+                navigate(&format!("/c/{id}"), Default::default());
+            }
+            return;
+        }
         let body = NewConversation { title: None, agent: (!chosen.is_empty()).then_some(chosen) };
         spawn_local(async move {
             let result = api::create_conversation(&body).await;
@@ -59,23 +78,33 @@ pub fn ConversationList(
     };
     let list = move || {
         Suspend::new(async move {
-            match conversations.await {
+            let loaded = conversations.await;
+            if let Ok(list) = &loaded {
+                shown.set(list.clone());
+            }
+            match loaded {
                 Ok(list) if list.is_empty() => view! { <p class="muted">"No chats yet."</p> }.into_any(),
                 Ok(list) => view! {
                     <ul class="conversation-list">
                         {list
                             .into_iter()
                             .map(|c| {
+                                // A plain closure over the list's `selected` (no signal of the row's own): a
+                                // row re-rendered away while a navigation is under way has nothing disposed to read.
                                 let id = c.id.clone();
-                                let current = Signal::derive(move || selected.get().as_deref() == Some(id.as_str()));
+                                let current = move || selected.try_with(|s| s.as_deref() == Some(id.as_str())).unwrap_or(false);
                                 let waiting = (c.pending > 0).then(|| {
                                     let words = if c.pending == 1 { "1 call waits for a decision".to_owned() } else { format!("{} calls wait for a decision", c.pending) };
                                     view! { <span class="pending-count" title=words.clone() aria-label=words>{c.pending}</span> }
                                 });
                                 view! {
                                     <li class:current=current on:click=move |_| drawer_open.set(false)>
-                                        <A href=format!("/c/{}", c.id) attr:aria-current=move || current.get().then_some("page")>
+                                        <A href=format!("/c/{}", c.id) attr:aria-current={
+                                            let current = current.clone();
+                                            move || current().then_some("page")
+                                        }>
                                             <span class="chat-title">{c.title}</span>
+                                            <span class="chat-started">{started(&c.created_at)}</span>
                                             {waiting}
                                         </A>
                                     </li>
@@ -90,7 +119,7 @@ pub fn ConversationList(
         })
     };
     view! {
-        <nav class="sidebar" aria-label="Chats" class:drawer-open=move || drawer_open.get() || selected.with(Option::is_none)>
+        <nav class="sidebar" aria-label="Chats" class:drawer-open=move || drawer_open.get()>
             <button
                 type="button"
                 class="btn drawer-toggle"
@@ -126,4 +155,9 @@ pub fn ConversationList(
             </div>
         </nav>
     }
+}
+
+/// When a chat was started ("started 3 min ago"), so chats with the same title can be told apart.
+fn started(created_at: &str) -> String {
+    format!("started {}", crate::time::ago(created_at))
 }

@@ -3,6 +3,9 @@
 pub mod args_editor;
 pub mod batch_bar;
 pub mod card_actions;
+pub mod card_controls;
+pub mod card_draft;
+pub mod card_parts;
 pub mod chat_view;
 pub mod composer;
 pub mod conversation_list;

@@ -9,10 +9,7 @@ use std::sync::Arc;
 
 use leptos::{prelude::*, task::spawn_local};
 
-use super::{
-    status_badge::RiskBadge,
-    tool_card::{CardDraft, ToolCard},
-};
+use super::{card_draft::CardDraft, status_badge::RiskBadge, tool_card::ToolCard};
 use crate::{
     api,
     domain::{

@@ -6,7 +6,7 @@
 use leptos::prelude::*;
 use serde_json::Value;
 
-use super::tool_card::{CardDraft, send_approve};
+use super::card_draft::{CardDraft, send_approve};
 use crate::{
     api::{self, in_background},
     client::ApiFailure,

@@ -41,7 +41,7 @@ pub fn TopBar() -> impl IntoView {
                                 fallback=|| view! { <SessionNotice /> }
                             >
                                 <span class="whoami">{me.username.clone()} {admin.then_some(" (admin)")}</span>
-                                <button class="btn btn-small" on:click=logout>"Log out"</button>
+                                <button class="btn btn-small logout" on:click=logout>"Log out"</button>
                             </Show>
                         }
                     })

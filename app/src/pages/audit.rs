@@ -76,11 +76,11 @@ pub fn AuditPage() -> impl IntoView {
                                         let at = e["at"].as_str().unwrap_or("").to_owned();
                                         view! {
                                             <tr>
-                                                <td>{e["id"].to_string()}</td>
-                                                <td><time datetime=at.clone() title=at.clone()>{ago(&at)}</time></td>
-                                                <td><code>{e["kind"].as_str().unwrap_or("").to_owned()}</code></td>
-                                                <td>{e["actor"].as_str().unwrap_or("").to_owned()}</td>
-                                                <td>
+                                                <td data-label="#">{e["id"].to_string()}</td>
+                                                <td data-label="When"><time datetime=at.clone() title=at.clone()>{ago(&at)}</time></td>
+                                                <td data-label="Kind"><code>{e["kind"].as_str().unwrap_or("").to_owned()}</code></td>
+                                                <td data-label="Actor">{e["actor"].as_str().unwrap_or("").to_owned()}</td>
+                                                <td data-label="Details">
                                                     <details class="audit-data">
                                                         <summary>{gist(&e["data"])}</summary>
                                                         <pre class="json">{serde_json::to_string_pretty(&e["data"]).unwrap_or_default()}</pre>

@@ -55,6 +55,10 @@ pub fn QueuePage() -> impl IntoView {
     // Part of the Decided tab: calls shadow gates would have stopped.
     let shadow = move || query.read().get("status").as_deref() == Some("shadow");
     let value = move |k: &'static str| move || query.read().get(k).unwrap_or_default();
+    let filtered = move || {
+        let q = query.read();
+        ["tool", "user", "risk", "reversibility", "order"].iter().any(|k| q.get(k).is_some_and(|v| !v.is_empty()))
+    };
     view! {
         <Title text=move || {
             // Formatted after the body has rendered (leptos_meta), when the server may have
@@ -75,6 +79,9 @@ pub fn QueuePage() -> impl IntoView {
                 <a href="/approvals?status=decided" aria-current=move || (decided() && !shadow()).then_some("page")>"Decided"</a>
                 <a href="/approvals?status=shadow" aria-current=move || shadow().then_some("page") title="Calls shadow gates would have stopped; they ran unasked">"Shadow hits"</a>
             </nav>
+            // Folded unless a filter is set, so the first approval is near the top on a phone.
+            <details class="filters-fold" open=filtered>
+            <summary>"Filter and sort"</summary>
             <form class="filters" method="get" action="/approvals">
                 <input type="hidden" name="status" prop:value=move || filter.get().status />
                 <label>"Tool" <input type="text" name="tool" prop:value=value("tool") placeholder="any" /></label>
@@ -106,6 +113,7 @@ pub fn QueuePage() -> impl IntoView {
                 </label>
                 <button type="submit" class="btn">"Filter"</button>
             </form>
+            </details>
             <DelegationPanel />
             <BulkReport ui />
             <Transition fallback=|| view! { <p class="muted">"Loading approvals…"</p> }>
