@@ -115,5 +115,14 @@ test("a call that would fail says so on its closed queue row, and approving a se
   await expect(admin.locator(".queue-item")).toHaveCount(1);
   await refund.locator(".queue-row > summary").click();
   await expect(refund.locator(".card-warnings")).toContainText("the call will fail");
+  // Approved anyway, it fails when it runs: the Decided tab says so, not just "Approved".
+  await refund.getByRole("button", { name: "Approve", exact: true }).click();
+  await expect(admin.locator(".queue-item")).toHaveCount(0);
+  await admin.goto(`${server.url}/approvals?status=decided`);
+  const decided = admin.locator("table.decided tbody tr").filter({ hasText: "Refund $300.00" });
+  await expect(async () => {
+    await admin.reload();
+    await expect(decided.locator(".call-failed")).toHaveText("then failed", { timeout: 1_000 });
+  }).toPass({ timeout: 10_000 });
   await adminContext.close();
 });

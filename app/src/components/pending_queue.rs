@@ -380,6 +380,7 @@ mod tests {
             reason: None,
             edited_args: None,
             args_schema: None,
+            call_state: None,
             rules: Default::default(),
             reminders_sent: 0,
             context: Default::default(),

@@ -136,6 +136,10 @@ pub struct Approval {
     /// `GET /api/approvals/{id}`, not in lists.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub args_schema: Option<Value>,
+    /// The state of the call it is about (`succeeded`, `failed`, `rejected`, …): an approved call
+    /// may still have failed when it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_state: Option<String>,
 }
 
 /// Arguments a reviewer is trying out before approving with them.

@@ -150,7 +150,11 @@ fn DecidedTable(list: Vec<Approval>) -> impl IntoView {
                             <td><code>{a.tool.clone()}</code></td>
                             <td>{a.summary.clone()}</td>
                             <td>{a.owner.clone().unwrap_or_default()}</td>
-                            <td><span class=format!("badge status status-{}", a.state) data-state=a.state.as_str()>{approval_label(a.state)}</span></td>
+                            <td>
+                                <span class=format!("badge status status-{}", a.state) data-state=a.state.as_str()>{approval_label(a.state)}</span>
+                                // Approved is not the end of it: say when the call then failed.
+                                {(a.call_state.as_deref() == Some("failed")).then(|| view! { <span class="badge status status-failed call-failed">"then failed"</span> })}
+                            </td>
                             <td class="decided-by">{a.decided_by.as_deref().map(|by| crate::domain::wording::deciders(by, &a.approved_by)).unwrap_or_default()}</td>
                             <td>{a.decided_at.clone().map(|at| view! { <time datetime=at.clone() title=at.clone()>{ago(&at)}</time> })}</td>
                             <td>{a.decision_seconds.map(|s| format!("{s} s")).unwrap_or_default()}</td>

@@ -126,7 +126,7 @@ impl Orchestrator {
     ) -> Result<DecisionOutcome, DecisionError> {
         let mut w = self.store.write(Scope::Approval(approval_id)).await?;
         w.hold_authority().await?;
-        let approval = pending_approval(&mut w, approval_id).await?;
+        let approval = pending_approval(&mut w.tx, approval_id).await?;
         let actor = &self.decider(&mut w, actor, &approval).await?;
         let task = self.waiting_task(&mut w, &approval.task_id).await?;
         let outcome = match decision {
@@ -302,12 +302,7 @@ impl Orchestrator {
     /// approve. Refused like the approval would be when `args` break the tool's schema.
     pub async fn preview(&self, approval_id: &ApprovalId, args: Value) -> Result<crate::tools::Description, DecisionError> {
         let mut conn = self.store.pool().acquire().await.map_err(anyhow::Error::from)?;
-        let approval = approvals::get(&mut *conn, approval_id)
-            .await?
-            .ok_or_else(|| DecisionError::NotFound(format!("approval {approval_id} does not exist")))?;
-        if approval.state != ApprovalState::Pending {
-            return Err(DecisionError::Conflict(format!("approval {approval_id} is already {}", approval.state)));
-        }
+        let approval = pending_approval(&mut conn, approval_id).await?;
         let args = self.validated(&approval, args)?;
         let tool = self
             .tools
@@ -546,12 +541,7 @@ impl Orchestrator {
     /// deciding): the approval while it is pending and theirs to decide, and who they decide as.
     pub async fn may_decide_now(&self, approval_id: &ApprovalId, actor: &Actor) -> Result<(ApprovalRow, Actor), DecisionError> {
         let mut conn = self.store.pool().acquire().await.map_err(anyhow::Error::from)?;
-        let approval = approvals::get(&mut *conn, approval_id)
-            .await?
-            .ok_or_else(|| DecisionError::NotFound(format!("approval {approval_id} does not exist")))?;
-        if approval.state != ApprovalState::Pending {
-            return Err(DecisionError::Conflict(format!("approval {approval_id} is already {}", approval.state)));
-        }
+        let approval = pending_approval(&mut conn, approval_id).await?;
         let as_actor = decider_in(&mut conn, actor, &approval).await?;
         Ok((approval, as_actor))
     }
@@ -575,9 +565,9 @@ async fn decider_in(conn: &mut sqlx::AnyConnection, actor: &Actor, approval: &Ap
     }
 }
 
-/// The approval if it exists (404) and is still pending (409).
-pub(super) async fn pending_approval(w: &mut Write, approval_id: &ApprovalId) -> Result<ApprovalRow, DecisionError> {
-    let approval = approvals::get(&mut *w.tx, approval_id)
+/// The approval if it exists (404) and is still pending (409), on any connection.
+pub(super) async fn pending_approval(conn: &mut sqlx::AnyConnection, approval_id: &ApprovalId) -> Result<ApprovalRow, DecisionError> {
+    let approval = approvals::get(&mut *conn, approval_id)
         .await?
         .ok_or_else(|| DecisionError::NotFound(format!("approval {approval_id} does not exist")))?;
     if approval.state != ApprovalState::Pending {

@@ -40,7 +40,7 @@ impl Orchestrator {
     pub async fn escalate(self: &Arc<Self>, approval_id: &ApprovalId, actor: &Actor, to: Option<&str>) -> Result<(), DecisionError> {
         let mut w = self.store.write(Scope::Approval(approval_id)).await?;
         w.hold_authority().await?;
-        let approval = pending_approval(&mut w, approval_id).await?;
+        let approval = pending_approval(&mut w.tx, approval_id).await?;
         let is_admin = actor.role == Some(app::domain::Role::Admin);
         if !is_admin && !approval.owner.as_deref().is_some_and(|o| o.eq_ignore_ascii_case(&actor.name)) {
             return Err(DecisionError::Forbidden("only the approval's owner or an admin may hand it over".into()));
@@ -76,7 +76,7 @@ impl Orchestrator {
     /// gets it, and the deadline stays (the timeout action still applies then).
     pub async fn escalate_when_due(self: &Arc<Self>, approval_id: &ApprovalId) -> Result<(), DecisionError> {
         let mut w = self.store.write(Scope::Approval(approval_id)).await?;
-        let approval = pending_approval(&mut w, approval_id).await?;
+        let approval = pending_approval(&mut w.tx, approval_id).await?;
         if approval.escalated_at.is_some() || approval.escalate_at.is_none_or(|at| at > now_ms()) {
             return Ok(());
         }

@@ -84,7 +84,7 @@ impl Orchestrator {
     async fn reclassify(&self, approval: &ApprovalRow) -> Result<Option<TaskId>, DecisionError> {
         let mut w = self.store.write(Scope::Approval(&approval.id)).await?;
         // Decided meanwhile (by another replica): nothing to do.
-        let Ok(approval) = pending_approval(&mut w, &approval.id).await else { return Ok(None) };
+        let Ok(approval) = pending_approval(&mut w.tx, &approval.id).await else { return Ok(None) };
         let (from, to) = (approval.policy_version.clone(), self.agents.version.clone());
         let Some(why) = self.no_longer_fits(&approval) else {
             approvals::set_policy_version(&mut w.tx, &approval.id, &to).await?;

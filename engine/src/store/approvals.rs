@@ -73,6 +73,9 @@ pub struct ApprovalRow {
     pub approved_people: String,
     /// 0: it may not be approved "for good" ([`DecisionRules::restriction`]).
     pub grantable: i64,
+    /// The state of the call it is about (`succeeded`, `failed`, …): an approved call may still fail.
+    #[sqlx(default)]
+    pub call_state: Option<String>,
     /// Whom its gate notifies and where: JSON `[[person, address], ...]` (emails).
     pub notify: Option<String>,
     /// The configuration version that asked it, and the one in force when it was decided.
@@ -188,6 +191,7 @@ impl ApprovalRow {
             approve_url: format!("/api/approvals/{}/approve", self.id),
             reject_url: format!("/api/approvals/{}/reject", self.id),
             args_schema: None,
+            call_state: self.call_state.clone(),
         }
     }
 }
@@ -197,8 +201,9 @@ const SELECT: &str = "SELECT a.id, a.call_id, a.task_id, a.conversation_id, c.ti
     a.created_at, a.deadline, a.decided_at, a.decided_by, a.reason, a.edited_args, a.escalated_at, a.escalated_by, a.confirm,
     a.require_reason, a.allow_modification, a.separate_requester, a.escalate_at, a.reminders_sent, a.context, a.retries_left, a.resent,
     a.assessment, a.escalation_target, a.escalated_to, a.escalated_members, a.approvers, a.approver_members, a.quorum, a.approved_by, a.notify,
-    a.policy_version, a.decided_policy_version, a.approved_people, a.grantable
-    FROM approvals a JOIN conversations c ON c.id = a.conversation_id LEFT JOIN users u ON u.id = c.owner_id";
+    a.policy_version, a.decided_policy_version, a.approved_people, a.grantable, t.state AS call_state
+    FROM approvals a JOIN conversations c ON c.id = a.conversation_id LEFT JOIN users u ON u.id = c.owner_id
+    LEFT JOIN tool_calls t ON t.id = a.call_id";
 
 pub struct NewApproval<'a> {
     pub id: &'a ApprovalId,
