@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { test, expect } from "../tests/fixtures";
 
-// First paint on a slow link (issue 16, item 6): the chat page of a chat with some history, loaded
+// First paint on a slow link: the chat page of a chat with some history, loaded
 // cold through Chromium's network throttling; records time to first contentful paint and to
 // hydrated (the page answers clicks), and the bytes it fetched. scripts/bench.sh runs it against
 // the release build and appends the table to docs/benchmarks.md (FIRST_PAINT_REPORT names the

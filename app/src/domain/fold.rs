@@ -102,7 +102,7 @@ pub struct TaskView {
     pub summary: TaskSummary,
 }
 
-/// A turn's human-in-the-loop record (seed 003's `HITLResult`), folded from its events: the same
+/// A turn's human-in-the-loop record (what other systems call a `HITLResult`), folded from its events: the same
 /// numbers under the finished turn in the chat and in `GET /api/tasks/{id}`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]

@@ -129,7 +129,7 @@ pub struct Approval {
     /// Why it is risky: factors, consequences, whether it can be undone.
     #[serde(default)]
     pub assessment: RiskAssessment,
-    /// Where to decide it (seed 004's `HitlResponse`): POST to these with the API's credentials.
+    /// Where to decide it: POST to these with the API's credentials.
     pub approve_url: String,
     pub reject_url: String,
     /// The tool's input schema (JSON Schema), for editing the arguments as a form. Only in
@@ -322,7 +322,7 @@ pub struct Spend {
     pub per: String,
 }
 
-/// What a decider reads besides the call itself (seed 001's `userPrompt`, and more).
+/// What a decider reads besides the call itself (the user's prompt, and more).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ApprovalContext {

@@ -1,4 +1,4 @@
-//! Policy versions (issue 17): when the server starts with another agent configuration than the
+//! Policy versions: when the server starts with another agent configuration than the
 //! one that asked a pending approval, the approval is checked against the new one. A call the
 //! agent can still make with arguments that still fit stays pending (a human still decides it,
 //! even if no gate of the new configuration would have asked); a call whose tool is gone or whose

@@ -84,7 +84,7 @@ impl Sizes {
                 reload_turns: vec![100, 500, 2000],
                 reload_samples: 50,
                 storage_turns: [100, 250, 500],
-                // 100,000 is the target size (issue 16, item 5), but past ~25,000 waiting approvals the
+                // 100,000 is the target size, but past ~25,000 waiting approvals the
                 // sweeper's scans slow task creation down (docs/performance-notes.md): --memory-only --paused N.
                 paused_tasks: 20_000,
                 fanout: vec![1000, 5000],

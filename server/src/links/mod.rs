@@ -1,4 +1,4 @@
-//! Signed decision links (issue 17): an approve and a reject link for one person and one pending
+//! Signed decision links: an approve and a reject link for one person and one pending
 //! approval, which work without logging in (for email and chat notifications). Following one
 //! shows a confirmation page (a GET never decides); its button POSTs, and the decision is the
 //! same one the API makes, audited as made through the link. The token: `token.rs`; the pages:

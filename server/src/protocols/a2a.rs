@@ -4,7 +4,7 @@
 //! conversation of the token's user (the A2A `contextId` is the conversation, the task id the
 //! turn); a gated call makes the task `TASK_STATE_INPUT_REQUIRED` with the approval request as a
 //! data part; a message on that task with a data part `{ "decision_type": "approve" | "deny",
-//! "reason"? }` (seed 000's shape) decides it through the same decision as the API, and the task
+//! "reason"? }` (the shape ADK-based approval UIs send) decides it through the same decision as the API, and the task
 //! goes on. Decisions made in the queue or the chat reach the A2A client the same way (`GetTask`).
 //! See docs/a2a.md.
 

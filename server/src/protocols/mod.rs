@@ -1,4 +1,4 @@
-//! Other agents' protocols over the same engine (issue 18): one mapping module per protocol, no
+//! Other agents' protocols over the same engine: one mapping module per protocol, no
 //! second state machine. `a2a.rs`: each Countersign agent as an A2A agent; `ag_ui.rs`: over AG-UI;
 //! `mcp.rs`: an MCP server per agent, whose clients' calls wait for approval like the agent's own.
 

@@ -1,4 +1,4 @@
-//! The A2A endpoint (issue 18) driven by the official A2A client (a2a-sdk from PyPI, run as
+//! The A2A endpoint driven by the official A2A client (a2a-sdk from PyPI, run as
 //! `tests/clients/a2a_client.py`): a gated call makes the task input-required with the approval
 //! request as a data part, a data part `{"decision_type": ...}` decides it and the task completes;
 //! bad JSON-RPC gets the protocol's own error shapes and changes nothing. Also AG-UI's resume where

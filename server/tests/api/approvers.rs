@@ -1,4 +1,4 @@
-//! Who may decide (issue 17): a gate's `approvers` (groups, users, the admins) alone decide its
+//! Who may decide: a gate's `approvers` (groups, users, the admins) alone decide its
 //! approvals and see them in their queue; groups are managed by admins through `/api/groups`
 //! (audited; a change moves the pending approvals that name the group); a `quorum` gate runs the
 //! call only after that many distinct people approved, each approval audited, and one rejection

@@ -1,4 +1,4 @@
-//! Email notifications (issue 17) against a real SMTP server (Python's aiosmtpd, installed by the
+//! Email notifications against a real SMTP server (Python's aiosmtpd, installed by the
 //! test command; `COUNTERSIGN_TEST_PYTHON` names the Python that has it): a gate with
 //! `notify = ["email"]` mails its approvers a message with the call and their own signed links,
 //! whose link decides it; a reminder re-sends; a message that could only be sent after someone

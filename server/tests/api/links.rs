@@ -1,4 +1,4 @@
-//! Signed decision links (issue 17): `POST /api/approvals/{id}/links` makes an approve and a
+//! Signed decision links: `POST /api/approvals/{id}/links` makes an approve and a
 //! reject link for one person; following one without a session shows a confirmation page (a GET
 //! never decides), its POST decides once (a second use is a 409 page saying who was first), and
 //! forged, cut-off, expired and no-longer-allowed links each get a page saying so while nothing

@@ -1,4 +1,4 @@
-//! The MCP approval gateway (issue 18) driven by the official Python MCP SDK (`mcp` from PyPI, run
+//! The MCP approval gateway driven by the official Python MCP SDK (`mcp` from PyPI, run
 //! as `tests/clients/mcp_client.py`) with a real npm MCP server upstream: an ungated call answers at
 //! once; a gated call keeps the request open with progress notifications until a person decides
 //! (here with edited arguments), then answers with the upstream result; a tool outside the

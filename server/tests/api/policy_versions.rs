@@ -1,4 +1,4 @@
-//! Policy versions (issue 17): every approval, decision and grant records the version of the
+//! Policy versions: every approval, decision and grant records the version of the
 //! agent configuration that produced it; a server started with another configuration checks what
 //! the earlier one left: a call it can still make stays pending, one whose tool is gone is
 //! canceled with the reason (and the turn goes on), and with `grants_lapse_on_policy_change`

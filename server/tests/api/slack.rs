@@ -1,4 +1,4 @@
-//! The Slack-compatible channel (issue 17) against a local stub of Slack's Web API: a gate with
+//! The Slack-compatible channel against a local stub of Slack's Web API: a gate with
 //! `notify = ["slack"]` posts its approval as a message with buttons (bot token sent); a click
 //! signed exactly as Slack signs (`v0:` + timestamp + body, HMAC-SHA256) decides as the linked
 //! Countersign user, and the message is then updated; forged, stale and unsigned clicks are 401s,

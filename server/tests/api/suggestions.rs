@@ -1,4 +1,4 @@
-//! Grant suggestions (issue 17): once a person approved the same tool with the same shape of
+//! Grant suggestions: once a person approved the same tool with the same shape of
 //! arguments `suggest_grant_after` times in a conversation, the next such card offers them
 //! "always allow" with the scope filled in (this tool, this chat, a day); accepting creates the
 //! ordinary grant, and the next call runs without asking.
