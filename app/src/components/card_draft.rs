@@ -63,19 +63,16 @@ impl CardDraft {
     ) {
         self.sent.set(true);
         self.refocus.set(true);
-        busy.set(true);
-        error.set(None);
-        leptos::task::spawn_local(async move {
+        in_background(busy, error, async move {
             let result = call.await;
-            let _ = busy.try_set(false);
-            match result {
+            match &result {
                 Ok(_) => self.close(),
-                Err(failure) => {
+                Err(_) => {
                     let _ = self.sent.try_set(false);
                     let _ = self.refocus.try_set(false);
-                    let _ = error.try_set(Some(failure));
                 }
             }
+            result
         });
     }
 }
