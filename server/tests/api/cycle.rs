@@ -396,6 +396,17 @@ async fn a_card_names_the_amount_and_the_customer_and_flags_more_than_is_left() 
     let card = app.detail(&c2).await.view.cards().next().cloned().unwrap();
     assert_eq!(card.summary, "Refund $300.00 of $249.00 left on order 1001 · alice · Espresso machine");
     assert_eq!(card.warnings, ["$300.00 is more than the $249.00 left to refund: the call will fail"]);
+
+    // Everything refunded already: refunding "the rest" again is flagged, and so is its queue row.
+    let c3 = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c3, "refund order 1002", 1).await;
+    assert_eq!(app.post_json(&format!("/api/approvals/{}/approve", approvals[0].id), json!({})).await.0, 200);
+    app.wait_task(&task, TaskStatus::Completed).await;
+    let (_, again) = app.pending_turn(&c3, "refund order 1002", 1).await;
+    let nothing_left = "Nothing is left to refund on order 1002: the call will fail";
+    let card = app.detail(&c3).await.view.cards().last().cloned().unwrap();
+    assert_eq!(card.warnings, [nothing_left]);
+    assert_eq!(again[0].assessment.warnings, [nothing_left]);
 }
 
 #[tokio::test]
