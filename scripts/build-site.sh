@@ -34,14 +34,11 @@ front_target="$CARGO_TARGET_DIR/front"
 mkdir -p "$pkg"
 say() { printf '\033[1m[build]\033[0m %s\n' "$*"; }
 
+# Both builds take `--cfg erase_components` from .cargo/config.toml.
 if [ $release = 1 ]; then
-  unset RUSTFLAGS
   wasm_profile=(--profile wasm-release); wasm_dir=wasm-release
   server_profile=(--release)
 else
-  # Debug builds erase component types (much faster to compile), as cargo-leptos does; the
-  # test command passes the same flag to `cargo test` so both share one build.
-  export RUSTFLAGS="--cfg erase_components"
   wasm_profile=(); wasm_dir=debug
   server_profile=()
 fi

@@ -9,7 +9,6 @@ source scripts/env.sh
 bash scripts/install-tools.sh --with-browser >/dev/null   # libfaketime for the skewed replica
 export CHAOS_CONVERSATIONS="${1:-24}" CHAOS_TURNS="${2:-6}"
 [ -n "${3:-}" ] && export CHAOS_SEED="$3"
-export RUSTFLAGS="--cfg erase_components"
 run() { cargo test -q -p server --test api chaos:: -- --nocapture 2>&1 | grep -E "chaos harness|test result|panicked|chaos:" || true; }
 echo "== SQLite"; run
 eval "$(bash scripts/pg.sh start)"

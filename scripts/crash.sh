@@ -8,4 +8,4 @@ source scripts/env.sh
 bash scripts/install-tools.sh --with-browser >/dev/null   # the MCP server comes from end2end's npm packages
 export CRASH_CYCLES="${1:-200}"
 [ -n "${2:-}" ] && export CRASH_SEED="$2"
-RUSTFLAGS="--cfg erase_components" cargo test -p server --test api crash::sigkill -- --nocapture 2>&1 | grep -E "crash harness|test result|panicked"
+cargo test -p server --test api crash::sigkill -- --nocapture 2>&1 | grep -E "crash harness|test result|panicked"

@@ -10,10 +10,6 @@ root="$(pwd)"
 . scripts/env.sh
 bash scripts/install-tools.sh --with-browser
 
-# scripts/build-site.sh builds debug code with `--cfg erase_components`; giving the tests and
-# clippy the same flags lets them share one build instead of compiling the workspace twice.
-export RUSTFLAGS="--cfg erase_components"
-
 echo "[test] formatting (cargo fmt --check) and lints (clippy, warnings are errors)"
 cargo fmt --all --check
 cargo clippy -q -p app -p engine -p server --all-targets -- -D warnings
@@ -51,7 +47,6 @@ COUNTERSIGN_SITE_ROOT="$CARGO_TARGET_DIR/site-debug" \
 # The release build is what `./x run` serves; building it here keeps that command working.
 echo "[test] release build and a benchmark smoke run against it (quick sizes, no timing assertions)"
 cd ..
-unset RUSTFLAGS
 bash scripts/build-site.sh --release
 cargo build --release -p server --bin bench
 "$CARGO_TARGET_DIR/release/bench" --quick --server "$CARGO_TARGET_DIR/release/countersign" --site-root "$CARGO_TARGET_DIR/site" \
