@@ -1,19 +1,21 @@
-//! Countersign's Leptos application: pages, components and the domain types shared by the
-//! server (SSR) and the browser (hydrated WASM).
+//! Countersign's Leptos application: the pages and components that the server renders (SSR) and
+//! the browser hydrates (WASM). What they show comes from the `domain` crate.
 #![recursion_limit = "256"]
 
 pub mod api;
 pub mod client;
 pub mod components;
 pub mod data;
-pub mod domain;
 pub mod focus;
 pub mod live;
 pub mod notify;
 pub mod pages;
 pub mod paths;
 pub mod session;
-pub mod time;
+
+// The domain lives in its own crate (domain/), below the app, the engine and the server; the
+// app names it as `crate::domain` and `crate::time` like its own modules.
+use ::domain::{self, time};
 
 use leptos::prelude::*;
 use leptos_meta::{MetaTags, Title, provide_meta_context};

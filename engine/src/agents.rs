@@ -11,7 +11,7 @@ use std::{
 use anyhow::{Context, bail};
 use serde::Deserialize;
 
-use app::domain::rules::DecisionRules;
+use domain::rules::DecisionRules;
 
 use crate::tools::Registry;
 
@@ -59,7 +59,7 @@ pub struct Price {
 }
 
 impl Price {
-    pub fn cost(&self, usage: &app::domain::wire::Usage) -> f64 {
+    pub fn cost(&self, usage: &domain::wire::Usage) -> f64 {
         (usage.input_tokens as f64 * self.input_per_million + usage.output_tokens as f64 * self.output_per_million) / 1e6
     }
 }
@@ -317,7 +317,7 @@ impl std::fmt::Debug for Rule {
 }
 
 /// What happens to an approval nobody decided before its deadline (stored with the approval).
-pub use app::domain::TimeoutAction;
+pub use domain::TimeoutAction;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -857,8 +857,8 @@ impl AgentsConfig {
                 bail!("{origin}: webhook url must start with http:// or https://, got {:?}", hook.url);
             }
             // A misspelled event name would never fire: say so at start-up.
-            if let Some(unknown) = hook.events.iter().find(|e| !app::domain::EventBody::NAMES.contains(&e.as_str())) {
-                bail!("{origin}: webhook {:?}: unknown event {unknown:?} (known: {})", hook.url, app::domain::EventBody::NAMES.join(", "));
+            if let Some(unknown) = hook.events.iter().find(|e| !domain::EventBody::NAMES.contains(&e.as_str())) {
+                bail!("{origin}: webhook {:?}: unknown event {unknown:?} (known: {})", hook.url, domain::EventBody::NAMES.join(", "));
             }
         }
         for (model, price) in &file.prices {

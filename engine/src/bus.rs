@@ -11,7 +11,7 @@ use std::{
     time::Instant,
 };
 
-use app::domain::{Event, wire::AssistantDelta};
+use domain::{Event, wire::AssistantDelta};
 use bytes::Bytes;
 use tokio::sync::broadcast;
 

@@ -109,7 +109,7 @@ impl Config {
         if audit_retention.is_some() && audit_key.is_none() {
             anyhow::bail!("COUNTERSIGN_AUDIT_RETENTION_DAYS needs COUNTERSIGN_AUDIT_KEY: pruned entries are replaced by a signed anchor");
         }
-        let page_items = number(&get, "COUNTERSIGN_PAGE_ITEMS", app::domain::page::DEFAULT_PAGE_ITEMS)?.max(1);
+        let page_items = number(&get, "COUNTERSIGN_PAGE_ITEMS", domain::page::DEFAULT_PAGE_ITEMS)?.max(1);
         let secure_cookies = matches!(get("COUNTERSIGN_SECURE_COOKIES").as_deref(), Some("1" | "true"));
         let demo_accounts = agents_path.is_none() && matches!(get("COUNTERSIGN_DEMO_ACCOUNTS").as_deref(), Some("1" | "true"));
         let trusted_proxies = get("COUNTERSIGN_TRUSTED_PROXIES")

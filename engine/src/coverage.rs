@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use app::domain::wire::GrantArgs;
+use domain::wire::GrantArgs;
 use serde_json::{Value, json};
 
 use crate::agents::Gate;
@@ -47,7 +47,7 @@ pub enum Uncovered {
     OtherGate {
         granted: String,
     },
-    /// The gate asks each call on its own ([`app::domain::rules::DecisionRules::restriction`]).
+    /// The gate asks each call on its own ([`domain::rules::DecisionRules::restriction`]).
     Restricted,
     /// A plan's step, for another task or other arguments.
     OtherCall,
@@ -144,7 +144,7 @@ fn within(bounds: &Value, args: &Value) -> Result<(), String> {
 mod tests {
     use std::time::Duration;
 
-    use app::domain::{TimeoutAction, rules::DecisionRules};
+    use domain::{TimeoutAction, rules::DecisionRules};
 
     use super::*;
     use crate::agents::GateRule;

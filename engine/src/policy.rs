@@ -2,11 +2,11 @@
 //! over everything known about the call ([`classify`]). Pure: no I/O, no clock — the
 //! orchestrator gathers the facts, asks, and records the verdict (`orchestrator/step.rs`).
 
-use app::domain::CallState;
-use app::domain::GrantId;
+use domain::CallState;
+use domain::GrantId;
 use serde_json::{Value, json};
 
-use app::domain::wire::{Reversibility, RiskAssessment, Usage};
+use domain::wire::{FieldProblem, Reversibility, RiskAssessment, Usage};
 
 use crate::{
     agents::{Agent, Budget, BudgetScope, Gate, GateRule, Rule},
@@ -66,7 +66,7 @@ pub struct Facts<'a> {
     /// Whether the agent has a tool by that name.
     pub known_tool: bool,
     /// Where the arguments break the tool's schema (empty: they fit).
-    pub violations: Vec<Value>,
+    pub violations: Vec<FieldProblem>,
     /// The gate that stops the call, if any ([`check`]).
     pub gate: Option<&'a Gate>,
     /// Why a human already refused this exact call in this conversation. Looked up only when
@@ -287,7 +287,7 @@ mod tests {
         Facts {
             tool: "refund",
             known_tool,
-            violations: if valid { Vec::new() } else { vec![json!({ "path": "/amount", "message": "required" })] },
+            violations: if valid { Vec::new() } else { vec![FieldProblem::new("/amount", "required")] },
             gate,
             refused_before: refused.then(|| "too much".to_owned()),
             grant: grant.then(|| "g1".into()),

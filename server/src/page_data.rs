@@ -1,16 +1,13 @@
 //! What server-side rendering reads: the same store queries and visibility rules as the API,
 //! behind the `PageData` trait the app crate defines.
 
-use app::domain::{ConversationId, UserId};
-use app::{
-    data::{
-        BoxFuture, ChatData, Loaded, QueueQuery,
-        ssr::{DataSource, PageData, Parts},
-    },
-    domain::{
-        ApprovalState, Risk,
-        wire::{Approval, Conversation, Me},
-    },
+use app::data::{
+    BoxFuture, ChatData, Loaded, QueueQuery,
+    ssr::{DataSource, PageData, Parts},
+};
+use domain::{
+    ApprovalState, ConversationId, Risk, UserId,
+    wire::{Approval, Conversation, Me},
 };
 
 use crate::{
@@ -88,7 +85,7 @@ impl PageData for StorePages {
                 username: query.user.as_deref().filter(|t| !t.is_empty()),
                 // The page offers only known risks; anything else filters nothing out.
                 risk: query.risk.as_deref().and_then(|r| Risk::parse(r).ok()),
-                reversibility: query.reversibility.as_deref().and_then(app::domain::wire::Reversibility::parse),
+                reversibility: query.reversibility.as_deref().and_then(domain::wire::Reversibility::parse),
                 order: query.order.as_deref().and_then(approvals::Order::parse).unwrap_or_default(),
                 limit: 200,
             };

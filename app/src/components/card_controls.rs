@@ -1,5 +1,5 @@
 //! The decision controls of a waiting card: who holds it, the deadline, the buttons this viewer
-//! is offered (`rules::offer`, app/src/domain/rules/offer.rs) and the open form (reject, defer,
+//! is offered (`rules::offer`, domain/src/rules/offer.rs) and the open form (reject, defer,
 //! edit).
 
 use leptos::prelude::*;

@@ -243,7 +243,7 @@ pub fn ChatView(
     }
 }
 
-/// On a long chat's page (app/src/domain/page.rs): loads the items before it and puts them in front.
+/// On a long chat's page (domain/src/page.rs): loads the items before it and puts them in front.
 #[component]
 fn ShowEarlier(conversation_id: crate::domain::ConversationId, view: RwSignal<ConversationView>) -> impl IntoView {
     let busy = RwSignal::new(false);

@@ -57,7 +57,7 @@ pub fn ToolCard(
     let reminded_class = if reminder.is_some() { " reminded" } else { "" };
     // Handed to the admins: a user sees who has it, not buttons the server would refuse.
     let escalated_to = card.approval.as_ref().and_then(|a| a.escalated_to.clone()).filter(|_| waiting);
-    // What this viewer may press: the same rules the server checks (domain/rules/offer.rs).
+    // What this viewer may press: the same rules the server checks (domain/src/rules/offer.rs).
     let viewer = rules::Viewer {
         name: viewer_name.clone().unwrap_or_default(),
         is_admin: viewer_is_admin.unwrap_or_default(),

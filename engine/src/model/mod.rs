@@ -4,8 +4,8 @@
 pub mod openai;
 pub mod scripted;
 
-use app::domain::CallId;
-use app::domain::{ApprovalOutcome, Event, EventBody};
+use domain::CallId;
+use domain::{ApprovalOutcome, Event, EventBody};
 use async_trait::async_trait;
 use serde_json::Value;
 
@@ -61,7 +61,7 @@ pub struct ModelReply {
     pub text: Option<String>,
     pub calls: Vec<ProposedCall>,
     /// Tokens in and out, when the provider reports them (no cost: the orchestrator prices them).
-    pub usage: Option<app::domain::wire::Usage>,
+    pub usage: Option<domain::wire::Usage>,
 }
 
 #[async_trait]

@@ -10,7 +10,7 @@ use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use app::domain::wire::Usage;
+use domain::wire::Usage;
 
 use super::{ChatMessage, Model, ModelReply, ModelRequest, ProposedCall, TextSink};
 

@@ -131,8 +131,8 @@ fn intent(text: &str) -> Intent {
     Intent::Help
 }
 
-const ASK_USER: &str = app::domain::naming::ASK_USER;
-const PROPOSE_PLAN: &str = app::domain::naming::PROPOSE_PLAN;
+const ASK_USER: &str = domain::naming::ASK_USER;
+const PROPOSE_PLAN: &str = domain::naming::PROPOSE_PLAN;
 
 /// With a `plan` gate (the agent has `propose_plan`), several changes are proposed as one plan
 /// first; the calls come once it is approved.
@@ -194,7 +194,7 @@ fn confidence(request: &str, derived: bool) -> f64 {
 
 /// Deterministic token counts: one token per four characters of what it read (the messages, and
 /// 40 per tool offered) and of what it wrote (the text and each call's arguments, and 10 per call).
-fn count_tokens(request: &ModelRequest<'_>, reply: &ModelReply) -> app::domain::wire::Usage {
+fn count_tokens(request: &ModelRequest<'_>, reply: &ModelReply) -> domain::wire::Usage {
     let read: usize = request
         .messages
         .iter()
@@ -208,7 +208,7 @@ fn count_tokens(request: &ModelRequest<'_>, reply: &ModelReply) -> app::domain::
         })
         .sum();
     let written = reply.text.as_deref().map_or(0, str::len) + reply.calls.iter().map(|c| c.args.to_string().len() + 40).sum::<usize>();
-    app::domain::wire::Usage {
+    domain::wire::Usage {
         input_tokens: (read.div_ceil(4) + 40 * request.tools.len()) as u64,
         output_tokens: written.div_ceil(4) as u64,
         cost_usd: None,

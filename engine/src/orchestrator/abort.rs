@@ -1,10 +1,10 @@
 //! Stopping a turn: its pending approvals, approved-but-unrun calls and running workers are
 //! canceled in one transaction.
 
-use app::domain::TaskId;
+use domain::TaskId;
 use std::sync::Arc;
 
-use app::domain::{
+use domain::{
     ApprovalOutcome, AuditKind, CallState, EventBody, Role, TaskStatus,
     rules::{self},
 };

@@ -1,11 +1,11 @@
 //! Who may decide: a gate's `approvers` resolved to people when it asks, and the groups they name
 //! — declared in the configuration file (`[[groups]]`, read-only) or managed by admins through the
 //! API, audited, with every pending approval that names a changed group re-resolved. The rule
-//! itself is `app::domain::rules::held_from`.
+//! itself is `domain::rules::held_from`.
 
 use std::sync::Arc;
 
-use app::domain::{AuditKind, rules::Approvers};
+use domain::{AuditKind, rules::Approvers};
 use serde_json::json;
 
 use super::{Orchestrator, decide::DecisionError};
@@ -203,7 +203,7 @@ async fn accounts(w: &mut Write, members: &[String]) -> Result<Vec<String>, Deci
 /// sender (server/src/channels/email.rs).
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
 pub struct EmailNotice {
-    pub approval_id: app::domain::ApprovalId,
+    pub approval_id: domain::ApprovalId,
     /// Whom it is for (their links are made for them).
     pub person: String,
     /// 0: it was just asked; n: the n-th reminder.
@@ -256,7 +256,7 @@ impl Orchestrator {
 /// Queues an email about `approval_id` to each recipient, with the caller's transaction.
 pub(super) async fn queue_emails(
     w: &mut Write,
-    approval_id: &app::domain::ApprovalId,
+    approval_id: &domain::ApprovalId,
     recipients: &[(String, String)],
     reminder: u32,
 ) -> anyhow::Result<()> {

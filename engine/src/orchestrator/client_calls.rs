@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use app::domain::{CallState, EventBody, TaskId, TaskStatus, wire::Conversation};
+use domain::{CallState, EventBody, TaskId, TaskStatus, wire::Conversation};
 use serde_json::Value;
 
 use super::{Orchestrator, StartError};

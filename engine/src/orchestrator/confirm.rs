@@ -3,10 +3,10 @@
 //! decision (event, audit entry, state change) as the card's buttons, bound to that one call;
 //! anything else is asked again.
 
-use app::domain::{ApprovalId, ConversationId, TaskId};
+use domain::{ApprovalId, ConversationId, TaskId};
 use std::sync::Arc;
 
-use app::domain::{ApprovalOutcome, EventBody};
+use domain::{ApprovalOutcome, EventBody};
 
 use super::{Actor, DecisionError, Orchestrator};
 use crate::store::{Scope, approvals};

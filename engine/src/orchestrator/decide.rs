@@ -1,13 +1,13 @@
 //! Human (and timeout) decisions on approvals. Each is one transaction: the conditional
 //! approval update, the call's new state, the events, and the task's status (docs/architecture.md, decision 3).
 
-use app::domain::{ApprovalId, TaskId};
+use domain::{ApprovalId, TaskId};
 use std::sync::Arc;
 
-use app::domain::{
+use domain::{
     ApprovalOutcome, ApprovalState, AuditKind, CallState, EventBody, Role, TaskStatus, TimeoutAction,
     rules::{self, Refusal},
-    wire::{DecisionOutcome, GrantRequest},
+    wire::{DecisionOutcome, FieldProblem, GrantRequest},
 };
 use serde_json::{Value, json};
 
@@ -81,7 +81,7 @@ pub enum DecisionError {
     #[error("{0}")]
     Conflict(String),
     #[error("{message}")]
-    Invalid { message: String, details: Vec<Value> },
+    Invalid { message: String, details: Vec<FieldProblem> },
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
 }
@@ -89,15 +89,14 @@ pub enum DecisionError {
 impl DecisionError {
     /// A 422 naming the field (`path`, a JSON pointer) and why.
     pub fn invalid(path: &str, message: String) -> Self {
-        Self::Invalid { details: vec![json!({ "path": path, "message": message })], message }
+        Self::Invalid { details: vec![FieldProblem::new(path, message.clone())], message }
     }
 }
 
 /// Answering a question is approving it with the answer (`tools::ask`): without one, with one
 /// that is not among the options, or "for good" (a grant), nothing is decided.
 fn check_answer(approval: &ApprovalRow, args: Option<&Value>, grant: bool) -> Result<(), DecisionError> {
-    let invalid =
-        |path: &str, message: String| DecisionError::Invalid { details: vec![json!({ "path": path, "message": message })], message };
+    let invalid = DecisionError::invalid;
     if grant {
         return Err(invalid("/grant", "a question cannot be answered for good: leave out grant".into()));
     }
@@ -109,7 +108,7 @@ fn check_answer(approval: &ApprovalRow, args: Option<&Value>, grant: bool) -> Re
 fn breached(breach: rules::Breach) -> DecisionError {
     DecisionError::Invalid {
         message: breach.message.to_owned(),
-        details: vec![json!({ "path": format!("/{}", breach.field), "message": breach.message })],
+        details: vec![FieldProblem::new(format!("/{}", breach.field), breach.message)],
     }
 }
 
@@ -195,7 +194,7 @@ impl Orchestrator {
             if matches!(decision, Decision::Approve { .. }) && approval.tool == crate::tools::ask::NAME {
                 return Err(DecisionError::Invalid {
                     message: "the turn asks you a question: answer it on its card before approving the rest".into(),
-                    details: vec![json!({ "path": "/", "message": "a question needs an answer, not Approve All" })],
+                    details: vec![FieldProblem::new("/", "a question needs an answer, not Approve All")],
                 });
             }
             actors.push(actor);
@@ -461,7 +460,7 @@ impl Orchestrator {
         }
         if with_grant {
             let message = format!("this call needs {quorum} approvers: it cannot be allowed for good by one; leave out grant");
-            return Err(DecisionError::Invalid { details: vec![json!({ "path": "/grant", "message": message })], message });
+            return Err(DecisionError::invalid("/grant", message));
         }
         // A delegate's approval counts as the person they stand in for, and a person counts once
         // whoever they act as: neither who acted nor whom they acted for may have counted already

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use anyhow::Context;
-use app::domain::{CallState, Event, EventBody, TaskStatus};
+use domain::{CallState, Event, EventBody, TaskStatus};
 use serde_json::json;
 
 use super::Orchestrator;
@@ -110,7 +110,7 @@ impl Orchestrator {
 /// The conversation's worker tasks, from its log: a worker's task is created with a
 /// `task-status` event that names its delegating call (`tasks::insert_worker`), in the same
 /// transaction. Read from the history the step already holds, so a model step makes no query for it.
-fn worker_ids(history: &[Event]) -> Vec<&app::domain::TaskId> {
+fn worker_ids(history: &[Event]) -> Vec<&domain::TaskId> {
     let mut workers = Vec::new();
     for event in history {
         if let EventBody::TaskStatus { task_id, parent_call_id: Some(_), .. } = &event.body

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use app::domain::{AuditKind, Role, wire::NewDelegation};
+use domain::{AuditKind, Role, wire::NewDelegation};
 use serde_json::json;
 
 use super::{
@@ -90,6 +90,6 @@ async fn account(w: &mut crate::store::Write, name: &str, path: &str) -> Result<
 }
 
 fn time(text: &str, path: &str) -> Result<i64, DecisionError> {
-    app::time::parse_rfc3339_ms(text)
+    domain::time::parse_rfc3339_ms(text)
         .ok_or_else(|| DecisionError::invalid(path, format!("expected a time like 2026-12-24T09:00:00Z, got {text:?}")))
 }

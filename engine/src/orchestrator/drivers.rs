@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use app::domain::TaskId;
+use domain::TaskId;
 use parking_lot::Mutex;
 
 use crate::store::tasks::Lease;

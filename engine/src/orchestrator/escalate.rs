@@ -1,13 +1,13 @@
 //! Handing a pending approval over — to the admins, or to a named user or group (`[[groups]]`):
 //! on demand by its owner (naming a target or not), as an `escalate` timeout action (with a fresh
 //! deadline), or when the gate's escalation timeout passes (the deadline stays). Without a named
-//! target it goes to the gate's `escalation_target`, else the admins. See `app::domain::rules`
+//! target it goes to the gate's `escalation_target`, else the admins. See `domain::rules`
 //! for who may decide it then.
 
-use app::domain::ApprovalId;
+use domain::ApprovalId;
 use std::sync::Arc;
 
-use app::domain::{AuditKind, EventBody};
+use domain::{AuditKind, EventBody};
 use serde_json::json;
 
 use super::{
@@ -41,7 +41,7 @@ impl Orchestrator {
         let mut w = self.store.write(Scope::Approval(approval_id)).await?;
         w.hold_authority().await?;
         let approval = pending_approval(&mut w.tx, approval_id).await?;
-        let is_admin = actor.role == Some(app::domain::Role::Admin);
+        let is_admin = actor.role == Some(domain::Role::Admin);
         if !is_admin && !approval.owner.as_deref().is_some_and(|o| o.eq_ignore_ascii_case(&actor.name)) {
             return Err(DecisionError::Forbidden("only the approval's owner or an admin may hand it over".into()));
         }
@@ -60,7 +60,7 @@ impl Orchestrator {
             Some(name) => {
                 let people = self.people_of(&mut w, name).await?.ok_or_else(|| {
                     let message = format!("no user or group is named {name:?}");
-                    DecisionError::Invalid { details: vec![json!({ "path": "/to", "message": message })], message }
+                    DecisionError::invalid("/to", message)
                 })?;
                 Some((name.to_owned(), people))
             }

@@ -3,10 +3,13 @@
 //! owner or an admin. Which calls it covers: engine/src/coverage.rs; using one is
 //! `policy::classify`'s `Run { grant }`.
 
-use app::domain::{GrantId, TaskId};
+use domain::{GrantId, TaskId};
 use std::sync::Arc;
 
-use app::domain::{AuditKind, EventBody, wire::GrantRequest};
+use domain::{
+    AuditKind, EventBody,
+    wire::{FieldProblem, GrantRequest},
+};
 use serde_json::json;
 
 use super::{
@@ -28,7 +31,7 @@ impl Orchestrator {
     /// The gate, as configured now, that an approval may become a standing grant under; `Err`
     /// (422 at `/grant`): why it may not.
     pub(super) fn grant_gate(&self, approval: &ApprovalRow) -> Result<&Gate, DecisionError> {
-        if !app::domain::naming::grantable(&approval.tool) {
+        if !domain::naming::grantable(&approval.tool) {
             return Err(DecisionError::invalid("/grant", "answers and plans are approved one at a time: leave out grant".into()));
         }
         let gate = self.agents.get(&approval.agent).and_then(|a| a.gates.iter().find(|g| g.name == approval.gate)).ok_or_else(|| {
@@ -62,7 +65,7 @@ impl Orchestrator {
         if max_uses == Some(0) {
             return Err(DecisionError::Invalid {
                 message: "a grant needs max_uses of at least 1".into(),
-                details: vec![json!({ "path": "/grant/max_uses", "message": "at least 1" })],
+                details: vec![FieldProblem::new("/grant/max_uses", "at least 1")],
             });
         }
         let new_grant = grants::NewGrant {

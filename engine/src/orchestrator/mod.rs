@@ -18,10 +18,10 @@ mod step;
 pub mod sweeper;
 mod waiting;
 
-use app::domain::TaskId;
+use domain::TaskId;
 use std::{sync::Arc, time::Duration};
 
-use app::domain::TaskStatus;
+use domain::TaskStatus;
 
 use self::drivers::{Drivers, Round};
 use crate::{

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use app::domain::{ApprovalOutcome, AuditKind, EventBody, TaskId, TaskStatus};
+use domain::{ApprovalOutcome, AuditKind, EventBody, TaskId, TaskStatus};
 use serde_json::json;
 
 use super::{
@@ -61,7 +61,7 @@ impl Orchestrator {
     /// Why a pending approval no longer fits this configuration, if it does not.
     fn no_longer_fits(&self, approval: &ApprovalRow) -> Option<String> {
         // Questions, plans and answers belong to their gates, not to an agent's tools.
-        if !app::domain::naming::grantable(&approval.tool) {
+        if !domain::naming::grantable(&approval.tool) {
             return None;
         }
         let Some(agent) = self.agents.get(&approval.agent) else {
@@ -76,7 +76,7 @@ impl Orchestrator {
         Some(format!(
             "the configuration changed: its arguments no longer fit {}'s schema ({})",
             approval.tool,
-            first["message"].as_str().unwrap_or("they do not match")
+            first.message
         ))
     }
 

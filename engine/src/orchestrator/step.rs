@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use anyhow::Context;
-use app::domain::{
+use domain::{
     AuditKind, CallState, EventBody, Risk, TaskId, TaskStatus,
     wire::{ApprovalContext, AssistantDelta, Conversation, RiskAssessment, Spend, Usage},
 };
@@ -240,7 +240,7 @@ impl Orchestrator {
                     (described, t.risk(&call.args), Some(assessment))
                 }
                 None => {
-                    (Description { summary: format!("Unknown tool {}", call.tool), warnings: Vec::new() }, app::domain::Risk::High, None)
+                    (Description { summary: format!("Unknown tool {}", call.tool), warnings: Vec::new() }, domain::Risk::High, None)
                 }
             };
             let user = conversation.owner.as_deref().unwrap_or_default();
@@ -404,7 +404,7 @@ impl Orchestrator {
                         false => Some(self.resolve_approvers(&mut w, &gate.approvers).await?),
                     };
                     let notify = self.email_recipients(&mut w, gate, approvers.as_ref()).await?;
-                    let suggestion = match gate.rules.grantable && app::domain::naming::grantable(&call.tool) {
+                    let suggestion = match gate.rules.grantable && domain::naming::grantable(&call.tool) {
                         true => grant_suggestion(&mut w, cid, call, self.agents.suggest_grant_after).await?,
                         false => None,
                     };
@@ -450,7 +450,7 @@ impl Orchestrator {
         task: &TaskRow,
         agent: &Agent,
         usage: Option<Usage>,
-        history: &[app::domain::Event],
+        history: &[domain::Event],
     ) -> anyhow::Result<policy::Spent> {
         let mut spent = policy::Spent::default();
         for event in history {
@@ -557,7 +557,7 @@ impl Orchestrator {
         let mut task = load(w).await?;
         let worker = task.parent_call_id.as_ref().and(task.agent.clone());
         w.append(&call.conversation_id, EventBody::AssistantMessage { task_id: task.id.clone(), text, agent: worker }).await?;
-        // The task state machine goes input_required → working → completed (app/src/domain/states.rs).
+        // The task state machine goes input_required → working → completed (domain/src/states.rs).
         if task.status() == TaskStatus::InputRequired {
             tasks::transition(w, &task, &[TaskStatus::InputRequired], TaskStatus::Working, None).await?;
             task = load(w).await?;
@@ -611,7 +611,7 @@ impl Orchestrator {
 }
 
 /// The turn's calls already done, as their one-line summaries ("Refund $25.00 on order 1002").
-fn steps_done(task: &TaskRow, history: &[app::domain::Event]) -> Vec<String> {
+fn steps_done(task: &TaskRow, history: &[domain::Event]) -> Vec<String> {
     let mut summaries = std::collections::HashMap::new();
     let mut done = Vec::new();
     for event in history {
@@ -628,7 +628,7 @@ fn steps_done(task: &TaskRow, history: &[app::domain::Event]) -> Vec<String> {
 
 /// What the user asked for in this turn: the task's own message, or for a worker (sub-agent) the
 /// conversation's latest one.
-fn request_of(task: &TaskRow, history: &[app::domain::Event]) -> String {
+fn request_of(task: &TaskRow, history: &[domain::Event]) -> String {
     let user_text = |own: bool| {
         history.iter().rev().find_map(|e| match &e.body {
             EventBody::UserMessage { task_id, text, reply_to: None } if !own || task_id == &task.id => Some(text.clone()),
@@ -646,11 +646,11 @@ struct Proposal<'a> {
     context: &'a ApprovalContext,
     assessment: Option<&'a RiskAssessment>,
     /// The gate's `approvers` as people now (none: whoever sees it decides).
-    approvers: Option<app::domain::rules::Approvers>,
+    approvers: Option<domain::rules::Approvers>,
     /// Whom its gate emails: (person, address).
     notify: Vec<(String, String)>,
     /// "Always allow" offered to someone who approved calls like it before.
-    suggestion: Option<app::domain::wire::GrantSuggestion>,
+    suggestion: Option<domain::wire::GrantSuggestion>,
     /// Why it was asked: the gate, its rule and what the rule looked at.
     why: Option<String>,
     /// The configuration version that asks it.
@@ -661,10 +661,10 @@ struct Proposal<'a> {
 /// otherwise the first one that does not, with why not.
 async fn covering_grant(
     w: &mut Write,
-    cid: &app::domain::ConversationId,
+    cid: &domain::ConversationId,
     tool: &str,
     asking: crate::coverage::Asking<'_>,
-) -> anyhow::Result<(Option<app::domain::GrantId>, Option<(app::domain::GrantId, crate::coverage::Uncovered)>)> {
+) -> anyhow::Result<(Option<domain::GrantId>, Option<(domain::GrantId, crate::coverage::Uncovered)>)> {
     let mut uncovered = None;
     for grant in grants::in_force(&mut *w.tx, cid, tool).await? {
         let decoded = grant.decoded()?;
@@ -692,24 +692,24 @@ const SUGGESTED_GRANT_SECS: u64 = 24 * 3600;
 /// in this conversation (the most often, if several), offered "always allow" for a day.
 async fn grant_suggestion(
     w: &mut Write,
-    conversation_id: &app::domain::ConversationId,
+    conversation_id: &domain::ConversationId,
     call: &ProposedCall,
     after: u32,
-) -> anyhow::Result<Option<app::domain::wire::GrantSuggestion>> {
+) -> anyhow::Result<Option<domain::wire::GrantSuggestion>> {
     if after == 0 {
         return Ok(None);
     }
-    let shape = app::domain::wire::args_shape(&call.args);
+    let shape = domain::wire::args_shape(&call.args);
     let mut counts: std::collections::BTreeMap<String, u32> = Default::default();
     for (by, args) in approvals::approved_args(&mut *w.tx, conversation_id, &call.tool).await? {
-        if app::domain::wire::args_shape(&args) == shape {
+        if domain::wire::args_shape(&args) == shape {
             *counts.entry(by).or_default() += 1;
         }
     }
-    Ok(counts.into_iter().filter(|(_, n)| *n >= after).max_by_key(|(_, n)| *n).map(|(by, count)| app::domain::wire::GrantSuggestion {
+    Ok(counts.into_iter().filter(|(_, n)| *n >= after).max_by_key(|(_, n)| *n).map(|(by, count)| domain::wire::GrantSuggestion {
         by,
         count,
-        grant: app::domain::wire::GrantRequest { ttl_secs: Some(SUGGESTED_GRANT_SECS), ..Default::default() },
+        grant: domain::wire::GrantRequest { ttl_secs: Some(SUGGESTED_GRANT_SECS), ..Default::default() },
     }))
 }
 
@@ -740,7 +740,7 @@ async fn ask(w: &mut Write, task: &TaskRow, agent: &Agent, gate: &Gate, proposal
         reminders: gate.reminders.map(|r| (r.interval.as_millis() as i64, r.max)),
         context,
         assessment,
-        retries: if gate.timeout_action == app::domain::TimeoutAction::Retry { gate.max_retries } else { 0 },
+        retries: if gate.timeout_action == domain::TimeoutAction::Retry { gate.max_retries } else { 0 },
         escalation_target: gate.escalation_target.as_deref(),
         approvers: approvers.as_ref(),
         notify: &notify,

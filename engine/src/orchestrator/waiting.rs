@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use app::domain::{ApprovalId, AuditKind, EventBody};
+use domain::{ApprovalId, AuditKind, EventBody};
 use serde_json::json;
 
 use super::{

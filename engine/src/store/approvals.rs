@@ -3,8 +3,8 @@
 //! changes nothing.
 
 use anyhow::Context;
-use app::domain::{ApprovalId, CallId, ConversationId, TaskId, UserId};
-use app::domain::{ApprovalState, Machine, Risk, TimeoutAction, rules::DecisionRules, wire};
+use domain::{ApprovalId, CallId, ConversationId, TaskId, UserId};
+use domain::{ApprovalState, Machine, Risk, TimeoutAction, rules::DecisionRules, wire};
 use serde_json::Value;
 use sqlx::{AnyConnection, AnyExecutor};
 
@@ -91,9 +91,9 @@ impl ApprovalRow {
     }
 
     /// Who holds it, while it is pending and escalated; `people` is [`Self::deciders`].
-    pub fn escalation<'a>(&'a self, people: &'a [String]) -> Option<app::domain::rules::Escalation<'a>> {
+    pub fn escalation<'a>(&'a self, people: &'a [String]) -> Option<domain::rules::Escalation<'a>> {
         let by = self.escalated_by_whom()?;
-        Some(app::domain::rules::Escalation { by, to: self.escalated_to.as_deref().map(|to| (to, people)) })
+        Some(domain::rules::Escalation { by, to: self.escalated_to.as_deref().map(|to| (to, people)) })
     }
 
     /// Who escalated it, while it is pending and escalated.
@@ -113,7 +113,7 @@ impl ApprovalRow {
     }
 
     /// Who may decide it, when its gate names them.
-    pub fn approvers(&self) -> Option<app::domain::rules::Approvers> {
+    pub fn approvers(&self) -> Option<domain::rules::Approvers> {
         self.approvers.as_deref().and_then(|a| serde_json::from_str(a).ok())
     }
 
@@ -231,7 +231,7 @@ pub struct NewApproval<'a> {
     /// Who an escalation goes to when it names no one: a user or group name (none: the admins).
     pub escalation_target: Option<&'a str>,
     /// Who may decide it (the gate's `approvers`, resolved to people).
-    pub approvers: Option<&'a app::domain::rules::Approvers>,
+    pub approvers: Option<&'a domain::rules::Approvers>,
     /// Whom its gate emails: (person, address).
     pub notify: &'a [(String, String)],
     /// The configuration version that asks it.
@@ -426,7 +426,7 @@ pub enum StateFilter {
 
 impl StateFilter {
     /// `all`, `decided`, or one approval state's name.
-    pub fn parse(name: &str) -> Result<Self, app::domain::UnknownName> {
+    pub fn parse(name: &str) -> Result<Self, domain::UnknownName> {
         match name {
             "all" => Ok(Self::All),
             "decided" => Ok(Self::Decided),
@@ -575,7 +575,7 @@ pub async fn pending_naming_group(db: impl AnyExecutor<'_>, group: &str) -> anyh
 }
 
 /// Sets who may decide a pending approval (a group it names changed); false if no longer pending.
-pub async fn set_approvers(conn: &mut AnyConnection, id: &ApprovalId, approvers: &app::domain::rules::Approvers) -> anyhow::Result<bool> {
+pub async fn set_approvers(conn: &mut AnyConnection, id: &ApprovalId, approvers: &domain::rules::Approvers) -> anyhow::Result<bool> {
     let result = sqlx::query("UPDATE approvals SET approvers = $1, approver_members = $2 WHERE id = $3 AND state = 'pending'")
         .bind(serde_json::to_string(approvers).context("failed to encode an approval's approvers")?)
         .bind(members_list(&approvers.people))

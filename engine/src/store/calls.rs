@@ -1,8 +1,8 @@
 //! Tool calls and their execution state; the moves are [`CallState`]'s table.
 
 use anyhow::Context;
-use app::domain::{CallId, ConversationId, TaskId};
-use app::domain::{CallState, Machine};
+use domain::{CallId, ConversationId, TaskId};
+use domain::{CallState, Machine};
 use serde_json::Value;
 use sqlx::{AnyConnection, AnyExecutor};
 

@@ -2,7 +2,7 @@
 //! per task, with whether the client still waits for its outcome; and the name each client gave.
 
 use anyhow::Context;
-use app::domain::{ConversationId, TaskId, UserId};
+use domain::{ConversationId, TaskId, UserId};
 use serde_json::Value;
 use sqlx::{AnyConnection, AnyExecutor, AnyPool};
 

@@ -1,8 +1,8 @@
 //! Conversations (chats).
 
 use anyhow::Context;
-use app::domain::wire::Conversation;
-use app::domain::{ConversationId, UserId};
+use domain::wire::Conversation;
+use domain::{ConversationId, UserId};
 use sqlx::AnyPool;
 
 use super::{
@@ -104,4 +104,4 @@ pub async fn title_from_first_message(conn: &mut sqlx::AnyConnection, id: &Conve
     Ok(())
 }
 
-pub use app::domain::naming::{self, DEFAULT_TITLE};
+pub use domain::naming::{self, DEFAULT_TITLE};

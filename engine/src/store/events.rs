@@ -1,8 +1,8 @@
 //! The append-only event log.
 
 use anyhow::Context;
-use app::domain::ConversationId;
-use app::domain::{Event, EventBody};
+use domain::ConversationId;
+use domain::{Event, EventBody};
 use sqlx::{AnyConnection, AnyPool};
 
 use super::time::{now_ms, rfc3339};
@@ -83,7 +83,7 @@ pub async fn after(pool: &AnyPool, conversation_id: &ConversationId, after: i64)
 }
 
 /// One task's events in a conversation, in order.
-pub async fn of_task(pool: &AnyPool, conversation_id: &ConversationId, task_id: &app::domain::TaskId) -> anyhow::Result<Vec<Event>> {
+pub async fn of_task(pool: &AnyPool, conversation_id: &ConversationId, task_id: &domain::TaskId) -> anyhow::Result<Vec<Event>> {
     let rows: Vec<EventRow> = sqlx::query_as(
         "SELECT conversation_id, seq, body, created_at FROM events WHERE conversation_id = $1 AND task_id = $2 ORDER BY seq",
     )

@@ -3,7 +3,7 @@
 //! Using one is a conditional update, so a limited grant is never used more often than allowed.
 
 use anyhow::Context;
-use app::domain::{ConversationId, GrantId, TaskId};
+use domain::{ConversationId, GrantId, TaskId};
 use serde_json::Value;
 use sqlx::{AnyConnection, AnyExecutor};
 

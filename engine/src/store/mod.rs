@@ -28,11 +28,11 @@ pub mod users;
 pub mod writeback;
 pub mod writer_load;
 
-use app::domain::{ApprovalId, ConversationId, GrantId, TaskId};
+use domain::{ApprovalId, ConversationId, GrantId, TaskId};
 use std::{str::FromStr, time::Duration};
 
 use anyhow::Context;
-use app::domain::{Event, EventBody};
+use domain::{Event, EventBody};
 use sqlx::{
     Any, AnyPool, Executor, Transaction,
     any::AnyPoolOptions,
@@ -407,7 +407,7 @@ impl Write {
 
     /// Records an audit entry with this transaction: it is in the chain if and only if the
     /// transaction commits.
-    pub fn audit(&mut self, kind: app::domain::AuditKind, actor: &str, data: serde_json::Value) {
+    pub fn audit(&mut self, kind: domain::AuditKind, actor: &str, data: serde_json::Value) {
         self.audit.push((kind.as_str(), actor.to_owned(), data));
     }
 

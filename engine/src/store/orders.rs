@@ -1,7 +1,7 @@
 //! The demo domain: orders the built-in tools read, cancel and refund.
 
 use anyhow::Context;
-use app::domain::wire::Order;
+use domain::wire::Order;
 use sqlx::{AnyConnection, AnyExecutor};
 
 #[derive(sqlx::FromRow, Clone, Debug)]

@@ -154,7 +154,7 @@ pub async fn forget_leases_at_start_up(pool: &sqlx::AnyPool) -> anyhow::Result<u
 
 /// The JSON body announcing `event`: what is queued with the event's commit, then signed and
 /// POSTed by `webhooks::run`.
-pub fn payload(event: &app::domain::Event) -> String {
+pub fn payload(event: &domain::Event) -> String {
     serde_json::json!({ "event": event.body.name(), "seq": event.seq, "conversation_id": event.conversation_id, "at": event.at, "data": event.body })
         .to_string()
 }

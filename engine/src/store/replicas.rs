@@ -3,7 +3,7 @@
 //! when it was too large for a notification). Revoked credentials travel the same way.
 
 use anyhow::Context;
-use app::domain::Event;
+use domain::Event;
 use sqlx::postgres::PgListener;
 
 use super::{NativePool, Store, events};

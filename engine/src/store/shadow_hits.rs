@@ -1,7 +1,7 @@
 //! Calls a shadow gate would have stopped (they ran unasked), for the queue's Decided tab.
 
 use anyhow::Context;
-use app::domain::{CallId, ConversationId, UserId, wire::ShadowHit};
+use domain::{CallId, ConversationId, UserId, wire::ShadowHit};
 use sqlx::{AnyConnection, AnyExecutor};
 
 use super::time::{now_ms, rfc3339};

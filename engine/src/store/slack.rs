@@ -1,7 +1,7 @@
 //! The Slack-compatible messages approvals were posted as (server/src/channels/slack.rs).
 
 use anyhow::Context;
-use app::domain::ApprovalId;
+use domain::ApprovalId;
 use sqlx::AnyExecutor;
 
 /// Remembers where an approval was posted (the first post wins).

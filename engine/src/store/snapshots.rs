@@ -4,11 +4,11 @@
 //! refreshed by reads once enough events follow it, and one written by another `FOLD_VERSION` is
 //! ignored and rebuilt. `app/tests/fold_props.rs` shows snapshot + tail = fold of everything.
 //!
-//! A reload reads less still: the page of the view it shows (`view_pages`, app/src/domain/page.rs),
+//! A reload reads less still: the page of the view it shows (`view_pages`, domain/src/page.rs),
 //! kept the same way, so its cost follows the page, not the chat's length.
 
 use anyhow::Context;
-use app::domain::{ConversationId, ConversationView, fold::FOLD_VERSION};
+use domain::{ConversationId, ConversationView, fold::FOLD_VERSION};
 
 use super::{Store, events, time::now_ms};
 

@@ -2,8 +2,8 @@
 //! task's `task-status` events, written in the same transaction.
 
 use anyhow::Context;
-use app::domain::{CallId, ConversationId, TaskId};
-use app::domain::{EventBody, Machine, TaskStatus, wire::Task};
+use domain::{CallId, ConversationId, TaskId};
+use domain::{EventBody, Machine, TaskStatus, wire::Task};
 use sqlx::{AnyConnection, AnyExecutor};
 
 use super::{

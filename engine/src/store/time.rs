@@ -36,6 +36,6 @@ pub fn new_id<Id: From<String>>() -> Id {
 
 /// Countersign's id for a tool call. A model provider's own call ids are only unique within one
 /// response (some servers number them `call_1`, `call_2` in every reply), so they are not kept.
-pub fn new_call_id() -> app::domain::CallId {
+pub fn new_call_id() -> domain::CallId {
     format!("call_{}", uuid::Uuid::now_v7().simple()).into()
 }

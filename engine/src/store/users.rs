@@ -2,13 +2,13 @@
 //! types (they are not `Serialize`).
 
 use anyhow::Context;
-use app::domain::UserId;
+use domain::UserId;
 use serde::Serialize;
 use sqlx::AnyExecutor;
 
 use super::time::{new_id, now_ms, rfc3339};
 
-pub use app::domain::Role;
+pub use domain::Role;
 
 /// Who is acting: what handlers and the orchestrator see of a user.
 #[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
@@ -21,7 +21,7 @@ pub struct User {
 }
 
 /// The user as pages and clients see them.
-impl From<&User> for app::domain::wire::Me {
+impl From<&User> for domain::wire::Me {
     fn from(user: &User) -> Self {
         Self { id: user.id.clone(), username: user.username.clone(), role: user.role, stands_in_for: Vec::new() }
     }

@@ -9,12 +9,12 @@ use serde_json::{Value, json};
 use sqlx::AnyConnection;
 
 use super::{Description, Tool, ToolError, ToolFailure, ToolSpec};
-use app::domain::{
+use domain::{
     Risk,
     wire::{Reversibility, RiskAssessment},
 };
 
-pub const NAME: &str = app::domain::naming::FINAL_ANSWER;
+pub const NAME: &str = domain::naming::FINAL_ANSWER;
 
 pub struct FinalAnswer(ToolSpec);
 

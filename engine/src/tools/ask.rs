@@ -9,9 +9,9 @@ use serde_json::{Value, json};
 use sqlx::AnyConnection;
 
 use super::{Tool, ToolError, ToolFailure, ToolSpec};
-use app::domain::Risk;
+use domain::Risk;
 
-pub const NAME: &str = app::domain::naming::ASK_USER;
+pub const NAME: &str = domain::naming::ASK_USER;
 
 /// The gate every `ask_user` call waits at, whatever the agent's other gates say.
 pub const GATE: &str = "ask-a-human";
@@ -84,7 +84,7 @@ mod tests {
     #[test]
     fn a_question_changes_nothing() {
         let assessment = AskUser::new().assess(&json!({ "question": "Which?" }), &super::super::Description::default());
-        assert_eq!(assessment.reversibility, app::domain::wire::Reversibility::Fully);
+        assert_eq!(assessment.reversibility, domain::wire::Reversibility::Fully);
         assert!(assessment.factors.is_empty());
     }
 

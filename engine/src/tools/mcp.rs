@@ -137,7 +137,7 @@ impl Tool for McpTool {
         true
     }
 
-    fn assess(&self, _args: &Value, described: &super::Description) -> app::domain::wire::RiskAssessment {
+    fn assess(&self, _args: &Value, described: &super::Description) -> domain::wire::RiskAssessment {
         let mut assessment = super::assess_from_metadata(&self.spec, described);
         assessment.factors.extend(self.hints.factors(self.spec.read_only));
         assessment

@@ -10,7 +10,7 @@ pub mod schema;
 
 use std::{collections::BTreeMap, sync::Arc};
 
-use app::domain::{
+use domain::{
     Risk,
     wire::{Reversibility, RiskAssessment},
 };

@@ -8,7 +8,7 @@ use sqlx::AnyConnection;
 
 use super::{Description, Tool, ToolError, ToolFailure, ToolSpec};
 use crate::store::orders::{self, OrderRow};
-use app::domain::wire::{Reversibility, RiskAssessment};
+use domain::wire::{Reversibility, RiskAssessment};
 
 pub fn all() -> Vec<Arc<dyn Tool>> {
     vec![Arc::new(ListOrders::new()), Arc::new(GetOrder::new()), Arc::new(CancelOrder::new()), Arc::new(ProcessRefund::new())]

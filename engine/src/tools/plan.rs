@@ -8,12 +8,12 @@ use serde_json::{Value, json};
 use sqlx::AnyConnection;
 
 use super::{Description, Registry, Tool, ToolError, ToolFailure, ToolSpec, schema};
-use app::domain::{
+use domain::{
     Risk,
-    wire::{Reversibility, RiskAssessment},
+    wire::{FieldProblem, Reversibility, RiskAssessment},
 };
 
-pub const NAME: &str = app::domain::naming::PROPOSE_PLAN;
+pub const NAME: &str = domain::naming::PROPOSE_PLAN;
 
 /// The most steps one plan may have.
 const MAX_STEPS: usize = 20;
@@ -67,16 +67,16 @@ pub fn steps(args: &Value) -> Vec<(&str, &Value)> {
 
 /// Where the plan's steps break the agent's tools or their schemas, as schema-style violations
 /// (`/steps/1/tool`, `/steps/0/args/amount`): a plan of calls that could not run is not asked.
-pub fn step_violations(args: &Value, agent_tools: &[String], registry: &Registry) -> Vec<Value> {
+pub fn step_violations(args: &Value, agent_tools: &[String], registry: &Registry) -> Vec<FieldProblem> {
     let mut out = Vec::new();
     for (i, (tool, step_args)) in steps(args).into_iter().enumerate() {
         match registry.get(tool).filter(|_| tool != NAME && agent_tools.iter().any(|t| t == tool)) {
-            None => out.push(json!({ "path": format!("/steps/{i}/tool"), "message": format!("the agent has no tool {tool:?}") })),
-            Some(t) => out.extend(schema::violations(&t.spec().input_schema, step_args).into_iter().map(|mut v| {
-                let path = v["path"].as_str().unwrap_or_default().to_owned();
-                v["path"] = json!(format!("/steps/{i}/args{path}"));
-                v
-            })),
+            None => out.push(FieldProblem::new(format!("/steps/{i}/tool"), format!("the agent has no tool {tool:?}"))),
+            Some(t) => out.extend(
+                schema::violations(&t.spec().input_schema, step_args)
+                    .into_iter()
+                    .map(|v| FieldProblem { path: format!("/steps/{i}/args{}", v.path), ..v }),
+            ),
         }
     }
     out

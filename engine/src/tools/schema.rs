@@ -6,7 +6,8 @@ use std::{
 };
 
 use parking_lot::Mutex;
-use serde_json::{Value, json};
+use domain::wire::FieldProblem;
+use serde_json::Value;
 
 /// Compiled validators by their schema's text. Compiling one cost more than checking a call with
 /// it, and every proposed call was checked (docs/performance-notes.md, "quick reads"). Tools'
@@ -14,13 +15,13 @@ use serde_json::{Value, json};
 const CACHED_SCHEMAS: usize = 1024;
 static VALIDATORS: LazyLock<Mutex<HashMap<String, Arc<jsonschema::Validator>>>> = LazyLock::new(Default::default);
 
-/// Every violation, as `{"path": "/amount", "message": "…"}` objects. Empty when valid.
-pub fn violations(schema: &Value, args: &Value) -> Vec<Value> {
+/// Every violation (`/amount`: "must be more than 0"). Empty when valid.
+pub fn violations(schema: &Value, args: &Value) -> Vec<FieldProblem> {
     let validator = match validator_for(schema) {
         Ok(v) => v,
-        Err(err) => return vec![json!({ "path": "", "message": format!("the tool's schema is invalid: {err}") })],
+        Err(err) => return vec![FieldProblem::new("", format!("the tool's schema is invalid: {err}"))],
     };
-    validator.iter_errors(args).map(|e| json!({ "path": e.instance_path().to_string(), "message": plain(&e) })).collect()
+    validator.iter_errors(args).map(|e| FieldProblem::new(e.instance_path().to_string(), plain(&e))).collect()
 }
 
 /// A violation said for the person who edited the value ("must be more than 0"), not in the
@@ -79,7 +80,7 @@ mod tests {
     #[test]
     fn each_violation_names_its_path() {
         let v = violations(&schema(), &json!({"order_id": "x", "amount": -1}));
-        let paths: Vec<&str> = v.iter().map(|e| e["path"].as_str().unwrap()).collect();
+        let paths: Vec<&str> = v.iter().map(|e| e.path.as_str()).collect();
         assert!(paths.contains(&"/order_id") && paths.contains(&"/amount"), "{v:?}");
     }
 
@@ -90,7 +91,7 @@ mod tests {
 
     #[test]
     fn violations_are_said_for_people() {
-        let said = |args: Value| violations(&schema(), &args).iter().map(|v| v["message"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
+        let said = |args: Value| violations(&schema(), &args).into_iter().map(|v| v.message).collect::<Vec<_>>();
         assert_eq!(said(json!({"order_id": 1001, "amount": -5.0})), ["must be more than 0"]);
         assert_eq!(said(json!({"order_id": "x"})), ["must be an integer"]);
         assert_eq!(said(json!({})), ["order_id is required"]);
@@ -107,7 +108,7 @@ mod tests {
             assert_eq!(violations(&strings, &json!({"order_id": 1001})).len(), 1);
             assert!(violations(&strings, &json!({"order_id": "1001"})).is_empty());
             let invalid = violations(&json!({ "type": 12 }), &json!({}));
-            assert!(invalid[0]["message"].as_str().unwrap().starts_with("the tool's schema is invalid"), "{invalid:?}");
+            assert!(invalid[0].message.starts_with("the tool's schema is invalid"), "{invalid:?}");
         }
     }
 }

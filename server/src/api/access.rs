@@ -2,7 +2,7 @@
 //! reads or decides (an owner sees their own, an admin everything; a hidden resource is a 404, so
 //! its existence is not revealed), and the actor the audit trail records.
 
-use app::domain::{
+use domain::{
     ApprovalId, ConversationId,
     wire::{Conversation, RejectRequest},
 };

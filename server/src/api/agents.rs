@@ -1,7 +1,7 @@
 //! `GET /api/agents`: the configured agents a new conversation can talk to.
 
-use super::error::ErrorBody;
-use app::domain::wire::AgentInfo;
+use super::error::ReadErrors;
+use domain::wire::AgentInfo;
 use axum::{Json, extract::State};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -19,8 +19,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     summary = "The configured agents (name, description, the workers it delegates to)",
     responses(
         (status = 200, description = "OK", body = Vec<AgentInfo>),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        ReadErrors,
     ),
 )]
 async fn list(State(state): State<AppState>, _user: CurrentUser) -> Json<Vec<AgentInfo>> {

@@ -1,8 +1,8 @@
 //! The approval queue and decisions on one approval.
 
-use super::error::ErrorBody;
-use app::domain::ApprovalId;
-use app::domain::{
+use super::error::{ReadErrors, WriteErrors};
+use domain::ApprovalId;
+use domain::{
     ApprovalState, Risk,
     wire::{
         Approval, ApproveRequest, CallPreview, DecisionOutcome, DeferRequest, EscalateRequest, PreviewRequest, RejectRequest, Reversibility,
@@ -76,12 +76,7 @@ struct ListQuery {
     request_body = Option<EscalateRequest>,
     responses(
         (status = 200, description = "OK", body = Approval),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
-        (status = 409, description = "Conflict: the resource is no longer in a state that allows this", body = ErrorBody),
-        (status = 422, description = "Invalid input (e.g. `to` names no user or group); nothing changed", body = ErrorBody),
-        (status = 429, description = "Too many attempts; see Retry-After", body = ErrorBody),
+        WriteErrors,
     ),
 )]
 #[tracing::instrument(skip(state, user, body))]
@@ -107,9 +102,7 @@ async fn escalate(
     params(ListQuery),
     responses(
         (status = 200, description = "OK", body = Vec<Approval>),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+        ReadErrors,
     ),
 )]
 #[tracing::instrument(skip(state, user))]
@@ -176,9 +169,7 @@ async fn list(
     params(("id" = ApprovalId, Path)),
     responses(
         (status = 200, description = "OK", body = Approval),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
+        ReadErrors,
     ),
 )]
 async fn read(State(state): State<AppState>, user: CurrentUser, Path(id): Path<ApprovalId>) -> Result<Json<Approval>, ApiError> {
@@ -200,13 +191,7 @@ async fn read(State(state): State<AppState>, user: CurrentUser, Path(id): Path<A
     request_body = PreviewRequest,
     responses(
         (status = 200, description = "OK", body = CallPreview),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
-        (status = 409, description = "Conflict: the resource is no longer in a state that allows this", body = ErrorBody),
-        (status = 413, description = "The body is too large", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+        WriteErrors,
     ),
 )]
 async fn preview(
@@ -231,14 +216,7 @@ async fn preview(
     request_body = Option<ApproveRequest>,
     responses(
         (status = 200, description = "OK", body = DecisionOutcome),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
-        (status = 409, description = "Conflict: the resource is no longer in a state that allows this", body = ErrorBody),
-        (status = 413, description = "The body is too large", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
-        (status = 429, description = "Too many attempts; see Retry-After", body = ErrorBody),
+        WriteErrors,
     ),
 )]
 #[tracing::instrument(skip(state, user, body))]
@@ -248,11 +226,8 @@ async fn approve(
     Path(id): Path<ApprovalId>,
     body: Option<ApiJson<ApproveRequest>>,
 ) -> Result<Json<DecisionOutcome>, ApiError> {
-    state.limits.decision(state.store.writer(), &user.user.id).await?;
-    // Whether this user may decide it now is checked inside the decision (`rules::may_decide`).
-    access::visible_approval(&state, &user, &id).await?;
     let (args, grant) = body.map(|ApiJson(b)| (b.args, b.grant)).unwrap_or_default();
-    Ok(Json(state.orchestrator.decide(&id, Decision::Approve { args, grant }, &access::actor(&user)).await?))
+    decide(&state, &user, &id, Decision::Approve { args, grant }).await
 }
 
 #[utoipa::path(
@@ -265,14 +240,7 @@ async fn approve(
     request_body = Option<RejectRequest>,
     responses(
         (status = 200, description = "OK", body = DecisionOutcome),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
-        (status = 409, description = "Conflict: the resource is no longer in a state that allows this", body = ErrorBody),
-        (status = 413, description = "The body is too large", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
-        (status = 429, description = "Too many attempts; see Retry-After", body = ErrorBody),
+        WriteErrors,
     ),
 )]
 #[tracing::instrument(skip(state, user, body))]
@@ -282,10 +250,7 @@ async fn reject(
     Path(id): Path<ApprovalId>,
     body: Option<ApiJson<RejectRequest>>,
 ) -> Result<Json<DecisionOutcome>, ApiError> {
-    state.limits.decision(state.store.writer(), &user.user.id).await?;
-    // Whether this user may decide it now is checked inside the decision (`rules::may_decide`).
-    access::visible_approval(&state, &user, &id).await?;
-    Ok(Json(state.orchestrator.decide(&id, Decision::Reject { reason: access::reason_of(body) }, &access::actor(&user)).await?))
+    decide(&state, &user, &id, Decision::Reject { reason: access::reason_of(body) }).await
 }
 
 /// Does not run the call; the guidance goes to the model as the call's result.
@@ -299,15 +264,7 @@ async fn reject(
     request_body = DeferRequest,
     responses(
         (status = 200, description = "OK", body = DecisionOutcome),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 403, description = "Not allowed for this user", body = ErrorBody),
-        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
-        (status = 409, description = "Conflict: the resource is no longer in a state that allows this", body = ErrorBody),
-        (status = 413, description = "The body is too large", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
-        (status = 429, description = "Too many attempts; see Retry-After", body = ErrorBody),
+        WriteErrors,
     ),
 )]
 #[tracing::instrument(skip(state, user, body))]
@@ -317,12 +274,18 @@ async fn defer(
     Path(id): Path<ApprovalId>,
     ApiJson(body): ApiJson<DeferRequest>,
 ) -> Result<Json<DecisionOutcome>, ApiError> {
-    state.limits.decision(state.store.writer(), &user.user.id).await?;
-    // Whether this user may decide it now is checked inside the decision (`rules::may_decide`).
-    access::visible_approval(&state, &user, &id).await?;
     let guidance = body.guidance.trim().to_owned();
     if guidance.is_empty() || guidance.chars().count() > 2000 {
         return Err(ApiError::invalid("guidance", "guidance must have 1 to 2000 characters"));
     }
-    Ok(Json(state.orchestrator.decide(&id, Decision::Defer { guidance }, &access::actor(&user)).await?))
+    decide(&state, &user, &id, Decision::Defer { guidance }).await
+}
+
+/// Approve, reject and defer take one path: the decision limit, the approval's visibility to
+/// this user, then the decision itself, where whether this user may decide it now is checked in
+/// the same transaction as the write (`rules::may_decide`).
+async fn decide(state: &AppState, user: &CurrentUser, id: &ApprovalId, decision: Decision) -> Result<Json<DecisionOutcome>, ApiError> {
+    state.limits.decision(state.store.writer(), &user.user.id).await?;
+    access::visible_approval(state, user, id).await?;
+    Ok(Json(state.orchestrator.decide(id, decision, &access::actor(user)).await?))
 }

@@ -1,6 +1,6 @@
 //! The audit trail for admins: pages, a JSON Lines export, and chain verification.
 
-use super::error::ErrorBody;
+use super::error::ReadErrors;
 use axum::{Json, extract::State, http::header, response::IntoResponse};
 use serde::Deserialize;
 use serde::Serialize;
@@ -45,10 +45,7 @@ struct AuditQuery {
     params(AuditQuery),
     responses(
         (status = 200, description = "OK", body = AuditPage),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 403, description = "Not allowed for this user", body = ErrorBody),
-        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+        ReadErrors,
     ),
     extensions(("x-admin-only" = json!(true))),
 )]
@@ -88,9 +85,7 @@ struct AuditPage {
     summary = "The whole audit trail as JSON Lines (admin)",
     responses(
         (status = 200, description = "JSON Lines", body = String, content_type = "application/x-ndjson"),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 403, description = "Not allowed for this user", body = ErrorBody),
+        ReadErrors,
     ),
     extensions(("x-admin-only" = json!(true))),
 )]
@@ -115,10 +110,7 @@ struct VerifyQuery {
     params(VerifyQuery),
     responses(
         (status = 200, description = "OK", body = Verification),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 403, description = "Not allowed for this user", body = ErrorBody),
-        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+        ReadErrors,
     ),
     extensions(("x-admin-only" = json!(true))),
 )]

@@ -1,13 +1,13 @@
 //! Conversations: create, list, read (a page of the folded view, from its snapshot; earlier items
 //! on request), post a message, stream events.
 
-use super::error::ErrorBody;
-use app::domain::{ApprovalId, ConversationId, TaskId};
+use super::error::{ReadErrors, WriteErrors};
+use domain::{ApprovalId, ConversationId, TaskId};
 use serde::{Deserialize, Serialize};
 use std::{collections::VecDeque, sync::Arc};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use app::domain::{
+use domain::{
     Event, fold,
     page::EarlierItems,
     wire::{AssistantDelta, Conversation, ConversationDetail, NewConversation, NewMessage},
@@ -57,11 +57,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     request_body = NewConversation,
     responses(
         (status = 201, description = "Created", body = Conversation),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 413, description = "The body is too large", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+        WriteErrors,
     ),
 )]
 #[tracing::instrument(skip(state, user, body))]
@@ -91,8 +87,7 @@ async fn create(
     summary = "List conversations, newest first",
     responses(
         (status = 200, description = "OK", body = Vec<Conversation>),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        ReadErrors,
     ),
 )]
 #[tracing::instrument(skip(state, user))]
@@ -109,10 +104,7 @@ async fn list(State(state): State<AppState>, user: CurrentUser) -> Result<Json<V
     params(("id" = ConversationId, Path), ReadQuery),
     responses(
         (status = 200, description = "OK", body = ConversationDetail),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
-        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+        ReadErrors,
     ),
 )]
 #[tracing::instrument(skip(state, user))]
@@ -162,10 +154,7 @@ async fn read(
     params(("id" = ConversationId, Path), EarlierQuery),
     responses(
         (status = 200, description = "OK", body = EarlierItems),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
-        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+        ReadErrors,
     ),
 )]
 #[tracing::instrument(skip(state, user))]
@@ -237,13 +226,7 @@ struct MessageAccepted {
     request_body = NewMessage,
     responses(
         (status = 202, description = "Accepted", body = MessageAccepted),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
-        (status = 409, description = "Conflict: the resource is no longer in a state that allows this", body = ErrorBody),
-        (status = 413, description = "The body is too large", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+        WriteErrors,
     ),
 )]
 #[tracing::instrument(skip(state, user, body))]
@@ -305,11 +288,7 @@ async fn post_message(
     params(("id" = ConversationId, Path), ("Last-Event-ID" = Option<i64>, Header, description = ""), ResumeQuery),
     responses(
         (status = 200, description = "text/event-stream of Event", body = String, content_type = "text/event-stream"),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
-        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
-        (status = 429, description = "Too many attempts; see Retry-After", body = ErrorBody),
+        WriteErrors,
     ),
 )]
 #[tracing::instrument(skip(state, user, credential, headers))]

@@ -2,8 +2,8 @@
 //! ones you gave or received (an admin: all), end one early. Audited; the rule is in
 //! engine/src/orchestrator/delegations.rs.
 
-use super::error::ErrorBody;
-use app::domain::wire::{Delegation, NewDelegation};
+use super::error::{ReadErrors, WriteErrors};
+use domain::wire::{Delegation, NewDelegation};
 use axum::{
     Json,
     extract::{Path, State},
@@ -47,8 +47,7 @@ fn wire(row: DelegationRow) -> Delegation {
     summary = "Delegations you gave or received (an admin: every one), newest first",
     responses(
         (status = 200, description = "OK", body = Vec<Delegation>),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        ReadErrors,
     ),
 )]
 async fn list(State(state): State<AppState>, user: CurrentUser) -> Result<Json<Vec<Delegation>>, ApiError> {
@@ -65,12 +64,7 @@ async fn list(State(state): State<AppState>, user: CurrentUser) -> Result<Json<V
     request_body = NewDelegation,
     responses(
         (status = 201, description = "Created", body = Delegation),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 403, description = "Not allowed for this user (`from` someone else, not being an admin)", body = ErrorBody),
-        (status = 413, description = "The body is too large", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+        WriteErrors,
     ),
 )]
 async fn create(
@@ -91,10 +85,7 @@ async fn create(
     params(("id" = String, Path)),
     responses(
         (status = 200, description = "Ended", body = Delegation),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
-        (status = 409, description = "Conflict: the resource is no longer in a state that allows this", body = ErrorBody),
+        WriteErrors,
     ),
 )]
 async fn revoke(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<Json<Delegation>, ApiError> {

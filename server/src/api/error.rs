@@ -5,7 +5,8 @@ use axum::{
     http::StatusCode,
     response::{IntoResponse, Response},
 };
-use serde_json::{Value, json};
+use domain::wire::FieldProblem;
+use serde_json::Value;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -26,7 +27,7 @@ pub enum ApiError {
     #[error("{0}")]
     UnsupportedMediaType(String),
     #[error("{message}")]
-    Unprocessable { message: String, details: Value },
+    Unprocessable { message: String, details: Vec<FieldProblem> },
     #[error("{message}")]
     TooManyRequests { message: String, retry_after_secs: u64 },
     /// The server is saturated for a moment (503 with `Retry-After`).
@@ -51,7 +52,7 @@ impl ApiError {
     /// A 422 about one field, with the same `details` shape as schema violations.
     pub fn invalid(field: &str, message: impl Into<String>) -> Self {
         let message = message.into();
-        Self::Unprocessable { details: json!([{ "path": format!("/{field}"), "message": message.clone() }]), message }
+        Self::Unprocessable { details: vec![FieldProblem::new(format!("/{field}"), message.clone())], message }
     }
 
     fn status_and_code(&self) -> (StatusCode, &'static str) {
@@ -85,14 +86,58 @@ pub struct ErrorDetail {
     pub code: String,
     /// For people.
     pub message: String,
-    /// For `unprocessable`: one `{path, message}` per problem.
+    /// For `unprocessable`, always a list: one `{path, message}` per problem (`path` is a JSON
+    /// pointer into the body or the query, `""` for the whole of it).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub details: Option<Value>,
+    pub details: Option<Vec<FieldProblem>>,
+}
+
+/// The failures a read can answer with, as documented on every GET of the API (one set, so a
+/// handler's documentation cannot drift from the others').
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code)] // Only its derive is used: the responses it documents.
+pub enum ReadErrors {
+    #[response(status = 400, description = "Malformed request (e.g. a NUL character in the path or query)")]
+    BadRequest(ErrorBody),
+    #[response(status = 401, description = "Not logged in: no valid session or API token")]
+    Unauthorized(ErrorBody),
+    #[response(status = 403, description = "Not allowed for this user")]
+    Forbidden(ErrorBody),
+    #[response(status = 404, description = "No such resource, or not yours")]
+    NotFound(ErrorBody),
+    #[response(status = 422, description = "Invalid query parameters; `details` lists each problem")]
+    Unprocessable(ErrorBody),
+}
+
+/// The failures a change can answer with, as documented on every POST, PUT, PATCH and DELETE.
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code)] // Only its derive is used: the responses it documents.
+pub enum WriteErrors {
+    #[response(status = 400, description = "Malformed request: JSON that does not parse, or a NUL character in the path or query")]
+    BadRequest(ErrorBody),
+    #[response(status = 401, description = "Not logged in: no valid session or API token")]
+    Unauthorized(ErrorBody),
+    #[response(status = 403, description = "Not allowed for this user")]
+    Forbidden(ErrorBody),
+    #[response(status = 404, description = "No such resource, or not yours")]
+    NotFound(ErrorBody),
+    #[response(status = 409, description = "Conflict: the resource is no longer in a state that allows this")]
+    Conflict(ErrorBody),
+    #[response(status = 413, description = "The body is too large")]
+    PayloadTooLarge(ErrorBody),
+    #[response(status = 415, description = "The body is not JSON")]
+    UnsupportedMediaType(ErrorBody),
+    #[response(status = 422, description = "Invalid input; `details` lists each problem as `{path, message}`; nothing changed")]
+    Unprocessable(ErrorBody),
+    #[response(status = 429, description = "Too many attempts; see Retry-After")]
+    TooManyRequests(ErrorBody),
+    #[response(status = 503, description = "Busy for a moment; nothing changed; see Retry-After")]
+    Busy(ErrorBody),
 }
 
 /// Builds the JSON error body every error response uses.
-pub fn error_body(code: &str, message: &str, details: Option<&Value>) -> Value {
-    let body = ErrorBody { error: ErrorDetail { code: code.to_owned(), message: message.to_owned(), details: details.cloned() } };
+pub fn error_body(code: &str, message: &str, details: Option<&[FieldProblem]>) -> Value {
+    let body = ErrorBody { error: ErrorDetail { code: code.to_owned(), message: message.to_owned(), details: details.map(<[_]>::to_vec) } };
     serde_json::to_value(body).expect("BUG: an error body serializes")
 }
 
@@ -111,7 +156,7 @@ impl IntoResponse for ApiError {
                 tracing::error!(error = ?err, "internal error");
                 ("internal server error".to_owned(), None)
             }
-            Self::Unprocessable { message, details } => (message.clone(), Some(details)),
+            Self::Unprocessable { message, details } => (message.clone(), Some(details.as_slice())),
             other => (other.to_string(), None),
         };
         let mut response = (status, Json(error_body(code, &message, details))).into_response();
@@ -152,7 +197,7 @@ impl From<crate::orchestrator::DecisionError> for ApiError {
             E::NotFound(m) => Self::NotFound(m),
             E::Forbidden(m) => Self::Forbidden(m),
             E::Conflict(m) => Self::Conflict(m),
-            E::Invalid { message, details } => Self::Unprocessable { message, details: Value::Array(details) },
+            E::Invalid { message, details } => Self::Unprocessable { message, details },
             E::Internal(e) => Self::Internal(e),
         }
     }

@@ -8,8 +8,8 @@ use axum::{
     },
     http::{StatusCode, request::Parts},
 };
+use domain::wire::FieldProblem;
 use serde::de::DeserializeOwned;
-use serde_json::json;
 
 use super::ApiError;
 
@@ -84,7 +84,7 @@ fn json_rejection(rejection: JsonRejection) -> ApiError {
     let text = rejection.body_text();
     match rejection {
         JsonRejection::JsonDataError(_) => {
-            ApiError::Unprocessable { message: "the request body has the wrong shape".into(), details: json!({ "reason": text }) }
+            ApiError::Unprocessable { message: "the request body has the wrong shape".into(), details: vec![problem_in(&text)] }
         }
         JsonRejection::JsonSyntaxError(_) => ApiError::BadRequest(format!("malformed JSON: {text}")),
         JsonRejection::MissingJsonContentType(_) => ApiError::UnsupportedMediaType("send Content-Type: application/json".into()),
@@ -108,5 +108,52 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
 }
 
 fn query_rejection(rejection: QueryRejection) -> ApiError {
-    ApiError::Unprocessable { message: "invalid query parameters".into(), details: json!({ "reason": rejection.body_text() }) }
+    ApiError::Unprocessable { message: "invalid query parameters".into(), details: vec![problem_in(&rejection.body_text())] }
+}
+
+/// axum's text for a value that did not deserialize (`Failed to deserialize …: grant.max_uses:
+/// invalid type: string "x", expected u32 at line 1 column 30`) as a problem at a JSON pointer
+/// (`/grant/max_uses`: `invalid type: string "x", expected u32`), the same shape as every other
+/// 422. Without a path (a missing field, a wrong top-level type) the problem is the whole body's.
+fn problem_in(text: &str) -> FieldProblem {
+    let what = text.split_once(": ").map_or(text, |(_, rest)| rest);
+    let what = match what.rfind(" at line ") {
+        Some(at) if what[at..].contains(" column ") => &what[..at],
+        _ => what,
+    };
+    match what.split_once(": ") {
+        Some((path, message)) if !path.is_empty() && !path.contains(char::is_whitespace) => {
+            let pointer: String = path.replace('[', ".").replace(']', "").split('.').filter(|s| !s.is_empty()).map(|s| format!("/{s}")).collect();
+            FieldProblem::new(pointer, message)
+        }
+        _ => FieldProblem::new("", what),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deserialize_error_names_its_field_as_a_json_pointer() {
+        let at = |text: &str| {
+            let p = problem_in(text);
+            (p.path, p.message)
+        };
+        let body = "Failed to deserialize the JSON body into the target type";
+        assert_eq!(
+            at(&format!("{body}: grant.max_uses: invalid type: string \"x\", expected u32 at line 1 column 30")),
+            ("/grant/max_uses".into(), "invalid type: string \"x\", expected u32".into())
+        );
+        assert_eq!(at(&format!("{body}: steps[1].tool: invalid type: null")), ("/steps/1/tool".into(), "invalid type: null".into()));
+        assert_eq!(at(&format!("{body}: missing field `reason` at line 1 column 2")), ("".into(), "missing field `reason`".into()));
+        assert_eq!(
+            at(&format!("{body}: invalid type: integer `5`, expected a map at line 1 column 1")),
+            ("".into(), "invalid type: integer `5`, expected a map".into())
+        );
+        assert_eq!(
+            at("Failed to deserialize query string: limit: invalid digit found in string"),
+            ("/limit".into(), "invalid digit found in string".into())
+        );
+    }
 }

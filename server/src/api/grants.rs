@@ -1,8 +1,8 @@
 //! Revoking a standing permission ("always allow") of a conversation. Grants are created by
 //! approving with `{"grant": {...}}` and listed in the conversation's view.
 
-use super::error::ErrorBody;
-use app::domain::GrantId;
+use super::error::WriteErrors;
+use domain::GrantId;
 use axum::{
     extract::{Path, State},
     http::StatusCode,
@@ -25,10 +25,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     params(("id" = GrantId, Path)),
     responses(
         (status = 204, description = "Revoked"),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
-        (status = 409, description = "Conflict: the resource is no longer in a state that allows this", body = ErrorBody),
+        WriteErrors,
     ),
 )]
 #[tracing::instrument(skip(state, user))]

@@ -2,8 +2,8 @@
 //! audited, and pending approvals whose gate names the group are decided by its new members
 //! (engine/src/orchestrator/approvers.rs). Groups in the configuration file are listed, not changed.
 
-use super::error::ErrorBody;
-use app::domain::wire::{Group, GroupMembers, NewGroup};
+use super::error::{ReadErrors, WriteErrors};
+use domain::wire::{Group, GroupMembers, NewGroup};
 use axum::{
     Json,
     extract::{Path, State},
@@ -30,9 +30,7 @@ fn wire(group: EngineGroup) -> Group {
     summary = "Groups of approvers (admin): the configuration file's and those made here",
     responses(
         (status = 200, description = "OK", body = Vec<Group>),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 403, description = "Not allowed for this user", body = ErrorBody),
+        ReadErrors,
     ),
     extensions(("x-admin-only" = json!(true))),
 )]
@@ -49,13 +47,7 @@ async fn list(State(state): State<AppState>, _admin: Admin) -> Result<Json<Vec<G
     request_body = NewGroup,
     responses(
         (status = 201, description = "Created", body = Group),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 403, description = "Not allowed for this user", body = ErrorBody),
-        (status = 409, description = "A group of that name exists (here or in the configuration file)", body = ErrorBody),
-        (status = 413, description = "The body is too large", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+        WriteErrors,
     ),
     extensions(("x-admin-only" = json!(true))),
 )]
@@ -78,14 +70,7 @@ async fn create(
     request_body = GroupMembers,
     responses(
         (status = 200, description = "OK", body = Group),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 403, description = "Not allowed for this user", body = ErrorBody),
-        (status = 404, description = "No such group", body = ErrorBody),
-        (status = 409, description = "The group is declared in the configuration file", body = ErrorBody),
-        (status = 413, description = "The body is too large", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+        WriteErrors,
     ),
     extensions(("x-admin-only" = json!(true))),
 )]
@@ -107,11 +92,7 @@ async fn replace_members(
     params(("name" = String, Path)),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 403, description = "Not allowed for this user", body = ErrorBody),
-        (status = 404, description = "No such group", body = ErrorBody),
-        (status = 409, description = "The group is declared in the configuration file", body = ErrorBody),
+        WriteErrors,
     ),
     extensions(("x-admin-only" = json!(true))),
 )]

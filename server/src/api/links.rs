@@ -3,9 +3,9 @@
 //! answered; an admin's request for someone else's is sent to them by email (the way the
 //! notification channels send theirs) and never shown to the admin (docs/security.md).
 
-use super::error::ErrorBody;
-use app::domain::ApprovalId;
-use app::domain::AuditKind;
+use super::error::WriteErrors;
+use domain::ApprovalId;
+use domain::AuditKind;
 use axum::{
     Json,
     extract::{Path, State},
@@ -53,14 +53,7 @@ struct LinkRequest {
     responses(
         (status = 200, description = "Your links", body = IssuedLinks),
         (status = 202, description = "Someone else's links, queued to be emailed to them", body = SentLinks),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 403, description = "Links for someone else (admins only)", body = ErrorBody),
-        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
-        (status = 409, description = "Conflict: the resource is no longer in a state that allows this", body = ErrorBody),
-        (status = 413, description = "The body is too large", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+        WriteErrors,
     ),
 )]
 async fn issue(
@@ -150,11 +143,7 @@ async fn send(state: &AppState, id: &ApprovalId, decider: &Actor, by: &CurrentUs
     params(("id" = String, Path, description = "`link_id` from issuing them")),
     responses(
         (status = 204, description = "Revoked: following them shows a page saying so and decides nothing"),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 403, description = "The token lacks the decide scope", body = ErrorBody),
-        (status = 404, description = "No such links, or not yours", body = ErrorBody),
-        (status = 409, description = "Already revoked", body = ErrorBody),
+        WriteErrors,
     ),
 )]
 async fn revoke(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<StatusCode, ApiError> {

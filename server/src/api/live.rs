@@ -8,7 +8,7 @@
 //! and one user may hold at most `COUNTERSIGN_STREAMS_PER_USER` open streams on a process (more
 //! get 429): each costs a task and a bus subscription.
 
-use app::domain::UserId;
+use domain::UserId;
 use std::{
     collections::HashMap,
     sync::{Arc, Mutex},

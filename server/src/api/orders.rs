@@ -1,7 +1,7 @@
 //! The demo domain, read-only over the API (the built-in tools change it).
 
-use super::error::ErrorBody;
-use app::domain::wire::Order;
+use super::error::ReadErrors;
+use domain::wire::Order;
 use axum::{
     Json,
     extract::{Path, State},
@@ -23,8 +23,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     summary = "Demo orders",
     responses(
         (status = 200, description = "OK", body = Vec<Order>),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        ReadErrors,
     ),
 )]
 async fn list(State(state): State<AppState>, _user: CurrentUser) -> Result<Json<Vec<Order>>, ApiError> {
@@ -40,9 +39,7 @@ async fn list(State(state): State<AppState>, _user: CurrentUser) -> Result<Json<
     params(("id" = String, Path)),
     responses(
         (status = 200, description = "OK", body = Order),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
+        ReadErrors,
     ),
 )]
 async fn read(State(state): State<AppState>, _user: CurrentUser, Path(id): Path<String>) -> Result<Json<Order>, ApiError> {

@@ -2,12 +2,12 @@
 //! (with the approval id) whenever an approval the caller may see is requested, escalated,
 //! reminded or decided; the queue page then reloads its list.
 
-use super::error::ErrorBody;
-use app::domain::{ApprovalId, ConversationId, UserId};
+use super::error::WriteErrors;
+use domain::{ApprovalId, ConversationId, UserId};
 use std::convert::Infallible;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use app::domain::EventBody;
+use domain::EventBody;
 use std::collections::HashMap;
 
 use axum::{
@@ -38,9 +38,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     summary = "SSE: `queue-changed` whenever an approval you may see is requested, escalated, reminded or decided",
     responses(
         (status = 200, description = "text/event-stream", body = String, content_type = "text/event-stream"),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 429, description = "Too many attempts; see Retry-After", body = ErrorBody),
+        WriteErrors,
     ),
 )]
 async fn stream(

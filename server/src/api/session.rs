@@ -1,11 +1,9 @@
 //! Logging in and out. `POST /api/session` (JSON) for the hydrated page and scripts;
 //! `POST /login` (form) so the login form also works before the page has hydrated.
 
-use super::error::ErrorBody;
-use app::{
-    domain::wire::{Login, Me},
-    paths::{local_path, query_value},
-};
+use super::error::{ReadErrors, WriteErrors};
+use app::paths::{local_path, query_value};
+use domain::wire::{Login, Me};
 use axum::{
     Form, Json,
     extract::{State, rejection::FormRejection},
@@ -64,12 +62,7 @@ async fn authenticate(state: &AppState, session: &Session, ip: Option<&str>, log
     request_body = Login,
     responses(
         (status = 200, description = "OK", body = Me),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
-        (status = 429, description = "Too many attempts; see Retry-After", body = ErrorBody),
-        (status = 503, description = "Busy or not ready; see Retry-After", body = ErrorBody),
+        WriteErrors,
     ),
     security(()),
 )]
@@ -100,9 +93,7 @@ struct Next {
     request_body(content = Login, content_type = "application/x-www-form-urlencoded"),
     responses(
         (status = 303, description = "Redirect"),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+        WriteErrors,
     ),
     security(()),
 )]
@@ -145,8 +136,7 @@ async fn login_form(
     summary = "Who is logged in",
     responses(
         (status = 200, description = "OK", body = Me),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        ReadErrors,
     ),
 )]
 async fn me(State(state): State<AppState>, user: CurrentUser) -> Result<Json<Me>, ApiError> {
@@ -164,8 +154,7 @@ async fn me(State(state): State<AppState>, user: CurrentUser) -> Result<Json<Me>
     summary = "Log out",
     responses(
         (status = 204, description = "Logged out"),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        ReadErrors,
     ),
 )]
 async fn logout(State(state): State<AppState>, session: Session) -> Result<StatusCode, ApiError> {

@@ -1,8 +1,8 @@
 //! `GET /api/shadow-hits`: the calls shadow gates would have stopped (they ran unasked), newest
 //! first: yours, or everyone's for an admin. The queue's Decided tab lists them.
 
-use super::error::ErrorBody;
-use app::domain::wire::ShadowHit;
+use super::error::ReadErrors;
+use domain::wire::ShadowHit;
 use axum::{Json, extract::State};
 use serde::Deserialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -31,9 +31,7 @@ struct ListQuery {
     params(ListQuery),
     responses(
         (status = 200, description = "OK", body = Vec<ShadowHit>),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+        ReadErrors,
     ),
 )]
 async fn list(

@@ -1,8 +1,8 @@
 //! Tasks: read one, decide all of its pending approvals at once, or abort it.
 
-use super::error::ErrorBody;
-use app::domain::TaskId;
-use app::domain::wire::{DecisionOutcome, RejectRequest, Task};
+use super::error::{ReadErrors, WriteErrors};
+use domain::TaskId;
+use domain::wire::{DecisionOutcome, RejectRequest, Task};
 use axum::{
     Json,
     extract::{Path, State},
@@ -32,7 +32,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 async fn with_summary(state: &AppState, task: &TaskRow) -> Result<Task, ApiError> {
     let events = events::after(state.store.pool(), &task.conversation_id, 0).await?;
     let mut wire = task.to_wire();
-    wire.summary = app::domain::fold(&events).tasks.into_iter().find(|t| t.task_id == task.id).map(|t| t.summary);
+    wire.summary = domain::fold(&events).tasks.into_iter().find(|t| t.task_id == task.id).map(|t| t.summary);
     Ok(wire)
 }
 
@@ -53,9 +53,7 @@ async fn visible_task(state: &AppState, user: &CurrentUser, id: &TaskId) -> Resu
     params(("id" = TaskId, Path)),
     responses(
         (status = 200, description = "OK", body = Task),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
+        ReadErrors,
     ),
 )]
 #[tracing::instrument(skip(state, user))]
@@ -72,11 +70,7 @@ async fn read(State(state): State<AppState>, user: CurrentUser, Path(id): Path<T
     params(("id" = TaskId, Path)),
     responses(
         (status = 200, description = "OK", body = Vec<DecisionOutcome>),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
-        (status = 409, description = "Conflict: the resource is no longer in a state that allows this", body = ErrorBody),
-        (status = 429, description = "Too many attempts; see Retry-After", body = ErrorBody),
+        WriteErrors,
     ),
 )]
 #[tracing::instrument(skip(state, user))]
@@ -100,14 +94,7 @@ async fn approve_all(
     request_body = Option<RejectRequest>,
     responses(
         (status = 200, description = "OK", body = Vec<DecisionOutcome>),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
-        (status = 409, description = "Conflict: the resource is no longer in a state that allows this", body = ErrorBody),
-        (status = 413, description = "The body is too large", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
-        (status = 429, description = "Too many attempts; see Retry-After", body = ErrorBody),
+        WriteErrors,
     ),
 )]
 #[tracing::instrument(skip(state, user, body))]
@@ -131,11 +118,7 @@ async fn reject_all(
     params(("id" = TaskId, Path)),
     responses(
         (status = 200, description = "OK", body = Task),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
-        (status = 409, description = "Conflict: the resource is no longer in a state that allows this", body = ErrorBody),
-        (status = 429, description = "Too many attempts; see Retry-After", body = ErrorBody),
+        WriteErrors,
     ),
 )]
 #[tracing::instrument(skip(state, user))]

@@ -1,6 +1,6 @@
 //! Personal API tokens: create (the secret is shown once), list, revoke.
 
-use super::error::ErrorBody;
+use super::error::{ReadErrors, WriteErrors};
 use axum::{
     Extension, Json,
     extract::{Path, State},
@@ -61,11 +61,7 @@ struct TokenView {
     request_body = NewToken,
     responses(
         (status = 201, description = "Created", body = CreatedToken),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 403, description = "Not allowed for this user", body = ErrorBody),
-        (status = 415, description = "The body is not JSON", body = ErrorBody),
-        (status = 422, description = "Invalid input; `details` lists each problem", body = ErrorBody),
+        WriteErrors,
     ),
 )]
 async fn create(
@@ -98,8 +94,7 @@ async fn create(
     summary = "Your API tokens (never the secret)",
     responses(
         (status = 200, description = "OK", body = Vec<TokenView>),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
+        ReadErrors,
     ),
 )]
 async fn list(State(state): State<AppState>, user: CurrentUser) -> Result<Json<Vec<TokenView>>, ApiError> {
@@ -116,9 +111,7 @@ async fn list(State(state): State<AppState>, user: CurrentUser) -> Result<Json<V
     params(("id" = String, Path)),
     responses(
         (status = 204, description = "Revoked"),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 404, description = "No such resource, or not yours", body = ErrorBody),
+        ReadErrors,
     ),
 )]
 async fn revoke(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<StatusCode, ApiError> {

@@ -1,6 +1,6 @@
 //! Accounts, for admins.
 
-use super::error::ErrorBody;
+use super::error::ReadErrors;
 use axum::{Json, extract::State};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -23,9 +23,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     summary = "Accounts (admin)",
     responses(
         (status = 200, description = "OK", body = Vec<User>),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = ErrorBody),
-        (status = 401, description = "Not logged in: no valid session or API token", body = ErrorBody),
-        (status = 403, description = "Not allowed for this user", body = ErrorBody),
+        ReadErrors,
     ),
     extensions(("x-admin-only" = json!(true))),
 )]

@@ -6,7 +6,7 @@
 //! so a burst of parallel guesses cannot slip past the limit, and given back when the password was
 //! right. The limit is checked before any hashing, so refused guesses cost no argon2 work.
 
-use app::domain::UserId;
+use domain::UserId;
 use std::time::Duration;
 
 use crate::store::limits;

@@ -17,7 +17,7 @@ pub mod scopes;
 pub mod session_store;
 pub mod tokens;
 
-use app::domain::UserId;
+use domain::UserId;
 use axum::{
     extract::{FromRequestParts, Request, State},
     http::{HeaderMap, header, request::Parts},

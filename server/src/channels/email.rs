@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use app::domain::{ApprovalState, AuditKind};
+use domain::{ApprovalState, AuditKind};
 use lettre::{
     AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor,
     message::{Mailbox, MultiPart, SinglePart, header::ContentTransferEncoding, header::ContentType},

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use app::domain::{ApprovalId, ApprovalState, AuditKind};
+use domain::{ApprovalId, ApprovalState, AuditKind};
 use axum::{
     Json, Router,
     body::Bytes,

@@ -7,7 +7,7 @@
 pub mod page;
 pub mod token;
 
-use app::domain::{ApprovalId, AuditKind};
+use domain::{ApprovalId, AuditKind};
 use serde_json::json;
 
 use crate::{
@@ -54,7 +54,7 @@ pub async fn key(config: &crate::config::Config, store: &crate::store::Store) ->
 /// gate's approvers or an escalation name, or someone standing in for one. A link is never made
 /// for, nor used by, anyone else.
 pub async fn sees_it(state: &AppState, approval: &crate::store::approvals::ApprovalRow, person: &Actor) -> anyhow::Result<bool> {
-    if person.role == Some(app::domain::Role::Admin)
+    if person.role == Some(domain::Role::Admin)
         || approval.owner.as_deref().is_some_and(|o| o.eq_ignore_ascii_case(&person.name))
         || approval.decided_by_user(&person.name)
     {

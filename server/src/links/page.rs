@@ -99,7 +99,7 @@ async fn check(state: &AppState, token: &str, ip: Option<String>, headers: &Head
         .await
         .map_err(internal)?
         .ok_or_else(|| said(StatusCode::NOT_FOUND, "No such approval", "The approval this link was made for does not exist."))?;
-    if approval.state != app::domain::ApprovalState::Pending {
+    if approval.state != domain::ApprovalState::Pending {
         return Err(already(&approval));
     }
     if args_hash(&approval.args) != claims.args_hash {
@@ -212,7 +212,7 @@ async fn decide(
         LinkAction::Reject => Decision::Reject { reason },
     };
     match state.orchestrator.decide(&approval.id, decision, &actor).await {
-        Ok(outcome) if outcome.outcome == app::domain::ApprovalState::Pending => said(
+        Ok(outcome) if outcome.outcome == domain::ApprovalState::Pending => said(
             StatusCode::OK,
             "Your approval is counted",
             &format!(
@@ -222,14 +222,14 @@ async fn decide(
                 outcome.approved_by.join(", ")
             ),
         ),
-        Ok(outcome) if outcome.outcome == app::domain::ApprovalState::Approved => {
+        Ok(outcome) if outcome.outcome == domain::ApprovalState::Approved => {
             said(StatusCode::OK, "Approved", &format!("{}: the call runs now.", approval.summary))
         }
         Ok(outcome) => said(StatusCode::OK, "Rejected", &format!("{}: {}. The agent is told.", approval.summary, outcome.outcome)),
         // Decided by someone first, or refused while still pending (the same person again
         // toward a quorum, the deadline passed): say which.
         Err(DecisionError::Conflict(why)) => match approvals::get(state.store.pool(), &approval.id).await {
-            Ok(Some(now)) if now.state != app::domain::ApprovalState::Pending => already(&now),
+            Ok(Some(now)) if now.state != domain::ApprovalState::Pending => already(&now),
             _ => said(StatusCode::CONFLICT, "Not decided", &format!("{why}. Nothing was changed.")),
         },
         Err(DecisionError::Invalid { message, .. }) => page(

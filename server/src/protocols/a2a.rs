@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use app::domain::{ApprovalId, ConversationId, EventBody, TaskId, TaskStatus, wire::Approval};
+use domain::{ApprovalId, ConversationId, EventBody, TaskId, TaskStatus, wire::Approval};
 use axum::{
     Extension, Json, Router,
     body::Bytes,

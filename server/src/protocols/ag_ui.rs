@@ -10,7 +10,7 @@
 
 use std::{convert::Infallible, time::Duration};
 
-use app::domain::{ApprovalId, ConversationId, EventBody, TaskId, TaskStatus};
+use domain::{ApprovalId, ConversationId, EventBody, TaskId, TaskStatus};
 use axum::{
     Extension, Json, Router,
     body::Bytes,
@@ -199,7 +199,7 @@ async fn resume_with(state: &AppState, user: &User, conversation: &ConversationI
             .await?
             .filter(|a| &a.conversation_id == conversation)
             .ok_or_else(|| RunError("UNKNOWN_INTERRUPT", format!("interrupt {id} is not one of this thread's")))?;
-        if approval.state != app::domain::ApprovalState::Pending {
+        if approval.state != domain::ApprovalState::Pending {
             return Err(RunError(
                 "INTERRUPT_RESOLVED",
                 format!("interrupt {id} was already {} by {}", approval.state, approval.decided_by.as_deref().unwrap_or("someone")),

@@ -12,7 +12,7 @@
 
 use std::{sync::Arc, time::Duration};
 
-use app::domain::{ConversationId, EventBody, TaskId, TaskStatus, wire::Conversation};
+use domain::{ConversationId, EventBody, TaskId, TaskStatus, wire::Conversation};
 use axum::{
     Router,
     extract::Request,
@@ -284,7 +284,7 @@ async fn revoked(revocations: &mut tokio::sync::broadcast::Receiver<String>, key
 }
 
 /// Whether the task's call started and has no result yet.
-fn running(history: &[app::domain::Event]) -> bool {
+fn running(history: &[domain::Event]) -> bool {
     let started = history.iter().any(|e| matches!(e.body, EventBody::ToolStarted { .. }));
     started && !history.iter().any(|e| matches!(e.body, EventBody::ToolResult { .. }))
 }
@@ -350,7 +350,7 @@ async fn client_conversation(state: &AppState, user: &User, key: &str, agent: &s
 }
 
 /// The conversation id of a client (its user and credential) and agent: a digest, shaped as a UUID.
-fn client_conversation_id(user: &app::domain::UserId, key: &str, agent: &str) -> ConversationId {
+fn client_conversation_id(user: &domain::UserId, key: &str, agent: &str) -> ConversationId {
     use sha2::Digest;
     let digest = sha2::Sha256::digest(format!("mcp\u{0}{}\u{0}{key}\u{0}{agent}", &**user));
     let bytes: [u8; 16] = digest[..16].try_into().expect("a SHA-256 digest has 32 bytes");

@@ -2,7 +2,7 @@
 //! approving with `answer` in the arguments) is the tool's result and the turn goes on with it;
 //! declining ends it; an answer that is missing or not among the options is refused.
 
-use app::domain::{EventBody, TaskStatus};
+use domain::{EventBody, TaskStatus};
 use serde_json::json;
 
 use crate::helpers::{Options, assistant_texts, error_code, named, spawn_app, spawn_app_with};

@@ -18,7 +18,7 @@ async fn audited_app() -> (TestApp, AnyPool, String) {
     for a in &approvals {
         assert_eq!(app.post_json(&format!("/api/approvals/{}/reject", a.id), json!({ "reason": "no" })).await.0, 200);
     }
-    app.wait_task(&task, app::domain::TaskStatus::Completed).await;
+    app.wait_task(&task, domain::TaskStatus::Completed).await;
     sqlx::any::install_default_drivers();
     let db = AnyPool::connect(&database_url(app.data_dir.path()).await).await.unwrap();
     crate::helpers::eventually("the audit entries to be chained", || async {

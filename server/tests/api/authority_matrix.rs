@@ -7,7 +7,7 @@
 //! gate the chat's yes answers), is "n/a". Slack, emailed links and the console go through these
 //! same decisions (their own tests: slack.rs, email.rs, console.rs).
 
-use app::domain::{ApprovalId, ConversationId, TaskId};
+use domain::{ApprovalId, ConversationId, TaskId};
 use serde_json::{Value, json};
 
 use crate::helpers::{Options, TestApp, cli, client_with_token, spawn_app_with};

@@ -10,6 +10,20 @@ async fn raw_post(app: &TestApp, path: &str, content_type: &str, body: impl Into
     (status, response.json().await.unwrap_or(Value::Null))
 }
 
+/// A 422's `details`: always a list of `{path, message}`, whatever refused the request (the
+/// body's shape, a query parameter, a rule); the paths, in order.
+fn problem_paths(body: &Value) -> Vec<String> {
+    let details = body["error"]["details"].as_array().unwrap_or_else(|| panic!("details is a list: {body}"));
+    assert!(!details.is_empty(), "{body}");
+    details
+        .iter()
+        .map(|d| {
+            assert!(d["message"].as_str().is_some_and(|m| !m.is_empty()), "a message for people: {body}");
+            d["path"].as_str().unwrap_or_else(|| panic!("a path: {body}")).to_owned()
+        })
+        .collect()
+}
+
 async fn conversation_count(app: &TestApp) -> usize {
     app.get_json("/api/conversations").await.1.as_array().unwrap().len()
 }
@@ -27,11 +41,13 @@ async fn wrong_types_and_missing_fields_are_422() {
     let app = spawn_app().await;
     let (status, body) = app.post_json("/api/conversations", json!({ "title": 5 })).await;
     assert_eq!((status, error_code(&body)), (422, "unprocessable"));
+    assert_eq!(problem_paths(&body), ["/title"]);
     let c = app.create_conversation().await;
     let path = format!("/api/conversations/{c}/messages");
     for bad in [json!({}), json!({ "text": 42 }), json!({ "text": "   " }), json!({ "text": "x".repeat(8001) }), json!({ "txt": "hi" })] {
         let (status, body) = app.post_json(&path, bad.clone()).await;
         assert_eq!((status, error_code(&body)), (422, "unprocessable"), "{bad}");
+        problem_paths(&body);
     }
     assert!(app.detail(&c).await.events.is_empty(), "no event was appended");
 }
@@ -90,9 +106,10 @@ async fn a_second_message_while_the_task_waits_is_409() {
 #[tokio::test]
 async fn bad_query_parameters_are_422() {
     let app = spawn_app().await;
-    for path in ["/api/approvals?status=maybe", "/api/approvals?limit=0", "/api/approvals?limit=abc"] {
+    for (path, field) in [("/api/approvals?status=maybe", "/status"), ("/api/approvals?limit=0", "/limit"), ("/api/approvals?limit=abc", "/limit")] {
         let (status, body) = app.get_json(path).await;
         assert_eq!((status, error_code(&body)), (422, "unprocessable"), "{path}");
+        assert_eq!(problem_paths(&body), [field], "{path}");
     }
 }
 

@@ -3,7 +3,7 @@
 //! gate asks when the model is less sure of a call than its threshold. Usage is recorded per model
 //! step (`model-usage`), priced from `[prices]`, and added up in the task summary and the chat.
 
-use app::domain::{EventBody, TaskStatus, wire::Usage};
+use domain::{EventBody, TaskStatus, wire::Usage};
 use serde_json::json;
 
 use crate::helpers::{Options, TestApp, named, spawn_app_with};
@@ -18,7 +18,7 @@ async fn app_with(config: &str) -> TestApp {
 }
 
 /// The usage of every model step of the conversation (of one task, when given), added up.
-fn usage_of(events: &[app::domain::Event], task: Option<&str>) -> Usage {
+fn usage_of(events: &[domain::Event], task: Option<&str>) -> Usage {
     let mut total = Usage::default();
     for event in named(events, "model-usage") {
         if let EventBody::ModelUsage { task_id, usage, model } = &event.body {

@@ -10,7 +10,7 @@
 //! `CHAOS_CONVERSATIONS` (default 6), `CHAOS_TURNS` (default 3) and `CHAOS_SEED` choose the run;
 //! `bash scripts/chaos.sh` runs a long one on both backends.
 
-use app::domain::{CallId, TaskId};
+use domain::{CallId, TaskId};
 use std::{
     collections::HashMap,
     sync::{
@@ -20,7 +20,7 @@ use std::{
     time::Duration,
 };
 
-use app::domain::{EventBody, TaskStatus};
+use domain::{EventBody, TaskStatus};
 use axum::{Json, Router, extract::State, response::IntoResponse, routing::post};
 use eventsource_stream::Eventsource;
 use futures::StreamExt;

@@ -1,7 +1,7 @@
 //! Conversational confirmation: a gate with `confirm = "chat"` is answered
 //! by the user's yes/no reply, stored and audited as the same decision, bound to one call.
 
-use app::domain::{EventBody, TaskStatus};
+use domain::{EventBody, TaskStatus};
 use serde_json::{Value, json};
 
 use crate::helpers::{Options, TestApp, assistant_texts, named, spawn_app_with};

@@ -4,7 +4,7 @@
 
 use std::{sync::Arc, time::Duration};
 
-use app::domain::ApprovalState;
+use domain::ApprovalState;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 

@@ -7,7 +7,7 @@
 //! `CRASH_CYCLES=N` (default 8) and `CRASH_SEED` choose the run; `bash scripts/crash.sh N` runs a
 //! long one. The report line is what docs/reliability.md quotes.
 
-use app::domain::CallId;
+use domain::CallId;
 use std::{
     sync::{
         Arc,
@@ -16,7 +16,7 @@ use std::{
     time::Duration,
 };
 
-use app::domain::{EventBody, TaskStatus};
+use domain::{EventBody, TaskStatus};
 use axum::{Json, Router, extract::State, response::IntoResponse, routing::post};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde_json::{Value, json};
@@ -62,7 +62,7 @@ struct Report {
 }
 
 /// The task's pending approval, if it stopped on one; `None` once it finished.
-async fn settle(app: &TestApp, task: &str) -> Option<app::domain::wire::Approval> {
+async fn settle(app: &TestApp, task: &str) -> Option<domain::wire::Approval> {
     eventually(&format!("task {task} to stop on an approval or finish"), || async {
         match app.task_status(task).await {
             TaskStatus::InputRequired => app.pending_approvals_of(task).await.into_iter().next().map(Some),

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use app::domain::{ApprovalOutcome, CardStatus, EventBody, TaskStatus};
+use domain::{ApprovalOutcome, CardStatus, EventBody, TaskStatus};
 use serde_json::json;
 
 use crate::helpers::{assistant_texts, named, spawn_app};

@@ -3,7 +3,7 @@
 //! decision is a 422 naming the field and changes nothing. `preset = "paranoid"` asks before every
 //! call with both rules.
 
-use app::domain::TaskStatus;
+use domain::TaskStatus;
 use serde_json::{Value, json};
 
 use crate::helpers::{Options, TestApp, error_code, spawn_app_with};
@@ -37,7 +37,7 @@ async fn a_gate_that_requires_a_reason_and_forbids_edits_refuses_other_decisions
     // The chat's card carries the same rules (the card hides Edit and asks for a reason).
     let detail = app.detail(&c).await;
     let card = detail.view.items.iter().find_map(|i| match i {
-        app::domain::Item::Card(card) => card.approval.clone(),
+        domain::Item::Card(card) => card.approval.clone(),
         _ => None,
     });
     assert_eq!(card.map(|a| (a.rules.require_reason, a.rules.allow_modification)), Some((true, false)));

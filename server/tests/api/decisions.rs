@@ -1,6 +1,6 @@
 //! The approval state machine in SQL: one winner, 409 for the rest, 404 for unknown ids.
 
-use app::domain::TaskStatus;
+use domain::TaskStatus;
 use serde_json::json;
 
 use crate::helpers::{error_code, named, spawn_app};

@@ -8,7 +8,7 @@ use std::{
     time::Duration,
 };
 
-use app::domain::{ApprovalOutcome, CardStatus, EventBody, TaskStatus};
+use domain::{ApprovalOutcome, CardStatus, EventBody, TaskStatus};
 use serde_json::json;
 
 use crate::helpers::{BinaryServer, Options, TestApp, agents_with_timeout, assistant_texts, named, spawn_app, spawn_app_with};
@@ -444,7 +444,7 @@ async fn a_commit_dropped_at_its_yield_after_the_commit_still_publishes_its_even
     }
     let dir = tempfile::tempdir().unwrap();
     let store = Store::connect(&format!("sqlite://{}", dir.path().join("t.db").display()), Default::default()).await.unwrap();
-    let user = users::insert(store.writer(), "alice", "not-a-hash", app::domain::Role::Admin).await.unwrap().unwrap();
+    let user = users::insert(store.writer(), "alice", "not-a-hash", domain::Role::Admin).await.unwrap().unwrap();
     let c = conversations::create(store.writer(), "t", "support", &user).await.unwrap();
     let mut live = store.bus().subscribe_local();
 

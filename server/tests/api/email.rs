@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use app::domain::TaskStatus;
+use domain::TaskStatus;
 use countersign::{bus::Bus, store::Store};
 
 use crate::helpers::{Options, TestApp, database_url, eventually, spawn_app_with};

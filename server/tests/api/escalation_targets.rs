@@ -3,7 +3,7 @@
 //! went to (or an admin) see it in their queue and may decide it; the owner may not. Naming no
 //! one known is a 422 that changes nothing.
 
-use app::domain::{ApprovalState, TaskStatus};
+use domain::{ApprovalState, TaskStatus};
 use serde_json::json;
 
 use crate::helpers::{Options, TestApp, error_code, spawn_app_with};

@@ -2,7 +2,7 @@
 //! user sees it. Approving sends it (edited or not; the decision keeps both), rejecting sends the
 //! reason back to the model, which answers again; a grant or an empty answer is refused.
 
-use app::domain::{EventBody, TaskStatus};
+use domain::{EventBody, TaskStatus};
 use serde_json::json;
 
 use crate::helpers::{Options, TestApp, assistant_texts, error_code, named, spawn_app_with};

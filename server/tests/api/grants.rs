@@ -3,7 +3,7 @@
 //! within the bounds it was given with; a gate that asks each call on its own cannot be granted.
 //! Every refused request is checked to change nothing.
 
-use app::domain::{TaskStatus, fold::Card};
+use domain::{TaskStatus, fold::Card};
 use serde_json::json;
 
 use crate::helpers::{Options, TestApp, spawn_app_with};

@@ -1,9 +1,9 @@
 //! `spawn_app()` and the small clients the integration tests share.
 
-use app::domain::{ConversationId, TaskId};
+use domain::{ConversationId, TaskId};
 use std::{sync::Arc, time::Duration};
 
-use app::domain::{
+use domain::{
     Event, EventBody, TaskStatus,
     wire::{Approval, ConversationDetail, Order},
 };

@@ -1,7 +1,7 @@
 //! The dependency arrows go one way: web (the `server` crate: `api`, `auth`, pages, `state`) →
-//! engine (the `engine` crate: orchestrator, policy, tools, models) → store → bus. That the engine
-//! uses nothing of the web layer is a compile error (the engine crate has no axum and no server
-//! among its dependencies); inside the engine, these rules keep the store from reaching up into
+//! {UI (`app`), engine (orchestrator, policy, tools, models) → store → bus} → `domain`. That the
+//! engine uses nothing of the web layer or the UI is a compile error (no axum, Leptos, app or
+//! server among its dependencies: checked below on `cargo tree`); inside the engine, these rules keep the store from reaching up into
 //! what uses it and the bus plain memory; and a handler file uses the shared helpers of `api`
 //! (`access`, `extract`, `resume`, `error`, `live`), never another handler's
 //! (docs/architecture.md, "Module map").
@@ -138,6 +138,33 @@ fn the_dependency_arrows_go_one_way() {
         }
     }
     assert!(broken.is_empty(), "a dependency arrow points the wrong way:\n{}", broken.join("\n"));
+}
+
+/// The packages `package` builds on (normal dependencies, its default features), by name.
+fn dependencies_of(package: &str) -> Vec<String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args(["tree", "--offline", "-e", "normal", "--prefix", "none", "--format", "{p}", "-p", package])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo tree runs");
+    assert!(out.status.success(), "cargo tree -p {package}: {}", String::from_utf8_lossy(&out.stderr));
+    let mut names: Vec<String> =
+        String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.split_whitespace().next()).map(str::to_owned).collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+#[test]
+fn the_engine_and_the_domain_build_on_no_web_framework() {
+    let web = ["leptos", "leptos_axum", "tachys", "reactive_graph", "axum", "tower-sessions", "app", "server"];
+    for (package, also_forbidden) in [("engine", &[][..]), ("domain", &["sqlx", "utoipa", "tokio"][..])] {
+        let deps = dependencies_of(package);
+        assert!(deps.iter().any(|d| d == "serde"), "cargo tree -p {package} lists its dependencies: {deps:?}");
+        let wrong: Vec<&String> = deps.iter().filter(|d| web.contains(&d.as_str()) || also_forbidden.contains(&d.as_str())).collect();
+        assert!(wrong.is_empty(), "{package} builds on {wrong:?} (docs/architecture.md, \"Crates\")");
+    }
 }
 
 #[test]

@@ -1,8 +1,8 @@
 //! Fenced task leases (docs/architecture.md, decision 7): each claim has its own token, times come from the
 //! database's clock, and a driver that lost its lease can change nothing.
 
-use app::domain::{ConversationId, TaskId};
-use app::domain::{EventBody, TaskStatus};
+use domain::{ConversationId, TaskId};
+use domain::{EventBody, TaskStatus};
 use countersign::{
     bus::Bus,
     store::{Store, tasks},

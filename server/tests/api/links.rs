@@ -4,7 +4,7 @@
 //! forged, cut-off, expired and no-longer-allowed links each get a page saying so while nothing
 //! changes.
 
-use app::domain::TaskStatus;
+use domain::TaskStatus;
 use serde_json::json;
 
 use crate::helpers::{TestApp, error_code, spawn_app};

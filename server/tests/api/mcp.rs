@@ -1,7 +1,7 @@
 //! MCP tools through a real MCP server from npm (@modelcontextprotocol/server-filesystem),
 //! driven by the OpenAI-compatible provider against the fake model server.
 
-use app::domain::TaskStatus;
+use domain::TaskStatus;
 use serde_json::json;
 
 use crate::{
@@ -53,7 +53,7 @@ async fn an_mcp_write_file_waits_for_approval_and_the_file_appears_only_after_ap
     app.wait_task(&task, TaskStatus::Completed).await;
     assert_eq!(std::fs::read_to_string(&approved).unwrap(), "hello from countersign");
     let card = app.detail(&c).await.view.cards().find(|c| c.tool == "write_file").cloned().unwrap();
-    assert_eq!(card.status, app::domain::CardStatus::Succeeded);
+    assert_eq!(card.status, domain::CardStatus::Succeeded);
     assert!(card.result.unwrap()["message"].as_str().unwrap().contains("Successfully wrote"), "the MCP result shows on the card");
 
     let c2 = app.create_conversation().await;
@@ -96,7 +96,7 @@ async fn a_hung_mcp_call_fails_after_its_timeout_and_the_turn_goes_on() {
     let task = app.say(&c, "read the pipe").await;
     app.wait_task(&task, TaskStatus::Completed).await;
     let card = app.detail(&c).await.view.cards().find(|c| c.tool == "read_text_file").cloned().unwrap();
-    assert_eq!(card.status, app::domain::CardStatus::Failed, "{card:?}");
+    assert_eq!(card.status, domain::CardStatus::Failed, "{card:?}");
     let error = serde_json::to_string(&card).unwrap();
     assert!(error.contains("did not answer within 1.0 s"), "{error}");
     assert_eq!(crate::helpers::assistant_texts(&app.detail(&c).await.events).last().unwrap(), "The file server did not answer.");

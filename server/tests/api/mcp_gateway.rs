@@ -104,7 +104,7 @@ async fn the_official_python_mcp_client_waits_for_a_decision_and_gets_the_edited
     let cards: Vec<_> = detail.view.cards().map(|c| (c.tool.clone(), c.status)).collect();
     assert_eq!(
         cards,
-        [("get_order".to_owned(), app::domain::CardStatus::Succeeded), ("write_file".to_owned(), app::domain::CardStatus::Succeeded)]
+        [("get_order".to_owned(), domain::CardStatus::Succeeded), ("write_file".to_owned(), domain::CardStatus::Succeeded)]
     );
     let (_, tasks) = app.get_json(&format!("/api/conversations/{conversation}")).await;
     // Named after the client's own name (clientInfo) and the token it came with.

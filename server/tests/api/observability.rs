@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use app::domain::TaskStatus;
+use domain::TaskStatus;
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 

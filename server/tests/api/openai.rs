@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use app::domain::{CardStatus, TaskStatus};
+use domain::{CardStatus, TaskStatus};
 use axum::{Json, Router, extract::State, http::StatusCode, response::IntoResponse, routing::post};
 use futures::StreamExt;
 use serde_json::{Value, json};
@@ -244,7 +244,7 @@ async fn the_providers_usage_and_log_probabilities_become_the_steps_usage_and_th
     assert_eq!((request["logprobs"].as_bool(), request["stream_options"]["include_usage"].as_bool()), (Some(true), Some(true)));
     let events = app.detail(&c).await.events;
     let usage = events.iter().find_map(|e| match &e.body {
-        app::domain::EventBody::ModelUsage { model, usage, .. } => Some((model.clone(), *usage)),
+        domain::EventBody::ModelUsage { model, usage, .. } => Some((model.clone(), *usage)),
         _ => None,
     });
     let (model, usage) = usage.expect("a model-usage event");

@@ -278,7 +278,7 @@ async fn the_audit_trail_records_the_cycle_and_verify_finds_the_first_edited_ent
     )
     .await;
     app.post_json(&format!("/api/approvals/{}/reject", approvals[1].id), json!({ "reason": "duplicate" })).await;
-    app.wait_task(&task, app::domain::TaskStatus::Completed).await;
+    app.wait_task(&task, domain::TaskStatus::Completed).await;
 
     let root = app.as_user("root");
     let (_, page) = root.get_json("/api/audit?limit=100").await;
@@ -342,7 +342,7 @@ async fn the_cli_creates_users_refuses_weak_passwords_and_decides_on_a_running_s
     assert!(ok && listed.contains(approvals[0].id.as_str()) && listed.contains("cancel_order"), "{listed}{stderr}");
     let (ok, out, _) = cli(dir.path(), &[&["approvals", "approve", approvals[0].id.as_str()][..], &remote].concat(), None).await;
     assert!(ok && out.trim() == "approved", "{out}");
-    server.app.wait_task(&task, app::domain::TaskStatus::Completed).await;
+    server.app.wait_task(&task, domain::TaskStatus::Completed).await;
     let (ok, _, stderr) = cli(dir.path(), &[&["approvals", "approve", approvals[0].id.as_str()][..], &remote].concat(), None).await;
     assert!(!ok && stderr.contains("409"), "{stderr}");
     let (ok, out, _) = cli(dir.path(), &["audit", "verify"], None).await;

@@ -3,7 +3,7 @@
 //! task without asking; any other call is gated as usual. A plan of calls the agent cannot make
 //! is refused before anyone is asked, and an edit that would add one is a 422.
 
-use app::domain::{CardStatus, Item, TaskStatus};
+use domain::{CardStatus, Item, TaskStatus};
 use serde_json::json;
 
 use crate::{

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use app::domain::TaskStatus;
+use domain::TaskStatus;
 use serde_json::json;
 
 use crate::helpers::{BinaryServer, PASSWORD, cli, client_with_token};

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use app::domain::TaskStatus;
+use domain::TaskStatus;
 use futures::StreamExt;
 use serde_json::json;
 

@@ -5,7 +5,7 @@
 
 use std::{sync::Arc, time::Duration};
 
-use app::domain::EventBody;
+use domain::EventBody;
 
 use crate::helpers::{BinaryServer, Options, TestApp, eventually, named, refused_start_up, spawn_app_with};
 
@@ -111,7 +111,7 @@ async fn the_retry_timeout_action_asks_again_with_a_fresh_deadline_then_rejects_
     let app = spawn_app_with(Options { agents_toml: Some(toml.into()), ..Default::default() }).await;
     let c = app.create_conversation().await;
     let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
-    app.wait_task(&task, app::domain::TaskStatus::Completed).await;
+    app.wait_task(&task, domain::TaskStatus::Completed).await;
     let events = app.detail(&c).await.events;
     let asked: Vec<(u32, String)> = named(&events, "approval-required")
         .iter()
@@ -127,7 +127,7 @@ async fn the_retry_timeout_action_asks_again_with_a_fresh_deadline_then_rejects_
     assert!(asked.windows(2).all(|w| w[0].1 < w[1].1), "each time a later deadline: {asked:?}");
     let decided = named(&events, "approval-decided");
     let EventBody::ApprovalDecided { outcome, reason, .. } = &decided[0].body else { unreachable!() };
-    assert_eq!((*outcome, reason.as_deref()), (app::domain::ApprovalOutcome::Expired, Some("timed out (asked 3 times)")));
+    assert_eq!((*outcome, reason.as_deref()), (domain::ApprovalOutcome::Expired, Some("timed out (asked 3 times)")));
     assert_eq!(app.order(1001).await.status, "open", "never approved, never run");
     // The chat counted one request, not three.
     let view = app.detail(&c).await.view;
@@ -148,7 +148,7 @@ async fn a_retry_due_while_the_server_was_down_asks_again_after_the_restart() {
     tokio::time::sleep(Duration::from_millis(900)).await;
 
     let second = BinaryServer::start(dir, Some(toml)).await;
-    second.app.wait_task(&task, app::domain::TaskStatus::Completed).await;
+    second.app.wait_task(&task, domain::TaskStatus::Completed).await;
     let events = second.app.detail(&c).await.events;
     let resent: Vec<u32> = named(&events, "approval-required")
         .iter()
@@ -174,7 +174,7 @@ async fn timeout_action_default_is_the_defaults_and_a_wrong_one_is_named() {
     let app = spawn_app_with(Options { agents_toml: Some(gate("default", "timeout_secs = 0.3\n")), ..Default::default() }).await;
     let c = app.create_conversation().await;
     let (task, _) = app.pending_turn(&c, "refund order 1001", 1).await;
-    app.wait_task(&task, app::domain::TaskStatus::Completed).await;
+    app.wait_task(&task, domain::TaskStatus::Completed).await;
     assert_eq!(app.order(1001).await.status, "refunded", "\"default\" is the [defaults] action: approve");
     let err = refused_start_up(&gate("later", "")).await;
     assert!(err.contains("timeout_action must be reject, approve, skip, abort, escalate, retry or default, got \"later\""), "{err}");

@@ -4,7 +4,7 @@
 
 use std::{sync::Arc, time::Instant};
 
-use app::domain::{Event, TaskStatus};
+use domain::{Event, TaskStatus};
 use futures::StreamExt;
 use serde_json::json;
 
@@ -40,7 +40,7 @@ async fn chat_on_a_approve_on_b_and_the_result_streams_on_a() {
                 latency = Some(decided_at.elapsed());
             }
             seen.push(message.event.clone());
-            if matches!(event.body, app::domain::EventBody::TaskStatus { status: TaskStatus::Completed, .. }) {
+            if matches!(event.body, domain::EventBody::TaskStatus { status: TaskStatus::Completed, .. }) {
                 break;
             }
         }
@@ -143,7 +143,7 @@ async fn an_event_too_large_for_a_notification_still_reaches_the_other_replica()
     })
     .await
     .expect("B streams A's message within 10 s");
-    assert!(matches!(seen.body, app::domain::EventBody::UserMessage { text: t, .. } if t == text.trim()));
+    assert!(matches!(seen.body, domain::EventBody::UserMessage { text: t, .. } if t == text.trim()));
 }
 
 /// A replica frozen while it chains the audit trail holds the chain's lock inside an open

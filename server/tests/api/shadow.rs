@@ -1,7 +1,7 @@
 //! Shadow gates (`mode = "shadow"`): a gate being tried out records the calls it would have
 //! stopped — on the call's event and card, in the audit trail and in `/metrics` — and stops none.
 
-use app::domain::{EventBody, TaskStatus};
+use domain::{EventBody, TaskStatus};
 
 use crate::helpers::{Options, named, refused_start_up, spawn_app_with};
 

@@ -7,7 +7,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use app::domain::TaskStatus;
+use domain::TaskStatus;
 use axum::{Json, Router, extract::Path, http::HeaderMap, routing::post};
 use hmac::{Hmac, Mac};
 use serde_json::{Value, json};

@@ -2,9 +2,9 @@
 //! the fold plus the events after it, and once enough events follow the snapshot a read stores a
 //! newer one. The fold stays the truth: the answer always equals the fold of the whole log, and a
 //! snapshot of another fold version (or one that does not parse) is rebuilt, not trusted. By
-//! default the answer is a page of it (app/src/domain/page.rs), kept and read the same way.
+//! default the answer is a page of it (domain/src/page.rs), kept and read the same way.
 
-use app::domain::{ConversationView, TaskStatus, fold::FOLD_VERSION, page::EarlierItems};
+use domain::{ConversationView, TaskStatus, fold::FOLD_VERSION, page::EarlierItems};
 use countersign::{bus::Bus, store::Store};
 use serde_json::json;
 

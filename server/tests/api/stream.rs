@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use app::domain::{Event, TaskStatus};
+use domain::{Event, TaskStatus};
 use serde_json::json;
 
 use crate::helpers::{spawn_app, take_events};

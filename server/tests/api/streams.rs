@@ -133,7 +133,7 @@ async fn a_client_that_stops_reading_holds_up_no_one() {
     let mut received = 0;
     for turn in 0..10 {
         let task = app.say(&c, &text).await;
-        app.wait_task(&task, app::domain::TaskStatus::Completed).await;
+        app.wait_task(&task, domain::TaskStatus::Completed).await;
         // The reading client has every event of the turn, in order, whatever the stalled one does.
         let stored = app.detail(&c).await.events;
         let got = crate::helpers::take_events(&mut watching, stored.len() - received).await;

@@ -1,7 +1,7 @@
 //! Sub-agents: a supervisor delegates to a worker through `ask_<worker>`; the worker's gated
 //! calls wait in the same conversation marked with its name, and the supervisor resumes after.
 
-use app::domain::{EventBody, Item, TaskStatus};
+use domain::{EventBody, Item, TaskStatus};
 use serde_json::json;
 
 use crate::helpers::{Options, TestApp, named, spawn_app_with};
@@ -17,10 +17,10 @@ async fn supervisor_chat() -> (TestApp, String) {
 }
 
 /// Waits until a worker's approval is pending and returns it.
-async fn worker_approval(app: &TestApp) -> app::domain::wire::Approval {
+async fn worker_approval(app: &TestApp) -> domain::wire::Approval {
     crate::helpers::eventually("the worker's approval", || async {
         let (_, body) = app.get_json("/api/approvals?status=pending").await;
-        let all: Vec<app::domain::wire::Approval> = serde_json::from_value(body).unwrap();
+        let all: Vec<domain::wire::Approval> = serde_json::from_value(body).unwrap();
         all.into_iter().next()
     })
     .await

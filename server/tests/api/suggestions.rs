@@ -3,7 +3,7 @@
 //! "always allow" with the scope filled in (this tool, this chat, a day); accepting creates the
 //! ordinary grant, and the next call runs without asking.
 
-use app::domain::{TaskStatus, wire::GrantSuggestion};
+use domain::{TaskStatus, wire::GrantSuggestion};
 use serde_json::json;
 
 use crate::helpers::{Options, TestApp, spawn_app_with};

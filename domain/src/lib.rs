@@ -1,5 +1,7 @@
-//! Domain types shared by the server and the browser: the conversation event log, the views
-//! folded from it, and the wire types of the REST API.
+//! Countersign's domain, shared by the server, the engine and the browser: ids and states, the
+//! conversation event log and the views folded from it, who may decide what (`rules`), the wire
+//! types of the REST API, and time. Default features pull in no web framework and no database;
+//! `sqlx` and `openapi` add the row and schema derives the server side needs.
 
 pub mod args_form;
 pub mod event;
@@ -9,6 +11,7 @@ pub mod naming;
 pub mod page;
 pub mod rules;
 pub mod states;
+pub mod time;
 pub mod wire;
 pub mod wording;
 

@@ -12,7 +12,7 @@ use super::{
 
 /// One stored event of a conversation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Event {
     pub seq: i64,
     pub conversation_id: ConversationId,
@@ -24,7 +24,7 @@ pub struct Event {
 
 /// What happened. Serialized with `"type": "<kebab-case name>"`, which is also the SSE event name.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum EventBody {
     UserMessage {
@@ -283,7 +283,7 @@ impl EventBody {
 
 /// How an approval ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ApprovalOutcome {
     Approved,

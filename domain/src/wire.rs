@@ -9,8 +9,24 @@ use super::{
     rules::DecisionRules,
 };
 
+/// One thing wrong with a request or a call's arguments: where (a JSON pointer, `""` for the
+/// whole body) and why, said for a person. Every 422's `details` is a list of these, as are the
+/// schema violations a model is told about.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct FieldProblem {
+    pub path: String,
+    pub message: String,
+}
+
+impl FieldProblem {
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self { path: path.into(), message: message.into() }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Conversation {
     pub id: ConversationId,
     pub title: String,
@@ -23,21 +39,21 @@ pub struct Conversation {
     pub owner: Option<String>,
     /// Tool calls of this chat waiting for a decision.
     #[serde(default)]
-    #[cfg_attr(feature = "ssr", schema(minimum = 0))]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0))]
     pub pending: i64,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NewConversation {
-    #[cfg_attr(feature = "ssr", schema(max_length = 200))]
+    #[cfg_attr(feature = "openapi", schema(max_length = 200))]
     pub title: Option<String>,
     pub agent: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ConversationDetail {
     pub conversation: Conversation,
     /// Only with `?events=all`: the whole log.
@@ -50,15 +66,15 @@ pub struct ConversationDetail {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NewMessage {
-    #[cfg_attr(feature = "ssr", schema(min_length = 1, max_length = 8000))]
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 8000))]
     pub text: String,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Task {
     pub id: TaskId,
     pub conversation_id: ConversationId,
@@ -73,7 +89,7 @@ pub struct Task {
 
 /// One row of the approval queue.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Approval {
     pub id: ApprovalId,
     /// User name of the conversation's owner.
@@ -144,7 +160,7 @@ pub struct Approval {
 
 /// Arguments a reviewer is trying out before approving with them.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PreviewRequest {
     /// The edited arguments; validated against the tool's JSON schema.
@@ -153,7 +169,7 @@ pub struct PreviewRequest {
 
 /// What the call would do with the edited arguments, read against the data now.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CallPreview {
     /// The card's headline for the edited call.
     pub summary: String,
@@ -162,7 +178,7 @@ pub struct CallPreview {
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ApproveRequest {
     /// Replacement arguments; validated against the tool's JSON schema.
@@ -173,13 +189,13 @@ pub struct ApproveRequest {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct GrantRequest {
     /// Seconds the grant lasts; none: until revoked.
     pub ttl_secs: Option<u64>,
     /// How many calls it may let through; none: unlimited.
-    #[cfg_attr(feature = "ssr", schema(minimum = 1))]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub max_uses: Option<u32>,
     /// Which arguments it lets through besides the gate's own bounds: `any` (the default),
     /// `exact` (only the approved arguments), or `at_most` (numbers no larger than approved).
@@ -189,7 +205,7 @@ pub struct GrantRequest {
 
 /// How far a grant reaches over the arguments of the calls its gate stops.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum GrantArgs {
     /// Any call the same gate stops.
@@ -203,7 +219,7 @@ pub enum GrantArgs {
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RejectRequest {
     pub reason: Option<String>,
@@ -212,19 +228,19 @@ pub struct RejectRequest {
 /// `POST /api/approvals/{id}/escalate`: to whom (a user or a `[[groups]]` name); without `to`,
 /// the gate's `escalation_target`, or the admins.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct EscalateRequest {
-    #[cfg_attr(feature = "ssr", schema(min_length = 1, max_length = 64))]
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 64))]
     pub to: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct DeferRequest {
     /// What the agent should do instead; required.
-    #[cfg_attr(feature = "ssr", schema(min_length = 1, max_length = 2000))]
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 2000))]
     pub guidance: String,
 }
 
@@ -246,7 +262,7 @@ impl Reversibility {
 
 /// Can the call's effect be undone?
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Reversibility {
     /// It changes nothing, or what it changes is easily put back.
@@ -261,7 +277,7 @@ pub enum Reversibility {
 /// Why a call is risky, beyond its level: from the tool's metadata and its own description of
 /// the call read against the data.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RiskAssessment {
     /// Short reasons, e.g. "moves money", "more than is left to refund".
     #[serde(default)]
@@ -282,7 +298,7 @@ pub struct RiskAssessment {
 
 /// Tokens and cost of model steps, added up (a task's, or a conversation's).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -309,7 +325,7 @@ impl Usage {
 
 /// What was spent so far when a budget gate asked, and the gate's limits (the card shows both).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Spend {
     /// The task's (or, for a gate with `per = "conversation"`, the conversation's) usage so far,
     /// including the model step that proposed the call.
@@ -324,7 +340,7 @@ pub struct Spend {
 
 /// What a decider reads besides the call itself (the user's prompt, and more).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ApprovalContext {
     /// The user's message that started the turn.
     #[serde(default)]
@@ -342,7 +358,7 @@ pub struct ApprovalContext {
 
 /// What a decision endpoint answers.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DecisionOutcome {
     pub approval_id: ApprovalId,
     pub call_id: CallId,
@@ -361,7 +377,7 @@ fn is_one(n: &u32) -> bool {
 
 /// A demo-domain order (the built-in tools act on these).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Order {
     pub id: i64,
     pub customer: String,
@@ -375,7 +391,7 @@ pub struct Order {
 
 /// The logged-in user, as pages and clients see them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Me {
     pub id: UserId,
     pub username: String,
@@ -386,7 +402,7 @@ pub struct Me {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Login {
     pub username: String,
@@ -397,7 +413,7 @@ pub struct Login {
 /// `assistant-delta` without an `id:`; never stored: the finished reply arrives as the
 /// `assistant-message` event and replaces it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AssistantDelta {
     pub conversation_id: ConversationId,
     pub task_id: TaskId,
@@ -411,7 +427,7 @@ pub struct AssistantDelta {
 
 /// A configured agent, for choosing whom a new conversation talks to.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AgentInfo {
     pub name: String,
     pub description: String,
@@ -422,7 +438,7 @@ pub struct AgentInfo {
 /// A group of people who may decide approvals (a gate's `approvers = ["group:<name>"]`) or
 /// receive escalations.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Group {
     pub name: String,
     /// User names.
@@ -433,7 +449,7 @@ pub struct Group {
 
 /// `POST /api/groups`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NewGroup {
     /// 1 to 64 letters, digits, `.`, `_`, `-` or `@`.
@@ -445,7 +461,7 @@ pub struct NewGroup {
 
 /// `PUT /api/groups/{name}`: the group's members from now on.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct GroupMembers {
     pub members: Vec<String>,
@@ -454,7 +470,7 @@ pub struct GroupMembers {
 /// One person deciding in another's place for a period (out of office): wherever a gate's
 /// `approvers` or an escalation name `from`, `to` may decide too while it is active.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Delegation {
     pub id: String,
     pub from: String,
@@ -471,7 +487,7 @@ pub struct Delegation {
 
 /// `POST /api/delegations`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NewDelegation {
     /// Who decides in your place.
@@ -490,7 +506,7 @@ pub struct NewDelegation {
 /// approved the same tool with the same shape of arguments `count` times in the conversation
 /// (`[defaults] suggest_grant_after`); accepting approves with `grant`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct GrantSuggestion {
     pub by: String,
     pub count: u32,
@@ -507,7 +523,7 @@ pub fn args_shape(args: &Value) -> Vec<String> {
 
 /// A call a shadow gate (`mode = "shadow"`) would have stopped; it ran unasked.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ShadowHit {
     pub conversation_id: ConversationId,
     pub conversation_title: String,

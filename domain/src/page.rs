@@ -16,7 +16,7 @@ pub const DEFAULT_PAGE_ITEMS: usize = 50;
 
 /// Items before a page (`GET /api/conversations/{id}/items?before=`), with the turns they belong to.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct EarlierItems {
     pub items: Vec<Item>,
     pub tasks: Vec<TaskView>,

@@ -13,7 +13,7 @@ use super::{
 };
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ConversationView {
     /// Sequence number of the last event folded in; live events at or below it are ignored.
     pub last_seq: i64,
@@ -25,7 +25,7 @@ pub struct ConversationView {
     /// Tokens and cost of every model step in the conversation.
     #[serde(default)]
     pub usage: Usage,
-    /// This view is a page (app/src/domain/page.rs): items before this sequence number were left
+    /// This view is a page (domain/src/page.rs): items before this sequence number were left
     /// out (all waiting and running cards are always in); `GET /api/conversations/{id}/items?before=`
     /// returns them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -43,7 +43,7 @@ pub struct Draft {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct GrantView {
     pub grant_id: GrantId,
     pub tool: String,
@@ -69,7 +69,7 @@ pub struct GrantView {
 
 /// One entry of the chat, in the order it happened. Decisions are not items: they change cards.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Item {
     User {
@@ -89,7 +89,7 @@ pub enum Item {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TaskView {
     pub task_id: TaskId,
     pub status: TaskStatus,
@@ -105,7 +105,7 @@ pub struct TaskView {
 /// A turn's human-in-the-loop record (what other systems call a `HITLResult`), folded from its events: the same
 /// numbers under the finished turn in the chat and in `GET /api/tasks/{id}`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TaskSummary {
     pub approvals_requested: u32,
     pub approved: u32,
@@ -161,7 +161,7 @@ impl TaskSummary {
 
 /// What the UI shows for one tool call.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Card {
     /// Sequence number of the call's event: the card's place in the chat.
     #[serde(default)]
@@ -197,7 +197,7 @@ pub struct Card {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CardApproval {
     pub approval_id: ApprovalId,
     pub gate: String,
@@ -245,7 +245,7 @@ pub struct CardApproval {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CardDecision {
     pub outcome: ApprovalOutcome,
     pub decided_by: String,
@@ -255,7 +255,7 @@ pub struct CardDecision {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CardStatus {
     Requested,

@@ -51,7 +51,7 @@ pub struct Escalation<'a> {
 /// (`group:finance`, `user:ada`, `role:admin`); kept with the approval and re-resolved when an
 /// admin changes a group it names (engine/src/orchestrator/approvers.rs).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Approvers {
     /// As the gate names them.
     pub names: Vec<String>,
@@ -201,7 +201,7 @@ mod tests {
 /// with the approval from the moment it is asked. The server refuses a decision that breaks them
 /// (422); the card hides or requires what they say.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DecisionRules {
     /// A rejection must say why.
     #[serde(default)]

@@ -10,9 +10,9 @@ macro_rules! id_type {
     ($($(#[$doc:meta])* $name:ident;)*) => {$(
         $(#[$doc])*
         #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-        #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+        #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
         #[serde(transparent)]
-        #[cfg_attr(feature = "ssr", derive(sqlx::Type), sqlx(transparent))]
+        #[cfg_attr(feature = "sqlx", derive(sqlx::Type), sqlx(transparent))]
         pub struct $name(String);
 
         impl $name {

@@ -63,11 +63,11 @@ pub fn ago(at: &str) -> String {
 
 /// Milliseconds since the Unix epoch, now.
 pub fn now_ms() -> i64 {
-    #[cfg(feature = "hydrate")]
+    #[cfg(target_arch = "wasm32")]
     {
         js_sys::Date::now() as i64
     }
-    #[cfg(not(feature = "hydrate"))]
+    #[cfg(not(target_arch = "wasm32"))]
     {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
     }

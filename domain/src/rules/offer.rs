@@ -5,7 +5,7 @@
 //! offering more shows a button the server answers with 403, which this keeps from happening.
 
 use super::{Decider, Escalation, Refusal, Viewer, held_from};
-use crate::domain::fold::CardApproval;
+use crate::fold::CardApproval;
 
 /// Where the approval is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,7 +95,7 @@ pub fn offer(viewer: &Viewer, requested: bool, approval: &CardApproval, place: P
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::rules::{Approvers, DecisionRules};
+    use crate::rules::{Approvers, DecisionRules};
 
     fn viewer(name: &str, is_admin: bool) -> Viewer {
         Viewer { name: name.into(), is_admin, stands_in_for: vec![] }

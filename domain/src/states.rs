@@ -55,7 +55,7 @@ macro_rules! named {
         }
 
         // By hand: the derive does not see serde's `rename` through this macro's `$text`.
-        #[cfg(feature = "ssr")]
+        #[cfg(feature = "openapi")]
         impl utoipa::PartialSchema for $name {
             fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
                 utoipa::openapi::schema::ObjectBuilder::new()
@@ -65,7 +65,7 @@ macro_rules! named {
             }
         }
 
-        #[cfg(feature = "ssr")]
+        #[cfg(feature = "openapi")]
         impl utoipa::ToSchema for $name {}
 
         impl $name {

@@ -2,7 +2,7 @@
 //! panics, and a server render of a prefix followed by live events from any earlier point (the
 //! reload / reconnect path) gives exactly the view of folding everything at once.
 
-use app::domain::{ApprovalOutcome, CallId, Event, EventBody, Risk, TaskId, TaskStatus, fold, rules::DecisionRules};
+use domain::{ApprovalOutcome, CallId, Event, EventBody, Risk, TaskId, TaskStatus, fold, rules::DecisionRules};
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -74,13 +74,13 @@ fn body() -> impl Strategy<Value = EventBody> {
                     quorum: 1 + u32::from(strict),
                     grantable: !strict,
                 },
-                assessment: strict.then(|| app::domain::wire::RiskAssessment { factors: vec!["moves money".into()], ..Default::default() }),
+                assessment: strict.then(|| domain::wire::RiskAssessment { factors: vec!["moves money".into()], ..Default::default() }),
                 resent,
-                spend: strict.then(|| app::domain::wire::Spend { token_threshold: Some(100), per: "task".into(), ..Default::default() }),
+                spend: strict.then(|| domain::wire::Spend { token_threshold: Some(100), per: "task".into(), ..Default::default() }),
                 suggestion: strict
-                    .then(|| Box::new(app::domain::wire::GrantSuggestion { by: "alice".into(), count: 3, grant: Default::default() })),
+                    .then(|| Box::new(domain::wire::GrantSuggestion { by: "alice".into(), count: 3, grant: Default::default() })),
                 approvers: strict.then(|| {
-                    Box::new(app::domain::rules::Approvers {
+                    Box::new(domain::rules::Approvers {
                         names: vec!["group:finance".into()],
                         people: vec!["dora".into()],
                         admins: false,
@@ -99,7 +99,7 @@ fn body() -> impl Strategy<Value = EventBody> {
         (task(), 0..500u64, any::<bool>()).prop_map(|(task_id, tokens, priced)| EventBody::ModelUsage {
             task_id,
             model: "scripted".into(),
-            usage: app::domain::wire::Usage { input_tokens: tokens, output_tokens: tokens / 2, cost_usd: priced.then_some(0.25) },
+            usage: domain::wire::Usage { input_tokens: tokens, output_tokens: tokens / 2, cost_usd: priced.then_some(0.25) },
         }),
         (task(), call(), outcome(), any::<bool>()).prop_map(|(task_id, call_id, outcome, edited)| EventBody::ApprovalDecided {
             task_id,
@@ -167,7 +167,7 @@ fn log() -> impl Strategy<Value = Vec<Event>> {
 }
 
 /// A log as the engine writes it: each call is made once and its result is the last of it, and a
-/// turn that ended says nothing more (its final status is terminal: app/src/domain/states.rs).
+/// turn that ended says nothing more (its final status is terminal: domain/src/states.rs).
 fn well_formed(events: Vec<Event>) -> Vec<Event> {
     let (mut calls, mut answered, mut ended) =
         (std::collections::HashSet::new(), std::collections::HashSet::new(), std::collections::HashSet::new());
@@ -218,7 +218,7 @@ proptest! {
         let whole = fold(&events);
         let k = split.index(events.len() + 1);
         let stored = serde_json::to_string(&fold(&events[..k]).page(size)).unwrap();
-        let mut page: app::domain::ConversationView = serde_json::from_str(&stored).unwrap();
+        let mut page: domain::ConversationView = serde_json::from_str(&stored).unwrap();
         for event in &events[k..] {
             page.apply(event);
         }
@@ -262,7 +262,7 @@ proptest! {
         // and the events after it are applied.
         let k = split.index(events.len() + 1);
         let stored = serde_json::to_string(&fold(&events[..k])).unwrap();
-        let mut view: app::domain::ConversationView = serde_json::from_str(&stored).unwrap();
+        let mut view: domain::ConversationView = serde_json::from_str(&stored).unwrap();
         let after = view.last_seq;
         for event in events.iter().filter(|e| e.seq > after) {
             view.apply(event);
@@ -274,7 +274,7 @@ proptest! {
     fn events_and_views_survive_the_json_the_browser_receives(events in log()) {
         let view = fold(&events);
         let text = serde_json::to_string(&view).unwrap();
-        prop_assert_eq!(serde_json::from_str::<app::domain::ConversationView>(&text).unwrap(), view);
+        prop_assert_eq!(serde_json::from_str::<domain::ConversationView>(&text).unwrap(), view);
         for event in &events {
             let text = serde_json::to_string(event).unwrap();
             prop_assert_eq!(&serde_json::from_str::<Event>(&text).unwrap(), event);
