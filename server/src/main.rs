@@ -27,7 +27,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let app = Application::build(config).await?;
             // Served from a task on the runtime's workers, not from the main thread that `main`'s
             // `block_on` polls: the accept loop, the sweeper and the outbox would otherwise wake that
-            // thread, a third one, on every new connection (docs/performance-notes.md, "stop 37").
+            // thread, a third one, on every new connection (docs/performance-notes.md, "The runtime").
             tokio::spawn(app.run_until_stopped()).await.context("the server stopped by panicking")?
         }
         other => {

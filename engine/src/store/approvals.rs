@@ -340,8 +340,8 @@ pub async fn decide(
 /// The sweeper's due-time lookups read through their partial index (migrations 1 and 24) on
 /// SQLite, named: left to itself, SQLite's planner takes `approvals_by_state` for
 /// `state = 'pending'` and reads every waiting approval on every sweep (about 4 ms each at 28,000
-/// waiting, against 0.003 ms through the partial index; docs/performance-notes.md). PostgreSQL
-/// is left to its planner.
+/// waiting, against 0.003 ms through the partial index; docs/performance-notes.md, "The sweeper's lookups").
+/// PostgreSQL is left to its planner.
 fn due_index(backend: super::Backend, index: &str) -> String {
     match backend {
         super::Backend::Sqlite => format!("INDEXED BY {index}"),

@@ -174,7 +174,7 @@ pub async fn settle(store: &super::Store) -> anyhow::Result<()> {
 
 /// How long [`keep_chaining`] lets commits gather before chaining them: one chaining transaction
 /// (about seven statements) for all of them instead of one per audited commit, off the commit's
-/// path (docs/performance-notes.md, "stop 38").
+/// path (docs/performance-notes.md, "PostgreSQL: row locks and fewer round trips").
 const CHAIN_GATHER: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// PostgreSQL: chains staged entries in the background while the process runs, woken by the

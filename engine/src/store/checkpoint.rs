@@ -1,7 +1,8 @@
 //! SQLite: copying the write-ahead log back into the database file (a checkpoint, which syncs the
 //! file to disk) happens on a background task instead of inside whichever commit crossed the
 //! log's size limit. Left to SQLite's automatic checkpoint, roughly one commit in a few hundred
-//! paid for the sync, which was the tail of the decision latency (docs/performance-notes.md).
+//! paid for the sync, which was the tail of the decision latency (docs/performance-notes.md,
+//! "Checkpoints and the log's write-back").
 //! Every connection sets `wal_autocheckpoint = 0` (store/mod.rs); a passive checkpoint never
 //! blocks the writer or the readers. PostgreSQL: nothing to do.
 //!
@@ -12,8 +13,8 @@
 //! (a `RESTART` checkpoint) while this task holds the writer connection: writes wait for that
 //! (at most [`RESTART_WAIT_MS`]) instead of failing on a busy database. Started over, not
 //! truncated: the next writes reuse the file's blocks, where a truncated log had the file
-//! system allocate them again (docs/performance-notes.md); `journal_size_limit` (store/mod.rs)
-//! shrinks a log that a burst made larger.
+//! system allocate them again (docs/performance-notes.md, "Checkpoints and the log's write-back");
+//! `journal_size_limit` (store/mod.rs) shrinks a log that a burst made larger.
 
 use std::time::Duration;
 

@@ -263,14 +263,14 @@ impl Store {
     /// key (a token, a conversation, a task's calls). On SQLite they run on the calling task,
     /// which costs less than the hand-off to a reader's thread that `pool` makes but holds the
     /// task's thread meanwhile; so never a read whose length grows with the data (a whole event
-    /// log, a list, an export): those use `pool` (docs/performance-notes.md, "quick reads").
+    /// log, a list, an export): those use `pool` (docs/performance-notes.md, "Quick reads").
     ///
     /// SQLite: while the writer is idle and writes have not queued for it lately, a quick read
     /// runs on the writer. A connection drops its whole page cache when another connection
     /// committed, and the writer commits between nearly any two reads, so the quick readers read
     /// every page again from the file; the writer's cache holds what it wrote. Under concurrent
     /// writes the reads keep off it, since a write would wait for them there
-    /// (docs/performance-notes.md, stop 39).
+    /// (docs/performance-notes.md, "Quick reads").
     pub fn quick(&self) -> &AnyPool {
         if self.backend() == Backend::Sqlite && self.writer.num_idle() > 0 && !self.load.contended() {
             return &self.writer;
@@ -360,7 +360,7 @@ impl Store {
 }
 
 /// The most rows a read may return to run on a quick reader ([`Store::reader_for`]): the history
-/// of a short chat, read on every model step (docs/performance-notes.md, 2026-11-26 (evening)).
+/// of a short chat, read on every model step (docs/performance-notes.md, "Quick reads").
 pub const QUICK_READ_ROWS: i64 = 64;
 
 /// A write transaction that collects the events it appends and publishes them to live
@@ -440,7 +440,7 @@ impl Write {
             // SQLite: the one writer connection went back to its pool and woke the next write's
             // task. Yielding lets that task begin now instead of after what this one does before
             // it next awaits (publishing wakes streams, which would run first): fewer idle gaps
-            // between writes (docs/performance-notes.md, "a yield after the commit"). A stream
+            // between writes (docs/performance-notes.md, "A yield after the commit"). A stream
             // that gets an event out of order meanwhile reads the gap from the store.
             tokio::task::yield_now().await;
         }

@@ -4,7 +4,7 @@
 //! Without it, the dirty pages of half a second of commits (about 13 MiB of write-ahead log at
 //! the bench's sequential rate) were written out inside the checkpoint's `fdatasync`, in one burst
 //! of kernel work that kept a commit off its core for up to 9–15 ms: that was the tail of the
-//! sequential message → approval-required latency (docs/performance-notes.md, "stop 37").
+//! sequential message → approval-required latency (docs/performance-notes.md, "Checkpoints and the log's write-back").
 //! `sync_file_range(SYNC_FILE_RANGE_WRITE)` only starts the write-back of what is dirty and
 //! waits for nothing: it changes no durability guarantee (the kernel may write a dirty page back
 //! at any time anyway); the checkpoint's sync still makes the file durable.

@@ -1,6 +1,6 @@
 //! How busy SQLite's one writer connection is: how many writes wait to begin, and whether writes
 //! queued for it lately. Quick reads use the writer only while writes do not compete for it
-//! (`Store::quick`, docs/performance-notes.md, stop 39).
+//! (`Store::quick`, docs/performance-notes.md, "Quick reads").
 
 use std::{
     sync::atomic::{AtomicU64, AtomicUsize, Ordering},

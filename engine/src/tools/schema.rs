@@ -10,7 +10,7 @@ use domain::wire::FieldProblem;
 use serde_json::Value;
 
 /// Compiled validators by their schema's text. Compiling one cost more than checking a call with
-/// it, and every proposed call was checked (docs/performance-notes.md, "quick reads"). Tools'
+/// it, and every proposed call was checked (docs/performance-notes.md, "The runtime"). Tools'
 /// schemas are few; the cache starts over should it ever hold more than this many.
 const CACHED_SCHEMAS: usize = 1024;
 static VALIDATORS: LazyLock<Mutex<HashMap<String, Arc<jsonschema::Validator>>>> = LazyLock::new(Default::default);

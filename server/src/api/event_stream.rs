@@ -1,7 +1,7 @@
 //! A chat's live event stream as an HTTP response of SSE frames written as bytes. axum's `Sse`
 //! copies every event into each stream's own buffer; here a live event's frame is made once
 //! (`bus::Published::sse_frame`) and every stream writes that same buffer (docs/performance-notes.md,
-//! "fan-out").
+//! "One frame per event").
 
 use std::{convert::Infallible, task::Poll, time::Duration};
 
