@@ -8,7 +8,7 @@
 #   COUNTERSIGN_BASELINE=/path/to/countersign-<commit> bash scripts/bench.sh
 # (build one with `git worktree add /tmp/old <commit>` and `cargo build --release -p server
 # --bin countersign --no-default-features` there, copy target/release/countersign, remove the
-# worktree and run `cargo clean --release -p app -p engine -p server`: cargo would otherwise take the old
+# worktree and run `cargo clean --release -p app -p domain -p engine -p server`: cargo would otherwise take the old
 # worktree's crates for up to date here).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

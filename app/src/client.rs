@@ -4,6 +4,8 @@
 
 use serde::{Serialize, de::DeserializeOwned};
 
+use crate::domain::wire::FieldProblem;
+
 /// A failed request, as a person should read it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ApiFailure {
@@ -23,19 +25,11 @@ impl std::fmt::Display for ApiFailure {
 pub fn failure_from_body(status: u16, body: &str) -> ApiFailure {
     let value: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
     let message = value["error"]["message"].as_str().map(str::to_owned).unwrap_or_else(|| format!("the server answered {status}"));
-    let details = value["error"]["details"]
-        .as_array()
-        .map(|items| {
-            items
-                .iter()
-                .map(|d| match (d["path"].as_str(), d["message"].as_str()) {
-                    (Some(path), Some(message)) if !path.is_empty() => format!("{path}: {message}"),
-                    (_, Some(message)) => message.to_owned(),
-                    _ => d.to_string(),
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let problems: Vec<FieldProblem> = serde_json::from_value(value["error"]["details"].clone()).unwrap_or_default();
+    let details = problems
+        .into_iter()
+        .map(|p| if p.path.is_empty() { p.message } else { format!("{}: {}", p.path, p.message) })
+        .collect();
     ApiFailure { status, message, details }
 }
 

@@ -11,8 +11,8 @@ use std::{
     time::Instant,
 };
 
-use domain::{Event, wire::AssistantDelta};
 use bytes::Bytes;
+use domain::{Event, wire::AssistantDelta};
 use tokio::sync::broadcast;
 
 /// A committed event as the bus carries it: shared by every subscriber (no copy per stream),

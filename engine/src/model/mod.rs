@@ -4,9 +4,9 @@
 pub mod openai;
 pub mod scripted;
 
+use async_trait::async_trait;
 use domain::CallId;
 use domain::{ApprovalOutcome, Event, EventBody};
-use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::{agents::Agent, tools::ToolSpec};

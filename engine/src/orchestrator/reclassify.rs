@@ -73,11 +73,7 @@ impl Orchestrator {
         };
         let violations = schema::violations(&tool.spec().input_schema, &approval.args());
         let first = violations.first()?;
-        Some(format!(
-            "the configuration changed: its arguments no longer fit {}'s schema ({})",
-            approval.tool,
-            first.message
-        ))
+        Some(format!("the configuration changed: its arguments no longer fit {}'s schema ({})", approval.tool, first.message))
     }
 
     /// Keeps (`None`) or cancels (the task to go on) one pending approval.

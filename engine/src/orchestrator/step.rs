@@ -239,9 +239,7 @@ impl Orchestrator {
                     assessment.warnings = described.warnings.clone();
                     (described, t.risk(&call.args), Some(assessment))
                 }
-                None => {
-                    (Description { summary: format!("Unknown tool {}", call.tool), warnings: Vec::new() }, domain::Risk::High, None)
-                }
+                None => (Description { summary: format!("Unknown tool {}", call.tool), warnings: Vec::new() }, domain::Risk::High, None),
             };
             let user = conversation.owner.as_deref().unwrap_or_default();
             let gating = match held_answer {

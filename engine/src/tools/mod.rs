@@ -10,11 +10,11 @@ pub mod schema;
 
 use std::{collections::BTreeMap, sync::Arc};
 
+use async_trait::async_trait;
 use domain::{
     Risk,
     wire::{Reversibility, RiskAssessment},
 };
-use async_trait::async_trait;
 use serde_json::Value;
 use sqlx::AnyConnection;
 

@@ -5,8 +5,8 @@ use std::{
     sync::{Arc, LazyLock},
 };
 
-use parking_lot::Mutex;
 use domain::wire::FieldProblem;
+use parking_lot::Mutex;
 use serde_json::Value;
 
 /// Compiled validators by their schema's text. Compiling one cost more than checking a call with
@@ -62,6 +62,7 @@ fn validator_for(schema: &Value) -> Result<Arc<jsonschema::Validator>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn schema() -> Value {
         json!({

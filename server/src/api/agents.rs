@@ -1,8 +1,8 @@
 //! `GET /api/agents`: the configured agents a new conversation can talk to.
 
 use super::error::ReadErrors;
-use domain::wire::AgentInfo;
 use axum::{Json, extract::State};
+use domain::wire::AgentInfo;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{auth::CurrentUser, state::AppState};

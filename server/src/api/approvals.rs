@@ -1,16 +1,16 @@
 //! The approval queue and decisions on one approval.
 
 use super::error::{ReadErrors, WriteErrors};
+use axum::{
+    Json,
+    extract::{Path, State},
+};
 use domain::ApprovalId;
 use domain::{
     ApprovalState, Risk,
     wire::{
         Approval, ApproveRequest, CallPreview, DecisionOutcome, DeferRequest, EscalateRequest, PreviewRequest, RejectRequest, Reversibility,
     },
-};
-use axum::{
-    Json,
-    extract::{Path, State},
 };
 use serde::Deserialize;
 use utoipa_axum::{router::OpenApiRouter, routes};

@@ -7,16 +7,16 @@ use serde::{Deserialize, Serialize};
 use std::{collections::VecDeque, sync::Arc};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use domain::{
-    Event, fold,
-    page::EarlierItems,
-    wire::{AssistantDelta, Conversation, ConversationDetail, NewConversation, NewMessage},
-};
 use axum::{
     Extension, Json,
     extract::{Path, State},
     http::{HeaderMap, StatusCode},
     response::Response,
+};
+use domain::{
+    Event, fold,
+    page::EarlierItems,
+    wire::{AssistantDelta, Conversation, ConversationDetail, NewConversation, NewMessage},
 };
 use tokio::sync::broadcast;
 

@@ -3,12 +3,12 @@
 //! engine/src/orchestrator/delegations.rs.
 
 use super::error::{ReadErrors, WriteErrors};
-use domain::wire::{Delegation, NewDelegation};
 use axum::{
     Json,
     extract::{Path, State},
     http::StatusCode,
 };
+use domain::wire::{Delegation, NewDelegation};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{ApiError, access, extract::ApiJson};

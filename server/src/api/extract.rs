@@ -123,7 +123,8 @@ fn problem_in(text: &str) -> FieldProblem {
     };
     match what.split_once(": ") {
         Some((path, message)) if !path.is_empty() && !path.contains(char::is_whitespace) => {
-            let pointer: String = path.replace('[', ".").replace(']', "").split('.').filter(|s| !s.is_empty()).map(|s| format!("/{s}")).collect();
+            let pointer: String =
+                path.replace('[', ".").replace(']', "").split('.').filter(|s| !s.is_empty()).map(|s| format!("/{s}")).collect();
             FieldProblem::new(pointer, message)
         }
         _ => FieldProblem::new("", what),

@@ -2,11 +2,11 @@
 //! approving with `{"grant": {...}}` and listed in the conversation's view.
 
 use super::error::WriteErrors;
-use domain::GrantId;
 use axum::{
     extract::{Path, State},
     http::StatusCode,
 };
+use domain::GrantId;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{ApiError, access};

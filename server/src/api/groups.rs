@@ -3,12 +3,12 @@
 //! (engine/src/orchestrator/approvers.rs). Groups in the configuration file are listed, not changed.
 
 use super::error::{ReadErrors, WriteErrors};
-use domain::wire::{Group, GroupMembers, NewGroup};
 use axum::{
     Json,
     extract::{Path, State},
     http::StatusCode,
 };
+use domain::wire::{Group, GroupMembers, NewGroup};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{ApiError, extract::ApiJson};

@@ -4,14 +4,14 @@
 //! notification channels send theirs) and never shown to the admin (docs/security.md).
 
 use super::error::WriteErrors;
-use domain::ApprovalId;
-use domain::AuditKind;
 use axum::{
     Json,
     extract::{Path, State},
     http::StatusCode,
     response::{IntoResponse, Response},
 };
+use domain::ApprovalId;
+use domain::AuditKind;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use utoipa_axum::{router::OpenApiRouter, routes};

@@ -1,11 +1,11 @@
 //! The demo domain, read-only over the API (the built-in tools change it).
 
 use super::error::ReadErrors;
-use domain::wire::Order;
 use axum::{
     Json,
     extract::{Path, State},
 };
+use domain::wire::Order;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::ApiError;

@@ -3,13 +3,13 @@
 
 use super::error::{ReadErrors, WriteErrors};
 use app::paths::{local_path, query_value};
-use domain::wire::{Login, Me};
 use axum::{
     Form, Json,
     extract::{State, rejection::FormRejection},
     http::StatusCode,
     response::{IntoResponse, Redirect, Response},
 };
+use domain::wire::{Login, Me};
 use serde::Deserialize;
 use tower_sessions::Session;
 use utoipa_axum::{router::OpenApiRouter, routes};

@@ -2,8 +2,8 @@
 //! first: yours, or everyone's for an admin. The queue's Decided tab lists them.
 
 use super::error::ReadErrors;
-use domain::wire::ShadowHit;
 use axum::{Json, extract::State};
+use domain::wire::ShadowHit;
 use serde::Deserialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
 

@@ -1,12 +1,12 @@
 //! Tasks: read one, decide all of its pending approvals at once, or abort it.
 
 use super::error::{ReadErrors, WriteErrors};
-use domain::TaskId;
-use domain::wire::{DecisionOutcome, RejectRequest, Task};
 use axum::{
     Json,
     extract::{Path, State},
 };
+use domain::TaskId;
+use domain::wire::{DecisionOutcome, RejectRequest, Task};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{

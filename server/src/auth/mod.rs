@@ -17,13 +17,13 @@ pub mod scopes;
 pub mod session_store;
 pub mod tokens;
 
-use domain::UserId;
 use axum::{
     extract::{FromRequestParts, Request, State},
     http::{HeaderMap, header, request::Parts},
     middleware::Next,
     response::Response,
 };
+use domain::UserId;
 use tower_sessions::Session;
 
 use self::scopes::Scopes;

@@ -74,18 +74,18 @@ impl Sizes {
         } else {
             Self {
                 // 1,000 (about 3 s now) rather than 200: the p99 of 200 was the third-worst cycle, and
-                // runs of one build differed by up to 20 % (docs/performance-notes.md, "stop 37").
+                // runs of one build differed by up to 20 % (docs/performance-notes.md, "How it is measured").
                 sequential: 1000,
                 concurrent_cycles: 1000,
                 concurrency: 32,
                 // The old build's 32-client rate was 124–178 cycles/s in one day's runs, its global
-                // write lock making it erratic (docs/performance-notes.md, "stop 40").
+                // write lock making it erratic (docs/performance-notes.md, "How it is measured").
                 rounds: 3,
                 reload_turns: vec![100, 500, 2000],
                 reload_samples: 50,
                 storage_turns: [100, 250, 500],
                 // 100,000 is the target size, but past ~25,000 waiting approvals the
-                // sweeper's scans slow task creation down (docs/performance-notes.md): --memory-only --paused N.
+                // sweeper's scans slow task creation down (docs/performance-notes.md, "Memory"): --memory-only --paused N.
                 paused_tasks: 20_000,
                 fanout: vec![1000, 5000],
                 freeze: (5, 30),
@@ -342,7 +342,7 @@ impl RawStream {
 /// A bare HTTP/1.1 keep-alive connection for the cycle sections' requests. Like [`RawStream`], it
 /// only writes the request and reads the response's bytes: the load generator shares the two cores
 /// with the server, and with reqwest and an SSE parser it spent about 0.75 ms of CPU per sequential
-/// cycle, a quarter of the server's (docs/performance-notes.md, "a leaner load generator").
+/// cycle, a quarter of the server's (docs/performance-notes.md, "How it is measured").
 struct RawHttp {
     host: String,
     token: String,
@@ -1017,7 +1017,7 @@ async fn fanout(bin: &Path, sizes: &Sizes, report: &mut Report) -> anyhow::Resul
             p99,
             "ms",
             limit,
-            "docs/performance-notes.md, \"the fan-out, measured again\" (the server's time is mostly the kernel's loopback writes, on the two cores the clients share)",
+            "docs/performance-notes.md, \"Where the fan-out's time goes\" (the server's time is mostly the kernel's loopback writes, on the two cores the clients share)",
         ))
     }));
     Ok(())
@@ -1056,14 +1056,14 @@ fn bundle(site_root: &Path, report: &mut Report) -> anyhow::Result<()> {
         rows.push(vec![file.to_owned(), bytes.len().to_string(), gzip.to_string()]);
     }
     report.section("7. Bundle (the site's pkg/ of the build that was measured)", &["file", "raw bytes", "gzip -9 bytes"], rows);
-    // Issue 16, item 4: the page a user loads first is the WASM, its JS and the CSS.
+    // The page a user loads first is the WASM, its JS and the CSS.
     let first_load: usize = gzipped.iter().sum();
     report.lines([target_line(
         "first load (WASM + JS + CSS, gzip -9)",
         first_load as f64 / 1024.0,
         "KiB",
         300.0,
-        "docs/performance-notes.md, \"the bundle, two more settings\" (the Leptos runtime and its per-view code in one hydrated app; islands would be needed)",
+        "docs/performance-notes.md, \"The bundle\" (the Leptos runtime, serde and the per-view code of one hydrated app; a big cut needs split routes or islands)",
     )]);
     Ok(())
 }

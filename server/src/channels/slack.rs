@@ -8,7 +8,6 @@
 
 use std::time::Duration;
 
-use domain::{ApprovalId, ApprovalState, AuditKind};
 use axum::{
     Json, Router,
     body::Bytes,
@@ -17,6 +16,7 @@ use axum::{
     response::{IntoResponse, Response},
     routing::post,
 };
+use domain::{ApprovalId, ApprovalState, AuditKind};
 use hmac::{Hmac, Mac};
 use serde_json::{Value, json};
 use sha2::Sha256;

@@ -10,7 +10,6 @@
 
 use std::time::Duration;
 
-use domain::{ApprovalId, ConversationId, EventBody, TaskId, TaskStatus, wire::Approval};
 use axum::{
     Extension, Json, Router,
     body::Bytes,
@@ -19,6 +18,7 @@ use axum::{
     response::{IntoResponse, Response},
     routing::{get, post},
 };
+use domain::{ApprovalId, ConversationId, EventBody, TaskId, TaskStatus, wire::Approval};
 use serde_json::{Value, json};
 
 use crate::{

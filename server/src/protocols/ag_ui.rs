@@ -10,7 +10,6 @@
 
 use std::{convert::Infallible, time::Duration};
 
-use domain::{ApprovalId, ConversationId, EventBody, TaskId, TaskStatus};
 use axum::{
     Extension, Json, Router,
     body::Bytes,
@@ -19,6 +18,7 @@ use axum::{
     response::{IntoResponse, Response, Sse, sse::Event},
     routing::post,
 };
+use domain::{ApprovalId, ConversationId, EventBody, TaskId, TaskStatus};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 

@@ -12,7 +12,6 @@
 
 use std::{sync::Arc, time::Duration};
 
-use domain::{ConversationId, EventBody, TaskId, TaskStatus, wire::Conversation};
 use axum::{
     Router,
     extract::Request,
@@ -20,6 +19,7 @@ use axum::{
     middleware::{self, Next},
     response::{IntoResponse, Response},
 };
+use domain::{ConversationId, EventBody, TaskId, TaskStatus, wire::Conversation};
 use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler,
     model::{

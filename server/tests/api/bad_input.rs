@@ -106,7 +106,9 @@ async fn a_second_message_while_the_task_waits_is_409() {
 #[tokio::test]
 async fn bad_query_parameters_are_422() {
     let app = spawn_app().await;
-    for (path, field) in [("/api/approvals?status=maybe", "/status"), ("/api/approvals?limit=0", "/limit"), ("/api/approvals?limit=abc", "/limit")] {
+    for (path, field) in
+        [("/api/approvals?status=maybe", "/status"), ("/api/approvals?limit=0", "/limit"), ("/api/approvals?limit=abc", "/limit")]
+    {
         let (status, body) = app.get_json(path).await;
         assert_eq!((status, error_code(&body)), (422, "unprocessable"), "{path}");
         assert_eq!(problem_paths(&body), [field], "{path}");

@@ -20,8 +20,8 @@ use std::{
     time::Duration,
 };
 
-use domain::{EventBody, TaskStatus};
 use axum::{Json, Router, extract::State, response::IntoResponse, routing::post};
+use domain::{EventBody, TaskStatus};
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use rand::{Rng, SeedableRng, rngs::StdRng};

@@ -16,8 +16,8 @@ use std::{
     time::Duration,
 };
 
-use domain::{EventBody, TaskStatus};
 use axum::{Json, Router, extract::State, response::IntoResponse, routing::post};
+use domain::{EventBody, TaskStatus};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde_json::{Value, json};
 

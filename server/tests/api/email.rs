@@ -7,8 +7,8 @@
 
 use std::time::Duration;
 
-use domain::TaskStatus;
 use countersign::{bus::Bus, store::Store};
+use domain::TaskStatus;
 
 use crate::helpers::{Options, TestApp, database_url, eventually, spawn_app_with};
 

@@ -3,15 +3,15 @@
 use domain::{ConversationId, TaskId};
 use std::{sync::Arc, time::Duration};
 
-use domain::{
-    Event, EventBody, TaskStatus,
-    wire::{Approval, ConversationDetail, Order},
-};
 use countersign::{
     config::Config,
     model::scripted::ScriptedModel,
     orchestrator::BeforeCommitHook,
     startup::{Application, Parts},
+};
+use domain::{
+    Event, EventBody, TaskStatus,
+    wire::{Approval, ConversationDetail, Order},
 };
 use eventsource_stream::Eventsource;
 use futures::{Stream, StreamExt};

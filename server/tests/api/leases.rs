@@ -1,12 +1,12 @@
 //! Fenced task leases (docs/architecture.md, decision 7): each claim has its own token, times come from the
 //! database's clock, and a driver that lost its lease can change nothing.
 
-use domain::{ConversationId, TaskId};
-use domain::{EventBody, TaskStatus};
 use countersign::{
     bus::Bus,
     store::{Store, tasks},
 };
+use domain::{ConversationId, TaskId};
+use domain::{EventBody, TaskStatus};
 
 use crate::helpers::{TestApp, database_url, spawn_app};
 

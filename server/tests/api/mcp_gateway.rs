@@ -102,10 +102,7 @@ async fn the_official_python_mcp_client_waits_for_a_decision_and_gets_the_edited
     let conversation = approval["conversation_id"].as_str().unwrap();
     let detail = app.detail(conversation).await;
     let cards: Vec<_> = detail.view.cards().map(|c| (c.tool.clone(), c.status)).collect();
-    assert_eq!(
-        cards,
-        [("get_order".to_owned(), domain::CardStatus::Succeeded), ("write_file".to_owned(), domain::CardStatus::Succeeded)]
-    );
+    assert_eq!(cards, [("get_order".to_owned(), domain::CardStatus::Succeeded), ("write_file".to_owned(), domain::CardStatus::Succeeded)]);
     let (_, tasks) = app.get_json(&format!("/api/conversations/{conversation}")).await;
     // Named after the client's own name (clientInfo) and the token it came with.
     assert_eq!(tasks["conversation"]["title"], "MCP client \u{201c}python-probe\u{201d} (token \u{201c}ide\u{201d}) · files", "{tasks}");

@@ -2,8 +2,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use domain::{CardStatus, TaskStatus};
 use axum::{Json, Router, extract::State, http::StatusCode, response::IntoResponse, routing::post};
+use domain::{CardStatus, TaskStatus};
 use futures::StreamExt;
 use serde_json::{Value, json};
 

@@ -7,8 +7,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use domain::TaskStatus;
 use axum::{Json, Router, extract::Path, http::HeaderMap, routing::post};
+use domain::TaskStatus;
 use hmac::{Hmac, Mac};
 use serde_json::{Value, json};
 use sha2::Sha256;

@@ -4,8 +4,8 @@
 //! snapshot of another fold version (or one that does not parse) is rebuilt, not trusted. By
 //! default the answer is a page of it (domain/src/page.rs), kept and read the same way.
 
-use domain::{ConversationView, TaskStatus, fold::FOLD_VERSION, page::EarlierItems};
 use countersign::{bus::Bus, store::Store};
+use domain::{ConversationView, TaskStatus, fold::FOLD_VERSION, page::EarlierItems};
 use serde_json::json;
 
 use crate::helpers::{Options, TestApp, database_url, eventually, spawn_app, spawn_app_with};
