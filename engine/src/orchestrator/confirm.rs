@@ -11,7 +11,8 @@ use domain::{ApprovalOutcome, EventBody};
 use super::{Actor, DecisionError, Orchestrator};
 use crate::store::{Scope, approvals};
 
-/// Seed 002's confirmation words.
+/// The words a person confirms or refuses with in the chat (docs/config.md, "Conversational
+/// confirmation"); anything else is neither.
 const YES: [&str; 10] = ["yes", "y", "yeah", "ok", "okay", "sure", "proceed", "go ahead", "confirm", "do it"];
 const NO: [&str; 9] = ["no", "n", "nope", "cancel", "stop", "abort", "don't", "dont", "nevermind"];
 
