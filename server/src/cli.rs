@@ -40,6 +40,9 @@ pub enum Command {
     /// Check or export the audit trail (in the configured database).
     #[command(subcommand)]
     Audit(AuditCommand),
+    /// Copy the SQLite database to FILE (a new file), consistently, while the server runs. To
+    /// restore, stop the server and put FILE in the data directory as countersign.db.
+    Backup { file: std::path::PathBuf },
     /// Check an agent configuration file.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -344,6 +347,10 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
                 );
             }
             println!("{} is valid", file.display());
+        }
+        Command::Backup { file } => {
+            let bytes = crate::store::backup::to_file(&open_store(&config).await?, &file).await?;
+            println!("backed up to {} ({} KiB)", file.display(), bytes.div_ceil(1024));
         }
         Command::Audit(AuditCommand::Export) => {
             print!("{}", crate::store::audit::export_lines(&open_store(&config).await?).await?);

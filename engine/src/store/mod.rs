@@ -5,6 +5,7 @@
 pub mod approvals;
 pub mod audit;
 pub mod audit_anchors;
+pub mod backup;
 pub mod calls;
 pub mod checkpoint;
 pub mod client_calls;

@@ -6,6 +6,7 @@ mod a2a;
 mod approvers;
 mod ask;
 mod audit_anchors;
+mod backup;
 mod authority_matrix;
 mod bad_input;
 mod budget_and_confidence;
