@@ -16,7 +16,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/install-tools.sh
 echo "[bench] release build (the first one takes several minutes)"
 bash scripts/build-site.sh --release
-cargo build --release -p server --bin bench
+cargo build --release -p bench
 # Thousands of SSE clients need as many file descriptors.
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" || true
 eval "$(bash scripts/pg.sh start)"

@@ -12,7 +12,7 @@ bash scripts/install-tools.sh --with-browser
 
 echo "[test] formatting (cargo fmt --check) and lints (clippy, warnings are errors)"
 cargo fmt --all --check
-cargo clippy -q -p app -p domain -p engine -p server --all-targets -- -D warnings
+cargo clippy -q -p app -p bench -p domain -p engine -p server --all-targets -- -D warnings
 cargo clippy -q -p frontend --target wasm32-unknown-unknown --target-dir "$CARGO_TARGET_DIR/front" -- -D warnings
 
 # The email tests send to a real SMTP server (aiosmtpd) and the A2A tests drive a2a-sdk's client
@@ -48,7 +48,7 @@ COUNTERSIGN_SITE_ROOT="$CARGO_TARGET_DIR/site-debug" \
 echo "[test] release build and a benchmark smoke run against it (quick sizes, no timing assertions)"
 cd ..
 bash scripts/build-site.sh --release
-cargo build --release -p server --bin bench
+cargo build --release -p bench
 "$CARGO_TARGET_DIR/release/bench" --quick --server "$CARGO_TARGET_DIR/release/countersign" --site-root "$CARGO_TARGET_DIR/site" \
   --postgres "$pg_server"
 # The first-paint measurement on the release site (throttled Chromium; it also shows the

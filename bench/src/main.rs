@@ -16,7 +16,7 @@
 const USAGE: &str = "bench [--quick] [--cycles-only | --reload-only | --fanout-only | --memory-only [--paused N] | --postgres-only]
       [--server PATH] [--baseline-server PATH] [--site-root DIR] [--postgres URL] [--write docs/benchmarks.md]
 Measures the countersign binary at --server (default: next to this one) over HTTP; see the header
-of server/src/bin/bench.rs for what each flag does.";
+of bench/src/main.rs for what each flag does.";
 
 use std::{
     fmt::Write as _,
@@ -32,7 +32,6 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
-#[path = "bench/cpu_cap.rs"]
 mod cpu_cap;
 
 /// The share of one core each replica gets in the held-replicas section: with two of them,
@@ -633,7 +632,7 @@ async fn fresh_postgres_database(server_url: &str) -> anyhow::Result<String> {
 
 /// Cycles on PostgreSQL with one and with two replicas (clients spread over them), per build.
 /// With `cap`, each replica is held to that share of one core (a cgroup's CPU quota, see
-/// `bench/cpu_cap.rs`) while PostgreSQL and the clients are not: as if each replica ran on a
+/// `bench/src/cpu_cap.rs`) while PostgreSQL and the clients are not: as if each replica ran on a
 /// small machine of its own. Without it, on this machine's two shared cores, a second replica can
 /// only take CPU from PostgreSQL, so the uncapped rows cannot show what a second machine adds.
 async fn postgres_replicas(builds: &Builds, postgres: &str, sizes: &Sizes, cap: Option<f64>, report: &mut Report) -> anyhow::Result<()> {
@@ -1161,7 +1160,7 @@ async fn main() -> anyhow::Result<()> {
         let mem = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| m.lines().next().map(str::to_owned)).unwrap_or_default();
         let date = chrono::Utc::now().format("%Y-%m-%d %H:%M UTC");
         let text = format!(
-            "# Benchmarks\n\nMeasured by `bash scripts/bench.sh` (the `bench` binary in `server/src/bin/bench.rs` driving a release build of \
+            "# Benchmarks\n\nMeasured by `bash scripts/bench.sh` (the `bench` binary in `bench/src/main.rs` driving a release build of \
              `countersign` in a separate process over real HTTP, scripted model, SQLite unless a section says \
              PostgreSQL; every process on this one machine). Times in milliseconds.\n\n\
              - Date: {date}\n- Machine: {machine}, {cores} cores, {mem}\n- Mode: {}\n- Whole run: {:.0} s\n{}\n",
