@@ -158,7 +158,7 @@ CREATE TABLE grants (
 );
 CREATE INDEX grants_by_conversation ON grants (conversation_id, tool);
 
--- Conversational confirmation (pattern 2): an approval may be answered by the user's
+-- Conversational confirmation: an approval may be answered by the user's
 -- yes/no reply in the chat instead of the card's buttons. Same state machine, same decision event.
 ALTER TABLE approvals ADD COLUMN confirm TEXT NOT NULL DEFAULT 'card' CHECK (confirm IN ('card', 'chat'));
 
@@ -192,7 +192,7 @@ CREATE TABLE webhook_outbox (
 CREATE INDEX webhook_outbox_due ON webhook_outbox (next_attempt_at) WHERE delivered_at IS NULL AND failed_at IS NULL;
 
 -- Failed attempts at driving a task since its last model step: after a few, the turn fails with
--- a message instead of being retried forever (server/src/orchestrator/mod.rs, MAX_FAILED_ATTEMPTS).
+-- a message instead of being retried forever (engine/src/orchestrator/mod.rs, MAX_FAILED_ATTEMPTS).
 ALTER TABLE tasks ADD COLUMN failed_attempts INTEGER NOT NULL DEFAULT 0;
 
 -- Fenced task leases: each claim gets its own token; renew, release and every
@@ -213,14 +213,14 @@ CREATE TABLE audit_staging (
 
 -- Counted attempts (logins per user name and per client address, decisions per user) in fixed
 -- windows, shared by every replica so N replicas do not allow N times the limit
--- (server/src/store/limits.rs).
+-- (engine/src/store/limits.rs).
 CREATE TABLE attempt_limits (
     key          TEXT PRIMARY KEY,
     window_start BIGINT NOT NULL,
     count        BIGINT NOT NULL
 );
 
--- Signed anchors of the audit chain (server/src/store/audit_anchors.rs). A 'checkpoint' signs
+-- Signed anchors of the audit chain (engine/src/store/audit_anchors.rs). A 'checkpoint' signs
 -- the chain head so a rewrite or a cut tail is detectable; a 'pruned' anchor signs the last
 -- entry of a prefix that retention removed, so verification starts from it. The signature is an
 -- HMAC with COUNTERSIGN_AUDIT_KEY, which the database does not hold.
@@ -244,20 +244,16 @@ CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
 WHEN OLD.id > COALESCE((SELECT MAX(entry_id) FROM audit_anchors WHERE kind = 'pruned'), 0)
 BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;
 
--- Twin of migrations/postgres/20261125000013_attempts_bigint.sql, which widens
--- tasks.failed_attempts to BIGINT there; SQLite's INTEGER already holds 8 bytes. Nothing to do.
-SELECT 1;
-
 -- What a decision on this approval must include, from its gate at the time it was asked:
 -- require_reason = 1: a rejection needs a reason; allow_modification = 0: approving with edited
--- arguments is refused. Twin of migrations/postgres/20261125000014_decision_rules.sql.
+-- arguments is refused.
 ALTER TABLE approvals ADD COLUMN require_reason INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE approvals ADD COLUMN allow_modification INTEGER NOT NULL DEFAULT 1;
 
 -- Reminders and the escalation timeout of a pending approval, stored so they survive restarts
 -- (the sweeper reads them): escalate_at hands it to the admins (the deadline stays);
 -- next_reminder_at is when the next reminder is due, every reminder_interval_ms while
--- reminders_left > 0. Twin of migrations/postgres/20261125000015_reminders.sql.
+-- reminders_left > 0.
 ALTER TABLE approvals ADD COLUMN escalate_at INTEGER;
 ALTER TABLE approvals ADD COLUMN next_reminder_at INTEGER;
 ALTER TABLE approvals ADD COLUMN reminder_interval_ms INTEGER;
@@ -266,7 +262,6 @@ ALTER TABLE approvals ADD COLUMN reminders_sent INTEGER NOT NULL DEFAULT 0;
 
 -- What a decider reads besides the call: the user's request that led to it, the agent's stated
 -- reasoning, and the steps of the turn already done (JSON, domain::wire::ApprovalContext).
--- Twin of migrations/postgres/20261125000016_approval_context.sql.
 ALTER TABLE approvals ADD COLUMN context TEXT;
 -- Why the call is risky: factors, consequences, reversibility (JSON, domain::wire::RiskAssessment).
 ALTER TABLE approvals ADD COLUMN assessment TEXT;
@@ -274,8 +269,7 @@ ALTER TABLE approvals ADD COLUMN assessment TEXT;
 -- The `retry` timeout action: an approval nobody decided is asked again with a fresh deadline,
 -- retries_left more times (from the gate's max_retries); resent counts the times it was asked
 -- again. The timeout_action CHECK gains 'retry': SQLite cannot change a CHECK in place, so the
--- table is rebuilt (nothing references approvals). Twin of
--- migrations/postgres/20261125000017_retries.sql.
+-- table is rebuilt (nothing references approvals).
 CREATE TABLE approvals_new (
     id              TEXT PRIMARY KEY NOT NULL,
     call_id         TEXT NOT NULL UNIQUE REFERENCES tool_calls(id),
@@ -328,7 +322,6 @@ CREATE INDEX approvals_by_task ON approvals (task_id);
 -- Grants for one exact call of one task: the steps of an approved plan (a `plan` gate). A
 -- standing grant ("always allow") has neither; a planned step lets through only a call of its
 -- tool with exactly these arguments (JSON), in its task, once.
--- Twin of migrations/postgres/20261125000018_plan_grants.sql.
 ALTER TABLE grants ADD COLUMN args TEXT;
 ALTER TABLE grants ADD COLUMN task_id TEXT;
 
@@ -336,7 +329,6 @@ ALTER TABLE grants ADD COLUMN task_id TEXT;
 -- approval when it is asked (`escalation_target`); once escalated, the target's name
 -- (`escalated_to`, NULL: the admins) and the people who may decide, as ",bob,carol," so a
 -- queue query can match one name (`escalated_members`).
--- Twin of migrations/postgres/20261125000019_escalation_targets.sql.
 ALTER TABLE approvals ADD COLUMN escalation_target TEXT;
 ALTER TABLE approvals ADD COLUMN escalated_to TEXT;
 ALTER TABLE approvals ADD COLUMN escalated_members TEXT;
@@ -344,7 +336,6 @@ ALTER TABLE approvals ADD COLUMN escalated_members TEXT;
 -- Whether the call can be undone (fully / partially / irreversible), from its risk assessment,
 -- as a column so the queue can filter and sort by it (GET /api/approvals?reversibility=…&order=reversibility).
 -- Older rows take it from their stored assessment (serialized by serde_json, compact).
--- Twin of migrations/postgres/20261125000020_approval_reversibility.sql.
 ALTER TABLE approvals ADD COLUMN reversibility TEXT;
 UPDATE approvals SET reversibility = CASE
     WHEN assessment LIKE '%"reversibility":"irreversible"%' THEN 'irreversible'
@@ -355,7 +346,6 @@ UPDATE approvals SET reversibility = CASE
 -- A conversation's folded view as of `last_seq` (JSON of domain::ConversationView), so a
 -- reload folds only the events after it (engine/src/store/snapshots.rs). A cache, never the
 -- truth: a snapshot of another `fold_version` is ignored and rebuilt from the events.
--- Twin of migrations/postgres/20261125000021_view_snapshots.sql.
 CREATE TABLE view_snapshots (
     conversation_id TEXT PRIMARY KEY NOT NULL REFERENCES conversations(id),
     fold_version    INTEGER NOT NULL,
@@ -368,7 +358,6 @@ CREATE TABLE view_snapshots (
 -- their turns; app/src/domain/page.rs) as of `last_seq`, so a reload reads one small row and folds
 -- only the events after it (engine/src/store/snapshots.rs). A cache like view_snapshots: one of
 -- another `fold_version` or page size is ignored and rebuilt.
--- Twin of migrations/postgres/20261126000022_view_pages.sql.
 CREATE TABLE view_pages (
     conversation_id TEXT PRIMARY KEY NOT NULL REFERENCES conversations(id),
     fold_version    INTEGER NOT NULL,
@@ -379,15 +368,13 @@ CREATE TABLE view_pages (
 );
 
 -- Four-eyes, from the approval's gate at the time it was asked: separate_requester = 1 means the
--- user whose conversation made the call may not approve it. Twin of
--- migrations/postgres/20261126000023_separate_requester.sql.
+-- user whose conversation made the call may not approve it.
 ALTER TABLE approvals ADD COLUMN separate_requester INTEGER NOT NULL DEFAULT 0;
 
 -- Lookups that ran through every pending approval, so that each got slower as approvals waited
 -- (with tens of thousands waiting, every read and every sweep paid for all of them; docs/performance-notes.md):
 -- a conversation's approvals (its pending count on every conversation read, earlier refusals of a
--- call), and the sweeper's due reminders and escalations. Twin of
--- migrations/postgres/20261126000024_approval_lookups.sql.
+-- call), and the sweeper's due reminders and escalations.
 CREATE INDEX approvals_by_conversation ON approvals (conversation_id, state);
 CREATE INDEX approvals_pending_reminder ON approvals (next_reminder_at) WHERE state = 'pending';
 CREATE INDEX approvals_pending_escalation ON approvals (escalate_at) WHERE state = 'pending' AND escalated_at IS NULL;
@@ -396,7 +383,6 @@ CREATE INDEX approvals_pending_escalation ON approvals (escalate_at) WHERE state
 -- (JSON of domain::rules::Approvers) and their people as ",a,b," for the queue's lookups;
 -- quorum: how many distinct people must approve, and who did so far (JSON array of names).
 -- Groups that admins manage through the API (groups in the configuration file stay there).
--- Twin of migrations/postgres/20261126000025_approvers.sql.
 ALTER TABLE approvals ADD COLUMN approvers TEXT;
 ALTER TABLE approvals ADD COLUMN approver_members TEXT;
 ALTER TABLE approvals ADD COLUMN quorum INTEGER NOT NULL DEFAULT 1;
@@ -416,7 +402,7 @@ CREATE TABLE user_group_members (
 
 -- Delegation: a person lets another decide in their place for a period (out of
 -- office) — wherever a gate's approvers or an escalation name them. Names as the accounts spell
--- them. Twin of migrations/postgres/20261126000026_delegations.sql.
+-- them.
 CREATE TABLE delegations (
     id         TEXT PRIMARY KEY NOT NULL,
     from_user  TEXT NOT NULL,
@@ -431,8 +417,7 @@ CREATE TABLE delegations (
 CREATE INDEX delegations_by_delegate ON delegations (to_user, ends_at);
 
 -- Secrets the server makes for itself once and every replica shares (e.g. the key decision links
--- are signed with, when COUNTERSIGN_LINK_KEY is not set). Twin of
--- migrations/postgres/20261126000027_server_secrets.sql.
+-- are signed with, when COUNTERSIGN_LINK_KEY is not set).
 CREATE TABLE server_secrets (
     name  TEXT PRIMARY KEY NOT NULL,
     value TEXT NOT NULL
@@ -441,12 +426,11 @@ CREATE TABLE server_secrets (
 -- Email notifications: a person's address, and for each approval whom its gate
 -- notifies and where (JSON [[person, address], ...]), so reminders re-send to the same people.
 -- Emails wait in the webhook outbox as mailto: deliveries (leased, retried, sent once).
--- Twin of migrations/postgres/20261126000028_email.sql.
 ALTER TABLE users ADD COLUMN email TEXT;
 ALTER TABLE approvals ADD COLUMN notify TEXT;
 
 -- The Slack-compatible message each approval was posted as, so it can be updated when
--- the approval is decided anywhere. Twin of migrations/postgres/20261126000029_slack_messages.sql.
+-- the approval is decided anywhere.
 CREATE TABLE slack_messages (
     approval_id TEXT PRIMARY KEY NOT NULL,
     channel     TEXT NOT NULL,
@@ -454,7 +438,7 @@ CREATE TABLE slack_messages (
 );
 
 -- Calls a shadow gate (mode = "shadow") would have stopped and that ran unasked, for
--- the queue's Decided tab. Twin of migrations/postgres/20261126000030_shadow_hits.sql.
+-- the queue's Decided tab.
 CREATE TABLE shadow_hits (
     id              INTEGER PRIMARY KEY AUTOINCREMENT,
     conversation_id TEXT NOT NULL,
@@ -468,7 +452,6 @@ CREATE INDEX shadow_hits_by_time ON shadow_hits (at);
 
 -- Policy versions: the version (a hash) of the agent configuration that asked each
 -- approval, that was in force when it was decided, and that made each grant.
--- Twin of migrations/postgres/20261126000031_policy_versions.sql.
 ALTER TABLE approvals ADD COLUMN policy_version TEXT;
 ALTER TABLE approvals ADD COLUMN decided_policy_version TEXT;
 ALTER TABLE grants ADD COLUMN policy_version TEXT;
@@ -477,7 +460,6 @@ ALTER TABLE grants ADD COLUMN policy_version TEXT;
 -- conversation of the client's user; `seen_at` / `gone_at` say whether the client still waits for
 -- it (an approved call whose client is gone is not run, docs/mcp-gateway.md). Each client (an API
 -- token) has one conversation per agent, whose id is derived from them (server/src/protocols/mcp.rs).
--- Twin of migrations/postgres/20261126000032_client_calls.sql.
 CREATE TABLE client_calls (
     task_id         TEXT PRIMARY KEY,
     conversation_id TEXT NOT NULL,
@@ -500,7 +482,7 @@ CREATE TABLE client_names (
 -- its conversation's next sequence number in its own INSERT (store/events.rs), and this trigger
 -- moves the conversation's counter along in the same statement. SQLite's one writer orders it.
 -- PostgreSQL does the same in one statement without a trigger (an UPDATE … RETURNING in a CTE,
--- which also takes the conversation's row lock): its twin migration changes nothing.
+-- which also takes the conversation's row lock), so its baseline has no such trigger.
 CREATE TRIGGER events_take_seq AFTER INSERT ON events
 BEGIN
     UPDATE conversations SET last_seq = NEW.seq WHERE id = NEW.conversation_id;
@@ -510,7 +492,7 @@ END;
 -- without a reminder or an escalation (most of them), so each such approval cost two index
 -- writes for nothing: one when asked, one when decided (docs/performance-notes.md, "The read path").
 -- The sweeper's queries compare the key with `<=`, which implies it is not null, so they still
--- use these indexes. Twin of migrations/postgres/20261126000034_pending_lookups_without_nulls.sql.
+-- use these indexes.
 DROP INDEX approvals_pending_reminder;
 DROP INDEX approvals_pending_escalation;
 CREATE INDEX approvals_pending_reminder ON approvals (next_reminder_at)
@@ -526,7 +508,6 @@ CREATE INDEX approvals_pending_escalation ON approvals (escalate_at)
 -- no edits or a required reason, unless the gate says grantable = true).
 -- approvals.approved_people: who acted for each counted approval of a quorum (the person at the
 -- keyboard, where approved_by holds whom they decided as), so a person counts once.
--- Twin of migrations/postgres/20261127000035_bound_grants.sql.
 ALTER TABLE grants ADD COLUMN gate TEXT;
 ALTER TABLE grants ADD COLUMN agent TEXT;
 ALTER TABLE grants ADD COLUMN bounds TEXT;
@@ -535,12 +516,10 @@ ALTER TABLE approvals ADD COLUMN approved_people TEXT NOT NULL DEFAULT '[]';
 
 -- What an API token may do (docs/security.md, "Tokens"): its scopes, names separated by spaces,
 -- among read, decide and call. Tokens from before keep every right they had.
--- Twin of migrations/postgres/20261127000036_token_scopes.sql.
 ALTER TABLE api_tokens ADD COLUMN scopes TEXT NOT NULL DEFAULT 'read decide call';
 
 -- Each pair of signed decision links issued (docs/security.md, "Decision links"), so that one can
 -- be revoked before it expires. The token itself is never stored: it is signed, not looked up.
--- Twin of migrations/postgres/20261127000037_decision_links.sql.
 CREATE TABLE decision_links (
     id TEXT PRIMARY KEY,
     approval_id TEXT NOT NULL,

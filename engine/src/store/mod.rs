@@ -43,6 +43,21 @@ use sqlx::{
 
 use crate::bus::Bus;
 
+/// Why the database could not be brought to this build's schema, said so an admin knows what to
+/// do. A database that applied migrations this build does not have was made by a development
+/// build from before the schema became one baseline (migrations/*/…_baseline.sql), or by a newer
+/// release.
+fn migration_failed(err: sqlx::migrate::MigrateError) -> anyhow::Error {
+    match err {
+        sqlx::migrate::MigrateError::VersionMissing(version) => anyhow::anyhow!(
+            "the database has migration {version} applied, which this build does not know: it was made by a development build from \
+             before the schema baseline of 2026-11-27 or by a newer release. Start this build on a new data directory (or database), \
+             or run the release that made it"
+        ),
+        other => anyhow::Error::new(other).context("failed to migrate the database"),
+    }
+}
+
 /// Which database the URL chose: SQLite by default, PostgreSQL to scale out (docs/architecture.md, decision 6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
@@ -180,7 +195,7 @@ impl Store {
                 .connect(url)
                 .await
                 .context("failed to connect to PostgreSQL (check DATABASE_URL)")?;
-            sqlx::migrate!("../migrations/postgres").run(&native).await.context("failed to migrate the database")?;
+            sqlx::migrate!("../migrations/postgres").run(&native).await.map_err(migration_failed)?;
             // A replica that froze inside a transaction must not stall the others for long:
             // PostgreSQL ends its session after 15 s idle in a transaction (releasing its locks),
             // and a wait for a lock gives up after 30 s (longer, so waiters outlast a frozen holder).
@@ -215,7 +230,7 @@ impl Store {
             .connect_with(options)
             .await
             .with_context(|| format!("failed to open database {url}"))?;
-        sqlx::migrate!("../migrations/sqlite").run(&native).await.context("failed to migrate the database")?;
+        sqlx::migrate!("../migrations/sqlite").run(&native).await.map_err(migration_failed)?;
         // The portable pools open the same file; WAL is a property of the file, the rest is per
         // connection. The busy timeout covers the rare write outside the writer (the session store);
         // checkpoints run in the background (`checkpoint::keep_checkpointing`), not in a commit,
