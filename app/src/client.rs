@@ -26,10 +26,7 @@ pub fn failure_from_body(status: u16, body: &str) -> ApiFailure {
     let value: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
     let message = value["error"]["message"].as_str().map(str::to_owned).unwrap_or_else(|| format!("the server answered {status}"));
     let problems: Vec<FieldProblem> = serde_json::from_value(value["error"]["details"].clone()).unwrap_or_default();
-    let details = problems
-        .into_iter()
-        .map(|p| if p.path.is_empty() { p.message } else { format!("{}: {}", p.path, p.message) })
-        .collect();
+    let details = problems.into_iter().map(|p| if p.path.is_empty() { p.message } else { format!("{}: {}", p.path, p.message) }).collect();
     ApiFailure { status, message, details }
 }
 
