@@ -67,11 +67,7 @@ async fn a_backup_under_load_restores_with_pending_approvals_decidable_and_the_a
     let second = BinaryServer::start(restored, None).await;
     let app = &second.app;
     assert_eq!(app.pending_approvals_of(&task).await.len(), 2, "both approvals are still pending");
-    for approval in &approvals {
-        let (status, body) = app.post_json(&format!("/api/approvals/{}/approve", approval.id), json!({})).await;
-        assert_eq!(status, 200, "{body}");
-    }
-    app.wait_task(&task, TaskStatus::Completed).await;
+    app.approve_each(&task, &approvals).await;
     assert_eq!(app.order(1001).await.refunded, 249.0);
     assert_eq!(app.order(1002).await.refunded, 89.5);
 }

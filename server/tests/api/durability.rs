@@ -24,11 +24,7 @@ async fn a_pending_approval_survives_kill_9_and_runs_once_after_restart() {
     let second = BinaryServer::start(dir, None).await;
     let app = &second.app;
     assert_eq!(app.pending_approvals_of(&task).await.len(), 2, "both approvals are still pending");
-    for approval in &approvals {
-        let (status, body) = app.post_json(&format!("/api/approvals/{}/approve", approval.id), json!({})).await;
-        assert_eq!(status, 200, "{body}");
-    }
-    app.wait_task(&task, TaskStatus::Completed).await;
+    app.approve_each(&task, &approvals).await;
     assert_eq!(app.order(1001).await.refunded, 249.0);
     assert_eq!(app.order(1002).await.refunded, 89.5);
     let detail = app.detail(&c).await;

@@ -297,6 +297,15 @@ impl TestApp {
         (task, approvals)
     }
 
+    /// Approves each of `approvals` (200 each) and waits for `task` to complete.
+    pub async fn approve_each(&self, task: &str, approvals: &[Approval]) {
+        for approval in approvals {
+            let (status, body) = self.post_json(&format!("/api/approvals/{}/approve", approval.id), json!({})).await;
+            assert_eq!(status, 200, "{body}");
+        }
+        self.wait_task(task, TaskStatus::Completed).await;
+    }
+
     pub async fn order(&self, id: i64) -> Order {
         let (status, body) = self.get_json(&format!("/api/orders/{id}")).await;
         assert_eq!(status, 200, "{body}");

@@ -4,7 +4,7 @@
 //! server among its dependencies: checked below on `cargo tree`); inside the engine, these rules keep the store from reaching up into
 //! what uses it and the bus plain memory; and a handler file uses the shared helpers of `api`
 //! (`access`, `extract`, `resume`, `error`, `live`), never another handler's
-//! (docs/architecture.md, "Module map").
+//! (docs/architecture.md, "Crates" and "Modules").
 
 use std::path::{Path, PathBuf};
 
