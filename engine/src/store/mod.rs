@@ -237,12 +237,17 @@ impl Store {
         // and a log started over is cut back to 64 MiB if a burst made it longer.
         const SESSION: &str = "PRAGMA busy_timeout = 10000; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 0; \
              PRAGMA journal_size_limit = 67108864";
-        let pool =
-            portable_pool(Backend::Sqlite, 8, SESSION).connect(url).await.with_context(|| format!("failed to open database {url}"))?;
+        // The readers keep their worker threads; the pool's check of a reader it takes back looks
+        // at the thread's channel instead of a round trip to it (`ping=channel`, vendor/README.md).
+        let separator = if url.contains('?') { '&' } else { '?' };
+        let readers_url = format!("{url}{separator}ping=channel");
+        let pool = portable_pool(Backend::Sqlite, 8, SESSION)
+            .connect(&readers_url)
+            .await
+            .with_context(|| format!("failed to open database {url}"))?;
         // The writer runs its statements on the calling task: no thread hand-off per statement
         // (vendor/README.md). Its statements are short, and it is the only portable connection
         // that writes, so it seldom waits for SQLite's lock. So do the quick readers.
-        let separator = if url.contains('?') { '&' } else { '?' };
         let inline_url = format!("{url}{separator}worker=inline");
         let writer = portable_pool(Backend::Sqlite, 1, SESSION)
             .connect(&inline_url)

@@ -52,6 +52,7 @@ pub struct EstablishParams {
     pub(crate) thread_name: String,
     pub(crate) command_channel_size: usize,
     pub(crate) inline: bool,
+    pub(crate) channel_ping: bool,
     #[cfg(feature = "regexp")]
     register_regexp_function: bool,
 }
@@ -164,6 +165,7 @@ impl EstablishParams {
             thread_name: (options.thread_name)(thread_id as u64),
             command_channel_size: options.command_channel_size,
             inline: options.inline,
+            channel_ping: options.channel_ping,
             #[cfg(feature = "regexp")]
             register_regexp_function: options.register_regexp_function,
         })

@@ -36,6 +36,9 @@ pub(crate) struct ConnectionWorker {
     /// Countersign patch (vendor/README.md): no worker thread; every command runs on the calling
     /// task while it holds `shared.conn`, so a statement costs no hand-off between threads.
     inline: bool,
+    /// Countersign patch (vendor/README.md): `ping` checks the worker's channel instead of a
+    /// round trip to its thread (`?ping=channel`).
+    channel_ping: bool,
 }
 
 pub(crate) struct WorkerSharedState {
@@ -94,8 +97,6 @@ enum Command {
     ClearCache {
         tx: oneshot::Sender<()>,
     },
-    // Countersign patch: `ping` no longer sends this (see `ConnectionWorker::ping`).
-    #[allow(dead_code)]
     Ping {
         tx: oneshot::Sender<()>,
     },
@@ -118,6 +119,7 @@ impl ConnectionWorker {
                     conn: Mutex::new(conn, true),
                 }),
                 inline: true,
+                channel_ping: params.channel_ping,
             });
         }
         let (establish_tx, establish_rx) = oneshot::channel();
@@ -150,6 +152,7 @@ impl ConnectionWorker {
                         command_tx,
                         shared: Arc::clone(&shared),
                         inline: false,
+                        channel_ping: params.channel_ping,
                     }))
                     .is_err()
                 {
@@ -383,17 +386,22 @@ impl ConnectionWorker {
     }
 
     pub(crate) async fn ping(&mut self) -> Result<(), Error> {
-        // Countersign patch (vendor/README.md): the pool pings every connection it takes back, and
-        // a round trip to the worker thread costs two thread switches. A live worker is one whose
-        // channel is still open; anything queued before (a dropped transaction's rollback) still
-        // runs before the next user's commands, because the channel is first in, first out.
+        // Countersign patch (vendor/README.md): an inline connection has no thread to ask. With
+        // `?ping=channel` (the pool pings every connection it takes back, and a round trip to the
+        // worker thread costs two thread switches), a live worker is one whose channel is still
+        // open; anything queued before (a dropped transaction's rollback) still runs before the
+        // next user's commands, because the channel is first in, first out. Otherwise, as
+        // published: a round trip to the thread.
         if self.inline {
             return Ok(());
         }
-        if self.command_tx.is_disconnected() {
-            return Err(Error::WorkerCrashed);
+        if self.channel_ping {
+            if self.command_tx.is_disconnected() {
+                return Err(Error::WorkerCrashed);
+            }
+            return Ok(());
         }
-        Ok(())
+        self.oneshot_cmd(|tx| Command::Ping { tx }).await
     }
 
     pub(crate) async fn deserialize(

@@ -82,6 +82,8 @@ pub struct SqliteConnectOptions {
     pub(crate) row_channel_size: usize,
     /// Countersign patch (vendor/README.md): run commands on the calling task, without a worker thread.
     pub(crate) inline: bool,
+    /// Countersign patch (vendor/README.md): the pool's ping checks the worker's channel only.
+    pub(crate) channel_ping: bool,
 
     pub(crate) collations: Vec<Collation>,
 
@@ -212,6 +214,7 @@ impl SqliteConnectOptions {
             command_channel_size: 50,
             row_channel_size: 50,
             inline: false,
+            channel_ping: false,
             optimize_on_close: OptimizeOnClose::Disabled,
             #[cfg(feature = "regexp")]
             register_regexp_function: false,
@@ -435,6 +438,14 @@ impl SqliteConnectOptions {
     /// for a connection that runs only short statements. URL: `?worker=inline`.
     pub fn inline_worker(mut self, inline: bool) -> Self {
         self.inline = inline;
+        self
+    }
+
+    /// Countersign patch (vendor/README.md): the pool pings every connection it takes back; with
+    /// this, the ping checks that the connection's worker thread is still there (its channel is
+    /// open) instead of a round trip to it. URL: `?ping=channel` (`?ping=thread`: as published).
+    pub fn channel_ping(mut self, channel_ping: bool) -> Self {
+        self.channel_ping = channel_ping;
         self
     }
 

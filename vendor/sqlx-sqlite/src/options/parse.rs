@@ -103,6 +103,17 @@ impl SqliteConnectOptions {
                     "vfs" => options.vfs = Some(Cow::Owned(value.into_owned())),
 
                     // Countersign patch (vendor/README.md).
+                    "ping" => match &*value {
+                        "thread" => options.channel_ping = false,
+                        "channel" => options.channel_ping = true,
+                        _ => {
+                            return Err(Error::Configuration(
+                                format!("unknown value {value:?} for `ping`").into(),
+                            ));
+                        }
+                    },
+
+                    // Countersign patch (vendor/README.md).
                     "worker" => match &*value {
                         "thread" => options.inline = false,
                         "inline" => options.inline = true,
