@@ -10,6 +10,7 @@ pub mod coverage;
 pub mod metrics;
 pub mod model;
 pub mod orchestrator;
+pub mod people;
 pub mod policy;
 pub mod store;
 pub mod tools;

@@ -40,6 +40,7 @@ pub struct Application {
     listener: TcpListener,
     router: Router,
     orchestrator: Arc<Orchestrator>,
+    people: Arc<crate::people::People>,
     sweep_interval: std::time::Duration,
     write_stall_limit: std::time::Duration,
     webhooks: Vec<crate::webhooks::Webhook>,
@@ -96,6 +97,7 @@ impl Application {
         }
         let slack = agents.slack.clone().map(crate::channels::slack::Slack::new).transpose()?.map(Arc::new);
         let models = Models::build(&agents, parts.model)?;
+        let people = Arc::new(crate::people::People::new(store.clone(), &agents));
         let orchestrator = Orchestrator::new(store.clone(), models, tools, agents, parts.before_commit, config.task_lease);
         tokio::spawn(Arc::clone(&orchestrator).renew_claims());
 
@@ -140,6 +142,7 @@ impl Application {
             streams,
             store: store.clone(),
             orchestrator: orchestrator.clone(),
+            people: people.clone(),
             config: Arc::new(config),
             limits: limits.clone(),
         });
@@ -189,7 +192,7 @@ impl Application {
             .layer(PropagateRequestIdLayer::x_request_id())
             .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
             .with_state(state);
-        Ok(Self { listener, router, orchestrator, sweep_interval, write_stall_limit, webhooks, store })
+        Ok(Self { listener, router, orchestrator, people, sweep_interval, write_stall_limit, webhooks, store })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -216,7 +219,7 @@ impl Application {
             );
         }
         // The file's groups may have changed since the approvals that name them were asked.
-        let moved = self.orchestrator.reresolve_configured_groups().await?;
+        let moved = self.people.reresolve_configured_groups().await?;
         if moved > 0 {
             tracing::info!(pending_approvals = moved, "re-resolved the configuration file's groups");
         }

@@ -42,6 +42,8 @@ pub struct Shared {
     pub leptos_options: LeptosOptions,
     pub store: Store,
     pub orchestrator: Arc<Orchestrator>,
+    /// Groups and delegations: who may decide (engine/src/people).
+    pub people: Arc<crate::people::People>,
     pub config: Arc<Config>,
     pub limits: Arc<Limits>,
     pub streams: OpenStreams,

@@ -1,6 +1,6 @@
 //! "Away?": let someone decide in your place for a while (a delegation, audited), and see and end
 //! the delegations you gave or received. On the approval queue page; the rule is the server's
-//! (engine/src/orchestrator/delegations.rs).
+//! (engine/src/people/delegations.rs).
 
 use leptos::prelude::*;
 

@@ -49,7 +49,7 @@ pub struct Escalation<'a> {
 
 /// Who may decide an approval, from its gate's `approvers` as they stood when it was asked
 /// (`group:finance`, `user:ada`, `role:admin`); kept with the approval and re-resolved when an
-/// admin changes a group it names (engine/src/orchestrator/approvers.rs).
+/// admin changes a group it names (engine/src/people/groups.rs).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Approvers {

@@ -90,7 +90,7 @@ impl Orchestrator {
     /// The people a name stands for — a group's members (`group_people`), or the user of that
     /// name — as their user names are stored.
     async fn people_of(&self, w: &mut Write, name: &str) -> anyhow::Result<Option<Vec<String>>> {
-        if let Some(people) = self.group_people(w, name).await? {
+        if let Some(people) = crate::people::resolve::group_people(&self.agents.groups, w, name).await? {
             return Ok((!people.is_empty()).then_some(people));
         }
         Ok(users::credentials(&mut *w.tx, name).await?.map(|c| vec![c.user.username]))

@@ -9,7 +9,6 @@ mod client_calls;
 mod confirm;
 mod decide;
 mod delegate;
-mod delegations;
 mod drivers;
 mod escalate;
 mod grants;
@@ -35,7 +34,7 @@ use crate::{
     tools::Registry,
 };
 
-pub use approvers::{EmailNotice, Group};
+pub use approvers::EmailNotice;
 pub use confirm::{Answer, Reply};
 pub use decide::{Actor, Decision, DecisionError, SYSTEM, four_eyes};
 pub use reclassify::Reclassified;

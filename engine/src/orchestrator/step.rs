@@ -399,7 +399,7 @@ impl Orchestrator {
                     };
                     let approvers = match gate.approvers.is_empty() {
                         true => None,
-                        false => Some(self.resolve_approvers(&mut w, &gate.approvers).await?),
+                        false => Some(crate::people::resolve::resolve_approvers(&self.agents.groups, &mut w, &gate.approvers).await?),
                     };
                     let notify = self.email_recipients(&mut w, gate, approvers.as_ref()).await?;
                     let suggestion = match gate.rules.grantable && domain::naming::grantable(&call.tool) {

@@ -1,4 +1,4 @@
-//! Delegations: who decides in whose place, and until when (engine/src/orchestrator/delegations.rs
+//! Delegations: who decides in whose place, and until when (engine/src/people/delegations.rs
 //! makes and ends them; the decision rule consults [`delegators_of`]).
 
 use anyhow::Context;

@@ -1,6 +1,6 @@
 //! Delegations (out of office): let another person decide in your place for a period, list the
 //! ones you gave or received (an admin: all), end one early. Audited; the rule is in
-//! engine/src/orchestrator/delegations.rs.
+//! engine/src/people/delegations.rs.
 
 use super::error::{ReadErrors, WriteErrors};
 use axum::{
@@ -72,7 +72,7 @@ async fn create(
     user: CurrentUser,
     ApiJson(body): ApiJson<NewDelegation>,
 ) -> Result<(StatusCode, Json<Delegation>), ApiError> {
-    let row = state.orchestrator.delegate_decisions(&body, &access::actor(&user)).await?;
+    let row = state.people.delegate_decisions(&body, &access::actor(&user)).await?;
     Ok((StatusCode::CREATED, Json(wire(row))))
 }
 
@@ -89,5 +89,5 @@ async fn create(
     ),
 )]
 async fn revoke(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<Json<Delegation>, ApiError> {
-    Ok(Json(wire(state.orchestrator.revoke_delegation(&id, &access::actor(&user)).await?)))
+    Ok(Json(wire(state.people.revoke_delegation(&id, &access::actor(&user)).await?)))
 }

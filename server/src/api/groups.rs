@@ -1,6 +1,6 @@
 //! Groups of approvers, for admins: list, create, replace members, delete. Each change is
 //! audited, and pending approvals whose gate names the group are decided by its new members
-//! (engine/src/orchestrator/approvers.rs). Groups in the configuration file are listed, not changed.
+//! (engine/src/people/groups.rs). Groups in the configuration file are listed, not changed.
 
 use super::error::{ReadErrors, WriteErrors};
 use axum::{
@@ -12,7 +12,7 @@ use domain::wire::{Group, GroupMembers, NewGroup};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{ApiError, extract::ApiJson};
-use crate::{auth::Admin, orchestrator::Group as EngineGroup, state::AppState};
+use crate::{auth::Admin, people::Group as EngineGroup, state::AppState};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list, create)).routes(routes!(replace_members, delete))
@@ -35,7 +35,7 @@ fn wire(group: EngineGroup) -> Group {
     extensions(("x-admin-only" = json!(true))),
 )]
 async fn list(State(state): State<AppState>, _admin: Admin) -> Result<Json<Vec<Group>>, ApiError> {
-    Ok(Json(state.orchestrator.groups().await?.into_iter().map(wire).collect()))
+    Ok(Json(state.people.groups().await?.into_iter().map(wire).collect()))
 }
 
 #[utoipa::path(
@@ -56,7 +56,7 @@ async fn create(
     Admin(admin): Admin,
     ApiJson(body): ApiJson<NewGroup>,
 ) -> Result<(StatusCode, Json<Group>), ApiError> {
-    let group = state.orchestrator.create_group(body.name.trim(), &body.members, &admin.user.username).await?;
+    let group = state.people.create_group(body.name.trim(), &body.members, &admin.user.username).await?;
     Ok((StatusCode::CREATED, Json(wire(group))))
 }
 
@@ -80,7 +80,7 @@ async fn replace_members(
     Path(name): Path<String>,
     ApiJson(body): ApiJson<GroupMembers>,
 ) -> Result<Json<Group>, ApiError> {
-    Ok(Json(wire(state.orchestrator.set_group_members(&name, &body.members, &admin.user.username).await?)))
+    Ok(Json(wire(state.people.set_group_members(&name, &body.members, &admin.user.username).await?)))
 }
 
 #[utoipa::path(
@@ -97,6 +97,6 @@ async fn replace_members(
     extensions(("x-admin-only" = json!(true))),
 )]
 async fn delete(State(state): State<AppState>, Admin(admin): Admin, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
-    state.orchestrator.delete_group(&name, &admin.user.username).await?;
+    state.people.delete_group(&name, &admin.user.username).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -3,15 +3,11 @@
 //! tried again as each person the actor stands in for; a decision made so is audited with
 //! `on_behalf_of`, and a quorum counts it as that person's. Not transitive.
 
-use std::sync::Arc;
-
 use domain::{AuditKind, Role, wire::NewDelegation};
 use serde_json::json;
 
-use super::{
-    Orchestrator,
-    decide::{Actor, DecisionError},
-};
+use super::People;
+use crate::orchestrator::{Actor, DecisionError};
 use crate::store::{
     Scope,
     delegations::{self, DelegationRow},
@@ -22,11 +18,11 @@ use crate::store::{
 /// The longest delegation: a long absence is a change of approvers, not a delegation.
 const MAX_DAYS: i64 = 90;
 
-impl Orchestrator {
+impl People {
     /// Records a delegation from the actor (or, for an admin, from `from`) to `to`. 422 for an
     /// unknown person, oneself, or times that are not a future period of at most 90 days; 403 for
     /// a user setting one up for someone else.
-    pub async fn delegate_decisions(self: &Arc<Self>, new: &NewDelegation, actor: &Actor) -> Result<DelegationRow, DecisionError> {
+    pub async fn delegate_decisions(&self, new: &NewDelegation, actor: &Actor) -> Result<DelegationRow, DecisionError> {
         let mut w = self.store.write(Scope::People).await?;
         let from = match new.from.as_deref().map(str::trim).filter(|f| !f.eq_ignore_ascii_case(&actor.name)) {
             None => actor.name.clone(),
@@ -63,7 +59,7 @@ impl Orchestrator {
 
     /// Ends a delegation now (its delegator, its delegate or an admin); 404 if it is not theirs to
     /// see, 409 if it already ended.
-    pub async fn revoke_delegation(self: &Arc<Self>, id: &str, actor: &Actor) -> Result<DelegationRow, DecisionError> {
+    pub async fn revoke_delegation(&self, id: &str, actor: &Actor) -> Result<DelegationRow, DecisionError> {
         let mut w = self.store.write(Scope::People).await?;
         let row = delegations::get(&mut *w.tx, id)
             .await?

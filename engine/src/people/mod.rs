@@ -1,0 +1,26 @@
+//! People administration: the approver groups admins manage and the delegations people set up.
+//! It changes who may decide; deciding a call is the orchestrator's, which asks `resolve` who the
+//! approvers are when a call stops. Every change here is one audited write.
+
+pub mod delegations;
+pub mod groups;
+pub mod resolve;
+
+use std::collections::BTreeMap;
+
+pub use groups::Group;
+
+use crate::{agents::AgentsConfig, store::Store};
+
+/// Groups and delegations, over the store and the configuration file's `[[groups]]`.
+pub struct People {
+    store: Store,
+    /// The configuration file's groups: read-only here, and found before the database's.
+    config_groups: BTreeMap<String, Vec<String>>,
+}
+
+impl People {
+    pub fn new(store: Store, agents: &AgentsConfig) -> Self {
+        Self { store, config_groups: agents.groups.clone() }
+    }
+}
