@@ -7,6 +7,7 @@ pub mod agents;
 pub mod bus;
 pub mod config;
 pub mod coverage;
+mod error;
 pub mod metrics;
 pub mod model;
 pub mod orchestrator;
@@ -15,3 +16,5 @@ pub mod policy;
 pub mod store;
 pub mod tools;
 pub mod webhooks;
+
+pub use error::{Error, Result};

@@ -1,6 +1,7 @@
 //! Stopping a turn: its pending approvals, approved-but-unrun calls and running workers are
 //! canceled in one transaction.
 
+use crate::Error;
 use domain::TaskId;
 use std::sync::Arc;
 
@@ -10,10 +11,7 @@ use domain::{
 };
 use serde_json::json;
 
-use super::{
-    Orchestrator,
-    decide::{Actor, DecisionError},
-};
+use super::{Orchestrator, authority::Actor};
 use crate::store::{
     Scope, Write,
     approvals::{self},
@@ -23,12 +21,11 @@ use crate::store::{
 
 impl Orchestrator {
     /// Stops a task: pending approvals and approved-but-unrun calls are canceled.
-    pub async fn abort(self: &Arc<Self>, task_id: &TaskId, actor: &Actor) -> Result<(), DecisionError> {
+    pub async fn abort(self: &Arc<Self>, task_id: &TaskId, actor: &Actor) -> Result<(), Error> {
         let mut w = self.store.write(Scope::Task(task_id)).await?;
-        let task =
-            tasks::get(&mut *w.tx, task_id).await?.ok_or_else(|| DecisionError::NotFound(format!("task {task_id} does not exist")))?;
+        let task = tasks::get(&mut *w.tx, task_id).await?.ok_or_else(|| Error::Unknown(format!("task {task_id} does not exist")))?;
         if task.status().is_final() {
-            return Err(DecisionError::Conflict(format!("task {task_id} is already {}", task.status().as_str())));
+            return Err(Error::WrongState(format!("task {task_id} is already {}", task.status().as_str())));
         }
         // Aborting cancels the pending approvals: not for a user while someone else holds one.
         if actor.role == Some(Role::User) {
@@ -38,7 +35,7 @@ impl Orchestrator {
                 // A gate's approvers decide whether a call runs; stopping runs nothing, so they do
                 // not keep the owner from stopping their own turn.
                 if let Some(why) = rules::held_from(decider, approval.escalation(&people), None) {
-                    return Err(DecisionError::Forbidden(format!("the turn cannot be stopped: {why}")));
+                    return Err(Error::NotAllowed(format!("the turn cannot be stopped: {why}")));
                 }
             }
         }
@@ -53,7 +50,7 @@ impl Orchestrator {
     }
 
     /// Cancels the task's pending approvals, its approved calls and its running workers.
-    async fn cancel(&self, w: &mut Write, task: &TaskRow, actor: &Actor) -> Result<(), DecisionError> {
+    async fn cancel(&self, w: &mut Write, task: &TaskRow, actor: &Actor) -> Result<(), Error> {
         let reason = Some(format!("task aborted by {}", actor.name));
         for approval in approvals::pending_for_task(&mut *w.tx, &task.id).await? {
             self.apply(w, task, &approval, ApprovalOutcome::Canceled, actor, reason.clone(), None).await?;

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use domain::{CallState, EventBody, TaskId, TaskStatus, wire::Conversation};
 use serde_json::Value;
 
-use super::{Orchestrator, StartError};
+use super::Orchestrator;
 use crate::{
     model::{ModelReply, ProposedCall},
     store::{
@@ -43,7 +43,7 @@ impl Orchestrator {
         client: &str,
         tool: &str,
         args: &Value,
-    ) -> Result<TaskId, StartError> {
+    ) -> crate::Result<TaskId> {
         let agent = self.agents.get(&conversation.agent).ok_or_else(|| anyhow::anyhow!("no agent {:?}", conversation.agent))?;
         if !agent.tools.iter().any(|t| t == tool) {
             return Err(anyhow::anyhow!("agent {} has no tool {tool:?}", agent.name).into());
@@ -72,7 +72,7 @@ impl Orchestrator {
     }
 
     /// An approved call whose client stopped waiting: recorded as not run, never run.
-    pub(super) async fn client_gone(&self, call: &CallRow, client: &ClientCall, lease: &Lease) -> anyhow::Result<()> {
+    pub(super) async fn client_gone(&self, call: &CallRow, client: &ClientCall, lease: &Lease) -> crate::Result<()> {
         let mut w = self.store.write_as(lease).await?;
         if !calls::transition(&mut w.tx, &call.id, CallState::Approved, CallState::Executing, None).await? {
             return Ok(()); // someone else ran or canceled it

@@ -3,12 +3,13 @@
 //! decision (event, audit entry, state change) as the card's buttons, bound to that one call;
 //! anything else is asked again.
 
+use crate::Error;
 use domain::{ApprovalId, ConversationId, TaskId};
 use std::sync::Arc;
 
 use domain::{ApprovalOutcome, EventBody};
 
-use super::{Actor, DecisionError, Orchestrator};
+use super::{Actor, Orchestrator};
 use crate::store::{Scope, approvals};
 
 /// The words a person confirms or refuses with in the chat (docs/config.md, "Conversational
@@ -82,14 +83,14 @@ impl Orchestrator {
         conversation_id: &ConversationId,
         text: &str,
         actor: &Actor,
-    ) -> Result<Option<Reply>, DecisionError> {
+    ) -> Result<Option<Reply>, Error> {
         let mut w = self.store.write(Scope::Conversation(conversation_id)).await?;
         w.hold_authority().await?;
         let Some(approval) = approvals::pending_in_chat(&mut *w.tx, conversation_id).await? else { return Ok(None) };
         // The same rule as the buttons; a chat answer that may not decide is a conflict (409), not
         // a forbidden command: the message itself was fine.
-        super::decide::may_decide(actor, &approval, crate::store::time::now_ms()).map_err(|err| match err {
-            DecisionError::Forbidden(why) => DecisionError::Conflict(why),
+        super::authority::may_decide(actor, &approval, crate::store::time::now_ms()).map_err(|err| match err {
+            Error::NotAllowed(why) => Error::WrongState(why),
             other => other,
         })?;
         let task = self.waiting_task(&mut w, &approval.task_id).await?;

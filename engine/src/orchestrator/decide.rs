@@ -1,18 +1,22 @@
-//! Human (and timeout) decisions on approvals. Each is one transaction: the conditional
-//! approval update, the call's new state, the events, and the task's status (docs/architecture.md, decision 3).
+//! A person's decision on an approval (one, or all of a turn's). Each is one transaction: the
+//! authority checks (`authority.rs`), the conditional approval update, the call's new state, the
+//! events, and the task's status (docs/architecture.md, decision 3).
 
 use domain::{ApprovalId, TaskId};
 use std::sync::Arc;
 
 use domain::{
-    ApprovalOutcome, ApprovalState, AuditKind, CallState, EventBody, Role, TaskStatus, TimeoutAction,
-    rules::{self, Refusal},
-    wire::{DecisionOutcome, FieldProblem, GrantRequest},
+    ApprovalOutcome, ApprovalState, AuditKind, CallState, EventBody, TaskStatus,
+    wire::{DecisionOutcome, FieldProblem},
 };
 use serde_json::{Value, json};
 
-use super::Orchestrator;
+use super::{
+    Orchestrator,
+    authority::{Actor, Decision, breached, check_answer, four_eyes, pending_approval},
+};
 use crate::{
+    Error,
     store::{
         Scope, Write,
         approvals::{self, ApprovalRow},
@@ -23,106 +27,9 @@ use crate::{
     tools::schema,
 };
 
-/// Who decides, for the event log and the audit trail.
-#[derive(Clone, Debug)]
-pub struct Actor {
-    pub name: String,
-    /// `None`: the server itself, applying a timeout action.
-    pub role: Option<Role>,
-    pub ip: Option<String>,
-    pub user_agent: Option<String>,
-    /// Deciding in this person's place (a delegation to the actor; `delegations.rs`).
-    pub on_behalf_of: Option<String>,
-    /// How the decision came when not through the app or the API, e.g. `link <id>` (a signed
-    /// decision link), for the audit trail.
-    pub via: Option<String>,
-}
-
-impl Actor {
-    /// The server applying a timeout action (the only decisions it makes itself).
-    pub fn system() -> Self {
-        Self { name: SYSTEM.into(), role: None, ip: None, user_agent: None, on_behalf_of: None, via: None }
-    }
-
-    /// Whose decision it counts as: the person the actor stands in for, else the actor.
-    pub fn principal(&self) -> &str {
-        self.on_behalf_of.as_deref().unwrap_or(&self.name)
-    }
-
-    /// The role as the audit trail records it (`system` for the server).
-    pub fn role_name(&self) -> &'static str {
-        self.role.map_or(SYSTEM, Role::as_str)
-    }
-}
-
-#[derive(Clone, Debug)]
-pub enum Decision {
-    /// With `grant`, also allow the tool in this conversation from now on.
-    Approve {
-        args: Option<Value>,
-        grant: Option<GrantRequest>,
-    },
-    Reject {
-        reason: Option<String>,
-    },
-    /// Do not run the call; send the human's guidance to the model instead.
-    Defer {
-        guidance: String,
-    },
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum DecisionError {
-    #[error("{0}")]
-    NotFound(String),
-    /// The actor may not make this decision (checked inside the decision's transaction).
-    #[error("{0}")]
-    Forbidden(String),
-    #[error("{0}")]
-    Conflict(String),
-    #[error("{message}")]
-    Invalid { message: String, details: Vec<FieldProblem> },
-    #[error(transparent)]
-    Internal(#[from] anyhow::Error),
-}
-
-impl DecisionError {
-    /// A 422 naming the field (`path`, a JSON pointer) and why.
-    pub fn invalid(path: &str, message: String) -> Self {
-        Self::Invalid { details: vec![FieldProblem::new(path, message.clone())], message }
-    }
-}
-
-/// Answering a question is approving it with the answer (`tools::ask`): without one, with one
-/// that is not among the options, or "for good" (a grant), nothing is decided.
-fn check_answer(approval: &ApprovalRow, args: Option<&Value>, grant: bool) -> Result<(), DecisionError> {
-    let invalid = DecisionError::invalid;
-    if grant {
-        return Err(invalid("/grant", "a question cannot be answered for good: leave out grant".into()));
-    }
-    let with = args.cloned().unwrap_or_else(|| approval.args());
-    crate::tools::ask::answer_of(&with).map(drop).map_err(|why| invalid("/args/answer", why))
-}
-
-/// A decision that breaks its approval's rules (a 422 naming the field).
-fn breached(breach: rules::Breach) -> DecisionError {
-    DecisionError::Invalid {
-        message: breach.message.to_owned(),
-        details: vec![FieldProblem::new(format!("/{}", breach.field), breach.message)],
-    }
-}
-
-/// Who decided, as recorded in the event and the approval row.
-pub const SYSTEM: &str = "system";
-
 impl Orchestrator {
     /// Approves or rejects one approval, then lets the task go on.
-    pub async fn decide(
-        self: &Arc<Self>,
-        approval_id: &ApprovalId,
-        decision: Decision,
-        actor: &Actor,
-    ) -> Result<DecisionOutcome, DecisionError> {
+    pub async fn decide(self: &Arc<Self>, approval_id: &ApprovalId, decision: Decision, actor: &Actor) -> Result<DecisionOutcome, Error> {
         let mut w = self.store.write(Scope::Approval(approval_id)).await?;
         w.hold_authority().await?;
         let approval = pending_approval(&mut w.tx, approval_id).await?;
@@ -169,18 +76,13 @@ impl Orchestrator {
     }
 
     /// Decides every pending approval of a task the same way (Approve All / Reject All).
-    pub async fn decide_all(
-        self: &Arc<Self>,
-        task_id: &TaskId,
-        decision: Decision,
-        actor: &Actor,
-    ) -> Result<Vec<DecisionOutcome>, DecisionError> {
+    pub async fn decide_all(self: &Arc<Self>, task_id: &TaskId, decision: Decision, actor: &Actor) -> Result<Vec<DecisionOutcome>, Error> {
         let mut w = self.store.write(Scope::Task(task_id)).await?;
         w.hold_authority().await?;
         let task = self.waiting_task(&mut w, task_id).await?;
         let pending = approvals::pending_for_task(&mut *w.tx, task_id).await?;
         if pending.is_empty() {
-            return Err(DecisionError::Conflict(format!("task {task_id} has no pending approval")));
+            return Err(Error::WrongState(format!("task {task_id} has no pending approval")));
         }
         let mut actors = Vec::new();
         for approval in &pending {
@@ -192,7 +94,7 @@ impl Orchestrator {
                 four_eyes(&actor, approval)?;
             }
             if matches!(decision, Decision::Approve { .. }) && approval.tool == crate::tools::ask::NAME {
-                return Err(DecisionError::Invalid {
+                return Err(Error::Invalid {
                     message: "the turn asks you a question: answer it on its card before approving the rest".into(),
                     details: vec![FieldProblem::new("/", "a question needs an answer, not Approve All")],
                 });
@@ -220,67 +122,17 @@ impl Orchestrator {
         Ok(outcomes)
     }
 
-    /// Applies an approval's timeout action; a no-op when a human decided first.
-    pub async fn time_out(self: &Arc<Self>, approval_id: &ApprovalId) -> Result<(), DecisionError> {
-        let mut w = self.store.write(Scope::Approval(approval_id)).await?;
-        let Some(approval) = approvals::get(&mut *w.tx, approval_id).await? else { return Ok(()) };
-        if approval.state != ApprovalState::Pending || approval.deadline > now_ms() {
-            return Ok(());
-        }
-        let task = self.waiting_task(&mut w, &approval.task_id).await?;
-        let system = Actor::system();
-        // An escalated approval that times out again is rejected: escalation happens once.
-        let action = match approval.timeout_action {
-            TimeoutAction::Escalate if approval.escalated_at.is_some() => TimeoutAction::Reject,
-            // Asked as often as the gate allows: the last time out rejects.
-            TimeoutAction::Retry if approval.retries_left <= 0 => TimeoutAction::Reject,
-            other => other,
-        };
-        self.metrics.timed_out(action.as_str());
-        match action {
-            TimeoutAction::Abort => {
-                drop(w);
-                return self.abort(&task.id, &system).await;
-            }
-            TimeoutAction::Escalate => {
-                let to = self.gate_target(&mut w, &approval).await?;
-                self.hand_over(&mut w, &task, &approval, &system.name, super::escalate::Deadline::Fresh, to).await?
-            }
-            TimeoutAction::Approve => {
-                self.apply(&mut w, &task, &approval, ApprovalOutcome::Approved, &system, Some("timed out".into()), None).await?;
-            }
-            TimeoutAction::Skip => {
-                let reason = Some("timed out; skipped without a decision".into());
-                self.apply(&mut w, &task, &approval, ApprovalOutcome::Expired, &system, reason, None).await?;
-            }
-            TimeoutAction::Reject => {
-                let reason = match approval.resent {
-                    0 => "timed out".to_owned(),
-                    n => format!("timed out (asked {} times)", n + 1),
-                };
-                self.apply(&mut w, &task, &approval, ApprovalOutcome::Expired, &system, Some(reason), None).await?;
-            }
-            TimeoutAction::Retry => self.ask_again(&mut w, &task, &approval).await?,
-        }
-        w.commit().await?;
-        self.trigger(&task.id);
-        Ok(())
-    }
-
-    pub(super) async fn waiting_task(&self, w: &mut Write, task_id: &TaskId) -> Result<TaskRow, DecisionError> {
-        let task =
-            tasks::get(&mut *w.tx, task_id).await?.ok_or_else(|| DecisionError::NotFound(format!("task {task_id} does not exist")))?;
+    pub(super) async fn waiting_task(&self, w: &mut Write, task_id: &TaskId) -> Result<TaskRow, Error> {
+        let task = tasks::get(&mut *w.tx, task_id).await?.ok_or_else(|| Error::Unknown(format!("task {task_id} does not exist")))?;
         if task.status() != TaskStatus::InputRequired {
-            return Err(DecisionError::Conflict(format!("task {task_id} is {}, not waiting for a decision", task.status().as_str())));
+            return Err(Error::WrongState(format!("task {task_id} is {}, not waiting for a decision", task.status().as_str())));
         }
         Ok(task)
     }
 
-    fn validated(&self, approval: &ApprovalRow, args: Value) -> Result<Value, DecisionError> {
-        let tool = self
-            .tools
-            .get(&approval.tool)
-            .ok_or_else(|| DecisionError::Conflict(format!("tool {} is no longer available", approval.tool)))?;
+    fn validated(&self, approval: &ApprovalRow, args: Value) -> Result<Value, Error> {
+        let tool =
+            self.tools.get(&approval.tool).ok_or_else(|| Error::WrongState(format!("tool {} is no longer available", approval.tool)))?;
         let mut details = schema::violations(&tool.spec().input_schema, &args);
         if approval.tool == crate::tools::plan::NAME {
             // An edited plan may only drop or change steps into calls the agent can make.
@@ -288,10 +140,7 @@ impl Orchestrator {
             details.extend(crate::tools::plan::step_violations(&args, agent_tools, &self.tools));
         }
         if !details.is_empty() {
-            return Err(DecisionError::Invalid {
-                message: format!("the edited arguments do not match the schema of {}", approval.tool),
-                details,
-            });
+            return Err(Error::Invalid { message: format!("the edited arguments do not match the schema of {}", approval.tool), details });
         }
         Ok(args)
     }
@@ -299,14 +148,12 @@ impl Orchestrator {
     /// What the pending call would do with `args` instead, read against the data now: a
     /// reviewer editing arguments sees the new summary and what would make it fail before they
     /// approve. Refused like the approval would be when `args` break the tool's schema.
-    pub async fn preview(&self, approval_id: &ApprovalId, args: Value) -> Result<crate::tools::Description, DecisionError> {
+    pub async fn preview(&self, approval_id: &ApprovalId, args: Value) -> Result<crate::tools::Description, Error> {
         let mut conn = self.store.pool().acquire().await.map_err(anyhow::Error::from)?;
         let approval = pending_approval(&mut conn, approval_id).await?;
         let args = self.validated(&approval, args)?;
-        let tool = self
-            .tools
-            .get(&approval.tool)
-            .ok_or_else(|| DecisionError::Conflict(format!("tool {} is no longer available", approval.tool)))?;
+        let tool =
+            self.tools.get(&approval.tool).ok_or_else(|| Error::WrongState(format!("tool {} is no longer available", approval.tool)))?;
         Ok(tool.describe(&mut conn, &args, "").await?)
     }
 
@@ -321,7 +168,7 @@ impl Orchestrator {
         actor: &Actor,
         reason: Option<String>,
         edited: Option<Value>,
-    ) -> Result<DecisionOutcome, DecisionError> {
+    ) -> Result<DecisionOutcome, Error> {
         let decided = approvals::decide(
             &mut w.tx,
             &approval.id,
@@ -334,7 +181,7 @@ impl Orchestrator {
         .await?;
         if !decided {
             let now = approvals::get(&mut *w.tx, &approval.id).await?.map_or("gone", |a| a.state.as_str());
-            return Err(DecisionError::Conflict(format!("approval {} is already {now}", approval.id)));
+            return Err(Error::WrongState(format!("approval {} is already {now}", approval.id)));
         }
         calls::transition(&mut w.tx, &approval.call_id, CallState::PendingApproval, outcome.into(), edited.as_ref()).await?;
         // After an edit the card and the queue say what runs now, and what was proposed.
@@ -421,26 +268,6 @@ impl Orchestrator {
     }
 }
 
-/// Who may decide an approval, checked inside the decision's transaction (after the conversation
-/// is locked, so an escalation or a timeout that commits first always counts): one whose deadline
-/// has passed belongs to its timeout action, even before the sweeper got to it, and one handed to
-/// the admins is theirs to decide. The server itself (timeouts) always may.
-pub(super) fn may_decide(actor: &Actor, approval: &ApprovalRow, now: i64) -> Result<(), DecisionError> {
-    let Some(role) = actor.role else { return Ok(()) };
-    let people = approval.deciders();
-    let decider = rules::Decider { name: &actor.name, is_admin: role == Role::Admin };
-    let approvers = approval.approvers();
-    rules::may_decide(decider, approval.escalation(&people), approvers.as_ref(), approval.deadline, now).map_err(|refusal| match refusal {
-        Refusal::OutOfTime => DecisionError::Conflict(format!(
-            "approval {} ran out of time; its timeout action ({}) applies",
-            approval.id, approval.timeout_action
-        )),
-        Refusal::WithTheAdmins { .. } | Refusal::WithOthers { .. } | Refusal::NotAnApprover { .. } => {
-            DecisionError::Forbidden(refusal.to_string())
-        }
-    })
-}
-
 impl Orchestrator {
     /// A quorum (the gate's `quorum`): a person's approval that leaves it short of the quorum is
     /// counted (`approval-counted`, audited) and it stays pending; `None` when this approval
@@ -453,14 +280,14 @@ impl Orchestrator {
         approval: &ApprovalRow,
         actor: &Actor,
         with_grant: bool,
-    ) -> Result<Option<DecisionOutcome>, DecisionError> {
+    ) -> Result<Option<DecisionOutcome>, Error> {
         let quorum = approval.rules().quorum;
         if quorum <= 1 || actor.role.is_none() {
             return Ok(None);
         }
         if with_grant {
             let message = format!("this call needs {quorum} approvers: it cannot be allowed for good by one; leave out grant");
-            return Err(DecisionError::invalid("/grant", message));
+            return Err(Error::invalid("/grant", message));
         }
         // A delegate's approval counts as the person they stand in for, and a person counts once
         // whoever they act as: neither who acted nor whom they acted for may have counted already
@@ -470,7 +297,7 @@ impl Orchestrator {
         let counted = |name: &str| approved_by.iter().chain(&approval.approved_people()).any(|p| p.eq_ignore_ascii_case(name));
         if let Some(again) = [principal, actor.name.as_str()].into_iter().find(|name| counted(name)) {
             let left = quorum as usize - approved_by.len();
-            return Err(DecisionError::Conflict(format!(
+            return Err(Error::WrongState(format!(
                 "{again} already approved approval {}; it waits for {left} more approver{} (each person counts once, whoever they act as)",
                 approval.id,
                 if left == 1 { "" } else { "s" }
@@ -479,7 +306,7 @@ impl Orchestrator {
         approved_by.push(principal.to_owned());
         // The approvers are kept with the approval, the last one too (who then decides it).
         if !approvals::count_approval(&mut w.tx, approval, principal, &actor.name).await? {
-            return Err(DecisionError::Conflict(format!("approval {} changed meanwhile; try again", approval.id)));
+            return Err(Error::WrongState(format!("approval {} changed meanwhile; try again", approval.id)));
         }
         if approved_by.len() >= quorum as usize {
             return Ok(None);
@@ -513,64 +340,4 @@ impl Orchestrator {
             quorum,
         }))
     }
-}
-
-/// Four-eyes (a gate's `separate_requester`): a person may not approve a call their own
-/// conversation made (403), nor may whoever stands in for them; the server's timeout actions
-/// are not a person. Also asked before approve links are made for someone.
-pub fn four_eyes(actor: &Actor, approval: &ApprovalRow) -> Result<(), DecisionError> {
-    if actor.role.is_none() {
-        return Ok(());
-    }
-    let rules = approval.rules();
-    for person in [Some(actor.name.as_str()), actor.on_behalf_of.as_deref()].into_iter().flatten() {
-        rules.check_approver(person, approval.owner.as_deref()).map_err(DecisionError::Forbidden)?;
-    }
-    Ok(())
-}
-
-impl Orchestrator {
-    /// Who the actor decides as: themselves when the rule allows them, else the first person who
-    /// delegated to them (in force now) whom it allows — the refusal stands otherwise.
-    pub(super) async fn decider(&self, w: &mut Write, actor: &Actor, approval: &ApprovalRow) -> Result<Actor, DecisionError> {
-        decider_in(&mut w.tx, actor, approval).await
-    }
-
-    /// Whether `actor` may decide the approval now, as [`Self::decide`] would check it (without
-    /// deciding): the approval while it is pending and theirs to decide, and who they decide as.
-    pub async fn may_decide_now(&self, approval_id: &ApprovalId, actor: &Actor) -> Result<(ApprovalRow, Actor), DecisionError> {
-        let mut conn = self.store.pool().acquire().await.map_err(anyhow::Error::from)?;
-        let approval = pending_approval(&mut conn, approval_id).await?;
-        let as_actor = decider_in(&mut conn, actor, &approval).await?;
-        Ok((approval, as_actor))
-    }
-}
-
-/// [`Orchestrator::decider`] on any connection.
-async fn decider_in(conn: &mut sqlx::AnyConnection, actor: &Actor, approval: &ApprovalRow) -> Result<Actor, DecisionError> {
-    {
-        let refusal = match may_decide(actor, approval, now_ms()) {
-            Ok(()) => return Ok(actor.clone()),
-            Err(refusal @ DecisionError::Forbidden(_)) if actor.role.is_some() => refusal,
-            Err(other) => return Err(other),
-        };
-        for principal in crate::store::delegations::delegators_of(&mut *conn, &actor.name, now_ms()).await? {
-            let stand_in = Actor { name: principal.clone(), ..actor.clone() };
-            if may_decide(&stand_in, approval, now_ms()).is_ok() {
-                return Ok(Actor { on_behalf_of: Some(principal), ..actor.clone() });
-            }
-        }
-        Err(refusal)
-    }
-}
-
-/// The approval if it exists (404) and is still pending (409), on any connection.
-pub(super) async fn pending_approval(conn: &mut sqlx::AnyConnection, approval_id: &ApprovalId) -> Result<ApprovalRow, DecisionError> {
-    let approval = approvals::get(&mut *conn, approval_id)
-        .await?
-        .ok_or_else(|| DecisionError::NotFound(format!("approval {approval_id} does not exist")))?;
-    if approval.state != ApprovalState::Pending {
-        return Err(DecisionError::Conflict(format!("approval {approval_id} is already {}", approval.state)));
-    }
-    Ok(approval)
 }

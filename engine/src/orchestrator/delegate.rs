@@ -31,7 +31,7 @@ pub(super) enum Delegation {
 
 impl Orchestrator {
     /// `approved → executing` and the worker's task, in one transaction.
-    pub(super) async fn start_worker(self: &Arc<Self>, call: &CallRow, worker: &str, lease: &Lease) -> anyhow::Result<()> {
+    pub(super) async fn start_worker(self: &Arc<Self>, call: &CallRow, worker: &str, lease: &Lease) -> crate::Result<()> {
         let mut w = self.store.write_as(lease).await?;
         if !calls::transition(&mut w.tx, &call.id, CallState::Approved, CallState::Executing, None).await? {
             return Ok(());
@@ -44,7 +44,7 @@ impl Orchestrator {
     }
 
     /// For a delegating call found `executing`: wait for its worker, or take the worker's answer.
-    pub(super) async fn follow_worker(self: &Arc<Self>, call: &CallRow, lease: &Lease) -> anyhow::Result<Delegation> {
+    pub(super) async fn follow_worker(self: &Arc<Self>, call: &CallRow, lease: &Lease) -> crate::Result<Delegation> {
         let worker =
             tasks::worker_for_call(self.store.pool(), &call.id).await?.context("BUG: a delegating call executes with its worker")?;
         if !worker.status().is_final() {
@@ -57,7 +57,7 @@ impl Orchestrator {
 
     /// Records a finished worker's answer as its delegating call's result; the supervisor resumes.
     /// `lease`: the driver's own (the worker's, or the supervisor's when it found the answer).
-    pub(super) async fn finish_worker(self: &Arc<Self>, worker: &TaskRow, lease: &Lease) -> anyhow::Result<()> {
+    pub(super) async fn finish_worker(self: &Arc<Self>, worker: &TaskRow, lease: &Lease) -> crate::Result<()> {
         let Some(parent_call_id) = &worker.parent_call_id else { return Ok(()) };
         let agent = worker.agent.clone().unwrap_or_default();
         let history = events::after(self.store.pool(), &worker.conversation_id, 0).await?;
@@ -89,7 +89,7 @@ impl Orchestrator {
 
     /// What the model driving `task` has seen: a worker sees its task as the user's request
     /// and only its own steps; a supervisor sees everything but its workers' steps.
-    pub(super) async fn transcript_for(&self, task: &TaskRow, history: &[Event]) -> anyhow::Result<Vec<ChatMessage>> {
+    pub(super) async fn transcript_for(&self, task: &TaskRow, history: &[Event]) -> crate::Result<Vec<ChatMessage>> {
         if let Some(parent_call_id) = &task.parent_call_id {
             let call = calls::get(self.store.quick(), parent_call_id).await?.context("BUG: a worker's delegating call exists")?;
             let request = call.args()["task"].as_str().unwrap_or_default().to_owned();

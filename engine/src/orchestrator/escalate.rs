@@ -4,6 +4,7 @@
 //! target it goes to the gate's `escalation_target`, else the admins. See `domain::rules`
 //! for who may decide it then.
 
+use crate::Error;
 use domain::ApprovalId;
 use std::sync::Arc;
 
@@ -12,7 +13,7 @@ use serde_json::json;
 
 use super::{
     Orchestrator,
-    decide::{Actor, DecisionError, pending_approval},
+    authority::{Actor, pending_approval},
 };
 use crate::store::{
     Scope, Write,
@@ -37,30 +38,30 @@ pub(super) type Target = Option<(String, Vec<String>)>;
 impl Orchestrator {
     /// A user hands a pending approval over (on demand): to `to` (a user or group name), or
     /// without one to the gate's target or the admins. An unknown `to` is a 422 that changes nothing.
-    pub async fn escalate(self: &Arc<Self>, approval_id: &ApprovalId, actor: &Actor, to: Option<&str>) -> Result<(), DecisionError> {
+    pub async fn escalate(self: &Arc<Self>, approval_id: &ApprovalId, actor: &Actor, to: Option<&str>) -> Result<(), Error> {
         let mut w = self.store.write(Scope::Approval(approval_id)).await?;
         w.hold_authority().await?;
         let approval = pending_approval(&mut w.tx, approval_id).await?;
         let is_admin = actor.role == Some(domain::Role::Admin);
         if !is_admin && !approval.owner.as_deref().is_some_and(|o| o.eq_ignore_ascii_case(&actor.name)) {
-            return Err(DecisionError::Forbidden("only the approval's owner or an admin may hand it over".into()));
+            return Err(Error::NotAllowed("only the approval's owner or an admin may hand it over".into()));
         }
         // A gate that names its approvers decides who decides: its owner may hand it on only to
         // the gate's own target (or the admins), never to someone of their choosing — themselves
         // included.
         if !is_admin && to.is_some() && approval.approvers.is_some() {
-            return Err(DecisionError::Forbidden(
+            return Err(Error::NotAllowed(
                 "this approval's gate names who decides it: only an admin may hand it to someone else (without `to` it goes to the gate's escalation target, else the admins)".into(),
             ));
         }
         if approval.escalated_at.is_some() {
-            return Err(DecisionError::Conflict(format!("approval {approval_id} is already escalated")));
+            return Err(Error::WrongState(format!("approval {approval_id} is already escalated")));
         }
         let target = match to {
             Some(name) => {
                 let people = self.people_of(&mut w, name).await?.ok_or_else(|| {
                     let message = format!("no user or group is named {name:?}");
-                    DecisionError::invalid("/to", message)
+                    Error::invalid("/to", message)
                 })?;
                 Some((name.to_owned(), people))
             }
@@ -74,7 +75,7 @@ impl Orchestrator {
 
     /// The gate's escalation timeout passed and no one decided: the gate's target (or the admins)
     /// gets it, and the deadline stays (the timeout action still applies then).
-    pub async fn escalate_when_due(self: &Arc<Self>, approval_id: &ApprovalId) -> Result<(), DecisionError> {
+    pub async fn escalate_when_due(self: &Arc<Self>, approval_id: &ApprovalId) -> Result<(), Error> {
         let mut w = self.store.write(Scope::Approval(approval_id)).await?;
         let approval = pending_approval(&mut w.tx, approval_id).await?;
         if approval.escalated_at.is_some() || approval.escalate_at.is_none_or(|at| at > now_ms()) {
@@ -82,7 +83,7 @@ impl Orchestrator {
         }
         let task = self.waiting_task(&mut w, &approval.task_id).await?;
         let target = self.gate_target(&mut w, &approval).await?;
-        self.hand_over(&mut w, &task, &approval, super::decide::SYSTEM, Deadline::Keep, target).await?;
+        self.hand_over(&mut w, &task, &approval, super::authority::SYSTEM, Deadline::Keep, target).await?;
         w.commit().await?;
         Ok(())
     }
@@ -117,7 +118,7 @@ impl Orchestrator {
         by: &str,
         deadline: Deadline,
         target: Target,
-    ) -> Result<(), DecisionError> {
+    ) -> Result<(), Error> {
         let deadline = match deadline {
             // They get as long as the gate originally gave.
             Deadline::Fresh => now_ms() + (approval.deadline - approval.created_at).max(100),
@@ -125,7 +126,7 @@ impl Orchestrator {
         };
         let to = target.as_ref().map(|(name, people)| (name.as_str(), people.as_slice()));
         if !approvals::escalate(&mut w.tx, &approval.id, by, deadline, to).await? {
-            return Err(DecisionError::Conflict(format!("approval {} can no longer be escalated", approval.id)));
+            return Err(Error::WrongState(format!("approval {} can no longer be escalated", approval.id)));
         }
         let (to, deciders) = target.map_or((None, Vec::new()), |(name, people)| (Some(name), people));
         w.append(

@@ -3,6 +3,7 @@
 //! owner or an admin. Which calls it covers: engine/src/coverage.rs; using one is
 //! `policy::classify`'s `Run { grant }`.
 
+use crate::Error;
 use domain::{GrantId, TaskId};
 use std::sync::Arc;
 
@@ -12,10 +13,7 @@ use domain::{
 };
 use serde_json::json;
 
-use super::{
-    Orchestrator,
-    decide::{Actor, DecisionError},
-};
+use super::{Orchestrator, authority::Actor};
 use crate::agents::Gate;
 use crate::store::{
     Scope, Write,
@@ -30,19 +28,19 @@ use serde_json::Value;
 impl Orchestrator {
     /// The gate, as configured now, that an approval may become a standing grant under; `Err`
     /// (422 at `/grant`): why it may not.
-    pub(super) fn grant_gate(&self, approval: &ApprovalRow) -> Result<&Gate, DecisionError> {
+    pub(super) fn grant_gate(&self, approval: &ApprovalRow) -> Result<&Gate, Error> {
         if !domain::naming::grantable(&approval.tool) {
-            return Err(DecisionError::invalid("/grant", "answers and plans are approved one at a time: leave out grant".into()));
+            return Err(Error::invalid("/grant", "answers and plans are approved one at a time: leave out grant".into()));
         }
         let gate = self.agents.get(&approval.agent).and_then(|a| a.gates.iter().find(|g| g.name == approval.gate)).ok_or_else(|| {
-            DecisionError::invalid(
+            Error::invalid(
                 "/grant",
                 format!("gate \"{}\" is no longer configured, so nothing can be allowed under it: leave out grant", approval.gate),
             )
         })?;
         if !gate.rules.grantable {
             let why = gate.rules.restriction(!gate.approvers.is_empty()).unwrap_or("its gate says grantable = false");
-            return Err(DecisionError::invalid("/grant", format!("this call cannot be allowed for good: {why}; approve it without grant")));
+            return Err(Error::invalid("/grant", format!("this call cannot be allowed for good: {why}; approve it without grant")));
         }
         Ok(gate)
     }
@@ -57,13 +55,13 @@ impl Orchestrator {
         actor: &Actor,
         request: GrantRequest,
         approved: &Value,
-    ) -> Result<(), DecisionError> {
+    ) -> Result<(), Error> {
         let gate = self.grant_gate(approval)?;
-        let bounds = crate::coverage::bounds(request.args, approved).map_err(|why| DecisionError::invalid("/grant/args", why))?;
+        let bounds = crate::coverage::bounds(request.args, approved).map_err(|why| Error::invalid("/grant/args", why))?;
         let expires_at = request.ttl_secs.map(|s| now_ms() + (s.min(365 * 24 * 3600) as i64) * 1000);
         let max_uses = request.max_uses.map(i64::from);
         if max_uses == Some(0) {
-            return Err(DecisionError::Invalid {
+            return Err(Error::Invalid {
                 message: "a grant needs max_uses of at least 1".into(),
                 details: vec![FieldProblem::new("/grant/max_uses", "at least 1")],
             });
@@ -118,7 +116,7 @@ impl Orchestrator {
         // agents.rs refuses `propose_plan` without its gate, so every plan is asked).
         let decided = approvals::decider_of(&mut *w.tx, &call.id).await?;
         let (approver, gate, agent) = match decided {
-            Some(approvals::Decided { decided_by: Some(by), gate, agent }) if by != super::decide::SYSTEM => (by, gate, agent),
+            Some(approvals::Decided { decided_by: Some(by), gate, agent }) if by != super::authority::SYSTEM => (by, gate, agent),
             _ => {
                 tracing::warn!(call_id = %call.id, "a plan ran without a person's approval; no steps granted");
                 return Ok(());
@@ -164,12 +162,11 @@ impl Orchestrator {
     }
 
     /// Revokes a grant; later calls of its tool ask again.
-    pub async fn revoke_grant(self: &Arc<Self>, grant_id: &GrantId, actor: &Actor) -> Result<(), DecisionError> {
+    pub async fn revoke_grant(self: &Arc<Self>, grant_id: &GrantId, actor: &Actor) -> Result<(), Error> {
         let mut w = self.store.write(Scope::Grant(grant_id)).await?;
-        let grant =
-            grants::get(&mut *w.tx, grant_id).await?.ok_or_else(|| DecisionError::NotFound(format!("grant {grant_id} does not exist")))?;
+        let grant = grants::get(&mut *w.tx, grant_id).await?.ok_or_else(|| Error::Unknown(format!("grant {grant_id} does not exist")))?;
         if !grants::revoke(&mut w.tx, grant_id, &actor.name).await? {
-            return Err(DecisionError::Conflict(format!("grant {grant_id} is already revoked")));
+            return Err(Error::WrongState(format!("grant {grant_id} is already revoked")));
         }
         w.append(
             &grant.conversation_id,

@@ -5,6 +5,7 @@
 
 mod abort;
 mod approvers;
+mod authority;
 mod client_calls;
 mod confirm;
 mod decide;
@@ -15,6 +16,7 @@ mod grants;
 mod reclassify;
 mod step;
 pub mod sweeper;
+mod time_out;
 mod waiting;
 
 use domain::TaskId;
@@ -35,10 +37,9 @@ use crate::{
 };
 
 pub use approvers::EmailNotice;
+pub use authority::{Actor, Decision, SYSTEM, four_eyes};
 pub use confirm::{Answer, Reply};
-pub use decide::{Actor, Decision, DecisionError, SYSTEM, four_eyes};
 pub use reclassify::Reclassified;
-pub use step::StartError;
 
 /// Failed attempts at driving a task (since its last model step) before the turn fails.
 pub const MAX_FAILED_ATTEMPTS: i64 = 3;
@@ -142,7 +143,7 @@ impl Orchestrator {
                 Ok(Drove::Holding) => true,
                 // Its last write gave the task up: no commit of its own for the release.
                 Ok(Drove::Released) => false,
-                Err(err) if err.downcast_ref::<tasks::LeaseLost>().is_some() => {
+                Err(err @ crate::Error::LeaseLost(_)) => {
                     // Someone else drives it now; this driver's last write was dropped.
                     tracing::warn!(%task_id, error = %err, "lost the task's lease");
                     false
@@ -220,10 +221,11 @@ impl Orchestrator {
             }
             w.commit().await
         };
-        match result.await {
+        let result: crate::Result<_> = result.await;
+        match result {
             Ok(_) => {}
             // The driver froze or was cut off and another took the task over: nothing to count.
-            Err(err) if err.downcast_ref::<tasks::LeaseLost>().is_some() => {
+            Err(crate::Error::LeaseLost(_)) => {
                 tracing::info!(%task_id, "a failed attempt was not counted: this driver no longer holds the task");
             }
             Err(err) => tracing::error!(%task_id, error = ?err, "counting a failed attempt failed"),

@@ -6,6 +6,7 @@
 //! `[defaults] grants_lapse_on_policy_change`, standing grants made under an earlier configuration
 //! end. Each step is audited as `policy.reclassified`.
 
+use crate::Error;
 use std::sync::Arc;
 
 use domain::{ApprovalOutcome, AuditKind, EventBody, TaskId, TaskStatus};
@@ -13,7 +14,7 @@ use serde_json::json;
 
 use super::{
     Orchestrator,
-    decide::{Actor, DecisionError, SYSTEM, pending_approval},
+    authority::{Actor, SYSTEM, pending_approval},
 };
 use crate::{
     store::{
@@ -77,7 +78,7 @@ impl Orchestrator {
     }
 
     /// Keeps (`None`) or cancels (the task to go on) one pending approval.
-    async fn reclassify(&self, approval: &ApprovalRow) -> Result<Option<TaskId>, DecisionError> {
+    async fn reclassify(&self, approval: &ApprovalRow) -> Result<Option<TaskId>, Error> {
         let mut w = self.store.write(Scope::Approval(&approval.id)).await?;
         // Decided meanwhile (by another replica): nothing to do.
         let Ok(approval) = pending_approval(&mut w.tx, &approval.id).await else { return Ok(None) };

@@ -15,7 +15,7 @@ use super::{Drove, Orchestrator, delegate::Delegation};
 use crate::{
     agents::{Agent, Gate},
     model::{ModelRequest, ProposedCall},
-    orchestrator::decide::SYSTEM,
+    orchestrator::authority::SYSTEM,
     policy::{self, Verdict},
     store::{
         Scope, Write,
@@ -32,20 +32,12 @@ use crate::{
 /// A bound on model steps per task, against a model that never stops calling tools.
 const MAX_STEPS: i64 = 16;
 
-#[derive(Debug, thiserror::Error)]
-pub enum StartError {
-    #[error("the conversation's current task {0} has not finished")]
-    Busy(TaskId),
-    #[error(transparent)]
-    Internal(#[from] anyhow::Error),
-}
-
 impl Orchestrator {
     /// Records the user's message as a new task and starts driving it.
-    pub async fn start_turn(self: &Arc<Self>, conversation: &Conversation, text: &str) -> Result<TaskId, StartError> {
+    pub async fn start_turn(self: &Arc<Self>, conversation: &Conversation, text: &str) -> crate::Result<TaskId> {
         let mut w = self.store.write(Scope::Conversation(&conversation.id)).await?;
         if let Some(open) = tasks::open_in_conversation(&mut *w.tx, &conversation.id).await? {
-            return Err(StartError::Busy(open.id));
+            return Err(crate::Error::TurnUnfinished(open.id));
         }
         conversations::title_from_first_message(&mut w.tx, &conversation.id, text).await?;
         let task_id = tasks::insert(&mut w.tx, &conversation.id).await?;
@@ -63,7 +55,7 @@ impl Orchestrator {
 
     /// Advances the task as far as it can go without a human.
     /// Every write it makes is fenced by `lease`: once the lease is lost, nothing more is stored.
-    pub(super) async fn drive(self: &Arc<Self>, lease: &Lease) -> anyhow::Result<Drove> {
+    pub(super) async fn drive(self: &Arc<Self>, lease: &Lease) -> crate::Result<Drove> {
         let task_id = &lease.task_id;
         // Whether an outside client proposed this task's call (the MCP gateway): read once a drive,
         // with the task.
@@ -119,7 +111,7 @@ impl Orchestrator {
         }
     }
 
-    async fn fail(&self, task: &TaskRow, message: String, lease: &Lease) -> anyhow::Result<()> {
+    async fn fail(&self, task: &TaskRow, message: String, lease: &Lease) -> crate::Result<()> {
         let mut w = self.store.write_as(lease).await?;
         tasks::transition(&mut w, task, &[TaskStatus::Working, TaskStatus::InputRequired], TaskStatus::Failed, Some(message)).await?;
         w.commit().await?;
@@ -130,7 +122,7 @@ impl Orchestrator {
     /// A client's call (`client`) is recorded the same way, without asking a model.
     /// When the reply leaves the driver nothing more to do (the task waits for a human, or it
     /// ended and has no supervisor), the same write releases the lease: `Drove::Released`.
-    async fn model_step(&self, task: &TaskRow, client: Option<&ClientCall>, lease: &Lease) -> anyhow::Result<Drove> {
+    async fn model_step(&self, task: &TaskRow, client: Option<&ClientCall>, lease: &Lease) -> crate::Result<Drove> {
         let conversation =
             conversations::get(self.store.quick(), &task.conversation_id).await?.context("BUG: a task's conversation exists")?;
         // A worker's task is driven by the worker agent, not the conversation's.
@@ -310,7 +302,7 @@ impl Orchestrator {
                         json!({ "grant_id": g.id, "call_id": call.id, "conversation_id": cid, "tool": call.tool, "args": call.args, "uses": g.uses }),
                     ),
                     (None, Some(gate)) => verdict = Verdict::Ask { gate },
-                    (None, None) => anyhow::bail!("BUG: a grant was consulted for a call no gate stops"),
+                    (None, None) => return Err(anyhow::anyhow!("BUG: a grant was consulted for a call no gate stops").into()),
                 }
             }
             // Why it was asked, or not (the card and the audit trail say it).
@@ -449,7 +441,7 @@ impl Orchestrator {
         agent: &Agent,
         usage: Option<Usage>,
         history: &[domain::Event],
-    ) -> anyhow::Result<policy::Spent> {
+    ) -> crate::Result<policy::Spent> {
         let mut spent = policy::Spent::default();
         for event in history {
             if let EventBody::ModelUsage { task_id, usage, .. } = &event.body {
@@ -474,7 +466,7 @@ impl Orchestrator {
     /// tool is marked executing (committed) first, then called, then its result recorded.
     /// `for_client`: an outside client proposed the call, which runs only while it still waits
     /// (read afresh here: the client may have left while the call waited for a person).
-    async fn execute(self: &Arc<Self>, call: &CallRow, for_client: bool, lease: &Lease) -> anyhow::Result<()> {
+    async fn execute(self: &Arc<Self>, call: &CallRow, for_client: bool, lease: &Lease) -> crate::Result<()> {
         if for_client
             && let Some(client) = client_calls::get(self.store.quick(), &call.task_id).await?
             && client.client_gone(now_ms())
@@ -528,7 +520,7 @@ impl Orchestrator {
                         savepoint.rollback().await.context("failed to roll back savepoint")?;
                         Err(failure.0)
                     }
-                    Err(ToolError::Internal(err)) => return Err(err),
+                    Err(ToolError::Internal(err)) => return Err(err.into()),
                 }
             }
         };
@@ -550,7 +542,7 @@ impl Orchestrator {
     }
 
     /// An approved final answer: the agent's message, and the turn is done.
-    async fn send_answer(&self, w: &mut Write, call: &CallRow, text: String) -> anyhow::Result<()> {
+    async fn send_answer(&self, w: &mut Write, call: &CallRow, text: String) -> crate::Result<()> {
         let load = async |w: &mut Write| tasks::get(&mut *w.tx, &call.task_id).await?.context("BUG: a call's task exists");
         let mut task = load(w).await?;
         let worker = task.parent_call_id.as_ref().and(task.agent.clone());
@@ -570,14 +562,14 @@ impl Orchestrator {
         w: &mut crate::store::Write,
         call: &CallRow,
         outcome: Result<serde_json::Value, String>,
-    ) -> anyhow::Result<()> {
+    ) -> crate::Result<()> {
         let (state, ok, output) = match outcome {
             Ok(output) => (CallState::Succeeded, true, output),
             Err(error) => (CallState::Failed, false, json!({ "error": error, "message": error })),
         };
         if !calls::transition(&mut w.tx, &call.id, CallState::Executing, state, None).await? {
             // Someone else recorded this call's outcome: never a second `tool-result`.
-            anyhow::bail!("call {} was no longer executing when its result came; the result was dropped", call.id);
+            return Err(anyhow::anyhow!("call {} was no longer executing when its result came; the result was dropped", call.id).into());
         }
         w.audit(AuditKind::ToolOutcome,
             SYSTEM,
@@ -588,7 +580,7 @@ impl Orchestrator {
     }
 
     /// A call found `executing` by a driver was cut off by a crash: it is never re-run silently.
-    async fn interrupted(&self, call: &CallRow, lease: &Lease) -> anyhow::Result<()> {
+    async fn interrupted(&self, call: &CallRow, lease: &Lease) -> crate::Result<()> {
         let mut w = self.store.write_as(lease).await?;
         if calls::transition(&mut w.tx, &call.id, CallState::Executing, CallState::Failed, None).await? {
             let output = json!({ "status": "interrupted", "error": "interrupted — not retried", "message": "interrupted — not retried" });
@@ -662,7 +654,7 @@ async fn covering_grant(
     cid: &domain::ConversationId,
     tool: &str,
     asking: crate::coverage::Asking<'_>,
-) -> anyhow::Result<(Option<domain::GrantId>, Option<(domain::GrantId, crate::coverage::Uncovered)>)> {
+) -> crate::Result<(Option<domain::GrantId>, Option<(domain::GrantId, crate::coverage::Uncovered)>)> {
     let mut uncovered = None;
     for grant in grants::in_force(&mut *w.tx, cid, tool).await? {
         let decoded = grant.decoded()?;
@@ -693,7 +685,7 @@ async fn grant_suggestion(
     conversation_id: &domain::ConversationId,
     call: &ProposedCall,
     after: u32,
-) -> anyhow::Result<Option<domain::wire::GrantSuggestion>> {
+) -> crate::Result<Option<domain::wire::GrantSuggestion>> {
     if after == 0 {
         return Ok(None);
     }
@@ -713,7 +705,7 @@ async fn grant_suggestion(
 
 /// Records the approval a gate asks for: the queue row, its audit entry, the `approval-required`
 /// event, and for a chat confirmation the question in the chat.
-async fn ask(w: &mut Write, task: &TaskRow, agent: &Agent, gate: &Gate, proposal: Proposal<'_>) -> anyhow::Result<()> {
+async fn ask(w: &mut Write, task: &TaskRow, agent: &Agent, gate: &Gate, proposal: Proposal<'_>) -> crate::Result<()> {
     let Proposal { call, summary, risk, context, assessment, approvers, notify, suggestion, why, policy_version } = proposal;
     let cid = &task.conversation_id;
     let approval_id = new_id();

@@ -1,9 +1,10 @@
 //! Background work beside the HTTP server: apply timeout actions to overdue approvals (their
 //! deadlines are stored, so this survives restarts) and resume tasks that need a driver.
 
+use crate::Error;
 use std::{sync::Arc, time::Duration};
 
-use super::{DecisionError, Orchestrator};
+use super::Orchestrator;
 use crate::store::{approvals, tasks, time::now_ms};
 
 /// At start-up: resumes every task a crash or restart left mid-way, at once (on SQLite the
@@ -38,7 +39,7 @@ async fn sweep_escalations_and_reminders(orchestrator: &Arc<Orchestrator>) {
         Ok(ids) => {
             for id in ids {
                 match orchestrator.escalate_when_due(&id).await {
-                    Ok(()) | Err(DecisionError::Conflict(_) | DecisionError::NotFound(_)) => {}
+                    Ok(()) | Err(Error::WrongState(_) | Error::Unknown(_)) => {}
                     Err(err) => tracing::error!(approval_id = %id, error = ?err, "escalation failed"),
                 }
             }
@@ -49,7 +50,7 @@ async fn sweep_escalations_and_reminders(orchestrator: &Arc<Orchestrator>) {
         Ok(ids) => {
             for id in ids {
                 match orchestrator.remind_when_due(&id).await {
-                    Ok(()) | Err(DecisionError::Conflict(_) | DecisionError::NotFound(_)) => {}
+                    Ok(()) | Err(Error::WrongState(_) | Error::Unknown(_)) => {}
                     Err(err) => tracing::error!(approval_id = %id, error = ?err, "reminder failed"),
                 }
             }
@@ -58,24 +59,13 @@ async fn sweep_escalations_and_reminders(orchestrator: &Arc<Orchestrator>) {
     }
 }
 
-/// Runs forever: timeouts every `interval`, and a resume pass every 20 intervals.
+/// Runs forever: a sweep every `interval`, and a resume pass every 20 intervals.
 pub async fn run(orchestrator: Arc<Orchestrator>, interval: Duration) {
     let mut ticks: u64 = 0;
     loop {
         tokio::time::sleep(interval).await;
         ticks += 1;
-        match approvals::overdue(orchestrator.store.pool(), orchestrator.store.backend(), now_ms()).await {
-            Ok(ids) => {
-                for id in ids {
-                    match orchestrator.time_out(&id).await {
-                        Ok(()) | Err(DecisionError::Conflict(_) | DecisionError::NotFound(_)) => {}
-                        Err(err) => tracing::error!(approval_id = %id, error = ?err, "timeout failed"),
-                    }
-                }
-            }
-            Err(err) => tracing::error!(error = ?err, "timeout sweep failed"),
-        }
-        sweep_escalations_and_reminders(&orchestrator).await;
+        sweep(&orchestrator).await;
         // PostgreSQL: chain audit entries a replica staged but could not chain (it died or
         // another replica was chaining); about once a second.
         if orchestrator.store.backend() == crate::store::Backend::Postgres
@@ -90,4 +80,20 @@ pub async fn run(orchestrator: Arc<Orchestrator>, interval: Duration) {
             tracing::error!(error = ?err, "resume sweep failed");
         }
     }
+}
+
+/// One pass: the timeout actions of overdue approvals, then due escalations and reminders.
+pub async fn sweep(orchestrator: &Arc<Orchestrator>) {
+    match approvals::overdue(orchestrator.store.pool(), orchestrator.store.backend(), now_ms()).await {
+        Ok(ids) => {
+            for id in ids {
+                match orchestrator.time_out(&id).await {
+                    Ok(()) | Err(Error::WrongState(_) | Error::Unknown(_)) => {}
+                    Err(err) => tracing::error!(approval_id = %id, error = ?err, "timeout failed"),
+                }
+            }
+        }
+        Err(err) => tracing::error!(error = ?err, "timeout sweep failed"),
+    }
+    sweep_escalations_and_reminders(orchestrator).await;
 }

@@ -2,6 +2,7 @@
 //! gate's schedule (`reminder_interval_secs`), and a `retry` timeout asks it again with a fresh
 //! deadline. Both are stored times the sweeper acts on, through conditional writes.
 
+use crate::Error;
 use std::sync::Arc;
 
 use domain::{ApprovalId, AuditKind, EventBody};
@@ -9,7 +10,7 @@ use serde_json::json;
 
 use super::{
     Orchestrator,
-    decide::{DecisionError, SYSTEM, pending_approval},
+    authority::{SYSTEM, pending_approval},
 };
 use crate::store::{
     Scope, Write,
@@ -22,10 +23,10 @@ impl Orchestrator {
     /// Nobody decided in time and the gate says `retry`: the same approval is asked again with a
     /// fresh deadline (as long as the first), announced by an `approval-required` event that says
     /// which time it is.
-    pub(super) async fn ask_again(&self, w: &mut Write, task: &TaskRow, approval: &ApprovalRow) -> Result<(), DecisionError> {
+    pub(super) async fn ask_again(&self, w: &mut Write, task: &TaskRow, approval: &ApprovalRow) -> Result<(), Error> {
         let deadline = now_ms() + (approval.deadline - approval.created_at).max(100);
         let Some(resent) = approvals::renew(&mut w.tx, &approval.id, deadline).await? else {
-            return Err(DecisionError::Conflict(format!("approval {} can no longer be asked again", approval.id)));
+            return Err(Error::WrongState(format!("approval {} can no longer be asked again", approval.id)));
         };
         w.append(
             &approval.conversation_id,
@@ -58,7 +59,7 @@ impl Orchestrator {
     }
 
     /// Reminds the deciders of a pending approval when its next reminder is due.
-    pub async fn remind_when_due(self: &Arc<Self>, approval_id: &ApprovalId) -> Result<(), DecisionError> {
+    pub async fn remind_when_due(self: &Arc<Self>, approval_id: &ApprovalId) -> Result<(), Error> {
         let mut w = self.store.write(Scope::Approval(approval_id)).await?;
         let approval = pending_approval(&mut w.tx, approval_id).await?;
         let Some((reminder, of)) = approvals::take_reminder(&mut w.tx, approval_id, now_ms()).await? else { return Ok(()) };

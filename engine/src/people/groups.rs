@@ -2,13 +2,13 @@
 //! (`[[groups]]`, read-only): each change is audited, and every pending approval that names the
 //! group, or was escalated to it, is re-resolved in the same write.
 
+use crate::Error;
 use domain::AuditKind;
 use serde_json::json;
 
 use super::{People, resolve};
 use crate::{
     agents::valid_target,
-    orchestrator::DecisionError,
     store::{Scope, Write, approvals, groups, users},
 };
 
@@ -37,18 +37,15 @@ impl People {
 
     /// Creates a group (admins); 409 if the name is taken, 422 for a bad name or a member without
     /// an account.
-    pub async fn create_group(&self, name: &str, members: &[String], by: &str) -> Result<Group, DecisionError> {
+    pub async fn create_group(&self, name: &str, members: &[String], by: &str) -> Result<Group, Error> {
         if !valid_target(name) {
-            return Err(DecisionError::invalid(
-                "/name",
-                format!("a group's name must be 1 to 64 letters, digits, . _ - or @, got {name:?}"),
-            ));
+            return Err(Error::invalid("/name", format!("a group's name must be 1 to 64 letters, digits, . _ - or @, got {name:?}")));
         }
         self.refuse_config_group(name)?;
         let mut w = self.store.write(Scope::People).await?;
         let members = accounts(&mut w, members).await?;
         if !groups::create(&mut w.tx, name, by).await? {
-            return Err(DecisionError::Conflict(format!("a group named {name:?} already exists")));
+            return Err(Error::WrongState(format!("a group named {name:?} already exists")));
         }
         groups::set_members(&mut w.tx, name, &members).await?;
         w.audit(AuditKind::GroupCreated, by, json!({ "group": name, "members": members }));
@@ -59,11 +56,11 @@ impl People {
 
     /// Replaces a stored group's members (admins); pending approvals that name it, or were
     /// escalated to it, are decided by its new members from now on.
-    pub async fn set_group_members(&self, name: &str, members: &[String], by: &str) -> Result<Group, DecisionError> {
+    pub async fn set_group_members(&self, name: &str, members: &[String], by: &str) -> Result<Group, Error> {
         self.refuse_config_group(name)?;
         let mut w = self.store.write(Scope::People).await?;
         let Some(before) = groups::members(&mut *w.tx, name).await? else {
-            return Err(DecisionError::NotFound(format!("group {name:?} does not exist")));
+            return Err(Error::Unknown(format!("group {name:?} does not exist")));
         };
         let members = accounts(&mut w, members).await?;
         groups::set_members(&mut w.tx, name, &members).await?;
@@ -76,12 +73,12 @@ impl People {
 
     /// Deletes a stored group (admins). Pending approvals that named it keep their other
     /// approvers (the admins when none is left).
-    pub async fn delete_group(&self, name: &str, by: &str) -> Result<(), DecisionError> {
+    pub async fn delete_group(&self, name: &str, by: &str) -> Result<(), Error> {
         self.refuse_config_group(name)?;
         let mut w = self.store.write(Scope::People).await?;
         let before = groups::members(&mut *w.tx, name).await?;
         if !groups::delete(&mut w.tx, name).await? {
-            return Err(DecisionError::NotFound(format!("group {name:?} does not exist")));
+            return Err(Error::Unknown(format!("group {name:?} does not exist")));
         }
         w.audit(AuditKind::GroupDeleted, by, json!({ "group": name, "members": before.unwrap_or_default() }));
         self.reresolve(&mut w, name).await?;
@@ -102,11 +99,9 @@ impl People {
         Ok(moved)
     }
 
-    fn refuse_config_group(&self, name: &str) -> Result<(), DecisionError> {
+    fn refuse_config_group(&self, name: &str) -> Result<(), Error> {
         if self.config_groups.keys().any(|g| g.eq_ignore_ascii_case(name)) {
-            return Err(DecisionError::Conflict(format!(
-                "group {name:?} is declared in the configuration file ([[groups]]); change it there"
-            )));
+            return Err(Error::WrongState(format!("group {name:?} is declared in the configuration file ([[groups]]); change it there")));
         }
         Ok(())
     }
@@ -130,11 +125,11 @@ impl People {
 }
 
 /// The accounts' user names for `members` (each must have one: 422 naming the first that does not).
-async fn accounts(w: &mut Write, members: &[String]) -> Result<Vec<String>, DecisionError> {
+async fn accounts(w: &mut Write, members: &[String]) -> Result<Vec<String>, Error> {
     let mut names: Vec<String> = Vec::new();
     for (i, member) in members.iter().enumerate() {
         let Some(c) = users::credentials(&mut *w.tx, member.trim()).await? else {
-            return Err(DecisionError::invalid(&format!("/members/{i}"), format!("no user is named {member:?}")));
+            return Err(Error::invalid(&format!("/members/{i}"), format!("no user is named {member:?}")));
         };
         if !names.iter().any(|n| n.eq_ignore_ascii_case(&c.user.username)) {
             names.push(c.user.username);

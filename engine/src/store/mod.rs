@@ -371,7 +371,7 @@ impl Store {
 
     /// A write on behalf of the driver holding `lease`, ordered in its task's conversation: it
     /// commits only while that lease is still live and this driver's (docs/architecture.md, decision 7).
-    /// Otherwise nothing of it is stored and the commit fails with [`tasks::LeaseLost`], which the
+    /// Otherwise nothing of it is stored and the commit fails with [`crate::Error::LeaseLost`], which the
     /// driver logs and stops on.
     pub async fn write_as(&self, lease: &tasks::Lease) -> anyhow::Result<Write> {
         let mut w = self.write(Scope::Task(&lease.task_id)).await?;
@@ -438,7 +438,7 @@ impl Write {
         self.release = true;
     }
 
-    pub async fn commit(mut self) -> anyhow::Result<Vec<Event>> {
+    pub async fn commit(mut self) -> crate::Result<Vec<Event>> {
         if let Some(lease) = &self.fence {
             // On failure `self` is dropped here, which rolls the transaction back.
             match self.release {

@@ -198,14 +198,6 @@ pub struct Lease {
     pub token: String,
 }
 
-/// A driver's write found its lease gone (it ran out, or another driver claimed the task): the
-/// write was dropped, nothing of it was stored.
-#[derive(Debug, thiserror::Error)]
-#[error("the lease on task {task_id} is no longer held by this driver; its write was dropped")]
-pub struct LeaseLost {
-    pub task_id: TaskId,
-}
-
 /// The database's clock in Unix milliseconds, as SQL: lease times never compare one host's
 /// clock with another's.
 pub fn db_now_ms(backend: Backend) -> &'static str {
@@ -297,7 +289,7 @@ pub async fn renew(db: impl AnyExecutor<'_>, backend: Backend, owner: &str, leas
 /// Like [`check_held`], and gives the lease up in the same statement: the check and the release
 /// of a driver's last write. The row stays locked until the commit on PostgreSQL, as with
 /// `check_held`'s `FOR SHARE`.
-pub async fn release_held(conn: &mut AnyConnection, backend: Backend, lease: &Lease) -> anyhow::Result<()> {
+pub async fn release_held(conn: &mut AnyConnection, backend: Backend, lease: &Lease) -> crate::Result<()> {
     let now = db_now_ms(backend);
     let released = sqlx::query(&format!(
         "UPDATE tasks SET lease_owner = NULL, lease_token = NULL, lease_until = NULL
@@ -310,14 +302,14 @@ pub async fn release_held(conn: &mut AnyConnection, backend: Backend, lease: &Le
     .context("failed to release a task lease")?;
     match released.rows_affected() {
         1 => Ok(()),
-        _ => Err(LeaseLost { task_id: lease.task_id.clone() }.into()),
+        _ => Err(crate::Error::LeaseLost(lease.task_id.clone())),
     }
 }
 
-/// Fails with [`LeaseLost`] unless `lease` is still live and this driver's, inside the write
+/// Fails with [`crate::Error::LeaseLost`] unless `lease` is still live and this driver's, inside the write
 /// transaction that is about to commit. It stays so until the commit: SQLite has one writer, and
 /// on PostgreSQL the row lock taken here makes a concurrent claim wait for the commit.
-pub async fn check_held(conn: &mut AnyConnection, backend: Backend, lease: &Lease) -> anyhow::Result<()> {
+pub async fn check_held(conn: &mut AnyConnection, backend: Backend, lease: &Lease) -> crate::Result<()> {
     let now = db_now_ms(backend);
     let lock = match backend {
         Backend::Postgres => "FOR SHARE",
@@ -332,6 +324,6 @@ pub async fn check_held(conn: &mut AnyConnection, backend: Backend, lease: &Leas
             .context("failed to check a task lease")?;
     match held {
         Some(_) => Ok(()),
-        None => Err(LeaseLost { task_id: lease.task_id.clone() }.into()),
+        None => Err(crate::Error::LeaseLost(lease.task_id.clone())),
     }
 }

@@ -31,7 +31,7 @@ use crate::{
         scopes::{Scope, Scopes},
     },
     bus::{self, Published},
-    orchestrator::{Answer, StartError},
+    orchestrator::Answer,
     state::AppState,
     store::{Store, approvals, conversations, events, snapshots},
 };
@@ -271,8 +271,7 @@ async fn post_message(
     }
     match state.orchestrator.start_turn(&conversation, text).await {
         Ok(task_id) => Ok((StatusCode::ACCEPTED, Json(MessageAccepted { task_id, approval_id: None, confirmation: None }))),
-        Err(err @ StartError::Busy(_)) => Err(ApiError::Conflict(err.to_string())),
-        Err(StartError::Internal(err)) => Err(err.into()),
+        Err(err) => Err(err.into()),
     }
 }
 

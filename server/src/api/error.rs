@@ -190,14 +190,18 @@ pub fn rolled_back_for_a_moment(err: &anyhow::Error) -> Option<&'static str> {
     })
 }
 
-impl From<crate::orchestrator::DecisionError> for ApiError {
-    fn from(err: crate::orchestrator::DecisionError) -> Self {
-        use crate::orchestrator::DecisionError as E;
+/// The engine's failures as HTTP says them.
+impl From<crate::EngineError> for ApiError {
+    fn from(err: crate::EngineError) -> Self {
+        use crate::EngineError as E;
         match err {
-            E::NotFound(m) => Self::NotFound(m),
-            E::Forbidden(m) => Self::Forbidden(m),
-            E::Conflict(m) => Self::Conflict(m),
+            E::Unknown(m) => Self::NotFound(m),
+            E::NotAllowed(m) => Self::Forbidden(m),
+            E::WrongState(m) => Self::Conflict(m),
+            err @ E::TurnUnfinished(_) => Self::Conflict(err.to_string()),
             E::Invalid { message, details } => Self::Unprocessable { message, details },
+            // Only a task's driver writes under a lease, never a request.
+            err @ E::LeaseLost(_) => Self::Internal(err.into()),
             E::Internal(e) => Self::Internal(e),
         }
     }

@@ -18,9 +18,10 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{ApiError, access, extract::ApiJson};
 use crate::{
+    EngineError,
     auth::CurrentUser,
     links::{self, IssuedLinks},
-    orchestrator::{Actor, DecisionError, EmailNotice},
+    orchestrator::{Actor, EmailNotice},
     state::AppState,
     store::{Scope, outbox, users},
 };
@@ -82,7 +83,7 @@ async fn issue(
     let base = state.config.public_url.clone().unwrap_or_default();
     match links::issue(&state, &id, &decider, ttl, &user.user.username, &base).await {
         // The person could not decide it now: the links would only show them a refusal.
-        Err(DecisionError::Forbidden(why)) => Err(ApiError::invalid("decider", format!("{} may not decide it: {why}", decider.name))),
+        Err(EngineError::NotAllowed(why)) => Err(ApiError::invalid("decider", format!("{} may not decide it: {why}", decider.name))),
         other => Ok(Json(other?).into_response()),
     }
 }
@@ -101,10 +102,10 @@ async fn send(state: &AppState, id: &ApprovalId, decider: &Actor, by: &CurrentUs
     let refused = |why: String| ApiError::invalid("decider", why);
     let approval = match state.orchestrator.may_decide_now(id, decider).await {
         Ok((approval, as_decider)) => match crate::orchestrator::four_eyes(&as_decider, &approval) {
-            Err(DecisionError::Forbidden(why)) => return Err(refused(format!("{} may not decide it: {why}", decider.name))),
+            Err(EngineError::NotAllowed(why)) => return Err(refused(format!("{} may not decide it: {why}", decider.name))),
             other => other.map(|()| approval)?,
         },
-        Err(DecisionError::Forbidden(why)) => return Err(refused(format!("{} may not decide it: {why}", decider.name))),
+        Err(EngineError::NotAllowed(why)) => return Err(refused(format!("{} may not decide it: {why}", decider.name))),
         Err(other) => return Err(other.into()),
     };
     if !links::sees_it(state, &approval, decider).await? {

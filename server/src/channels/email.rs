@@ -14,8 +14,9 @@ use lettre::{
 use serde_json::json;
 
 use crate::{
+    EngineError,
     channels::neutral,
-    orchestrator::{Actor, DecisionError, EmailNotice},
+    orchestrator::{Actor, EmailNotice},
     state::AppState,
     store::{
         Scope,
@@ -127,8 +128,8 @@ async fn send_one(state: &AppState, mailer: &Mailer, notice: &EmailNotice, addre
             {
                 Ok(links) => compose_pending(&approval, notice.reminder, Ok((&links.approve_url, &links.reject_url)), &state.base_url),
                 // Told (the gate's notify_to), but not one who decides: no links.
-                Err(DecisionError::Forbidden(why)) => compose_pending(&approval, notice.reminder, Err(&why), &state.base_url),
-                Err(DecisionError::Conflict(why)) => return Err(Failure::GiveUp(why)),
+                Err(EngineError::NotAllowed(why)) => compose_pending(&approval, notice.reminder, Err(&why), &state.base_url),
+                Err(EngineError::WrongState(why)) => return Err(Failure::GiveUp(why)),
                 Err(other) => return Err(Failure::Retry(other.to_string())),
             }
         }
@@ -150,7 +151,7 @@ async fn send_one(state: &AppState, mailer: &Mailer, notice: &EmailNotice, addre
             "reminder": notice.reminder, "state": approval.state.as_str(), "subject": subject,
         }),
     );
-    w.commit().await.map_err(internal)?;
+    w.commit().await.map_err(|e| internal(e.into()))?;
     Ok(())
 }
 

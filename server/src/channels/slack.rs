@@ -22,9 +22,10 @@ use serde_json::{Value, json};
 use sha2::Sha256;
 
 use crate::{
+    EngineError,
     agents::SlackConfig,
     channels::neutral,
-    orchestrator::{Actor, Decision, DecisionError, SYSTEM},
+    orchestrator::{Actor, Decision, SYSTEM},
     state::AppState,
     store::{
         Scope,
@@ -202,7 +203,7 @@ async fn send_one(state: &AppState, slack: &Slack, kind: &str, approval_id: &App
         SYSTEM,
         json!({ "channel": "slack", "method": method, "to": channel, "approval_id": approval_id, "state": approval.state.as_str() }),
     );
-    w.commit().await.map_err(internal)?;
+    w.commit().await.map_err(|e| internal(e.into()))?;
     Ok(())
 }
 
@@ -287,7 +288,7 @@ async fn interaction(State(state): State<AppState>, headers: HeaderMap, body: By
             reply(StatusCode::OK, &format!("Counted: {} of {} approvals.", outcome.approved_by.len(), outcome.quorum))
         }
         Ok(outcome) => reply(StatusCode::OK, &format!("{}: {}.", outcome.outcome, neutral::slack(&approval.summary))),
-        Err(DecisionError::Conflict(why) | DecisionError::Forbidden(why) | DecisionError::Invalid { message: why, .. }) => {
+        Err(EngineError::WrongState(why) | EngineError::NotAllowed(why) | EngineError::Invalid { message: why, .. }) => {
             reply(StatusCode::OK, &format!("Not decided: {}", neutral::slack(&why)))
         }
         Err(other) => {

@@ -11,7 +11,8 @@ use domain::{ApprovalId, AuditKind};
 use serde_json::json;
 
 use crate::{
-    orchestrator::{Actor, DecisionError},
+    EngineError,
+    orchestrator::Actor,
     state::AppState,
     store::{
         Scope,
@@ -87,12 +88,12 @@ pub async fn issue(
     ttl_secs: i64,
     by: &str,
     base: &str,
-) -> Result<IssuedLinks, DecisionError> {
+) -> Result<IssuedLinks, EngineError> {
     let (approval, as_decider) = state.orchestrator.may_decide_now(approval_id, decider).await?;
     // An approve link the person could not use (four-eyes) is not made: the refusal is said now.
     crate::orchestrator::four_eyes(&as_decider, &approval)?;
     if !sees_it(state, &approval, decider).await? {
-        return Err(DecisionError::Forbidden(format!("{} does not see this approval (not theirs, not named to decide it)", decider.name)));
+        return Err(EngineError::NotAllowed(format!("{} does not see this approval (not theirs, not named to decide it)", decider.name)));
     }
     let expires_at = (now_ms() + ttl_secs.clamp(1, MAX_TTL_SECS) * 1000).min(approval.deadline);
     let link_id: String = new_id();

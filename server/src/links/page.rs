@@ -12,8 +12,9 @@ use serde::Deserialize;
 
 use super::token::{Claims, LinkAction, TokenError, args_hash};
 use crate::{
+    EngineError,
     auth::client_ip::ClientIp,
-    orchestrator::{Actor, Decision, DecisionError},
+    orchestrator::{Actor, Decision},
     state::AppState,
     store::{
         approvals::{self, ApprovalRow},
@@ -119,9 +120,9 @@ async fn check(state: &AppState, token: &str, ip: Option<String>, headers: &Head
     }
     match state.orchestrator.may_decide_now(&approval.id, &actor).await {
         Ok((_, actor)) => Ok((claims, approval, actor)),
-        Err(DecisionError::Forbidden(why)) => Err(said(StatusCode::FORBIDDEN, "This link no longer works", &why)),
-        Err(DecisionError::Conflict(why)) => Err(said(StatusCode::CONFLICT, "This link no longer works", &why)),
-        Err(DecisionError::NotFound(why)) => Err(said(StatusCode::NOT_FOUND, "No such approval", &why)),
+        Err(EngineError::NotAllowed(why)) => Err(said(StatusCode::FORBIDDEN, "This link no longer works", &why)),
+        Err(EngineError::WrongState(why)) => Err(said(StatusCode::CONFLICT, "This link no longer works", &why)),
+        Err(EngineError::Unknown(why)) => Err(said(StatusCode::NOT_FOUND, "No such approval", &why)),
         Err(other) => Err(internal(anyhow::anyhow!(other.to_string()))),
     }
 }
@@ -228,16 +229,16 @@ async fn decide(
         Ok(outcome) => said(StatusCode::OK, "Rejected", &format!("{}: {}. The agent is told.", approval.summary, outcome.outcome)),
         // Decided by someone first, or refused while still pending (the same person again
         // toward a quorum, the deadline passed): say which.
-        Err(DecisionError::Conflict(why)) => match approvals::get(state.store.pool(), &approval.id).await {
+        Err(EngineError::WrongState(why)) => match approvals::get(state.store.pool(), &approval.id).await {
             Ok(Some(now)) if now.state != domain::ApprovalState::Pending => already(&now),
             _ => said(StatusCode::CONFLICT, "Not decided", &format!("{why}. Nothing was changed.")),
         },
-        Err(DecisionError::Invalid { message, .. }) => page(
+        Err(EngineError::Invalid { message, .. }) => page(
             StatusCode::UNPROCESSABLE_ENTITY,
             "Not decided yet",
             format!("{}{}", call_details(&approval), form(&claims, &approval, Some(&message))),
         ),
-        Err(DecisionError::Forbidden(why)) => said(StatusCode::FORBIDDEN, "This link no longer works", &why),
+        Err(EngineError::NotAllowed(why)) => said(StatusCode::FORBIDDEN, "This link no longer works", &why),
         Err(other) => {
             tracing::error!(error = %other, "decision link");
             said(StatusCode::INTERNAL_SERVER_ERROR, "Something went wrong", "The decision was not recorded. Try again in a moment.")

@@ -22,11 +22,12 @@ use domain::{ApprovalId, ConversationId, EventBody, TaskId, TaskStatus, wire::Ap
 use serde_json::{Value, json};
 
 use crate::{
+    EngineError,
     auth::{
         Viewer,
         scopes::{Scope, Scopes},
     },
-    orchestrator::{Actor, Decision, DecisionError, StartError},
+    orchestrator::{Actor, Decision},
     state::AppState,
     store::{
         approvals, conversations, events,
@@ -70,11 +71,11 @@ impl From<anyhow::Error> for RpcError {
     }
 }
 
-impl From<DecisionError> for RpcError {
-    fn from(err: DecisionError) -> Self {
+impl From<EngineError> for RpcError {
+    fn from(err: EngineError) -> Self {
         match err {
-            DecisionError::NotFound(m) => Self(code::TASK_NOT_FOUND, m),
-            DecisionError::Internal(e) => e.into(),
+            EngineError::Unknown(m) => Self(code::TASK_NOT_FOUND, m),
+            EngineError::Internal(e) => e.into(),
             other => Self(code::INVALID_PARAMS, other.to_string()),
         }
     }
@@ -275,8 +276,10 @@ async fn start(state: &AppState, user: &User, agent: &str, context: Option<&str>
     };
     match state.orchestrator.start_turn(&conversation, text).await {
         Ok(task) => Ok(task),
-        Err(StartError::Busy(open)) => Err(RpcError(code::INVALID_PARAMS, format!("this context's task {open} has not finished"))),
-        Err(StartError::Internal(e)) => Err(e.into()),
+        Err(EngineError::TurnUnfinished(open)) => {
+            Err(RpcError(code::INVALID_PARAMS, format!("this context's task {open} has not finished")))
+        }
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -332,7 +335,7 @@ async fn cancel(state: &AppState, user: &User, params: &Value) -> Result<Value, 
         return Err(RpcError(code::TASK_NOT_CANCELABLE, format!("task {id} is already {}", task.status().as_str())));
     }
     match state.orchestrator.abort(&task.id, &actor(user)).await {
-        Ok(()) | Err(DecisionError::Conflict(_)) => {}
+        Ok(()) | Err(EngineError::WrongState(_)) => {}
         Err(other) => return Err(other.into()),
     }
     let task = tasks::get(state.store.pool(), &task.id).await?.unwrap_or(task);

@@ -23,12 +23,13 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::{
+    EngineError,
     auth::{
         Viewer,
         scopes::{Scope, Scopes},
     },
     channels::neutral,
-    orchestrator::{Actor, Decision, StartError},
+    orchestrator::{Actor, Decision},
     state::AppState,
     store::{
         approvals::{self, ApprovalRow},
@@ -157,10 +158,10 @@ async fn drive(
             let text = last_user_text(input).ok_or_else(|| RunError("NO_INPUT", "the run has no user message to answer".into()))?;
             match state.orchestrator.start_turn(&conversation, &text).await {
                 Ok(task) => task,
-                Err(StartError::Busy(_)) => {
+                Err(EngineError::TurnUnfinished(_)) => {
                     return Err(RunError("INTERRUPTED", "the thread waits for its interrupts: answer them with resume".into()));
                 }
-                Err(StartError::Internal(e)) => return Err(e.into()),
+                Err(e) => return Err(anyhow::Error::from(e).into()),
             }
         }
     };

@@ -33,7 +33,6 @@ use serde_json::{Value, json};
 
 use crate::{
     auth::{ByToken, Credential, Viewer},
-    orchestrator::StartError,
     state::AppState,
     store::{client_calls, conversations, events, tasks, users::User},
     tools::{answer, ask, plan},
@@ -206,8 +205,7 @@ impl ServerHandler for Gateway {
         let mut revocations = state.store.bus().subscribe_revoked();
         let task = match state.orchestrator.propose_call(&conversation, &client, tool, &args).await {
             Ok(task) => task,
-            Err(StartError::Busy(_)) => return Err(internal(anyhow::anyhow!("BUG: a client's call is never busy"))),
-            Err(StartError::Internal(e)) => return Err(internal(e)),
+            Err(e) => return Err(internal(e.into())),
         };
         // From here on, a request that ends before the outcome (the client went away, or this
         // replica stops) marks the client gone, so an approval made later does not run the call.

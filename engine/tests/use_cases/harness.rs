@@ -1,0 +1,113 @@
+//! The engine without HTTP: a real SQLite database in a temporary directory, the orchestrator
+//! over it with the scripted model, and a restart that drops the process's part (drivers,
+//! pools) and opens the same database again, as a new server would.
+
+use std::{sync::Arc, time::Duration};
+
+use domain::{ApprovalId, Event, Role, TaskId, TaskStatus, wire::Conversation};
+use engine::{
+    agents::AgentsConfig,
+    bus::Bus,
+    model::Models,
+    orchestrator::{Actor, Decision, Orchestrator, sweeper},
+    store::{
+        Store,
+        approvals::{self, ApprovalRow},
+        conversations, events, tasks, users,
+    },
+    tools::Registry,
+};
+
+/// How long a use case may take to settle before the test fails (nothing in them is slow).
+const SETTLE_LIMIT: Duration = Duration::from_secs(20);
+
+pub struct Engine {
+    dir: Arc<tempfile::TempDir>,
+    agents_toml: String,
+    pub store: Store,
+    pub orchestrator: Arc<Orchestrator>,
+}
+
+impl Engine {
+    /// A fresh database, the agents of `agents_toml`.
+    pub async fn start(agents_toml: &str) -> Self {
+        let dir = Arc::new(tempfile::tempdir().expect("a temporary directory"));
+        Self::open(dir, agents_toml.to_owned()).await
+    }
+
+    async fn open(dir: Arc<tempfile::TempDir>, agents_toml: String) -> Self {
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("countersign.db").display());
+        let store = Store::connect(&url, Bus::default()).await.expect("the store opens");
+        let registry = Registry::builtin();
+        let agents = Arc::new(AgentsConfig::parse(&agents_toml, "test", &registry).expect("the agents parse"));
+        let models = Models::build(&agents, None).expect("the models build");
+        let orchestrator = Orchestrator::new(store.clone(), models, Arc::new(registry), agents, None, Duration::from_secs(30));
+        sweeper::resume_at_start_up(&orchestrator).await.expect("resuming at start-up");
+        Self { dir, agents_toml, store, orchestrator }
+    }
+
+    /// Stops this process's part and starts a new one on the same database.
+    pub async fn restart(self) -> Self {
+        let Self { dir, agents_toml, store, orchestrator } = self;
+        drop(orchestrator);
+        store.writer().close().await;
+        Self::open(dir, agents_toml).await
+    }
+
+    /// A user (role `user`) and a conversation of theirs with `agent`.
+    pub async fn conversation(&self, user: &str, agent: &str) -> Conversation {
+        let owner = users::insert(self.store.writer(), user, "not a password hash", Role::User)
+            .await
+            .expect("inserting a user")
+            .expect("a new user");
+        conversations::create(self.store.writer(), "a test chat", agent, &owner).await.expect("a conversation")
+    }
+
+    /// Starts a turn with `text` and waits until it settles.
+    pub async fn say(&self, conversation: &Conversation, text: &str) -> TaskId {
+        let task = self.orchestrator.start_turn(conversation, text).await.expect("the turn starts");
+        self.settle(&task).await;
+        task
+    }
+
+    /// Waits until no driver works on the task and it is not `working`; its status then.
+    pub async fn settle(&self, task: &TaskId) -> TaskStatus {
+        let settled = async {
+            loop {
+                let row = tasks::get(self.store.pool(), task).await.expect("reading the task").expect("the task exists");
+                if row.status() != TaskStatus::Working && !self.orchestrator.is_running(task) {
+                    return row.status();
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        };
+        tokio::time::timeout(SETTLE_LIMIT, settled).await.unwrap_or_else(|_| panic!("task {task} did not settle in {SETTLE_LIMIT:?}"))
+    }
+
+    pub async fn status(&self, task: &TaskId) -> TaskStatus {
+        tasks::get(self.store.pool(), task).await.unwrap().expect("the task exists").status()
+    }
+
+    pub async fn pending(&self, task: &TaskId) -> Vec<ApprovalRow> {
+        approvals::pending_for_task(self.store.pool(), task).await.expect("reading pending approvals")
+    }
+
+    pub async fn approval(&self, id: &ApprovalId) -> ApprovalRow {
+        approvals::get(self.store.pool(), id).await.unwrap().expect("the approval exists")
+    }
+
+    pub async fn events(&self, conversation: &Conversation, task: &TaskId) -> Vec<Event> {
+        events::of_task(self.store.pool(), &conversation.id, task).await.expect("reading events")
+    }
+
+    /// A person deciding (what the card, the queue and every other door end in).
+    pub async fn decide(&self, approval: &ApprovalId, decision: Decision, by: &str, role: Role) -> engine::Result<()> {
+        let actor = Actor { name: by.into(), role: Some(role), ip: None, user_agent: None, on_behalf_of: None, via: None };
+        self.orchestrator.decide(approval, decision, &actor).await.map(drop)
+    }
+
+    /// One pass of the sweeper (timeout actions, escalations, reminders).
+    pub async fn sweep(&self) {
+        sweeper::sweep(&self.orchestrator).await;
+    }
+}

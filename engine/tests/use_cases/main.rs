@@ -1,0 +1,110 @@
+//! Use cases driven through the engine alone (no HTTP): what a stopped call does across a
+//! restart of the process. The HTTP suites (`server/tests/api`) cover the doors.
+
+mod harness;
+
+use domain::{ApprovalState, EventBody, Role, TaskStatus};
+use engine::{Error, orchestrator::Decision};
+use harness::Engine;
+use serde_json::json;
+
+const ASKING_AGENT: &str = r#"
+[[agents]]
+name = "support"
+description = "asks back"
+tools = ["get_order", "ask_user"]
+"#;
+
+/// The agent asks the user a question; the process restarts; the question is still there, a
+/// wrong answer changes nothing, and the right one lets the turn go on from where it stopped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ask_user_question_survives_a_restart_and_its_answer_goes_on_from_there() {
+    let engine = Engine::start(ASKING_AGENT).await;
+    let chat = engine.conversation("alice", "support").await;
+    let task = engine.say(&chat, "ask me which order to look up").await;
+    assert_eq!(engine.status(&task).await, TaskStatus::InputRequired);
+    let question = engine.pending(&task).await.pop().expect("the question waits");
+    assert_eq!(question.tool, "ask_user");
+
+    let engine = engine.restart().await;
+    assert_eq!(engine.settle(&task).await, TaskStatus::InputRequired, "nothing moves without the answer");
+    let pending = engine.pending(&task).await;
+    assert_eq!(pending.iter().map(|a| &a.id).collect::<Vec<_>>(), [&question.id], "the same question, asked once");
+
+    let mut wrong = question.args();
+    wrong["answer"] = json!("9999");
+    let refused = engine.decide(&question.id, Decision::Approve { args: Some(wrong), grant: None }, "alice", Role::User).await;
+    match refused {
+        Err(Error::Invalid { details, .. }) => assert_eq!(details[0].path, "/args/answer"),
+        other => panic!("an answer outside the options is refused, got {other:?}"),
+    }
+    assert_eq!(engine.approval(&question.id).await.state, ApprovalState::Pending, "the refused answer changed nothing");
+
+    let mut answer = question.args();
+    answer["answer"] = json!("1003");
+    engine.decide(&question.id, Decision::Approve { args: Some(answer), grant: None }, "alice", Role::User).await.unwrap();
+    assert_eq!(engine.settle(&task).await, TaskStatus::Completed);
+    let events = engine.events(&chat, &task).await;
+    let answered = events.iter().find_map(|e| match &e.body {
+        EventBody::ToolResult { call_id, ok: true, output, .. } if *call_id == question.call_id => Some(output.clone()),
+        _ => None,
+    });
+    assert!(answered.expect("the question has its result").to_string().contains("1003"));
+    let looked_up = events
+        .iter()
+        .any(|e| matches!(&e.body, EventBody::ToolCall { tool, args, .. } if tool == "get_order" && args["order_id"] == json!(1003)));
+    assert!(looked_up, "the agent went on with the answer: {events:#?}");
+}
+
+const TIMING_OUT_GATE: &str = r#"
+[defaults]
+timeout_secs = 0.5
+timeout_action = "approve"
+
+[[agents]]
+name = "support"
+description = "refunds"
+tools = ["get_order", "process_refund"]
+
+[[agents.gates]]
+name = "refunds"
+kind = "tools"
+tools = ["process_refund"]
+timeout_action = "default"
+"#;
+
+/// A gate whose timeout action is `default` takes `[defaults]`'s (here: approve). The process
+/// restarts while the call waits; the deadline is stored, so the next process's sweep applies
+/// the action, and the approved call runs exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_default_timeout_action_applies_after_a_restart_and_the_call_runs_once() {
+    let engine = Engine::start(TIMING_OUT_GATE).await;
+    let chat = engine.conversation("alice", "support").await;
+    let task = engine.say(&chat, "refund $5 on order 1002").await;
+    assert_eq!(engine.status(&task).await, TaskStatus::InputRequired);
+    let approval = engine.pending(&task).await.pop().expect("the refund waits");
+    assert_eq!(approval.tool, "process_refund");
+
+    let engine = engine.restart().await;
+    engine.sweep().await;
+    // Before its deadline nothing happens (the sweep may run early).
+    if engine.approval(&approval.id).await.deadline > engine::store::time::now_ms() {
+        assert_eq!(engine.approval(&approval.id).await.state, ApprovalState::Pending);
+    }
+    let wait = approval.deadline - engine::store::time::now_ms();
+    tokio::time::sleep(std::time::Duration::from_millis(wait.max(0) as u64 + 50)).await;
+    engine.sweep().await;
+    engine.sweep().await;
+
+    let decided = engine.approval(&approval.id).await;
+    assert_eq!(decided.state, ApprovalState::Approved, "the default action (approve) applied");
+    assert_eq!(decided.decided_by.as_deref(), Some("system"));
+    assert_eq!(engine.settle(&task).await, TaskStatus::Completed);
+    let results = engine
+        .events(&chat, &task)
+        .await
+        .into_iter()
+        .filter(|e| matches!(&e.body, EventBody::ToolResult { call_id, ok: true, .. } if *call_id == approval.call_id))
+        .count();
+    assert_eq!(results, 1, "the approved refund ran exactly once");
+}
