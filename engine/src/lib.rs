@@ -7,6 +7,7 @@ pub mod agents;
 pub mod bus;
 pub mod config;
 pub mod coverage;
+pub mod delivery;
 mod error;
 pub mod metrics;
 pub mod model;

@@ -2,12 +2,16 @@
 //! any others a webhook lists, such as `approval-reminder`)
 //! are POSTed as JSON to configured URLs, signed with HMAC-SHA256 over the body
 //! (`X-Countersign-Signature: sha256=<hex>`), retried with backoff. Each delivery is an outbox
-//! row written in the transaction that appended the event, so none is lost to a restart; they
-//! are sent beside the orchestrator, so a slow receiver never delays a decision.
+//! row written in the transaction that appended the event, so none is lost to a restart; the
+//! delivery worker (`delivery.rs`) sends them beside the orchestrator, so a slow receiver never
+//! delays a decision.
 
 use std::time::Duration;
 
-use crate::store::{Store, outbox, time::now_ms};
+use crate::{
+    delivery::{Channel, Sent},
+    store::outbox::{Delivery, Kind},
+};
 use hmac::{Hmac, Mac};
 use serde::Deserialize;
 use sha2::Sha256;
@@ -52,55 +56,54 @@ pub fn sign(secret: &str, body: &[u8]) -> String {
     format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
 }
 
-/// Runs forever, working off the outbox: due deliveries are leased (one replica sends each),
-/// POSTed, and marked delivered, retried later, or given up after the last attempt. Woken by
-/// this process's commits, and every second for retries and other replicas' rows.
-pub async fn run(hooks: Vec<Webhook>, store: Store) {
-    if hooks.is_empty() {
-        return std::future::pending().await;
-    }
-    let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build().expect("BUG: default HTTP client builds");
-    let mut wake = store.bus().subscribe_local();
-    loop {
-        if let Err(err) = deliver_due(&client, &hooks, &store).await {
-            tracing::error!(error = ?err, "webhook delivery pass failed");
-        }
-        let _ = tokio::time::timeout(Duration::from_secs(1), wake.recv()).await;
+/// The webhook channel of the delivery worker (`delivery.rs`): POSTs each delivery to its URL,
+/// signed, side by side.
+pub struct Webhooks {
+    hooks: Vec<Webhook>,
+    client: reqwest::Client,
+}
+
+impl Webhooks {
+    /// `None` when no webhook is configured.
+    pub fn channel(hooks: Vec<Webhook>) -> Option<Self> {
+        let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build().expect("BUG: default HTTP client builds");
+        (!hooks.is_empty()).then_some(Self { hooks, client })
     }
 }
 
-async fn deliver_due(client: &reqwest::Client, hooks: &[Webhook], store: &Store) -> anyhow::Result<()> {
-    let until = now_ms() + 60_000;
-    let due = outbox::claim_due(store.writer(), store.backend(), store.bus().instance(), until, 50, outbox::Kind::Webhook).await?;
-    let sends = due.into_iter().map(|delivery| async move {
-        let Some(hook) = hooks.iter().find(|h| h.url == delivery.url) else {
+#[async_trait::async_trait]
+impl Channel for Webhooks {
+    fn kind(&self) -> Kind {
+        Kind::Webhook
+    }
+
+    fn retry_after(&self, failed: u32) -> Option<Duration> {
+        crate::delivery::backoff(Duration::from_millis(250), ATTEMPTS, failed)
+    }
+
+    fn side_by_side(&self) -> bool {
+        true
+    }
+
+    async fn send(&self, delivery: &Delivery) -> Sent {
+        let Some(hook) = self.hooks.iter().find(|h| h.url == delivery.target) else {
             // The URL left the configuration: nobody is waiting for it any more.
-            return outbox::attempt_failed(store.writer(), delivery.id, "no longer configured", None).await;
+            return Sent::GiveUp("no longer configured".into());
         };
-        let result = client
+        let result = self
+            .client
             .post(&hook.url)
             .header("content-type", "application/json")
             .header(SIGNATURE_HEADER, sign(&hook.secret, delivery.body.as_bytes()))
             .body(delivery.body.clone())
             .send()
             .await;
-        let error = match result {
-            Ok(response) if response.status().is_success() => return outbox::delivered(store.writer(), delivery.id).await,
-            Ok(response) => format!("answered {}", response.status()),
-            Err(err) => format!("{err}"),
-        };
-        let attempt = delivery.attempts as u32;
-        let retry_at = (attempt + 1 < ATTEMPTS).then(|| now_ms() + 250 * 2i64.pow(attempt));
-        match retry_at {
-            Some(_) => tracing::warn!(url = hook.url, error, attempt, "webhook failed; will retry"),
-            None => tracing::error!(url = hook.url, error, "webhook gave up after {ATTEMPTS} attempts"),
+        match result {
+            Ok(response) if response.status().is_success() => Sent::Delivered,
+            Ok(response) => Sent::Retry(format!("answered {}", response.status())),
+            Err(err) => Sent::Retry(format!("{err}")),
         }
-        outbox::attempt_failed(store.writer(), delivery.id, &error, retry_at).await
-    });
-    for result in futures::future::join_all(sends).await {
-        result?;
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -43,7 +43,8 @@ pub struct Application {
     people: Arc<crate::people::People>,
     sweep_interval: std::time::Duration,
     write_stall_limit: std::time::Duration,
-    webhooks: Vec<crate::webhooks::Webhook>,
+    /// Where the outbox's deliveries go (engine/src/delivery.rs).
+    channels: Vec<Arc<dyn engine::delivery::Channel>>,
     store: Store,
 }
 
@@ -147,12 +148,16 @@ impl Application {
             limits: limits.clone(),
         });
 
+        let mut channels: Vec<Arc<dyn engine::delivery::Channel>> = Vec::new();
+        if let Some(webhooks) = crate::webhooks::Webhooks::channel(webhooks) {
+            channels.push(Arc::new(webhooks));
+        }
         if let Some(slack) = slack {
-            tokio::spawn(crate::channels::slack::run(state.clone(), (*slack).clone()));
+            channels.push(Arc::new(crate::channels::slack::SlackMessages { state: state.clone(), slack: (*slack).clone() }));
         }
         if let Some(url) = &state.config.smtp_url {
             let mailer = crate::channels::email::Mailer::new(url, &state.config.mail_from)?;
-            tokio::spawn(crate::channels::email::run(state.clone(), mailer));
+            channels.push(Arc::new(crate::channels::email::Emails { state: state.clone(), mailer }));
         }
 
         let session_layer = SessionManagerLayer::new(sessions)
@@ -192,7 +197,7 @@ impl Application {
             .layer(PropagateRequestIdLayer::x_request_id())
             .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
             .with_state(state);
-        Ok(Self { listener, router, orchestrator, people, sweep_interval, write_stall_limit, webhooks, store })
+        Ok(Self { listener, router, orchestrator, people, sweep_interval, write_stall_limit, channels, store })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -255,7 +260,7 @@ impl Application {
             result = server => result.context("server error"),
             () = grace => Ok(()),
             () = sweeper::run(self.orchestrator, self.sweep_interval) => Ok(()),
-            () = crate::webhooks::run(self.webhooks, self.store) => Ok(()),
+            () = engine::delivery::run(self.store, self.channels) => Ok(()),
         }
     }
 }

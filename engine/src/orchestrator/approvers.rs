@@ -1,22 +1,14 @@
-//! Whom a gate's `notify = ["email"]` emails about an approval, and the queued email itself.
+//! Whom a gate's `notify = ["email"]` emails about an approval, and queuing those emails (`store/outbox.rs`).
 //! Who the approvers are is `crate::people::resolve`.
 
 use domain::rules::Approvers;
 
 use super::Orchestrator;
-use crate::store::{Write, users};
-
-/// One email about an approval, as queued in the outbox (`mailto:` deliveries) and read by the
-/// sender (server/src/channels/email.rs).
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
-pub struct EmailNotice {
-    pub approval_id: domain::ApprovalId,
-    /// Whom it is for (their links are made for them).
-    pub person: String,
-    /// 0: it was just asked; n: the n-th reminder.
-    #[serde(default)]
-    pub reminder: u32,
-}
+use crate::store::{
+    Write,
+    outbox::{self, EmailNotice},
+    users,
+};
 
 impl Orchestrator {
     /// Whom a gate's `notify = ["email"]` emails, with their addresses: `notify_to`, else the
@@ -69,7 +61,7 @@ pub(super) async fn queue_emails(
 ) -> anyhow::Result<()> {
     for (person, address) in recipients {
         let notice = EmailNotice { approval_id: approval_id.clone(), person: person.clone(), reminder };
-        crate::store::outbox::insert(&mut w.tx, &crate::store::outbox::mailto(address), &serde_json::to_string(&notice)?).await?;
+        outbox::queue(&mut w.tx, outbox::Message::Email { address, notice: &notice }).await?;
     }
     Ok(())
 }

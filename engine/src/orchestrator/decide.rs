@@ -20,7 +20,7 @@ use crate::{
     store::{
         Scope, Write,
         approvals::{self, ApprovalRow},
-        calls,
+        calls, outbox,
         tasks::{self, TaskRow},
         time::now_ms,
     },
@@ -197,8 +197,8 @@ impl Orchestrator {
         self.metrics.decided(outcome.as_str(), (now_ms() - approval.created_at) as f64 / 1000.0);
         // Posted to Slack: the message is updated to say how it was decided (with this commit).
         if crate::store::slack::message_of(&mut *w.tx, &approval.id).await?.is_some() {
-            let body = json!({ "approval_id": approval.id }).to_string();
-            crate::store::outbox::insert(&mut w.tx, crate::store::outbox::SLACK_UPDATE, &body).await?;
+            let update = outbox::Message::Slack { action: outbox::SlackAction::Update, approval_id: &approval.id };
+            outbox::queue(&mut w.tx, update).await?;
         }
         let cid = &approval.conversation_id;
         w.append(

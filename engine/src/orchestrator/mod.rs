@@ -36,7 +36,7 @@ use crate::{
     tools::Registry,
 };
 
-pub use approvers::EmailNotice;
+pub use crate::store::outbox::EmailNotice;
 pub use authority::{Actor, Decision, SYSTEM, four_eyes};
 pub use confirm::{Answer, Reply};
 pub use reclassify::Reclassified;

@@ -22,7 +22,7 @@ use crate::{
         approvals::{self, NewApproval},
         calls::{self, CallRow, NewCall},
         client_calls::{self, ClientCall},
-        conversations, events, grants,
+        conversations, events, grants, outbox,
         tasks::{self, Lease, TaskRow},
         time::{new_call_id, new_id, now_ms},
     },
@@ -739,8 +739,8 @@ async fn ask(w: &mut Write, task: &TaskRow, agent: &Agent, gate: &Gate, proposal
     approvals::insert(&mut w.tx, new_approval).await?;
     super::approvers::queue_emails(w, &approval_id, &notify, 0).await?;
     if gate.notify.iter().any(|c| c == "slack") {
-        let body = serde_json::json!({ "approval_id": approval_id }).to_string();
-        crate::store::outbox::insert(&mut w.tx, crate::store::outbox::SLACK_POST, &body).await?;
+        let post = outbox::Message::Slack { action: outbox::SlackAction::Post, approval_id: &approval_id };
+        outbox::queue(&mut w.tx, post).await?;
     }
     w.audit(AuditKind::ApprovalRequested,
             &agent.name,

@@ -420,7 +420,7 @@ impl Write {
     pub async fn append(&mut self, conversation_id: &ConversationId, body: EventBody) -> anyhow::Result<Event> {
         let event = events::append(&mut self.tx, self.backend, self.bus.instance(), conversation_id, body).await?;
         for target in self.webhooks.iter().filter(|t| t.events.iter().any(|e| e == event.body.name())) {
-            outbox::insert(&mut self.tx, &target.url, &outbox::payload(&event)).await?;
+            outbox::queue(&mut self.tx, outbox::Message::Webhook { url: &target.url, body: outbox::payload(&event) }).await?;
         }
         self.events.push(event.clone());
         Ok(event)

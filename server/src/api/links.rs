@@ -125,7 +125,7 @@ async fn send(state: &AppState, id: &ApprovalId, decider: &Actor, by: &CurrentUs
     })?;
     let notice = EmailNotice { approval_id: approval.id.clone(), person: decider.name.clone(), reminder: 0 };
     let mut w = state.store.write(Scope::Approval(id)).await?;
-    outbox::insert(&mut w.tx, &outbox::mailto(&address), &serde_json::to_string(&notice).map_err(anyhow::Error::from)?).await?;
+    outbox::queue(&mut w.tx, outbox::Message::Email { address: &address, notice: &notice }).await?;
     w.audit(
         AuditKind::LinkIssued,
         &by.user.username,

@@ -13,6 +13,8 @@ use lettre::{
 };
 use serde_json::json;
 
+use engine::delivery::{Channel, Sent};
+
 use crate::{
     EngineError,
     channels::neutral,
@@ -21,8 +23,8 @@ use crate::{
     store::{
         Scope,
         approvals::{self, ApprovalRow},
-        outbox,
-        time::{now_ms, rfc3339},
+        outbox::{self, Delivery},
+        time::rfc3339,
         users,
     },
 };
@@ -48,66 +50,47 @@ impl Mailer {
     }
 }
 
-/// Runs forever: due emails are leased (one replica sends each), composed, sent, and marked
-/// sent, retried later, or given up. Woken by this process's commits and every second.
-pub async fn run(state: AppState, mailer: Mailer) {
-    let mut wake = state.store.bus().subscribe_local();
-    loop {
-        if let Err(err) = send_due(&state, &mailer).await {
-            tracing::error!(error = ?err, "email pass failed");
-        }
-        let _ = tokio::time::timeout(Duration::from_secs(1), wake.recv()).await;
-    }
+/// The email channel of the delivery worker (`engine/src/delivery.rs`): composes each message
+/// when it is sent, one after another.
+pub struct Emails {
+    pub state: AppState,
+    pub mailer: Mailer,
 }
 
-async fn send_due(state: &AppState, mailer: &Mailer) -> anyhow::Result<()> {
-    let store = &state.store;
-    let due =
-        outbox::claim_due(store.writer(), store.backend(), store.bus().instance(), now_ms() + 60_000, 20, outbox::Kind::Email).await?;
-    for delivery in due {
-        let address = delivery.url.trim_start_matches("mailto:").to_owned();
-        let outcome = match serde_json::from_str::<EmailNotice>(&delivery.body) {
-            Ok(notice) => send_one(state, mailer, &notice, &address).await,
-            Err(err) => Err(Failure::GiveUp(format!("unreadable notice: {err}"))),
+#[async_trait::async_trait]
+impl Channel for Emails {
+    fn kind(&self) -> outbox::Kind {
+        outbox::Kind::Email
+    }
+
+    fn retry_after(&self, failed: u32) -> Option<Duration> {
+        engine::delivery::backoff(Duration::from_secs(1), ATTEMPTS, failed)
+    }
+
+    async fn send(&self, delivery: &Delivery) -> Sent {
+        let sent = match delivery.email() {
+            Ok(notice) => send_one(&self.state, &self.mailer, &notice, &delivery.target).await,
+            Err(why) => Err(Sent::GiveUp(why)),
         };
-        match outcome {
-            Ok(()) => outbox::delivered(store.writer(), delivery.id).await?,
-            Err(Failure::GiveUp(why)) => {
-                tracing::warn!(%address, why, "email not sent");
-                outbox::attempt_failed(store.writer(), delivery.id, &why, None).await?;
-            }
-            Err(Failure::Retry(why)) => {
-                let attempt = delivery.attempts as u32;
-                let retry_at = (attempt + 1 < ATTEMPTS).then(|| now_ms() + 1000 * 2i64.pow(attempt));
-                tracing::warn!(%address, why, attempt, gives_up = retry_at.is_none(), "email failed");
-                outbox::attempt_failed(store.writer(), delivery.id, &why, retry_at).await?;
-            }
-        }
+        sent.err().unwrap_or(Sent::Delivered)
     }
-    Ok(())
 }
 
-enum Failure {
-    /// Sending failed (the SMTP server); try again later.
-    Retry(String),
-    /// It can never be sent (a bad address, the person or approval gone).
-    GiveUp(String),
-}
-
-async fn send_one(state: &AppState, mailer: &Mailer, notice: &EmailNotice, address: &str) -> Result<(), Failure> {
-    let internal = |e: anyhow::Error| Failure::Retry(format!("{e:#}"));
+/// Sent, or why not (`Sent::Retry` / `Sent::GiveUp`).
+async fn send_one(state: &AppState, mailer: &Mailer, notice: &EmailNotice, address: &str) -> Result<(), Sent> {
+    let internal = |e: anyhow::Error| Sent::Retry(format!("{e:#}"));
     let approval = approvals::get(state.store.pool(), &notice.approval_id)
         .await
         .map_err(internal)?
-        .ok_or_else(|| Failure::GiveUp("the approval does not exist".into()))?;
+        .ok_or_else(|| Sent::GiveUp("the approval does not exist".into()))?;
     let to: Mailbox =
-        format!("{} <{address}>", notice.person).parse().map_err(|e| Failure::GiveUp(format!("bad address {address:?}: {e}")))?;
+        format!("{} <{address}>", notice.person).parse().map_err(|e| Sent::GiveUp(format!("bad address {address:?}: {e}")))?;
     let (subject, text, html) = match approval.state {
         ApprovalState::Pending => {
             let account = users::credentials(state.store.pool(), &notice.person)
                 .await
                 .map_err(internal)?
-                .ok_or_else(|| Failure::GiveUp(format!("{} has no account any more", notice.person)))?;
+                .ok_or_else(|| Sent::GiveUp(format!("{} has no account any more", notice.person)))?;
             let person = Actor {
                 name: account.user.username,
                 role: Some(account.user.role),
@@ -129,8 +112,8 @@ async fn send_one(state: &AppState, mailer: &Mailer, notice: &EmailNotice, addre
                 Ok(links) => compose_pending(&approval, notice.reminder, Ok((&links.approve_url, &links.reject_url)), &state.base_url),
                 // Told (the gate's notify_to), but not one who decides: no links.
                 Err(EngineError::NotAllowed(why)) => compose_pending(&approval, notice.reminder, Err(&why), &state.base_url),
-                Err(EngineError::WrongState(why)) => return Err(Failure::GiveUp(why)),
-                Err(other) => return Err(Failure::Retry(other.to_string())),
+                Err(EngineError::WrongState(why)) => return Err(Sent::GiveUp(why)),
+                Err(other) => return Err(Sent::Retry(other.to_string())),
             }
         }
         _ => compose_decided(&approval, &state.base_url),
@@ -140,8 +123,8 @@ async fn send_one(state: &AppState, mailer: &Mailer, notice: &EmailNotice, addre
         .to(to)
         .subject(&subject)
         .multipart(MultiPart::alternative().singlepart(part(ContentType::TEXT_PLAIN, text)).singlepart(part(ContentType::TEXT_HTML, html)))
-        .map_err(|e| Failure::GiveUp(format!("could not build the message: {e}")))?;
-    mailer.transport.send(message).await.map_err(|e| Failure::Retry(format!("SMTP: {e}")))?;
+        .map_err(|e| Sent::GiveUp(format!("could not build the message: {e}")))?;
+    mailer.transport.send(message).await.map_err(|e| Sent::Retry(format!("SMTP: {e}")))?;
     let mut w = state.store.write(Scope::Approval(&approval.id)).await.map_err(internal)?;
     w.audit(
         AuditKind::NotificationSent,

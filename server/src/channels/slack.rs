@@ -21,6 +21,8 @@ use hmac::{Hmac, Mac};
 use serde_json::{Value, json};
 use sha2::Sha256;
 
+use engine::delivery::{Channel, Sent};
+
 use crate::{
     EngineError,
     agents::SlackConfig,
@@ -30,7 +32,8 @@ use crate::{
     store::{
         Scope,
         approvals::{self, ApprovalRow},
-        outbox, slack,
+        outbox::{self, Delivery, SlackAction},
+        slack,
         time::{now_ms, rfc3339},
         users,
     },
@@ -130,74 +133,59 @@ pub fn message(approval: &ApprovalRow, channel: &str) -> Value {
     })
 }
 
-/// Runs forever: posts and updates waiting in the outbox are sent (one replica each), retried
-/// with backoff, and audited.
-pub async fn run(state: AppState, slack: Slack) {
-    let mut wake = state.store.bus().subscribe_local();
-    loop {
-        if let Err(err) = send_due(&state, &slack).await {
-            tracing::error!(error = ?err, "Slack pass failed");
-        }
-        let _ = tokio::time::timeout(Duration::from_secs(1), wake.recv()).await;
-    }
+/// The Slack channel of the delivery worker (`engine/src/delivery.rs`): posts an approval's
+/// message, or updates it once decided, one after another; each is audited.
+pub struct SlackMessages {
+    pub state: AppState,
+    pub slack: Slack,
 }
 
-async fn send_due(state: &AppState, slack: &Slack) -> anyhow::Result<()> {
-    let store = &state.store;
-    let due =
-        outbox::claim_due(store.writer(), store.backend(), store.bus().instance(), now_ms() + 60_000, 20, outbox::Kind::Slack).await?;
-    for delivery in due {
-        let approval_id: Option<ApprovalId> =
-            serde_json::from_str::<Value>(&delivery.body).ok().and_then(|b| b["approval_id"].as_str().map(Into::into));
-        let result = match approval_id {
-            Some(id) => send_one(state, slack, &delivery.url, &id).await,
-            None => Err((false, "an unreadable delivery".to_owned())),
+#[async_trait::async_trait]
+impl Channel for SlackMessages {
+    fn kind(&self) -> outbox::Kind {
+        outbox::Kind::Slack
+    }
+
+    fn retry_after(&self, failed: u32) -> Option<Duration> {
+        engine::delivery::backoff(Duration::from_secs(1), ATTEMPTS, failed)
+    }
+
+    async fn send(&self, delivery: &Delivery) -> Sent {
+        let sent = match delivery.slack() {
+            Ok((action, approval_id)) => send_one(&self.state, &self.slack, action, &approval_id).await,
+            Err(why) => Err(Sent::GiveUp(why)),
         };
-        match result {
-            Ok(()) => outbox::delivered(store.writer(), delivery.id).await?,
-            Err((retry, why)) => {
-                let attempt = delivery.attempts as u32;
-                let retry_at = (retry && attempt + 1 < ATTEMPTS).then(|| now_ms() + 1000 * 2i64.pow(attempt));
-                tracing::warn!(why, attempt, gives_up = retry_at.is_none(), "Slack delivery failed");
-                outbox::attempt_failed(store.writer(), delivery.id, &why, retry_at).await?;
-            }
-        }
+        sent.err().unwrap_or(Sent::Delivered)
     }
-    Ok(())
 }
 
-/// One post or update; `Err((retry, why))`.
-async fn send_one(state: &AppState, slack: &Slack, kind: &str, approval_id: &ApprovalId) -> Result<(), (bool, String)> {
-    let internal = |e: anyhow::Error| (true, format!("{e:#}"));
+/// One post or update; why not as `Sent::Retry` / `Sent::GiveUp`.
+async fn send_one(state: &AppState, slack: &Slack, action: SlackAction, approval_id: &ApprovalId) -> Result<(), Sent> {
+    let internal = |e: anyhow::Error| Sent::Retry(format!("{e:#}"));
     let approval =
-        approvals::get(state.store.pool(), approval_id).await.map_err(internal)?.ok_or((false, "no such approval".to_owned()))?;
-    let (method, body, channel) = match (kind, slack::message_of(state.store.pool(), approval_id).await.map_err(internal)?) {
-        (outbox::SLACK_UPDATE, Some((channel, ts))) => {
+        approvals::get(state.store.pool(), approval_id).await.map_err(internal)?.ok_or(Sent::GiveUp("no such approval".to_owned()))?;
+    let (method, body, channel) = match (action, slack::message_of(state.store.pool(), approval_id).await.map_err(internal)?) {
+        (SlackAction::Update, Some((channel, ts))) => {
             let mut body = message(&approval, &channel);
             body["ts"] = json!(ts);
             ("chat.update", body, channel)
         }
-        (outbox::SLACK_UPDATE, None) => return Err((false, "never posted".to_owned())),
-        _ => ("chat.postMessage", message(&approval, &slack.config.channel), slack.config.channel.clone()),
+        (SlackAction::Update, None) => return Err(Sent::GiveUp("never posted".to_owned())),
+        (SlackAction::Post, _) => ("chat.postMessage", message(&approval, &slack.config.channel), slack.config.channel.clone()),
     };
-    let answer = slack.call(method, &body).await.map_err(|why| (true, why))?;
+    let answer = slack.call(method, &body).await.map_err(Sent::Retry)?;
+    let mut w = state.store.write(Scope::Approval(approval_id)).await.map_err(internal)?;
     if method == "chat.postMessage" {
         let ts = answer["ts"].as_str().unwrap_or_default();
         let channel = answer["channel"].as_str().unwrap_or(&channel).to_owned();
-        slack::record(state.store.writer(), approval_id, &channel, ts).await.map_err(internal)?;
+        slack::record(&mut *w.tx, approval_id, &channel, ts).await.map_err(internal)?;
         // Decided while it was being posted: the decision found no message to update, so update it now.
-        let now = approvals::get(state.store.pool(), approval_id).await.map_err(internal)?;
+        let now = approvals::get(&mut *w.tx, approval_id).await.map_err(internal)?;
         if approval.state == ApprovalState::Pending && now.is_some_and(|a| a.state != ApprovalState::Pending) {
-            outbox::insert(
-                &mut *state.store.writer().acquire().await.map_err(|e| internal(e.into()))?,
-                outbox::SLACK_UPDATE,
-                &json!({ "approval_id": approval_id }).to_string(),
-            )
-            .await
-            .map_err(internal)?;
+            let update = outbox::Message::Slack { action: SlackAction::Update, approval_id };
+            outbox::queue(&mut w.tx, update).await.map_err(internal)?;
         }
     }
-    let mut w = state.store.write(Scope::Approval(approval_id)).await.map_err(internal)?;
     w.audit(
         AuditKind::NotificationSent,
         SYSTEM,

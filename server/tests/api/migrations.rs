@@ -11,7 +11,9 @@ use sha2::{Digest, Sha256};
 /// Every migration that has landed, with the SHA-256 of its text.
 const LANDED: &[(&str, &str)] = &[
     ("postgres/20261127000000_baseline.sql", "79fa90ad7f5965b8e1981cf7e825e597e4e6baeff4820317b82daef2e1144311"),
+    ("postgres/20261128000000_outbox_kind.sql", "7e4a0c4258ad2ba710d98ae3552b8ce9d8d28d48cd2648f6b602c85703ce119c"),
     ("sqlite/20261127000000_baseline.sql", "f92a4cd2d0994d4328add2eb6b9dd27b2f646404e53275498805c3f453512463"),
+    ("sqlite/20261128000000_outbox_kind.sql", "7e4a0c4258ad2ba710d98ae3552b8ce9d8d28d48cd2648f6b602c85703ce119c"),
 ];
 
 fn checksums() -> Vec<(String, String)> {
@@ -83,4 +85,87 @@ async fn a_database_from_before_the_baseline_is_refused_with_what_to_do() {
     .await
     .unwrap();
     assert_eq!(tables, 1);
+}
+
+/// What the baseline stored where the newest migration changed the schema: the outbox as
+/// `webhook_outbox`, its delivery kind as a prefix of `url` (`mailto:`, `slack:`). Run on a
+/// database the server made at head, it puts that part back as the baseline had it, so the
+/// upgrade below migrates real data written by the server, not a hand-made sample.
+const REWIND_TO_BASELINE: &[&str] = &[
+    "DROP INDEX outbox_due",
+    "UPDATE outbox SET target = 'mailto:' || target WHERE kind = 'email'",
+    "UPDATE outbox SET target = 'slack:' || target WHERE kind = 'slack'",
+    "ALTER TABLE outbox DROP COLUMN kind",
+    "ALTER TABLE outbox RENAME COLUMN target TO url",
+    "ALTER TABLE outbox RENAME TO webhook_outbox",
+    "CREATE INDEX webhook_outbox_due ON webhook_outbox (next_attempt_at) WHERE delivered_at IS NULL AND failed_at IS NULL",
+    "DELETE FROM _sqlx_migrations WHERE version > 20261127000000",
+];
+
+/// An upgrade keeps everything: a database at the baseline holding pending approvals, a grant,
+/// an audit trail and owed deliveries of every kind migrates to head when the new server starts;
+/// the approvals are still pending and decidable, the grant still covers, the audit chain
+/// verifies, and each owed delivery is still owed, of its kind, to its target.
+#[tokio::test]
+async fn an_upgrade_from_the_baseline_keeps_approvals_grants_audit_and_owed_deliveries() {
+    use crate::helpers::{BinaryServer, cli};
+    use countersign::store::outbox::{self, Kind, SlackAction};
+    use sqlx::Connection;
+    use std::sync::Arc;
+
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let url = crate::helpers::database_url(dir.path()).await;
+    let server = BinaryServer::start(dir.clone(), None).await;
+    let app = &server.app;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001 and 1002", 2).await;
+    let granted = app.create_conversation().await;
+    let (_, small) = app.pending_turn(&granted, "refund $5 on order 1003", 1).await;
+    let (status, body) = app.post_json(&format!("/api/approvals/{}/approve", small[0].id), serde_json::json!({ "grant": {} })).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(server.terminate().await);
+
+    // The baseline's database: its outbox holds a delivery of each kind, as it encoded them.
+    sqlx::any::install_default_drivers();
+    let mut db = sqlx::AnyConnection::connect(&url).await.unwrap();
+    for statement in REWIND_TO_BASELINE {
+        sqlx::query(statement).execute(&mut db).await.unwrap_or_else(|e| panic!("{statement}: {e}"));
+    }
+    let notice = serde_json::json!({ "approval_id": approvals[0].id, "person": "admin", "reminder": 0 }).to_string();
+    let slack = serde_json::json!({ "approval_id": approvals[0].id }).to_string();
+    for (target, body) in [("http://127.0.0.1:9/hook", "{}"), ("mailto:admin@example.com", notice.as_str()), ("slack:post", slack.as_str())]
+    {
+        sqlx::query("INSERT INTO webhook_outbox (url, body, next_attempt_at, created_at) VALUES ($1, $2, 0, 0)")
+            .bind(target)
+            .bind(body)
+            .execute(&mut db)
+            .await
+            .unwrap();
+    }
+    db.close().await.unwrap();
+
+    // The new server migrates it at start-up.
+    let (ok, stdout, stderr) = cli(dir.path(), &["audit", "verify"], None).await;
+    assert!(ok, "audit verify after the upgrade: {stdout}{stderr}");
+    let second = BinaryServer::start(dir.clone(), None).await;
+    let app = &second.app;
+    assert_eq!(app.pending_approvals_of(&task).await.len(), 2, "both approvals are still pending");
+    assert_eq!(app.detail(&granted).await.view.grants.len(), 1, "the grant is kept");
+    app.approve_each(&task, &approvals).await;
+    assert_eq!(app.order(1001).await.refunded, 249.0);
+    assert!(second.terminate().await);
+
+    let store = countersign::store::Store::connect(&url, countersign::bus::Bus::default()).await.unwrap();
+    let until = countersign::store::time::now_ms() + 60_000;
+    let owed = outbox::claim_due(store.writer(), store.backend(), "upgrade-test", until, 10, &[Kind::Webhook, Kind::Email, Kind::Slack])
+        .await
+        .unwrap();
+    let kinds: Vec<(Kind, &str)> = owed.iter().map(|d| (d.kind, d.target.as_str())).collect();
+    assert_eq!(
+        kinds,
+        [(Kind::Webhook, "http://127.0.0.1:9/hook"), (Kind::Email, "admin@example.com"), (Kind::Slack, "post")],
+        "each owed delivery is still owed, of its kind"
+    );
+    assert_eq!(owed[1].email().unwrap().approval_id, approvals[0].id);
+    assert_eq!(owed[2].slack().unwrap(), (SlackAction::Post, approvals[0].id.clone()));
 }
