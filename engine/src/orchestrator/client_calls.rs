@@ -56,7 +56,7 @@ impl Orchestrator {
             conversation_id: cid.clone(),
             client: client.to_owned(),
             tool: tool.to_owned(),
-            args: args.to_string(),
+            args: args.clone(),
             seen_at: now_ms(),
             gone_at: None,
         };

@@ -8,7 +8,10 @@ use domain::{ApprovalState, Machine, Risk, TimeoutAction, rules::DecisionRules, 
 use serde_json::Value;
 use sqlx::{AnyConnection, AnyExecutor};
 
-use super::time::{now_ms, rfc3339};
+use super::{
+    stored::{Bit, JsonText, NullableJsonText},
+    time::{now_ms, rfc3339},
+};
 
 #[derive(sqlx::FromRow, Clone, Debug)]
 pub struct ApprovalRow {
@@ -21,7 +24,8 @@ pub struct ApprovalRow {
     pub owner: Option<String>,
     pub agent: String,
     pub tool: String,
-    pub args: String,
+    #[sqlx(try_from = "JsonText")]
+    pub args: Value,
     pub gate: String,
     pub summary: String,
     #[sqlx(try_from = "String")]
@@ -35,24 +39,29 @@ pub struct ApprovalRow {
     pub decided_at: Option<i64>,
     pub decided_by: Option<String>,
     pub reason: Option<String>,
-    pub edited_args: Option<String>,
+    #[sqlx(try_from = "NullableJsonText")]
+    pub edited_args: Option<Value>,
     pub escalated_at: Option<i64>,
     pub escalated_by: Option<String>,
     /// `card` (buttons) or `chat` (the user's yes/no reply decides).
     pub confirm: String,
-    /// 1: a rejection needs a reason (the gate's `require_reason`).
-    pub require_reason: i64,
-    /// 0: the arguments may not be edited (the gate's `allow_modification = false`).
-    pub allow_modification: i64,
-    /// 1: four-eyes, the requester may not approve it (the gate's `separate_requester`).
-    pub separate_requester: i64,
+    /// A rejection needs a reason (the gate's `require_reason`).
+    #[sqlx(try_from = "Bit")]
+    pub require_reason: bool,
+    /// The arguments may be edited (the gate's `allow_modification`).
+    #[sqlx(try_from = "Bit")]
+    pub allow_modification: bool,
+    /// Four-eyes: the requester may not approve it (the gate's `separate_requester`).
+    #[sqlx(try_from = "Bit")]
+    pub separate_requester: bool,
     /// When it is handed to the admins if still pending (the gate's `escalation_timeout_secs`).
     pub escalate_at: Option<i64>,
     pub reminders_sent: i64,
-    /// JSON of `wire::ApprovalContext` (none for approvals from before it was kept).
-    pub context: Option<String>,
-    /// JSON of `wire::RiskAssessment`.
-    pub assessment: Option<String>,
+    /// What the decider was told besides the call (none for approvals from before it was kept).
+    #[sqlx(try_from = "NullableJsonText")]
+    pub context: Option<wire::ApprovalContext>,
+    #[sqlx(try_from = "NullableJsonText")]
+    pub assessment: Option<wire::RiskAssessment>,
     /// `retry`: how many more times it may be asked again, and how often it was.
     pub retries_left: i64,
     pub resent: i64,
@@ -61,23 +70,27 @@ pub struct ApprovalRow {
     /// Once escalated: the named user or group (NULL: the admins), and its people as ",a,b,".
     pub escalated_to: Option<String>,
     pub escalated_members: Option<String>,
-    /// JSON of `rules::Approvers` (the gate's `approvers`), and their people as ",a,b," for the
-    /// queue's lookups.
-    pub approvers: Option<String>,
+    /// The gate's `approvers`, and their people as ",a,b," for the queue's lookups.
+    #[sqlx(try_from = "NullableJsonText")]
+    pub approvers: Option<domain::rules::Approvers>,
     pub approver_members: Option<String>,
     /// How many distinct people must approve (the gate's `quorum`), and who did so far (JSON array).
     pub quorum: i64,
-    pub approved_by: String,
+    #[sqlx(try_from = "JsonText")]
+    pub approved_by: Vec<String>,
     /// Who acted for each entry of `approved_by` (a delegate, where `approved_by` names whom
-    /// they decided as; JSON array), so that a person counts once toward a quorum.
-    pub approved_people: String,
-    /// 0: it may not be approved "for good" ([`DecisionRules::restriction`]).
-    pub grantable: i64,
+    /// they decided as), so that a person counts once toward a quorum.
+    #[sqlx(try_from = "JsonText")]
+    pub approved_people: Vec<String>,
+    /// It may be approved "for good" ([`DecisionRules::restriction`]).
+    #[sqlx(try_from = "Bit")]
+    pub grantable: bool,
     /// The state of the call it is about (`succeeded`, `failed`, …): an approved call may still fail.
     #[sqlx(default)]
     pub call_state: Option<String>,
-    /// Whom its gate notifies and where: JSON `[[person, address], ...]` (emails).
-    pub notify: Option<String>,
+    /// Whom its gate emails: (person, address).
+    #[sqlx(try_from = "NullableJsonText")]
+    pub notify: Option<Vec<(String, String)>>,
     /// The configuration version that asked it, and the one in force when it was decided.
     pub policy_version: Option<String>,
     pub decided_policy_version: Option<String>,
@@ -103,18 +116,18 @@ impl ApprovalRow {
 
     /// Why the call is risky, as assessed when it was asked (none for older approvals).
     pub fn assessment(&self) -> Option<wire::RiskAssessment> {
-        self.assessment.as_deref().and_then(|a| serde_json::from_str(a).ok())
+        self.assessment.clone()
     }
 
     /// What a decision on it must include.
     /// What the decider was told besides the call (the request, the steps done, the spend).
     pub fn context(&self) -> wire::ApprovalContext {
-        self.context.as_deref().and_then(|c| serde_json::from_str(c).ok()).unwrap_or_default()
+        self.context.clone().unwrap_or_default()
     }
 
     /// Who may decide it, when its gate names them.
     pub fn approvers(&self) -> Option<domain::rules::Approvers> {
-        self.approvers.as_deref().and_then(|a| serde_json::from_str(a).ok())
+        self.approvers.clone()
     }
 
     /// May this user see it because they decide it (an escalation or the gate's approvers named them)?
@@ -127,31 +140,31 @@ impl ApprovalRow {
 
     pub fn rules(&self) -> DecisionRules {
         DecisionRules {
-            require_reason: self.require_reason != 0,
-            allow_modification: self.allow_modification != 0,
-            separate_requester: self.separate_requester != 0,
+            require_reason: self.require_reason,
+            allow_modification: self.allow_modification,
+            separate_requester: self.separate_requester,
             quorum: u32::try_from(self.quorum).unwrap_or(1).max(1),
-            grantable: self.grantable != 0,
+            grantable: self.grantable,
         }
     }
 
     /// Whom its gate emails: (person, address).
     pub fn notify(&self) -> Vec<(String, String)> {
-        self.notify.as_deref().and_then(|n| serde_json::from_str(n).ok()).unwrap_or_default()
+        self.notify.clone().unwrap_or_default()
     }
 
     /// Who approved it so far (a quorum counts distinct people).
     pub fn approved_by(&self) -> Vec<String> {
-        serde_json::from_str(&self.approved_by).unwrap_or_default()
+        self.approved_by.clone()
     }
 
     /// Who acted for those approvals (the delegates themselves where one stood in).
     pub fn approved_people(&self) -> Vec<String> {
-        serde_json::from_str(&self.approved_people).unwrap_or_default()
+        self.approved_people.clone()
     }
 
     pub fn args(&self) -> Value {
-        serde_json::from_str(&self.args).unwrap_or(Value::Null)
+        self.args.clone()
     }
 
     pub fn to_wire(&self, now: i64) -> wire::Approval {
@@ -183,7 +196,7 @@ impl ApprovalRow {
             policy_version: self.policy_version.clone(),
             decided_policy_version: self.decided_policy_version.clone(),
             reason: self.reason.clone(),
-            edited_args: self.edited_args.as_deref().and_then(|a| serde_json::from_str(a).ok()),
+            edited_args: self.edited_args.clone(),
             rules: self.rules(),
             reminders_sent: u32::try_from(self.reminders_sent).unwrap_or(0),
             context: self.context(),
@@ -287,7 +300,11 @@ pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Res
 }
 
 pub async fn get(db: impl AnyExecutor<'_>, id: &ApprovalId) -> anyhow::Result<Option<ApprovalRow>> {
-    sqlx::query_as(&format!("{SELECT} WHERE a.id = $1")).bind(id).fetch_optional(db).await.context("failed to load approval")
+    sqlx::query_as(&format!("{SELECT} WHERE a.id = $1"))
+        .bind(id)
+        .fetch_optional(db)
+        .await
+        .with_context(|| format!("failed to load approval {id}"))
 }
 
 pub async fn pending_for_task(db: impl AnyExecutor<'_>, task_id: &TaskId) -> anyhow::Result<Vec<ApprovalRow>> {
@@ -295,7 +312,7 @@ pub async fn pending_for_task(db: impl AnyExecutor<'_>, task_id: &TaskId) -> any
         .bind(task_id)
         .fetch_all(db)
         .await
-        .context("failed to load pending approvals")
+        .with_context(|| format!("failed to load the pending approvals of task {task_id}"))
 }
 
 /// The card's line after an edit (what runs now, and what was proposed).
@@ -598,7 +615,8 @@ pub async fn count_approval(conn: &mut AnyConnection, approval: &ApprovalRow, pr
         sqlx::query("UPDATE approvals SET approved_by = $1, approved_people = $4 WHERE id = $2 AND state = 'pending' AND approved_by = $3")
             .bind(serde_json::to_string(&approved_by).context("failed to encode who approved")?)
             .bind(&approval.id)
-            .bind(&approval.approved_by)
+            // As it was read (stored compact, as serde_json writes it).
+            .bind(serde_json::to_string(&approval.approved_by).context("failed to encode who approved")?)
             .bind(serde_json::to_string(&people).context("failed to encode who approved")?)
             .execute(conn)
             .await
@@ -690,14 +708,15 @@ pub async fn approved_args(db: impl AnyExecutor<'_>, conversation_id: &Conversat
     .fetch_all(db)
     .await
     .context("failed to read earlier approvals")?;
-    Ok(rows
-        .into_iter()
-        .filter_map(|(by, args, edited)| {
-            let by = by.filter(|b| b != "system")?;
-            let approved = edited.unwrap_or(args);
-            Some((by, serde_json::from_str(&approved).unwrap_or(Value::Null)))
-        })
-        .collect())
+    let mut approved = Vec::new();
+    for (by, args, edited) in rows {
+        let Some(by) = by.filter(|b| b != "system") else { continue };
+        let text = edited.unwrap_or(args);
+        let args =
+            serde_json::from_str(&text).with_context(|| format!("an approval of {tool} by {by} holds arguments that are not JSON"))?;
+        approved.push((by, args));
+    }
+    Ok(approved)
 }
 
 /// The pending approvals asked under another configuration than `version` (or before versions

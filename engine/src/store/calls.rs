@@ -16,14 +16,15 @@ pub struct CallRow {
     pub step: i64,
     pub position: i64,
     pub tool: String,
-    pub args: String,
+    #[sqlx(try_from = "super::stored::JsonText")]
+    pub args: Value,
     #[sqlx(try_from = "String")]
     pub state: CallState,
 }
 
 impl CallRow {
     pub fn args(&self) -> Value {
-        serde_json::from_str(&self.args).unwrap_or(Value::Null)
+        self.args.clone()
     }
 }
 

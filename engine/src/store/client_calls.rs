@@ -19,14 +19,15 @@ pub struct ClientCall {
     /// Who asked, as the card and the audit trail name it (e.g. "MCP client claude-code").
     pub client: String,
     pub tool: String,
-    pub args: String,
+    #[sqlx(try_from = "super::stored::JsonText")]
+    pub args: Value,
     pub seen_at: i64,
     pub gone_at: Option<i64>,
 }
 
 impl ClientCall {
     pub fn args(&self) -> Value {
-        serde_json::from_str(&self.args).unwrap_or(Value::Null)
+        self.args.clone()
     }
 
     /// Whether no one waits for the call's outcome any more.
@@ -41,7 +42,7 @@ pub async fn insert(conn: &mut AnyConnection, call: &ClientCall) -> anyhow::Resu
         .bind(&call.conversation_id)
         .bind(&call.client)
         .bind(&call.tool)
-        .bind(&call.args)
+        .bind(call.args.to_string())
         .bind(call.seen_at)
         .execute(conn)
         .await
@@ -66,7 +67,8 @@ pub async fn task_with_call(db: impl AnyExecutor<'_>, task_id: &TaskId) -> anyho
         task: TaskRow,
         client: Option<String>,
         tool: Option<String>,
-        args: Option<String>,
+        #[sqlx(try_from = "super::stored::NullableJsonText")]
+        args: Option<Value>,
         seen_at: Option<i64>,
         gone_at: Option<i64>,
     }
@@ -77,7 +79,8 @@ pub async fn task_with_call(db: impl AnyExecutor<'_>, task_id: &TaskId) -> anyho
             super::tasks::columns_of("t")
         )
     });
-    let row: Option<Row> = sqlx::query_as(SQL.as_str()).bind(task_id).fetch_optional(db).await.context("failed to load the task")?;
+    let row: Option<Row> =
+        sqlx::query_as(SQL.as_str()).bind(task_id).fetch_optional(db).await.with_context(|| format!("failed to load task {task_id}"))?;
     Ok(row.map(|r| {
         let call = match (r.client, r.tool, r.args, r.seen_at) {
             (Some(client), Some(tool), Some(args), Some(seen_at)) => Some(ClientCall {

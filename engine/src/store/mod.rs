@@ -23,6 +23,7 @@ pub mod secrets;
 pub mod shadow_hits;
 pub mod slack;
 pub mod snapshots;
+mod stored;
 pub mod tasks;
 pub mod time;
 pub mod users;

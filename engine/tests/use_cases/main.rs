@@ -108,3 +108,46 @@ async fn a_default_timeout_action_applies_after_a_restart_and_the_call_runs_once
         .count();
     assert_eq!(results, 1, "the approved refund ran exactly once");
 }
+
+/// A stored value that is not what it should be fails the read that meets it, naming the
+/// approval and the column, instead of deciding with a default (`null` arguments); nothing is
+/// decided.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_corrupt_stored_value_is_an_error_naming_the_row_and_nothing_is_decided() {
+    let engine = Engine::start(&TIMING_OUT_GATE.replace("timeout_secs = 0.5", "timeout_secs = 300")).await;
+    let chat = engine.conversation("alice", "support").await;
+    let task = engine.say(&chat, "refund $5 on order 1002").await;
+    let approval = engine.pending(&task).await.pop().expect("the refund waits");
+    for (column, value) in [("args", "{not json"), ("require_reason", "7")] {
+        let restore = sqlx::query_scalar::<_, String>(&format!("SELECT CAST({column} AS TEXT) FROM approvals WHERE id = $1"))
+            .bind(&approval.id)
+            .fetch_one(engine.store.writer())
+            .await
+            .unwrap();
+        sqlx::query(&format!("UPDATE approvals SET {column} = $1 WHERE id = $2"))
+            .bind(value)
+            .bind(&approval.id)
+            .execute(engine.store.writer())
+            .await
+            .unwrap();
+        let refused = engine.decide(&approval.id, Decision::Approve { args: None, grant: None }, "admin", Role::Admin).await;
+        let Err(Error::Internal(err)) = refused else { panic!("{column}: a corrupt row is an error, got {refused:?}") };
+        let said = format!("{err:#}");
+        assert!(said.contains(approval.id.as_str()) && said.contains(column), "{column}: {said}");
+        sqlx::query(&format!("UPDATE approvals SET {column} = $1 WHERE id = $2"))
+            .bind(restore)
+            .bind(&approval.id)
+            .execute(engine.store.writer())
+            .await
+            .unwrap();
+        let state: String = sqlx::query_scalar("SELECT state FROM approvals WHERE id = $1")
+            .bind(&approval.id)
+            .fetch_one(engine.store.writer())
+            .await
+            .unwrap();
+        assert_eq!(state, "pending", "{column}: nothing was decided");
+    }
+    // Put back, it decides as usual.
+    engine.decide(&approval.id, Decision::Approve { args: None, grant: None }, "admin", Role::Admin).await.unwrap();
+    assert_eq!(engine.settle(&task).await, TaskStatus::Completed);
+}

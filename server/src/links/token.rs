@@ -90,10 +90,10 @@ pub enum TokenError {
     Expired,
 }
 
-/// The first 32 hex digits of the SHA-256 of the arguments as stored: a link decides only the
-/// call it was made for.
-pub fn args_hash(args: &str) -> String {
-    hex::encode(Sha256::digest(args.as_bytes()))[..32].to_owned()
+/// The first 32 hex digits of the SHA-256 of the arguments (compact JSON, as stored): a link
+/// decides only the call it was made for.
+pub fn args_hash(args: &serde_json::Value) -> String {
+    hex::encode(Sha256::digest(args.to_string().as_bytes()))[..32].to_owned()
 }
 
 impl LinkKey {
@@ -150,7 +150,7 @@ mod tests {
             approval_id: "a1".into(),
             decider: "bob".into(),
             action: LinkAction::Approve,
-            args_hash: args_hash("{\"order_id\":1001}"),
+            args_hash: args_hash(&serde_json::json!({ "order_id": 1001 })),
             expires_at: 2_000,
             link_id: "l1".into(),
             key_id: String::new(),
