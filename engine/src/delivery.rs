@@ -50,15 +50,19 @@ pub fn backoff(first: Duration, attempts: u32, failed: u32) -> Option<Duration> 
     (failed < attempts).then(|| first * 2u32.pow(failed.saturating_sub(1)))
 }
 
-/// Runs forever; never returns when no channel is configured.
-pub async fn run(store: Store, channels: Vec<Arc<dyn Channel>>) {
+/// Runs forever; returns at once when no channel is configured.
+pub async fn run(store: Store, channels: Vec<Arc<dyn Channel>>, pulse: crate::background::Pulse) {
     if channels.is_empty() {
-        return std::future::pending().await;
+        return;
     }
     let mut wake = store.bus().subscribe_local();
     loop {
-        if let Err(err) = deliver_due(&store, &channels).await {
-            tracing::error!(error = ?err, "delivery pass failed");
+        match deliver_due(&store, &channels).await {
+            Ok(()) => pulse.ok(),
+            Err(err) => {
+                tracing::error!(error = ?err, "delivery pass failed");
+                pulse.failed(err);
+            }
         }
         let _ = tokio::time::timeout(Duration::from_secs(1), wake.recv()).await;
     }

@@ -5,6 +5,7 @@ use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use anyhow::Context;
 use axum::{Router, extract::DefaultBodyLimit, middleware, serve::ListenerExt};
+use engine::background::Background;
 use leptos::prelude::LeptosOptions;
 use tokio::net::TcpListener;
 use tower_http::{
@@ -25,7 +26,7 @@ use crate::{
     model::{Model, Models},
     orchestrator::{BeforeCommitHook, Orchestrator, sweeper},
     state::AppState,
-    store::Store,
+    store::{Backend, Store},
     tools::Registry,
 };
 
@@ -45,6 +46,7 @@ pub struct Application {
     write_stall_limit: std::time::Duration,
     /// Where the outbox's deliveries go (engine/src/delivery.rs).
     channels: Vec<Arc<dyn engine::delivery::Channel>>,
+    background: Background,
     store: Store,
 }
 
@@ -83,15 +85,27 @@ impl Application {
         if ahead.abs() > 1000 {
             tracing::warn!(ahead_ms = ahead, "this host's clock differs from the database's; following the database's");
         }
-        tokio::spawn(store.clone().keep_following_database_clock(Duration::from_secs(30)));
-        tokio::spawn(crate::store::checkpoint::keep_checkpointing(store.clone(), Duration::from_millis(500)));
+        let background = Background::default();
+        background.start("database clock", |pulse| store.clone().keep_following_database_clock(Duration::from_secs(30), pulse));
+        if store.backend() == Backend::Sqlite {
+            background.start("checkpoints", |pulse| {
+                crate::store::checkpoint::keep_checkpointing(store.clone(), Duration::from_millis(500), pulse)
+            });
+        }
         // So that those checkpoints find little left to sync (store/writeback.rs).
         crate::store::writeback::keep_writing_back(&store, Duration::from_millis(20)).context("cannot start the write-back thread")?;
         // Other replicas' events, and the audit entries staged by commits (PostgreSQL only; no-ops on SQLite).
-        tokio::spawn(crate::store::replicas::listen(store.clone()));
-        tokio::spawn(crate::store::audit::keep_chaining(store.clone()));
+        if store.backend() == Backend::Postgres {
+            background.start("replica events", |pulse| crate::store::replicas::listen(store.clone(), pulse));
+            background.start("audit chain", |pulse| crate::store::audit::keep_chaining(store.clone(), pulse));
+        }
         // Expired sessions are deleted hourly so the table does not grow without bound.
-        tokio::spawn(sessions.clone().continuously_delete_expired(tokio::time::Duration::from_secs(3600)));
+        let expired = sessions.clone();
+        background.start("expired sessions", |_| async move {
+            if let Err(err) = expired.continuously_delete_expired(tokio::time::Duration::from_secs(3600)).await {
+                tracing::error!(error = ?err, "deleting expired sessions stopped");
+            }
+        });
 
         if agents.sends_email() && config.smtp_url.is_none() {
             anyhow::bail!("a gate has notify = [\"email\"]: set COUNTERSIGN_SMTP_URL (e.g. smtp://127.0.0.1:25) so it can be sent");
@@ -100,7 +114,7 @@ impl Application {
         let models = Models::build(&agents, parts.model)?;
         let people = Arc::new(crate::people::People::new(store.clone(), &agents));
         let orchestrator = Orchestrator::new(store.clone(), models, tools, agents, parts.before_commit, config.task_lease);
-        tokio::spawn(Arc::clone(&orchestrator).renew_claims());
+        background.start("task claims", |pulse| Arc::clone(&orchestrator).renew_claims(pulse));
 
         let listener = TcpListener::bind(config.addr).await.with_context(|| format!("failed to listen on {}", config.addr))?;
         let addr = listener.local_addr()?;
@@ -122,14 +136,11 @@ impl Application {
             login_per_address: Rule { limit: config.login_failures_per_address, window: config.login_window },
             decisions_per_user: Rule { limit: config.decisions_per_minute, window: Duration::from_secs(60) },
         });
-        tokio::spawn(limits.clone().forget_old_counters(store.clone()));
+        background.start("rate limits", |_| limits.clone().forget_old_counters(store.clone()));
         if let Some(key) = config.audit_key.clone() {
-            tokio::spawn(crate::store::audit_anchors::keep_anchoring(
-                store.clone(),
-                key,
-                config.audit_checkpoint_every,
-                config.audit_retention,
-            ));
+            let (every, retention) = (config.audit_checkpoint_every, config.audit_retention);
+            background
+                .start("audit anchors", |pulse| crate::store::audit_anchors::keep_anchoring(store.clone(), key, every, retention, pulse));
         }
         let streams = crate::api::live::OpenStreams::new(config.streams_per_user, config.stream_lifetime);
         let links = Arc::new(crate::links::key(&config, &store).await?);
@@ -144,6 +155,7 @@ impl Application {
             store: store.clone(),
             orchestrator: orchestrator.clone(),
             people: people.clone(),
+            background: background.clone(),
             config: Arc::new(config),
             limits: limits.clone(),
         });
@@ -197,7 +209,7 @@ impl Application {
             .layer(PropagateRequestIdLayer::x_request_id())
             .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
             .with_state(state);
-        Ok(Self { listener, router, orchestrator, people, sweep_interval, write_stall_limit, channels, store })
+        Ok(Self { listener, router, orchestrator, people, sweep_interval, write_stall_limit, channels, store, background })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -232,6 +244,12 @@ impl Application {
         if resumed > 0 {
             tracing::info!(resumed, "resumed tasks left mid-way");
         }
+        let (orchestrator, every) = (self.orchestrator.clone(), self.sweep_interval);
+        self.background.start("sweeper", |pulse| sweeper::run(orchestrator, every, pulse));
+        if !self.channels.is_empty() {
+            let (store, channels) = (self.store.clone(), self.channels.clone());
+            self.background.start("deliveries", |pulse| engine::delivery::run(store, channels, pulse));
+        }
         // Printed on stdout (not only logged) so scripts and tests can find the chosen port.
         println!("Countersign listening on http://{}", self.local_addr());
         let service = self.router.into_make_service_with_connect_info::<crate::stalled_writes::PeerAddr>();
@@ -256,12 +274,12 @@ impl Application {
             tokio::time::sleep(SHUTDOWN_GRACE).await;
             tracing::info!("stopping with event streams still open");
         };
-        tokio::select! {
+        let stopped = tokio::select! {
             result = server => result.context("server error"),
             () = grace => Ok(()),
-            () = sweeper::run(self.orchestrator, self.sweep_interval) => Ok(()),
-            () = engine::delivery::run(self.store, self.channels) => Ok(()),
-        }
+        };
+        self.background.stop();
+        stopped
     }
 }
 

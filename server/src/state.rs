@@ -56,4 +56,6 @@ pub struct Shared {
     pub slack: Option<std::sync::Arc<crate::channels::slack::Slack>>,
     /// A hash of the browser bundle this server serves (server/src/assets.rs).
     pub build_id: std::sync::Arc<str>,
+    /// The work beside the requests, and its health (`/readyz`).
+    pub background: engine::background::Background,
 }

@@ -192,12 +192,16 @@ impl Orchestrator {
     }
 
     /// Keeps this process's claims alive while it runs (a third of the lease between renewals).
-    pub async fn renew_claims(self: Arc<Self>) {
+    pub async fn renew_claims(self: Arc<Self>, pulse: crate::background::Pulse) {
         loop {
             tokio::time::sleep(self.lease / 3).await;
             let lease_ms = self.lease.as_millis() as i64;
-            if let Err(err) = tasks::renew(self.store.writer(), self.store.backend(), self.store.bus().instance(), lease_ms).await {
-                tracing::warn!(error = ?err, "renewing task claims failed");
+            match tasks::renew(self.store.writer(), self.store.backend(), self.store.bus().instance(), lease_ms).await {
+                Ok(()) => pulse.ok(),
+                Err(err) => {
+                    tracing::warn!(error = ?err, "renewing task claims failed");
+                    pulse.failed(err);
+                }
             }
         }
     }

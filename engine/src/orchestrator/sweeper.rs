@@ -60,12 +60,15 @@ async fn sweep_escalations_and_reminders(orchestrator: &Arc<Orchestrator>) {
 }
 
 /// Runs forever: a sweep every `interval`, and a resume pass every 20 intervals.
-pub async fn run(orchestrator: Arc<Orchestrator>, interval: Duration) {
+pub async fn run(orchestrator: Arc<Orchestrator>, interval: Duration, pulse: crate::background::Pulse) {
     let mut ticks: u64 = 0;
     loop {
         tokio::time::sleep(interval).await;
         ticks += 1;
-        sweep(&orchestrator).await;
+        match sweep(&orchestrator).await {
+            Ok(()) => pulse.ok(),
+            Err(err) => pulse.failed(err),
+        }
         // PostgreSQL: chain audit entries a replica staged but could not chain (it died or
         // another replica was chaining); about once a second.
         if orchestrator.store.backend() == crate::store::Backend::Postgres
@@ -83,17 +86,26 @@ pub async fn run(orchestrator: Arc<Orchestrator>, interval: Duration) {
 }
 
 /// One pass: the timeout actions of overdue approvals, then due escalations and reminders.
-pub async fn sweep(orchestrator: &Arc<Orchestrator>) {
+/// Each approval's failure is logged and the pass goes on; the first is returned.
+pub async fn sweep(orchestrator: &Arc<Orchestrator>) -> Result<(), String> {
+    let mut failed = Vec::new();
     match approvals::overdue(orchestrator.store.pool(), orchestrator.store.backend(), now_ms()).await {
         Ok(ids) => {
             for id in ids {
                 match orchestrator.time_out(&id).await {
                     Ok(()) | Err(Error::WrongState(_) | Error::Unknown(_)) => {}
-                    Err(err) => tracing::error!(approval_id = %id, error = ?err, "timeout failed"),
+                    Err(err) => {
+                        tracing::error!(approval_id = %id, error = ?err, "timeout failed");
+                        failed.push(format!("the timeout of approval {id}: {err:#}"));
+                    }
                 }
             }
         }
-        Err(err) => tracing::error!(error = ?err, "timeout sweep failed"),
+        Err(err) => {
+            tracing::error!(error = ?err, "timeout sweep failed");
+            failed.push(format!("the timeout sweep: {err:#}"));
+        }
     }
     sweep_escalations_and_reminders(orchestrator).await;
+    failed.into_iter().next().map_or(Ok(()), Err)
 }

@@ -180,7 +180,7 @@ const CHAIN_GATHER: std::time::Duration = std::time::Duration::from_millis(20);
 /// PostgreSQL: chains staged entries in the background while the process runs, woken by the
 /// commits that staged them (`Write::commit`). The sweeper's pass every second covers what a
 /// process that died had staged.
-pub async fn keep_chaining(store: super::Store) {
+pub async fn keep_chaining(store: super::Store, pulse: crate::background::Pulse) {
     if store.backend() != super::Backend::Postgres {
         return;
     }
@@ -188,8 +188,12 @@ pub async fn keep_chaining(store: super::Store) {
     loop {
         kick.notified().await;
         tokio::time::sleep(CHAIN_GATHER).await;
-        if let Err(err) = chain_all(store.pool()).await {
-            tracing::warn!(error = ?err, "chaining the audit trail failed; the sweep will retry");
+        match chain_all(store.pool()).await {
+            Ok(_) => pulse.ok(),
+            Err(err) => {
+                tracing::warn!(error = ?err, "chaining the audit trail failed; the sweep will retry");
+                pulse.failed(err);
+            }
         }
     }
 }

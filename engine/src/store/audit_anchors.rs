@@ -187,7 +187,13 @@ pub async fn prune(store: &Store, key: &AuditKey, before_ms: i64) -> anyhow::Res
 
 /// With a key: a checkpoint every `every`, logged so a copy lives outside the database, and
 /// entries older than `retention` pruned behind an anchor.
-pub async fn keep_anchoring(store: Store, key: AuditKey, every: std::time::Duration, retention: Option<std::time::Duration>) {
+pub async fn keep_anchoring(
+    store: Store,
+    key: AuditKey,
+    every: std::time::Duration,
+    retention: Option<std::time::Duration>,
+    pulse: crate::background::Pulse,
+) {
     let mut tick = tokio::time::interval(every);
     loop {
         tick.tick().await;
@@ -195,13 +201,23 @@ pub async fn keep_anchoring(store: Store, key: AuditKey, every: std::time::Durat
             match prune(&store, &key, now_ms() - retention.as_millis() as i64).await {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(entries = n, "pruned audit entries past their retention"),
-                Err(err) => tracing::warn!(error = ?err, "could not prune the audit trail"),
+                Err(err) => {
+                    tracing::warn!(error = ?err, "could not prune the audit trail");
+                    pulse.failed(err);
+                    continue;
+                }
             }
         }
         match checkpoint(&store, &key).await {
-            Ok(Some(a)) => tracing::info!(anchor = %format!("{}:{}", a.entry_id, a.hash), entries = a.entries, "audit checkpoint"),
-            Ok(None) => {}
-            Err(err) => tracing::warn!(error = ?err, "could not sign an audit checkpoint"),
+            Ok(Some(a)) => {
+                tracing::info!(anchor = %format!("{}:{}", a.entry_id, a.hash), entries = a.entries, "audit checkpoint");
+                pulse.ok();
+            }
+            Ok(None) => pulse.ok(),
+            Err(err) => {
+                tracing::warn!(error = ?err, "could not sign an audit checkpoint");
+                pulse.failed(err);
+            }
         }
     }
 }

@@ -31,7 +31,7 @@ pub const LOG_LIMIT_FRAMES: i64 = 8192;
 const RESTART_WAIT_MS: u32 = 200;
 
 /// Checkpoints the log every `every` while the process runs.
-pub async fn keep_checkpointing(store: Store, every: Duration) {
+pub async fn keep_checkpointing(store: Store, every: Duration, pulse: crate::background::Pulse) {
     if store.backend() != Backend::Sqlite {
         return;
     }
@@ -39,8 +39,12 @@ pub async fn keep_checkpointing(store: Store, every: Duration) {
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
-        if let Err(err) = checkpoint(&store, LOG_LIMIT_FRAMES).await {
-            tracing::warn!(error = %err, "checkpointing the write-ahead log failed; trying again");
+        match checkpoint(&store, LOG_LIMIT_FRAMES).await {
+            Ok(_) => pulse.ok(),
+            Err(err) => {
+                tracing::warn!(error = %err, "checkpointing the write-ahead log failed; trying again");
+                pulse.failed(err);
+            }
         }
     }
 }

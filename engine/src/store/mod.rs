@@ -172,11 +172,15 @@ impl Store {
     }
 
     /// Keeps following the database's clock (a host's clock may be stepped while it runs).
-    pub async fn keep_following_database_clock(self, every: Duration) {
+    pub async fn keep_following_database_clock(self, every: Duration, pulse: crate::background::Pulse) {
         loop {
             tokio::time::sleep(every).await;
-            if let Err(err) = self.follow_database_clock().await {
-                tracing::warn!(error = ?err, "could not read the database's clock; keeping the last offset");
+            match self.follow_database_clock().await {
+                Ok(_) => pulse.ok(),
+                Err(err) => {
+                    tracing::warn!(error = ?err, "could not read the database's clock; keeping the last offset");
+                    pulse.failed(err);
+                }
             }
         }
     }

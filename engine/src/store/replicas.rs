@@ -45,19 +45,21 @@ const MAX_INLINE_EVENT: usize = 7_000;
 
 /// PostgreSQL: publishes the other replicas' events on this process's bus until the process
 /// stops. A dropped connection is re-established; SSE streams fill any gap from the store.
-pub async fn listen(store: Store) {
+pub async fn listen(store: Store, pulse: crate::background::Pulse) {
     let NativePool::Postgres(pool) = store.native().clone() else { return };
     loop {
-        if let Err(err) = relay(&store, &pool).await {
+        if let Err(err) = relay(&store, &pool, &pulse).await {
             tracing::warn!(error = ?err, "listening for other replicas' events failed; retrying");
+            pulse.failed(err);
         }
         tokio::time::sleep(std::time::Duration::from_secs(1)).await;
     }
 }
 
-async fn relay(store: &Store, pool: &sqlx::PgPool) -> anyhow::Result<()> {
+async fn relay(store: &Store, pool: &sqlx::PgPool, pulse: &crate::background::Pulse) -> anyhow::Result<()> {
     let mut listener = PgListener::connect_with(pool).await.context("LISTEN connection")?;
     listener.listen(CHANNEL).await.context("LISTEN")?;
+    pulse.ok();
     loop {
         let notification = listener.recv().await.context("receiving a notification")?;
         let mut parts = notification.payload().splitn(3, '|');

@@ -108,6 +108,6 @@ impl Engine {
 
     /// One pass of the sweeper (timeout actions, escalations, reminders).
     pub async fn sweep(&self) {
-        sweeper::sweep(&self.orchestrator).await;
+        sweeper::sweep(&self.orchestrator).await.expect("the sweep went well");
     }
 }

@@ -46,7 +46,13 @@ async fn readyz_answers_when_the_database_does_and_every_response_has_a_request_
     assert_eq!(response.status(), 200);
     let generated = response.headers()["x-request-id"].to_str().unwrap().to_owned();
     assert_eq!(generated.len(), 36, "a UUID: {generated}");
-    assert_eq!(response.json::<Value>().await.unwrap(), json!({ "status": "ready" }));
+    let body = response.json::<Value>().await.unwrap();
+    assert_eq!(body["status"], "ready");
+    let components: Vec<(&str, &str)> =
+        body["components"].as_array().unwrap().iter().map(|c| (c["name"].as_str().unwrap(), c["state"].as_str().unwrap())).collect();
+    for name in ["database clock", "task claims", "sweeper"] {
+        assert!(components.contains(&(name, "running")), "{name} runs: {body}");
+    }
     let echoed = app.client.get(app.url("/api/conversations")).header("x-request-id", "caller-7").send().await.unwrap();
     assert_eq!(echoed.headers()["x-request-id"], "caller-7");
 }
