@@ -71,7 +71,7 @@ pub async fn run(store: Store, channels: Vec<Arc<dyn Channel>>, pulse: crate::ba
 async fn deliver_due(store: &Store, channels: &[Arc<dyn Channel>]) -> anyhow::Result<()> {
     let kinds: Vec<Kind> = channels.iter().map(|c| c.kind()).collect();
     let owner = store.bus().instance();
-    let due = outbox::claim_due(store.writer(), store.backend(), owner, now_ms() + LEASE_MS, BATCH, &kinds).await?;
+    let due = outbox::claim_due(store, store.backend(), owner, now_ms() + LEASE_MS, BATCH, &kinds).await?;
     let passes = channels.iter().map(|channel| {
         let mine: Vec<&Delivery> = due.iter().filter(|d| d.kind == channel.kind()).collect();
         async move {
@@ -91,7 +91,7 @@ async fn deliver_due(store: &Store, channels: &[Arc<dyn Channel>]) -> anyhow::Re
 async fn deliver(store: &Store, channel: &dyn Channel, delivery: &Delivery) -> anyhow::Result<()> {
     let (kind, id, target) = (channel.kind().as_str(), delivery.id, &delivery.target);
     match channel.send(delivery).await {
-        Sent::Delivered => outbox::delivered(store.writer(), delivery.id).await,
+        Sent::Delivered => outbox::delivered(store, delivery.id).await,
         Sent::Retry(why) => {
             let failed = delivery.attempts as u32 + 1;
             let retry_at = channel.retry_after(failed).map(|wait| now_ms() + wait.as_millis() as i64);
@@ -99,11 +99,11 @@ async fn deliver(store: &Store, channel: &dyn Channel, delivery: &Delivery) -> a
                 Some(_) => tracing::warn!(kind, id, target, why, attempt = failed, "delivery failed; will retry"),
                 None => tracing::error!(kind, id, target, why, "delivery gave up after {failed} attempts"),
             }
-            outbox::attempt_failed(store.writer(), delivery.id, &why, retry_at).await
+            outbox::attempt_failed(store, delivery.id, &why, retry_at).await
         }
         Sent::GiveUp(why) => {
             tracing::warn!(kind, id, target, why, "delivery given up");
-            outbox::attempt_failed(store.writer(), delivery.id, &why, None).await
+            outbox::attempt_failed(store, delivery.id, &why, None).await
         }
     }
 }

@@ -189,7 +189,7 @@ pub async fn add_user(store: &Store, name: &str, password_text: String, role: Ro
         bail!("a user name has 1 to 64 letters, digits or - _ . @");
     }
     let hash = password::hash(password_text).await?;
-    users::insert(store.writer(), name, &hash, role).await?.with_context(|| format!("user {name} already exists"))
+    users::insert(store, name, &hash, role).await?.with_context(|| format!("user {name} already exists"))
 }
 
 /// An email address as notifications need it: something@somewhere, no spaces or angle brackets.
@@ -204,7 +204,7 @@ fn checked_email(address: &str) -> anyhow::Result<String> {
 }
 
 async fn user_named(store: &Store, name: &str) -> anyhow::Result<users::User> {
-    let credentials = users::credentials(store.pool(), name).await?.with_context(|| format!("no user {name}"))?;
+    let credentials = users::credentials(store, name).await?.with_context(|| format!("no user {name}"))?;
     Ok(credentials.user)
 }
 
@@ -234,14 +234,14 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
             let store = open_store(&config).await?;
             let user = add_user(&store, &name, password, if admin { Role::Admin } else { Role::User }).await?;
             if let Some(email) = &email {
-                users::set_email(store.writer(), &user.username, Some(email)).await?;
+                users::set_email(&store, &user.username, Some(email)).await?;
             }
             println!("created {} {}", user.role.as_str(), user.username);
         }
         Command::User(UserCommand::Email { name, address }) => {
             let address = address.map(|e| checked_email(&e)).transpose()?;
             let store = open_store(&config).await?;
-            if !users::set_email(store.writer(), &name, address.as_deref()).await? {
+            if !users::set_email(&store, &name, address.as_deref()).await? {
                 bail!("no user {name}");
             }
             match address {
@@ -250,7 +250,7 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
             }
         }
         Command::User(UserCommand::List) => {
-            for user in users::list(open_store(&config).await?.pool()).await? {
+            for user in users::list(&open_store(&config).await?).await? {
                 println!("{}\t{}\t{}", user.username, user.role.as_str(), user.created_at);
             }
         }
@@ -263,14 +263,14 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
             let store = open_store(&config).await?;
             let user = user_named(&store, &user).await?;
             let token = tokens::generate();
-            let id = users::insert_token(store.writer(), &user.id, &name, &tokens::digest(&token), &scopes.to_string()).await?;
+            let id = users::insert_token(&store, &user.id, &name, &tokens::digest(&token), &scopes.to_string()).await?;
             eprintln!("token {id} for {} (shown once; it may {}):", user.username, scopes.said().trim_start_matches("only "));
             println!("{token}");
         }
         Command::Token(TokenCommand::Revoke { user, id }) => {
             let store = open_store(&config).await?;
             let user = user_named(&store, &user).await?;
-            if !users::revoke_token(store.writer(), &user.id, &id).await? {
+            if !users::revoke_token(&store, &user.id, &id).await? {
                 bail!("{} has no live token {id}", user.username);
             }
             println!("revoked {id}");

@@ -49,7 +49,7 @@ impl PageData for StorePages {
         Box::pin(async move {
             let user = user.ok_or("log in first")?;
             let owner = (!user.is_admin()).then_some(&user.id);
-            conversations::list(store.pool(), owner, 200).await.map_err(unavailable)
+            conversations::list(&store, owner, 200).await.map_err(unavailable)
         })
     }
 
@@ -58,7 +58,7 @@ impl PageData for StorePages {
         let stands_in_for = parts.extensions.get::<crate::pages::StandsInFor>().map(|s| s.0.clone()).unwrap_or_default();
         Box::pin(async move {
             let user = user.ok_or("log in first")?;
-            let conversation = conversations::get(store.pool(), &id).await.map_err(unavailable)?;
+            let conversation = conversations::get(&store, &id).await.map_err(unavailable)?;
             let Some(conversation) = conversation.filter(|c| sees(&user, c.owner_id.as_ref())) else { return Ok(None) };
             let view = snapshots::page(&store, &id, page_items).await.map_err(unavailable)?;
             let viewer_is_owner = conversation.owner_id.as_ref() == Some(&user.id);
@@ -73,7 +73,7 @@ impl PageData for StorePages {
         Box::pin(async move {
             let user = user.ok_or("log in first")?;
             let stand_in_for = match user.is_admin() {
-                false => crate::store::delegations::delegators_of(store.pool(), &user.username, now_ms()).await.map_err(unavailable)?,
+                false => crate::store::delegations::delegators_of(&store, &user.username, now_ms()).await.map_err(unavailable)?,
                 true => Vec::new(),
             };
             let filter = approvals::Filter {
@@ -89,7 +89,7 @@ impl PageData for StorePages {
                 order: query.order.as_deref().and_then(approvals::Order::parse).unwrap_or_default(),
                 limit: 200,
             };
-            let rows = approvals::list(store.pool(), &filter).await.map_err(unavailable)?;
+            let rows = approvals::list(&store, &filter).await.map_err(unavailable)?;
             let now = now_ms();
             Ok(rows.iter().map(|r| r.to_wire(now)).collect())
         })

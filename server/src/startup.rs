@@ -287,11 +287,11 @@ impl Application {
 async fn seed_demo_accounts(store: &Store) -> anyhow::Result<()> {
     use crate::store::users::{self, Role};
     for (name, password, role) in [("demo", "demo-password", Role::User), ("admin", "admin-password", Role::Admin)] {
-        if users::credentials(store.pool(), name).await?.is_none() {
+        if users::credentials(store, name).await?.is_none() {
             match crate::cli::add_user(store, name, password.to_owned(), role).await {
                 Ok(_) => tracing::info!(user = name, "created demo account"),
                 // Another replica starting at the same moment created it first.
-                Err(_) if users::credentials(store.pool(), name).await?.is_some() => {}
+                Err(_) if users::credentials(store, name).await?.is_some() => {}
                 Err(err) => return Err(err),
             }
         }

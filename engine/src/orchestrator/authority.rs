@@ -129,7 +129,7 @@ impl Orchestrator {
     /// Whether `actor` may decide the approval now, as [`Self::decide`] would check it (without
     /// deciding): the approval while it is pending and theirs to decide, and who they decide as.
     pub async fn may_decide_now(&self, approval_id: &ApprovalId, actor: &Actor) -> Result<(ApprovalRow, Actor), Error> {
-        let mut conn = self.store.pool().acquire().await.map_err(anyhow::Error::from)?;
+        let mut conn = self.store.connection().await?;
         let approval = pending_approval(&mut conn, approval_id).await?;
         let as_actor = decider_in(&mut conn, actor, &approval).await?;
         Ok((approval, as_actor))

@@ -149,7 +149,7 @@ impl Orchestrator {
     /// reviewer editing arguments sees the new summary and what would make it fail before they
     /// approve. Refused like the approval would be when `args` break the tool's schema.
     pub async fn preview(&self, approval_id: &ApprovalId, args: Value) -> Result<crate::tools::Description, Error> {
-        let mut conn = self.store.pool().acquire().await.map_err(anyhow::Error::from)?;
+        let mut conn = self.store.connection().await?;
         let approval = pending_approval(&mut conn, approval_id).await?;
         let args = self.validated(&approval, args)?;
         let tool =

@@ -45,8 +45,7 @@ impl Orchestrator {
 
     /// For a delegating call found `executing`: wait for its worker, or take the worker's answer.
     pub(super) async fn follow_worker(self: &Arc<Self>, call: &CallRow, lease: &Lease) -> crate::Result<Delegation> {
-        let worker =
-            tasks::worker_for_call(self.store.pool(), &call.id).await?.context("BUG: a delegating call executes with its worker")?;
+        let worker = tasks::worker_for_call(&self.store, &call.id).await?.context("BUG: a delegating call executes with its worker")?;
         if !worker.status().is_final() {
             self.trigger(&worker.id);
             return Ok(Delegation::Waiting);
@@ -60,7 +59,7 @@ impl Orchestrator {
     pub(super) async fn finish_worker(self: &Arc<Self>, worker: &TaskRow, lease: &Lease) -> crate::Result<()> {
         let Some(parent_call_id) = &worker.parent_call_id else { return Ok(()) };
         let agent = worker.agent.clone().unwrap_or_default();
-        let history = events::after(self.store.pool(), &worker.conversation_id, 0).await?;
+        let history = events::after(&self.store, &worker.conversation_id, 0).await?;
         let answer = history.iter().rev().find_map(|e| match &e.body {
             EventBody::AssistantMessage { task_id, text, .. } if task_id == &worker.id => Some(text.clone()),
             _ => None,
@@ -91,7 +90,7 @@ impl Orchestrator {
     /// and only its own steps; a supervisor sees everything but its workers' steps.
     pub(super) async fn transcript_for(&self, task: &TaskRow, history: &[Event]) -> crate::Result<Vec<ChatMessage>> {
         if let Some(parent_call_id) = &task.parent_call_id {
-            let call = calls::get(self.store.quick(), parent_call_id).await?.context("BUG: a worker's delegating call exists")?;
+            let call = calls::get(&self.store, parent_call_id).await?.context("BUG: a worker's delegating call exists")?;
             let request = call.args()["task"].as_str().unwrap_or_default().to_owned();
             let own: Vec<Event> = history.iter().filter(|e| *e.body.task_id() == task.id).cloned().collect();
             let mut messages = vec![ChatMessage::User { text: request }];

@@ -174,7 +174,7 @@ impl Orchestrator {
     }
 
     async fn release(&self, lease: &Lease) {
-        if let Err(err) = tasks::release(self.store.writer(), lease).await {
+        if let Err(err) = tasks::release(&self.store, lease).await {
             tracing::warn!(task_id = %lease.task_id, error = ?err, "releasing the task failed; its lease will run out");
         }
     }
@@ -182,7 +182,7 @@ impl Orchestrator {
     /// A fresh lease on the task for one driver of this process, timed by the database's clock.
     async fn claim(&self, task_id: &TaskId) -> Option<Lease> {
         let owner = self.store.bus().instance();
-        match tasks::claim(self.store.writer(), self.store.backend(), task_id, owner, self.lease.as_millis() as i64).await {
+        match tasks::claim(&self.store, self.store.backend(), task_id, owner, self.lease.as_millis() as i64).await {
             Ok(lease) => lease,
             Err(err) => {
                 tracing::error!(%task_id, error = ?err, "claiming the task failed");
@@ -196,7 +196,7 @@ impl Orchestrator {
         loop {
             tokio::time::sleep(self.lease / 3).await;
             let lease_ms = self.lease.as_millis() as i64;
-            match tasks::renew(self.store.writer(), self.store.backend(), self.store.bus().instance(), lease_ms).await {
+            match tasks::renew(&self.store, self.store.backend(), self.store.bus().instance(), lease_ms).await {
                 Ok(()) => pulse.ok(),
                 Err(err) => {
                     tracing::warn!(error = ?err, "renewing task claims failed");

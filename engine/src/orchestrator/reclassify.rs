@@ -37,7 +37,7 @@ impl Orchestrator {
     pub async fn reclassify_at_start_up(self: &Arc<Self>) -> anyhow::Result<Reclassified> {
         let version = self.agents.version.clone();
         let mut done = Reclassified::default();
-        for approval in approvals::pending_under_other_policy(self.store.pool(), &version).await? {
+        for approval in approvals::pending_under_other_policy(&self.store, &version).await? {
             match self.reclassify(&approval).await {
                 Ok(Some(task)) => {
                     done.canceled += 1;
@@ -50,7 +50,7 @@ impl Orchestrator {
             }
         }
         if self.agents.grants_lapse_on_policy_change {
-            for grant in grants::standing_under_other_policy(self.store.pool(), &version).await? {
+            for grant in grants::standing_under_other_policy(&self.store, &version).await? {
                 if self.end_grant(&grant).await? {
                     done.grants_ended += 1;
                 }

@@ -59,14 +59,14 @@ impl Orchestrator {
         let task_id = &lease.task_id;
         // Whether an outside client proposed this task's call (the MCP gateway): read once a drive,
         // with the task.
-        let Some((first, client)) = client_calls::task_with_call(self.store.quick(), task_id).await? else {
+        let Some((first, client)) = client_calls::task_with_call(&self.store, task_id).await? else {
             return Ok(Drove::Holding);
         };
         let mut read = Some(first);
         loop {
             let task = match read.take() {
                 Some(task) => task,
-                None => match tasks::get(self.store.quick(), task_id).await? {
+                None => match tasks::get(&self.store, task_id).await? {
                     Some(task) => task,
                     None => return Ok(Drove::Holding),
                 },
@@ -76,7 +76,7 @@ impl Orchestrator {
                 self.finish_worker(&task, lease).await?;
                 return Ok(Drove::Holding);
             }
-            let calls = calls::for_step(self.store.quick(), task_id, task.steps).await?;
+            let calls = calls::for_step(&self.store, task_id, task.steps).await?;
             if let Some(call) = calls.iter().find(|c| c.state == CallState::Approved) {
                 self.execute(call, client.is_some(), lease).await?;
                 continue;
@@ -123,12 +123,11 @@ impl Orchestrator {
     /// When the reply leaves the driver nothing more to do (the task waits for a human, or it
     /// ended and has no supervisor), the same write releases the lease: `Drove::Released`.
     async fn model_step(&self, task: &TaskRow, client: Option<&ClientCall>, lease: &Lease) -> crate::Result<Drove> {
-        let conversation =
-            conversations::get(self.store.quick(), &task.conversation_id).await?.context("BUG: a task's conversation exists")?;
+        let conversation = conversations::get(&self.store, &task.conversation_id).await?.context("BUG: a task's conversation exists")?;
         // A worker's task is driven by the worker agent, not the conversation's.
         let agent_name = task.agent.as_deref().unwrap_or(&conversation.agent);
         let agent = self.agents.get(agent_name).unwrap_or_else(|| self.agents.default_agent());
-        let history = events::after(self.store.reader_for(conversation.last_seq), &conversation.id, 0).await?;
+        let history = events::about_after(&self.store, &conversation.id, 0, conversation.last_seq).await?;
         let asked = request_of(task, &history);
         // An answer a reviewer must approve first is not shown while it is written.
         let held = agent.final_response_gate();
@@ -468,7 +467,7 @@ impl Orchestrator {
     /// (read afresh here: the client may have left while the call waited for a person).
     async fn execute(self: &Arc<Self>, call: &CallRow, for_client: bool, lease: &Lease) -> crate::Result<()> {
         if for_client
-            && let Some(client) = client_calls::get(self.store.quick(), &call.task_id).await?
+            && let Some(client) = client_calls::get(&self.store, &call.task_id).await?
             && client.client_gone(now_ms())
         {
             return self.client_gone(call, &client, lease).await;

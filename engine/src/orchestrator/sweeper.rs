@@ -12,8 +12,8 @@ use crate::store::{approvals, tasks, time::now_ms};
 /// claimable as soon as its connections are gone).
 pub async fn resume_at_start_up(orchestrator: &Arc<Orchestrator>) -> anyhow::Result<usize> {
     if orchestrator.store.backend() == crate::store::Backend::Sqlite {
-        let dropped = tasks::forget_leases_at_start_up(orchestrator.store.writer()).await?
-            + crate::store::outbox::forget_leases_at_start_up(orchestrator.store.writer()).await?;
+        let dropped = tasks::forget_leases_at_start_up(&orchestrator.store).await?
+            + crate::store::outbox::forget_leases_at_start_up(&orchestrator.store).await?;
         if dropped > 0 {
             tracing::info!(dropped, "dropped the task and webhook leases of the previous run");
         }
@@ -23,7 +23,7 @@ pub async fn resume_at_start_up(orchestrator: &Arc<Orchestrator>) -> anyhow::Res
 
 /// Resumes every task a crash or restart left mid-way.
 pub async fn resume_all(orchestrator: &Arc<Orchestrator>) -> anyhow::Result<usize> {
-    let ids = tasks::needing_work(orchestrator.store.pool()).await?;
+    let ids = tasks::needing_work(&orchestrator.store).await?;
     for id in &ids {
         if !orchestrator.is_running(id) {
             orchestrator.trigger(id);
@@ -35,7 +35,7 @@ pub async fn resume_all(orchestrator: &Arc<Orchestrator>) -> anyhow::Result<usiz
 /// Escalation timeouts and reminders that are due (both stored, so a restart misses none).
 async fn sweep_escalations_and_reminders(orchestrator: &Arc<Orchestrator>) {
     let now = now_ms();
-    match approvals::due_escalations(orchestrator.store.pool(), orchestrator.store.backend(), now).await {
+    match approvals::due_escalations(&orchestrator.store, orchestrator.store.backend(), now).await {
         Ok(ids) => {
             for id in ids {
                 match orchestrator.escalate_when_due(&id).await {
@@ -46,7 +46,7 @@ async fn sweep_escalations_and_reminders(orchestrator: &Arc<Orchestrator>) {
         }
         Err(err) => tracing::error!(error = ?err, "escalation sweep failed"),
     }
-    match approvals::due_reminders(orchestrator.store.pool(), orchestrator.store.backend(), now).await {
+    match approvals::due_reminders(&orchestrator.store, orchestrator.store.backend(), now).await {
         Ok(ids) => {
             for id in ids {
                 match orchestrator.remind_when_due(&id).await {
@@ -89,7 +89,7 @@ pub async fn run(orchestrator: Arc<Orchestrator>, interval: Duration, pulse: cra
 /// Each approval's failure is logged and the pass goes on; the first is returned.
 pub async fn sweep(orchestrator: &Arc<Orchestrator>) -> Result<(), String> {
     let mut failed = Vec::new();
-    match approvals::overdue(orchestrator.store.pool(), orchestrator.store.backend(), now_ms()).await {
+    match approvals::overdue(&orchestrator.store, orchestrator.store.backend(), now_ms()).await {
         Ok(ids) => {
             for id in ids {
                 match orchestrator.time_out(&id).await {

@@ -74,7 +74,7 @@ impl People {
         }
         w.audit(AuditKind::DelegationRevoked, &actor.name, json!({ "delegation_id": id, "from": row.from_user, "to": row.to_user }));
         w.commit().await?;
-        Ok(delegations::get(self.store.pool(), id).await?.unwrap_or(row))
+        Ok(delegations::get(&self.store, id).await?.unwrap_or(row))
     }
 }
 

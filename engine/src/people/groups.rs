@@ -29,7 +29,7 @@ impl People {
             .iter()
             .map(|(name, members)| Group { name: name.clone(), members: members.clone(), from_config: true })
             .collect();
-        for (name, members) in groups::list(self.store.pool()).await? {
+        for (name, members) in groups::list(&self.store).await? {
             all.push(Group { name, members, from_config: false });
         }
         Ok(all)

@@ -2,11 +2,12 @@
 //! `UPDATE … WHERE state = 'pending'` allowed by [`ApprovalState`]'s table; the loser of a race
 //! changes nothing.
 
+use super::Db;
 use anyhow::Context;
 use domain::{ApprovalId, CallId, ConversationId, TaskId, UserId};
 use domain::{ApprovalState, Machine, Risk, TimeoutAction, rules::DecisionRules, wire};
 use serde_json::Value;
-use sqlx::{AnyConnection, AnyExecutor};
+use sqlx::AnyConnection;
 
 use super::{
     stored::{Bit, JsonText, NullableJsonText},
@@ -299,18 +300,18 @@ pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Res
     Ok(())
 }
 
-pub async fn get(db: impl AnyExecutor<'_>, id: &ApprovalId) -> anyhow::Result<Option<ApprovalRow>> {
+pub async fn get(db: impl Into<Db<'_>>, id: &ApprovalId) -> anyhow::Result<Option<ApprovalRow>> {
     sqlx::query_as(&format!("{SELECT} WHERE a.id = $1"))
         .bind(id)
-        .fetch_optional(db)
+        .fetch_optional(db.into().read_few())
         .await
         .with_context(|| format!("failed to load approval {id}"))
 }
 
-pub async fn pending_for_task(db: impl AnyExecutor<'_>, task_id: &TaskId) -> anyhow::Result<Vec<ApprovalRow>> {
+pub async fn pending_for_task(db: impl Into<Db<'_>>, task_id: &TaskId) -> anyhow::Result<Vec<ApprovalRow>> {
     sqlx::query_as(&format!("{SELECT} WHERE a.task_id = $1 AND a.state = 'pending' ORDER BY a.created_at, a.id"))
         .bind(task_id)
-        .fetch_all(db)
+        .fetch_all(db.into().read())
         .await
         .with_context(|| format!("failed to load the pending approvals of task {task_id}"))
 }
@@ -367,11 +368,11 @@ fn due_index(backend: super::Backend, index: &str) -> String {
 }
 
 /// Pending approvals whose deadline has passed.
-pub async fn overdue(db: impl AnyExecutor<'_>, backend: super::Backend, now: i64) -> anyhow::Result<Vec<ApprovalId>> {
+pub async fn overdue(db: impl Into<Db<'_>>, backend: super::Backend, now: i64) -> anyhow::Result<Vec<ApprovalId>> {
     let index = due_index(backend, "approvals_pending_deadline");
     sqlx::query_scalar(&format!("SELECT id FROM approvals {index} WHERE state = 'pending' AND deadline <= $1 ORDER BY deadline LIMIT 100"))
         .bind(now)
-        .fetch_all(db)
+        .fetch_all(db.into().read())
         .await
         .context("failed to find overdue approvals")
 }
@@ -391,25 +392,25 @@ pub async fn renew(conn: &mut AnyConnection, id: &ApprovalId, deadline: i64) -> 
 }
 
 /// Pending approvals whose escalation time has come and that are not with the admins yet.
-pub async fn due_escalations(db: impl AnyExecutor<'_>, backend: super::Backend, now: i64) -> anyhow::Result<Vec<ApprovalId>> {
+pub async fn due_escalations(db: impl Into<Db<'_>>, backend: super::Backend, now: i64) -> anyhow::Result<Vec<ApprovalId>> {
     let index = due_index(backend, "approvals_pending_escalation");
     sqlx::query_scalar(&format!(
         "SELECT id FROM approvals {index} WHERE state = 'pending' AND escalated_at IS NULL AND escalate_at <= $1 ORDER BY escalate_at LIMIT 100",
     ))
     .bind(now)
-    .fetch_all(db)
+    .fetch_all(db.into().read())
     .await
     .context("failed to find approvals to escalate")
 }
 
 /// Pending approvals with a reminder due.
-pub async fn due_reminders(db: impl AnyExecutor<'_>, backend: super::Backend, now: i64) -> anyhow::Result<Vec<ApprovalId>> {
+pub async fn due_reminders(db: impl Into<Db<'_>>, backend: super::Backend, now: i64) -> anyhow::Result<Vec<ApprovalId>> {
     let index = due_index(backend, "approvals_pending_reminder");
     sqlx::query_scalar(&format!(
         "SELECT id FROM approvals {index} WHERE state = 'pending' AND next_reminder_at <= $1 ORDER BY next_reminder_at LIMIT 100"
     ))
     .bind(now)
-    .fetch_all(db)
+    .fetch_all(db.into().read())
     .await
     .context("failed to find reminders due")
 }
@@ -514,7 +515,7 @@ impl Order {
 }
 
 /// The queue, newest first unless `oldest_first`.
-pub async fn list(db: impl AnyExecutor<'_>, f: &Filter<'_>) -> anyhow::Result<Vec<ApprovalRow>> {
+pub async fn list(db: impl Into<Db<'_>>, f: &Filter<'_>) -> anyhow::Result<Vec<ApprovalRow>> {
     let (state_clause, state) = match f.state {
         // Every variant mentions $1: PostgreSQL refuses a bound parameter the statement never uses.
         StateFilter::All => ("$1 IS NULL", None),
@@ -544,12 +545,12 @@ pub async fn list(db: impl AnyExecutor<'_>, f: &Filter<'_>) -> anyhow::Result<Ve
     for person in f.stand_in_for {
         query = query.bind(member_pattern(person));
     }
-    query.fetch_all(db).await.context("failed to list approvals")
+    query.fetch_all(db.into().read()).await.context("failed to list approvals")
 }
 
 /// Why an identical call (same tool and arguments) was already refused in this conversation.
 pub async fn refused_before(
-    db: impl AnyExecutor<'_>,
+    db: impl Into<Db<'_>>,
     conversation_id: &ConversationId,
     tool: &str,
     args: &Value,
@@ -559,7 +560,7 @@ pub async fn refused_before(
     )
     .bind(conversation_id)
     .bind(tool)
-    .fetch_all(db)
+    .fetch_all(db.into().read())
     .await
     .context("failed to look for earlier rejections")?;
     Ok(rows.into_iter().find_map(|(stored, reason, state)| {
@@ -582,9 +583,9 @@ fn members_list(people: &[String]) -> String {
 }
 
 /// The pending approvals that name `group` among their approvers.
-pub async fn pending_naming_group(db: impl AnyExecutor<'_>, group: &str) -> anyhow::Result<Vec<ApprovalRow>> {
+pub async fn pending_naming_group(db: impl Into<Db<'_>>, group: &str) -> anyhow::Result<Vec<ApprovalRow>> {
     let rows: Vec<ApprovalRow> = sqlx::query_as(&format!("{SELECT} WHERE a.state = 'pending' AND a.approvers IS NOT NULL"))
-        .fetch_all(db)
+        .fetch_all(db.into().read())
         .await
         .context("failed to list the approvals with approvers")?;
     let named = format!("group:{group}").to_lowercase();
@@ -626,21 +627,21 @@ pub async fn count_approval(conn: &mut AnyConnection, approval: &ApprovalRow, pr
 
 /// The pending approvals this user decides though they are not theirs: escalated to them (by
 /// name or through a group) or naming them among the gate's approvers.
-pub async fn escalated_to(db: impl AnyExecutor<'_>, username: &str) -> anyhow::Result<Vec<ApprovalId>> {
+pub async fn escalated_to(db: impl Into<Db<'_>>, username: &str) -> anyhow::Result<Vec<ApprovalId>> {
     sqlx::query_scalar(
         "SELECT id FROM approvals WHERE state = 'pending' AND (escalated_members LIKE $1 ESCAPE '!' OR approver_members LIKE $1 ESCAPE '!')",
     )
         .bind(member_pattern(username))
-        .fetch_all(db)
+        .fetch_all(db.into().read())
         .await
         .context("failed to list the approvals escalated to a user")
 }
 
 /// Who approved the call's approval, if it had one that a person decided.
-pub async fn decider_of(db: impl AnyExecutor<'_>, call_id: &CallId) -> anyhow::Result<Option<Decided>> {
+pub async fn decider_of(db: impl Into<Db<'_>>, call_id: &CallId) -> anyhow::Result<Option<Decided>> {
     sqlx::query_as("SELECT decided_by, gate, agent FROM approvals WHERE call_id = $1 ORDER BY created_at DESC LIMIT 1")
         .bind(call_id)
-        .fetch_optional(db)
+        .fetch_optional(db.into().read())
         .await
         .context("failed to look up who decided a call")
 }
@@ -679,33 +680,33 @@ pub async fn escalate(
 }
 
 /// The oldest pending approval of the conversation that the user answers in the chat.
-pub async fn pending_in_chat(db: impl AnyExecutor<'_>, conversation_id: &ConversationId) -> anyhow::Result<Option<ApprovalRow>> {
+pub async fn pending_in_chat(db: impl Into<Db<'_>>, conversation_id: &ConversationId) -> anyhow::Result<Option<ApprovalRow>> {
     sqlx::query_as(&format!(
         "{SELECT} WHERE a.conversation_id = $1 AND a.state = 'pending' AND a.confirm = 'chat' ORDER BY a.created_at, a.id LIMIT 1"
     ))
     .bind(conversation_id)
-    .fetch_optional(db)
+    .fetch_optional(db.into().read_few())
     .await
     .context("failed to look up a chat confirmation")
 }
 
 /// Pending approvals per gate, for `/metrics`.
-pub async fn pending_by_gate(db: impl AnyExecutor<'_>) -> anyhow::Result<Vec<(String, i64)>> {
+pub async fn pending_by_gate(db: impl Into<Db<'_>>) -> anyhow::Result<Vec<(String, i64)>> {
     sqlx::query_as("SELECT gate, COUNT(*) FROM approvals WHERE state = 'pending' GROUP BY gate ORDER BY gate")
-        .fetch_all(db)
+        .fetch_all(db.into().read())
         .await
         .context("failed to count pending approvals")
 }
 
 /// Who approved which arguments of `tool` in the conversation (people, not timeouts): for grant
 /// suggestions. Edited arguments count as what was approved.
-pub async fn approved_args(db: impl AnyExecutor<'_>, conversation_id: &ConversationId, tool: &str) -> anyhow::Result<Vec<(String, Value)>> {
+pub async fn approved_args(db: impl Into<Db<'_>>, conversation_id: &ConversationId, tool: &str) -> anyhow::Result<Vec<(String, Value)>> {
     let rows: Vec<(Option<String>, String, Option<String>)> = sqlx::query_as(
         "SELECT decided_by, args, edited_args FROM approvals WHERE conversation_id = $1 AND tool = $2 AND state = 'approved'",
     )
     .bind(conversation_id)
     .bind(tool)
-    .fetch_all(db)
+    .fetch_all(db.into().read())
     .await
     .context("failed to read earlier approvals")?;
     let mut approved = Vec::new();
@@ -721,12 +722,12 @@ pub async fn approved_args(db: impl AnyExecutor<'_>, conversation_id: &Conversat
 
 /// The pending approvals asked under another configuration than `version` (or before versions
 /// were kept).
-pub async fn pending_under_other_policy(db: impl AnyExecutor<'_>, version: &str) -> anyhow::Result<Vec<ApprovalRow>> {
+pub async fn pending_under_other_policy(db: impl Into<Db<'_>>, version: &str) -> anyhow::Result<Vec<ApprovalRow>> {
     sqlx::query_as(&format!(
         "{SELECT} WHERE a.state = 'pending' AND (a.policy_version IS NULL OR a.policy_version <> $1) ORDER BY a.created_at, a.id"
     ))
     .bind(version)
-    .fetch_all(db)
+    .fetch_all(db.into().read())
     .await
     .context("failed to list approvals asked under another configuration")
 }
@@ -743,10 +744,10 @@ pub async fn set_policy_version(conn: &mut AnyConnection, id: &ApprovalId, versi
 }
 
 /// The pending approvals escalated to `group` (by name, ignoring case).
-pub async fn pending_escalated_to(db: impl AnyExecutor<'_>, group: &str) -> anyhow::Result<Vec<ApprovalId>> {
+pub async fn pending_escalated_to(db: impl Into<Db<'_>>, group: &str) -> anyhow::Result<Vec<ApprovalId>> {
     sqlx::query_scalar("SELECT id FROM approvals WHERE state = 'pending' AND lower(escalated_to) = lower($1)")
         .bind(group)
-        .fetch_all(db)
+        .fetch_all(db.into().read())
         .await
         .context("failed to list the approvals escalated to a group")
 }

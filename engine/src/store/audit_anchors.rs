@@ -9,6 +9,7 @@
 //!
 //! What verification can and cannot detect is listed in docs/security.md ("Audit trail").
 
+use super::Db;
 use anyhow::Context;
 use hmac::{Hmac, Mac};
 use serde::Serialize;
@@ -100,9 +101,9 @@ impl Anchor {
 }
 
 /// Every anchor, oldest first.
-pub async fn all(pool: &sqlx::AnyPool) -> anyhow::Result<Vec<Anchor>> {
+pub async fn all(pool: impl Into<Db<'_>>) -> anyhow::Result<Vec<Anchor>> {
     sqlx::query_as("SELECT id, kind, at, entry_id, entries, hash, signature FROM audit_anchors ORDER BY id")
-        .fetch_all(pool)
+        .fetch_all(pool.into().read())
         .await
         .context("failed to read the audit anchors")
 }

@@ -1,10 +1,11 @@
 //! Tool calls and their execution state; the moves are [`CallState`]'s table.
 
+use super::Db;
 use anyhow::Context;
 use domain::{CallId, ConversationId, TaskId};
 use domain::{CallState, Machine};
 use serde_json::Value;
-use sqlx::{AnyConnection, AnyExecutor};
+use sqlx::AnyConnection;
 
 use super::time::now_ms;
 
@@ -62,23 +63,23 @@ pub async fn insert(conn: &mut AnyConnection, call: NewCall<'_>) -> anyhow::Resu
     Ok(())
 }
 
-pub async fn get(db: impl AnyExecutor<'_>, id: &CallId) -> anyhow::Result<Option<CallRow>> {
+pub async fn get(db: impl Into<Db<'_>>, id: &CallId) -> anyhow::Result<Option<CallRow>> {
     sqlx::query_as("SELECT id, task_id, conversation_id, step, position, tool, args, state FROM tool_calls WHERE id = $1")
         .bind(id)
-        .fetch_optional(db)
+        .fetch_optional(db.into().read_few())
         .await
         .context("failed to load tool call")
 }
 
 /// The calls the model proposed in one step of a task, in the order it proposed them.
-pub async fn for_step(db: impl AnyExecutor<'_>, task_id: &TaskId, step: i64) -> anyhow::Result<Vec<CallRow>> {
+pub async fn for_step(db: impl Into<Db<'_>>, task_id: &TaskId, step: i64) -> anyhow::Result<Vec<CallRow>> {
     sqlx::query_as(
         "SELECT id, task_id, conversation_id, step, position, tool, args, state FROM tool_calls
          WHERE task_id = $1 AND step = $2 ORDER BY position",
     )
     .bind(task_id)
     .bind(step)
-    .fetch_all(db)
+    .fetch_all(db.into().read_few())
     .await
     .context("failed to load tool calls")
 }
@@ -106,7 +107,7 @@ pub async fn transition(
 }
 
 /// Calls of a task in one of `states`.
-pub async fn in_states(db: impl AnyExecutor<'_>, task_id: &TaskId, states: &[CallState]) -> anyhow::Result<Vec<CallRow>> {
+pub async fn in_states(db: impl Into<Db<'_>>, task_id: &TaskId, states: &[CallState]) -> anyhow::Result<Vec<CallRow>> {
     let placeholders = (0..states.len()).map(|i| format!("${}", i + 2)).collect::<Vec<_>>().join(", ");
     let sql = format!(
         "SELECT id, task_id, conversation_id, step, position, tool, args, state FROM tool_calls
@@ -116,5 +117,5 @@ pub async fn in_states(db: impl AnyExecutor<'_>, task_id: &TaskId, states: &[Cal
     for s in states {
         query = query.bind(s.as_str());
     }
-    query.fetch_all(db).await.context("failed to load tool calls")
+    query.fetch_all(db.into().read()).await.context("failed to load tool calls")
 }

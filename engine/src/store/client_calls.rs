@@ -1,10 +1,11 @@
 //! Calls an outside client proposes (the MCP approval gateway, server/src/protocols/mcp.rs): one
 //! per task, with whether the client still waits for its outcome; and the name each client gave.
 
+use super::Db;
 use anyhow::Context;
 use domain::{ConversationId, TaskId, UserId};
 use serde_json::Value;
-use sqlx::{AnyConnection, AnyExecutor, AnyPool};
+use sqlx::AnyConnection;
 
 use super::{tasks::TaskRow, time::now_ms};
 
@@ -50,17 +51,17 @@ pub async fn insert(conn: &mut AnyConnection, call: &ClientCall) -> anyhow::Resu
     Ok(())
 }
 
-pub async fn get(db: impl AnyExecutor<'_>, task_id: &TaskId) -> anyhow::Result<Option<ClientCall>> {
+pub async fn get(db: impl Into<Db<'_>>, task_id: &TaskId) -> anyhow::Result<Option<ClientCall>> {
     sqlx::query_as("SELECT task_id, conversation_id, client, tool, args, seen_at, gone_at FROM client_calls WHERE task_id = $1")
         .bind(task_id)
-        .fetch_optional(db)
+        .fetch_optional(db.into().read_few())
         .await
         .context("failed to load the client's call")
 }
 
 /// A task with its outside client's call, if an outside client proposed it, in one read: a driver
 /// needs both when it starts, and nearly every task has no client call.
-pub async fn task_with_call(db: impl AnyExecutor<'_>, task_id: &TaskId) -> anyhow::Result<Option<(TaskRow, Option<ClientCall>)>> {
+pub async fn task_with_call(db: impl Into<Db<'_>>, task_id: &TaskId) -> anyhow::Result<Option<(TaskRow, Option<ClientCall>)>> {
     #[derive(sqlx::FromRow)]
     struct Row {
         #[sqlx(flatten)]
@@ -79,8 +80,11 @@ pub async fn task_with_call(db: impl AnyExecutor<'_>, task_id: &TaskId) -> anyho
             super::tasks::columns_of("t")
         )
     });
-    let row: Option<Row> =
-        sqlx::query_as(SQL.as_str()).bind(task_id).fetch_optional(db).await.with_context(|| format!("failed to load task {task_id}"))?;
+    let row: Option<Row> = sqlx::query_as(SQL.as_str())
+        .bind(task_id)
+        .fetch_optional(db.into().read_few())
+        .await
+        .with_context(|| format!("failed to load task {task_id}"))?;
     Ok(row.map(|r| {
         let call = match (r.client, r.tool, r.args, r.seen_at) {
             (Some(client), Some(tool), Some(args), Some(seen_at)) => Some(ClientCall {
@@ -99,17 +103,17 @@ pub async fn task_with_call(db: impl AnyExecutor<'_>, task_id: &TaskId) -> anyho
 }
 
 /// The client still waits (a heartbeat), or has gone (`gone`). A client once gone stays gone.
-pub async fn mark(db: impl AnyExecutor<'_>, task_id: &TaskId, gone: bool) -> anyhow::Result<()> {
+pub async fn mark(db: impl Into<Db<'_>>, task_id: &TaskId, gone: bool) -> anyhow::Result<()> {
     let sql = match gone {
         true => "UPDATE client_calls SET gone_at = $1 WHERE task_id = $2 AND gone_at IS NULL",
         false => "UPDATE client_calls SET seen_at = $1 WHERE task_id = $2 AND gone_at IS NULL",
     };
-    sqlx::query(sql).bind(now_ms()).bind(task_id).execute(db).await.context("failed to record whether the client waits")?;
+    sqlx::query(sql).bind(now_ms()).bind(task_id).execute(db.into().write()).await.context("failed to record whether the client waits")?;
     Ok(())
 }
 
 /// Keeps the name a client calls itself (MCP's `clientInfo.name`) for its credential.
-pub async fn name_client(db: impl AnyExecutor<'_>, user: &UserId, client_key: &str, name: &str) -> anyhow::Result<()> {
+pub async fn name_client(db: impl Into<Db<'_>>, user: &UserId, client_key: &str, name: &str) -> anyhow::Result<()> {
     sqlx::query(
         "INSERT INTO client_names (user_id, client_key, name) VALUES ($1, $2, $3) \
          ON CONFLICT (user_id, client_key) DO UPDATE SET name = excluded.name",
@@ -117,18 +121,18 @@ pub async fn name_client(db: impl AnyExecutor<'_>, user: &UserId, client_key: &s
     .bind(user)
     .bind(client_key)
     .bind(name)
-    .execute(db)
+    .execute(db.into().write())
     .await
     .context("failed to keep the client's name")?;
     Ok(())
 }
 
 /// The name the client with this credential last gave, if any.
-pub async fn client_name(pool: &AnyPool, user: &UserId, client_key: &str) -> anyhow::Result<Option<String>> {
+pub async fn client_name(pool: impl Into<Db<'_>>, user: &UserId, client_key: &str) -> anyhow::Result<Option<String>> {
     sqlx::query_scalar("SELECT name FROM client_names WHERE user_id = $1 AND client_key = $2")
         .bind(user)
         .bind(client_key)
-        .fetch_optional(pool)
+        .fetch_optional(pool.into().read())
         .await
         .context("failed to read the client's name")
 }

@@ -1,9 +1,9 @@
 //! Conversations (chats).
 
+use super::Db;
 use anyhow::Context;
 use domain::wire::Conversation;
 use domain::{ConversationId, UserId};
-use sqlx::AnyPool;
 
 use super::{
     time::{new_id, now_ms, rfc3339},
@@ -43,14 +43,20 @@ const SELECT: &str = "SELECT c.id, c.title, c.agent, c.created_at, c.last_seq, c
         (SELECT COUNT(*) FROM approvals a WHERE a.conversation_id = c.id AND a.state = 'pending') AS pending
     FROM conversations c LEFT JOIN users u ON u.id = c.owner_id";
 
-pub async fn create(pool: &AnyPool, title: &str, agent: &str, owner: &User) -> anyhow::Result<Conversation> {
+pub async fn create(pool: impl Into<Db<'_>>, title: &str, agent: &str, owner: &User) -> anyhow::Result<Conversation> {
     create_with_id(pool, &new_id(), title, agent, owner).await
 }
 
 /// Like [`create`], with an id the caller chose (an AG-UI thread id); fails if it is taken.
 /// Answers what it wrote without reading it back: a new conversation has no events and nothing
 /// pending, and its owner is `owner`.
-pub async fn create_with_id(pool: &AnyPool, id: &ConversationId, title: &str, agent: &str, owner: &User) -> anyhow::Result<Conversation> {
+pub async fn create_with_id(
+    pool: impl Into<Db<'_>>,
+    id: &ConversationId,
+    title: &str,
+    agent: &str,
+    owner: &User,
+) -> anyhow::Result<Conversation> {
     let created_at = now_ms();
     sqlx::query("INSERT INTO conversations (id, title, agent, created_at, owner_id) VALUES ($1, $2, $3, $4, $5)")
         .bind(id)
@@ -58,7 +64,7 @@ pub async fn create_with_id(pool: &AnyPool, id: &ConversationId, title: &str, ag
         .bind(agent)
         .bind(created_at)
         .bind(&owner.id)
-        .execute(pool)
+        .execute(pool.into().write())
         .await
         .context("failed to create conversation")?;
     Ok(Conversation {
@@ -73,19 +79,22 @@ pub async fn create_with_id(pool: &AnyPool, id: &ConversationId, title: &str, ag
     })
 }
 
-pub async fn get(pool: &AnyPool, id: &ConversationId) -> anyhow::Result<Option<Conversation>> {
-    let row: Option<Row> =
-        sqlx::query_as(&format!("{SELECT} WHERE c.id = $1")).bind(id).fetch_optional(pool).await.context("failed to load conversation")?;
+pub async fn get(pool: impl Into<Db<'_>>, id: &ConversationId) -> anyhow::Result<Option<Conversation>> {
+    let row: Option<Row> = sqlx::query_as(&format!("{SELECT} WHERE c.id = $1"))
+        .bind(id)
+        .fetch_optional(pool.into().read_few())
+        .await
+        .context("failed to load conversation")?;
     Ok(row.map(Into::into))
 }
 
 /// Newest first; `owner_id` None lists everyone's (admins).
-pub async fn list(pool: &AnyPool, owner_id: Option<&UserId>, limit: i64) -> anyhow::Result<Vec<Conversation>> {
+pub async fn list(pool: impl Into<Db<'_>>, owner_id: Option<&UserId>, limit: i64) -> anyhow::Result<Vec<Conversation>> {
     let rows: Vec<Row> =
         sqlx::query_as(&format!("{SELECT} WHERE $1 IS NULL OR c.owner_id = $1 ORDER BY c.created_at DESC, c.id DESC LIMIT $2"))
             .bind(owner_id)
             .bind(limit)
-            .fetch_all(pool)
+            .fetch_all(pool.into().read())
             .await
             .context("failed to list conversations")?;
     Ok(rows.into_iter().map(Into::into).collect())

@@ -1,8 +1,9 @@
 //! Signed decision links as issued: one row per pair (approve and reject share an id), so that a
 //! link can be revoked before it expires. The token is never stored (server/src/links/token.rs).
 
+use super::Db;
 use anyhow::Context;
-use sqlx::{AnyConnection, AnyExecutor};
+use sqlx::AnyConnection;
 
 use super::time::now_ms;
 
@@ -39,10 +40,10 @@ pub async fn insert(conn: &mut AnyConnection, link: NewLink<'_>) -> anyhow::Resu
     Ok(())
 }
 
-pub async fn get(db: impl AnyExecutor<'_>, id: &str) -> anyhow::Result<Option<LinkRow>> {
+pub async fn get(db: impl Into<Db<'_>>, id: &str) -> anyhow::Result<Option<LinkRow>> {
     sqlx::query_as("SELECT id, approval_id, decider, issued_by, expires_at, revoked_at, revoked_by FROM decision_links WHERE id = $1")
         .bind(id)
-        .fetch_optional(db)
+        .fetch_optional(db.into().read())
         .await
         .context("failed to load a decision link")
 }

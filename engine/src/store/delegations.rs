@@ -1,8 +1,9 @@
 //! Delegations: who decides in whose place, and until when (engine/src/people/delegations.rs
 //! makes and ends them; the decision rule consults [`delegators_of`]).
 
+use super::Db;
 use anyhow::Context;
-use sqlx::{AnyConnection, AnyExecutor};
+use sqlx::AnyConnection;
 
 use super::time::{new_id, now_ms};
 
@@ -29,14 +30,14 @@ const SELECT: &str = "SELECT id, from_user, to_user, starts_at, ends_at, created
 
 /// The people `delegate` decides for at `now` (not transitive: a delegate's own delegations do
 /// not pass on what was delegated to them).
-pub async fn delegators_of(db: impl AnyExecutor<'_>, delegate: &str, now: i64) -> anyhow::Result<Vec<String>> {
+pub async fn delegators_of(db: impl Into<Db<'_>>, delegate: &str, now: i64) -> anyhow::Result<Vec<String>> {
     sqlx::query_scalar(
         "SELECT DISTINCT from_user FROM delegations
          WHERE lower(to_user) = lower($1) AND revoked_at IS NULL AND starts_at <= $2 AND ends_at > $2 ORDER BY from_user",
     )
     .bind(delegate)
     .bind(now)
-    .fetch_all(db)
+    .fetch_all(db.into().read_few())
     .await
     .context("failed to look up delegations")
 }
@@ -76,17 +77,21 @@ pub async fn insert(
     Ok(row)
 }
 
-pub async fn get(db: impl AnyExecutor<'_>, id: &str) -> anyhow::Result<Option<DelegationRow>> {
-    sqlx::query_as(&format!("{SELECT} WHERE id = $1")).bind(id).fetch_optional(db).await.context("failed to load a delegation")
+pub async fn get(db: impl Into<Db<'_>>, id: &str) -> anyhow::Result<Option<DelegationRow>> {
+    sqlx::query_as(&format!("{SELECT} WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(db.into().read())
+        .await
+        .context("failed to load a delegation")
 }
 
 /// Delegations given or received by `user` (every one for `None`), newest first.
-pub async fn list(db: impl AnyExecutor<'_>, user: Option<&str>) -> anyhow::Result<Vec<DelegationRow>> {
+pub async fn list(db: impl Into<Db<'_>>, user: Option<&str>) -> anyhow::Result<Vec<DelegationRow>> {
     sqlx::query_as(&format!(
         "{SELECT} WHERE $1 IS NULL OR lower(from_user) = lower($1) OR lower(to_user) = lower($1) ORDER BY created_at DESC, id LIMIT 500"
     ))
     .bind(user)
-    .fetch_all(db)
+    .fetch_all(db.into().read())
     .await
     .context("failed to list delegations")
 }

@@ -1,9 +1,10 @@
 //! The append-only event log.
 
+use super::Db;
 use anyhow::Context;
 use domain::ConversationId;
 use domain::{Event, EventBody};
-use sqlx::{AnyConnection, AnyPool};
+use sqlx::AnyConnection;
 
 use super::time::{now_ms, rfc3339};
 
@@ -71,25 +72,35 @@ impl EventRow {
 }
 
 /// Events of a conversation after sequence number `after`, in order.
-pub async fn after(pool: &AnyPool, conversation_id: &ConversationId, after: i64) -> anyhow::Result<Vec<Event>> {
+pub async fn after(db: impl Into<Db<'_>>, conversation_id: &ConversationId, after: i64) -> anyhow::Result<Vec<Event>> {
+    events_after(db.into().read(), conversation_id, after).await
+}
+
+/// [`after`] when about `rows` events are known to follow (a conversation's `last_seq` minus
+/// the cursor): a few are read on a quick reader.
+pub async fn about_after(db: impl Into<Db<'_>>, conversation_id: &ConversationId, after: i64, rows: i64) -> anyhow::Result<Vec<Event>> {
+    events_after(db.into().read_rows(rows), conversation_id, after).await
+}
+
+async fn events_after(db: impl sqlx::AnyExecutor<'_>, conversation_id: &ConversationId, after: i64) -> anyhow::Result<Vec<Event>> {
     let rows: Vec<EventRow> =
         sqlx::query_as("SELECT conversation_id, seq, body, created_at FROM events WHERE conversation_id = $1 AND seq > $2 ORDER BY seq")
             .bind(conversation_id)
             .bind(after)
-            .fetch_all(pool)
+            .fetch_all(db)
             .await
             .context("failed to load events")?;
     rows.into_iter().map(EventRow::into_event).collect()
 }
 
 /// One task's events in a conversation, in order.
-pub async fn of_task(pool: &AnyPool, conversation_id: &ConversationId, task_id: &domain::TaskId) -> anyhow::Result<Vec<Event>> {
+pub async fn of_task(pool: impl Into<Db<'_>>, conversation_id: &ConversationId, task_id: &domain::TaskId) -> anyhow::Result<Vec<Event>> {
     let rows: Vec<EventRow> = sqlx::query_as(
         "SELECT conversation_id, seq, body, created_at FROM events WHERE conversation_id = $1 AND task_id = $2 ORDER BY seq",
     )
     .bind(conversation_id)
     .bind(task_id)
-    .fetch_all(pool)
+    .fetch_all(pool.into().read())
     .await
     .context("failed to load the task's events")?;
     rows.into_iter().map(EventRow::into_event).collect()

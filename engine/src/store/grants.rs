@@ -2,10 +2,11 @@
 //! configuration version they were given under (which calls they cover: engine/src/coverage.rs).
 //! Using one is a conditional update, so a limited grant is never used more often than allowed.
 
+use super::Db;
 use anyhow::Context;
 use domain::{ConversationId, GrantId, TaskId};
 use serde_json::Value;
-use sqlx::{AnyConnection, AnyExecutor};
+use sqlx::AnyConnection;
 
 use super::time::{new_id, now_ms};
 
@@ -99,7 +100,7 @@ impl GrantTerms {
 
 /// The grants in force for `tool` in the conversation, oldest first: which of them covers a
 /// call is `coverage::covers`'s to say.
-pub async fn in_force(db: impl AnyExecutor<'_>, conversation_id: &ConversationId, tool: &str) -> anyhow::Result<Vec<GrantTerms>> {
+pub async fn in_force(db: impl Into<Db<'_>>, conversation_id: &ConversationId, tool: &str) -> anyhow::Result<Vec<GrantTerms>> {
     sqlx::query_as(&format!(
         "SELECT id, gate, agent, policy_version, task_id, args, bounds FROM grants
          WHERE {USABLE} AND conversation_id = $2 AND tool = $3 ORDER BY created_at, id"
@@ -107,7 +108,7 @@ pub async fn in_force(db: impl AnyExecutor<'_>, conversation_id: &ConversationId
     .bind(now_ms())
     .bind(conversation_id)
     .bind(tool)
-    .fetch_all(db)
+    .fetch_all(db.into().read())
     .await
     .context("failed to look for a grant")
 }
@@ -127,10 +128,10 @@ pub async fn use_grant(conn: &mut AnyConnection, id: &GrantId) -> anyhow::Result
     .context("failed to use a grant")
 }
 
-pub async fn get(db: impl AnyExecutor<'_>, id: &GrantId) -> anyhow::Result<Option<GrantRow>> {
+pub async fn get(db: impl Into<Db<'_>>, id: &GrantId) -> anyhow::Result<Option<GrantRow>> {
     sqlx::query_as("SELECT id, conversation_id, tool, created_by, expires_at, max_uses, uses, revoked_at FROM grants WHERE id = $1")
         .bind(id)
-        .fetch_optional(db)
+        .fetch_optional(db.into().read())
         .await
         .context("failed to load grant")
 }
@@ -147,14 +148,14 @@ pub async fn revoke(conn: &mut AnyConnection, id: &GrantId, by: &str) -> anyhow:
 }
 
 /// Standing grants still in force that were made under another configuration than `version`.
-pub async fn standing_under_other_policy(db: impl AnyExecutor<'_>, version: &str) -> anyhow::Result<Vec<GrantRow>> {
+pub async fn standing_under_other_policy(db: impl Into<Db<'_>>, version: &str) -> anyhow::Result<Vec<GrantRow>> {
     sqlx::query_as(&format!(
         "SELECT id, conversation_id, tool, created_by, expires_at, max_uses, uses, revoked_at FROM grants
          WHERE {USABLE} AND task_id IS NULL AND (policy_version IS NULL OR policy_version <> $2)"
     ))
     .bind(now_ms())
     .bind(version)
-    .fetch_all(db)
+    .fetch_all(db.into().read())
     .await
     .context("failed to list grants made under another configuration")
 }

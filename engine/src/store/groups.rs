@@ -1,20 +1,21 @@
 //! Groups of people that admins manage through the API (`/api/groups`); groups declared in the
 //! configuration file (`[[groups]]`) are not stored here and cannot be changed through the API.
 
+use super::Db;
 use anyhow::Context;
-use sqlx::{AnyConnection, AnyExecutor};
+use sqlx::AnyConnection;
 
 use super::time::now_ms;
 
 /// A stored group's members (user names as their accounts spell them), by group name; `None` if
 /// no such group is stored. Names match ignoring case.
-pub async fn members(db: impl AnyExecutor<'_>, name: &str) -> anyhow::Result<Option<Vec<String>>> {
+pub async fn members(db: impl Into<Db<'_>>, name: &str) -> anyhow::Result<Option<Vec<String>>> {
     let rows: Vec<(String, Option<String>)> = sqlx::query_as(
         "SELECT g.name, m.username FROM user_groups g LEFT JOIN user_group_members m ON lower(m.group_name) = lower(g.name)
          WHERE lower(g.name) = lower($1) ORDER BY m.username",
     )
     .bind(name)
-    .fetch_all(db)
+    .fetch_all(db.into().read())
     .await
     .context("failed to load a group")?;
     if rows.is_empty() {
@@ -24,12 +25,12 @@ pub async fn members(db: impl AnyExecutor<'_>, name: &str) -> anyhow::Result<Opt
 }
 
 /// Every stored group with its members, by name.
-pub async fn list(db: impl AnyExecutor<'_>) -> anyhow::Result<Vec<(String, Vec<String>)>> {
+pub async fn list(db: impl Into<Db<'_>>) -> anyhow::Result<Vec<(String, Vec<String>)>> {
     let rows: Vec<(String, Option<String>)> = sqlx::query_as(
         "SELECT g.name, m.username FROM user_groups g LEFT JOIN user_group_members m ON lower(m.group_name) = lower(g.name)
          ORDER BY lower(g.name), m.username",
     )
-    .fetch_all(db)
+    .fetch_all(db.into().read())
     .await
     .context("failed to list groups")?;
     let mut groups: Vec<(String, Vec<String>)> = Vec::new();

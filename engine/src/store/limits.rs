@@ -4,16 +4,16 @@
 //! A window starts at the first attempt after the previous one ended; attempts over the limit are
 //! refused until it ends, and refused attempts do not extend it.
 
+use super::Db;
 use std::time::Duration;
 
 use anyhow::Context;
-use sqlx::AnyPool;
 
 use super::time::now_ms;
 
 /// Counts one attempt under `key`. `Ok(None)`: allowed (the attempt is counted);
 /// `Ok(Some(wait))`: over `limit`, allowed again after `wait`.
-pub async fn take(writer: &AnyPool, key: &str, limit: u32, window: Duration) -> anyhow::Result<Option<Duration>> {
+pub async fn take(writer: impl Into<Db<'_>>, key: &str, limit: u32, window: Duration) -> anyhow::Result<Option<Duration>> {
     let now = now_ms();
     let window_ms = window.as_millis() as i64;
     // Both SET expressions read the row as it was, so an ended window restarts at 1 from now.
@@ -27,7 +27,7 @@ pub async fn take(writer: &AnyPool, key: &str, limit: u32, window: Duration) -> 
     .bind(key)
     .bind(now)
     .bind(now - window_ms)
-    .fetch_one(writer)
+    .fetch_one(writer.into().write())
     .await
     .context("failed to count an attempt")?;
     if count <= i64::from(limit) {
@@ -38,10 +38,10 @@ pub async fn take(writer: &AnyPool, key: &str, limit: u32, window: Duration) -> 
 }
 
 /// Uncounts one attempt that turned out not to count (a login with the right password).
-pub async fn give_back(writer: &AnyPool, key: &str) -> anyhow::Result<()> {
+pub async fn give_back(writer: impl Into<Db<'_>>, key: &str) -> anyhow::Result<()> {
     sqlx::query("UPDATE attempt_limits SET count = count - 1 WHERE key = $1 AND count > 0")
         .bind(key)
-        .execute(writer)
+        .execute(writer.into().write())
         .await
         .context("failed to uncount an attempt")?;
     Ok(())
@@ -49,10 +49,10 @@ pub async fn give_back(writer: &AnyPool, key: &str) -> anyhow::Result<()> {
 
 /// Deletes counters whose window ended more than `window` ago (the sweeper calls it), so the
 /// table holds only the keys of the last window.
-pub async fn forget_ended(writer: &AnyPool, window: Duration) -> anyhow::Result<u64> {
+pub async fn forget_ended(writer: impl Into<Db<'_>>, window: Duration) -> anyhow::Result<u64> {
     let done = sqlx::query("DELETE FROM attempt_limits WHERE window_start < $1")
         .bind(now_ms() - 2 * window.as_millis() as i64)
-        .execute(writer)
+        .execute(writer.into().write())
         .await
         .context("failed to delete old attempt counters")?;
     Ok(done.rows_affected())

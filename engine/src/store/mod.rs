@@ -10,6 +10,7 @@ pub mod calls;
 pub mod checkpoint;
 pub mod client_calls;
 pub mod conversations;
+mod db;
 pub mod decision_links;
 pub mod delegations;
 pub mod events;
@@ -42,6 +43,7 @@ use sqlx::{
     sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous},
 };
 
+pub use self::db::Db;
 use crate::bus::Bus;
 
 /// Why the database could not be brought to this build's schema, said so an admin knows what to
@@ -281,7 +283,7 @@ impl Store {
     }
 
     /// For reads (and, on PostgreSQL, anything).
-    pub fn pool(&self) -> &AnyPool {
+    pub(in crate::store) fn pool(&self) -> &AnyPool {
         &self.pool
     }
 
@@ -297,7 +299,7 @@ impl Store {
     /// every page again from the file; the writer's cache holds what it wrote. Under concurrent
     /// writes the reads keep off it, since a write would wait for them there
     /// (docs/performance-notes.md, "Quick reads").
-    pub fn quick(&self) -> &AnyPool {
+    pub(in crate::store) fn quick(&self) -> &AnyPool {
         if self.backend() == Backend::Sqlite && self.writer.num_idle() > 0 && !self.load.contended() {
             return &self.writer;
         }
@@ -306,12 +308,24 @@ impl Store {
 
     /// For a read of about `rows` rows, known before it is made (a conversation's events after a
     /// cursor, from its `last_seq`): [`Self::quick`] when that is a few, `pool` otherwise.
-    pub fn reader_for(&self, rows: i64) -> &AnyPool {
+    pub(in crate::store) fn reader_for(&self, rows: i64) -> &AnyPool {
         if rows <= QUICK_READ_ROWS { self.quick() } else { &self.pool }
     }
 
+    /// The pools themselves, for tests of the connection plan and for raw SQL in tests (the
+    /// `testing` feature, on in the test builds only).
+    #[cfg(feature = "testing")]
+    pub fn testing(&self) -> Testing<'_> {
+        Testing(self)
+    }
+
+    /// One connection for several reads that belong together (outside a write).
+    pub async fn connection(&self) -> anyhow::Result<sqlx::pool::PoolConnection<Any>> {
+        self.pool.acquire().await.context("no database connection")
+    }
+
     /// For writes outside a [`Write`] (single statements such as lease claims).
-    pub fn writer(&self) -> &AnyPool {
+    pub(in crate::store) fn writer(&self) -> &AnyPool {
         &self.writer
     }
 
@@ -382,6 +396,29 @@ impl Store {
         let mut w = self.write(Scope::Task(&lease.task_id)).await?;
         w.fence = Some(lease.clone());
         Ok(w)
+    }
+}
+
+/// See [`Store::testing`].
+#[cfg(feature = "testing")]
+pub struct Testing<'a>(&'a Store);
+
+#[cfg(feature = "testing")]
+impl<'a> Testing<'a> {
+    pub fn pool(&self) -> &'a AnyPool {
+        self.0.pool()
+    }
+
+    pub fn quick(&self) -> &'a AnyPool {
+        self.0.quick()
+    }
+
+    pub fn writer(&self) -> &'a AnyPool {
+        self.0.writer()
+    }
+
+    pub fn reader_for(&self, rows: i64) -> &'a AnyPool {
+        self.0.reader_for(rows)
     }
 }
 

@@ -1,8 +1,9 @@
 //! The demo domain: orders the built-in tools read, cancel and refund.
 
+use super::Db;
 use anyhow::Context;
 use domain::wire::Order;
-use sqlx::{AnyConnection, AnyExecutor};
+use sqlx::AnyConnection;
 
 #[derive(sqlx::FromRow, Clone, Debug)]
 pub struct OrderRow {
@@ -29,8 +30,8 @@ impl OrderRow {
 
 const SELECT: &str = "SELECT id, customer, item, amount_cents, refunded_cents, status FROM orders";
 
-pub async fn get(db: impl AnyExecutor<'_>, id: i64) -> anyhow::Result<Option<OrderRow>> {
-    sqlx::query_as(&format!("{SELECT} WHERE id = $1")).bind(id).fetch_optional(db).await.context("failed to load order")
+pub async fn get(db: impl Into<Db<'_>>, id: i64) -> anyhow::Result<Option<OrderRow>> {
+    sqlx::query_as(&format!("{SELECT} WHERE id = $1")).bind(id).fetch_optional(db.into().read()).await.context("failed to load order")
 }
 
 /// The order for a tool about to change it. PostgreSQL: its row stays locked until the
@@ -41,11 +42,11 @@ pub async fn get_to_change(conn: &mut AnyConnection, id: i64) -> anyhow::Result<
     sqlx::query_as(&format!("{SELECT} WHERE id = $1{lock}")).bind(id).fetch_optional(conn).await.context("failed to load order")
 }
 
-pub async fn list(db: impl AnyExecutor<'_>, customer: Option<&str>) -> anyhow::Result<Vec<OrderRow>> {
+pub async fn list(db: impl Into<Db<'_>>, customer: Option<&str>) -> anyhow::Result<Vec<OrderRow>> {
     // A NULL customer matches every order.
     sqlx::query_as(&format!("{SELECT} WHERE $1 IS NULL OR lower(customer) = lower($1) ORDER BY id"))
         .bind(customer)
-        .fetch_all(db)
+        .fetch_all(db.into().read())
         .await
         .context("failed to list orders")
 }

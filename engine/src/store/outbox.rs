@@ -2,9 +2,10 @@
 //! queued in the transaction of the write that caused it and worked off by the one delivery
 //! worker (`engine/src/delivery.rs`: leased, retried with backoff, marked delivered or failed).
 
+use super::Db;
 use anyhow::Context;
 use domain::ApprovalId;
-use sqlx::{AnyConnection, AnyExecutor};
+use sqlx::AnyConnection;
 
 use super::{Backend, time::now_ms};
 
@@ -131,13 +132,14 @@ pub async fn queue(conn: &mut AnyConnection, message: Message<'_>) -> anyhow::Re
 /// another replica leased meanwhile is re-checked against them and skipped, so two replicas never
 /// both send one delivery; `SKIP LOCKED` lets them pass each other's rows instead of waiting.
 pub async fn claim_due(
-    pool: &sqlx::AnyPool,
+    pool: impl Into<Db<'_>>,
     backend: Backend,
     owner: &str,
     until: i64,
     limit: i64,
     kinds: &[Kind],
 ) -> anyhow::Result<Vec<Delivery>> {
+    let mut pool: Db<'_> = pool.into();
     let now = now_ms();
     // The kinds are this crate's own words, never input.
     let kinds = kinds.iter().map(|k| format!("'{}'", k.as_str())).collect::<Vec<_>>().join(", ");
@@ -162,7 +164,7 @@ pub async fn claim_due(
     .bind(until)
     .bind(now)
     .bind(limit)
-    .execute(pool)
+    .execute(pool.again().write())
     .await
     .context("failed to claim webhook deliveries")?;
     let rows: Vec<(i64, String, String, String, i64)> = sqlx::query_as(
@@ -171,7 +173,7 @@ pub async fn claim_due(
     )
     .bind(owner)
     .bind(until)
-    .fetch_all(pool)
+    .fetch_all(pool.again().write())
     .await
     .context("failed to load claimed deliveries")?;
     rows.into_iter()
@@ -182,18 +184,18 @@ pub async fn claim_due(
         .collect()
 }
 
-pub async fn delivered(db: impl AnyExecutor<'_>, id: i64) -> anyhow::Result<()> {
+pub async fn delivered(db: impl Into<Db<'_>>, id: i64) -> anyhow::Result<()> {
     sqlx::query("UPDATE outbox SET delivered_at = $1, attempts = attempts + 1, lease_owner = NULL, lease_until = NULL WHERE id = $2")
         .bind(now_ms())
         .bind(id)
-        .execute(db)
+        .execute(db.into().write())
         .await
         .context("failed to mark a webhook delivered")?;
     Ok(())
 }
 
 /// Records a failed attempt: tried again at `retry_at`, or given up when `None`.
-pub async fn attempt_failed(db: impl AnyExecutor<'_>, id: i64, error: &str, retry_at: Option<i64>) -> anyhow::Result<()> {
+pub async fn attempt_failed(db: impl Into<Db<'_>>, id: i64, error: &str, retry_at: Option<i64>) -> anyhow::Result<()> {
     sqlx::query(
         "UPDATE outbox SET attempts = attempts + 1, last_error = $1, next_attempt_at = COALESCE($2, next_attempt_at),
             failed_at = CASE WHEN $2 IS NULL THEN $3 ELSE NULL END, lease_owner = NULL, lease_until = NULL
@@ -203,7 +205,7 @@ pub async fn attempt_failed(db: impl AnyExecutor<'_>, id: i64, error: &str, retr
     .bind(retry_at)
     .bind(now_ms())
     .bind(id)
-    .execute(db)
+    .execute(db.into().write())
     .await
     .context("failed to record a webhook attempt")?;
     Ok(())
@@ -211,10 +213,10 @@ pub async fn attempt_failed(db: impl AnyExecutor<'_>, id: i64, error: &str, retr
 
 /// SQLite at start-up: deliveries leased by the previous run of the one server process are free
 /// again (the same reasoning as `tasks::forget_leases_at_start_up`).
-pub async fn forget_leases_at_start_up(pool: &sqlx::AnyPool) -> anyhow::Result<u64> {
+pub async fn forget_leases_at_start_up(pool: impl Into<Db<'_>>) -> anyhow::Result<u64> {
     let result =
         sqlx::query("UPDATE outbox SET lease_owner = NULL, lease_until = NULL WHERE lease_owner IS NOT NULL AND delivered_at IS NULL")
-            .execute(pool)
+            .execute(pool.into().write())
             .await
             .context("failed to drop the webhook leases of a previous run")?;
     Ok(result.rows_affected())

@@ -1,8 +1,9 @@
 //! Calls a shadow gate would have stopped (they ran unasked), for the queue's Decided tab.
 
+use super::Db;
 use anyhow::Context;
 use domain::{CallId, ConversationId, UserId, wire::ShadowHit};
-use sqlx::{AnyConnection, AnyExecutor};
+use sqlx::AnyConnection;
 
 use super::time::{now_ms, rfc3339};
 
@@ -40,7 +41,7 @@ struct Row {
 }
 
 /// The newest shadow hits, of one owner's conversations (`None`: everyone's).
-pub async fn list(db: impl AnyExecutor<'_>, owner_id: Option<&UserId>, limit: i64) -> anyhow::Result<Vec<ShadowHit>> {
+pub async fn list(db: impl Into<Db<'_>>, owner_id: Option<&UserId>, limit: i64) -> anyhow::Result<Vec<ShadowHit>> {
     let rows: Vec<Row> = sqlx::query_as(
         "SELECT s.conversation_id, c.title, u.username, s.call_id, s.gate, s.tool, s.summary, s.at
          FROM shadow_hits s JOIN conversations c ON c.id = s.conversation_id LEFT JOIN users u ON u.id = c.owner_id
@@ -48,7 +49,7 @@ pub async fn list(db: impl AnyExecutor<'_>, owner_id: Option<&UserId>, limit: i6
     )
     .bind(owner_id)
     .bind(limit)
-    .fetch_all(db)
+    .fetch_all(db.into().read())
     .await
     .context("failed to list shadow hits")?;
     Ok(rows

@@ -1,10 +1,11 @@
 //! Tasks: one user turn and everything the agent does for it. `status` is a projection of the
 //! task's `task-status` events, written in the same transaction.
 
+use super::Db;
 use anyhow::Context;
 use domain::{CallId, ConversationId, TaskId};
 use domain::{EventBody, Machine, TaskStatus, wire::Task};
-use sqlx::{AnyConnection, AnyExecutor};
+use sqlx::AnyConnection;
 
 use super::{
     Backend, Write,
@@ -50,24 +51,32 @@ pub(super) fn columns_of(alias: &str) -> String {
     COLUMNS.split(", ").map(|c| format!("{alias}.{c}")).collect::<Vec<_>>().join(", ")
 }
 
-pub async fn get(db: impl AnyExecutor<'_>, id: &TaskId) -> anyhow::Result<Option<TaskRow>> {
-    sqlx::query_as(&format!("SELECT {COLUMNS} FROM tasks WHERE id = $1")).bind(id).fetch_optional(db).await.context("failed to load task")
+pub async fn get(db: impl Into<Db<'_>>, id: &TaskId) -> anyhow::Result<Option<TaskRow>> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM tasks WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(db.into().read_few())
+        .await
+        .context("failed to load task")
 }
 
 /// The conversation's newest task that has not finished, if any.
-pub async fn open_in_conversation(db: impl AnyExecutor<'_>, conversation_id: &ConversationId) -> anyhow::Result<Option<TaskRow>> {
+pub async fn open_in_conversation(db: impl Into<Db<'_>>, conversation_id: &ConversationId) -> anyhow::Result<Option<TaskRow>> {
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM tasks WHERE conversation_id = $1 AND status IN ('working', 'input_required')
          ORDER BY created_at DESC LIMIT 1"
     ))
     .bind(conversation_id)
-    .fetch_optional(db)
+    .fetch_optional(db.into().read())
     .await
     .context("failed to find open task")
 }
 
-pub async fn ids_with_status(db: impl AnyExecutor<'_>, status: TaskStatus) -> anyhow::Result<Vec<TaskId>> {
-    sqlx::query_scalar("SELECT id FROM tasks WHERE status = $1").bind(status.as_str()).fetch_all(db).await.context("failed to list tasks")
+pub async fn ids_with_status(db: impl Into<Db<'_>>, status: TaskStatus) -> anyhow::Result<Vec<TaskId>> {
+    sqlx::query_scalar("SELECT id FROM tasks WHERE status = $1")
+        .bind(status.as_str())
+        .fetch_all(db.into().read())
+        .await
+        .context("failed to list tasks")
 }
 
 pub async fn insert(conn: &mut AnyConnection, conversation_id: &ConversationId) -> anyhow::Result<TaskId> {
@@ -112,10 +121,10 @@ pub async fn insert_worker(
 }
 
 /// The worker's task answering a delegating call, if one was started.
-pub async fn worker_for_call(db: impl AnyExecutor<'_>, call_id: &CallId) -> anyhow::Result<Option<TaskRow>> {
+pub async fn worker_for_call(db: impl Into<Db<'_>>, call_id: &CallId) -> anyhow::Result<Option<TaskRow>> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM tasks WHERE parent_call_id = $1"))
         .bind(call_id)
-        .fetch_optional(db)
+        .fetch_optional(db.into().read())
         .await
         .context("failed to find a worker task")
 }
@@ -180,13 +189,13 @@ pub async fn count_failed_attempt(w: &mut Write, task_id: &TaskId) -> anyhow::Re
 
 /// Tasks a driver should look at: working ones, and unfinished ones with an approved call not yet
 /// run or a call left executing by a crash.
-pub async fn needing_work(db: impl AnyExecutor<'_>) -> anyhow::Result<Vec<TaskId>> {
+pub async fn needing_work(db: impl Into<Db<'_>>) -> anyhow::Result<Vec<TaskId>> {
     sqlx::query_scalar(
         "SELECT id FROM tasks WHERE status = 'working'
          UNION SELECT DISTINCT c.task_id FROM tool_calls c JOIN tasks t ON t.id = c.task_id
          WHERE c.state IN ('approved', 'executing') AND t.status IN ('working', 'input_required')",
     )
-    .fetch_all(db)
+    .fetch_all(db.into().read())
     .await
     .context("failed to find tasks needing work")
 }
@@ -210,13 +219,7 @@ pub fn db_now_ms(backend: Backend) -> &'static str {
 /// Claims the task for one driver of `owner` (this process) for `lease_ms`, unless a live lease
 /// is held, by anyone: a second driver in the same process gets no claim either. Returns the
 /// lease, with a token of its own, when claimed.
-pub async fn claim(
-    db: impl AnyExecutor<'_>,
-    backend: Backend,
-    task_id: &TaskId,
-    owner: &str,
-    lease_ms: i64,
-) -> anyhow::Result<Option<Lease>> {
+pub async fn claim(db: impl Into<Db<'_>>, backend: Backend, task_id: &TaskId, owner: &str, lease_ms: i64) -> anyhow::Result<Option<Lease>> {
     let token = new_id();
     let now = db_now_ms(backend);
     let holder_gone = match backend {
@@ -235,7 +238,7 @@ pub async fn claim(
     .bind(&token)
     .bind(lease_ms)
     .bind(task_id)
-    .execute(db)
+    .execute(db.into().write())
     .await
     .context("failed to claim a task")?;
     Ok((result.rows_affected() == 1).then(|| Lease { task_id: task_id.to_owned(), token }))
@@ -245,20 +248,20 @@ pub async fn claim(
 /// database has one), so the tasks they held resume at once instead of after the lease. Should a
 /// second process share the file after all, its drivers only lose their leases: their writes are
 /// fenced, so the task moves on here and nothing is done twice. Returns how many were dropped.
-pub async fn forget_leases_at_start_up(db: impl AnyExecutor<'_>) -> anyhow::Result<u64> {
+pub async fn forget_leases_at_start_up(db: impl Into<Db<'_>>) -> anyhow::Result<u64> {
     let result = sqlx::query("UPDATE tasks SET lease_owner = NULL, lease_token = NULL, lease_until = NULL WHERE lease_owner IS NOT NULL")
-        .execute(db)
+        .execute(db.into().write())
         .await
         .context("failed to drop the leases of a previous run")?;
     Ok(result.rows_affected())
 }
 
 /// Gives the task up, so any driver may claim it next; does nothing if the lease is not ours.
-pub async fn release(db: impl AnyExecutor<'_>, lease: &Lease) -> anyhow::Result<()> {
+pub async fn release(db: impl Into<Db<'_>>, lease: &Lease) -> anyhow::Result<()> {
     sqlx::query("UPDATE tasks SET lease_owner = NULL, lease_token = NULL, lease_until = NULL WHERE id = $1 AND lease_token = $2")
         .bind(&lease.task_id)
         .bind(&lease.token)
-        .execute(db)
+        .execute(db.into().write())
         .await
         .context("failed to release a task")?;
     Ok(())
@@ -266,7 +269,7 @@ pub async fn release(db: impl AnyExecutor<'_>, lease: &Lease) -> anyhow::Result<
 
 /// Extends the leases of `owner`'s live drivers (its heartbeat). A lease that already ran out is
 /// not revived: another process may have claimed the task since.
-pub async fn renew(db: impl AnyExecutor<'_>, backend: Backend, owner: &str, lease_ms: i64) -> anyhow::Result<()> {
+pub async fn renew(db: impl Into<Db<'_>>, backend: Backend, owner: &str, lease_ms: i64) -> anyhow::Result<()> {
     let now = db_now_ms(backend);
     // PostgreSQL: a row another transaction holds (a frozen replica's write, this driver's own
     // commit) is skipped this round instead of stalling every other renewal behind it.
@@ -280,7 +283,7 @@ pub async fn renew(db: impl AnyExecutor<'_>, backend: Backend, owner: &str, leas
     ))
     .bind(lease_ms)
     .bind(owner)
-    .execute(db)
+    .execute(db.into().write())
     .await
     .context("failed to renew task leases")?;
     Ok(())

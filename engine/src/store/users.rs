@@ -1,10 +1,10 @@
 //! Accounts and API tokens. Password hashes and token hashes never leave this module's row
 //! types (they are not `Serialize`).
 
+use super::Db;
 use anyhow::Context;
 use domain::UserId;
 use serde::Serialize;
-use sqlx::AnyExecutor;
 
 use super::time::{new_id, now_ms, rfc3339};
 
@@ -54,7 +54,7 @@ pub struct Credentials {
     pub password_hash: String,
 }
 
-pub async fn insert(db: impl AnyExecutor<'_>, username: &str, password_hash: &str, role: Role) -> anyhow::Result<Option<User>> {
+pub async fn insert(db: impl Into<Db<'_>>, username: &str, password_hash: &str, role: Role) -> anyhow::Result<Option<User>> {
     let row: Option<UserRow> = sqlx::query_as(
         "INSERT INTO users (id, username, password_hash, role, created_at) VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT DO NOTHING RETURNING id, username, role, created_at",
@@ -64,26 +64,26 @@ pub async fn insert(db: impl AnyExecutor<'_>, username: &str, password_hash: &st
     .bind(password_hash)
     .bind(role.as_str())
     .bind(now_ms())
-    .fetch_optional(db)
+    .fetch_optional(db.into().write())
     .await
     .context("failed to create user")?;
     Ok(row.map(Into::into))
 }
 
-pub async fn get(db: impl AnyExecutor<'_>, id: &UserId) -> anyhow::Result<Option<User>> {
+pub async fn get(db: impl Into<Db<'_>>, id: &UserId) -> anyhow::Result<Option<User>> {
     let row: Option<UserRow> = sqlx::query_as("SELECT id, username, role, created_at FROM users WHERE id = $1")
         .bind(id)
-        .fetch_optional(db)
+        .fetch_optional(db.into().read_few())
         .await
         .context("failed to load user")?;
     Ok(row.map(Into::into))
 }
 
-pub async fn credentials(db: impl AnyExecutor<'_>, username: &str) -> anyhow::Result<Option<Credentials>> {
+pub async fn credentials(db: impl Into<Db<'_>>, username: &str) -> anyhow::Result<Option<Credentials>> {
     let row: Option<(String, String, String, i64, String)> =
         sqlx::query_as("SELECT id, username, role, created_at, password_hash FROM users WHERE lower(username) = lower($1)")
             .bind(username)
-            .fetch_optional(db)
+            .fetch_optional(db.into().read())
             .await
             .context("failed to load credentials")?;
     row.map(|(id, username, role, created_at, password_hash)| {
@@ -92,9 +92,9 @@ pub async fn credentials(db: impl AnyExecutor<'_>, username: &str) -> anyhow::Re
     .transpose()
 }
 
-pub async fn list(db: impl AnyExecutor<'_>) -> anyhow::Result<Vec<User>> {
+pub async fn list(db: impl Into<Db<'_>>) -> anyhow::Result<Vec<User>> {
     let rows: Vec<UserRow> = sqlx::query_as("SELECT id, username, role, created_at FROM users ORDER BY username")
-        .fetch_all(db)
+        .fetch_all(db.into().read())
         .await
         .context("failed to list users")?;
     Ok(rows.into_iter().map(Into::into).collect())
@@ -121,13 +121,7 @@ struct TokenRow {
 }
 
 /// Stores a token's hash with its scopes (names separated by spaces).
-pub async fn insert_token(
-    db: impl AnyExecutor<'_>,
-    user_id: &UserId,
-    name: &str,
-    token_hash: &str,
-    scopes: &str,
-) -> anyhow::Result<String> {
+pub async fn insert_token(db: impl Into<Db<'_>>, user_id: &UserId, name: &str, token_hash: &str, scopes: &str) -> anyhow::Result<String> {
     let id = new_id();
     sqlx::query("INSERT INTO api_tokens (id, user_id, name, token_hash, created_at, scopes) VALUES ($1, $2, $3, $4, $5, $6)")
         .bind(&id)
@@ -136,14 +130,14 @@ pub async fn insert_token(
         .bind(token_hash)
         .bind(now_ms())
         .bind(scopes)
-        .execute(db)
+        .execute(db.into().write())
         .await
         .context("failed to store token")?;
     Ok(id)
 }
 
 /// The user behind a live (not revoked) token, with the token's id and scopes.
-pub async fn user_for_token(db: impl AnyExecutor<'_>, token_hash: &str) -> anyhow::Result<Option<(User, String, String)>> {
+pub async fn user_for_token(db: impl Into<Db<'_>>, token_hash: &str) -> anyhow::Result<Option<(User, String, String)>> {
     #[derive(sqlx::FromRow)]
     struct Row {
         #[sqlx(flatten)]
@@ -156,18 +150,18 @@ pub async fn user_for_token(db: impl AnyExecutor<'_>, token_hash: &str) -> anyho
          WHERE t.token_hash = $1 AND t.revoked_at IS NULL",
     )
     .bind(token_hash)
-    .fetch_optional(db)
+    .fetch_optional(db.into().read_few())
     .await
     .context("failed to check token")?;
     Ok(row.map(|r| (r.user.into(), r.token_id, r.scopes)))
 }
 
-pub async fn tokens_of(db: impl AnyExecutor<'_>, user_id: &UserId) -> anyhow::Result<Vec<TokenInfo>> {
+pub async fn tokens_of(db: impl Into<Db<'_>>, user_id: &UserId) -> anyhow::Result<Vec<TokenInfo>> {
     // Booleans are computed here: SQLite has none to return through the portable driver.
     let rows: Vec<TokenRow> =
         sqlx::query_as("SELECT id, name, created_at, revoked_at, scopes FROM api_tokens WHERE user_id = $1 ORDER BY created_at")
             .bind(user_id)
-            .fetch_all(db)
+            .fetch_all(db.into().read())
             .await
             .context("failed to list tokens")?;
     Ok(rows
@@ -183,42 +177,42 @@ pub async fn tokens_of(db: impl AnyExecutor<'_>, user_id: &UserId) -> anyhow::Re
 }
 
 /// Revokes one of the user's tokens; false when there is no such live token.
-pub async fn revoke_token(db: impl AnyExecutor<'_>, user_id: &UserId, token_id: &str) -> anyhow::Result<bool> {
+pub async fn revoke_token(db: impl Into<Db<'_>>, user_id: &UserId, token_id: &str) -> anyhow::Result<bool> {
     let result = sqlx::query("UPDATE api_tokens SET revoked_at = $1 WHERE id = $2 AND user_id = $3 AND revoked_at IS NULL")
         .bind(now_ms())
         .bind(token_id)
         .bind(user_id)
-        .execute(db)
+        .execute(db.into().write())
         .await
         .context("failed to revoke token")?;
     Ok(result.rows_affected() == 1)
 }
 
 /// Sets (or with `None` clears) a user's email address; false if there is no such user.
-pub async fn set_email(db: impl AnyExecutor<'_>, username: &str, email: Option<&str>) -> anyhow::Result<bool> {
+pub async fn set_email(db: impl Into<Db<'_>>, username: &str, email: Option<&str>) -> anyhow::Result<bool> {
     let result = sqlx::query("UPDATE users SET email = $1 WHERE lower(username) = lower($2)")
         .bind(email)
         .bind(username)
-        .execute(db)
+        .execute(db.into().write())
         .await
         .context("failed to set an email address")?;
     Ok(result.rows_affected() == 1)
 }
 
 /// A user's email address, if they have one.
-pub async fn email_of(db: impl AnyExecutor<'_>, username: &str) -> anyhow::Result<Option<String>> {
+pub async fn email_of(db: impl Into<Db<'_>>, username: &str) -> anyhow::Result<Option<String>> {
     let email: Option<Option<String>> = sqlx::query_scalar("SELECT email FROM users WHERE lower(username) = lower($1)")
         .bind(username)
-        .fetch_optional(db)
+        .fetch_optional(db.into().read())
         .await
         .context("failed to read an email address")?;
     Ok(email.flatten().filter(|e| !e.is_empty()))
 }
 
 /// The admins' user names.
-pub async fn admins(db: impl AnyExecutor<'_>) -> anyhow::Result<Vec<String>> {
+pub async fn admins(db: impl Into<Db<'_>>) -> anyhow::Result<Vec<String>> {
     sqlx::query_scalar("SELECT username FROM users WHERE role = 'admin' ORDER BY username")
-        .fetch_all(db)
+        .fetch_all(db.into().read())
         .await
         .context("failed to list admins")
 }

@@ -50,17 +50,17 @@ impl Engine {
     pub async fn restart(self) -> Self {
         let Self { dir, agents_toml, store, orchestrator } = self;
         drop(orchestrator);
-        store.writer().close().await;
+        store.testing().writer().close().await;
         Self::open(dir, agents_toml).await
     }
 
     /// A user (role `user`) and a conversation of theirs with `agent`.
     pub async fn conversation(&self, user: &str, agent: &str) -> Conversation {
-        let owner = users::insert(self.store.writer(), user, "not a password hash", Role::User)
+        let owner = users::insert(self.store.testing().writer(), user, "not a password hash", Role::User)
             .await
             .expect("inserting a user")
             .expect("a new user");
-        conversations::create(self.store.writer(), "a test chat", agent, &owner).await.expect("a conversation")
+        conversations::create(self.store.testing().writer(), "a test chat", agent, &owner).await.expect("a conversation")
     }
 
     /// Starts a turn with `text` and waits until it settles.
@@ -74,7 +74,7 @@ impl Engine {
     pub async fn settle(&self, task: &TaskId) -> TaskStatus {
         let settled = async {
             loop {
-                let row = tasks::get(self.store.pool(), task).await.expect("reading the task").expect("the task exists");
+                let row = tasks::get(self.store.testing().pool(), task).await.expect("reading the task").expect("the task exists");
                 if row.status() != TaskStatus::Working && !self.orchestrator.is_running(task) {
                     return row.status();
                 }
@@ -85,19 +85,19 @@ impl Engine {
     }
 
     pub async fn status(&self, task: &TaskId) -> TaskStatus {
-        tasks::get(self.store.pool(), task).await.unwrap().expect("the task exists").status()
+        tasks::get(self.store.testing().pool(), task).await.unwrap().expect("the task exists").status()
     }
 
     pub async fn pending(&self, task: &TaskId) -> Vec<ApprovalRow> {
-        approvals::pending_for_task(self.store.pool(), task).await.expect("reading pending approvals")
+        approvals::pending_for_task(self.store.testing().pool(), task).await.expect("reading pending approvals")
     }
 
     pub async fn approval(&self, id: &ApprovalId) -> ApprovalRow {
-        approvals::get(self.store.pool(), id).await.unwrap().expect("the approval exists")
+        approvals::get(self.store.testing().pool(), id).await.unwrap().expect("the approval exists")
     }
 
     pub async fn events(&self, conversation: &Conversation, task: &TaskId) -> Vec<Event> {
-        events::of_task(self.store.pool(), &conversation.id, task).await.expect("reading events")
+        events::of_task(self.store.testing().pool(), &conversation.id, task).await.expect("reading events")
     }
 
     /// A person deciding (what the card, the queue and every other door end in).

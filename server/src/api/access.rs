@@ -22,7 +22,7 @@ use crate::{
 
 /// The conversation if it exists and `user` may see it; 404 otherwise (existence is not revealed).
 pub async fn visible_conversation(store: &Store, user: &CurrentUser, id: &ConversationId) -> Result<Conversation, ApiError> {
-    conversations::get(store.quick(), id)
+    conversations::get(store, id)
         .await?
         .filter(|c| user.can_see(c.owner_id.as_ref()))
         .ok_or_else(|| ApiError::NotFound(format!("conversation {id} does not exist")))
@@ -31,13 +31,13 @@ pub async fn visible_conversation(store: &Store, user: &CurrentUser, id: &Conver
 /// The approval if it exists and `user` may see it; 404 otherwise.
 pub async fn visible_approval(state: &AppState, user: &CurrentUser, id: &ApprovalId) -> Result<ApprovalRow, ApiError> {
     let missing = || ApiError::NotFound(format!("approval {id} does not exist"));
-    let approval = approvals::get(state.store.quick(), id).await?.ok_or_else(missing)?;
+    let approval = approvals::get(&state.store, id).await?.ok_or_else(missing)?;
     // The people an escalation or the gate's approvers named see it too (they decide it), and
     // so do those who stand in for them (a delegation).
     if user.can_see(approval.owner_id.as_ref()) || approval.decided_by_user(&user.user.username) {
         return Ok(approval);
     }
-    let principals = delegations::delegators_of(state.store.quick(), &user.user.username, now_ms()).await?;
+    let principals = delegations::delegators_of(&state.store, &user.user.username, now_ms()).await?;
     principals.iter().any(|p| approval.decided_by_user(p)).then_some(approval).ok_or_else(missing)
 }
 

@@ -86,7 +86,7 @@ async fn escalate(
     Path(id): Path<ApprovalId>,
     body: Option<ApiJson<EscalateRequest>>,
 ) -> Result<Json<Approval>, ApiError> {
-    state.limits.decision(state.store.writer(), &user.user.id).await?;
+    state.limits.decision(&state.store, &user.user.id).await?;
     access::visible_approval(&state, &user, &id).await?;
     let to = body.and_then(|ApiJson(b)| b.to).map(|t| t.trim().to_owned()).filter(|t| !t.is_empty());
     state.orchestrator.escalate(&id, &access::actor(&user), to.as_deref()).await?;
@@ -138,7 +138,7 @@ async fn list(
         })?),
     };
     let stand_in_for = match user.owner_filter() {
-        Some(_) => crate::store::delegations::delegators_of(state.store.pool(), &user.user.username, now_ms()).await?,
+        Some(_) => crate::store::delegations::delegators_of(&state.store, &user.user.username, now_ms()).await?,
         None => Vec::new(),
     };
     let filter = Filter {
@@ -153,7 +153,7 @@ async fn list(
         order,
         limit,
     };
-    let rows = approvals::list(state.store.pool(), &filter).await?;
+    let rows = approvals::list(&state.store, &filter).await?;
     let now = now_ms();
     Ok(Json(rows.iter().map(|r| r.to_wire(now)).collect()))
 }
@@ -285,7 +285,7 @@ async fn defer(
 /// this user, then the decision itself, where whether this user may decide it now is checked in
 /// the same transaction as the write (`rules::may_decide`).
 async fn decide(state: &AppState, user: &CurrentUser, id: &ApprovalId, decision: Decision) -> Result<Json<DecisionOutcome>, ApiError> {
-    state.limits.decision(state.store.writer(), &user.user.id).await?;
+    state.limits.decision(&state.store, &user.user.id).await?;
     access::visible_approval(state, user, id).await?;
     Ok(Json(state.orchestrator.decide(id, decision, &access::actor(user)).await?))
 }

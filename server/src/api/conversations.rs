@@ -75,7 +75,7 @@ async fn create(
     if title.chars().count() > MAX_TITLE_CHARS {
         return Err(ApiError::invalid("title", format!("the title is longer than {MAX_TITLE_CHARS} characters")));
     }
-    let conversation = conversations::create(state.store.writer(), &title, &agent.name, &user.user).await?;
+    let conversation = conversations::create(&state.store, &title, &agent.name, &user.user).await?;
     Ok((StatusCode::CREATED, Json(conversation)))
 }
 
@@ -92,7 +92,7 @@ async fn create(
 )]
 #[tracing::instrument(skip(state, user))]
 async fn list(State(state): State<AppState>, user: CurrentUser) -> Result<Json<Vec<Conversation>>, ApiError> {
-    Ok(Json(conversations::list(state.store.pool(), user.owner_filter(), 200).await?))
+    Ok(Json(conversations::list(&state.store, user.owner_filter(), 200).await?))
 }
 
 #[utoipa::path(
@@ -123,7 +123,7 @@ async fn read(
     match query.events.as_deref() {
         // The whole log, and the view folded from exactly it.
         Some("all") => {
-            let events = events::after(state.store.pool(), &id, 0).await?;
+            let events = events::after(&state.store, &id, 0).await?;
             let view = fold(&events);
             Ok(Json(ConversationDetail { conversation, events, view, policy_version: state.orchestrator.agents().version.clone() }))
         }
@@ -249,14 +249,14 @@ async fn post_message(
     // a decision like any other: it counts against the user's decision rate limit. Without one,
     // no write transaction is opened to look again (a confirmation asked meanwhile makes the
     // turn below a conflict, as it would a moment later).
-    if approvals::pending_in_chat(state.store.quick(), &conversation.id).await?.is_some() {
+    if approvals::pending_in_chat(&state.store, &conversation.id).await?.is_some() {
         // The answer decides a call: a token that may only call (an agent's own) cannot give it.
         if !scopes.allows(Scope::Decide) {
             return Err(ApiError::Forbidden(
                 "this chat waits for a yes or no, which decides a call: that needs a token with the decide scope".into(),
             ));
         }
-        state.limits.decision(state.store.writer(), &user.user.id).await?;
+        state.limits.decision(&state.store, &user.user.id).await?;
         if let Some(reply) = state.orchestrator.answer_in_chat(&conversation.id, text, &access::actor(&user)).await? {
             let answer = match reply.answer {
                 Answer::Yes => "approved",
@@ -370,8 +370,8 @@ impl Cursor {
             }
             if !self.caught_up {
                 self.client.reads_store();
-                let reader = self.store.reader_for(std::mem::take(&mut self.behind));
-                match events::after(reader, &self.conversation_id, self.last).await {
+                let behind = std::mem::take(&mut self.behind);
+                match events::about_after(&self.store, &self.conversation_id, self.last, behind).await {
                     Ok(events) if !events.is_empty() => {
                         self.backlog.extend(events);
                         continue;

@@ -52,7 +52,7 @@ fn wire(row: DelegationRow) -> Delegation {
 )]
 async fn list(State(state): State<AppState>, user: CurrentUser) -> Result<Json<Vec<Delegation>>, ApiError> {
     let whose = (!user.user.is_admin()).then_some(user.user.username.as_str());
-    Ok(Json(delegations::list(state.store.pool(), whose).await?.into_iter().map(wire).collect()))
+    Ok(Json(delegations::list(&state.store, whose).await?.into_iter().map(wire).collect()))
 }
 
 #[utoipa::path(

@@ -31,7 +31,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[tracing::instrument(skip(state, user))]
 async fn revoke(State(state): State<AppState>, user: CurrentUser, Path(id): Path<GrantId>) -> Result<StatusCode, ApiError> {
     let not_found = || ApiError::NotFound(format!("grant {id} does not exist"));
-    let grant = grants::get(state.store.pool(), &id).await?.ok_or_else(not_found)?;
+    let grant = grants::get(&state.store, &id).await?.ok_or_else(not_found)?;
     access::visible_conversation(&state.store, &user, &grant.conversation_id).await.map_err(|_| not_found())?;
     state.orchestrator.revoke_grant(&id, &access::actor(&user)).await?;
     Ok(StatusCode::NO_CONTENT)

@@ -74,7 +74,7 @@ async fn issue(
         if !user.user.is_admin() {
             return Err(ApiError::Forbidden("only an admin may have links sent to someone else".into()));
         }
-        let account = users::credentials(state.store.pool(), name)
+        let account = users::credentials(&state.store, name)
             .await?
             .ok_or_else(|| ApiError::invalid("decider", format!("no user is named {name:?}")))?;
         decider = crate::orchestrator::Actor { name: account.user.username, role: Some(account.user.role), ..decider };
@@ -117,7 +117,7 @@ async fn send(state: &AppState, id: &ApprovalId, decider: &Actor, by: &CurrentUs
             decider.name
         )));
     }
-    let address = users::email_of(state.store.pool(), &decider.name).await?.ok_or_else(|| {
+    let address = users::email_of(&state.store, &decider.name).await?.ok_or_else(|| {
         refused(format!(
             "links decide as {0}, so only {0} may receive them, and {0} has no email address (countersign user email {0} ADDRESS)",
             decider.name
@@ -149,7 +149,7 @@ async fn send(state: &AppState, id: &ApprovalId, decider: &Actor, by: &CurrentUs
 )]
 async fn revoke(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
     use crate::store::decision_links;
-    let link = decision_links::get(state.store.pool(), &id)
+    let link = decision_links::get(&state.store, &id)
         .await?
         .filter(|l| user.user.is_admin() || l.decider.eq_ignore_ascii_case(&user.user.username))
         .ok_or_else(|| ApiError::NotFound(format!("no decision links {id} of yours")))?;

@@ -31,7 +31,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     security(()),
 )]
 async fn metrics(State(state): State<AppState>) -> Result<impl IntoResponse, ApiError> {
-    let pending = crate::store::approvals::pending_by_gate(state.store.pool()).await?;
+    let pending = crate::store::approvals::pending_by_gate(&state.store).await?;
     let text = state.orchestrator.metrics().render(pending)?;
     Ok(([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], text))
 }

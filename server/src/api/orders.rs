@@ -27,7 +27,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     ),
 )]
 async fn list(State(state): State<AppState>, _user: CurrentUser) -> Result<Json<Vec<Order>>, ApiError> {
-    Ok(Json(orders::list(state.store.pool(), None).await?.iter().map(|o| o.to_wire()).collect()))
+    Ok(Json(orders::list(&state.store, None).await?.iter().map(|o| o.to_wire()).collect()))
 }
 
 #[utoipa::path(
@@ -45,6 +45,6 @@ async fn list(State(state): State<AppState>, _user: CurrentUser) -> Result<Json<
 async fn read(State(state): State<AppState>, _user: CurrentUser, Path(id): Path<String>) -> Result<Json<Order>, ApiError> {
     let not_found = || ApiError::NotFound(format!("order {id} does not exist"));
     let number: i64 = id.parse().map_err(|_| not_found())?;
-    let order = orders::get(state.store.pool(), number).await?.ok_or_else(not_found)?;
+    let order = orders::get(&state.store, number).await?.ok_or_else(not_found)?;
     Ok(Json(order.to_wire()))
 }

@@ -52,10 +52,9 @@ async fn stream(
     let mut deciders = vec![user.user.username.clone()];
     let mut handed_to_me = std::collections::HashSet::new();
     if !user.user.is_admin() {
-        deciders
-            .extend(crate::store::delegations::delegators_of(state.store.pool(), &user.user.username, crate::store::time::now_ms()).await?);
+        deciders.extend(crate::store::delegations::delegators_of(&state.store, &user.user.username, crate::store::time::now_ms()).await?);
         for person in &deciders {
-            handed_to_me.extend(approvals::escalated_to(state.store.pool(), person).await?);
+            handed_to_me.extend(approvals::escalated_to(&state.store, person).await?);
         }
     }
     let client = state.orchestrator.metrics().sse_client();
@@ -131,7 +130,7 @@ impl Watcher {
             if self.owners.len() >= MAX_OWNERS {
                 self.owners.clear();
             }
-            let owner = conversations::get(self.store.pool(), conversation_id).await.ok().flatten().and_then(|c| c.owner_id);
+            let owner = conversations::get(&self.store, conversation_id).await.ok().flatten().and_then(|c| c.owner_id);
             self.owners.insert(conversation_id.clone(), owner);
         }
         self.user.can_see(self.owners[conversation_id].as_ref())

@@ -35,8 +35,8 @@ async fn authenticate(state: &AppState, session: &Session, ip: Option<&str>, log
     if login.username.contains('\0') {
         return Err(ApiError::Unauthorized("wrong user name or password".into()));
     }
-    let attempt = state.limits.login(state.store.writer(), &login.username, ip).await?;
-    let credentials = users::credentials(state.store.pool(), login.username.trim()).await?;
+    let attempt = state.limits.login(&state.store, &login.username, ip).await?;
+    let credentials = users::credentials(&state.store, login.username.trim()).await?;
     let (user, hash) = match credentials {
         Some(c) => (Some(c.user), Some(c.password_hash)),
         None => (None, None),
@@ -46,7 +46,7 @@ async fn authenticate(state: &AppState, session: &Session, ip: Option<&str>, log
         Err(other) => ApiError::Internal(other),
     })?;
     let user = user.filter(|_| ok).ok_or_else(|| ApiError::Unauthorized("wrong user name or password".into()))?;
-    attempt.succeeded(state.store.writer()).await?;
+    attempt.succeeded(&state.store).await?;
     // A new session id on login: a session id planted before login is worthless.
     session.cycle_id().await.map_err(|e| anyhow::anyhow!("session: {e}"))?;
     session.insert(SESSION_USER, &user.id).await.map_err(|e| anyhow::anyhow!("session: {e}"))?;
@@ -140,8 +140,7 @@ async fn login_form(
     ),
 )]
 async fn me(State(state): State<AppState>, user: CurrentUser) -> Result<Json<Me>, ApiError> {
-    let stands_in_for =
-        crate::store::delegations::delegators_of(state.store.pool(), &user.user.username, crate::store::time::now_ms()).await?;
+    let stands_in_for = crate::store::delegations::delegators_of(&state.store, &user.user.username, crate::store::time::now_ms()).await?;
     Ok(Json(Me { stands_in_for, ..Me::from(&user.user) }))
 }
 

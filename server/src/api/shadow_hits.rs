@@ -43,5 +43,5 @@ async fn list(
     if !(1..=500).contains(&limit) {
         return Err(ApiError::invalid("limit", "limit must be from 1 to 500"));
     }
-    Ok(Json(shadow_hits::list(state.store.pool(), user.owner_filter(), limit).await?))
+    Ok(Json(shadow_hits::list(&state.store, user.owner_filter(), limit).await?))
 }

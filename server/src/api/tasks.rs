@@ -30,7 +30,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// The task with its summary, folded from its conversation's events by the chat's own fold.
 async fn with_summary(state: &AppState, task: &TaskRow) -> Result<Task, ApiError> {
-    let events = events::after(state.store.pool(), &task.conversation_id, 0).await?;
+    let events = events::after(&state.store, &task.conversation_id, 0).await?;
     let mut wire = task.to_wire();
     wire.summary = domain::fold(&events).tasks.into_iter().find(|t| t.task_id == task.id).map(|t| t.summary);
     Ok(wire)
@@ -39,7 +39,7 @@ async fn with_summary(state: &AppState, task: &TaskRow) -> Result<Task, ApiError
 /// The task if it exists and `user` may see its conversation; 404 otherwise.
 async fn visible_task(state: &AppState, user: &CurrentUser, id: &TaskId) -> Result<TaskRow, ApiError> {
     let not_found = || ApiError::NotFound(format!("task {id} does not exist"));
-    let task = tasks::get(state.store.pool(), id).await?.ok_or_else(not_found)?;
+    let task = tasks::get(&state.store, id).await?.ok_or_else(not_found)?;
     access::visible_conversation(&state.store, user, &task.conversation_id).await.map_err(|_| not_found())?;
     Ok(task)
 }
@@ -79,7 +79,7 @@ async fn approve_all(
     user: CurrentUser,
     Path(id): Path<TaskId>,
 ) -> Result<Json<Vec<DecisionOutcome>>, ApiError> {
-    state.limits.decision(state.store.writer(), &user.user.id).await?;
+    state.limits.decision(&state.store, &user.user.id).await?;
     visible_task(&state, &user, &id).await?;
     Ok(Json(state.orchestrator.decide_all(&id, Decision::Approve { args: None, grant: None }, &actor(&user)).await?))
 }
@@ -104,7 +104,7 @@ async fn reject_all(
     Path(id): Path<TaskId>,
     body: Option<ApiJson<RejectRequest>>,
 ) -> Result<Json<Vec<DecisionOutcome>>, ApiError> {
-    state.limits.decision(state.store.writer(), &user.user.id).await?;
+    state.limits.decision(&state.store, &user.user.id).await?;
     visible_task(&state, &user, &id).await?;
     Ok(Json(state.orchestrator.decide_all(&id, Decision::Reject { reason: reason_of(body) }, &actor(&user)).await?))
 }
@@ -123,7 +123,7 @@ async fn reject_all(
 )]
 #[tracing::instrument(skip(state, user))]
 async fn abort(State(state): State<AppState>, user: CurrentUser, Path(id): Path<TaskId>) -> Result<Json<Task>, ApiError> {
-    state.limits.decision(state.store.writer(), &user.user.id).await?;
+    state.limits.decision(&state.store, &user.user.id).await?;
     visible_task(&state, &user, &id).await?;
     state.orchestrator.abort(&id, &actor(&user)).await?;
     Ok(Json(with_summary(&state, &visible_task(&state, &user, &id).await?).await?))

@@ -82,7 +82,7 @@ async fn create(
         Some(names) => Scopes::parse(&names.join(" ")).map_err(|why| ApiError::invalid("scopes", why))?,
     };
     let token = tokens::generate();
-    let id = users::insert_token(state.store.writer(), &user.user.id, &name, &tokens::digest(&token), &scopes.to_string()).await?;
+    let id = users::insert_token(&state.store, &user.user.id, &name, &tokens::digest(&token), &scopes.to_string()).await?;
     Ok((StatusCode::CREATED, Json(CreatedToken { id, name, scopes: scopes.names(), token })))
 }
 
@@ -98,7 +98,7 @@ async fn create(
     ),
 )]
 async fn list(State(state): State<AppState>, user: CurrentUser) -> Result<Json<Vec<TokenView>>, ApiError> {
-    let tokens = users::tokens_of(state.store.pool(), &user.user.id).await?;
+    let tokens = users::tokens_of(&state.store, &user.user.id).await?;
     Ok(Json(tokens.into_iter().map(|info| TokenView { created_at: rfc3339(info.created_at_ms), info }).collect()))
 }
 
@@ -115,7 +115,7 @@ async fn list(State(state): State<AppState>, user: CurrentUser) -> Result<Json<V
     ),
 )]
 async fn revoke(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
-    if users::revoke_token(state.store.writer(), &user.user.id, &id).await? {
+    if users::revoke_token(&state.store, &user.user.id, &id).await? {
         // Requests check the token each time; open event streams learn it here.
         crate::store::replicas::publish_revoked(&state.store, &Credential::of_token(&id).0).await?;
         Ok(StatusCode::NO_CONTENT)

@@ -28,5 +28,5 @@ pub fn router() -> OpenApiRouter<AppState> {
     extensions(("x-admin-only" = json!(true))),
 )]
 async fn list(State(state): State<AppState>, _admin: Admin) -> Result<Json<Vec<User>>, ApiError> {
-    Ok(Json(users::list(state.store.pool()).await?))
+    Ok(Json(users::list(&state.store).await?))
 }

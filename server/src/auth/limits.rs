@@ -62,24 +62,24 @@ impl Limits {
         let mut every = tokio::time::interval(Duration::from_secs(60));
         loop {
             every.tick().await;
-            if let Err(err) = limits::forget_ended(store.writer(), self.longest_window()).await {
+            if let Err(err) = limits::forget_ended(&store, self.longest_window()).await {
                 tracing::warn!(error = ?err, "could not delete old attempt counters");
             }
         }
     }
 
-    pub async fn decision(&self, writer: &sqlx::AnyPool, user_id: &UserId) -> Result<(), Refusal> {
-        take(writer, &format!("decide:{user_id}"), self.decisions_per_user, "too many decisions").await
+    pub async fn decision(&self, store: &crate::store::Store, user_id: &UserId) -> Result<(), Refusal> {
+        take(store, &format!("decide:{user_id}"), self.decisions_per_user, "too many decisions").await
     }
 
     /// Counts a login attempt for `name` from `address`, or refuses it (429) when either has used
     /// its failures for this window.
-    pub async fn login(&self, writer: &sqlx::AnyPool, name: &str, address: Option<&str>) -> Result<LoginAttempt, Refusal> {
+    pub async fn login(&self, store: &crate::store::Store, name: &str, address: Option<&str>) -> Result<LoginAttempt, Refusal> {
         let name_key = name_key(name);
         let address_key = format!("login-address:{}", address.unwrap_or("unknown"));
-        take(writer, &address_key, self.login_per_address, "too many failed logins from this address").await?;
-        if let Err(refused) = take(writer, &name_key, self.login_per_name, "too many failed logins for this user name").await {
-            limits::give_back(writer, &address_key).await?;
+        take(store, &address_key, self.login_per_address, "too many failed logins from this address").await?;
+        if let Err(refused) = take(store, &name_key, self.login_per_name, "too many failed logins for this user name").await {
+            limits::give_back(store, &address_key).await?;
             return Err(refused);
         }
         Ok(LoginAttempt { keys: [name_key, address_key] })
@@ -88,16 +88,16 @@ impl Limits {
 
 impl LoginAttempt {
     /// The password was right: this attempt is not a failure.
-    pub async fn succeeded(self, writer: &sqlx::AnyPool) -> Result<(), Refusal> {
+    pub async fn succeeded(self, store: &crate::store::Store) -> Result<(), Refusal> {
         for key in &self.keys {
-            limits::give_back(writer, key).await?;
+            limits::give_back(store, key).await?;
         }
         Ok(())
     }
 }
 
-async fn take(writer: &sqlx::AnyPool, key: &str, rule: Rule, what: &str) -> Result<(), Refusal> {
-    match limits::take(writer, key, rule.limit, rule.window).await? {
+async fn take(store: &crate::store::Store, key: &str, rule: Rule, what: &str) -> Result<(), Refusal> {
+    match limits::take(store, key, rule.limit, rule.window).await? {
         None => Ok(()),
         Some(wait) => {
             // Never longer than the window: the database's clock may run a little ahead of ours.

@@ -69,7 +69,7 @@ pub struct BadToken;
 /// Middleware: finds the user behind a bearer token or the session cookie.
 pub async fn resolve(State(state): State<AppState>, mut req: Request, next: Next) -> Result<Response, ApiError> {
     let user = match bearer(req.headers()) {
-        Some(token) => match users::user_for_token(state.store.quick(), &tokens::digest(token)).await? {
+        Some(token) => match users::user_for_token(&state.store, &tokens::digest(token)).await? {
             Some((user, token_id, scopes)) => {
                 // A stored scope list that does not parse allows nothing (fail closed).
                 let scopes = Scopes::parse(&scopes).unwrap_or(Scopes::NONE);
@@ -103,7 +103,7 @@ pub async fn resolve(State(state): State<AppState>, mut req: Request, next: Next
                     }
                     // A person in the browser may do all they are allowed to.
                     req.extensions_mut().insert(Scopes::ALL);
-                    users::get(state.store.quick(), &id).await?
+                    users::get(&state.store, &id).await?
                 }
                 None => None,
             },

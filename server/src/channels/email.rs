@@ -79,7 +79,7 @@ impl Channel for Emails {
 /// Sent, or why not (`Sent::Retry` / `Sent::GiveUp`).
 async fn send_one(state: &AppState, mailer: &Mailer, notice: &EmailNotice, address: &str) -> Result<(), Sent> {
     let internal = |e: anyhow::Error| Sent::Retry(format!("{e:#}"));
-    let approval = approvals::get(state.store.pool(), &notice.approval_id)
+    let approval = approvals::get(&state.store, &notice.approval_id)
         .await
         .map_err(internal)?
         .ok_or_else(|| Sent::GiveUp("the approval does not exist".into()))?;
@@ -87,7 +87,7 @@ async fn send_one(state: &AppState, mailer: &Mailer, notice: &EmailNotice, addre
         format!("{} <{address}>", notice.person).parse().map_err(|e| Sent::GiveUp(format!("bad address {address:?}: {e}")))?;
     let (subject, text, html) = match approval.state {
         ApprovalState::Pending => {
-            let account = users::credentials(state.store.pool(), &notice.person)
+            let account = users::credentials(&state.store, &notice.person)
                 .await
                 .map_err(internal)?
                 .ok_or_else(|| Sent::GiveUp(format!("{} has no account any more", notice.person)))?;

@@ -162,9 +162,8 @@ impl Channel for SlackMessages {
 /// One post or update; why not as `Sent::Retry` / `Sent::GiveUp`.
 async fn send_one(state: &AppState, slack: &Slack, action: SlackAction, approval_id: &ApprovalId) -> Result<(), Sent> {
     let internal = |e: anyhow::Error| Sent::Retry(format!("{e:#}"));
-    let approval =
-        approvals::get(state.store.pool(), approval_id).await.map_err(internal)?.ok_or(Sent::GiveUp("no such approval".to_owned()))?;
-    let (method, body, channel) = match (action, slack::message_of(state.store.pool(), approval_id).await.map_err(internal)?) {
+    let approval = approvals::get(&state.store, approval_id).await.map_err(internal)?.ok_or(Sent::GiveUp("no such approval".to_owned()))?;
+    let (method, body, channel) = match (action, slack::message_of(&state.store, approval_id).await.map_err(internal)?) {
         (SlackAction::Update, Some((channel, ts))) => {
             let mut body = message(&approval, &channel);
             body["ts"] = json!(ts);
@@ -227,7 +226,7 @@ async fn interaction(State(state): State<AppState>, headers: HeaderMap, body: By
             &format!("Your Slack account ({slack_user}) is not linked to a Countersign user: nothing was decided."),
         );
     };
-    let Ok(Some(account)) = users::credentials(state.store.pool(), username).await else {
+    let Ok(Some(account)) = users::credentials(&state.store, username).await else {
         return reply(StatusCode::OK, &format!("{username} has no Countersign account: nothing was decided."));
     };
     let reject = match action_id {
@@ -244,7 +243,7 @@ async fn interaction(State(state): State<AppState>, headers: HeaderMap, body: By
         via: Some(format!("slack {slack_user}")),
     };
     // Someone who could not see it in Countersign cannot decide it from Slack either.
-    let approval = match approvals::get(state.store.pool(), &approval_id.into()).await {
+    let approval = match approvals::get(&state.store, &approval_id.into()).await {
         Ok(Some(approval)) => approval,
         _ => return reply(StatusCode::OK, "That approval does not exist."),
     };
@@ -263,7 +262,7 @@ async fn interaction(State(state): State<AppState>, headers: HeaderMap, body: By
         );
     }
     // The same per-user decision limit as the API's.
-    if state.limits.decision(state.store.writer(), &account.user.id).await.is_err() {
+    if state.limits.decision(&state.store, &account.user.id).await.is_err() {
         return reply(StatusCode::OK, "Too many decisions in the last minute: wait a moment and click again.");
     }
     let decision = if reject {

@@ -42,7 +42,7 @@ pub async fn key(config: &crate::config::Config, store: &crate::store::Store) ->
         Some(key) => key.clone(),
         None => {
             let fresh = hex::encode(rand::random::<[u8; 32]>());
-            crate::store::secrets::get_or_create(store.pool(), "link_key", fresh).await?
+            crate::store::secrets::get_or_create(store, "link_key", fresh).await?
         }
     };
     Ok(match &config.link_key_previous {
@@ -61,7 +61,7 @@ pub async fn sees_it(state: &AppState, approval: &crate::store::approvals::Appro
     {
         return Ok(true);
     }
-    let principals = crate::store::delegations::delegators_of(state.store.pool(), &person.name, now_ms()).await?;
+    let principals = crate::store::delegations::delegators_of(&state.store, &person.name, now_ms()).await?;
     Ok(principals.iter().any(|p| approval.decided_by_user(p)))
 }
 

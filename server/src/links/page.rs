@@ -83,7 +83,7 @@ async fn check(state: &AppState, token: &str, ip: Option<String>, headers: &Head
         said(StatusCode::INTERNAL_SERVER_ERROR, "Something went wrong", "The server could not read its database. Try again in a moment.")
     };
     // A link revoked before it expired (links from before links were recorded have no row).
-    if let Some(link) = crate::store::decision_links::get(state.store.pool(), &claims.link_id).await.map_err(internal)?
+    if let Some(link) = crate::store::decision_links::get(&state.store, &claims.link_id).await.map_err(internal)?
         && link.revoked_at.is_some()
     {
         let by = link.revoked_by.as_deref().unwrap_or("someone");
@@ -93,10 +93,10 @@ async fn check(state: &AppState, token: &str, ip: Option<String>, headers: &Head
             &format!("{by} revoked it. Nothing was changed. Open the approval queue to decide."),
         ));
     }
-    let Some(account) = users::credentials(state.store.pool(), &claims.decider).await.map_err(internal)? else {
+    let Some(account) = users::credentials(&state.store, &claims.decider).await.map_err(internal)? else {
         return Err(said(StatusCode::FORBIDDEN, "This link no longer works", "The person it was made for has no account any more."));
     };
-    let approval = approvals::get(state.store.pool(), &claims.approval_id.clone().into())
+    let approval = approvals::get(&state.store, &claims.approval_id.clone().into())
         .await
         .map_err(internal)?
         .ok_or_else(|| said(StatusCode::NOT_FOUND, "No such approval", "The approval this link was made for does not exist."))?;
@@ -198,8 +198,8 @@ async fn decide(
         Ok(checked) => checked,
         Err(page) => return page,
     };
-    if let Some(user) = users::credentials(state.store.pool(), &actor.name).await.ok().flatten()
-        && state.limits.decision(state.store.writer(), &user.user.id).await.is_err()
+    if let Some(user) = users::credentials(&state.store, &actor.name).await.ok().flatten()
+        && state.limits.decision(&state.store, &user.user.id).await.is_err()
     {
         return said(
             StatusCode::TOO_MANY_REQUESTS,
@@ -229,7 +229,7 @@ async fn decide(
         Ok(outcome) => said(StatusCode::OK, "Rejected", &format!("{}: {}. The agent is told.", approval.summary, outcome.outcome)),
         // Decided by someone first, or refused while still pending (the same person again
         // toward a quorum, the deadline passed): say which.
-        Err(EngineError::WrongState(why)) => match approvals::get(state.store.pool(), &approval.id).await {
+        Err(EngineError::WrongState(why)) => match approvals::get(&state.store, &approval.id).await {
             Ok(Some(now)) if now.state != domain::ApprovalState::Pending => already(&now),
             _ => said(StatusCode::CONFLICT, "Not decided", &format!("{why}. Nothing was changed.")),
         },

@@ -168,8 +168,8 @@ fn actor(user: &User) -> Actor {
 /// The task if it exists and is in a conversation the user sees.
 async fn visible_task(state: &AppState, user: &User, id: &str) -> Result<TaskRow, RpcError> {
     let not_found = || RpcError(code::TASK_NOT_FOUND, format!("task {id} does not exist"));
-    let task = tasks::get(state.store.pool(), &TaskId::from(id.to_owned())).await?.ok_or_else(not_found)?;
-    let conversation = conversations::get(state.store.pool(), &task.conversation_id).await?.ok_or_else(not_found)?;
+    let task = tasks::get(&state.store, &TaskId::from(id.to_owned())).await?.ok_or_else(not_found)?;
+    let conversation = conversations::get(&state.store, &task.conversation_id).await?.ok_or_else(not_found)?;
     if !(user.is_admin() || conversation.owner_id.as_ref() == Some(&user.id)) {
         return Err(not_found());
     }
@@ -190,7 +190,7 @@ async fn stream_message(state: AppState, user: User, scopes: Scopes, agent: Stri
         }
     };
     let mut frames = Vec::new();
-    let first = match tasks::get(state.store.pool(), &started).await {
+    let first = match tasks::get(&state.store, &started).await {
         Ok(Some(task)) => task_json(&state, &task).await.ok(),
         _ => None,
     };
@@ -262,7 +262,7 @@ async fn start(state: &AppState, user: &User, agent: &str, context: Option<&str>
         return Err(RpcError(code::INVALID_PARAMS, "the message needs a text part".into()));
     }
     let existing = match context {
-        Some(id) => conversations::get(state.store.pool(), &ConversationId::from(id.to_owned()))
+        Some(id) => conversations::get(&state.store, &ConversationId::from(id.to_owned()))
             .await?
             .filter(|c| c.owner_id.as_ref() == Some(&user.id) && c.agent == agent),
         None => None,
@@ -271,7 +271,7 @@ async fn start(state: &AppState, user: &User, agent: &str, context: Option<&str>
         Some(conversation) => conversation,
         None => {
             let title: String = text.chars().take(60).collect();
-            conversations::create(state.store.writer(), &title, agent, user).await?
+            conversations::create(&state.store, &title, agent, user).await?
         }
     };
     match state.orchestrator.start_turn(&conversation, text).await {
@@ -287,7 +287,7 @@ async fn start(state: &AppState, user: &User, agent: &str, context: Option<&str>
 async fn decide(state: &AppState, user: &User, task_id: &str, data: &Value) -> Result<TaskId, RpcError> {
     let task = visible_task(state, user, task_id).await?;
     // The same per-user decision limit as the API's.
-    if state.limits.decision(state.store.writer(), &user.id).await.is_err() {
+    if state.limits.decision(&state.store, &user.id).await.is_err() {
         return Err(RpcError(code::INVALID_REQUEST, "too many decisions in the last minute: wait a moment".into()));
     }
     let reason = data["reason"].as_str().map(str::to_owned).filter(|r| !r.trim().is_empty());
@@ -300,14 +300,14 @@ async fn decide(state: &AppState, user: &User, task_id: &str, data: &Value) -> R
     match data["approval_id"].as_str() {
         Some(approval) => {
             let approval = ApprovalId::from(approval.to_owned());
-            let row = approvals::get(state.store.pool(), &approval).await?;
+            let row = approvals::get(&state.store, &approval).await?;
             if row.is_none_or(|a| a.task_id != task.id) {
                 return Err(RpcError(code::INVALID_PARAMS, format!("approval {approval} is not one of task {task_id}'s")));
             }
             state.orchestrator.decide(&approval, decision, &actor).await?;
         }
         None => {
-            let pending = approvals::pending_for_task(state.store.pool(), &task.id).await?;
+            let pending = approvals::pending_for_task(&state.store, &task.id).await?;
             match (&decision, pending.as_slice()) {
                 // Edited arguments belong to one call: decide that one.
                 (Decision::Approve { args: Some(_), .. }, [only]) => {
@@ -338,7 +338,7 @@ async fn cancel(state: &AppState, user: &User, params: &Value) -> Result<Value, 
         Ok(()) | Err(EngineError::WrongState(_)) => {}
         Err(other) => return Err(other.into()),
     }
-    let task = tasks::get(state.store.pool(), &task.id).await?.unwrap_or(task);
+    let task = tasks::get(&state.store, &task.id).await?.unwrap_or(task);
     task_json(state, &task).await
 }
 
@@ -347,7 +347,7 @@ async fn settled(state: &AppState, id: &TaskId) -> Result<TaskRow, RpcError> {
     let deadline = tokio::time::Instant::now() + SETTLE;
     loop {
         let task =
-            tasks::get(state.store.pool(), id).await?.ok_or_else(|| RpcError(code::TASK_NOT_FOUND, format!("task {id} does not exist")))?;
+            tasks::get(&state.store, id).await?.ok_or_else(|| RpcError(code::TASK_NOT_FOUND, format!("task {id} does not exist")))?;
         if task.status() != TaskStatus::Working || tokio::time::Instant::now() >= deadline {
             return Ok(task);
         }
@@ -369,7 +369,7 @@ async fn task_json(state: &AppState, task: &TaskRow) -> Result<Value, RpcError> 
     let mut value = json!({ "id": task_id, "contextId": context_id, "status": { "state": state_name, "timestamp": rfc3339(now_ms()) } });
     match task.status() {
         TaskStatus::InputRequired => {
-            let pending = approvals::pending_for_task(state.store.pool(), &task.id).await?;
+            let pending = approvals::pending_for_task(&state.store, &task.id).await?;
             let now = now_ms();
             let requests: Vec<Approval> = pending.iter().map(|a| a.to_wire(now)).collect();
             let lines: Vec<String> =
@@ -401,7 +401,7 @@ async fn task_json(state: &AppState, task: &TaskRow) -> Result<Value, RpcError> 
 
 /// The agent's last message in the task, if it wrote one.
 async fn answer_of(state: &AppState, task: &TaskRow) -> anyhow::Result<Option<String>> {
-    let events = events::after(state.store.pool(), &task.conversation_id, 0).await?;
+    let events = events::after(&state.store, &task.conversation_id, 0).await?;
     Ok(events.into_iter().rev().find_map(|e| match e.body {
         EventBody::AssistantMessage { task_id, text, agent: None } if task_id == task.id => Some(text),
         _ => None,

@@ -137,10 +137,10 @@ async fn drive(
     tx: &mpsc::Sender<Value>,
 ) -> Result<Value, RunError> {
     let id = ConversationId::from(thread.to_owned());
-    let conversation = match conversations::get(state.store.pool(), &id).await? {
+    let conversation = match conversations::get(&state.store, &id).await? {
         Some(c) if c.owner_id.as_ref() == Some(&user.id) && c.agent == agent => c,
         Some(_) => return Err(RunError("THREAD_NOT_FOUND", format!("thread {thread} is not one of yours with agent {agent}"))),
-        None => conversations::create_with_id(state.store.writer(), &id, &title_of(input), agent, user).await?,
+        None => conversations::create_with_id(&state.store, &id, &title_of(input), agent, user).await?,
     };
     let since = conversation.last_seq;
     let resume = input["resume"].as_array().filter(|r| !r.is_empty());
@@ -189,14 +189,14 @@ fn last_user_text(input: &Value) -> Option<String> {
 async fn resume_with(state: &AppState, user: &User, conversation: &ConversationId, entries: &[Value]) -> Result<TaskId, RunError> {
     let actor = actor(user);
     // The same per-user decision limit as the API's.
-    if state.limits.decision(state.store.writer(), &user.id).await.is_err() {
+    if state.limits.decision(&state.store, &user.id).await.is_err() {
         return Err(RunError("TOO_MANY_DECISIONS", "too many decisions in the last minute: wait a moment".into()));
     }
     let mut decisions: Vec<(ApprovalRow, Decision)> = Vec::new();
     for entry in entries {
         let id =
             entry["interruptId"].as_str().ok_or_else(|| RunError("INVALID_RESUME", "each resume entry names its interruptId".into()))?;
-        let approval = approvals::get(state.store.pool(), &ApprovalId::from(id.to_owned()))
+        let approval = approvals::get(&state.store, &ApprovalId::from(id.to_owned()))
             .await?
             .filter(|a| &a.conversation_id == conversation)
             .ok_or_else(|| RunError("UNKNOWN_INTERRUPT", format!("interrupt {id} is not one of this thread's")))?;
@@ -253,7 +253,7 @@ async fn resume_with(state: &AppState, user: &User, conversation: &ConversationI
         decisions.push((approval, decision));
     }
     let task = decisions[0].0.task_id.clone();
-    let open: Vec<ApprovalId> = approvals::pending_for_task(state.store.pool(), &task).await?.into_iter().map(|a| a.id).collect();
+    let open: Vec<ApprovalId> = approvals::pending_for_task(&state.store, &task).await?.into_iter().map(|a| a.id).collect();
     if let Some(missing) = open.iter().find(|id| !decisions.iter().any(|(a, _)| &&a.id == id)) {
         return Err(RunError("INVALID_RESUME", format!("the resume leaves interrupt {missing} unanswered: answer every open interrupt")));
     }
@@ -273,8 +273,8 @@ async fn stream_until_settled(
 ) -> Result<Value, RunError> {
     let deadline = tokio::time::Instant::now() + RUN_LIMIT;
     loop {
-        let row: TaskRow = tasks::get(state.store.pool(), task).await?.ok_or_else(|| RunError("INTERNAL", "the task vanished".into()))?;
-        for event in events::after(state.store.pool(), conversation, since).await? {
+        let row: TaskRow = tasks::get(&state.store, task).await?.ok_or_else(|| RunError("INTERNAL", "the task vanished".into()))?;
+        for event in events::after(&state.store, conversation, since).await? {
             since = event.seq;
             if event.body.task_id() != task {
                 continue;
@@ -304,7 +304,7 @@ async fn stream_until_settled(
 
 /// The pending approvals of the task, as interrupts.
 async fn interrupts(state: &AppState, task: &TaskId) -> anyhow::Result<Vec<Value>> {
-    Ok(approvals::pending_for_task(state.store.pool(), task)
+    Ok(approvals::pending_for_task(&state.store, task)
         .await?
         .into_iter()
         .map(|a| {

@@ -153,7 +153,7 @@ impl ServerHandler for Gateway {
         let (user, key) = caller(&context)?;
         let name: String = request.client_info.name.chars().filter(|c| !c.is_control()).take(80).collect();
         if !name.trim().is_empty() {
-            client_calls::name_client(self.state.store.writer(), &user.id, &key, name.trim()).await.map_err(internal)?;
+            client_calls::name_client(&self.state.store, &user.id, &key, name.trim()).await.map_err(internal)?;
         }
         context.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
@@ -194,7 +194,7 @@ impl ServerHandler for Gateway {
             return Err(McpError::invalid_params(format!("no tool {tool:?} here: agent {} offers {}", agent.name, names.join(", ")), None));
         }
         // The same per-user limit as decisions: a runaway client cannot flood the queue.
-        if state.limits.decision(state.store.writer(), &user.id).await.is_err() {
+        if state.limits.decision(&state.store, &user.id).await.is_err() {
             return Err(McpError::invalid_request("too many calls in the last minute: wait a moment", None));
         }
         let args = Value::Object(request.arguments.clone().unwrap_or_default());
@@ -215,12 +215,11 @@ impl ServerHandler for Gateway {
         let (mut next_progress, mut next_heartbeat) = (started + PROGRESS_EVERY, started + HEARTBEAT_EVERY);
         let mut ended_at = None;
         let row = loop {
-            let row =
-                tasks::get(state.store.pool(), &task).await.map_err(internal)?.ok_or_else(|| internal(anyhow::anyhow!("task gone")))?;
+            let row = tasks::get(&state.store, &task).await.map_err(internal)?.ok_or_else(|| internal(anyhow::anyhow!("task gone")))?;
             if row.status().is_final() {
                 // A task stopped while its tool ran still gets the tool's result: wait for it a while.
                 let ended = *ended_at.get_or_insert_with(tokio::time::Instant::now);
-                let running = running(&events::of_task(state.store.pool(), &row.conversation_id, &task).await.map_err(internal)?);
+                let running = running(&events::of_task(&state.store, &row.conversation_id, &task).await.map_err(internal)?);
                 if !running || ended.elapsed() >= RESULT_GRACE {
                     break row;
                 }
@@ -237,7 +236,7 @@ impl ServerHandler for Gateway {
             let now = tokio::time::Instant::now();
             if now >= next_heartbeat {
                 next_heartbeat += HEARTBEAT_EVERY;
-                if let Err(err) = client_calls::mark(state.store.writer(), &task, false).await {
+                if let Err(err) = client_calls::mark(&state.store, &task, false).await {
                     tracing::warn!(%task, error = ?err, "recording that the MCP client waits failed");
                 }
             }
@@ -308,7 +307,7 @@ impl Drop for Waiting {
         }
         let (store, task) = (self.state.store.clone(), self.task.clone());
         tokio::spawn(async move {
-            if let Err(err) = client_calls::mark(store.writer(), &task, true).await {
+            if let Err(err) = client_calls::mark(&store, &task, true).await {
                 // The heartbeat stops too: the call counts as unattended after a short silence.
                 tracing::warn!(%task, error = ?err, "recording that the MCP client went away failed");
             }
@@ -320,7 +319,7 @@ impl Drop for Waiting {
 /// client and its token), and the client's name as the chat shows it: the name it gave in
 /// `initialize`, else its token's.
 async fn client_conversation(state: &AppState, user: &User, key: &str, agent: &str) -> anyhow::Result<(Conversation, String)> {
-    let pool = state.store.pool();
+    let pool = &state.store;
     let token_name = match key.strip_prefix("token:") {
         Some(id) => crate::store::users::tokens_of(pool, &user.id).await?.into_iter().find(|t| t.id == id).map(|t| t.name),
         None => None,
@@ -338,7 +337,7 @@ async fn client_conversation(state: &AppState, user: &User, key: &str, agent: &s
         Some(_) => format!("{client} (token \u{201c}{token_name}\u{201d}) · {agent}"),
         None => format!("{client} · {agent}"),
     };
-    match conversations::create_with_id(state.store.writer(), &id, &title, agent, user).await {
+    match conversations::create_with_id(&state.store, &id, &title, agent, user).await {
         Ok(made) => Ok((made, client)),
         Err(err) => match conversations::get(pool, &id).await? {
             Some(conversation) => Ok((conversation, client)),
@@ -358,7 +357,7 @@ fn client_conversation_id(user: &domain::UserId, key: &str, agent: &str) -> Conv
 /// The call's outcome as MCP's tool result: the upstream result when it ran, else a tool error
 /// saying why not (rejected with the reason, expired, not run).
 async fn outcome(state: &AppState, conversation: &ConversationId, task: &TaskId) -> anyhow::Result<CallToolResult> {
-    let history = events::of_task(state.store.pool(), conversation, task).await?;
+    let history = events::of_task(&state.store, conversation, task).await?;
     let result = history.iter().find_map(|e| match &e.body {
         EventBody::ToolResult { ok, output, .. } => Some((*ok, output.clone())),
         _ => None,

@@ -357,9 +357,9 @@ async fn a_write_ahead_log_past_its_limit_is_started_over() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::connect(&format!("sqlite://{}", dir.path().join("t.db").display()), Default::default()).await.unwrap();
     let log = || std::fs::metadata(dir.path().join("t.db-wal")).map(|m| m.len()).unwrap_or(0);
-    sqlx::query("CREATE TABLE filler (x BLOB)").execute(store.writer()).await.unwrap();
+    sqlx::query("CREATE TABLE filler (x BLOB)").execute(store.testing().writer()).await.unwrap();
     for _ in 0..64 {
-        sqlx::query("INSERT INTO filler VALUES (randomblob(4000))").execute(store.writer()).await.unwrap();
+        sqlx::query("INSERT INTO filler VALUES (randomblob(4000))").execute(store.testing().writer()).await.unwrap();
     }
     let grown = log();
     assert!(grown > 64 * 4000, "the log holds the writes ({grown} bytes)");
@@ -368,19 +368,19 @@ async fn a_write_ahead_log_past_its_limit_is_started_over() {
     assert_eq!(log(), grown, "a passive checkpoint copies the log but does not shrink it");
     // Grown once more, so that only a log started over keeps the file at its size below.
     for _ in 0..64 {
-        sqlx::query("INSERT INTO filler VALUES (randomblob(4000))").execute(store.writer()).await.unwrap();
+        sqlx::query("INSERT INTO filler VALUES (randomblob(4000))").execute(store.testing().writer()).await.unwrap();
     }
     let grown = log();
     assert_eq!(checkpoint::checkpoint(&store, 16).await.unwrap(), checkpoint::Checkpointed::Restarted);
     assert_eq!(log(), grown, "the file is kept, to be written over (a truncated one is allocated again)");
     for _ in 0..64 {
-        sqlx::query("INSERT INTO filler VALUES (randomblob(4000))").execute(store.writer()).await.unwrap();
+        sqlx::query("INSERT INTO filler VALUES (randomblob(4000))").execute(store.testing().writer()).await.unwrap();
     }
     assert!(log() <= grown, "past the limit the log starts over: {} bytes after as many writes, {grown} before", log());
     let first = frames;
     let Ok(checkpoint::Checkpointed::Copied { frames }) = checkpoint::checkpoint(&store, i64::MAX).await else { panic!("a passive round") };
     assert!(frames <= first, "the log holds only the writes since it started over ({frames} frames, {first} for the first 64)");
-    let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM filler").fetch_one(store.pool()).await.unwrap();
+    let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM filler").fetch_one(store.testing().pool()).await.unwrap();
     assert_eq!(rows, 192, "nothing written was lost");
 }
 
@@ -395,7 +395,7 @@ async fn the_sqlite_writer_and_quick_readers_run_on_the_calling_task_and_transac
     }
     let dir = tempfile::tempdir().unwrap();
     let store = Store::connect(&format!("sqlite://{}", dir.path().join("t.db").display()), Default::default()).await.unwrap();
-    sqlx::query("CREATE TABLE notes (x TEXT)").execute(store.writer()).await.unwrap();
+    sqlx::query("CREATE TABLE notes (x TEXT)").execute(store.testing().writer()).await.unwrap();
 
     let mut dropped = store.write(Scope::People).await.unwrap();
     sqlx::query("INSERT INTO notes VALUES ('dropped')").execute(&mut *dropped.tx).await.unwrap();
@@ -403,15 +403,15 @@ async fn the_sqlite_writer_and_quick_readers_run_on_the_calling_task_and_transac
     let mut kept = store.write(Scope::People).await.unwrap();
     sqlx::query("INSERT INTO notes VALUES ('kept')").execute(&mut *kept.tx).await.unwrap();
     kept.commit().await.unwrap();
-    let notes: Vec<String> = sqlx::query_scalar("SELECT x FROM notes").fetch_all(store.pool()).await.unwrap();
+    let notes: Vec<String> = sqlx::query_scalar("SELECT x FROM notes").fetch_all(store.testing().pool()).await.unwrap();
     assert_eq!(notes, ["kept"], "the dropped transaction rolled back, the committed one is stored");
     // The quick readers (also without threads) see each commit at once.
-    let quick: Vec<String> = sqlx::query_scalar("SELECT x FROM notes").fetch_all(store.quick()).await.unwrap();
+    let quick: Vec<String> = sqlx::query_scalar("SELECT x FROM notes").fetch_all(store.testing().quick()).await.unwrap();
     assert_eq!(quick, ["kept"]);
     let mut more = store.write(Scope::People).await.unwrap();
     sqlx::query("INSERT INTO notes VALUES ('more')").execute(&mut *more.tx).await.unwrap();
     more.commit().await.unwrap();
-    let quick: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM notes").fetch_one(store.quick()).await.unwrap();
+    let quick: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM notes").fetch_one(store.testing().quick()).await.unwrap();
     assert_eq!(quick, 2, "a quick read after a commit sees it");
 
     // Each test runs in a process of its own (nextest), so these are the store's threads only.
@@ -421,11 +421,11 @@ async fn the_sqlite_writer_and_quick_readers_run_on_the_calling_task_and_transac
         .filter(|t| std::fs::read_to_string(t.as_ref().unwrap().path().join("comm")).unwrap_or_default().starts_with("sqlx-sqlite-wor"))
         .count();
     let NativePool::Sqlite(native) = store.native() else { unreachable!("a SQLite store") };
-    assert_eq!(store.writer().size(), 1, "the writer connection is open");
-    assert!(store.quick().size() >= 1, "a quick reader is open");
+    assert_eq!(store.testing().writer().size(), 1, "the writer connection is open");
+    assert!(store.testing().quick().size() >= 1, "a quick reader is open");
     assert_eq!(
         workers,
-        native.size() as usize + store.pool().size() as usize,
+        native.size() as usize + store.testing().pool().size() as usize,
         "one worker thread per connection but the writer's and the quick readers'"
     );
 }
@@ -440,8 +440,8 @@ async fn a_commit_dropped_at_its_yield_after_the_commit_still_publishes_its_even
     }
     let dir = tempfile::tempdir().unwrap();
     let store = Store::connect(&format!("sqlite://{}", dir.path().join("t.db").display()), Default::default()).await.unwrap();
-    let user = users::insert(store.writer(), "alice", "not-a-hash", domain::Role::Admin).await.unwrap().unwrap();
-    let c = conversations::create(store.writer(), "t", "support", &user).await.unwrap();
+    let user = users::insert(store.testing().writer(), "alice", "not-a-hash", domain::Role::Admin).await.unwrap().unwrap();
+    let c = conversations::create(store.testing().writer(), "t", "support", &user).await.unwrap();
     let mut live = store.bus().subscribe_local();
 
     let mut w = store.write(Scope::Conversation(&c.id)).await.unwrap();
@@ -463,7 +463,7 @@ async fn a_commit_dropped_at_its_yield_after_the_commit_still_publishes_its_even
     tokio::time::timeout(Duration::from_secs(10), waiting).await.expect("the waiting write went on").unwrap();
     let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM events WHERE conversation_id = $1")
         .bind(c.id.as_str())
-        .fetch_one(store.pool())
+        .fetch_one(store.testing().pool())
         .await
         .unwrap();
     assert_eq!(stored, 1, "and it is stored");
@@ -481,7 +481,7 @@ async fn a_connection_goes_back_to_its_pool_in_its_drop_when_nothing_has_to_wait
     let dir = tempfile::tempdir().unwrap();
     let url = crate::helpers::database_url(dir.path()).await;
     let store = Store::connect(&url, Default::default()).await.unwrap();
-    for (name, pool) in [("quick", store.quick()), ("writer", store.writer()), ("readers", store.pool())] {
+    for (name, pool) in [("quick", store.testing().quick()), ("writer", store.testing().writer()), ("readers", store.testing().pool())] {
         let one: i64 = sqlx::query_scalar("SELECT 1").fetch_one(pool).await.unwrap();
         assert_eq!(one, 1);
         let in_use = pool.size() - u32::try_from(pool.num_idle()).unwrap();
@@ -501,7 +501,7 @@ async fn a_connection_goes_back_to_its_pool_in_its_drop_when_nothing_has_to_wait
     sqlx::query("SELECT 1").execute(&mut *write.tx).await.unwrap();
     write.commit().await.unwrap();
     if url.starts_with("sqlite:") {
-        assert_eq!(store.writer().num_idle(), 1, "a committed write gives the writer back at once");
+        assert_eq!(store.testing().writer().num_idle(), 1, "a committed write gives the writer back at once");
     }
     // The readers' channel-only ping is an option, refused when misspelled like any other.
     use std::str::FromStr;

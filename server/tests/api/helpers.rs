@@ -61,7 +61,7 @@ async fn create_users(database_url: &str) -> std::collections::HashMap<String, S
     for (name, role) in [("alice", Role::User), ("bob", Role::User), ("root", Role::Admin)] {
         let user = add_user(&store, name, PASSWORD.to_owned(), role).await.expect("user");
         let token = tokens::generate();
-        users::insert_token(store.pool(), &user.id, "tests", &tokens::digest(&token), "read decide call").await.expect("token");
+        users::insert_token(store.testing().pool(), &user.id, "tests", &tokens::digest(&token), "read decide call").await.expect("token");
         map.insert(name.to_owned(), token);
     }
     map

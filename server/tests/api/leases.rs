@@ -26,7 +26,7 @@ async fn finished_task_and_two_stores() -> (TestApp, ConversationId, TaskId, Sto
 #[tokio::test]
 async fn a_driver_that_lost_its_lease_writes_nothing_and_cannot_release_the_new_holders_lease() {
     let (app, c, task, store, other) = finished_task_and_two_stores().await;
-    let (pool, backend) = (store.pool(), store.backend());
+    let (pool, backend) = (store.testing().pool(), store.backend());
     let (replica_a, replica_b) = (store.bus().instance(), other.bus().instance());
 
     let a = tasks::claim(pool, backend, &task, replica_a, 60_000).await.unwrap().expect("a free task is claimed");
@@ -69,15 +69,15 @@ async fn on_postgresql_a_lease_whose_holder_has_no_connections_left_is_claimable
         return;
     }
     let (_app, _, task, store, holder) = finished_task_and_two_stores().await;
-    let (pool, backend) = (store.pool(), store.backend());
+    let (pool, backend) = (store.testing().pool(), store.backend());
     // A frozen holder inside a transaction is cut off after 15 s; waiters give up only after 30 s.
     let lock_timeout: String = sqlx::query_scalar("SHOW lock_timeout").fetch_one(pool).await.unwrap();
     let idle_timeout: String = sqlx::query_scalar("SHOW idle_in_transaction_session_timeout").fetch_one(pool).await.unwrap();
     assert_eq!((lock_timeout.as_str(), idle_timeout.as_str()), ("30s", "15s"));
-    let held = tasks::claim(holder.pool(), backend, &task, holder.bus().instance(), 60_000).await.unwrap();
+    let held = tasks::claim(holder.testing().pool(), backend, &task, holder.bus().instance(), 60_000).await.unwrap();
     assert!(held.is_some());
     assert!(tasks::claim(pool, backend, &task, store.bus().instance(), 60_000).await.unwrap().is_none(), "a live holder keeps it");
-    holder.pool().close().await;
+    holder.testing().pool().close().await;
     if let countersign::store::NativePool::Postgres(native) = holder.native() {
         native.close().await;
     }

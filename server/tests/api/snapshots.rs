@@ -36,7 +36,7 @@ async fn a_read_answers_from_the_snapshot_and_the_tail_and_a_stale_or_foreign_sn
     let stored: (i64, i64) = eventually("a snapshot", || async {
         sqlx::query_as("SELECT fold_version, last_seq FROM view_snapshots WHERE conversation_id = $1")
             .bind(c.as_str())
-            .fetch_optional(store.pool())
+            .fetch_optional(store.testing().pool())
             .await
             .unwrap()
     })
@@ -57,7 +57,7 @@ async fn a_read_answers_from_the_snapshot_and_the_tail_and_a_stale_or_foreign_sn
             .bind(version)
             .bind(&text)
             .bind(c.as_str())
-            .execute(store.writer())
+            .execute(store.testing().writer())
             .await
             .unwrap();
         let (view, whole) = both(&app, &c).await;
@@ -96,7 +96,7 @@ async fn a_long_chat_is_read_a_page_at_a_time_and_every_waiting_card_is_on_the_p
     eventually("a stored page", || async {
         sqlx::query_scalar::<_, i64>("SELECT last_seq FROM view_pages WHERE conversation_id = $1 AND page_items = 4")
             .bind(c.as_str())
-            .fetch_optional(store.pool())
+            .fetch_optional(store.testing().pool())
             .await
             .unwrap()
     })
