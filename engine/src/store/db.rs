@@ -5,7 +5,10 @@
 //! outside `store/` chooses a pool, and the choice sits next to the SQL it is made for.
 
 use futures::{StreamExt, future::BoxFuture, stream::BoxStream};
-use sqlx::{Any, AnyConnection, AnyPool, Describe, Either, Error, Execute, Executor, any::AnyQueryResult, any::AnyRow};
+use sqlx::{
+    Any, AnyConnection, AnyPool, Describe, Either, Error, Execute, Executor,
+    any::{AnyArguments, AnyQueryResult, AnyRow},
+};
 
 use super::Store;
 
@@ -52,9 +55,13 @@ impl<'c> Db<'c> {
         self.on(|store| store.reader_for(rows))
     }
 
-    /// A single statement that writes, outside a transaction.
+    /// A single statement that writes, outside a transaction. On SQLite it is tried again while
+    /// another connection holds the write lock (`busy.rs`).
     pub(super) fn write(self) -> Exec<'c> {
-        self.on(Store::writer)
+        match self {
+            Self::Store(store) if store.backend() == super::Backend::Sqlite => Exec::Writer(store.writer()),
+            other => other.on(Store::writer),
+        }
     }
 
     /// The same place again, for a function with more than one statement.
@@ -80,6 +87,35 @@ impl<'c> Db<'c> {
 pub(super) enum Exec<'c> {
     Pool(&'c AnyPool),
     Conn(&'c mut AnyConnection),
+    /// SQLite's writer, which has no busy handler: a statement that finds the write lock taken
+    /// is run again after a sleep.
+    Writer(&'c AnyPool),
+}
+
+/// Runs `query` on the writer until it is not busy: its SQL and arguments are kept, so each
+/// try is the same statement.
+fn retried<'e, 'q: 'e, E, T>(
+    writer: &'e AnyPool,
+    mut query: E,
+    run: impl Fn(&'e AnyPool, sqlx::query::Query<'q, Any, AnyArguments<'q>>) -> BoxFuture<'e, Result<T, Error>> + Send + Sync + 'e,
+) -> BoxFuture<'e, Result<T, Error>>
+where
+    E: 'q + Execute<'q, Any>,
+    T: Send + 'e,
+{
+    let sql = query.sql();
+    let arguments = query.take_arguments();
+    Box::pin(async move {
+        let arguments = arguments.map_err(Error::Encode)?.unwrap_or_default();
+        super::busy::retrying(|| run(writer, sqlx::query_with(sql, copy(&arguments)))).await
+    })
+}
+
+/// The same arguments again (sqlx's `AnyArguments` is not `Clone`, its values are).
+fn copy<'q>(arguments: &AnyArguments<'q>) -> AnyArguments<'q> {
+    let mut copy = AnyArguments::default();
+    copy.values.0 = arguments.values.0.clone();
+    copy
 }
 
 /// Each call goes to the pool's or the connection's own implementation (their fast paths
@@ -95,6 +131,7 @@ impl<'c> Executor<'c> for Exec<'c> {
         match self {
             Self::Pool(pool) => pool.execute(query),
             Self::Conn(conn) => conn.execute(query),
+            Self::Writer(writer) => retried(writer, query, |w, q| w.execute(q)),
         }
     }
 
@@ -104,7 +141,8 @@ impl<'c> Executor<'c> for Exec<'c> {
         E: 'q + Execute<'q, Any>,
     {
         match self {
-            Self::Pool(pool) => pool.fetch(query),
+            // A stream is not retried (no write here reads one).
+            Self::Pool(pool) | Self::Writer(pool) => pool.fetch(query),
             Self::Conn(conn) => conn.fetch(query),
         }
     }
@@ -115,7 +153,7 @@ impl<'c> Executor<'c> for Exec<'c> {
         E: 'q + Execute<'q, Any>,
     {
         match self {
-            Self::Pool(pool) => pool.fetch_many(query),
+            Self::Pool(pool) | Self::Writer(pool) => pool.fetch_many(query),
             Self::Conn(conn) => conn.fetch_many(query).boxed(),
         }
     }
@@ -128,6 +166,7 @@ impl<'c> Executor<'c> for Exec<'c> {
         match self {
             Self::Pool(pool) => pool.fetch_all(query),
             Self::Conn(conn) => conn.fetch_all(query),
+            Self::Writer(writer) => retried(writer, query, |w, q| w.fetch_all(q)),
         }
     }
 
@@ -139,6 +178,7 @@ impl<'c> Executor<'c> for Exec<'c> {
         match self {
             Self::Pool(pool) => pool.fetch_one(query),
             Self::Conn(conn) => conn.fetch_one(query),
+            Self::Writer(writer) => retried(writer, query, |w, q| w.fetch_one(q)),
         }
     }
 
@@ -150,6 +190,7 @@ impl<'c> Executor<'c> for Exec<'c> {
         match self {
             Self::Pool(pool) => pool.fetch_optional(query),
             Self::Conn(conn) => conn.fetch_optional(query),
+            Self::Writer(writer) => retried(writer, query, |w, q| w.fetch_optional(q)),
         }
     }
 
@@ -162,7 +203,7 @@ impl<'c> Executor<'c> for Exec<'c> {
         'c: 'e,
     {
         match self {
-            Self::Pool(pool) => pool.prepare_with(sql, parameters),
+            Self::Pool(pool) | Self::Writer(pool) => pool.prepare_with(sql, parameters),
             Self::Conn(conn) => conn.prepare_with(sql, parameters),
         }
     }
@@ -172,7 +213,7 @@ impl<'c> Executor<'c> for Exec<'c> {
         'c: 'e,
     {
         match self {
-            Self::Pool(pool) => pool.describe(sql),
+            Self::Pool(pool) | Self::Writer(pool) => pool.describe(sql),
             Self::Conn(conn) => conn.describe(sql),
         }
     }

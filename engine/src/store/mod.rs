@@ -6,6 +6,7 @@ pub mod approvals;
 pub mod audit;
 pub mod audit_anchors;
 pub mod backup;
+mod busy;
 pub mod calls;
 pub mod checkpoint;
 pub mod client_calls;
@@ -256,7 +257,13 @@ impl Store {
         // (vendor/README.md). Its statements are short, and it is the only portable connection
         // that writes, so it seldom waits for SQLite's lock. So do the quick readers.
         let inline_url = format!("{url}{separator}worker=inline");
-        let writer = portable_pool(Backend::Sqlite, 1, SESSION)
+        // No busy handler on the writer: it runs on the calling task, so SQLite's wait for a lock
+        // another connection holds (the session store, another process such as the CLI) would
+        // hold a runtime worker. It fails at once instead and is tried again after a sleep
+        // (`busy.rs`).
+        const WRITER_SESSION: &str = "PRAGMA busy_timeout = 0; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 0; \
+             PRAGMA journal_size_limit = 67108864";
+        let writer = portable_pool(Backend::Sqlite, 1, WRITER_SESSION)
             .connect(&inline_url)
             .await
             .with_context(|| format!("failed to open database {url}"))?;
@@ -363,7 +370,7 @@ impl Store {
         let tx = match self.backend() {
             Backend::Sqlite => {
                 let waiting = self.load.wait();
-                let tx = self.writer.begin_with("BEGIN IMMEDIATE").await;
+                let tx = busy::retrying(|| self.writer.begin_with("BEGIN IMMEDIATE")).await;
                 drop(waiting);
                 tx.context("failed to begin a write transaction")?
             }

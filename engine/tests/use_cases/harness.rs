@@ -56,11 +56,9 @@ impl Engine {
 
     /// A user (role `user`) and a conversation of theirs with `agent`.
     pub async fn conversation(&self, user: &str, agent: &str) -> Conversation {
-        let owner = users::insert(self.store.testing().writer(), user, "not a password hash", Role::User)
-            .await
-            .expect("inserting a user")
-            .expect("a new user");
-        conversations::create(self.store.testing().writer(), "a test chat", agent, &owner).await.expect("a conversation")
+        let owner =
+            users::insert(&self.store, user, "not a password hash", Role::User).await.expect("inserting a user").expect("a new user");
+        conversations::create(&self.store, "a test chat", agent, &owner).await.expect("a conversation")
     }
 
     /// Starts a turn with `text` and waits until it settles.

@@ -440,8 +440,8 @@ async fn a_commit_dropped_at_its_yield_after_the_commit_still_publishes_its_even
     }
     let dir = tempfile::tempdir().unwrap();
     let store = Store::connect(&format!("sqlite://{}", dir.path().join("t.db").display()), Default::default()).await.unwrap();
-    let user = users::insert(store.testing().writer(), "alice", "not-a-hash", domain::Role::Admin).await.unwrap().unwrap();
-    let c = conversations::create(store.testing().writer(), "t", "support", &user).await.unwrap();
+    let user = users::insert(&store, "alice", "not-a-hash", domain::Role::Admin).await.unwrap().unwrap();
+    let c = conversations::create(&store, "t", "support", &user).await.unwrap();
     let mut live = store.bus().subscribe_local();
 
     let mut w = store.write(Scope::Conversation(&c.id)).await.unwrap();
@@ -557,4 +557,35 @@ async fn a_lock_wait_that_runs_out_answers_503_with_retry_after_and_other_databa
     let response = ApiError::Internal(anyhow::Error::from(mistake)).into_response();
     assert_eq!(response.status(), 500);
     assert!(response.headers().get("retry-after").is_none());
+}
+
+/// Another process holding SQLite's write lock (the CLI's audit prune, a second server started
+/// by mistake) makes writes wait without holding a runtime worker: on a runtime with one thread,
+/// a read answers while a write waits, and the write goes through once the lock is free.
+#[tokio::test(flavor = "current_thread")]
+async fn a_write_lock_held_elsewhere_makes_writes_wait_without_stopping_reads() {
+    use sqlx::Connection;
+    if !crate::helpers::sqlite_only("a_write_lock_held_elsewhere_makes_writes_wait_without_stopping_reads") {
+        return;
+    }
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    sqlx::any::install_default_drivers();
+    let url = crate::helpers::database_url(app.data_dir.path()).await;
+    let mut elsewhere = sqlx::AnyConnection::connect(&url).await.unwrap();
+    sqlx::query("BEGIN IMMEDIATE").execute(&mut elsewhere).await.unwrap();
+
+    let write = {
+        let app = app.clone();
+        tokio::spawn(async move { app.post_json("/api/conversations", json!({ "title": "while locked" })).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!write.is_finished(), "the write waits for the lock");
+    let (status, body) = app.get_json(&format!("/api/conversations/{c}")).await;
+    assert_eq!(status, 200, "a read answers meanwhile: {body}");
+    assert!(!write.is_finished(), "the write still waits");
+
+    sqlx::query("COMMIT").execute(&mut elsewhere).await.unwrap();
+    let (status, body) = tokio::time::timeout(Duration::from_secs(10), write).await.expect("the write ends").unwrap();
+    assert_eq!(status, 201, "the write went through once the lock was free: {body}");
 }
