@@ -89,11 +89,12 @@ impl Application {
         background.start("database clock", |pulse| store.clone().keep_following_database_clock(Duration::from_secs(30), pulse));
         if store.backend() == Backend::Sqlite {
             background.start("checkpoints", |pulse| {
-                crate::store::checkpoint::keep_checkpointing(store.clone(), Duration::from_millis(500), pulse)
+                crate::store::sqlite::checkpoint::keep_checkpointing(store.clone(), Duration::from_millis(500), pulse)
             });
         }
-        // So that those checkpoints find little left to sync (store/writeback.rs).
-        crate::store::writeback::keep_writing_back(&store, Duration::from_millis(20)).context("cannot start the write-back thread")?;
+        // So that those checkpoints find little left to sync (store/sqlite/writeback.rs).
+        crate::store::sqlite::writeback::keep_writing_back(&store, Duration::from_millis(20))
+            .context("cannot start the write-back thread")?;
         // Other replicas' events, and the audit entries staged by commits (PostgreSQL only; no-ops on SQLite).
         if store.backend() == Backend::Postgres {
             background.start("replica events", |pulse| crate::store::replicas::listen(store.clone(), pulse));

@@ -56,7 +56,7 @@ impl<'c> Db<'c> {
     }
 
     /// A single statement that writes, outside a transaction. On SQLite it is tried again while
-    /// another connection holds the write lock (`busy.rs`).
+    /// another connection holds the write lock (`sqlite/busy.rs`).
     pub(super) fn write(self) -> Exec<'c> {
         match self {
             Self::Store(store) if store.backend() == super::Backend::Sqlite => Exec::Writer(store.writer()),
@@ -107,7 +107,7 @@ where
     let arguments = query.take_arguments();
     Box::pin(async move {
         let arguments = arguments.map_err(Error::Encode)?.unwrap_or_default();
-        super::busy::retrying(|| run(writer, sqlx::query_with(sql, copy(&arguments)))).await
+        super::sqlite::busy::retrying(|| run(writer, sqlx::query_with(sql, copy(&arguments)))).await
     })
 }
 

@@ -6,9 +6,7 @@ pub mod approvals;
 pub mod audit;
 pub mod audit_anchors;
 pub mod backup;
-mod busy;
 pub mod calls;
-pub mod checkpoint;
 pub mod client_calls;
 pub mod conversations;
 mod db;
@@ -25,15 +23,14 @@ pub mod secrets;
 pub mod shadow_hits;
 pub mod slack;
 pub mod snapshots;
+pub mod sqlite;
 mod stored;
 pub mod tasks;
 pub mod time;
 pub mod users;
-pub mod writeback;
-pub mod writer_load;
 
 use domain::{ApprovalId, ConversationId, GrantId, TaskId};
-use std::{str::FromStr, time::Duration};
+use std::time::Duration;
 
 use anyhow::Context;
 use domain::{Event, EventBody};
@@ -41,7 +38,7 @@ use sqlx::{
     Any, AnyPool, Executor, Transaction,
     any::AnyPoolOptions,
     postgres::{PgPool, PgPoolOptions},
-    sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous},
+    sqlite::SqlitePool,
 };
 
 pub use self::db::Db;
@@ -152,7 +149,7 @@ pub struct Store {
     webhooks: std::sync::Arc<Vec<outbox::Target>>,
     /// How many [`Write`]s wait to begin (SQLite: for the one writer connection), and whether
     /// they queued lately.
-    load: std::sync::Arc<writer_load::WriterLoad>,
+    load: std::sync::Arc<sqlite::writer_load::WriterLoad>,
     /// PostgreSQL: wakes [`audit::keep_chaining`] after a commit that staged audit entries.
     chain_kick: std::sync::Arc<tokio::sync::Notify>,
 }
@@ -222,55 +219,7 @@ impl Store {
                 chain_kick: Default::default(),
             });
         }
-        let options = SqliteConnectOptions::from_str(url)
-            .with_context(|| format!("invalid database URL {url:?}"))?
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
-            .foreign_keys(true)
-            .busy_timeout(Duration::from_secs(10))
-            .pragma("wal_autocheckpoint", "0");
-        if let Some(dir) = options.get_filename().parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).with_context(|| format!("failed to create data dir {}", dir.display()))?;
-        }
-        let native = SqlitePoolOptions::new()
-            .max_connections(2)
-            .connect_with(options)
-            .await
-            .with_context(|| format!("failed to open database {url}"))?;
-        sqlx::migrate!("../migrations/sqlite").run(&native).await.map_err(migration_failed)?;
-        // The portable pools open the same file; WAL is a property of the file, the rest is per
-        // connection. The busy timeout covers the rare write outside the writer (the session store);
-        // checkpoints run in the background (`checkpoint::keep_checkpointing`), not in a commit,
-        // and a log started over is cut back to 64 MiB if a burst made it longer.
-        const SESSION: &str = "PRAGMA busy_timeout = 10000; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 0; \
-             PRAGMA journal_size_limit = 67108864";
-        // The readers keep their worker threads; the pool's check of a reader it takes back looks
-        // at the thread's channel instead of a round trip to it (`ping=channel`, vendor/README.md).
-        let separator = if url.contains('?') { '&' } else { '?' };
-        let readers_url = format!("{url}{separator}ping=channel");
-        let pool = portable_pool(Backend::Sqlite, 8, SESSION)
-            .connect(&readers_url)
-            .await
-            .with_context(|| format!("failed to open database {url}"))?;
-        // The writer runs its statements on the calling task: no thread hand-off per statement
-        // (vendor/README.md). Its statements are short, and it is the only portable connection
-        // that writes, so it seldom waits for SQLite's lock. So do the quick readers.
-        let inline_url = format!("{url}{separator}worker=inline");
-        // No busy handler on the writer: it runs on the calling task, so SQLite's wait for a lock
-        // another connection holds (the session store, another process such as the CLI) would
-        // hold a runtime worker. It fails at once instead and is tried again after a sleep
-        // (`busy.rs`).
-        const WRITER_SESSION: &str = "PRAGMA busy_timeout = 0; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 0; \
-             PRAGMA journal_size_limit = 67108864";
-        let writer = portable_pool(Backend::Sqlite, 1, WRITER_SESSION)
-            .connect(&inline_url)
-            .await
-            .with_context(|| format!("failed to open database {url}"))?;
-        let quick = portable_pool(Backend::Sqlite, 2, SESSION)
-            .connect(&inline_url)
-            .await
-            .with_context(|| format!("failed to open database {url}"))?;
+        let (pool, writer, quick, native) = sqlite::open(url).await?;
         Ok(Self {
             pool,
             writer,
@@ -370,7 +319,7 @@ impl Store {
         let tx = match self.backend() {
             Backend::Sqlite => {
                 let waiting = self.load.wait();
-                let tx = busy::retrying(|| self.writer.begin_with("BEGIN IMMEDIATE")).await;
+                let tx = sqlite::busy::retrying(|| self.writer.begin_with("BEGIN IMMEDIATE")).await;
                 drop(waiting);
                 tx.context("failed to begin a write transaction")?
             }
@@ -444,7 +393,7 @@ pub struct Write {
     backend: Backend,
     bus: Bus,
     webhooks: std::sync::Arc<Vec<outbox::Target>>,
-    load: std::sync::Arc<writer_load::WriterLoad>,
+    load: std::sync::Arc<sqlite::writer_load::WriterLoad>,
     chain_kick: std::sync::Arc<tokio::sync::Notify>,
     /// The lease this write is made under, checked just before the commit.
     fence: Option<tasks::Lease>,

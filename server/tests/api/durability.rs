@@ -350,7 +350,7 @@ async fn a_task_cut_off_mid_step_resumes_at_once_after_a_restart_not_after_the_l
 /// it whole and the next writes start it over, reusing the file instead of growing it.
 #[tokio::test]
 async fn a_write_ahead_log_past_its_limit_is_started_over() {
-    use countersign::store::{Store, checkpoint};
+    use countersign::store::{Store, sqlite::checkpoint};
     if !crate::helpers::sqlite_only("a_write_ahead_log_past_its_limit_is_started_over") {
         return;
     }

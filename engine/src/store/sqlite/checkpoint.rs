@@ -21,7 +21,7 @@ use std::time::Duration;
 use anyhow::Context;
 use sqlx::Acquire;
 
-use super::{Backend, Store};
+use crate::store::{Backend, Store};
 
 /// About 32 MiB of 4 KiB pages.
 pub const LOG_LIMIT_FRAMES: i64 = 8192;

@@ -1,5 +1,5 @@
 //! SQLite on Linux: the kernel is asked every few milliseconds to start writing the database's
-//! write-ahead log to disk, so that a checkpoint's sync (`store/checkpoint.rs`) finds little left to write.
+//! write-ahead log to disk, so that a checkpoint's sync (`store/sqlite/checkpoint.rs`) finds little left to write.
 //!
 //! Without it, the dirty pages of half a second of commits (about 13 MiB of write-ahead log at
 //! the bench's sequential rate) were written out inside the checkpoint's `fdatasync`, in one burst
@@ -23,7 +23,7 @@ use std::{
     time::Duration,
 };
 
-use super::{NativePool, Store};
+use crate::store::{NativePool, Store};
 
 /// Starts the write-back of the database's write-ahead log every `every`, on a thread of its own,
 /// until the database file is gone. A no-op on PostgreSQL and off Linux.
