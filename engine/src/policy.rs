@@ -1,6 +1,6 @@
 //! What happens to a proposed call: which gate, if any, stops it ([`check`]), and the verdict
 //! over everything known about the call ([`classify`]). Pure: no I/O, no clock — the
-//! orchestrator gathers the facts, asks, and records the verdict (`orchestrator/step.rs`).
+//! orchestrator gathers the facts, asks, and records the verdict (`orchestrator/model_step.rs`).
 
 use domain::CallState;
 use domain::GrantId;

@@ -1,0 +1,30 @@
+//! A person's message starts a turn: recorded as a new task, which its driver then takes on.
+
+use std::sync::Arc;
+
+use domain::{EventBody, TaskId, TaskStatus, wire::Conversation};
+
+use super::Orchestrator;
+use crate::store::{Scope, conversations, tasks};
+
+impl Orchestrator {
+    /// Records the user's message as a new task and starts driving it.
+    pub async fn start_turn(self: &Arc<Self>, conversation: &Conversation, text: &str) -> crate::Result<TaskId> {
+        let mut w = self.store.write(Scope::Conversation(&conversation.id)).await?;
+        if let Some(open) = tasks::open_in_conversation(&mut *w.tx, &conversation.id).await? {
+            return Err(crate::Error::TurnUnfinished(open.id));
+        }
+        conversations::title_from_first_message(&mut w.tx, &conversation.id, text).await?;
+        let task_id = tasks::insert(&mut w.tx, &conversation.id).await?;
+        w.append(&conversation.id, EventBody::UserMessage { task_id: task_id.clone(), text: text.to_owned(), reply_to: None }).await?;
+        w.append(
+            &conversation.id,
+            EventBody::TaskStatus { task_id: task_id.clone(), status: TaskStatus::Working, message: None, parent_call_id: None },
+        )
+        .await?;
+        let lease = self.claim_in(&mut w, &task_id).await?;
+        w.commit().await?;
+        self.drive_with(&task_id, lease);
+        Ok(task_id)
+    }
+}
