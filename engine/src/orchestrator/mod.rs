@@ -18,6 +18,7 @@ mod model_step;
 mod reclassify;
 mod start_turn;
 mod step;
+mod step_outcome;
 pub mod sweeper;
 mod time_out;
 mod waiting;

@@ -8,7 +8,7 @@ use domain::{
 };
 use serde_json::json;
 
-use super::{Drove, Orchestrator};
+use super::{Drove, Orchestrator, step_outcome};
 use crate::{
     agents::{Agent, Gate},
     model::{ModelRequest, ProposedCall},
@@ -86,27 +86,15 @@ impl Orchestrator {
             done: steps_done(task, &history),
             spend: None,
         };
-        let text = reply.text.filter(|t| !t.trim().is_empty());
-        // A final answer (text, no calls) that a `final_response` gate holds becomes a call of
-        // `final_answer` that waits for approval, instead of a message.
-        let held = held.filter(|_| reply.calls.is_empty() && text.is_some());
-        let calls = match (held, text) {
-            (Some(_), Some(text)) => {
-                vec![ProposedCall { id: new_call_id(), tool: answer::NAME.into(), args: json!({ "text": text }), confidence: None }]
-            }
-            (_, text) => {
-                if let Some(text) = text {
-                    let worker = task.parent_call_id.as_ref().map(|_| agent.name.clone());
-                    w.append(cid, EventBody::AssistantMessage { task_id: task.id.clone(), text, agent: worker }).await?;
-                }
-                reply.calls
-            }
-        };
-        let mut pending = false;
-        // Calls that run without asking anyone: the driver goes on to run them.
-        let mut runs = false;
+        let shaped = step_outcome::shape_reply(reply.text, reply.calls, held.is_some());
+        if let Some(text) = shaped.message {
+            let worker = task.parent_call_id.as_ref().map(|_| agent.name.clone());
+            w.append(cid, EventBody::AssistantMessage { task_id: task.id.clone(), text, agent: worker }).await?;
+        }
+        let held = held.filter(|_| shaped.answer_held);
+        let mut states = Vec::new();
         // Each call gets Countersign's own id; the model sees that id in the history from now on.
-        let proposed: Vec<ProposedCall> = calls.into_iter().map(|c| ProposedCall { id: new_call_id(), ..c }).collect();
+        let proposed: Vec<ProposedCall> = shaped.calls.into_iter().map(|c| ProposedCall { id: new_call_id(), ..c }).collect();
         for (position, call) in proposed.iter().enumerate() {
             let held_answer = held.filter(|_| call.tool == answer::NAME);
             let tool = self.tools.get(&call.tool).filter(|_| agent.tools.contains(&call.tool) || held_answer.is_some());
@@ -221,20 +209,8 @@ impl Orchestrator {
                 ),
                 None => format!("gate \"{}\" matched", g.name),
             };
-            let why = match (&verdict, gate) {
-                (Verdict::Ask { gate }, _) => Some(match &uncovered {
-                    Some((id, why_not)) => format!("Asked because {}; grant {id} does not cover it: {why_not}", why_gate(gate)),
-                    None => format!("Asked because {}", why_gate(gate)),
-                }),
-                (Verdict::Run { grant: Some(_) }, Some(gated)) => grant.as_ref().map(|g| {
-                    format!("Not asked: {} allowed {} here (grant {}); without it, {}", g.created_by, call.tool, g.id, why_gate(gated))
-                }),
-                (Verdict::Run { grant: None }, _) => {
-                    shadow.map(|s| format!("Not asked: no enforcing gate covers it; shadow {}", why_gate(s)))
-                }
-                (Verdict::RepeatRefused { .. }, _) => Some("Refused without asking: the same call was rejected before in this chat".into()),
-                _ => None,
-            };
+            let used = grant.as_ref().map(|g| step_outcome::UsedGrant { by: &g.created_by, id: &g.id });
+            let why = step_outcome::why(&verdict, &call.tool, gate, shadow, uncovered.as_ref(), used, why_gate);
             // A shadow gate would have asked before a call that runs unasked: say so, ask no one.
             let shadow_gate = shadow.filter(|_| matches!(verdict, Verdict::Run { grant: None })).map(|g| g.name.clone());
             if let Some(gate) = &shadow_gate {
@@ -273,13 +249,13 @@ impl Orchestrator {
                 args: &call.args,
                 state: verdict.call_state(),
             };
+            states.push(verdict.call_state());
             calls::insert(&mut w.tx, new_call).await?;
             match verdict {
                 Verdict::Invalid { output } | Verdict::RepeatRefused { output } => {
                     w.append(cid, EventBody::ToolResult { task_id: task.id.clone(), call_id: call.id.clone(), ok: false, output }).await?;
                 }
                 Verdict::Ask { gate } => {
-                    pending = true;
                     // A budget gate shows what was spent against its limits.
                     let spend = gate.rule.budget().map(|b| Spend {
                         spent: *spent.per(b.per),
@@ -319,23 +295,21 @@ impl Orchestrator {
                     };
                     ask(&mut w, task, agent, gate, proposal).await?;
                 }
-                Verdict::Run { .. } => runs = true,
+                Verdict::Run { .. } => {}
             }
         }
-        if proposed.is_empty() {
-            tasks::transition(&mut w, task, &[TaskStatus::Working], TaskStatus::Completed, None).await?;
-        } else if pending {
-            tasks::transition(&mut w, task, &[TaskStatus::Working], TaskStatus::InputRequired, None).await?;
+        let outcome = step_outcome::outcome(&states, task.parent_call_id.is_some());
+        if let Some(status) = outcome.status {
+            tasks::transition(&mut w, task, &[TaskStatus::Working], status, None).await?;
         }
         if let Some(hook) = &self.before_commit {
             hook(&format!("step:{}", task.id))?;
         }
-        let last = (proposed.is_empty() && task.parent_call_id.is_none()) || (pending && !runs);
-        if last {
+        if outcome.release {
             w.release_lease_at_commit();
         }
         w.commit().await?;
-        Ok(if last { Drove::Released } else { Drove::Holding })
+        Ok(if outcome.release { Drove::Released } else { Drove::Holding })
     }
 
     /// Records a model step's usage, priced from `[prices]`, and returns the spend so far

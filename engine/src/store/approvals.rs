@@ -2,7 +2,7 @@
 //! `UPDATE … WHERE state = 'pending'` allowed by [`ApprovalState`]'s table; the loser of a race
 //! changes nothing.
 
-use super::Db;
+use super::{Db, new_row::NewRow};
 use anyhow::Context;
 use domain::{ApprovalId, CallId, ConversationId, TaskId, UserId};
 use domain::{ApprovalState, Machine, Risk, TimeoutAction, rules::DecisionRules, wire};
@@ -254,50 +254,45 @@ pub struct NewApproval<'a> {
 
 pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Result<()> {
     let now = now_ms();
-    sqlx::query(
-        "INSERT INTO approvals (id, call_id, task_id, conversation_id, agent, tool, args, gate, summary, risk, state,
-            timeout_action, created_at, deadline, confirm, require_reason, allow_modification,
-            escalate_at, next_reminder_at, reminder_interval_ms, reminders_left, context, retries_left, assessment, escalation_target,
-            reversibility, separate_requester, approvers, approver_members, quorum, notify, policy_version, grantable)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26,
-            $27, $28, $29, $30, $31, $32)",
-    )
-    .bind(a.id)
-    .bind(a.call_id)
-    .bind(a.task_id)
-    .bind(a.conversation_id)
-    .bind(a.agent)
-    .bind(a.tool)
-    .bind(a.args.to_string())
-    .bind(a.gate)
-    .bind(a.summary)
-    .bind(a.risk.as_str())
-    .bind(a.timeout_action.as_str())
-    .bind(now)
-    .bind(a.deadline)
-    .bind(if a.in_chat { "chat" } else { "card" })
-    .bind(i64::from(a.rules.require_reason))
-    .bind(i64::from(a.rules.allow_modification))
-    .bind(a.escalate_at)
-    .bind(a.reminders.map(|(every, _)| now + every))
-    .bind(a.reminders.map(|(every, _)| every))
-    .bind(a.reminders.map_or(0, |(_, max)| i64::from(max)))
-    .bind(serde_json::to_string(a.context).context("failed to encode an approval's context")?)
-    .bind(i64::from(a.retries))
-    .bind(a.assessment.map(serde_json::to_string).transpose().context("failed to encode an approval's assessment")?)
-    .bind(a.escalation_target)
-    .bind(a.assessment.map(|x| x.reversibility.as_str()))
-    .bind(i64::from(a.rules.separate_requester))
-    .bind(a.approvers.map(serde_json::to_string).transpose().context("failed to encode an approval's approvers")?)
-    .bind(a.approvers.map(|x| members_list(&x.people)))
-    .bind(i64::from(a.rules.quorum))
-    .bind((!a.notify.is_empty()).then(|| serde_json::to_string(a.notify)).transpose().context("failed to encode whom to notify")?)
-    .bind(a.policy_version)
-    .bind(i64::from(a.rules.grantable))
-    .execute(conn)
-    .await
-    .context("failed to record approval")?;
-    Ok(())
+    let json =
+        |what: &str, value: Result<String, serde_json::Error>| value.with_context(|| format!("failed to encode an approval's {what}"));
+    NewRow::into("approvals")
+        .set("id", a.id)
+        .set("call_id", a.call_id)
+        .set("task_id", a.task_id)
+        .set("conversation_id", a.conversation_id)
+        .set("agent", a.agent)
+        .set("tool", a.tool)
+        .set("args", a.args.to_string())
+        .set("gate", a.gate)
+        .set("summary", a.summary)
+        .set("risk", a.risk.as_str())
+        .set("state", "pending")
+        .set("timeout_action", a.timeout_action.as_str())
+        .set("created_at", now)
+        .set("deadline", a.deadline)
+        .set("confirm", if a.in_chat { "chat" } else { "card" })
+        .set("require_reason", i64::from(a.rules.require_reason))
+        .set("allow_modification", i64::from(a.rules.allow_modification))
+        .set("separate_requester", i64::from(a.rules.separate_requester))
+        .set("quorum", i64::from(a.rules.quorum))
+        .set("grantable", i64::from(a.rules.grantable))
+        .set("escalate_at", a.escalate_at)
+        .set("escalation_target", a.escalation_target)
+        .set("next_reminder_at", a.reminders.map(|(every, _)| now + every))
+        .set("reminder_interval_ms", a.reminders.map(|(every, _)| every))
+        .set("reminders_left", a.reminders.map_or(0, |(_, max)| i64::from(max)))
+        .set("retries_left", i64::from(a.retries))
+        .set("context", json("context", serde_json::to_string(a.context))?)
+        .set("assessment", a.assessment.map(|x| json("assessment", serde_json::to_string(x))).transpose()?)
+        .set("reversibility", a.assessment.map(|x| x.reversibility.as_str()))
+        .set("approvers", a.approvers.map(|x| json("approvers", serde_json::to_string(x))).transpose()?)
+        .set("approver_members", a.approvers.map(|x| members_list(&x.people)))
+        .set("notify", (!a.notify.is_empty()).then(|| json("notify list", serde_json::to_string(a.notify))).transpose()?)
+        .set("policy_version", a.policy_version)
+        .insert(conn)
+        .await
+        .context("failed to record approval")
 }
 
 pub async fn get(db: impl Into<Db<'_>>, id: &ApprovalId) -> anyhow::Result<Option<ApprovalRow>> {

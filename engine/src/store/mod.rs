@@ -16,6 +16,7 @@ pub mod events;
 pub mod grants;
 pub mod groups;
 pub mod limits;
+mod new_row;
 pub mod orders;
 pub mod outbox;
 pub mod replicas;
