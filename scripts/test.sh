@@ -18,7 +18,8 @@ cargo clippy -q -p frontend --target wasm32-unknown-unknown --target-dir "$CARGO
 # The email tests send to a real SMTP server (aiosmtpd) and the A2A tests drive a2a-sdk's client
 # (both from PyPI).
 COUNTERSIGN_TEST_PYTHON="$(bash scripts/python-tools.sh)"
-export COUNTERSIGN_TEST_PYTHON
+COUNTERSIGN_TEST_PYTHON_A2A_03="$(bash scripts/python-tools.sh --a2a-0.3)"
+export COUNTERSIGN_TEST_PYTHON COUNTERSIGN_TEST_PYTHON_A2A_03
 
 echo "[test] unit and integration tests"
 cargo nextest run --no-fail-fast -p app -p domain -p engine -p server

@@ -77,6 +77,19 @@ impl Orchestrator {
 
     /// Decides every pending approval of a task the same way (Approve All / Reject All).
     pub async fn decide_all(self: &Arc<Self>, task_id: &TaskId, decision: Decision, actor: &Actor) -> Result<Vec<DecisionOutcome>, Error> {
+        self.decide_each(task_id, actor, |_| Some(decision.clone())).await
+    }
+
+    /// Decides every pending approval of a task in one write, each as `choose` says (a batch:
+    /// some approved, some rejected). Every rule is checked for every approval before anything is
+    /// recorded, so a batch is decided whole or not at all; an approval `choose` has no decision
+    /// for fails it (`Invalid`), and so does an approved question (it needs an answer on its card).
+    pub async fn decide_each(
+        self: &Arc<Self>,
+        task_id: &TaskId,
+        actor: &Actor,
+        choose: impl Fn(&ApprovalRow) -> Option<Decision>,
+    ) -> Result<Vec<DecisionOutcome>, Error> {
         let mut w = self.store.write(Scope::Task(task_id)).await?;
         w.hold_authority().await?;
         let task = self.waiting_task(&mut w, task_id).await?;
@@ -84,37 +97,43 @@ impl Orchestrator {
         if pending.is_empty() {
             return Err(Error::WrongState(format!("task {task_id} has no pending approval")));
         }
-        let mut actors = Vec::new();
+        let mut chosen = Vec::new();
         for approval in &pending {
+            let Some(decision) = choose(approval) else {
+                return Err(Error::Invalid {
+                    message: format!("approval {} ({}) has no decision: decide every pending call of the task", approval.id, approval.tool),
+                    details: vec![FieldProblem::new("/", format!("approval {} is not decided", approval.id))],
+                });
+            };
             let actor = self.decider(&mut w, actor, approval).await?;
-            if let Decision::Reject { reason } = &decision {
+            let (outcome, reason) = match decision {
+                Decision::Approve { .. } => (ApprovalOutcome::Approved, None),
+                Decision::Reject { reason } => (ApprovalOutcome::Rejected, reason),
+                Decision::Defer { guidance } => (ApprovalOutcome::Deferred, Some(guidance)),
+            };
+            if outcome == ApprovalOutcome::Rejected {
                 approval.rules().check_rejection(reason.as_deref()).map_err(breached)?;
             }
-            if matches!(decision, Decision::Approve { .. }) {
+            if outcome == ApprovalOutcome::Approved {
                 four_eyes(&actor, approval)?;
+                if approval.tool == crate::tools::ask::NAME {
+                    return Err(Error::Invalid {
+                        message: "the turn asks you a question: answer it on its card before approving the rest".into(),
+                        details: vec![FieldProblem::new("/", "a question needs an answer, not Approve All")],
+                    });
+                }
             }
-            if matches!(decision, Decision::Approve { .. }) && approval.tool == crate::tools::ask::NAME {
-                return Err(Error::Invalid {
-                    message: "the turn asks you a question: answer it on its card before approving the rest".into(),
-                    details: vec![FieldProblem::new("/", "a question needs an answer, not Approve All")],
-                });
-            }
-            actors.push(actor);
+            chosen.push((approval, actor, outcome, reason));
         }
-        let (outcome, reason) = match decision {
-            Decision::Approve { .. } => (ApprovalOutcome::Approved, None),
-            Decision::Reject { reason } => (ApprovalOutcome::Rejected, reason),
-            Decision::Defer { guidance } => (ApprovalOutcome::Deferred, Some(guidance)),
-        };
         let mut outcomes = Vec::new();
-        for (approval, actor) in pending.iter().zip(&actors) {
+        for (approval, actor, outcome, reason) in chosen {
             if outcome == ApprovalOutcome::Approved
-                && let Some(counted) = self.count_toward_quorum(&mut w, &task, approval, actor, false).await?
+                && let Some(counted) = self.count_toward_quorum(&mut w, &task, approval, &actor, false).await?
             {
                 outcomes.push(counted);
                 continue;
             }
-            outcomes.push(self.apply(&mut w, &task, approval, outcome, actor, reason.clone(), None).await?);
+            outcomes.push(self.apply(&mut w, &task, approval, outcome, &actor, reason, None).await?);
         }
         let lease = self.claim_in(&mut w, task_id).await?;
         w.commit().await?;

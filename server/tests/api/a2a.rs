@@ -1,6 +1,7 @@
-//! The A2A endpoint driven by the official A2A client (a2a-sdk from PyPI, run as
-//! `tests/clients/a2a_client.py`): a gated call makes the task input-required with the approval
-//! request as a data part, a data part `{"decision_type": ...}` decides it and the task completes;
+//! The A2A endpoint driven by the official A2A clients at 1.x and 0.3 (a2a-sdk from PyPI, run as
+//! `tests/clients/a2a_client.py` and `a2a_client_03.py`), each answered in its own version's
+//! shapes: a gated call makes the task input-required with the approval request as a data part,
+//! a data part `{"decision_type": ...}` decides it and the task completes;
 //! bad JSON-RPC gets the protocol's own error shapes and changes nothing. Also AG-UI's resume where
 //! a gate requires a reason to reject.
 
@@ -64,6 +65,103 @@ async fn the_official_a2a_client_asks_is_answered_with_a_decision_and_sees_the_t
     // Decisions made over A2A are the API's decisions, audited as such.
     let decided = app.audit_entries("approval.decided", 4).await; // approved, denied, canceled, approved while streaming
     assert!(decided.iter().all(|e| e["actor"] == "alice" && e["data"]["via"] == "a2a"), "{decided:?}");
+    // The 1.x client chose the card's 1.0 interface and spoke 1.x throughout.
+    assert_eq!(steps["card"]["interfaces"], json!(["1.0", "0.3"]), "{stdout}");
+    assert_eq!(steps["wire"]["methods"], json!(["CancelTask", "GetTask", "SendMessage", "SendStreamingMessage"]), "{stdout}");
+    assert_eq!(steps["wire"]["versions"], json!(["1.0"]), "{stdout}");
+}
+
+#[tokio::test]
+async fn the_official_a2a_0_3_client_is_answered_in_0_3s_shapes_and_decides_as_kagent_does() {
+    let app = app().await;
+    let python = std::env::var("COUNTERSIGN_TEST_PYTHON_A2A_03").expect(
+        "set COUNTERSIGN_TEST_PYTHON_A2A_03 to a Python with a2a-sdk 0.3 (`bash scripts/python-tools.sh --a2a-0.3` installs it into the cache)",
+    );
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/a2a_client_03.py");
+    let output = tokio::time::timeout(
+        std::time::Duration::from_secs(90),
+        tokio::process::Command::new(python).arg(script).arg(app.url("/a2a/support")).arg(&app.tokens["alice"]).kill_on_drop(true).output(),
+    )
+    .await
+    .expect("the A2A 0.3 client finishes within 90 s")
+    .unwrap();
+    let (steps, stdout) = crate::helpers::client_steps("a2a_client_03.py", &output);
+
+    // The card validated as a 0.3 card (its url, version and transport are what 0.3 reads).
+    let card = &steps["card"];
+    assert_eq!(
+        (card["url"].as_str(), card["protocol_version"].as_str()),
+        (Some(app.url("/a2a/support").as_str()), Some("0.3")),
+        "{stdout}"
+    );
+    assert_eq!(card["transport"], "JSONRPC");
+    let asked = &steps["asked"];
+    assert_eq!(asked["state"], "input-required", "{stdout}");
+    assert_eq!((asked["approvals"][0]["tool"].as_str(), asked["approvals"][0]["risk"].as_str()), (Some("process_refund"), Some("high")));
+    assert_eq!(steps["approved"]["state"], "completed", "{stdout}");
+    assert!(!steps["approved"]["answer"].as_str().unwrap().is_empty(), "{stdout}");
+    assert_eq!(app.order(1001).await.status, "refunded");
+    assert_eq!(steps["got"]["state"], "completed");
+    // kagent's reject with `rejection_reason`: the reason is the decision's.
+    assert_eq!(steps["rejected"]["state"], "completed", "{stdout}");
+    assert_eq!(app.order(1002).await.status, "open", "rejected: not run");
+    // approved, rejected, rejected in the batch, canceled, approved while streaming
+    let decided = app.audit_entries("approval.decided", 5).await;
+    assert!(decided.iter().all(|e| e["data"]["via"] == "a2a"), "{decided:?}");
+    let reasons: Vec<&Value> = decided.iter().map(|e| &e["data"]["reason"]).collect();
+    assert!(reasons.contains(&&json!("not this one")) && reasons.contains(&&json!("batch says no")), "{reasons:?}");
+    // A batch naming no pending call is refused whole; one keyed by the call's id decides it.
+    assert!(steps["batch_unknown"]["error"].as_str().unwrap().contains("no pending call"), "{stdout}");
+    assert_eq!(
+        (steps["batch"]["before"].as_str(), steps["batch"]["state"].as_str()),
+        (Some("input-required"), Some("completed")),
+        "{stdout}"
+    );
+    assert_eq!(app.order(1003).await.status, "open", "the batch rejected it");
+    assert!(steps["unknown_task"]["error"].as_str().unwrap().contains("does not exist"), "{stdout}");
+    assert!(steps["cancel_finished"]["error"].as_str().unwrap().contains("already completed"), "{stdout}");
+    assert_eq!(steps["canceled"]["state"], "canceled");
+    // Streamed: the stream ends with a status update marked final, in 0.3's event kinds.
+    assert_eq!(steps["stream_asked"]["state"], "input-required", "{stdout}");
+    assert_eq!(steps["stream_asked"]["final"].as_array().unwrap().last(), Some(&json!(true)), "{stdout}");
+    assert_eq!(steps["stream_approved"]["state"], "completed", "{stdout}");
+    assert!(steps["stream_approved"]["updates"].as_array().unwrap().contains(&json!("TaskArtifactUpdateEvent")), "{stdout}");
+    assert_eq!(app.order(1005).await.status, "refunded");
+    assert_eq!(steps["wire"]["methods"], json!(["message/send", "message/stream", "tasks/cancel", "tasks/get"]), "{stdout}");
+}
+
+#[tokio::test]
+async fn a_version_not_served_is_refused_and_0_3_requests_are_answered_in_0_3s_shapes() {
+    let app = app().await;
+    let post = |version: &'static str, body: Value| {
+        let request = app.client.post(app.url("/a2a/support")).header("a2a-version", version).json(&body);
+        async move { request.send().await.unwrap().json::<Value>().await.unwrap() }
+    };
+    let send = |method: &str| json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": { "message": { "parts": [{ "text": "refund order 1001" }] } } });
+    for version in ["2.0", "0.2"] {
+        let reply = post(version, send("SendMessage")).await;
+        assert_eq!(reply["error"]["code"], -32009, "{version}: {reply}");
+    }
+    let (_, conversations) = app.get_json("/api/conversations").await;
+    assert_eq!(conversations, json!([]), "nothing was started");
+    // A 0.3 request: the task itself, kind-tagged, lower-case state.
+    let reply = post(
+        "0.3",
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "message/send", "params": { "message": {
+        "kind": "message", "messageId": "m1", "role": "user", "parts": [{ "kind": "text", "text": "refund order 1001" }] } } }),
+    )
+    .await;
+    let task = &reply["result"];
+    assert_eq!((task["kind"].as_str(), task["status"]["state"].as_str()), (Some("task"), Some("input-required")), "{reply}");
+    assert_eq!(task["status"]["message"]["parts"][1]["kind"], "data");
+    // A batch whose choice is neither approve nor reject changes nothing.
+    let bad = json!({ "jsonrpc": "2.0", "id": 2, "method": "message/send", "params": { "message": {
+        "kind": "message", "messageId": "m2", "role": "user", "taskId": task["id"], "contextId": task["contextId"],
+        "parts": [{ "kind": "data", "data": { "decision_type": "batch", "decisions": { "x": "maybe" } } }] } } });
+    let reply = post("0.3", bad).await;
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
+    let got = post("0.3", json!({ "jsonrpc": "2.0", "id": 3, "method": "tasks/get", "params": { "id": task["id"] } })).await;
+    assert_eq!(got["result"]["status"]["state"], "input-required", "{got}");
 }
 
 #[tokio::test]

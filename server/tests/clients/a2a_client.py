@@ -1,4 +1,5 @@
-"""Drives a Countersign agent through the official A2A client (a2a-sdk, PyPI): a gated call makes
+"""Drives a Countersign agent through the official A2A client at protocol 1.x (a2a-sdk 1.x, PyPI;
+a2a_client_03.py is the 0.3 client): a gated call makes
 the task input-required with the approval request as a data part; a message with a data part
 {"decision_type": ...} decides it; GetTask and CancelTask answer as the spec says, and unknown
 tasks are the spec's errors. Prints one JSON line per step for the Rust test to check.
@@ -11,7 +12,7 @@ import sys
 import uuid
 
 import httpx
-from a2a.client import ClientConfig, create_client
+from a2a.client import A2ACardResolver, ClientConfig, create_client
 from a2a.types import a2a_pb2 as pb
 from google.protobuf import json_format, struct_pb2
 
@@ -48,11 +49,15 @@ def data_parts(task):
 
 
 async def main(url, token):
-    http = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
+    seen = []
+
+    async def record(request):
+        seen.append({"method": json.loads(request.content or b"{}").get("method"), "version": request.headers.get("a2a-version")})
+
+    http = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60, event_hooks={"request": [record]})
+    card = await A2ACardResolver(http, url).get_agent_card()
+    say("card", name=card.name, interfaces=[i.protocol_version for i in card.supported_interfaces])
     client = await create_client(url, ClientConfig(streaming=False, httpx_client=http))
-    card = await client.get_card() if hasattr(client, "get_card") else None
-    if card is not None:
-        say("card", name=card.name)
 
     task = await send(client, text_message("refund order 1001"))
     requests = data_parts(task)
@@ -94,6 +99,7 @@ async def main(url, token):
     say("stream_asked", state=pb.TaskState.Name(task.status.state), updates=len(updates))
     task = await send(streaming, data_message({"decision_type": "approve"}, task.id, task.context_id), [])
     say("stream_approved", state=pb.TaskState.Name(task.status.state))
+    say("wire", methods=sorted({s["method"] for s in seen if s["method"]}), versions=sorted({str(s["version"]) for s in seen if s["method"]}))
     await http.aclose()
 
 

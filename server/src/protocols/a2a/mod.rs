@@ -1,25 +1,29 @@
-//! Each Countersign agent as an A2A agent (JSON-RPC binding, A2A 1.0 method names with the 0.3
-//! ones as aliases): the agent card at `/a2a/{agent}/.well-known/agent-card.json`, and
-//! `POST /a2a/{agent}` for `SendMessage`, `GetTask` and `CancelTask`. A message starts a turn in a
-//! conversation of the token's user (the A2A `contextId` is the conversation, the task id the
-//! turn); a gated call makes the task `TASK_STATE_INPUT_REQUIRED` with the approval request as a
-//! data part; a message on that task with a data part `{ "decision_type": "approve" | "deny",
-//! "reason"? }` (the shape ADK-based approval UIs send) decides it through the same decision as the API, and the task
-//! goes on. Decisions made in the queue or the chat reach the A2A client the same way (`GetTask`).
-//! See docs/a2a.md.
+//! Each Countersign agent as an A2A agent (JSON-RPC binding), in A2A 0.3 and 1.x, each in its own
+//! shapes (wire.rs): the agent card at `/a2a/{agent}/.well-known/agent-card.json` (card.rs), and
+//! `POST /a2a/{agent}` for sending a message (also streamed), getting and canceling a task. A
+//! message starts a turn in a conversation of the token's user (the A2A `contextId` is the
+//! conversation, the task id the turn); a gated call makes the task input-required with the
+//! approval request as a data part; a message on that task with a data part
+//! `{ "decision_type": "approve" | "reject" | "batch", … }` (the shape kagent's approval UI sends)
+//! decides it through the same decision as the API, and the task goes on. Decisions made in the
+//! queue or the chat reach the A2A client the same way (get the task). See docs/a2a.md.
 
-use std::time::Duration;
+mod card;
+mod wire;
+
+use std::{collections::HashMap, time::Duration};
 
 use axum::{
     Extension, Json, Router,
     body::Bytes,
     extract::{Path, State},
-    http::StatusCode,
+    http::{HeaderMap, StatusCode},
     response::{IntoResponse, Response},
     routing::{get, post},
 };
-use domain::{ApprovalId, ConversationId, EventBody, TaskId, TaskStatus, wire::Approval};
+use domain::{ApprovalId, ConversationId, EventBody, TaskId, TaskStatus};
 use serde_json::{Value, json};
+use wire::{Method, TaskView, Version, code};
 
 use crate::{
     EngineError,
@@ -38,24 +42,16 @@ use crate::{
 };
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/a2a/{agent}/.well-known/agent-card.json", get(card)).route("/a2a/{agent}", post(rpc))
+    Router::new()
+        .route("/a2a/{agent}/.well-known/agent-card.json", get(card::card))
+        // Where A2A 0.2 looked for it.
+        .route("/a2a/{agent}/.well-known/agent.json", get(card::card))
+        .route("/a2a/{agent}", post(rpc))
 }
 
-/// How long `SendMessage` waits for the turn to settle (finish, or wait for a human) before it
-/// answers with the task still working (the client then polls `GetTask`).
+/// How long sending a message waits for the turn to settle (finish, or wait for a human) before
+/// it answers with the task still working (the client then polls for the task).
 const SETTLE: Duration = Duration::from_secs(25);
-
-/// JSON-RPC and A2A error codes.
-mod code {
-    pub const PARSE: i64 = -32700;
-    pub const INVALID_REQUEST: i64 = -32600;
-    pub const METHOD_NOT_FOUND: i64 = -32601;
-    pub const INVALID_PARAMS: i64 = -32602;
-    pub const INTERNAL: i64 = -32603;
-    pub const TASK_NOT_FOUND: i64 = -32001;
-    pub const TASK_NOT_CANCELABLE: i64 = -32002;
-    pub const UNSUPPORTED: i64 = -32004;
-}
 
 /// A JSON-RPC error for the response.
 struct RpcError(i64, String);
@@ -81,46 +77,19 @@ impl From<EngineError> for RpcError {
     }
 }
 
-async fn card(State(state): State<AppState>, Path(agent): Path<String>) -> Response {
-    let Some(agent) = state.orchestrator.agents().get(&agent) else {
-        return (StatusCode::NOT_FOUND, Json(json!({ "error": { "code": "not_found", "message": format!("no agent named {agent:?}") } })))
-            .into_response();
-    };
-    let description = if agent.description.is_empty() {
-        "A Countersign agent: its risky calls wait for a person's approval".to_owned()
-    } else {
-        agent.description.clone()
-    };
-    Json(json!({
-        "name": agent.name,
-        "description": description,
-        "version": env!("CARGO_PKG_VERSION"),
-        "supportedInterfaces": [{ "url": format!("{}/a2a/{}", state.base_url, agent.name), "protocolBinding": "JSONRPC", "protocolVersion": "1.0" }],
-        "capabilities": { "streaming": true, "pushNotifications": false },
-        "defaultInputModes": ["text/plain", "application/json"],
-        "defaultOutputModes": ["text/plain", "application/json"],
-        "skills": [{
-            "id": "chat",
-            "name": agent.name,
-            "description": format!("{description}. Send a text part; answer an approval request with a data part {{\"decision_type\": \"approve\" | \"deny\", \"reason\"?}}."),
-            "tags": ["countersign", "human-in-the-loop"],
-        }],
-    }))
-    .into_response()
-}
-
 async fn rpc(
     State(state): State<AppState>,
     Extension(viewer): Extension<Viewer>,
     scopes: Scopes,
     Path(agent): Path<String>,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Response {
     let Ok(request) = serde_json::from_slice::<Value>(&body) else {
         return Json(rpc_error(&Value::Null, RpcError(code::PARSE, "the body is not JSON".into()))).into_response();
     };
     let id = request.get("id").cloned().unwrap_or(Value::Null);
-    let (Some("2.0"), Some(method)) = (request["jsonrpc"].as_str(), request["method"].as_str()) else {
+    let (Some("2.0"), Some(name)) = (request["jsonrpc"].as_str(), request["method"].as_str()) else {
         return Json(rpc_error(&id, RpcError(code::INVALID_REQUEST, "expected a JSON-RPC 2.0 request with a method".into())))
             .into_response();
     };
@@ -128,24 +97,21 @@ async fn rpc(
         let error = RpcError(code::INVALID_REQUEST, "send a Countersign API token as Authorization: Bearer <token>".into());
         return (StatusCode::UNAUTHORIZED, Json(rpc_error(&id, error))).into_response();
     };
+    let header = headers.get("a2a-version").and_then(|v| v.to_str().ok());
+    let (method, version) = match wire::method(name, header) {
+        Ok(chosen) => chosen,
+        Err((code, message)) => return Json(rpc_error(&id, RpcError(code, message))).into_response(),
+    };
     if state.orchestrator.agents().get(&agent).is_none() {
         return Json(rpc_error(&id, RpcError(code::INVALID_REQUEST, format!("no agent named {agent:?}")))).into_response();
     }
     let params = &request["params"];
-    if matches!(method, "SendStreamingMessage" | "message/stream") {
-        return stream_message(state, user, scopes, agent, params.clone(), id).await;
-    }
     let outcome = match method {
-        "SendMessage" | "message/send" => send_message(&state, &user, scopes, &agent, params).await,
-        "GetTask" | "tasks/get" => get_task(&state, &user, params).await,
-        "CancelTask" | "tasks/cancel" => cancel(&state, &user, params).await,
-        "SubscribeToTask" | "tasks/resubscribe" => Err(RpcError(code::UNSUPPORTED, format!("{method} is not offered: poll with GetTask"))),
-        other => Err(RpcError(code::METHOD_NOT_FOUND, format!("no method {other:?}"))),
-    };
-    // GetTask and CancelTask answer the task itself; SendMessage a response holding it.
-    let outcome = match method {
-        "SendMessage" | "message/send" => outcome.map(|task| json!({ "task": task })),
-        _ => outcome,
+        Method::Stream => return stream_message(state, user, scopes, agent, params.clone(), id, version).await,
+        Method::Send => send_message(&state, &user, scopes, &agent, params).await.map(|task| version.sent(&task)),
+        Method::Get => get_task(&state, &user, params).await.map(|task| version.task(&task)),
+        Method::Cancel => cancel(&state, &user, params).await.map(|task| version.task(&task)),
+        Method::Unsupported(code) => Err(RpcError(code, format!("{name} is not offered: poll the task instead"))),
     };
     Json(match outcome {
         Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
@@ -176,10 +142,18 @@ async fn visible_task(state: &AppState, user: &User, id: &str) -> Result<TaskRow
     Ok(task)
 }
 
-/// `SendStreamingMessage`: the same as `SendMessage`, answered as SSE — the task as it starts,
-/// a status update when it settles (finished, or waiting for a person), and the task as it is
-/// then. Errors before anything started are a single JSON-RPC error event.
-async fn stream_message(state: AppState, user: User, scopes: Scopes, agent: String, params: Value, id: Value) -> Response {
+/// A streamed message: the same as sending it, answered as SSE — the task as it starts, then
+/// when it settles (finished, or waiting for a person) the version's closing events
+/// ([`Version::settled_stream`]). Errors before anything started are a single JSON-RPC error event.
+async fn stream_message(
+    state: AppState,
+    user: User,
+    scopes: Scopes,
+    agent: String,
+    params: Value,
+    id: Value,
+    version: Version,
+) -> Response {
     use axum::response::sse::{Event, Sse};
     let frame = |result: Value| Event::default().data(json!({ "jsonrpc": "2.0", "id": id, "result": result }).to_string());
     let started = match begin(&state, &user, scopes, &agent, &params).await {
@@ -191,45 +165,40 @@ async fn stream_message(state: AppState, user: User, scopes: Scopes, agent: Stri
     };
     let mut frames = Vec::new();
     let first = match tasks::get(&state.store, &started).await {
-        Ok(Some(task)) => task_json(&state, &task).await.ok(),
+        Ok(Some(task)) => task_view(&state, &task).await.ok(),
         _ => None,
     };
-    frames.extend(first.map(|task| frame(json!({ "task": task }))));
+    frames.extend(first.map(|task| frame(version.started_stream(&task))));
     let last = match settled(&state, &started).await {
-        Ok(task) => task_json(&state, &task).await,
+        Ok(task) => task_view(&state, &task).await,
         Err(error) => Err(error),
     };
     match last {
-        Ok(task) => {
-            let update = json!({ "statusUpdate": { "taskId": task["id"], "contextId": task["contextId"], "status": task["status"] } });
-            frames.push(frame(update));
-            frames.push(frame(json!({ "task": task })));
-        }
+        Ok(task) => frames.extend(version.settled_stream(&task).into_iter().map(frame)),
         Err(error) => frames.push(Event::default().data(rpc_error(&id, error).to_string())),
     }
     Sse::new(futures::stream::iter(frames.into_iter().map(Ok::<_, std::convert::Infallible>))).into_response()
 }
 
-async fn get_task(state: &AppState, user: &User, params: &Value) -> Result<Value, RpcError> {
+async fn get_task(state: &AppState, user: &User, params: &Value) -> Result<TaskView, RpcError> {
     let id = params["id"].as_str().ok_or_else(|| RpcError(code::INVALID_PARAMS, "params.id names the task".into()))?;
     let task = visible_task(state, user, id).await?;
-    task_json(state, &task).await
+    task_view(state, &task).await
 }
 
 /// A new turn, or a decision on the task the message names.
-async fn send_message(state: &AppState, user: &User, scopes: Scopes, agent: &str, params: &Value) -> Result<Value, RpcError> {
+async fn send_message(state: &AppState, user: &User, scopes: Scopes, agent: &str, params: &Value) -> Result<TaskView, RpcError> {
     let task = begin(state, user, scopes, agent, params).await?;
     let task = settled(state, &task).await?;
-    task_json(state, &task).await
+    task_view(state, &task).await
 }
 
 /// What a message does: starts a turn, or decides the task it names; the task.
 async fn begin(state: &AppState, user: &User, scopes: Scopes, agent: &str, params: &Value) -> Result<TaskId, RpcError> {
     let message = &params["message"];
-    let parts = message["parts"].as_array().ok_or_else(|| RpcError(code::INVALID_PARAMS, "params.message.parts must be a list".into()))?;
-    let text: Vec<&str> = parts.iter().filter_map(|p| p["text"].as_str()).collect();
-    let decision = parts.iter().find_map(|p| p["data"].get("decision_type").map(|_| &p["data"]));
-    let task = match (message["taskId"].as_str(), decision) {
+    let parts = wire::parts(message).ok_or_else(|| RpcError(code::INVALID_PARAMS, "params.message.parts must be a list".into()))?;
+    let decision = parts.data.iter().copied().find(|d| d.get("decision_type").is_some());
+    let task = match (message["taskId"].as_str().filter(|t| !t.is_empty()), decision) {
         // A client that only calls (an autonomous agent's token) cannot countersign its own calls.
         (Some(_), Some(_)) if !scopes.allows(Scope::Decide) => {
             return Err(RpcError(
@@ -244,14 +213,17 @@ async fn begin(state: &AppState, user: &User, scopes: Scopes, agent: &str, param
                 code::INVALID_PARAMS,
                 match task.status() {
                     TaskStatus::InputRequired => {
-                        "this task waits for a decision: send a data part {\"decision_type\": \"approve\" | \"deny\", \"reason\"?}".into()
+                        "this task waits for a decision: send a data part {\"decision_type\": \"approve\" | \"reject\", \"reason\"?}".into()
                     }
                     other => format!("task {task_id} is {}; start a new task without taskId", other.as_str()),
                 },
             ));
         }
         (None, Some(_)) => return Err(RpcError(code::INVALID_PARAMS, "a decision names the task it decides (message.taskId)".into())),
-        (None, None) => start(state, user, agent, message["contextId"].as_str(), &text.join("\n")).await?,
+        (None, None) => {
+            let context = message["contextId"].as_str().filter(|c| !c.is_empty());
+            start(state, user, agent, context, &parts.text.join("\n")).await?
+        }
     };
     Ok(task)
 }
@@ -283,30 +255,68 @@ async fn start(state: &AppState, user: &User, agent: &str, context: Option<&str>
     }
 }
 
-/// Decides the task's pending approvals (or the one `approval_id` names) as the message says.
+/// What a decision message asks: one decision (for every pending call of the task, or the one
+/// `approval_id` names), or a batch deciding each call on its own.
+enum Answer {
+    One {
+        approval: Option<ApprovalId>,
+        decision: Decision,
+    },
+    /// By approval id or call id (kagent's UI keys a batch by the call's id).
+    Batch(HashMap<String, Decision>),
+}
+
+/// The decision a data part carries: `{"decision_type": "approve", "args"?, "approval_id"?}`,
+/// `{"decision_type": "reject" | "deny", "reason" | "rejection_reason"?}`, or
+/// `{"decision_type": "batch", "decisions": {id: "approve" | "reject"}, "rejection_reasons"?: {id: reason}}`.
+fn answer(data: &Value) -> Result<Answer, RpcError> {
+    let invalid = |message: &str| RpcError(code::INVALID_PARAMS, message.to_owned());
+    let text = |v: &Value| v.as_str().map(str::to_owned).filter(|r| !r.trim().is_empty());
+    let reason = text(&data["reason"]).or_else(|| text(&data["rejection_reason"]));
+    let approval = data["approval_id"].as_str().map(|a| ApprovalId::from(a.to_owned()));
+    match data["decision_type"].as_str() {
+        Some("approve") => Ok(Answer::One {
+            approval,
+            decision: Decision::Approve { args: data.get("args").cloned().filter(|a| a.is_object()), grant: None },
+        }),
+        Some("reject" | "deny") => Ok(Answer::One { approval, decision: Decision::Reject { reason } }),
+        Some("batch") => {
+            let decisions = data["decisions"].as_object().filter(|d| !d.is_empty());
+            let decisions =
+                decisions.ok_or_else(|| invalid("a batch decision needs decisions: {approval_id or call_id: \"approve\" | \"reject\"}"))?;
+            let mut batch = HashMap::new();
+            for (id, choice) in decisions {
+                let decision = match choice.as_str() {
+                    Some("approve") => Decision::Approve { args: None, grant: None },
+                    Some("reject" | "deny") => Decision::Reject { reason: text(&data["rejection_reasons"][id]) },
+                    _ => return Err(invalid(&format!("decisions.{id} must be \"approve\" or \"reject\""))),
+                };
+                batch.insert(id.clone(), decision);
+            }
+            Ok(Answer::Batch(batch))
+        }
+        _ => Err(invalid("decision_type must be \"approve\", \"reject\" or \"batch\"")),
+    }
+}
+
+/// Decides the task's pending approvals as the message says.
 async fn decide(state: &AppState, user: &User, task_id: &str, data: &Value) -> Result<TaskId, RpcError> {
     let task = visible_task(state, user, task_id).await?;
+    let answer = answer(data)?;
     // The same per-user decision limit as the API's.
     if state.limits.decision(&state.store, &user.id).await.is_err() {
         return Err(RpcError(code::INVALID_REQUEST, "too many decisions in the last minute: wait a moment".into()));
     }
-    let reason = data["reason"].as_str().map(str::to_owned).filter(|r| !r.trim().is_empty());
-    let decision = match data["decision_type"].as_str() {
-        Some("approve") => Decision::Approve { args: data.get("args").cloned().filter(|a| a.is_object()), grant: None },
-        Some("deny" | "reject") => Decision::Reject { reason },
-        _ => return Err(RpcError(code::INVALID_PARAMS, "decision_type must be \"approve\" or \"deny\"".into())),
-    };
     let actor = actor(user);
-    match data["approval_id"].as_str() {
-        Some(approval) => {
-            let approval = ApprovalId::from(approval.to_owned());
+    match answer {
+        Answer::One { approval: Some(approval), decision } => {
             let row = approvals::get(&state.store, &approval).await?;
             if row.is_none_or(|a| a.task_id != task.id) {
                 return Err(RpcError(code::INVALID_PARAMS, format!("approval {approval} is not one of task {task_id}'s")));
             }
             state.orchestrator.decide(&approval, decision, &actor).await?;
         }
-        None => {
+        Answer::One { approval: None, decision } => {
             let pending = approvals::pending_for_task(&state.store, &task.id).await?;
             match (&decision, pending.as_slice()) {
                 // Edited arguments belong to one call: decide that one.
@@ -324,11 +334,24 @@ async fn decide(state: &AppState, user: &User, task_id: &str, data: &Value) -> R
                 }
             }
         }
+        Answer::Batch(batch) => {
+            // Each id names a pending call of this task, by approval id or call id; the engine then
+            // decides all of them in one write, or none.
+            let pending = approvals::pending_for_task(&state.store, &task.id).await?;
+            let mut by_approval = HashMap::new();
+            for (id, decision) in batch {
+                let Some(approval) = pending.iter().find(|a| *a.id == id || *a.call_id == id) else {
+                    return Err(RpcError(code::INVALID_PARAMS, format!("no pending call {id:?} in task {task_id}")));
+                };
+                by_approval.insert(approval.id.clone(), decision);
+            }
+            state.orchestrator.decide_each(&task.id, &actor, |a| by_approval.get(&a.id).cloned()).await?;
+        }
     }
     Ok(task.id)
 }
 
-async fn cancel(state: &AppState, user: &User, params: &Value) -> Result<Value, RpcError> {
+async fn cancel(state: &AppState, user: &User, params: &Value) -> Result<TaskView, RpcError> {
     let id = params["id"].as_str().ok_or_else(|| RpcError(code::INVALID_PARAMS, "params.id names the task".into()))?;
     let task = visible_task(state, user, id).await?;
     if task.status().is_final() {
@@ -339,7 +362,7 @@ async fn cancel(state: &AppState, user: &User, params: &Value) -> Result<Value, 
         Err(other) => return Err(other.into()),
     }
     let task = tasks::get(&state.store, &task.id).await?.unwrap_or(task);
-    task_json(state, &task).await
+    task_view(state, &task).await
 }
 
 /// The task once it finished or waits for a person (or as it is after [`SETTLE`]).
@@ -355,48 +378,37 @@ async fn settled(state: &AppState, id: &TaskId) -> Result<TaskRow, RpcError> {
     }
 }
 
-/// An A2A `Task` (protobuf JSON): its state, and while it waits the approval request as a data part.
-async fn task_json(state: &AppState, task: &TaskRow) -> Result<Value, RpcError> {
-    let (task_id, context_id) = (task.id.to_string(), task.conversation_id.to_string());
-    let agent_message = |parts: Vec<Value>| json!({ "messageId": format!("{task_id}-{}", now_ms()), "role": "ROLE_AGENT", "taskId": task_id, "contextId": context_id, "parts": parts });
-    let state_name = match task.status() {
-        TaskStatus::Working => "TASK_STATE_WORKING",
-        TaskStatus::InputRequired => "TASK_STATE_INPUT_REQUIRED",
-        TaskStatus::Completed => "TASK_STATE_COMPLETED",
-        TaskStatus::Failed => "TASK_STATE_FAILED",
-        TaskStatus::Canceled => "TASK_STATE_CANCELED",
+/// What the task shows a client: its state, while it waits the approval requests, once it ended
+/// the agent's answer.
+async fn task_view(state: &AppState, task: &TaskRow) -> Result<TaskView, RpcError> {
+    let now = now_ms();
+    let approvals = match task.status() {
+        TaskStatus::InputRequired => approvals::pending_for_task(&state.store, &task.id)
+            .await?
+            .iter()
+            .map(|a| {
+                let a = a.to_wire(now);
+                json!({
+                    "approval_id": a.id, "call_id": a.call_id, "tool": a.tool, "args": a.args, "summary": a.summary,
+                    "risk": a.risk.as_str(), "deadline": a.deadline, "gate": a.gate,
+                })
+            })
+            .collect(),
+        _ => Vec::new(),
     };
-    let mut value = json!({ "id": task_id, "contextId": context_id, "status": { "state": state_name, "timestamp": rfc3339(now_ms()) } });
-    match task.status() {
-        TaskStatus::InputRequired => {
-            let pending = approvals::pending_for_task(&state.store, &task.id).await?;
-            let now = now_ms();
-            let requests: Vec<Approval> = pending.iter().map(|a| a.to_wire(now)).collect();
-            let lines: Vec<String> =
-                requests.iter().map(|a| format!("Approval needed: {} ({} risk)", a.summary, a.risk.as_str())).collect();
-            let data = json!({
-                "type": "approval_request",
-                "approvals": requests.iter().map(|a| json!({
-                    "approval_id": a.id, "tool": a.tool, "args": a.args, "summary": a.summary, "risk": a.risk.as_str(),
-                    "deadline": a.deadline, "gate": a.gate,
-                })).collect::<Vec<_>>(),
-                "respond_with": { "decision_type": "approve | deny", "reason": "optional", "approval_id": "optional: one of them" },
-            });
-            value["status"]["message"] = agent_message(vec![json!({ "text": lines.join("\n") }), json!({ "data": data })]);
-        }
-        TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Canceled => {
-            let answer = answer_of(state, task).await?;
-            if let Some(text) = answer {
-                value["status"]["message"] = agent_message(vec![json!({ "text": text })]);
-                if task.status() == TaskStatus::Completed {
-                    value["artifacts"] =
-                        json!([{ "artifactId": format!("{task_id}-answer"), "name": "answer", "parts": [{ "text": text }] }]);
-                }
-            }
-        }
-        TaskStatus::Working => {}
-    }
-    Ok(value)
+    let answer = match task.status() {
+        TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Canceled => answer_of(state, task).await?,
+        _ => None,
+    };
+    Ok(TaskView {
+        id: task.id.to_string(),
+        context_id: task.conversation_id.to_string(),
+        status: task.status(),
+        timestamp: rfc3339(now),
+        message_id: format!("{}-{now}", task.id),
+        approvals,
+        answer,
+    })
 }
 
 /// The agent's last message in the task, if it wrote one.
