@@ -112,6 +112,18 @@ pub async fn mark(db: impl Into<Db<'_>>, task_id: &TaskId, gone: bool) -> anyhow
     Ok(())
 }
 
+/// The client was answered "input required" and comes back with its answer (MCP 2026-07-28):
+/// it counts as waiting until `until` (the approval's deadline), with no request open meanwhile.
+pub async fn expect_back(db: impl Into<Db<'_>>, task_id: &TaskId, until: i64) -> anyhow::Result<()> {
+    sqlx::query("UPDATE client_calls SET seen_at = $1 WHERE task_id = $2 AND gone_at IS NULL")
+        .bind(until)
+        .bind(task_id)
+        .execute(db.into().write())
+        .await
+        .context("failed to record that the client comes back")?;
+    Ok(())
+}
+
 /// Keeps the name a client calls itself (MCP's `clientInfo.name`) for its credential.
 pub async fn name_client(db: impl Into<Db<'_>>, user: &UserId, client_key: &str, name: &str) -> anyhow::Result<()> {
     sqlx::query(

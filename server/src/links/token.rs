@@ -121,6 +121,35 @@ impl LinkKey {
         format!("{}.{}", hex::encode(&payload), hex::encode(signature))
     }
 
+    /// Seals `payload` for another use than a link (`purpose` keeps the uses apart: a value
+    /// sealed for one never opens as another): `key id.payload.signature`, in hex.
+    pub fn seal(&self, purpose: &str, payload: &[u8]) -> String {
+        let signature = Self::mac_for(&self.current, purpose, payload).finalize().into_bytes();
+        format!("{}.{}.{}", self.current.id, hex::encode(payload), hex::encode(signature))
+    }
+
+    /// The payload [`Self::seal`] sealed for `purpose` with the current or the previous key.
+    pub fn open(&self, purpose: &str, sealed: &str) -> Result<Vec<u8>, TokenError> {
+        let mut parts = sealed.splitn(3, '.');
+        let (Some(id), Some(payload), Some(signature)) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(TokenError::Malformed);
+        };
+        let (payload, signature) =
+            (hex::decode(payload).map_err(|_| TokenError::Malformed)?, hex::decode(signature).map_err(|_| TokenError::Malformed)?);
+        let key = [Some(&self.current), self.previous.as_ref()].into_iter().flatten().find(|k| k.id == id).ok_or(TokenError::Forged)?;
+        Self::mac_for(key, purpose, &payload).verify_slice(&signature).map_err(|_| TokenError::Forged)?;
+        Ok(payload)
+    }
+
+    fn mac_for(key: &Secret, purpose: &str, payload: &[u8]) -> Hmac<Sha256> {
+        let mut mac = Hmac::<Sha256>::new_from_slice(&key.bytes).expect("BUG: HMAC takes keys of any length");
+        mac.update(b"countersign-sealed\n");
+        mac.update(purpose.as_bytes());
+        mac.update(b"\n");
+        mac.update(payload);
+        mac
+    }
+
     pub fn verify(&self, token: &str, now: i64) -> Result<Claims, TokenError> {
         let (payload, signature) = token.split_once('.').ok_or(TokenError::Malformed)?;
         let (payload, signature) =
@@ -180,6 +209,22 @@ mod tests {
         let (_, old_signature) = LinkKey::new(&old).sign(&claims()).split_once('.').map(|(a, b)| (a.to_owned(), b.to_owned())).unwrap();
         let lying = format!("{}.{old_signature}", hex::encode(payload));
         assert_eq!(rotated.verify(&lying, 0), Err(TokenError::Forged));
+    }
+
+    #[test]
+    fn a_sealed_value_opens_only_for_its_purpose_and_unchanged() {
+        let key = LinkKey::new("k".repeat(32).as_str());
+        let sealed = key.seal("mcp-request-state", b"approval a1");
+        assert_eq!(key.open("mcp-request-state", &sealed).unwrap(), b"approval a1");
+        assert_eq!(key.open("another-use", &sealed), Err(TokenError::Forged));
+        let (id, rest) = sealed.split_once('.').unwrap();
+        let (_, signature) = rest.split_once('.').unwrap();
+        let changed = format!("{id}.{}.{signature}", hex::encode(b"approval a2"));
+        assert_eq!(key.open("mcp-request-state", &changed), Err(TokenError::Forged));
+        assert_eq!(key.open("mcp-request-state", "nonsense"), Err(TokenError::Malformed));
+        let rotated = LinkKey::new("n".repeat(32).as_str()).with_previous(&"k".repeat(32));
+        assert!(rotated.open("mcp-request-state", &sealed).is_ok(), "the previous key still opens it");
+        assert_eq!(LinkKey::new("n".repeat(32).as_str()).open("mcp-request-state", &sealed), Err(TokenError::Forged));
     }
 
     #[test]

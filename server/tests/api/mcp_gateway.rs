@@ -1,10 +1,11 @@
 //! The MCP approval gateway driven by the official Python MCP SDK (`mcp` from PyPI, run
-//! as `tests/clients/mcp_client.py`) with a real npm MCP server upstream: an ungated call answers at
-//! once; a gated call keeps the request open with progress notifications until a person decides
-//! (here with edited arguments), then answers with the upstream result; a tool outside the
-//! agent's allow-list is MCP's invalid-params error. The client holds a `call`-only token
-//! (`token create --gateway`): with it, the agent cannot read or decide its own approvals over
-//! REST. The TypeScript SDK's tests are in
+//! as `tests/clients/mcp_client.py` and `mcp_client_asks.py`) with a real npm MCP server upstream,
+//! in both protocol eras: an ungated call answers at once; a gated call keeps the request open with
+//! progress notifications until a person decides (here with edited arguments), then answers with
+//! the upstream result; a tool outside the agent's allow-list is MCP's invalid-params error. The
+//! held client holds a `call`-only token (`token create --gateway`): with it, the agent cannot read
+//! or decide its own approvals over REST. A 2026-07-28 client that can ask its user is answered
+//! "input required" instead, and resumes on any replica. The TypeScript SDK's tests are in
 //! end2end/tests/mcp-gateway.spec.ts.
 
 use std::time::Duration;
@@ -25,6 +26,15 @@ fn agents(root: &std::path::Path) -> String {
 
 #[tokio::test]
 async fn the_official_python_mcp_client_waits_for_a_decision_and_gets_the_edited_write() {
+    held_write("legacy", "2025-11-25").await;
+}
+
+#[tokio::test]
+async fn a_2026_07_28_client_that_cannot_ask_its_user_waits_in_the_held_request_too() {
+    held_write("2026-07-28", "2026-07-28").await;
+}
+
+async fn held_write(era: &str, version: &str) {
     let files = tempfile::tempdir().unwrap();
     let root = files.path().canonicalize().unwrap();
     let target = root.join("from-python.txt").display().to_string();
@@ -41,6 +51,7 @@ async fn the_official_python_mcp_client_waits_for_a_decision_and_gets_the_edited
         .arg(app.url("/mcp/files"))
         .arg(&gateway_token)
         .arg(&target)
+        .arg(era)
         .kill_on_drop(true)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -87,6 +98,7 @@ async fn the_official_python_mcp_client_waits_for_a_decision_and_gets_the_edited
 
     let output = tokio::time::timeout(Duration::from_secs(90), client.wait_with_output()).await.expect("the MCP client finishes").unwrap();
     let (steps, stdout) = crate::helpers::client_steps("mcp_client.py", &output);
+    assert_eq!(steps["era"]["version"], version, "{stdout}");
     assert_eq!(steps["tools"]["names"], json!(["get_order", "read_text_file", "write_file"]), "{stdout}");
     assert_eq!(steps["ungated"]["is_error"], false, "{stdout}");
     assert!(steps["ungated"]["text"].as_str().unwrap().contains("1001"), "{stdout}");
@@ -108,4 +120,125 @@ async fn the_official_python_mcp_client_waits_for_a_decision_and_gets_the_edited
     assert_eq!(tasks["conversation"]["title"], "MCP client \u{201c}python-probe\u{201d} (token \u{201c}ide\u{201d}) · files", "{tasks}");
     let decided = app.audit_entries("approval.decided", 1).await;
     assert_eq!(decided[0]["data"]["edited_args"]["content"], "edited by alice", "{decided:?}");
+}
+
+fn python() -> String {
+    std::env::var("COUNTERSIGN_TEST_PYTHON")
+        .expect("set COUNTERSIGN_TEST_PYTHON to a Python with mcp (scripts/test.sh installs it into the cache's venv)")
+}
+
+const ASKS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/mcp_client_asks.py");
+
+#[tokio::test]
+async fn a_2026_07_28_client_asks_its_user_and_their_yes_runs_the_write_once() {
+    let files = tempfile::tempdir().unwrap();
+    let root = files.path().canonicalize().unwrap();
+    let target = root.join("asked.txt");
+    let app = spawn_app_with(Options { agents_toml: Some(agents(&root)), ..Default::default() }).await;
+    // Alice's own token (it may decide): her client asks her.
+    let output = tokio::time::timeout(
+        Duration::from_secs(90),
+        tokio::process::Command::new(python())
+            .args([ASKS, "ask", &app.url("/mcp/files"), &app.tokens["alice"], &target.display().to_string()])
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("the client finishes within 90 s")
+    .unwrap();
+    let (steps, stdout) = crate::helpers::client_steps("mcp_client_asks.py", &output);
+    let message = steps["elicited"]["message"].as_str().unwrap();
+    assert!(message.starts_with("Approve: ") && message.contains("asked.txt"), "{stdout}");
+    assert_eq!(steps["elicited"]["schema"]["required"], json!(["approve"]), "{stdout}");
+    assert_eq!((steps["asked"]["is_error"].as_bool(), steps["asked"]["version"].as_str()), (Some(false), Some("2026-07-28")), "{stdout}");
+    assert!(steps["asked"]["text"].as_str().unwrap().contains("Successfully wrote"), "{stdout}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "asked");
+    // Her yes is a decision like any other: audited, through the MCP door, by her.
+    let decided = app.audit_entries("approval.decided", 1).await;
+    assert_eq!((decided[0]["actor"].as_str(), decided[0]["data"]["via"].as_str()), (Some("alice"), Some("mcp")), "{decided:?}");
+    let ran = app.audit_entries("tool.outcome", 1).await;
+    assert_eq!(ran[0]["data"]["tool"], "write_file", "the write ran once: {ran:?}");
+}
+
+#[tokio::test]
+async fn an_input_required_call_decided_in_the_queue_is_resumed_on_another_replica_and_runs_once() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let files = tempfile::tempdir().unwrap();
+    let root = files.path().canonicalize().unwrap();
+    let target = root.join("resumed.txt");
+    let toml = agents(&root);
+    // Two replicas on PostgreSQL; on SQLite (one process per database) the same server twice.
+    let data = std::sync::Arc::new(tempfile::tempdir().unwrap());
+    let (a, b) = match crate::helpers::postgres() {
+        Some(_) => {
+            let a = crate::helpers::BinaryServer::start(data.clone(), Some(&toml)).await;
+            let b = crate::helpers::BinaryServer::start(data.clone(), Some(&toml)).await;
+            (a, Some(b))
+        }
+        None => (crate::helpers::BinaryServer::start(data.clone(), Some(&toml)).await, None),
+    };
+    let other = b.as_ref().unwrap_or(&a);
+    let token = a.app.tokens["alice"].clone();
+    let mut client = tokio::process::Command::new(python())
+        .args([ASKS, "resume", &a.app.url("/mcp/files"), &other.app.url("/mcp/files"), &token, &target.display().to_string()])
+        .kill_on_drop(true)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(client.stdout.take().unwrap()).lines();
+    let mut stdout = String::new();
+    let first = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            stdout.push_str(&line);
+            stdout.push('\n');
+            if line.contains("\"input_required\"") {
+                return serde_json::from_str::<serde_json::Value>(&line).unwrap();
+            }
+        }
+        let mut err = String::new();
+        tokio::io::AsyncReadExt::read_to_string(client.stderr.as_mut().unwrap(), &mut err).await.unwrap();
+        panic!("the client ended before input was required:\n{stdout}\n{err}");
+    })
+    .await
+    .expect("input required within 60 s");
+    assert_eq!((first["kind"].as_str(), first["has_state"].as_bool()), (Some("InputRequiredResult"), Some(true)), "{first}");
+    assert_eq!(first["keys"], json!(["approval"]));
+    assert!(!target.exists(), "nothing written before the decision");
+
+    // Decided in the queue (on replica A) while no request of the client is open.
+    let approval = eventually("the pending write", || async {
+        let (_, list) = a.app.get_json("/api/approvals?status=pending").await;
+        list.as_array().and_then(|l| l.first().cloned())
+    })
+    .await;
+    let (status, body) = a.app.post_json(&format!("/api/approvals/{}/approve", approval["id"].as_str().unwrap()), json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    client.stdin.as_mut().unwrap().write_all(b"decided\n").await.unwrap();
+    let rest = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            stdout.push_str(&line);
+            stdout.push('\n');
+        }
+        client.wait().await.unwrap()
+    })
+    .await
+    .expect("the client finishes within 60 s");
+    assert!(rest.success(), "{stdout}");
+    let steps: std::collections::HashMap<String, serde_json::Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .map(|v| (v["step"].as_str().unwrap_or_default().to_owned(), v))
+        .collect();
+    // A replay with other arguments or a changed state is refused, and runs nothing.
+    assert!(steps["other_args"]["error"].as_str().unwrap().contains("another call"), "{stdout}");
+    assert!(steps["changed_state"]["error"].as_str().unwrap().contains("not issued by this server"), "{stdout}");
+    let resumed = &steps["resumed"];
+    assert_eq!((resumed["kind"].as_str(), resumed["is_error"].as_bool()), (Some("CallToolResult"), Some(false)), "{stdout}");
+    assert!(resumed["text"].as_str().unwrap().contains("Successfully wrote"), "{stdout}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "resumed");
+    let detail = a.app.detail(approval["conversation_id"].as_str().unwrap()).await;
+    let runs = detail.events.iter().filter(|e| matches!(e.body, domain::EventBody::ToolStarted { .. })).count();
+    assert_eq!(runs, 1, "the write ran once");
 }

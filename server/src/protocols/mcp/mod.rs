@@ -1,0 +1,352 @@
+//! The MCP approval gateway: each Countersign agent is an MCP server at `/mcp/{agent}`
+//! (streamable HTTP, served by the official `rmcp` SDK) offering the agent's tools — built-in and
+//! those of its upstream MCP servers, under its allow-list and gates. A client's `tools/call` is
+//! proposed to the engine as a call of a conversation of the token's user (one per client and
+//! agent, `engine/src/orchestrator/client_calls.rs`): an ungated call runs at once. A gated one
+//! waits for a decision while the request stays open (wait.rs), in every protocol revision; a
+//! client of revision 2026-07-28 that can show an elicitation, whose user may decide the call, is
+//! asked instead and answers in a second request, to any replica (input_required.rs). Approved,
+//! the call runs once (with the edited args if edited) and the upstream result is the answer;
+//! rejected, the answer is a tool error with the reason. A client that went away leaves a decidable
+//! approval whose approved call is not run. Stateless: any replica serves any request.
+//! See docs/mcp-gateway.md.
+
+mod input_required;
+mod wait;
+
+use std::sync::Arc;
+
+use axum::{
+    Router,
+    extract::Request,
+    http::{StatusCode, header},
+    middleware::{self, Next},
+    response::{IntoResponse, Response},
+};
+use domain::{ApprovalId, ConversationId, TaskId, wire::Conversation};
+use input_required::{Answer, RequestState};
+use rmcp::{
+    ErrorData as McpError, RoleServer, ServerHandler,
+    model::{
+        CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams, InitializeResult, InputRequiredResult,
+        ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    },
+    service::RequestContext,
+    transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager},
+};
+use serde_json::{Value, json};
+
+use wait::Waited;
+
+use crate::{
+    EngineError,
+    auth::{
+        ByToken, Credential, Viewer,
+        scopes::{Scope, Scopes},
+    },
+    orchestrator::Actor,
+    state::AppState,
+    store::{approvals, client_calls, conversations, tasks, users::User},
+    tools::{answer, ask, plan},
+};
+
+/// `/mcp/{agent}` for every configured agent; only requests with a Countersign API token get in.
+pub fn router(state: &AppState) -> Router<AppState> {
+    let mut router = Router::new();
+    for agent in &state.orchestrator.agents().agents {
+        let gateway = Gateway { state: state.clone(), agent: agent.name.clone() };
+        // Hosts are not checked by rmcp here: a request gets in only with a bearer token, which
+        // a page on a rebinding domain does not have.
+        let config = StreamableHttpServerConfig::default().with_legacy_session_mode(false).disable_allowed_hosts();
+        let service = StreamableHttpService::new(move || Ok(gateway.clone()), Arc::new(LocalSessionManager::default()), config);
+        router = router.nest_service(&format!("/mcp/{}", agent.name), service);
+    }
+    // Layers run outside in: the token first, then the body's shape.
+    router.layer(middleware::from_fn(json_rpc_only)).layer(middleware::from_fn(tokens_only))
+}
+
+/// rmcp answers a body it cannot read with a plain-text 415; clients expect JSON-RPC's own errors:
+/// -32700 for text that is not JSON, -32600 for JSON that is no JSON-RPC message. Nothing else is
+/// touched (the body is passed on as read). The app's body limit (`DefaultBodyLimit`) applies: it is
+/// only a marker that body readers honour, and this reader reads through it.
+async fn json_rpc_only(req: Request, next: Next) -> Response {
+    if req.method() != axum::http::Method::POST {
+        return next.run(req).await;
+    }
+    let (parts, body) = axum::RequestExt::with_limited_body(req).into_parts();
+    let bytes = match axum::body::to_bytes(body, usize::MAX).await {
+        Ok(bytes) => bytes,
+        Err(err) => return json_rpc_error(StatusCode::PAYLOAD_TOO_LARGE, -32600, &format!("the request body could not be read: {err}")),
+    };
+    if let Err(err) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes) {
+        return json_rpc_error(StatusCode::BAD_REQUEST, -32700, &format!("parse error: the body is not JSON ({err})"));
+    }
+    if let Err(err) = serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(&bytes) {
+        return json_rpc_error(StatusCode::BAD_REQUEST, -32600, &format!("invalid request: not an MCP JSON-RPC message ({err})"));
+    }
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
+}
+
+fn json_rpc_error(status: StatusCode, code: i64, message: &str) -> Response {
+    let body = json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } });
+    (status, axum::Json(body)).into_response()
+}
+
+/// The gateway speaks to programs: a bearer token is its only credential (no cookies, so no
+/// cross-site requests). Anything else is a 401 in JSON-RPC's shape.
+async fn tokens_only(req: Request, next: Next) -> Response {
+    let user = req.extensions().get::<Viewer>().and_then(|v| v.0.as_ref()).is_some();
+    if user && req.extensions().get::<ByToken>().is_some() {
+        return next.run(req).await;
+    }
+    let message =
+        "send a Countersign API token as Authorization: Bearer <token> (make one with `countersign token create` or on the account page)";
+    let mut refused = json_rpc_error(StatusCode::UNAUTHORIZED, -32600, message);
+    refused.headers_mut().insert(header::WWW_AUTHENTICATE, axum::http::HeaderValue::from_static("Bearer"));
+    refused
+}
+
+#[derive(Clone)]
+struct Gateway {
+    state: AppState,
+    agent: String,
+}
+
+/// Tools a model uses to talk to its user or its workers: not offered to outside clients.
+fn offered(state: &AppState, name: &str) -> bool {
+    ![answer::NAME, ask::NAME, plan::NAME].contains(&name) && state.orchestrator.tools().get(name).is_some_and(|t| t.delegate().is_none())
+}
+
+/// The request's user and a key for the client (its token).
+fn caller(context: &RequestContext<RoleServer>) -> Result<(User, String), McpError> {
+    let parts = context.extensions.get::<axum::http::request::Parts>();
+    let user = parts.and_then(|p| p.extensions.get::<Viewer>()).and_then(|v| v.0.clone());
+    let key = parts.and_then(|p| p.extensions.get::<Credential>()).map(|c| c.0.clone());
+    match (user, key) {
+        (Some(user), Some(key)) => Ok((user, key)),
+        _ => Err(McpError::invalid_request("send a Countersign API token as Authorization: Bearer <token>", None)),
+    }
+}
+
+fn internal(err: anyhow::Error) -> McpError {
+    tracing::error!(error = ?err, "MCP gateway request failed");
+    McpError::internal_error("the server could not complete the request", None)
+}
+
+impl ServerHandler for Gateway {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(format!("countersign-{}", self.agent), env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Countersign: some of these tools wait for a person's approval before they run. A call that waits keeps the request \
+                 open and sends progress notifications; a rejected call answers with a tool error giving the reason.",
+            )
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        // Stateless: later requests carry only the token, so the client's name is kept with it and
+        // names the conversation its calls go to.
+        let (user, key) = caller(&context)?;
+        let name = clean_name(&request.client_info.name);
+        if !name.is_empty() {
+            client_calls::name_client(&self.state.store, &user.id, &key, &name).await.map_err(internal)?;
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        caller(&context)?;
+        let agent = self.state.orchestrator.agents().get(&self.agent).ok_or_else(|| internal(anyhow::anyhow!("agent gone")))?;
+        let tools: Vec<Value> = agent
+            .tools
+            .iter()
+            .filter(|name| offered(&self.state, name))
+            .filter_map(|name| self.state.orchestrator.tools().get(name))
+            .map(|tool| {
+                let spec = tool.spec();
+                json!({
+                    "name": spec.name,
+                    "description": spec.description,
+                    "inputSchema": spec.input_schema,
+                    "annotations": { "readOnlyHint": spec.read_only, "destructiveHint": spec.destructive },
+                })
+            })
+            .collect();
+        // `resultType` is 2026-07-28's (rmcp strips it for a client of an older revision).
+        serde_json::from_value(json!({ "resultType": "complete", "tools": tools })).map_err(|e| internal(e.into()))
+    }
+
+    async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
+        let (user, key) = caller(&context)?;
+        let state = &self.state;
+        let agent = state.orchestrator.agents().get(&self.agent).ok_or_else(|| internal(anyhow::anyhow!("agent gone")))?;
+        let tool = request.name.as_ref();
+        if !(agent.tools.iter().any(|t| t == tool) && offered(state, tool)) {
+            let names: Vec<&str> = agent.tools.iter().map(String::as_str).filter(|t| offered(state, t)).collect();
+            return Err(McpError::invalid_params(format!("no tool {tool:?} here: agent {} offers {}", agent.name, names.join(", ")), None));
+        }
+        let args = Value::Object(request.arguments.clone().unwrap_or_default());
+        let progress = context.meta.get_progress_token().or_else(|| request.meta.as_ref().and_then(|m| m.get_progress_token()));
+        if let Some(sealed) = request.request_state.as_deref() {
+            return self.answered(&context, &user, &key, tool, &args, sealed, request.input_responses.as_ref(), progress).await;
+        }
+        // The same per-user limit as decisions: a runaway client cannot flood the queue.
+        if state.limits.decision(&state.store, &user.id).await.is_err() {
+            return Err(McpError::invalid_request("too many calls in the last minute: wait a moment", None));
+        }
+        let modern = context.protocol_version().is_some_and(|v| !v.has_initialize());
+        // A 2026-07-28 client names itself with each request; an older one did in `initialize`.
+        let given = context.client_info().filter(|_| modern).map(|c| c.name);
+        let (conversation, client) = client_conversation(state, &user, &key, &self.agent, given).await.map_err(internal)?;
+        let task = match state.orchestrator.propose_call(&conversation, &client, tool, &args).await {
+            Ok(task) => task,
+            Err(e) => return Err(internal(e.into())),
+        };
+        // A 2026-07-28 client that can show an elicitation is asked, when its token may decide.
+        let elicits = context.client_capabilities().is_some_and(|c| c.elicitation.is_some());
+        let actor = actor(&user);
+        let asking = (modern && elicits && scopes(&context).allows(Scope::Decide)).then_some(&actor);
+        match wait::wait(state, &context, &task, &conversation.id, &key, progress, asking).await? {
+            Waited::Settled => wait::outcome(state, &conversation.id, &task).await.map(Into::into).map_err(internal),
+            Waited::Ask(approval) => {
+                let row = approvals::get(&state.store, &approval)
+                    .await
+                    .map_err(internal)?
+                    .ok_or_else(|| internal(anyhow::anyhow!("approval gone")))?;
+                // The client comes back with its answer: it counts as waiting until the deadline.
+                client_calls::expect_back(&state.store, &task, row.deadline).await.map_err(internal)?;
+                let sealed = RequestState::new(&approval, &task, &key, tool, &args, row.deadline).seal(&state.links);
+                let result = input_required::result(&row.summary, row.risk.as_str(), sealed);
+                let result: InputRequiredResult = serde_json::from_value(result).map_err(|e| internal(e.into()))?;
+                Ok(result.into())
+            }
+        }
+    }
+}
+
+impl Gateway {
+    /// A call sent again with the `requestState` of its `InputRequiredResult` and, perhaps, the
+    /// person's answer: the answer decided (the authority rules apply), then the wait as usual.
+    #[allow(clippy::too_many_arguments)]
+    async fn answered(
+        &self,
+        context: &RequestContext<RoleServer>,
+        user: &User,
+        key: &str,
+        tool: &str,
+        args: &Value,
+        sealed: &str,
+        responses: Option<&std::collections::BTreeMap<String, Value>>,
+        progress: Option<rmcp::model::ProgressToken>,
+    ) -> Result<CallToolResponse, McpError> {
+        let state = &self.state;
+        let now = crate::store::time::now_ms();
+        let request = RequestState::open(&state.links, sealed, now, key, tool, args).map_err(|e| McpError::invalid_params(e, None))?;
+        let answer = input_required::answer(responses).map_err(|e| McpError::invalid_params(e, None))?;
+        let (approval, task) = (ApprovalId::from(request.approval), TaskId::from(request.task));
+        if let Answer::Decide(decision) = answer {
+            if !scopes(context).allows(Scope::Decide) {
+                return Err(McpError::invalid_request("this API token may only call: deciding needs a token with the decide scope", None));
+            }
+            if let Err(refused) = state.orchestrator.decide(&approval, decision, &actor(user)).await {
+                // Decided by someone else meanwhile: that decision stands, and its outcome is the answer.
+                let still_pending = approvals::get(&state.store, &approval)
+                    .await
+                    .map_err(internal)?
+                    .is_some_and(|a| a.state == domain::ApprovalState::Pending);
+                if still_pending {
+                    return Err(match refused {
+                        EngineError::Internal(e) => internal(e),
+                        other => McpError::invalid_request(format!("your answer was not recorded: {other}; the call still waits"), None),
+                    });
+                }
+            }
+        }
+        let row = tasks::get(&state.store, &task)
+            .await
+            .map_err(internal)?
+            .ok_or_else(|| McpError::invalid_params("the call's task no longer exists", None))?;
+        client_calls::mark(&state.store, &task, false).await.map_err(internal)?;
+        wait::wait(state, context, &task, &row.conversation_id, key, progress, None).await?;
+        wait::outcome(state, &row.conversation_id, &task).await.map(Into::into).map_err(internal)
+    }
+}
+
+/// A client's name as shown: no control characters, at most 80 characters.
+fn clean_name(name: &str) -> String {
+    name.chars().filter(|c| !c.is_control()).take(80).collect::<String>().trim().to_owned()
+}
+
+fn actor(user: &User) -> Actor {
+    Actor {
+        name: user.username.clone(),
+        role: Some(user.role),
+        ip: None,
+        user_agent: Some("MCP".into()),
+        on_behalf_of: None,
+        via: Some("mcp".into()),
+    }
+}
+
+/// What the request's credential may do.
+fn scopes(context: &RequestContext<RoleServer>) -> Scopes {
+    context.extensions.get::<axum::http::request::Parts>().and_then(|p| p.extensions.get::<Scopes>()).copied().unwrap_or(Scopes::NONE)
+}
+
+/// The conversation this client's calls to `agent` go to (made on its first call, titled after the
+/// client and its token), and the client's name as the chat shows it: the name it gives with the
+/// request (`clientInfo` in 2026-07-28's envelope), else the one it gave in `initialize`, else
+/// its token's.
+async fn client_conversation(
+    state: &AppState,
+    user: &User,
+    key: &str,
+    agent: &str,
+    given: Option<String>,
+) -> anyhow::Result<(Conversation, String)> {
+    let pool = &state.store;
+    let token_name = match key.strip_prefix("token:") {
+        Some(id) => crate::store::users::tokens_of(pool, &user.id).await?.into_iter().find(|t| t.id == id).map(|t| t.name),
+        None => None,
+    };
+    let token_name = token_name.unwrap_or_else(|| "unnamed".into());
+    let given = match given.map(|n| clean_name(&n)).filter(|n| !n.is_empty()) {
+        Some(name) => Some(name),
+        None => client_calls::client_name(pool, &user.id, key).await?,
+    };
+    let client = format!("MCP client \u{201c}{}\u{201d}", given.as_deref().unwrap_or(&token_name));
+    // The id is derived from who asks, so two first calls at once (on any replicas) make one
+    // conversation: the second insert fails and reads the first's.
+    let id = client_conversation_id(&user.id, key, agent);
+    if let Some(conversation) = conversations::get(pool, &id).await? {
+        return Ok((conversation, client));
+    }
+    let title = match given {
+        Some(_) => format!("{client} (token \u{201c}{token_name}\u{201d}) · {agent}"),
+        None => format!("{client} · {agent}"),
+    };
+    match conversations::create_with_id(&state.store, &id, &title, agent, user).await {
+        Ok(made) => Ok((made, client)),
+        Err(err) => match conversations::get(pool, &id).await? {
+            Some(conversation) => Ok((conversation, client)),
+            None => Err(err),
+        },
+    }
+}
+
+/// The conversation id of a client (its user and credential) and agent: a digest, shaped as a UUID.
+fn client_conversation_id(user: &domain::UserId, key: &str, agent: &str) -> ConversationId {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(format!("mcp\u{0}{}\u{0}{key}\u{0}{agent}", &**user));
+    let bytes: [u8; 16] = digest[..16].try_into().expect("a SHA-256 digest has 32 bytes");
+    ConversationId::from(uuid::Uuid::from_bytes(bytes).to_string())
+}
