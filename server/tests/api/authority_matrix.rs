@@ -1,6 +1,6 @@
 //! The authority matrix (docs/security.md, "The authority matrix"): every door that can decide a
 //! call — the REST API, Approve / Reject All, a signed link, A2A, AG-UI, the CLI, the chat's
-//! yes / no — is sent a
+//! yes / no, an MCP 2026-07-28 client's answer to its elicitation — is sent a
 //! decision that one rule forbids, for every rule. Each door must refuse it, and the approval must
 //! be exactly as before (still pending, nobody counted) with nothing run. A door that cannot
 //! express the decision (an edit through a link), or a rule its gate cannot have (approvers on a
@@ -22,9 +22,12 @@ enum Door {
     Cli,
     /// The requester's yes in the chat, for a gate with `confirm = "chat"`.
     Chat,
+    /// An MCP 2026-07-28 client's answer to the elicitation its gated call was answered with
+    /// (the call is made through the gateway; the answer comes with its `requestState`).
+    Mcp,
 }
 
-const DOORS: [Door; 7] = [Door::Rest, Door::Bulk, Door::Link, Door::A2a, Door::AgUi, Door::Cli, Door::Chat];
+const DOORS: [Door; 8] = [Door::Rest, Door::Bulk, Door::Link, Door::A2a, Door::AgUi, Door::Cli, Door::Chat, Door::Mcp];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Rule {
@@ -107,6 +110,12 @@ impl Rule {
 
     /// Whether `door` can put the decision at all.
     fn applies(self, door: Door) -> bool {
+        if door == Door::Mcp {
+            // The elicitation is offered only to a person the rules let decide when the call
+            // asks (approvers, four-eyes, a token that may decide); it neither edits nor grants.
+            // What changes after it was offered is refused when the answer comes.
+            return matches!(self, Rule::Quorum | Rule::RequireReason | Rule::Deadline | Rule::Escalated);
+        }
         if door == Door::Chat {
             // A chat gate has no approvers, quorum or four-eyes (refused at start-up), its "no"
             // is its reason, and a yes neither edits nor grants.
@@ -125,14 +134,85 @@ struct Pending {
     conversation: ConversationId,
     task: TaskId,
     approval: ApprovalId,
+    /// For the MCP door: the `requestState` its call was answered with.
+    request_state: Option<String>,
 }
 
-async fn pending(app: &TestApp, door: Door) -> Pending {
+/// The refund as an MCP 2026-07-28 client calls it (`extra` params: the answer and the state).
+fn mcp_call(extra: Value) -> Value {
+    let mut params = json!({
+        "name": "process_refund", "arguments": { "order_id": 1001 },
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": { "elicitation": { "form": {} } },
+            "io.modelcontextprotocol/clientInfo": { "name": "matrix", "version": "1" },
+        },
+    });
+    if let (Some(params), Some(extra)) = (params.as_object_mut(), extra.as_object()) {
+        params.extend(extra.clone());
+    }
+    json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params })
+}
+
+/// Sends a 2026-07-28 request to the MCP gateway; its JSON-RPC answer (sent as JSON or as the
+/// last message of an SSE stream).
+async fn mcp(app: &TestApp, token: &str, body: Value) -> Value {
+    let response = client_with_token(token)
+        .post(app.url("/mcp/support"))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "process_refund")
+        .json(&body)
+        .send()
+        .await
+        .expect("MCP request");
+    let text = response.text().await.unwrap();
+    let last = text.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).filter(|d| !d.is_empty()).next_back();
+    serde_json::from_str(last.unwrap_or(text.trim())).unwrap_or_else(|e| panic!("an MCP answer: {e}: {text}"))
+}
+
+async fn pending(app: &TestApp, door: Door, token: &str) -> Pending {
+    if door == Door::Mcp {
+        return pending_over_mcp(app, token).await;
+    }
     let conversation = app.create_conversation().await;
     // The chat's door answers the gate that asks in the chat (cancellations), the others the refunds'.
     let ask = if door == Door::Chat { "cancel order 1003" } else { "refund order 1001" };
     let (task, approvals) = app.pending_turn(&conversation, ask, 1).await;
-    Pending { conversation, task, approval: approvals[0].id.clone() }
+    Pending { conversation, task, approval: approvals[0].id.clone(), request_state: None }
+}
+
+/// The refund called through the MCP gateway as `token`'s client: answered "input required"
+/// when its person may decide it; otherwise the request is held (left running) and there is no
+/// state to answer with.
+async fn pending_over_mcp(app: &TestApp, token: &str) -> Pending {
+    let call = {
+        let (app, token) = (app.clone(), token.to_owned());
+        tokio::spawn(async move { mcp(&app, &token, mcp_call(json!({}))).await })
+    };
+    let root = app.as_user("root");
+    let approval = crate::helpers::eventually("the MCP client's refund to wait", || async {
+        let (_, list) = root.get_json("/api/approvals?status=pending").await;
+        list.as_array()?.iter().find(|a| a["conversation_title"].as_str().is_some_and(|t| t.starts_with("MCP client"))).cloned()
+    })
+    .await;
+    let answer = tokio::time::timeout(std::time::Duration::from_secs(2), call).await;
+    let request_state = match answer {
+        Ok(answer) => {
+            let answer = answer.unwrap();
+            assert_eq!(answer["result"]["resultType"], "input_required", "{answer}");
+            Some(answer["result"]["requestState"].as_str().unwrap().to_owned())
+        }
+        Err(_) => None,
+    };
+    let id = |key: &str| approval[key].as_str().unwrap().to_owned();
+    Pending {
+        conversation: ConversationId::from(id("conversation_id")),
+        task: TaskId::from(id("task_id")),
+        approval: ApprovalId::from(id("id")),
+        request_state,
+    }
 }
 
 /// The approval as the admins see it: what must not change when a door refuses.
@@ -219,6 +299,19 @@ async fn knock(app: &TestApp, token: &str, door: Door, p: &Pending, ask: &Ask) -
             }
         }
         (Door::Chat, _) => post(format!("/api/conversations/{}/messages", p.conversation), json!({ "text": "yes" })).await.map(drop),
+        (Door::Mcp, ask) => {
+            let state = p.request_state.as_deref().ok_or("the MCP client was not asked (its call is held)")?;
+            let content = match ask {
+                Ask::Approve { .. } => json!({ "approve": true }),
+                Ask::Reject => json!({ "approve": false }),
+            };
+            let answer = json!({ "requestState": state, "inputResponses": { "approval": { "action": "accept", "content": content } } });
+            let answer = mcp(app, token, mcp_call(answer)).await;
+            match answer.get("error") {
+                Some(error) => Err(error.to_string()),
+                None => Ok(()),
+            }
+        }
         (Door::Cli, ask) => {
             let verb = match ask {
                 Ask::Approve { .. } => "approve",
@@ -259,7 +352,7 @@ async fn row(rule: Rule) -> Vec<(Door, &'static str)> {
     };
     let mut cells = Vec::new();
     for door in DOORS {
-        cells.push((door, pending(&app, door).await));
+        cells.push((door, pending(&app, door, &token).await));
     }
     for (door, p) in &cells {
         if !rule.applies(*door) {
@@ -282,6 +375,10 @@ async fn row(rule: Rule) -> Vec<(Door, &'static str)> {
     }
     let mut outcomes = Vec::new();
     for (door, p) in &cells {
+        if *door == Door::Mcp && matches!(rule, Rule::Approvers | Rule::FourEyes | Rule::Scopes) {
+            // Not asked at all: its call waits held, like any client's whose person may not decide.
+            assert!(p.request_state.is_none(), "{rule:?}: the MCP client was asked to decide");
+        }
         if !rule.applies(*door) {
             outcomes.push((*door, "n/a"));
             continue;
@@ -308,14 +405,14 @@ async fn every_door_decides_what_no_rule_forbids() {
     let app = spawn_app_with(Options { agents_toml: Some(toml.into()), ..Default::default() }).await;
     let token = app.tokens["alice"].clone();
     for door in DOORS {
-        let p = pending(&app, door).await;
+        let p = pending(&app, door, &token).await;
         let approve = Ask::Approve { args: None, grant: false };
         knock(&app, &token, door, &p, &approve).await.unwrap_or_else(|why| panic!("{door:?} refused a plain approval: {why}"));
         assert_eq!(snapshot(&app, &p.approval).await.0, "approved", "{door:?}");
         if door == Door::Chat {
             continue; // its "no" is tested in confirm.rs
         }
-        let p = pending(&app, door).await;
+        let p = pending(&app, door, &token).await;
         knock(&app, &token, door, &p, &Ask::Reject).await.unwrap_or_else(|why| panic!("{door:?} refused a plain rejection: {why}"));
         assert_eq!(snapshot(&app, &p.approval).await.0, "rejected", "{door:?}");
     }
@@ -331,6 +428,7 @@ async fn every_door_refuses_what_every_rule_forbids_and_changes_nothing() {
     }
     println!("{table}");
     let refused = rows.iter().flatten().filter(|(_, o)| *o == "refused").count();
-    // n/a: 5 grants and 3 edits a door cannot put, 6 rules a chat gate cannot have.
-    assert_eq!(refused, 9 * 7 - 5 - 3 - 6, "every cell that applies was tried:\n{table}");
+    // n/a: 5 grants and 3 edits a door cannot put, 6 rules a chat gate cannot have, 5 the MCP
+    // door is not offered.
+    assert_eq!(refused, 9 * 8 - 5 - 3 - 6 - 5, "every cell that applies was tried:\n{table}");
 }
