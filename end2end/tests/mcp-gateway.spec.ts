@@ -1,13 +1,15 @@
 import { expect } from "@playwright/test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import * as v2 from "@modelcontextprotocol/client";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { testWithAgents, cards, waitForHydration, type Server } from "./fixtures";
 
-// The MCP approval gateway (/mcp/<agent>) driven by the official TypeScript MCP SDK client, with a
+// The MCP approval gateway (/mcp/<agent>) driven by the official TypeScript MCP SDK clients (the
+// handshake era's @modelcontextprotocol/sdk and 2026-07-28's @modelcontextprotocol/client), with a
 // real npm MCP server upstream (@modelcontextprotocol/server-filesystem): reads run at once, writes
 // wait for a person, in the browser's chat and queue like the agent's own calls.
 const ROOT = realpathSync(mkdtempSync(path.join(tmpdir(), "countersign-mcp-gateway-")));
@@ -243,4 +245,50 @@ testWithAgents(AGENTS)("bad MCP requests get MCP's own errors and change nothing
   const forged = await post(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }), { Authorization: "Bearer not-a-token" });
   expect(forged.status).toBe(401);
   expect(await conversations()).toBe(before);
+});
+
+testWithAgents(AGENTS)("a 2026-07-28 client asks its user through an elicitation; a dismissed question leaves the call to the chat", async ({ page, server }) => {
+  const alice = token(server, "alice", "modern");
+  const answers: ("accept" | "cancel")[] = ["accept", "cancel"];
+  const asked: string[] = [];
+  const client = new v2.Client(
+    { name: "countersign-e2e-2026", version: "1.0.0" },
+    { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: "2026-07-28" } } },
+  );
+  client.setRequestHandler("elicitation/create", async (request: any) => {
+    asked.push(request.params.message);
+    const action = answers.shift()!;
+    return action === "accept" ? { action, content: { approve: true } } : { action };
+  });
+  await client.connect(
+    new v2.StreamableHTTPClientTransport(new URL(`${server.url}/mcp/files`), { requestInit: { headers: { Authorization: `Bearer ${alice}` } } }),
+  );
+  expect(client.getProtocolEra()).toBe("modern");
+  const read = await client.callTool({ name: "read_text_file", arguments: { path: path.join(ROOT, "notes.txt") } });
+  expect(text(read)).toBe("milk, eggs");
+
+  // Alice's own client asks her, and her yes runs the write.
+  const first = path.join(ROOT, "elicited.txt");
+  const written = await client.callTool({ name: "write_file", arguments: { path: first, content: "asked" } });
+  expect(written.isError).toBeFalsy();
+  expect(readFileSync(first, "utf8")).toBe("asked");
+  expect(asked[0]).toMatch(/^Approve: .*elicited\.txt/);
+
+  // Dismissed: the call waits for someone (held, with progress) and she approves it in the chat.
+  const second = path.join(ROOT, "dismissed.txt");
+  const waiting = client.callTool({ name: "write_file", arguments: { path: second, content: "later" } }, {
+    timeout: 4_000, resetTimeoutOnProgress: true, maxTotalTimeout: 60_000,
+  });
+  await page.goto("/");
+  await page.getByRole("link", { name: /MCP client “countersign-e2e-2026”/ }).first().click();
+  await waitForHydration(page);
+  const card = cards(page).filter({ hasText: "dismissed.txt" });
+  await expect(card).toHaveAttribute("data-status", "pending_approval");
+  expect(existsSync(second)).toBe(false);
+  await card.getByRole("button", { name: "Approve", exact: true }).click();
+  const done = await waiting;
+  expect(done.isError).toBeFalsy();
+  expect(readFileSync(second, "utf8")).toBe("later");
+  expect(asked).toHaveLength(2);
+  await client.close();
 });

@@ -168,7 +168,7 @@ async fn mcp(app: &TestApp, token: &str, body: Value) -> Value {
         .await
         .expect("MCP request");
     let text = response.text().await.unwrap();
-    let last = text.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).filter(|d| !d.is_empty()).next_back();
+    let last = text.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).rfind(|d| !d.is_empty());
     serde_json::from_str(last.unwrap_or(text.trim())).unwrap_or_else(|e| panic!("an MCP answer: {e}: {text}"))
 }
 
