@@ -1,4 +1,4 @@
-//! Calls an outside client proposes (the MCP approval gateway, server/src/protocols/mcp.rs). Each
+//! Calls an outside client proposes (the MCP approval gateway, server/src/protocols/mcp/). Each
 //! is a task whose "model" is the client: its one step is the call, recorded exactly as a model's
 //! call is (the agent's allow-list, gates, grants, approvals, audit and events), and the next step
 //! ends the task without asking a model. So there is no second state machine: the queue, the chat,

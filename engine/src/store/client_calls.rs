@@ -1,4 +1,4 @@
-//! Calls an outside client proposes (the MCP approval gateway, server/src/protocols/mcp.rs): one
+//! Calls an outside client proposes (the MCP approval gateway, server/src/protocols/mcp/): one
 //! per task, with whether the client still waits for its outcome; and the name each client gave.
 
 use super::Db;
