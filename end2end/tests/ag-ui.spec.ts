@@ -90,8 +90,9 @@ testWithAgents(AGENTS)("resuming an unknown or already decided interrupt is a RU
       resume: [{ interruptId: "no-such-interrupt", status: "resolved", payload: { approved: true } }] }),
   });
   const events = (await raw.text()).split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)));
-  expect(events.map((e) => e.type)).toEqual(["RUN_STARTED", "RUN_ERROR"]);
-  expect(events[1].code).toBe("UNKNOWN_INTERRUPT");
+  // The thread's snapshots first (it has a past), then the refusal.
+  expect(events.map((e) => e.type)).toEqual(["RUN_STARTED", "MESSAGES_SNAPSHOT", "STATE_SNAPSHOT", "RUN_ERROR"]);
+  expect(events[3].code).toBe("UNKNOWN_INTERRUPT");
 
   const state = async () => ((await (await fetch(`${server.url}/api/approvals/${interrupt.id}`, { headers: auth })).json()) as any).state;
   expect(await state()).toBe("pending");
@@ -125,3 +126,29 @@ testWithAgents(AGENTS.replace('tools = ["process_refund"]', 'tools = ["process_r
     expect(events.at(-1)).toMatchObject({ type: "RUN_ERROR", code: "INTERRUPT_EXPIRED" });
   },
 );
+
+testWithAgents(AGENTS)("a front end that reloads gets the thread and its open interrupts back as snapshots", async ({ server }) => {
+  const threadId = randomUUID();
+  const first = agent(server, threadId);
+  first.messages.push({ id: randomUUID(), role: "user", content: "refund order 1001" });
+  const asked = await run(first);
+  const [interrupt] = (getRunOutcome(asked.events.at(-1)) as any).interrupts;
+
+  // A new client on the same thread (a reloaded page): it has no messages and no state.
+  const reloaded = agent(server, threadId);
+  const resumed = await run(reloaded, { resume: [{ interruptId: interrupt.id, status: "resolved", payload: { approved: true } }] });
+  expect(resumed.error).toBeUndefined();
+  expect(resumed.types.slice(0, 3)).toEqual(["RUN_STARTED", "MESSAGES_SNAPSHOT", "STATE_SNAPSHOT"]);
+  const state = resumed.events.find((e) => e.type === "STATE_SNAPSHOT").snapshot;
+  expect(state.pendingApprovals.map((a: any) => a.id)).toEqual([interrupt.id]);
+  expect(state.conversationId).toBe(threadId);
+  // The thread as it was (the request, the call) and as it went on (the result, the answer).
+  const roles = reloaded.messages.map((m: any) => m.role);
+  expect(reloaded.messages[0]).toMatchObject({ role: "user", content: "refund order 1001" });
+  expect(reloaded.messages.some((m: any) => m.toolCalls?.[0]?.id === interrupt.toolCallId)).toBe(true);
+  expect(roles).toContain("tool");
+  expect(roles.at(-1)).toBe("assistant");
+  // Each message once: the snapshot's ids are the live events' ids.
+  const ids = reloaded.messages.map((m: any) => m.id);
+  expect(new Set(ids).size).toBe(ids.length);
+});

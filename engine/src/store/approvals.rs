@@ -311,6 +311,15 @@ pub async fn pending_for_task(db: impl Into<Db<'_>>, task_id: &TaskId) -> anyhow
         .with_context(|| format!("failed to load the pending approvals of task {task_id}"))
 }
 
+/// The pending approvals of a conversation, oldest first.
+pub async fn pending_in(db: impl Into<Db<'_>>, conversation_id: &ConversationId) -> anyhow::Result<Vec<ApprovalRow>> {
+    sqlx::query_as(&format!("{SELECT} WHERE a.conversation_id = $1 AND a.state = 'pending' ORDER BY a.created_at, a.id"))
+        .bind(conversation_id)
+        .fetch_all(db.into().read())
+        .await
+        .with_context(|| format!("failed to load the pending approvals of conversation {conversation_id}"))
+}
+
 /// The card's line after an edit (what runs now, and what was proposed).
 pub async fn set_summary(conn: &mut AnyConnection, id: &ApprovalId, summary: &str) -> anyhow::Result<()> {
     sqlx::query("UPDATE approvals SET summary = $1 WHERE id = $2")

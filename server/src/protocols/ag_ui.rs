@@ -6,7 +6,9 @@
 //! decision as the API (approve with edited `args`, reject with a `reason`, mixed in one resume);
 //! an unknown, decided or expired interrupt is a `RUN_ERROR` and decides nothing, and so is a
 //! rejection (`cancelled` too) without a reason when the gate requires one. The AG-UI
-//! thread is the Countersign conversation. See docs/ag-ui.md.
+//! thread is the Countersign conversation. A run on a thread that has a past starts with
+//! `MESSAGES_SNAPSHOT` (the thread so far) and `STATE_SNAPSHOT` (its open interrupts), so a front
+//! end that reloaded gets the thread back. See docs/ag-ui.md.
 
 use std::{convert::Infallible, time::Duration};
 
@@ -143,6 +145,13 @@ async fn drive(
         None => conversations::create_with_id(&state.store, &id, &title_of(input), agent, user).await?,
     };
     let since = conversation.last_seq;
+    if since > 0 {
+        for snapshot in snapshots(state, &conversation.id, since).await? {
+            if tx.send(snapshot).await.is_err() {
+                return Err(RunError("CLIENT_GONE", "the client disconnected".into()));
+            }
+        }
+    }
     let resume = input["resume"].as_array().filter(|r| !r.is_empty());
     let task = match resume {
         // A client that only calls (an autonomous agent's token) cannot countersign its own calls.
@@ -320,6 +329,40 @@ async fn interrupts(state: &AppState, task: &TaskId) -> anyhow::Result<Vec<Value
             })
         })
         .collect())
+}
+
+/// The thread up to `until` as AG-UI messages (ids as the live events name them, so a client
+/// that has them merges rather than repeats), and its open interrupts as state.
+async fn snapshots(state: &AppState, conversation: &ConversationId, until: i64) -> anyhow::Result<[Value; 2]> {
+    let history = events::about_after(&state.store, conversation, 0, until).await?;
+    let messages: Vec<Value> = history.iter().filter(|e| e.seq <= until).filter_map(|e| message_of(e.seq, &e.body)).collect();
+    let open: Vec<Value> = approvals::pending_in(&state.store, conversation)
+        .await?
+        .into_iter()
+        .map(|a| json!({ "id": a.id, "tool": a.tool, "summary": neutral::line(&a.summary), "risk": a.risk.as_str(), "expiresAt": rfc3339(a.deadline) }))
+        .collect();
+    Ok([
+        json!({ "type": "MESSAGES_SNAPSHOT", "messages": messages }),
+        json!({ "type": "STATE_SNAPSHOT", "snapshot": { "conversationId": conversation, "pendingApprovals": open } }),
+    ])
+}
+
+/// One stored event as an AG-UI message, if it is one.
+fn message_of(seq: i64, body: &EventBody) -> Option<Value> {
+    Some(match body {
+        EventBody::UserMessage { text, .. } => json!({ "id": format!("user-{seq}"), "role": "user", "content": text }),
+        EventBody::AssistantMessage { text, agent: None, task_id } if !text.is_empty() => {
+            json!({ "id": format!("msg-{task_id}-{}", text.len()), "role": "assistant", "content": text })
+        }
+        EventBody::ToolCall { call_id, tool, args, .. } => json!({
+            "id": call_id, "role": "assistant",
+            "toolCalls": [{ "id": call_id, "type": "function", "function": { "name": tool, "arguments": args.to_string() } }],
+        }),
+        EventBody::ToolResult { call_id, output, .. } => {
+            json!({ "id": format!("result-{call_id}"), "role": "tool", "toolCallId": call_id, "content": output.to_string() })
+        }
+        _ => return None,
+    })
 }
 
 /// The AG-UI events for one stored event of the task (none for what the client already has).
