@@ -6,6 +6,7 @@
 //!
 //! `--cycles-only` runs the cycle sections alone (to profile the server meanwhile, e.g. with `perf`);
 //! `--reload-only` the reload section alone, `--fanout-only` the fan-out one (with the baseline's first),
+//! `--gateway-only` the MCP gateway one (with the baseline's first),
 //! `--memory-only [--paused N]` the paused-task memory one, `--postgres-only` the PostgreSQL ones
 //! (needs `--postgres`).
 //! `--baseline-server` also measures an older build's cycles in the same run, in three rounds with
@@ -13,7 +14,7 @@
 //! (a server URL, databases are created in it) adds cycles on one and two replicas and a frozen
 //! replica. Quick mode uses tiny sizes and is a smoke test in `./x test`; its numbers mean little.
 
-const USAGE: &str = "bench [--quick] [--cycles-only | --reload-only | --fanout-only | --memory-only [--paused N] | --postgres-only]
+const USAGE: &str = "bench [--quick] [--cycles-only | --reload-only | --fanout-only | --gateway-only | --memory-only [--paused N] | --postgres-only]
       [--server PATH] [--baseline-server PATH] [--site-root DIR] [--postgres URL] [--write docs/benchmarks.md]
 Measures the countersign binary at --server (default: next to this one) over HTTP; see the header
 of bench/src/main.rs for what each flag does.";
@@ -33,6 +34,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
 mod cpu_cap;
+mod gateway;
 
 /// The share of one core each replica gets in the held-replicas section: with two of them,
 /// PostgreSQL and the clients still have about 1.5 cores of this 2-core machine.
@@ -53,6 +55,8 @@ struct Sizes {
     fanout: Vec<usize>,
     /// Frozen replica: seconds of steady load, then seconds with one replica stopped (SIGSTOP).
     freeze: (u64, u64),
+    /// MCP gateway: reads at one client, clients at once and reads each, gated cycles.
+    gateway: (usize, usize, usize, usize),
 }
 
 impl Sizes {
@@ -69,6 +73,7 @@ impl Sizes {
                 paused_tasks: 20,
                 fanout: vec![10],
                 freeze: (1, 2),
+                gateway: (10, 4, 5, 2),
             }
         } else {
             Self {
@@ -88,6 +93,7 @@ impl Sizes {
                 paused_tasks: 20_000,
                 fanout: vec![1000, 5000],
                 freeze: (5, 30),
+                gateway: (2000, 32, 100, 100),
             }
         }
     }
@@ -129,6 +135,16 @@ impl Server {
         Ok(Self::cluster(bin, site_root, None, 1).await?.remove(0))
     }
 
+    /// One server on its own SQLite file, running the agent configuration `agents`.
+    async fn start_with_agents(bin: &Path, agents: &str) -> anyhow::Result<Self> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("agents.toml");
+        std::fs::write(&path, agents)?;
+        cli(bin, dir.path(), None, &["user", "add", "bench", "--admin"], "bench-password\n").await?;
+        let token = cli(bin, dir.path(), None, &["token", "create", "--user", "bench", "--name", "bench"], "").await?;
+        Self::spawn_with(bin, None, None, dir, &token, Some(&path)).await
+    }
+
     /// `replicas` servers on one database: `database` (PostgreSQL), or SQLite in the first one's
     /// data dir when `None` (then only one replica makes sense).
     async fn cluster(bin: &Path, site_root: Option<&Path>, database: Option<&str>, replicas: usize) -> anyhow::Result<Vec<Self>> {
@@ -149,7 +165,21 @@ impl Server {
         data_dir: tempfile::TempDir,
         token: &str,
     ) -> anyhow::Result<Self> {
+        Self::spawn_with(bin, site_root, database, data_dir, token, None).await
+    }
+
+    async fn spawn_with(
+        bin: &Path,
+        site_root: Option<&Path>,
+        database: Option<&str>,
+        data_dir: tempfile::TempDir,
+        token: &str,
+        agents: Option<&Path>,
+    ) -> anyhow::Result<Self> {
         let mut command = tokio::process::Command::new(bin);
+        if let Some(agents) = agents {
+            command.env("COUNTERSIGN_AGENTS", agents);
+        }
         if let Some(url) = database {
             command.env("DATABASE_URL", url);
         }
@@ -1071,8 +1101,8 @@ fn bundle(site_root: &Path, report: &mut Report) -> anyhow::Result<()> {
 async fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     // Flags, and the flags that take a value; anything else is a mistake, not a full run.
-    const FLAGS: [&str; 8] =
-        ["--quick", "--cycles-only", "--reload-only", "--fanout-only", "--memory-only", "--postgres-only", "--help", "-h"];
+    const FLAGS: [&str; 9] =
+        ["--quick", "--cycles-only", "--reload-only", "--fanout-only", "--gateway-only", "--memory-only", "--postgres-only", "--help", "-h"];
     const VALUED: [&str; 6] = ["--server", "--baseline-server", "--site-root", "--postgres", "--write", "--paused"];
     let mut rest = args.iter().skip(1);
     while let Some(arg) = rest.next() {
@@ -1114,6 +1144,13 @@ async fn main() -> anyhow::Result<()> {
         }
         return fanout(&bin, &sizes, &mut report).await;
     }
+    if args.iter().any(|a| a == "--gateway-only") {
+        if let Some((name, old)) = &builds.baseline {
+            println!("\n(baseline {name})");
+            gateway::gateway(old, &sizes, &mut report).await?;
+        }
+        return gateway::gateway(&bin, &sizes, &mut report).await;
+    }
     if args.iter().any(|a| a == "--memory-only") {
         // `--paused N`: how many paused tasks (default the mode's).
         let paused = value("--paused").map(|n| n.parse()).transpose().context("--paused takes a number")?;
@@ -1145,6 +1182,7 @@ async fn main() -> anyhow::Result<()> {
     storage(&bin, &sizes, &mut report).await?;
     memory(&bin, &sizes, &mut report).await?;
     fanout(&bin, &sizes, &mut report).await?;
+    gateway::gateway(&bin, &sizes, &mut report).await?;
     if let Some(root) = &site_root {
         bundle(root, &mut report)?;
     }
