@@ -40,7 +40,9 @@ impl ServerHandler for Upstream {
     async fn call_tool(&self, request: CallToolRequestParams, _: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
         let id = request.arguments.as_ref().and_then(|a| a.get("id")).cloned().unwrap_or(Value::Null);
         let result = json!({ "resultType": "complete", "content": [{ "type": "text", "text": format!("{} {id}: ok", request.name) }] });
-        serde_json::from_value::<rmcp::model::CallToolResult>(result).map(Into::into).map_err(|e| ErrorData::internal_error(e.to_string(), None))
+        serde_json::from_value::<rmcp::model::CallToolResult>(result)
+            .map(Into::into)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
 }
 
@@ -235,8 +237,18 @@ pub async fn gateway(bin: &std::path::Path, sizes: &Sizes, report: &mut Report) 
         ]);
     }
     report.section(
-        &format!("MCP gateway: an ungated read ({calls} calls at 1 client, {clients} clients × {each}), and gated cycles ({cycles} in a row)"),
-        &["path", "revision", "1 client ms p50/p99/max", "calls/s at 1", &format!("{clients} clients ms p50/p99"), &format!("calls/s at {clients}"), "gated cycles/s"],
+        &format!(
+            "MCP gateway: an ungated read ({calls} calls at 1 client, {clients} clients × {each}), and gated cycles ({cycles} in a row)"
+        ),
+        &[
+            "path",
+            "revision",
+            "1 client ms p50/p99/max",
+            "calls/s at 1",
+            &format!("{clients} clients ms p50/p99"),
+            &format!("calls/s at {clients}"),
+            "gated cycles/s",
+        ],
         rows,
     );
     let why = "docs/performance-notes.md, \"The MCP gateway\"";

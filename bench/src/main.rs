@@ -14,7 +14,8 @@
 //! (a server URL, databases are created in it) adds cycles on one and two replicas and a frozen
 //! replica. Quick mode uses tiny sizes and is a smoke test in `./x test`; its numbers mean little.
 
-const USAGE: &str = "bench [--quick] [--cycles-only | --reload-only | --fanout-only | --gateway-only | --memory-only [--paused N] | --postgres-only]
+const USAGE: &str =
+    "bench [--quick] [--cycles-only | --reload-only | --fanout-only | --gateway-only | --memory-only [--paused N] | --postgres-only]
       [--server PATH] [--baseline-server PATH] [--site-root DIR] [--postgres URL] [--write docs/benchmarks.md]
 Measures the countersign binary at --server (default: next to this one) over HTTP; see the header
 of bench/src/main.rs for what each flag does.";
@@ -1101,8 +1102,17 @@ fn bundle(site_root: &Path, report: &mut Report) -> anyhow::Result<()> {
 async fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     // Flags, and the flags that take a value; anything else is a mistake, not a full run.
-    const FLAGS: [&str; 9] =
-        ["--quick", "--cycles-only", "--reload-only", "--fanout-only", "--gateway-only", "--memory-only", "--postgres-only", "--help", "-h"];
+    const FLAGS: [&str; 9] = [
+        "--quick",
+        "--cycles-only",
+        "--reload-only",
+        "--fanout-only",
+        "--gateway-only",
+        "--memory-only",
+        "--postgres-only",
+        "--help",
+        "-h",
+    ];
     const VALUED: [&str; 6] = ["--server", "--baseline-server", "--site-root", "--postgres", "--write", "--paused"];
     let mut rest = args.iter().skip(1);
     while let Some(arg) = rest.next() {

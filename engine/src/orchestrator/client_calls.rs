@@ -6,22 +6,33 @@
 //!
 //! An approved call runs only while its client still waits for the outcome (`client_calls::mark`
 //! heartbeats); when the client is gone the call is recorded as not run (docs/mcp-gateway.md).
+//!
+//! A call no gate stops takes the short way ([`Orchestrator::run_unasked`]): no driver, no model
+//! step to replay. Its proposal, the call and its start are one write; the tool runs; its result
+//! and the task's end are a second. The events and rows are the same as the driven way's, so the
+//! chat, the audit trail and a crash in between (the call is "interrupted — not retried") read
+//! them the same. Ungated calls of one client therefore do not wait for each other
+//! (docs/performance-notes.md, "The MCP gateway").
 
 use std::sync::Arc;
 
+use anyhow::Context;
 use domain::{CallState, EventBody, TaskId, TaskStatus, wire::Conversation};
 use serde_json::Value;
+use sqlx::Connection;
 
 use super::Orchestrator;
 use crate::{
     model::{ModelReply, ProposedCall},
+    policy,
     store::{
-        Scope,
-        calls::{self, CallRow},
+        Scope, Write,
+        calls::{self, CallRow, NewCall},
         client_calls::{self, ClientCall},
         tasks::{self, Lease},
         time::{new_call_id, now_ms},
     },
+    tools::{Description, Tool, ToolError, schema},
 };
 
 /// What the client "replies" at a step of its task: the call first, then nothing (the task ends).
@@ -69,6 +80,148 @@ impl Orchestrator {
         w.commit().await?;
         self.trigger(&task_id);
         Ok(task_id)
+    }
+
+    /// Whether `tool` with `args` runs in `conversation` without asking anyone: a tool of its
+    /// agent, arguments that fit its schema, and no gate (enforcing or shadow) that matches or
+    /// fails to evaluate. A client's conversation has no model usage, so budget gates read none.
+    pub fn runs_unasked(&self, conversation: &Conversation, tool: &str, args: &Value) -> bool {
+        let Some(agent) = self.agents.get(&conversation.agent) else { return false };
+        let Some(t) = self.tools.get(tool).filter(|_| agent.tools.iter().any(|a| a == tool)) else { return false };
+        if t.delegate().is_some() || !schema::violations(&t.spec().input_schema, args).is_empty() {
+            return false;
+        }
+        let user = conversation.owner.as_deref().unwrap_or_default();
+        let spent = policy::Spent::default();
+        let gating = policy::check(agent, &policy::Call { tool: t.spec(), args, user, confidence: None, spent: &spent });
+        gating.gate.is_none() && gating.shadow.is_none() && gating.rule_errors.is_empty()
+    }
+
+    /// Runs a call [`Self::runs_unasked`] said no one is asked about, recorded as a task of
+    /// `conversation` exactly as the driven way records it; the task, ended. The call runs to its
+    /// end even if the caller stops waiting (a request that went away), so its result is recorded.
+    pub async fn run_unasked(
+        self: &Arc<Self>,
+        conversation: &Conversation,
+        client: &str,
+        tool: &str,
+        args: &Value,
+    ) -> crate::Result<TaskId> {
+        let this = Arc::clone(self);
+        let (conversation, client, tool, args) = (conversation.clone(), client.to_owned(), tool.to_owned(), args.clone());
+        tokio::spawn(async move { this.run_unasked_here(&conversation, &client, &tool, &args).await })
+            .await
+            .map_err(|e| anyhow::anyhow!("a client's call stopped: {e}"))?
+    }
+
+    async fn run_unasked_here(&self, conversation: &Conversation, client: &str, tool_name: &str, args: &Value) -> crate::Result<TaskId> {
+        let agent = self.agents.get(&conversation.agent).ok_or_else(|| anyhow::anyhow!("no agent {:?}", conversation.agent))?;
+        let tool = self.tools.get(tool_name).cloned().ok_or_else(|| anyhow::anyhow!("no tool {tool_name:?}"))?;
+        let cid = &conversation.id;
+        let mut w = self.store.write(Scope::Conversation(cid)).await?;
+        let task_id = tasks::insert(&mut w.tx, cid).await?;
+        let call = ClientCall {
+            task_id: task_id.clone(),
+            conversation_id: cid.clone(),
+            client: client.to_owned(),
+            tool: tool_name.to_owned(),
+            args: args.clone(),
+            seen_at: now_ms(),
+            gone_at: None,
+        };
+        client_calls::insert(&mut w.tx, &call).await?;
+        let asked = format!("{client} asks to run {tool_name}");
+        w.append(cid, EventBody::UserMessage { task_id: task_id.clone(), text: asked.clone(), reply_to: None }).await?;
+        w.append(cid, EventBody::TaskStatus { task_id: task_id.clone(), status: TaskStatus::Working, message: None, parent_call_id: None })
+            .await?;
+        // The step the driven way's model step would take, and the call it would record.
+        let step = tasks::take_step(&mut w.tx, &task_id, 0).await?.context("BUG: a new task takes its first step")?;
+        let Description { summary, warnings } = tool.describe(&mut w.tx, args, &asked).await?;
+        let call_id = new_call_id();
+        w.append(
+            cid,
+            EventBody::ToolCall {
+                task_id: task_id.clone(),
+                call_id: call_id.clone(),
+                tool: tool_name.to_owned(),
+                agent: agent.name.clone(),
+                args: args.clone(),
+                summary,
+                risk: tool.risk(args),
+                grant_id: None,
+                warnings,
+                shadow_gate: None,
+                why: None,
+            },
+        )
+        .await?;
+        let new_call = NewCall {
+            id: &call_id,
+            task_id: &task_id,
+            conversation_id: cid,
+            step,
+            position: 0,
+            tool: tool_name,
+            args,
+            state: CallState::Approved,
+        };
+        calls::insert(&mut w.tx, new_call).await?;
+        calls::transition(&mut w.tx, &call_id, CallState::Approved, CallState::Executing, None).await?;
+        w.append(cid, EventBody::ToolStarted { task_id: task_id.clone(), call_id: call_id.clone() }).await?;
+        let row = calls::get(&mut *w.tx, &call_id).await?.context("BUG: the call was just recorded")?;
+        if !tool.is_external() {
+            // A built-in tool's effect is part of the same write.
+            let outcome = self.run_built_in(&mut w, tool.as_ref(), args).await?;
+            self.finish_unasked(&mut w, &row, outcome).await?;
+            w.commit().await?;
+            return Ok(task_id);
+        }
+        // An external effect: the start is committed first (a crash now leaves the call
+        // "interrupted — not retried"), under this process's claim on the task, which keeps a
+        // sweeper from resuming it while it runs.
+        let lease = self.claim_in(&mut w, &task_id).await?.context("BUG: a new task is free to claim")?;
+        w.commit().await?;
+        let started = std::time::Instant::now();
+        let outcome = match tool.call(args).await {
+            Ok(output) => Ok(output),
+            Err(ToolError::Failed(failure)) => Err(failure.0),
+            Err(ToolError::Internal(err)) => Err(format!("{err:#}")),
+        };
+        self.metrics.tool_ran(tool_name, started.elapsed().as_secs_f64());
+        let mut w = self.store.write_as(&lease).await?;
+        self.finish_unasked(&mut w, &row, outcome).await?;
+        w.release_lease_at_commit();
+        w.commit().await?;
+        Ok(task_id)
+    }
+
+    /// A built-in tool run inside the write, in a savepoint: a failure leaves no partial effect.
+    async fn run_built_in(&self, w: &mut Write, tool: &dyn Tool, args: &Value) -> crate::Result<Result<Value, String>> {
+        let mut savepoint = w.tx.begin().await.context("failed to open a savepoint")?;
+        let started = std::time::Instant::now();
+        let result = tool.run(&mut savepoint, args).await;
+        self.metrics.tool_ran(&tool.spec().name, started.elapsed().as_secs_f64());
+        Ok(match result {
+            Ok(output) => {
+                savepoint.commit().await.context("failed to release savepoint")?;
+                Ok(output)
+            }
+            Err(ToolError::Failed(failure)) => {
+                savepoint.rollback().await.context("failed to roll back savepoint")?;
+                Err(failure.0)
+            }
+            // Not the call's failure: nothing of the write is kept, as on the driven way.
+            Err(ToolError::Internal(err)) => return Err(err.into()),
+        })
+    }
+
+    /// The call's result, and its task's end (the driven way's second model step: the client
+    /// says nothing more).
+    async fn finish_unasked(&self, w: &mut Write, call: &CallRow, outcome: Result<Value, String>) -> crate::Result<()> {
+        self.record_result(w, call, outcome).await?;
+        let task = tasks::get(&mut *w.tx, &call.task_id).await?.context("BUG: the call's task exists")?;
+        tasks::transition(w, &task, &[TaskStatus::Working], TaskStatus::Completed, None).await?;
+        Ok(())
     }
 
     /// An approved call whose client stopped waiting: recorded as not run, never run.

@@ -199,14 +199,19 @@ impl ServerHandler for Gateway {
         if let Some(sealed) = request.request_state.as_deref() {
             return self.answered(&context, &user, &key, tool, &args, sealed, request.input_responses.as_ref(), progress).await;
         }
-        // The same per-user limit as decisions: a runaway client cannot flood the queue.
-        if state.limits.decision(&state.store, &user.id).await.is_err() {
-            return Err(McpError::invalid_request("too many calls in the last minute: wait a moment", None));
-        }
         let modern = context.protocol_version().is_some_and(|v| !v.has_initialize());
         // A 2026-07-28 client names itself with each request; an older one did in `initialize`.
         let given = context.client_info().filter(|_| modern).map(|c| c.name);
         let (conversation, client) = client_conversation(state, &user, &key, &self.agent, given).await.map_err(internal)?;
+        // A call no one is asked about runs at once, the short way (no queue entry to flood).
+        if state.orchestrator.runs_unasked(&conversation, tool, &args) {
+            let task = state.orchestrator.run_unasked(&conversation, &client, tool, &args).await.map_err(|e| internal(e.into()))?;
+            return wait::outcome(state, &conversation.id, &task).await.map(Into::into).map_err(internal);
+        }
+        // The same per-user limit as decisions: a runaway client cannot flood the queue.
+        if state.limits.decision(&state.store, &user.id).await.is_err() {
+            return Err(McpError::invalid_request("too many calls in the last minute: wait a moment", None));
+        }
         let task = match state.orchestrator.propose_call(&conversation, &client, tool, &args).await {
             Ok(task) => task,
             Err(e) => return Err(internal(e.into())),
