@@ -12,8 +12,10 @@ use sha2::{Digest, Sha256};
 const LANDED: &[(&str, &str)] = &[
     ("postgres/20261127000000_baseline.sql", "79fa90ad7f5965b8e1981cf7e825e597e4e6baeff4820317b82daef2e1144311"),
     ("postgres/20261128000000_outbox_kind.sql", "7e4a0c4258ad2ba710d98ae3552b8ce9d8d28d48cd2648f6b602c85703ce119c"),
+    ("postgres/20261129000000_events_by_task.sql", "52aa37051cc57f48037725f0cf73dad8590ceab1544fde1d453a438cc79de120"),
     ("sqlite/20261127000000_baseline.sql", "f92a4cd2d0994d4328add2eb6b9dd27b2f646404e53275498805c3f453512463"),
     ("sqlite/20261128000000_outbox_kind.sql", "7e4a0c4258ad2ba710d98ae3552b8ce9d8d28d48cd2648f6b602c85703ce119c"),
+    ("sqlite/20261129000000_events_by_task.sql", "52aa37051cc57f48037725f0cf73dad8590ceab1544fde1d453a438cc79de120"),
 ];
 
 fn checksums() -> Vec<(String, String)> {
@@ -92,6 +94,7 @@ async fn a_database_from_before_the_baseline_is_refused_with_what_to_do() {
 /// database the server made at head, it puts that part back as the baseline had it, so the
 /// upgrade below migrates real data written by the server, not a hand-made sample.
 const REWIND_TO_BASELINE: &[&str] = &[
+    "DROP INDEX events_by_task",
     "DROP INDEX outbox_due",
     "UPDATE outbox SET target = 'mailto:' || target WHERE kind = 'email'",
     "UPDATE outbox SET target = 'slack:' || target WHERE kind = 'slack'",
