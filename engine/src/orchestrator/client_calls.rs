@@ -35,6 +35,12 @@ use crate::{
     tools::{Description, Tool, ToolError, schema},
 };
 
+/// A call that ran unasked: its task, ended, and the tool's result (its output, or why it failed).
+pub struct Ran {
+    pub task: TaskId,
+    pub outcome: Result<Value, String>,
+}
+
 /// What the client "replies" at a step of its task: the call first, then nothing (the task ends).
 pub(super) fn reply(call: &ClientCall, step: i64) -> ModelReply {
     let calls = match step {
@@ -98,15 +104,10 @@ impl Orchestrator {
     }
 
     /// Runs a call [`Self::runs_unasked`] said no one is asked about, recorded as a task of
-    /// `conversation` exactly as the driven way records it; the task, ended. The call runs to its
-    /// end even if the caller stops waiting (a request that went away), so its result is recorded.
-    pub async fn run_unasked(
-        self: &Arc<Self>,
-        conversation: &Conversation,
-        client: &str,
-        tool: &str,
-        args: &Value,
-    ) -> crate::Result<TaskId> {
+    /// `conversation` exactly as the driven way records it; its task (ended) and the tool's result.
+    /// The call runs to its end even if the caller stops waiting (a request that went away), so
+    /// its result is recorded.
+    pub async fn run_unasked(self: &Arc<Self>, conversation: &Conversation, client: &str, tool: &str, args: &Value) -> crate::Result<Ran> {
         let this = Arc::clone(self);
         let (conversation, client, tool, args) = (conversation.clone(), client.to_owned(), tool.to_owned(), args.clone());
         tokio::spawn(async move { this.run_unasked_here(&conversation, &client, &tool, &args).await })
@@ -114,17 +115,64 @@ impl Orchestrator {
             .map_err(|e| anyhow::anyhow!("a client's call stopped: {e}"))?
     }
 
-    async fn run_unasked_here(&self, conversation: &Conversation, client: &str, tool_name: &str, args: &Value) -> crate::Result<TaskId> {
-        let agent = self.agents.get(&conversation.agent).ok_or_else(|| anyhow::anyhow!("no agent {:?}", conversation.agent))?;
+    async fn run_unasked_here(&self, conversation: &Conversation, client: &str, tool_name: &str, args: &Value) -> crate::Result<Ran> {
         let tool = self.tools.get(tool_name).cloned().ok_or_else(|| anyhow::anyhow!("no tool {tool_name:?}"))?;
-        let cid = &conversation.id;
-        let mut w = self.store.write(Scope::Conversation(cid)).await?;
+        let external = tool.is_external();
+        // An outside tool that only reads (`readOnlyHint`) has no effect to guard: it runs first,
+        // and the call is recorded with its result in one write. A crash in between leaves
+        // nothing to report: nothing happened, and the client, unanswered, asks again.
+        let early = match external && tool.spec().read_only {
+            true => Some(self.call_external(tool.as_ref(), args).await),
+            false => None,
+        };
+        let mut w = self.store.write(Scope::Conversation(&conversation.id)).await?;
+        let call = self.record_start(&mut w, conversation, client, tool.as_ref(), args).await?;
+        let (mut w, outcome, fenced) = match early {
+            Some(outcome) => (w, outcome, false),
+            // A built-in tool's effect is part of the same write.
+            None if !external => {
+                let outcome = self.run_built_in(&mut w, tool.as_ref(), args).await?;
+                (w, outcome, false)
+            }
+            // An effect outside: the start is committed first (a crash now leaves the call
+            // "interrupted — not retried"), under this process's claim on the task, which keeps a
+            // sweeper from resuming it while it runs.
+            None => {
+                let lease = self.claim_in(&mut w, &call.task_id).await?.context("BUG: a new task is free to claim")?;
+                w.commit().await?;
+                let outcome = self.call_external(tool.as_ref(), args).await;
+                (self.store.write_as(&lease).await?, outcome, true)
+            }
+        };
+        self.record_result(&mut w, &call, outcome.clone()).await?;
+        // The driven way's second model step: the client says nothing more.
+        let task = tasks::get(&mut *w.tx, &call.task_id).await?.context("BUG: the call's task exists")?;
+        tasks::transition(&mut w, &task, &[TaskStatus::Working], TaskStatus::Completed, None).await?;
+        if fenced {
+            w.release_lease_at_commit();
+        }
+        w.commit().await?;
+        Ok(Ran { task: call.task_id, outcome })
+    }
+
+    /// The client's call as the driven way records it up to its start: the task and its
+    /// request, the model step's call (no one asked), and the call started.
+    async fn record_start(
+        &self,
+        w: &mut Write,
+        conversation: &Conversation,
+        client: &str,
+        tool: &dyn Tool,
+        args: &Value,
+    ) -> crate::Result<CallRow> {
+        let agent = self.agents.get(&conversation.agent).ok_or_else(|| anyhow::anyhow!("no agent {:?}", conversation.agent))?;
+        let (cid, tool_name) = (&conversation.id, tool.spec().name.clone());
         let task_id = tasks::insert(&mut w.tx, cid).await?;
         let call = ClientCall {
             task_id: task_id.clone(),
             conversation_id: cid.clone(),
             client: client.to_owned(),
-            tool: tool_name.to_owned(),
+            tool: tool_name.clone(),
             args: args.clone(),
             seen_at: now_ms(),
             gone_at: None,
@@ -134,20 +182,20 @@ impl Orchestrator {
         w.append(cid, EventBody::UserMessage { task_id: task_id.clone(), text: asked.clone(), reply_to: None }).await?;
         w.append(cid, EventBody::TaskStatus { task_id: task_id.clone(), status: TaskStatus::Working, message: None, parent_call_id: None })
             .await?;
-        // The step the driven way's model step would take, and the call it would record.
         let step = tasks::take_step(&mut w.tx, &task_id, 0).await?.context("BUG: a new task takes its first step")?;
         let Description { summary, warnings } = tool.describe(&mut w.tx, args, &asked).await?;
         let call_id = new_call_id();
+        let risk = tool.risk(args);
         w.append(
             cid,
             EventBody::ToolCall {
                 task_id: task_id.clone(),
                 call_id: call_id.clone(),
-                tool: tool_name.to_owned(),
+                tool: tool_name.clone(),
                 agent: agent.name.clone(),
                 args: args.clone(),
                 summary,
-                risk: tool.risk(args),
+                risk,
                 grant_id: None,
                 warnings,
                 shadow_gate: None,
@@ -161,38 +209,26 @@ impl Orchestrator {
             conversation_id: cid,
             step,
             position: 0,
-            tool: tool_name,
+            tool: &tool_name,
             args,
             state: CallState::Approved,
         };
         calls::insert(&mut w.tx, new_call).await?;
         calls::transition(&mut w.tx, &call_id, CallState::Approved, CallState::Executing, None).await?;
         w.append(cid, EventBody::ToolStarted { task_id: task_id.clone(), call_id: call_id.clone() }).await?;
-        let row = calls::get(&mut *w.tx, &call_id).await?.context("BUG: the call was just recorded")?;
-        if !tool.is_external() {
-            // A built-in tool's effect is part of the same write.
-            let outcome = self.run_built_in(&mut w, tool.as_ref(), args).await?;
-            self.finish_unasked(&mut w, &row, outcome).await?;
-            w.commit().await?;
-            return Ok(task_id);
-        }
-        // An external effect: the start is committed first (a crash now leaves the call
-        // "interrupted — not retried"), under this process's claim on the task, which keeps a
-        // sweeper from resuming it while it runs.
-        let lease = self.claim_in(&mut w, &task_id).await?.context("BUG: a new task is free to claim")?;
-        w.commit().await?;
+        Ok(calls::get(&mut *w.tx, &call_id).await?.context("BUG: the call was just recorded")?)
+    }
+
+    /// An outside tool's call, its failure as the call's result.
+    async fn call_external(&self, tool: &dyn Tool, args: &Value) -> Result<Value, String> {
         let started = std::time::Instant::now();
         let outcome = match tool.call(args).await {
             Ok(output) => Ok(output),
             Err(ToolError::Failed(failure)) => Err(failure.0),
             Err(ToolError::Internal(err)) => Err(format!("{err:#}")),
         };
-        self.metrics.tool_ran(tool_name, started.elapsed().as_secs_f64());
-        let mut w = self.store.write_as(&lease).await?;
-        self.finish_unasked(&mut w, &row, outcome).await?;
-        w.release_lease_at_commit();
-        w.commit().await?;
-        Ok(task_id)
+        self.metrics.tool_ran(&tool.spec().name, started.elapsed().as_secs_f64());
+        outcome
     }
 
     /// A built-in tool run inside the write, in a savepoint: a failure leaves no partial effect.
@@ -213,15 +249,6 @@ impl Orchestrator {
             // Not the call's failure: nothing of the write is kept, as on the driven way.
             Err(ToolError::Internal(err)) => return Err(err.into()),
         })
-    }
-
-    /// The call's result, and its task's end (the driven way's second model step: the client
-    /// says nothing more).
-    async fn finish_unasked(&self, w: &mut Write, call: &CallRow, outcome: Result<Value, String>) -> crate::Result<()> {
-        self.record_result(w, call, outcome).await?;
-        let task = tasks::get(&mut *w.tx, &call.task_id).await?.context("BUG: the call's task exists")?;
-        tasks::transition(w, &task, &[TaskStatus::Working], TaskStatus::Completed, None).await?;
-        Ok(())
     }
 
     /// An approved call whose client stopped waiting: recorded as not run, never run.

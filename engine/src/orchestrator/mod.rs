@@ -42,6 +42,7 @@ use crate::{
 
 pub use crate::store::outbox::EmailNotice;
 pub use authority::{Actor, Decision, SYSTEM, four_eyes};
+pub use client_calls::Ran;
 pub use confirm::{Answer, Reply};
 pub use reclassify::Reclassified;
 

@@ -35,7 +35,13 @@ impl Orchestrator {
         // A worker's task is driven by the worker agent, not the conversation's.
         let agent_name = task.agent.as_deref().unwrap_or(&conversation.agent);
         let agent = self.agents.get(agent_name).unwrap_or_else(|| self.agents.default_agent());
-        let history = events::about_after(&self.store, &conversation.id, 0, conversation.last_seq).await?;
+        // A client's call needs only its own task's events (no transcript: no model is asked).
+        // Its conversation holds every call the client made, so reading all of it would grow
+        // with each one; a client's conversation has no model usage for budgets to count.
+        let history = match client {
+            Some(_) => events::of_task(&self.store, &conversation.id, &task.id).await?,
+            None => events::about_after(&self.store, &conversation.id, 0, conversation.last_seq).await?,
+        };
         let asked = request_of(task, &history);
         // An answer a reviewer must approve first is not shown while it is written.
         let held = agent.final_response_gate();

@@ -14,7 +14,7 @@
 mod input_required;
 mod wait;
 
-use std::sync::Arc;
+use std::{collections::HashMap, sync::Arc};
 
 use axum::{
     Router,
@@ -53,8 +53,9 @@ use crate::{
 /// `/mcp/{agent}` for every configured agent; only requests with a Countersign API token get in.
 pub fn router(state: &AppState) -> Router<AppState> {
     let mut router = Router::new();
+    let known = Known::default();
     for agent in &state.orchestrator.agents().agents {
-        let gateway = Gateway { state: state.clone(), agent: agent.name.clone() };
+        let gateway = Gateway { state: state.clone(), agent: agent.name.clone(), known: known.clone() };
         // Hosts are not checked by rmcp here: a request gets in only with a bearer token, which
         // a page on a rebinding domain does not have.
         let config = StreamableHttpServerConfig::default().with_legacy_session_mode(false).disable_allowed_hosts();
@@ -110,6 +111,7 @@ async fn tokens_only(req: Request, next: Next) -> Response {
 struct Gateway {
     state: AppState,
     agent: String,
+    known: Known,
 }
 
 /// Tools a model uses to talk to its user or its workers: not offered to outside clients.
@@ -202,11 +204,16 @@ impl ServerHandler for Gateway {
         let modern = context.protocol_version().is_some_and(|v| !v.has_initialize());
         // A 2026-07-28 client names itself with each request; an older one did in `initialize`.
         let given = context.client_info().filter(|_| modern).map(|c| c.name);
-        let (conversation, client) = client_conversation(state, &user, &key, &self.agent, given).await.map_err(internal)?;
+        let (conversation, client) = client_conversation(state, &self.known, &user, &key, &self.agent, given).await.map_err(internal)?;
         // A call no one is asked about runs at once, the short way (no queue entry to flood).
         if state.orchestrator.runs_unasked(&conversation, tool, &args) {
-            let task = state.orchestrator.run_unasked(&conversation, &client, tool, &args).await.map_err(|e| internal(e.into()))?;
-            return wait::outcome(state, &conversation.id, &task).await.map(Into::into).map_err(internal);
+            let ran = state.orchestrator.run_unasked(&conversation, &client, tool, &args).await.map_err(|e| internal(e.into()))?;
+            // As the call's result is stored (`record_result`).
+            let result = match ran.outcome {
+                Ok(output) => (true, output),
+                Err(error) => (false, json!({ "error": error, "message": error })),
+            };
+            return wait::tool_result(Some(result), None, false).map(Into::into).map_err(internal);
         }
         // The same per-user limit as decisions: a runaway client cannot flood the queue.
         if state.limits.decision(&state.store, &user.id).await.is_err() {
@@ -307,45 +314,74 @@ fn scopes(context: &RequestContext<RoleServer>) -> Scopes {
     context.extensions.get::<axum::http::request::Parts>().and_then(|p| p.extensions.get::<Scopes>()).copied().unwrap_or(Scopes::NONE)
 }
 
+/// The clients this process has seen: each one's conversation and its token's name, so a call
+/// reads neither again (neither changes once made; the name a client gives itself is read per
+/// call, since any replica may have been told a new one).
+#[derive(Clone, Default)]
+struct Known(Arc<std::sync::Mutex<HashMap<ConversationId, (Conversation, String)>>>);
+
+/// How many clients [`Known`] keeps before it starts over.
+const KNOWN_MAX: usize = 10_000;
+
+impl Known {
+    fn get(&self, id: &ConversationId) -> Option<(Conversation, String)> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).get(id).cloned()
+    }
+
+    fn put(&self, id: ConversationId, known: (Conversation, String)) {
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if map.len() >= KNOWN_MAX {
+            map.clear();
+        }
+        map.insert(id, known);
+    }
+}
+
 /// The conversation this client's calls to `agent` go to (made on its first call, titled after the
 /// client and its token), and the client's name as the chat shows it: the name it gives with the
 /// request (`clientInfo` in 2026-07-28's envelope), else the one it gave in `initialize`, else
 /// its token's.
 async fn client_conversation(
     state: &AppState,
+    known: &Known,
     user: &User,
     key: &str,
     agent: &str,
     given: Option<String>,
 ) -> anyhow::Result<(Conversation, String)> {
+    let label = |name: &str| format!("MCP client \u{201c}{name}\u{201d}");
+    let given = match given.map(|n| clean_name(&n)).filter(|n| !n.is_empty()) {
+        Some(name) => Some(name),
+        None => client_calls::client_name(&state.store, &user.id, key).await?,
+    };
+    // The id is derived from who asks, so two first calls at once (on any replicas) make one
+    // conversation: the second insert fails and reads the first's.
+    let id = client_conversation_id(&user.id, key, agent);
+    if let Some((conversation, token_name)) = known.get(&id) {
+        return Ok((conversation, label(given.as_deref().unwrap_or(&token_name))));
+    }
     let pool = &state.store;
     let token_name = match key.strip_prefix("token:") {
         Some(id) => crate::store::users::tokens_of(pool, &user.id).await?.into_iter().find(|t| t.id == id).map(|t| t.name),
         None => None,
     };
     let token_name = token_name.unwrap_or_else(|| "unnamed".into());
-    let given = match given.map(|n| clean_name(&n)).filter(|n| !n.is_empty()) {
-        Some(name) => Some(name),
-        None => client_calls::client_name(pool, &user.id, key).await?,
+    let client = label(given.as_deref().unwrap_or(&token_name));
+    let conversation = match conversations::get(pool, &id).await? {
+        Some(conversation) => conversation,
+        None => {
+            let title = match given {
+                Some(_) => format!("{client} (token \u{201c}{token_name}\u{201d}) · {agent}"),
+                None => format!("{client} · {agent}"),
+            };
+            match conversations::create_with_id(&state.store, &id, &title, agent, user).await {
+                Ok(made) => made,
+                Err(err) => conversations::get(pool, &id).await?.ok_or(err)?,
+            }
+        }
     };
-    let client = format!("MCP client \u{201c}{}\u{201d}", given.as_deref().unwrap_or(&token_name));
-    // The id is derived from who asks, so two first calls at once (on any replicas) make one
-    // conversation: the second insert fails and reads the first's.
-    let id = client_conversation_id(&user.id, key, agent);
-    if let Some(conversation) = conversations::get(pool, &id).await? {
-        return Ok((conversation, client));
-    }
-    let title = match given {
-        Some(_) => format!("{client} (token \u{201c}{token_name}\u{201d}) · {agent}"),
-        None => format!("{client} · {agent}"),
-    };
-    match conversations::create_with_id(&state.store, &id, &title, agent, user).await {
-        Ok(made) => Ok((made, client)),
-        Err(err) => match conversations::get(pool, &id).await? {
-            Some(conversation) => Ok((conversation, client)),
-            None => Err(err),
-        },
-    }
+    known.put(id, (conversation.clone(), token_name));
+    Ok((conversation, client))
 }
 
 /// The conversation id of a client (its user and credential) and agent: a digest, shaped as a UUID.

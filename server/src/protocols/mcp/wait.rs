@@ -12,7 +12,7 @@ use rmcp::{
     model::{ProgressNotificationParam, ProgressToken},
     service::RequestContext,
 };
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::internal;
 use crate::{
@@ -194,6 +194,12 @@ pub async fn outcome(state: &AppState, conversation: &ConversationId, task: &Tas
         EventBody::ApprovalDecided { decided_by, .. } => Some(decided_by.clone()),
         _ => None,
     });
+    tool_result(result, decided, running(&history))
+}
+
+/// The tool result for a call's result (`ok`, its output as stored), who decided it, and whether
+/// it was started and has no result.
+pub fn tool_result(result: Option<(bool, Value)>, decided: Option<String>, running: bool) -> anyhow::Result<rmcp::model::CallToolResult> {
     let value = match result {
         Some((true, output)) => match output.get("content").filter(|c| c.is_array()) {
             // An upstream MCP tool's own content, passed through.
@@ -215,7 +221,7 @@ pub async fn outcome(state: &AppState, conversation: &ConversationId, task: &Tas
             };
             json!({ "content": [{ "type": "text", "text": text }], "isError": true })
         }
-        None if running(&history) => {
+        None if running => {
             let text = "The call was started, but it was stopped in Countersign before its result came back: its effect is unknown. \
                         Check before you try it again";
             json!({ "content": [{ "type": "text", "text": text }], "isError": true })
