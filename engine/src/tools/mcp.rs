@@ -11,7 +11,7 @@ use rmcp::{
     RoleClient, ServiceExt,
     model::CallToolRequestParams,
     service::RunningService,
-    transport::{StreamableHttpClientTransport, TokioChildProcess},
+    transport::{StreamableHttpClientTransport, TokioChildProcess, streamable_http_client::StreamableHttpClientTransportConfig},
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -52,7 +52,17 @@ pub async fn connect(config: &McpServerConfig) -> anyhow::Result<Arc<Client>> {
             ().serve(transport).await.map_err(|e| anyhow::anyhow!("MCP server {name:?} did not start: {e}"))?
         }
         (None, Some(url)) => {
-            let transport = StreamableHttpClientTransport::from_uri(url.as_str());
+            // Connections are kept and reused (rmcp's own client opens one per request), small
+            // requests go out at once, no redirect is followed (the token header would go with
+            // it), and as many calls may be in flight as the gateway's clients make.
+            let http = reqwest_mcp::Client::builder()
+                .pool_max_idle_per_host(64)
+                .tcp_nodelay(true)
+                .redirect(reqwest_mcp::redirect::Policy::none())
+                .build()
+                .context("cannot make an HTTP client")?;
+            let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).max_concurrent_requests(1024);
+            let transport = StreamableHttpClientTransport::with_client(http, config);
             ().serve(transport).await.map_err(|e| anyhow::anyhow!("MCP server {name:?} at {url} did not answer: {e}"))?
         }
         _ => bail!("MCP server {name:?}: give either command (stdio) or url (streamable HTTP)"),
