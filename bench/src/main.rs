@@ -6,7 +6,8 @@
 //!
 //! `--cycles-only` runs the cycle sections alone (to profile the server meanwhile, e.g. with `perf`);
 //! `--reload-only` the reload section alone, `--fanout-only` the fan-out one (with the baseline's first),
-//! `--gateway-only` the MCP gateway one (with the baseline's first),
+//! `--gateway-only` the MCP gateway one (with the baseline's first; `--gateway-sizes R,C,E,G`: R reads
+//! at one client, C clients × E reads, G gated cycles, for a build too slow for the full sizes),
 //! `--memory-only [--paused N]` the paused-task memory one, `--postgres-only` the PostgreSQL ones
 //! (needs `--postgres`).
 //! `--baseline-server` also measures an older build's cycles in the same run, in three rounds with
@@ -16,7 +17,7 @@
 
 const USAGE: &str =
     "bench [--quick] [--cycles-only | --reload-only | --fanout-only | --gateway-only | --memory-only [--paused N] | --postgres-only]
-      [--server PATH] [--baseline-server PATH] [--site-root DIR] [--postgres URL] [--write docs/benchmarks.md]
+      [--server PATH] [--baseline-server PATH] [--gateway-sizes R,C,E,G] [--site-root DIR] [--postgres URL] [--write docs/benchmarks.md]
 Measures the countersign binary at --server (default: next to this one) over HTTP; see the header
 of bench/src/main.rs for what each flag does.";
 
@@ -1113,7 +1114,7 @@ async fn main() -> anyhow::Result<()> {
         "--help",
         "-h",
     ];
-    const VALUED: [&str; 6] = ["--server", "--baseline-server", "--site-root", "--postgres", "--write", "--paused"];
+    const VALUED: [&str; 7] = ["--server", "--baseline-server", "--site-root", "--postgres", "--write", "--paused", "--gateway-sizes"];
     let mut rest = args.iter().skip(1);
     while let Some(arg) = rest.next() {
         if VALUED.contains(&arg.as_str()) {
@@ -1155,6 +1156,14 @@ async fn main() -> anyhow::Result<()> {
         return fanout(&bin, &sizes, &mut report).await;
     }
     if args.iter().any(|a| a == "--gateway-only") {
+        let sizes = match value("--gateway-sizes") {
+            Some(list) => {
+                let n: Vec<usize> = list.split(',').map(str::parse).collect::<Result<_, _>>().context("--gateway-sizes takes R,C,E,G")?;
+                let [reads, clients, each, cycles] = n[..] else { bail!("--gateway-sizes takes four numbers: R,C,E,G") };
+                Sizes { gateway: (reads, clients, each, cycles), ..sizes }
+            }
+            None => sizes,
+        };
         if let Some((name, old)) = &builds.baseline {
             println!("\n(baseline {name})");
             gateway::gateway(old, &sizes, &mut report).await?;

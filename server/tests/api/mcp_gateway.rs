@@ -242,3 +242,66 @@ async fn an_input_required_call_decided_in_the_queue_is_resumed_on_another_repli
     let runs = detail.events.iter().filter(|e| matches!(e.body, domain::EventBody::ToolStarted { .. })).count();
     assert_eq!(runs, 1, "the write ran once");
 }
+
+#[tokio::test]
+async fn ungated_calls_of_one_client_run_at_once_side_by_side_and_each_is_recorded_once() {
+    let files = tempfile::tempdir().unwrap();
+    let root = files.path().canonicalize().unwrap();
+    std::fs::write(root.join("notes.txt"), "milk, eggs").unwrap();
+    let app = spawn_app_with(Options { agents_toml: Some(agents(&root)), ..Default::default() }).await;
+    let call = |tool: &'static str, arguments: serde_json::Value| {
+        let request = app
+            .client
+            .post(app.url("/mcp/files"))
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", tool)
+            .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                "name": tool, "arguments": arguments,
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                    "io.modelcontextprotocol/clientInfo": { "name": "side-by-side", "version": "1" },
+                },
+            } }));
+        async move {
+            let text = request.send().await.unwrap().text().await.unwrap();
+            let last = text.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).rfind(|d| !d.is_empty());
+            serde_json::from_str::<serde_json::Value>(last.unwrap_or(text.trim())).unwrap()
+        }
+    };
+    // Twelve at once: built-in reads (one write each) and an upstream server's reads (run first).
+    let notes = root.join("notes.txt").display().to_string();
+    let answers = futures::future::join_all((0..12).map(|i| match i % 2 {
+        0 => futures::future::Either::Left(call("get_order", json!({ "order_id": 1001 }))),
+        _ => futures::future::Either::Right(call("read_text_file", json!({ "path": notes }))),
+    }))
+    .await;
+    for (i, answer) in answers.iter().enumerate() {
+        let result = &answer["result"];
+        assert_eq!((result["resultType"].as_str(), result["isError"].as_bool()), (Some("complete"), None), "{i}: {answer}");
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert!(if i % 2 == 0 { text.contains("1001") } else { text == "milk, eggs" }, "{i}: {text}");
+    }
+    // A read that fails upstream is the call's failure, recorded like any other.
+    let missing = call("read_text_file", json!({ "path": root.join("missing.txt").display().to_string() })).await;
+    assert_eq!(missing["result"]["isError"], true, "{missing}");
+    // Each call is a finished task with its card and one outcome in the audit trail.
+    let (_, conversations) = app.get_json("/api/conversations").await;
+    let id = conversations[0]["id"].as_str().unwrap().to_owned();
+    let detail = app.detail(&id).await;
+    let cards: Vec<_> = detail.view.cards().map(|c| c.status).collect();
+    assert_eq!(cards.len(), 13, "{cards:?}");
+    assert_eq!(cards.iter().filter(|s| **s == domain::CardStatus::Succeeded).count(), 12, "{cards:?}");
+    let outcomes = app.audit_entries("tool.outcome", 13).await;
+    assert_eq!(outcomes.iter().filter(|e| e["data"]["ok"] == false).count(), 1);
+    let ended = detail
+        .events
+        .iter()
+        .filter(|e| matches!(e.body, domain::EventBody::TaskStatus { status: domain::TaskStatus::Completed, .. }))
+        .count();
+    assert_eq!(ended, 13, "every call's task ended");
+    let (_, pending) = app.get_json("/api/approvals?status=pending").await;
+    assert_eq!(pending, json!([]), "no one was asked");
+}
