@@ -19,7 +19,6 @@ use std::sync::Arc;
 use anyhow::Context;
 use domain::{CallState, EventBody, TaskId, TaskStatus, wire::Conversation};
 use serde_json::Value;
-use sqlx::Connection;
 
 use super::Orchestrator;
 use crate::{
@@ -30,7 +29,7 @@ use crate::{
         calls::{self, CallRow, NewCall},
         client_calls::{self, ClientCall},
         tasks::{self, Lease},
-        time::{new_call_id, now_ms},
+        time::new_call_id,
     },
     tools::{Description, Tool, ToolError, schema},
 };
@@ -68,15 +67,7 @@ impl Orchestrator {
         let cid = &conversation.id;
         let mut w = self.store.write(Scope::Conversation(cid)).await?;
         let task_id = tasks::insert(&mut w.tx, cid).await?;
-        let call = ClientCall {
-            task_id: task_id.clone(),
-            conversation_id: cid.clone(),
-            client: client.to_owned(),
-            tool: tool.to_owned(),
-            args: args.clone(),
-            seen_at: now_ms(),
-            gone_at: None,
-        };
+        let call = ClientCall::new(&task_id, cid, client, tool, args);
         client_calls::insert(&mut w.tx, &call).await?;
         // The chat says who asked: the card follows as the call is classified.
         let text = format!("{client} asks to run {tool}");
@@ -131,7 +122,7 @@ impl Orchestrator {
             Some(outcome) => (w, outcome, false),
             // A built-in tool's effect is part of the same write.
             None if !external => {
-                let outcome = self.run_built_in(&mut w, tool.as_ref(), args).await?;
+                let outcome = self.run_in_savepoint(&mut w, tool.as_ref(), args).await?;
                 (w, outcome, false)
             }
             // An effect outside: the start is committed first (a crash now leaves the call
@@ -168,15 +159,7 @@ impl Orchestrator {
         let agent = self.agents.get(&conversation.agent).ok_or_else(|| anyhow::anyhow!("no agent {:?}", conversation.agent))?;
         let (cid, tool_name) = (&conversation.id, tool.spec().name.clone());
         let task_id = tasks::insert(&mut w.tx, cid).await?;
-        let call = ClientCall {
-            task_id: task_id.clone(),
-            conversation_id: cid.clone(),
-            client: client.to_owned(),
-            tool: tool_name.clone(),
-            args: args.clone(),
-            seen_at: now_ms(),
-            gone_at: None,
-        };
+        let call = ClientCall::new(&task_id, cid, client, &tool_name, args);
         client_calls::insert(&mut w.tx, &call).await?;
         let asked = format!("{client} asks to run {tool_name}");
         w.append(cid, EventBody::UserMessage { task_id: task_id.clone(), text: asked.clone(), reply_to: None }).await?;
@@ -229,26 +212,6 @@ impl Orchestrator {
         };
         self.metrics.tool_ran(&tool.spec().name, started.elapsed().as_secs_f64());
         outcome
-    }
-
-    /// A built-in tool run inside the write, in a savepoint: a failure leaves no partial effect.
-    async fn run_built_in(&self, w: &mut Write, tool: &dyn Tool, args: &Value) -> crate::Result<Result<Value, String>> {
-        let mut savepoint = w.tx.begin().await.context("failed to open a savepoint")?;
-        let started = std::time::Instant::now();
-        let result = tool.run(&mut savepoint, args).await;
-        self.metrics.tool_ran(&tool.spec().name, started.elapsed().as_secs_f64());
-        Ok(match result {
-            Ok(output) => {
-                savepoint.commit().await.context("failed to release savepoint")?;
-                Ok(output)
-            }
-            Err(ToolError::Failed(failure)) => {
-                savepoint.rollback().await.context("failed to roll back savepoint")?;
-                Err(failure.0)
-            }
-            // Not the call's failure: nothing of the write is kept, as on the driven way.
-            Err(ToolError::Internal(err)) => return Err(err.into()),
-        })
     }
 
     /// An approved call whose client stopped waiting: recorded as not run, never run.

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use domain::{AuditKind, CallState, EventBody, TaskStatus};
-use serde_json::json;
+use serde_json::{Value, json};
 use sqlx::Connection;
 
 use super::Orchestrator;
@@ -17,7 +17,7 @@ use crate::{
         tasks::{self, Lease},
         time::now_ms,
     },
-    tools::{ToolError, answer, plan},
+    tools::{Tool, ToolError, answer, plan},
 };
 
 impl Orchestrator {
@@ -65,24 +65,7 @@ impl Orchestrator {
         w.append(&call.conversation_id, EventBody::ToolStarted { task_id: call.task_id.clone(), call_id: call.id.clone() }).await?;
         let outcome = match tool {
             None => Err(format!("unknown tool {}", call.tool)),
-            Some(tool) => {
-                // A savepoint, so a failing tool leaves no partial effect but its failure is recorded.
-                let mut savepoint = w.tx.begin().await.context("failed to open a savepoint")?;
-                let started = std::time::Instant::now();
-                let result = tool.run(&mut savepoint, &call.args()).await;
-                self.metrics.tool_ran(&call.tool, started.elapsed().as_secs_f64());
-                match result {
-                    Ok(output) => {
-                        savepoint.commit().await.context("failed to release savepoint")?;
-                        Ok(output)
-                    }
-                    Err(ToolError::Failed(failure)) => {
-                        savepoint.rollback().await.context("failed to roll back savepoint")?;
-                        Err(failure.0)
-                    }
-                    Err(ToolError::Internal(err)) => return Err(err.into()),
-                }
-            }
+            Some(tool) => self.run_in_savepoint(&mut w, tool.as_ref(), &call.args()).await?,
         };
         let approved_answer = answer.filter(|_| outcome.is_ok());
         let approved_plan = call.tool == plan::NAME && outcome.is_ok();
@@ -99,6 +82,26 @@ impl Orchestrator {
         }
         w.commit().await?;
         Ok(())
+    }
+
+    /// A built-in tool run inside the write, in a savepoint: a failure leaves no partial effect but
+    /// is the call's result; an internal error is no result at all (nothing of the write is kept).
+    pub(super) async fn run_in_savepoint(&self, w: &mut Write, tool: &dyn Tool, args: &Value) -> crate::Result<Result<Value, String>> {
+        let mut savepoint = w.tx.begin().await.context("failed to open a savepoint")?;
+        let started = std::time::Instant::now();
+        let result = tool.run(&mut savepoint, args).await;
+        self.metrics.tool_ran(&tool.spec().name, started.elapsed().as_secs_f64());
+        Ok(match result {
+            Ok(output) => {
+                savepoint.commit().await.context("failed to release savepoint")?;
+                Ok(output)
+            }
+            Err(ToolError::Failed(failure)) => {
+                savepoint.rollback().await.context("failed to roll back savepoint")?;
+                Err(failure.0)
+            }
+            Err(ToolError::Internal(err)) => return Err(err.into()),
+        })
     }
 
     /// An approved final answer: the agent's message, and the turn is done.

@@ -27,6 +27,19 @@ pub struct ClientCall {
 }
 
 impl ClientCall {
+    /// A call `client` makes now, its client waiting.
+    pub fn new(task_id: &TaskId, conversation_id: &ConversationId, client: &str, tool: &str, args: &Value) -> Self {
+        Self {
+            task_id: task_id.clone(),
+            conversation_id: conversation_id.clone(),
+            client: client.to_owned(),
+            tool: tool.to_owned(),
+            args: args.clone(),
+            seen_at: now_ms(),
+            gone_at: None,
+        }
+    }
+
     pub fn args(&self) -> Value {
         self.args.clone()
     }

@@ -60,14 +60,7 @@ impl From<anyhow::Error> for RunError {
 }
 
 fn actor(user: &User) -> Actor {
-    Actor {
-        name: user.username.clone(),
-        role: Some(user.role),
-        ip: None,
-        user_agent: Some("AG-UI".into()),
-        on_behalf_of: None,
-        via: Some("ag-ui".into()),
-    }
+    super::actor(user, "AG-UI", "ag-ui")
 }
 
 /// What a resume entry's `payload` may say (the interrupt's `responseSchema`).

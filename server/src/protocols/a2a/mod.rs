@@ -121,14 +121,7 @@ async fn rpc(
 }
 
 fn actor(user: &User) -> Actor {
-    Actor {
-        name: user.username.clone(),
-        role: Some(user.role),
-        ip: None,
-        user_agent: Some("A2A".into()),
-        on_behalf_of: None,
-        via: Some("a2a".into()),
-    }
+    super::actor(user, "A2A", "a2a")
 }
 
 /// The task if it exists and is in a conversation the user sees.

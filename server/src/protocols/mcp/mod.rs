@@ -299,14 +299,7 @@ fn clean_name(name: &str) -> String {
 }
 
 fn actor(user: &User) -> Actor {
-    Actor {
-        name: user.username.clone(),
-        role: Some(user.role),
-        ip: None,
-        user_agent: Some("MCP".into()),
-        on_behalf_of: None,
-        via: Some("mcp".into()),
-    }
+    super::actor(user, "MCP", "mcp")
 }
 
 /// What the request's credential may do.
