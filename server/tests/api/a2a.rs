@@ -325,3 +325,41 @@ async fn a_call_only_token_asks_through_a2a_and_ag_ui_but_cannot_decide() {
     let (status, body) = agent.get_json("/api/approvals?status=pending").await;
     assert_eq!(status, 403, "{body}");
 }
+
+#[tokio::test]
+async fn a_batch_decides_every_waiting_call_as_named_in_one_write_or_none_of_them() {
+    let app = app().await;
+    let send = |message: Value| json!({ "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": { "message": message } }).to_string();
+    let (_, first) = rpc(&app, &send(json!({ "parts": [{ "text": "refund order 1001 and 1002" }] }))).await;
+    let task = first["result"]["task"].clone();
+    let approvals = task["status"]["message"]["parts"][1]["data"]["approvals"].as_array().unwrap().clone();
+    assert_eq!(approvals.len(), 2, "{first}");
+    let by_order = |order: i64| approvals.iter().find(|a| a["args"]["order_id"] == order).unwrap().clone();
+    let (a1001, a1002) = (by_order(1001), by_order(1002));
+    let batch = |data: Value| json!({ "taskId": task["id"], "contextId": task["contextId"], "parts": [{ "data": data }] });
+    let states = || async {
+        let mut states = Vec::new();
+        for a in [&a1001, &a1002] {
+            states.push(app.get_json(&format!("/api/approvals/{}", a["approval_id"].as_str().unwrap())).await.1["state"].clone());
+        }
+        states
+    };
+
+    // One of the two left out: refused, and neither is decided.
+    let partial = json!({ "decision_type": "batch", "decisions": { a1001["approval_id"].as_str().unwrap(): "approve" } });
+    let (_, refused) = rpc(&app, &send(batch(partial))).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("has no decision"), "{refused}");
+    assert_eq!(states().await, [json!("pending"), json!("pending")]);
+
+    // Both named (one by approval id, one by call id): each decided as named.
+    let whole = json!({
+        "decision_type": "batch",
+        "decisions": { a1001["approval_id"].as_str().unwrap(): "approve", a1002["call_id"].as_str().unwrap(): "reject" },
+        "rejection_reasons": { a1002["call_id"].as_str().unwrap(): "not that one" },
+    });
+    let (_, done) = rpc(&app, &send(batch(whole))).await;
+    assert_eq!(done["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{done}");
+    assert_eq!(states().await, [json!("approved"), json!("rejected")]);
+    assert_eq!((app.order(1001).await.status, app.order(1002).await.status), ("refunded".into(), "open".into()));
+}
