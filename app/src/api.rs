@@ -14,7 +14,8 @@ use crate::{
     domain::page::EarlierItems,
     domain::wire::{
         AgentInfo, Approval, ApproveRequest, CallPreview, Conversation, ConversationDetail, DecisionOutcome, DeferRequest, Delegation,
-        Group, GroupMembers, Login, Me, NewConversation, NewDelegation, NewGroup, NewMessage, PreviewRequest, RejectRequest, Task,
+        Group, GroupMembers, Login, Me, NewConversation, NewDelegation, NewGroup, NewMessage, PreviewRequest, RejectRequest, SignInOptions,
+        Task,
     },
 };
 
@@ -42,6 +43,10 @@ pub fn in_background<T: 'static>(
 
 pub async fn me() -> Answer<Me> {
     client::get("/api/session").await
+}
+
+pub async fn sign_in_options() -> Answer<SignInOptions> {
+    client::get("/api/session/options").await
 }
 
 pub async fn log_in(login: &Login) -> Answer<Me> {

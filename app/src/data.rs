@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::domain::{
     ConversationView,
-    wire::{Approval, Conversation, Me},
+    wire::{Approval, Conversation, Me, SignInOptions},
 };
 
 /// What the chat page needs: the conversation and the fold of its events so far.
@@ -86,6 +86,7 @@ pub mod ssr {
     /// Implemented by the server over its store. `parts` is the page request: who is asking.
     pub trait PageData: Send + Sync {
         fn me(&self, parts: &Parts) -> Option<Me>;
+        fn sign_in_options(&self) -> SignInOptions;
         fn conversations(&self, parts: &Parts) -> BoxFuture<Loaded<Vec<Conversation>>>;
         fn chat(&self, parts: &Parts, id: ConversationId) -> BoxFuture<Loaded<Option<ChatData>>>;
         fn approvals(&self, parts: &Parts, query: QueueQuery) -> BoxFuture<Loaded<Vec<Approval>>>;
@@ -125,6 +126,22 @@ pub fn me_loader() -> impl Fn() -> BoxFuture<Loaded<Option<Me>>> + Clone + Send 
                 }
             })
         }
+    }
+}
+
+/// How people may log in here, to hand to a `Resource`.
+pub fn sign_in_loader() -> impl Fn() -> BoxFuture<Loaded<SignInOptions>> + Clone + Send + Sync + 'static {
+    #[cfg(feature = "ssr")]
+    {
+        let options = ssr::context().map(|(source, _)| source.0.sign_in_options());
+        move || -> BoxFuture<Loaded<SignInOptions>> {
+            let options = options.clone();
+            Box::pin(async move { options.ok_or_else(|| "no data source".to_owned()) })
+        }
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        move || -> BoxFuture<Loaded<SignInOptions>> { browser(async { crate::api::sign_in_options().await.map_err(|e| e.message) }) }
     }
 }
 

@@ -279,6 +279,9 @@ named! {
         GroupCreated = "group.created",
         GroupChanged = "group.changed",
         GroupDeleted = "group.deleted",
+        /// A person signed in through the identity provider: their account was made, or their
+        /// role and provider groups refreshed.
+        UserSignedIn = "user.signed_in",
         /// Someone lets another decide in their place for a period, or ends that early.
         DelegationCreated = "delegation.created",
         DelegationRevoked = "delegation.revoked",

@@ -389,6 +389,17 @@ pub struct Order {
     pub status: String,
 }
 
+/// How people may log in here (`GET /api/session/options`): the login page offers these.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SignInOptions {
+    /// The identity provider's name ("Sign in with …"), when `[oidc]` is configured; the
+    /// browser starts at `/auth/oidc/login`.
+    pub provider: Option<String>,
+    /// The password form is for everyone (false: only for a break-glass admin).
+    pub password: bool,
+}
+
 /// The logged-in user, as pages and clients see them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -445,6 +456,10 @@ pub struct Group {
     pub members: Vec<String>,
     /// Declared in the configuration file (`[[groups]]`): changed there, not through the API.
     pub from_config: bool,
+    /// Named by the identity provider (docs/sign-in.md): changed there, not through the API;
+    /// each member's sign-in brings their membership up to date.
+    #[serde(default)]
+    pub from_idp: bool,
 }
 
 /// `POST /api/groups`.

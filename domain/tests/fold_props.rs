@@ -73,6 +73,7 @@ fn body() -> impl Strategy<Value = EventBody> {
                     separate_requester: strict,
                     quorum: 1 + u32::from(strict),
                     grantable: !strict,
+                    reauthenticate_secs: strict.then_some(300),
                 },
                 assessment: strict.then(|| domain::wire::RiskAssessment { factors: vec!["moves money".into()], ..Default::default() }),
                 resent,

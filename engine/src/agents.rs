@@ -31,6 +31,8 @@ pub struct AgentsConfig {
     pub groups: BTreeMap<String, Vec<String>>,
     /// `[slack]`, when approvals are posted to a Slack-compatible workspace.
     pub slack: Option<SlackConfig>,
+    /// `[oidc]`, when people log in through the organisation's identity provider.
+    pub oidc: Option<crate::people::identity::OidcConfig>,
     /// `[defaults] suggest_grant_after`: approvals of one tool and shape by one person in a
     /// conversation before its cards offer "always allow" (0: never).
     pub suggest_grant_after: u32,
@@ -334,6 +336,7 @@ struct FileConfig {
     #[serde(default)]
     groups: Vec<FileGroup>,
     slack: Option<SlackConfig>,
+    oidc: Option<crate::people::identity::OidcConfig>,
 }
 
 /// `[slack]`: a Slack-compatible workspace that gets the approvals of gates with
@@ -449,6 +452,10 @@ struct FileGate {
     approvers: Vec<String>,
     /// How many distinct people must approve (default 1).
     quorum: Option<u32>,
+    /// Whoever decides must have signed in recently (`reauthenticate_after_secs`, default 300).
+    #[serde(default)]
+    reauthenticate: bool,
+    reauthenticate_after_secs: Option<u32>,
     /// Whether one approval may become a standing grant ("always allow"). Default: yes, unless the
     /// gate names approvers, a quorum, four-eyes, no edits or a required reason.
     grantable: Option<bool>,
@@ -642,6 +649,9 @@ impl AgentsConfig {
         check_prices(&file.prices, origin)?;
         let groups = read_groups(file.groups, origin)?;
         check_slack(file.slack.as_ref(), &agents, origin)?;
+        if let Some(oidc) = &file.oidc {
+            oidc.check(origin)?;
+        }
         Ok(Self {
             agents,
             webhooks: file.webhooks,
@@ -650,6 +660,7 @@ impl AgentsConfig {
             prices: file.prices,
             groups,
             slack: file.slack,
+            oidc: file.oidc,
             suggest_grant_after,
             grants_lapse_on_policy_change: file.defaults.grants_lapse_on_policy_change,
             version: policy_version(text),
@@ -913,13 +924,27 @@ fn decision_rules(gate: &FileGate, approvers: &[String], gat: &str) -> anyhow::R
         separate_requester: gate.separate_requester.unwrap_or(false),
         quorum,
         grantable: true,
+        reauthenticate_secs: None,
     };
+    if gate.reauthenticate_after_secs.is_some() && !gate.reauthenticate {
+        bail!("{gat}: reauthenticate_after_secs goes with reauthenticate = true");
+    }
+    if gate.reauthenticate {
+        let within = gate.reauthenticate_after_secs.unwrap_or(DEFAULT_REAUTHENTICATE_SECS);
+        if !(10..=86_400).contains(&within) {
+            bail!("{gat}: reauthenticate_after_secs must be from 10 to 86400, got {within}");
+        }
+        rules.reauthenticate_secs = Some(within);
+    }
     rules.grantable = gate.grantable.unwrap_or_else(|| rules.restriction(!approvers.is_empty()).is_none());
     if rules.grantable && quorum > 1 {
         bail!("{gat}: a quorum needs {quorum} people for each call, so one of them cannot allow it for good: grantable cannot be true");
     }
     Ok(rules)
 }
+
+/// How recent a sign-in a gate with `reauthenticate = true` asks for, unless it says.
+const DEFAULT_REAUTHENTICATE_SECS: u32 = 300;
 
 /// A gate's `notify` channels and `notify_to` recipients, taken out of it and checked.
 fn notify_lists(gate: &mut FileGate, gat: &str) -> anyhow::Result<(Vec<String>, Vec<String>)> {

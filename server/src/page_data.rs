@@ -7,7 +7,7 @@ use app::data::{
 };
 use domain::{
     ApprovalState, ConversationId, Risk, UserId,
-    wire::{Approval, Conversation, Me},
+    wire::{Approval, Conversation, Me, SignInOptions},
 };
 
 use crate::{
@@ -23,7 +23,7 @@ use crate::{
 
 /// The store, and how many items a chat page shows.
 /// The store, the chat's page size, and the agent configuration's version.
-struct StorePages(Store, usize, String);
+struct StorePages(Store, usize, String, SignInOptions);
 
 fn unavailable(err: anyhow::Error) -> String {
     tracing::error!(error = ?err, "page data failed");
@@ -39,6 +39,10 @@ fn sees(user: &User, owner_id: Option<&UserId>) -> bool {
 }
 
 impl PageData for StorePages {
+    fn sign_in_options(&self) -> SignInOptions {
+        self.3.clone()
+    }
+
     fn me(&self, parts: &Parts) -> Option<Me> {
         let stands_in_for = parts.extensions.get::<crate::pages::StandsInFor>().map(|s| s.0.clone()).unwrap_or_default();
         viewer(parts).as_ref().map(|user| Me { stands_in_for, ..Me::from(user) })
@@ -96,6 +100,6 @@ impl PageData for StorePages {
     }
 }
 
-pub fn data_source(store: Store, page_items: usize, policy_version: String) -> DataSource {
-    DataSource(std::sync::Arc::new(StorePages(store, page_items, policy_version)))
+pub fn data_source(store: Store, page_items: usize, policy_version: String, sign_in: SignInOptions) -> DataSource {
+    DataSource(std::sync::Arc::new(StorePages(store, page_items, policy_version, sign_in)))
 }

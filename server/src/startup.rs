@@ -114,6 +114,7 @@ impl Application {
         let slack = agents.slack.clone().map(crate::channels::slack::Slack::new).transpose()?.map(Arc::new);
         let models = Models::build(&agents, parts.model)?;
         let people = Arc::new(crate::people::People::new(store.clone(), &agents));
+        let oidc_config = agents.oidc.clone();
         let orchestrator = Orchestrator::new(store.clone(), models, tools, agents, parts.before_commit, config.task_lease);
         background.start("task claims", |pulse| Arc::clone(&orchestrator).renew_claims(pulse));
 
@@ -146,10 +147,12 @@ impl Application {
         let streams = crate::api::live::OpenStreams::new(config.streams_per_user, config.stream_lifetime);
         let links = Arc::new(crate::links::key(&config, &store).await?);
         let base_url: Arc<str> = config.public_url.clone().unwrap_or_else(|| format!("http://{addr}")).into();
+        let oidc = crate::auth::oidc::configured(oidc_config, &base_url)?.map(Arc::new);
         let state = AppState::new(crate::state::Shared {
             links,
             base_url,
             slack: slack.clone(),
+            oidc,
             build_id,
             leptos_options,
             streams,
@@ -185,6 +188,7 @@ impl Application {
             .merge(crate::pages::router(&state))
             .merge(crate::links::page::router())
             .merge(crate::channels::slack::router())
+            .merge(crate::auth::oidc::router())
             .merge(crate::protocols::a2a::router())
             .merge(crate::protocols::ag_ui::router())
             .merge(crate::protocols::mcp::router(&state))

@@ -52,6 +52,8 @@ pub struct Shared {
     /// Where people reach this server (`COUNTERSIGN_PUBLIC_URL`, else the address it listens on),
     /// for links in messages.
     pub base_url: std::sync::Arc<str>,
+    /// The organisation's identity provider (`[oidc]`), when people log in through it.
+    pub oidc: Option<std::sync::Arc<crate::auth::oidc::Oidc>>,
     /// The Slack-compatible workspace approvals are posted to (`[slack]`), if any.
     pub slack: Option<std::sync::Arc<crate::channels::slack::Slack>>,
     /// A hash of the browser bundle this server serves (server/src/assets.rs).

@@ -1,9 +1,8 @@
-use leptos::{prelude::*, task::spawn_local};
+use leptos::prelude::*;
 use leptos_router::components::A;
 
 use super::session_notice::{SessionNotice, UpdateNotice};
 use crate::{
-    api, client,
     data::{Loaded, me_loader},
     domain::{Role, wire::Me},
     session,
@@ -15,12 +14,6 @@ pub fn TopBar() -> impl IntoView {
     let load = me_loader();
     let me: Resource<Loaded<Option<Me>>> = Resource::new(|| (), move |_| load());
     let ended = session::ended();
-    let logout = move |_| {
-        spawn_local(async move {
-            let _ = gloo_logout().await;
-            navigate_hard("/login");
-        });
-    };
     view! {
         <header class="top-bar">
             <a class="brand" href="/">"Countersign"</a>
@@ -41,7 +34,11 @@ pub fn TopBar() -> impl IntoView {
                                 fallback=|| view! { <SessionNotice /> }
                             >
                                 <span class="whoami">{me.username.clone()} {admin.then_some(" (admin)")}</span>
-                                <button class="btn btn-small logout" on:click=logout>"Log out"</button>
+                                // A form post: it works before hydration, and the server may send the
+                                // browser on to the identity provider to end that session too.
+                                <form class="logout-form" method="post" action="/logout">
+                                    <button type="submit" class="btn btn-small logout">"Log out"</button>
+                                </form>
                             </Show>
                         }
                     })
@@ -49,10 +46,6 @@ pub fn TopBar() -> impl IntoView {
             </Transition>
         </header>
     }
-}
-
-async fn gloo_logout() -> Result<(), client::ApiFailure> {
-    api::log_out().await
 }
 
 /// A full page load (so the server renders the next page with the new session state).

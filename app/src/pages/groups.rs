@@ -107,6 +107,11 @@ fn GroupRow(group: Group, version: RwSignal<u32>) -> impl IntoView {
             <h3><code>{format!("group:{name}")}</code></h3>
             {if group.from_config {
                 view! { <p class="members">{listed}</p><p class="muted">"From the configuration file: change it there."</p> }.into_any()
+            } else if group.from_idp {
+                view! {
+                    <p class="members">{listed}</p>
+                    <p class="muted">"From the identity provider: change it there. Members show here from their next sign-in."</p>
+                }.into_any()
             } else {
                 view! {
                     <form class="group-members" on:submit=save>

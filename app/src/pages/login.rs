@@ -1,10 +1,26 @@
 use leptos::{prelude::*, task::spawn_local};
 use leptos_router::hooks::use_query_map;
 
-use crate::{api, components::top_bar::navigate_hard, domain::wire::Login};
+use crate::{api, components::top_bar::navigate_hard, data::sign_in_loader, domain::wire::Login};
+
+/// What a failed sign-in through the identity provider says (`?sign_in_error=`, set by
+/// server/src/auth/oidc.rs; the details are in the server's log).
+fn sign_in_error(code: &str) -> &'static str {
+    match code {
+        "unreachable" => "The identity provider could not be reached. Try again in a moment; if it stays so, tell an admin.",
+        "state" => "That sign-in was not started here or was already used. Start again.",
+        "refused" => "The identity provider did not let you sign in.",
+        "code" => "The identity provider would not confirm the sign-in (it was used already or took too long). Start again.",
+        "token" => "The identity provider's answer did not verify, so you are not signed in. Tell an admin if it happens again.",
+        "stale" => "The identity provider did not ask you to sign in again. Start again.",
+        "account" => "The identity provider's account cannot be used here (see the server's log, or ask an admin).",
+        _ => "Signing in failed. Start again.",
+    }
+}
 
 /// `/login`. A plain form post works before hydration; after it, the JSON API is used so a
-/// wrong password is reported without a page load.
+/// wrong password is reported without a page load. With an identity provider configured, its
+/// button comes first; the password form is then for break-glass admins when passwords are off.
 #[component]
 pub fn LoginPage() -> impl IntoView {
     let query = use_query_map();
@@ -12,6 +28,12 @@ pub fn LoginPage() -> impl IntoView {
     let failed = move || query.read().get("failed").is_some();
     // Set by the form post when the login limit refused the attempt.
     let retry_after = move || query.read().get("retry_after").and_then(|s| s.parse::<u64>().ok());
+    let provider_error = move || query.read().get("sign_in_error").map(|code| sign_in_error(&code));
+    let signed_out = move || query.read().get("signed_out").is_some();
+    let options = Resource::new(|| (), {
+        let load = sign_in_loader();
+        move |_| load()
+    });
     let username = RwSignal::new(String::new());
     let password = RwSignal::new(String::new());
     let error = RwSignal::new(None::<String>);
@@ -32,9 +54,8 @@ pub fn LoginPage() -> impl IntoView {
             }
         });
     };
-    view! {
-        <section class="login card" id="content" tabindex="-1">
-            <h1>"Log in to Countersign"</h1>
+    let password_form = move || {
+        view! {
             <form method="post" action=move || format!("/login?next={}", crate::paths::query_value(&next())) on:submit=submit>
                 <label>"User name" <input type="text" name="username" autocomplete="username" required bind:value=username /></label>
                 <label>"Password" <input type="password" name="password" autocomplete="current-password" required bind:value=password /></label>
@@ -49,6 +70,39 @@ pub fn LoginPage() -> impl IntoView {
                     message.map(|m| view! { <p class="error" role="alert">{m}</p> })
                 }}
             </form>
+        }
+    };
+    view! {
+        <section class="login card" id="content" tabindex="-1">
+            <h1>"Log in to Countersign"</h1>
+            {move || signed_out().then(|| view! { <p class="muted" role="status">"You are signed out."</p> })}
+            {move || provider_error().map(|m| view! { <p class="error" role="alert">{m}</p> })}
+            <Suspense fallback=|| ()>
+                {move || Suspend::new(async move {
+                    let options = options.await.unwrap_or(crate::domain::wire::SignInOptions { provider: None, password: true });
+                    match options.provider {
+                        None => password_form().into_any(),
+                        Some(name) => {
+                            let href = move || format!("/auth/oidc/login?next={}", crate::paths::query_value(&next()));
+                            let provider = view! {
+                                <a class="btn btn-primary sign-in-provider" href=href rel="external">{format!("Sign in with {name}")}</a>
+                            };
+                            if options.password {
+                                view! { {provider} <p class="muted or">"or with a password"</p> {password_form()} }.into_any()
+                            } else {
+                                view! {
+                                    {provider}
+                                    <details class="break-glass">
+                                        <summary>"Administrator sign-in (break-glass)"</summary>
+                                        {password_form()}
+                                    </details>
+                                }
+                                    .into_any()
+                            }
+                        }
+                    }
+                })}
+            </Suspense>
         </section>
     }
 }

@@ -222,6 +222,11 @@ pub struct DecisionRules {
     /// `grantable = true` ([`DecisionRules::restriction`]).
     #[serde(default = "yes")]
     pub grantable: bool,
+    /// The gate's `reauthenticate = true`: whoever decides must have signed in within this many
+    /// seconds (a session older than that signs in again first; tokens, links and chat apps
+    /// cannot decide it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reauthenticate_secs: Option<u32>,
 }
 
 fn yes() -> bool {
@@ -234,7 +239,34 @@ fn one() -> u32 {
 
 impl Default for DecisionRules {
     fn default() -> Self {
-        Self { require_reason: false, allow_modification: true, separate_requester: false, quorum: 1, grantable: true }
+        Self {
+            require_reason: false,
+            allow_modification: true,
+            separate_requester: false,
+            quorum: 1,
+            grantable: true,
+            reauthenticate_secs: None,
+        }
+    }
+}
+
+impl DecisionRules {
+    /// Whether a person who last signed in at `signed_in_at` (ms; `None`: through no sign-in at
+    /// all, e.g. a token or a link) may decide at `now` under these rules; the refusal says what
+    /// to do.
+    pub fn check_sign_in(&self, signed_in_at: Option<i64>, now: i64) -> Result<(), String> {
+        let Some(within) = self.reauthenticate_secs else { return Ok(()) };
+        match signed_in_at {
+            Some(at) if now.saturating_sub(at) <= i64::from(within) * 1000 => Ok(()),
+            Some(_) => Err(format!(
+                "this gate asks for a fresh sign-in: sign in again (within the last {}) to decide it",
+                crate::wording::duration_words(i64::from(within) * 1000)
+            )),
+            None => {
+                Err("this gate asks for a fresh sign-in: decide it in Countersign after signing in, not with a token, link or chat app"
+                    .into())
+            }
+        }
     }
 }
 
@@ -264,6 +296,8 @@ impl DecisionRules {
             Some("its gate allows no edits, so each call is approved as proposed (allow_modification = false)")
         } else if self.require_reason {
             Some("its gate requires a reason for each rejection (require_reason)")
+        } else if self.reauthenticate_secs.is_some() {
+            Some("its gate asks for a fresh sign-in for each decision (reauthenticate)")
         } else {
             None
         }

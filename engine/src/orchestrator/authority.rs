@@ -32,12 +32,15 @@ pub struct Actor {
     /// How the decision came when not through the app or the API, e.g. `link <id>` (a signed
     /// decision link), for the audit trail.
     pub via: Option<String>,
+    /// When the person last proved who they are with this credential (ms): a session's sign-in;
+    /// `None` for tokens, links and chat apps. Gates with `reauthenticate` ask for a recent one.
+    pub signed_in_at: Option<i64>,
 }
 
 impl Actor {
     /// The server applying a timeout action (the only decisions it makes itself).
     pub fn system() -> Self {
-        Self { name: SYSTEM.into(), role: None, ip: None, user_agent: None, on_behalf_of: None, via: None }
+        Self { name: SYSTEM.into(), role: None, ip: None, user_agent: None, on_behalf_of: None, via: None, signed_in_at: None }
     }
 
     /// Whose decision it counts as: the person the actor stands in for, else the actor.
@@ -92,6 +95,7 @@ pub(super) fn breached(breach: rules::Breach) -> Error {
 /// the admins is theirs to decide. The server itself (timeouts) always may.
 pub(super) fn may_decide(actor: &Actor, approval: &ApprovalRow, now: i64) -> Result<(), Error> {
     let Some(role) = actor.role else { return Ok(()) };
+    approval.rules().check_sign_in(actor.signed_in_at, now).map_err(Error::NotAllowed)?;
     let people = approval.deciders();
     let decider = rules::Decider { name: &actor.name, is_admin: role == Role::Admin };
     let approvers = approval.approvers();

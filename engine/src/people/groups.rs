@@ -19,6 +19,8 @@ pub struct Group {
     pub members: Vec<String>,
     /// Declared in the configuration file: changed there, not through the API.
     pub from_config: bool,
+    /// Named by the identity provider: changed there (at each member's sign-in), not through the API.
+    pub from_idp: bool,
 }
 
 impl People {
@@ -27,10 +29,10 @@ impl People {
         let mut all: Vec<Group> = self
             .config_groups
             .iter()
-            .map(|(name, members)| Group { name: name.clone(), members: members.clone(), from_config: true })
+            .map(|(name, members)| Group { name: name.clone(), members: members.clone(), from_config: true, from_idp: false })
             .collect();
-        for (name, members) in groups::list(&self.store).await? {
-            all.push(Group { name, members, from_config: false });
+        for g in groups::list(&self.store).await? {
+            all.push(Group { name: g.name, members: g.members, from_config: false, from_idp: g.from_idp });
         }
         Ok(all)
     }
@@ -51,7 +53,7 @@ impl People {
         w.audit(AuditKind::GroupCreated, by, json!({ "group": name, "members": members }));
         self.reresolve(&mut w, name).await?;
         w.commit().await?;
-        Ok(Group { name: name.to_owned(), members, from_config: false })
+        Ok(Group { name: name.to_owned(), members, from_config: false, from_idp: false })
     }
 
     /// Replaces a stored group's members (admins); pending approvals that name it, or were
@@ -59,6 +61,7 @@ impl People {
     pub async fn set_group_members(&self, name: &str, members: &[String], by: &str) -> Result<Group, Error> {
         self.refuse_config_group(name)?;
         let mut w = self.store.write(Scope::People).await?;
+        refuse_idp_group(&mut w, name).await?;
         let Some(before) = groups::members(&mut *w.tx, name).await? else {
             return Err(Error::Unknown(format!("group {name:?} does not exist")));
         };
@@ -68,7 +71,7 @@ impl People {
         let moved = self.reresolve(&mut w, name).await?;
         w.commit().await?;
         tracing::info!(group = %name, pending_approvals = moved, "group changed");
-        Ok(Group { name: name.to_owned(), members, from_config: false })
+        Ok(Group { name: name.to_owned(), members, from_config: false, from_idp: false })
     }
 
     /// Deletes a stored group (admins). Pending approvals that named it keep their other
@@ -76,6 +79,7 @@ impl People {
     pub async fn delete_group(&self, name: &str, by: &str) -> Result<(), Error> {
         self.refuse_config_group(name)?;
         let mut w = self.store.write(Scope::People).await?;
+        refuse_idp_group(&mut w, name).await?;
         let before = groups::members(&mut *w.tx, name).await?;
         if !groups::delete(&mut w.tx, name).await? {
             return Err(Error::Unknown(format!("group {name:?} does not exist")));
@@ -108,7 +112,7 @@ impl People {
 
     /// Re-resolves the approvers of every pending approval that names the group, and the people
     /// of every pending escalation to it; how many approvals that moved.
-    async fn reresolve(&self, w: &mut Write, group: &str) -> anyhow::Result<usize> {
+    pub(super) async fn reresolve(&self, w: &mut Write, group: &str) -> anyhow::Result<usize> {
         let pending = approvals::pending_naming_group(&mut *w.tx, group).await?;
         for approval in &pending {
             let Some(before) = approval.approvers() else { continue };
@@ -122,6 +126,16 @@ impl People {
         }
         Ok(pending.len() + escalated.len())
     }
+}
+
+/// A group the identity provider names is changed there (409).
+async fn refuse_idp_group(w: &mut Write, name: &str) -> Result<(), Error> {
+    if groups::is_from_idp(&mut w.tx, name).await? == Some(true) {
+        return Err(Error::WrongState(format!(
+            "group {name:?} comes from the identity provider; change its members there (they take effect at each member's next sign-in)"
+        )));
+    }
+    Ok(())
 }
 
 /// The accounts' user names for `members` (each must have one: 422 naming the first that does not).

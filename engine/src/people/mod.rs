@@ -1,10 +1,13 @@
-//! People administration: the approver groups admins manage and the delegations people set up.
+//! People administration: the approver groups admins manage, the delegations people set up, and
+//! the accounts and groups the identity provider names at each sign-in.
 //! It changes who may decide; deciding a call is the orchestrator's, which asks `resolve` who the
 //! approvers are when a call stops. Every change here is one audited write.
 
 pub mod delegations;
 pub mod groups;
+pub mod identity;
 pub mod resolve;
+mod sign_in;
 
 use std::collections::BTreeMap;
 

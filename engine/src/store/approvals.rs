@@ -86,6 +86,8 @@ pub struct ApprovalRow {
     /// It may be approved "for good" ([`DecisionRules::restriction`]).
     #[sqlx(try_from = "Bit")]
     pub grantable: bool,
+    /// Its gate's `reauthenticate`: deciders must have signed in within this many seconds.
+    pub reauthenticate_secs: Option<i64>,
     /// The state of the call it is about (`succeeded`, `failed`, …): an approved call may still fail.
     #[sqlx(default)]
     pub call_state: Option<String>,
@@ -146,6 +148,7 @@ impl ApprovalRow {
             separate_requester: self.separate_requester,
             quorum: u32::try_from(self.quorum).unwrap_or(1).max(1),
             grantable: self.grantable,
+            reauthenticate_secs: self.reauthenticate_secs.and_then(|s| u32::try_from(s).ok()),
         }
     }
 
@@ -215,7 +218,7 @@ const SELECT: &str = "SELECT a.id, a.call_id, a.task_id, a.conversation_id, c.ti
     a.created_at, a.deadline, a.decided_at, a.decided_by, a.reason, a.edited_args, a.escalated_at, a.escalated_by, a.confirm,
     a.require_reason, a.allow_modification, a.separate_requester, a.escalate_at, a.reminders_sent, a.context, a.retries_left, a.resent,
     a.assessment, a.escalation_target, a.escalated_to, a.escalated_members, a.approvers, a.approver_members, a.quorum, a.approved_by, a.notify,
-    a.policy_version, a.decided_policy_version, a.approved_people, a.grantable, t.state AS call_state
+    a.policy_version, a.decided_policy_version, a.approved_people, a.grantable, a.reauthenticate_secs, t.state AS call_state
     FROM approvals a JOIN conversations c ON c.id = a.conversation_id LEFT JOIN users u ON u.id = c.owner_id
     LEFT JOIN tool_calls t ON t.id = a.call_id";
 
@@ -277,6 +280,7 @@ pub async fn insert(conn: &mut AnyConnection, a: NewApproval<'_>) -> anyhow::Res
         .set("separate_requester", i64::from(a.rules.separate_requester))
         .set("quorum", i64::from(a.rules.quorum))
         .set("grantable", i64::from(a.rules.grantable))
+        .set("reauthenticate_secs", a.rules.reauthenticate_secs.map(i64::from))
         .set("escalate_at", a.escalate_at)
         .set("escalation_target", a.escalation_target)
         .set("next_reminder_at", a.reminders.map(|(every, _)| now + every))

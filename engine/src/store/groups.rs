@@ -24,25 +24,85 @@ pub async fn members(db: impl Into<Db<'_>>, name: &str) -> anyhow::Result<Option
     Ok(Some(rows.into_iter().filter_map(|(_, member)| member).collect()))
 }
 
+/// A stored group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredGroup {
+    pub name: String,
+    pub members: Vec<String>,
+    /// Named by the identity provider (changed there, at each member's sign-in), not by an admin.
+    pub from_idp: bool,
+}
+
 /// Every stored group with its members, by name.
-pub async fn list(db: impl Into<Db<'_>>) -> anyhow::Result<Vec<(String, Vec<String>)>> {
-    let rows: Vec<(String, Option<String>)> = sqlx::query_as(
-        "SELECT g.name, m.username FROM user_groups g LEFT JOIN user_group_members m ON lower(m.group_name) = lower(g.name)
+pub async fn list(db: impl Into<Db<'_>>) -> anyhow::Result<Vec<StoredGroup>> {
+    let rows: Vec<(String, String, Option<String>)> = sqlx::query_as(
+        "SELECT g.name, g.source, m.username FROM user_groups g LEFT JOIN user_group_members m ON lower(m.group_name) = lower(g.name)
          ORDER BY lower(g.name), m.username",
     )
     .fetch_all(db.into().read())
     .await
     .context("failed to list groups")?;
-    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
-    for (name, member) in rows {
-        if groups.last().is_none_or(|(last, _)| last != &name) {
-            groups.push((name, Vec::new()));
+    let mut groups: Vec<StoredGroup> = Vec::new();
+    for (name, source, member) in rows {
+        if groups.last().is_none_or(|last| last.name != name) {
+            groups.push(StoredGroup { name, members: Vec::new(), from_idp: source == IDP });
         }
-        if let (Some(member), Some((_, members))) = (member, groups.last_mut()) {
-            members.push(member);
+        if let (Some(member), Some(group)) = (member, groups.last_mut()) {
+            group.members.push(member);
         }
     }
     Ok(groups)
+}
+
+/// `user_groups.source` of a group the identity provider names.
+const IDP: &str = "idp";
+
+/// Whether a stored group of that name comes from the identity provider (`None`: no such group).
+pub async fn is_from_idp(conn: &mut AnyConnection, name: &str) -> anyhow::Result<Option<bool>> {
+    let source: Option<String> = sqlx::query_scalar("SELECT source FROM user_groups WHERE lower(name) = lower($1)")
+        .bind(name)
+        .fetch_optional(conn)
+        .await
+        .context("failed to read a group's source")?;
+    Ok(source.map(|s| s == IDP))
+}
+
+/// The identity provider's groups that `username` is a member of.
+pub async fn idp_groups_of(conn: &mut AnyConnection, username: &str) -> anyhow::Result<Vec<String>> {
+    sqlx::query_scalar(
+        "SELECT g.name FROM user_groups g JOIN user_group_members m ON lower(m.group_name) = lower(g.name)
+         WHERE g.source = 'idp' AND lower(m.username) = lower($1) ORDER BY lower(g.name)",
+    )
+    .bind(username)
+    .fetch_all(conn)
+    .await
+    .context("failed to list a person's provider groups")
+}
+
+/// Makes a group the identity provider names, unless one of that name exists.
+pub async fn create_from_idp(conn: &mut AnyConnection, name: &str) -> anyhow::Result<()> {
+    sqlx::query(
+        "INSERT INTO user_groups (name, created_at, created_by, source) SELECT $1, $2, 'identity provider', 'idp'
+         WHERE NOT EXISTS (SELECT 1 FROM user_groups WHERE lower(name) = lower($1))",
+    )
+    .bind(name)
+    .bind(now_ms())
+    .execute(conn)
+    .await
+    .context("failed to create a provider group")?;
+    Ok(())
+}
+
+/// Adds (`member = true`) or removes one person of a stored group.
+pub async fn set_member(conn: &mut AnyConnection, name: &str, username: &str, member: bool) -> anyhow::Result<()> {
+    let statement = if member {
+        "INSERT INTO user_group_members (group_name, username) SELECT name, $2 FROM user_groups WHERE lower(name) = lower($1)
+         AND NOT EXISTS (SELECT 1 FROM user_group_members WHERE lower(group_name) = lower($1) AND lower(username) = lower($2))"
+    } else {
+        "DELETE FROM user_group_members WHERE lower(group_name) = lower($1) AND lower(username) = lower($2)"
+    };
+    sqlx::query(statement).bind(name).bind(username).execute(conn).await.context("failed to change a group member")?;
+    Ok(())
 }
 
 /// Creates an empty group; false if one of that name (ignoring case) exists.

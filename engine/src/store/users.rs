@@ -51,7 +51,9 @@ impl From<UserRow> for User {
 /// A user with the stored password hash, for logging in only.
 pub struct Credentials {
     pub user: User,
-    pub password_hash: String,
+    /// `None`: the account has no password (made when its person first signed in through the
+    /// identity provider).
+    pub password_hash: Option<String>,
 }
 
 pub async fn insert(db: impl Into<Db<'_>>, username: &str, password_hash: &str, role: Role) -> anyhow::Result<Option<User>> {
@@ -87,6 +89,7 @@ pub async fn credentials(db: impl Into<Db<'_>>, username: &str) -> anyhow::Resul
             .await
             .context("failed to load credentials")?;
     row.map(|(id, username, role, created_at, password_hash)| {
+        let password_hash = Some(password_hash).filter(|h| !h.is_empty());
         Ok(Credentials { user: UserRow { id: id.into(), username, role: role.parse()?, created_at }.into(), password_hash })
     })
     .transpose()
@@ -215,4 +218,54 @@ pub async fn admins(db: impl Into<Db<'_>>) -> anyhow::Result<Vec<String>> {
         .fetch_all(db.into().read())
         .await
         .context("failed to list admins")
+}
+
+/// The account made for an identity provider's subject (`<issuer> <sub>`), if there is one.
+pub async fn by_subject(conn: &mut sqlx::AnyConnection, subject: &str) -> anyhow::Result<Option<User>> {
+    let row: Option<UserRow> = sqlx::query_as("SELECT id, username, role, created_at FROM users WHERE oidc_subject = $1")
+        .bind(subject)
+        .fetch_optional(conn)
+        .await
+        .context("failed to find a signed-in user")?;
+    Ok(row.map(Into::into))
+}
+
+/// Makes the account of a person who signed in through the identity provider: no password
+/// (the empty hash never verifies); `None` if the user name is taken.
+pub async fn insert_signed_in(conn: &mut sqlx::AnyConnection, username: &str, subject: &str, role: Role) -> anyhow::Result<Option<User>> {
+    let row: Option<UserRow> = sqlx::query_as(
+        "INSERT INTO users (id, username, password_hash, role, created_at, oidc_subject) VALUES ($1, $2, '', $3, $4, $5)
+         ON CONFLICT DO NOTHING RETURNING id, username, role, created_at",
+    )
+    .bind(new_id::<UserId>())
+    .bind(username)
+    .bind(role.as_str())
+    .bind(now_ms())
+    .bind(subject)
+    .fetch_optional(conn)
+    .await
+    .context("failed to create a signed-in user")?;
+    Ok(row.map(Into::into))
+}
+
+/// Sets a signed-in user's role and email address as the identity provider now says.
+pub async fn refresh_signed_in(conn: &mut sqlx::AnyConnection, id: &UserId, role: Role, email: Option<&str>) -> anyhow::Result<()> {
+    sqlx::query("UPDATE users SET role = $1, email = COALESCE($2, email) WHERE id = $3")
+        .bind(role.as_str())
+        .bind(email)
+        .bind(id)
+        .execute(conn)
+        .await
+        .context("failed to refresh a signed-in user")?;
+    Ok(())
+}
+
+/// The user with this email address (ignoring case), if exactly one has it.
+pub async fn by_email(db: impl Into<Db<'_>>, email: &str) -> anyhow::Result<Option<String>> {
+    let names: Vec<String> = sqlx::query_scalar("SELECT username FROM users WHERE lower(email) = lower($1) LIMIT 2")
+        .bind(email)
+        .fetch_all(db.into().read())
+        .await
+        .context("failed to find a user by email")?;
+    Ok(if names.len() == 1 { names.into_iter().next() } else { None })
 }

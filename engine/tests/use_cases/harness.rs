@@ -100,7 +100,8 @@ impl Engine {
 
     /// A person deciding (what the card, the queue and every other door end in).
     pub async fn decide(&self, approval: &ApprovalId, decision: Decision, by: &str, role: Role) -> engine::Result<()> {
-        let actor = Actor { name: by.into(), role: Some(role), ip: None, user_agent: None, on_behalf_of: None, via: None };
+        let actor =
+            Actor { name: by.into(), role: Some(role), ip: None, user_agent: None, on_behalf_of: None, via: None, signed_in_at: None };
         self.orchestrator.decide(approval, decision, &actor).await.map(drop)
     }
 

@@ -50,6 +50,7 @@ pub fn actor(user: &CurrentUser) -> Actor {
         user_agent: user.user_agent.clone(),
         on_behalf_of: None,
         via: None,
+        signed_in_at: user.signed_in_at,
     }
 }
 

@@ -19,7 +19,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 fn wire(group: EngineGroup) -> Group {
-    Group { name: group.name, members: group.members, from_config: group.from_config }
+    Group { name: group.name, members: group.members, from_config: group.from_config, from_idp: group.from_idp }
 }
 
 #[utoipa::path(

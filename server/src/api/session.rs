@@ -9,7 +9,7 @@ use axum::{
     http::StatusCode,
     response::{IntoResponse, Redirect, Response},
 };
-use domain::wire::{Login, Me};
+use domain::wire::{Login, Me, SignInOptions};
 use serde::Deserialize;
 use tower_sessions::Session;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -19,13 +19,13 @@ use super::{
     extract::{ApiJson, ApiQuery},
 };
 use crate::{
-    auth::{Credential, CurrentUser, SESSION_USER, client_ip::ClientIp, password},
+    auth::{Credential, CurrentUser, client_ip::ClientIp, oidc, password},
     state::AppState,
     store::users::{self, User},
 };
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(login, me, logout)).routes(routes!(login_form))
+    OpenApiRouter::new().routes(routes!(login, me, logout)).routes(routes!(login_form)).routes(routes!(options))
 }
 
 /// Checks the password (same work whether or not the user exists) and starts a fresh session.
@@ -38,7 +38,7 @@ async fn authenticate(state: &AppState, session: &Session, ip: Option<&str>, log
     let attempt = state.limits.login(&state.store, &login.username, ip).await?;
     let credentials = users::credentials(&state.store, login.username.trim()).await?;
     let (user, hash) = match credentials {
-        Some(c) => (Some(c.user), Some(c.password_hash)),
+        Some(c) => (Some(c.user), c.password_hash),
         None => (None, None),
     };
     let ok = password::verify(login.password, hash).await.map_err(|err| match err.downcast::<password::Busy>() {
@@ -46,10 +46,15 @@ async fn authenticate(state: &AppState, session: &Session, ip: Option<&str>, log
         Err(other) => ApiError::Internal(other),
     })?;
     let user = user.filter(|_| ok).ok_or_else(|| ApiError::Unauthorized("wrong user name or password".into()))?;
+    // With `password_login = false` a password is a break-glass admin's only (made with the CLI).
+    if let Some(oidc) = state.oidc.as_deref()
+        && !oidc.config.password_login
+        && !user.is_admin()
+    {
+        return Err(ApiError::Unauthorized(format!("passwords are turned off here: sign in with {}", oidc.config.name)));
+    }
     attempt.succeeded(&state.store).await?;
-    // A new session id on login: a session id planted before login is worthless.
-    session.cycle_id().await.map_err(|e| anyhow::anyhow!("session: {e}"))?;
-    session.insert(SESSION_USER, &user.id).await.map_err(|e| anyhow::anyhow!("session: {e}"))?;
+    oidc::start_session(session, &user.id, None, 0).await?;
     Ok(user)
 }
 
@@ -74,6 +79,22 @@ async fn login(
     ApiJson(body): ApiJson<Login>,
 ) -> Result<Json<Me>, ApiError> {
     Ok(Json(Me::from(&authenticate(&state, &session, ip.as_deref(), body).await?)))
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/session/options",
+    operation_id = "signInOptions",
+    tag = "session",
+    summary = "How people may log in here: the identity provider (if any) and whether passwords are for everyone",
+    responses(
+        (status = 200, description = "OK", body = SignInOptions),
+        ReadErrors,
+    ),
+    security(()),
+)]
+async fn options(State(state): State<AppState>) -> Json<SignInOptions> {
+    Json(oidc::options(state.oidc.as_deref()))
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]

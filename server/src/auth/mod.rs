@@ -11,6 +11,7 @@ pub const SESSION_COOKIE: &str = "countersign_session";
 pub mod client_ip;
 pub mod csrf;
 pub mod limits;
+pub mod oidc;
 pub mod pages;
 pub mod password;
 pub mod scopes;
@@ -61,6 +62,10 @@ impl Credential {
     }
 }
 
+/// When the person behind a session signed in (ms), for gates that ask for a fresh sign-in.
+#[derive(Clone, Copy, Debug)]
+pub struct SignedInAt(pub i64);
+
 /// Marks a request whose bearer token is unknown or revoked: it counts as anonymous, and a route
 /// that needs a user answers 401 saying so.
 #[derive(Clone, Copy, Debug)]
@@ -103,6 +108,9 @@ pub async fn resolve(State(state): State<AppState>, mut req: Request, next: Next
                     }
                     // A person in the browser may do all they are allowed to.
                     req.extensions_mut().insert(Scopes::ALL);
+                    if let Ok(Some(at)) = session.get::<i64>(oidc::SIGNED_IN_AT).await {
+                        req.extensions_mut().insert(SignedInAt(at));
+                    }
                     users::get(&state.store, &id).await?
                 }
                 None => None,
@@ -123,6 +131,8 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
 #[derive(Clone, Debug)]
 pub struct CurrentUser {
     pub user: User,
+    /// When the session's person signed in (ms); `None` for a bearer token.
+    pub signed_in_at: Option<i64>,
     pub ip: Option<String>,
     pub user_agent: Option<String>,
 }
@@ -140,7 +150,8 @@ impl<S: Send + Sync> FromRequestParts<S> for CurrentUser {
         })?;
         let Ok(client_ip::ClientIp(ip)) = client_ip::ClientIp::from_request_parts(parts, _state).await;
         let user_agent = parts.headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).map(str::to_owned);
-        Ok(Self { user, ip, user_agent })
+        let signed_in_at = parts.extensions.get::<SignedInAt>().map(|s| s.0);
+        Ok(Self { user, signed_in_at, ip, user_agent })
     }
 }
 

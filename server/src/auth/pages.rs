@@ -11,7 +11,8 @@ use super::Viewer;
 
 /// `/decide/`: a signed decision link is its own credential (server/src/links).
 /// `/a2a/`, `/mcp/`: agent cards, JSON-RPC and MCP, for other agents (server/src/protocols).
-const PUBLIC: [&str; 9] = ["/api/", "/pkg/", "/healthz", "/readyz", "/metrics", "/login", "/decide/", "/a2a/", "/mcp/"];
+/// `/auth/oidc/`: signing in through the identity provider (server/src/auth/oidc.rs).
+const PUBLIC: [&str; 10] = ["/api/", "/pkg/", "/healthz", "/readyz", "/metrics", "/login", "/decide/", "/a2a/", "/mcp/", "/auth/oidc/"];
 
 pub async fn require_login(req: Request, next: Next) -> Response {
     let path = req.uri().path();

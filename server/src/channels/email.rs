@@ -98,6 +98,7 @@ async fn send_one(state: &AppState, mailer: &Mailer, notice: &EmailNotice, addre
                 user_agent: None,
                 on_behalf_of: None,
                 via: None,
+                signed_in_at: None,
             };
             match crate::links::issue(
                 state,

@@ -241,6 +241,7 @@ async fn interaction(State(state): State<AppState>, headers: HeaderMap, body: By
         user_agent: Some("Slack".into()),
         on_behalf_of: None,
         via: Some(format!("slack {slack_user}")),
+        signed_in_at: None,
     };
     // Someone who could not see it in Countersign cannot decide it from Slack either.
     let approval = match approvals::get(&state.store, &approval_id.into()).await {

@@ -114,6 +114,7 @@ async fn check(state: &AppState, token: &str, ip: Option<String>, headers: &Head
         user_agent,
         on_behalf_of: None,
         via: Some(format!("link {}", claims.link_id)),
+        signed_in_at: None,
     };
     if !super::sees_it(state, &approval, &actor).await.map_err(internal)? {
         return Err(said(StatusCode::FORBIDDEN, "This link no longer works", "The person it was made for no longer sees this approval."));

@@ -18,5 +18,6 @@ fn actor(user: &User, agent: &str, via: &str) -> Actor {
         user_agent: Some(agent.into()),
         on_behalf_of: None,
         via: Some(via.into()),
+        signed_in_at: None,
     }
 }

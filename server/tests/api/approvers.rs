@@ -85,7 +85,7 @@ async fn admins_manage_groups_and_a_change_moves_the_pending_approvals_that_name
     let app = app_with("approvers = [\"group:ops\"]\n").await;
     let root = app.as_user("root");
     let listed = groups(&app).await;
-    assert_eq!(listed, json!([{ "name": "finance", "members": ["bob"], "from_config": true }]));
+    assert_eq!(listed, json!([{ "name": "finance", "members": ["bob"], "from_config": true, "from_idp": false }]));
 
     // Refused: not an admin, a bad name, a member without an account, a taken name (here or in
     // the configuration file), unknown fields. None of them changes the list.
@@ -106,7 +106,7 @@ async fn admins_manage_groups_and_a_change_moves_the_pending_approvals_that_name
     assert_eq!(groups(&app).await, listed);
 
     let (status, body) = root.post_json("/api/groups", json!({ "name": "ops", "members": ["BOB"] })).await;
-    assert_eq!((status, body.clone()), (201, json!({ "name": "ops", "members": ["bob"], "from_config": false })), "{body}");
+    assert_eq!((status, body.clone()), (201, json!({ "name": "ops", "members": ["bob"], "from_config": false, "from_idp": false })), "{body}");
     let (status, _) = root.post_json("/api/groups", json!({ "name": "OPS", "members": [] })).await;
     assert_eq!(status, 409, "names are unique ignoring case");
 

@@ -30,6 +30,7 @@ mod mcp;
 mod mcp_gateway;
 mod migrations;
 mod observability;
+mod oidc;
 mod openai;
 mod openapi;
 mod people;

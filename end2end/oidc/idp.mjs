@@ -1,0 +1,213 @@
+// Local OpenID Connect provider for the Countersign test suite. TESTS ONLY.
+//
+// This is a real, certified `oidc-provider` (v9) instance, configured with
+// in-memory accounts, a minimal no-JavaScript login page, and test-only
+// controls. It must never be used outside tests: passwords are fixtures,
+// redirect URIs are accepted for any loopback port, and `/test/users/<id>`
+// lets anyone rewrite accounts.
+//
+//   node end2end/oidc/idp.mjs         (env IDP_PORT, default 0 = free port)
+//
+// stdout: exactly one line, {"issuer":"http://127.0.0.1:<port>"}; logs go to
+// stderr. Exits when stdin closes (parent died) or on SIGTERM.
+//
+// Clients (secret "test-secret", basic or post auth, code flow, PKCE S256):
+//   countersign            normal
+//   countersign-expired    id_token re-signed with the real key, already expired
+//   countersign-wrong-key  id_token re-signed with another key under the real kid
+// Test controls (outside the provider):
+//   PUT /test/users/<id>   JSON {password?, email?, email_verified?, name?, groups?}
+//                          merged into (or creating) the account; 204
+//   GET /test/users/<id>   the account as JSON (404 if unknown)
+import * as crypto from 'node:crypto';
+import * as http from 'node:http';
+
+import { Provider } from 'oidc-provider';
+import { SignJWT, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair } from 'jose';
+
+// oidc-provider prints its notices with console.info; keep stdout for the issuer line.
+console.log = console.info = (...args) => console.error(...args);
+
+const SECRET = 'test-secret';
+const SCOPES = ['openid', 'profile', 'email', 'groups'];
+const CLAIMS = {
+  openid: ['sub'],
+  profile: ['name', 'preferred_username'],
+  email: ['email', 'email_verified'],
+  groups: ['groups'],
+};
+const ALL_CLAIMS = Object.values(CLAIMS).flat();
+const USER_FIELDS = ['password', 'email', 'email_verified', 'name', 'groups'];
+
+const users = new Map(Object.entries({
+  alice: { password: 'alice-pw', email: 'alice@example.com', email_verified: true, name: 'Alice Example', groups: ['cs-finance', 'staff'] },
+  bob: { password: 'bob-pw', email: 'bob@example.com', groups: ['countersign-admins'] },
+  carol: { password: 'carol-pw', email: 'carol@example.com', groups: [] },
+}));
+
+// The provider's signing key is ours, so the middleware below can re-sign with it.
+const KID = 'test-idp-rs256';
+const signing = await generateKeyPair('RS256', { extractable: true });
+const signingJwk = { ...(await exportJWK(signing.privateKey)), kid: KID, alg: 'RS256', use: 'sig' };
+const wrongKey = (await generateKeyPair('RS256')).privateKey;
+
+const port = Number(process.env.IDP_PORT || 0);
+const server = http.createServer();
+await new Promise((resolve) => server.listen(port, '127.0.0.1', resolve));
+const issuer = `http://127.0.0.1:${server.address().port}`;
+
+const client = (client_id) => ({
+  client_id,
+  client_secret: SECRET,
+  grant_types: ['authorization_code'],
+  response_types: ['code'],
+  token_endpoint_auth_method: 'client_secret_basic', // client_secret_post is accepted too
+  redirect_uris: ['http://127.0.0.1:1/auth/oidc/callback'], // placeholder, see overrides below
+  post_logout_redirect_uris: ['http://127.0.0.1:1/'],
+});
+
+const provider = new Provider(issuer, {
+  clients: ['countersign', 'countersign-expired', 'countersign-wrong-key'].map(client),
+  jwks: { keys: [signingJwk] },
+  cookies: { keys: [crypto.randomBytes(32).toString('hex')] },
+  scopes: SCOPES,
+  claims: CLAIMS,
+  conformIdTokenClaims: false, // scope claims go into the ID token too, not only /me
+  pkce: { required: () => true }, // S256 is the only method oidc-provider 9 supports
+  features: {
+    devInteractions: { enabled: false },
+    rpInitiatedLogout: { enabled: true, logoutSource },
+  },
+  interactions: { url: (ctx, interaction) => `/interaction/${interaction.uid}` },
+  ttl: { IdToken: 60 * 60, Session: 24 * 60 * 60 },
+  async findAccount(ctx, id) {
+    if (!users.has(id)) return undefined;
+    return {
+      accountId: id,
+      async claims() {
+        const u = users.get(id) ?? {};
+        return {
+          sub: id, preferred_username: id, name: u.name, email: u.email,
+          email_verified: u.email_verified, groups: u.groups,
+        };
+      },
+    };
+  },
+  // Skip consent: every client is granted the OIDC scopes and claims it asks for.
+  async loadExistingGrant(ctx) {
+    const { client: rp, account, session, result } = ctx.oidc;
+    const grantId = result?.consent?.grantId || session.grantIdFor(rp.clientId);
+    let grant = grantId ? await provider.Grant.find(grantId) : undefined;
+    if (!grant || grant.accountId !== account.accountId) {
+      grant = new provider.Grant({ accountId: account.accountId, clientId: rp.clientId });
+    }
+    grant.addOIDCScope([...new Set([...SCOPES, ...ctx.oidc.requestParamOIDCScopes])]);
+    grant.addOIDCClaims([...new Set([...ALL_CLAIMS, ...ctx.oidc.requestParamClaims])]);
+    await grant.save();
+    return grant;
+  },
+});
+
+// Any loopback port is fine: the Countersign server under test uses a random one.
+const loopback = (value, pathOk) => {
+  const url = URL.parse(value);
+  return url !== null && url.protocol === 'http:' && !url.hash
+    && ['127.0.0.1', 'localhost'].includes(url.hostname) && pathOk(url);
+};
+provider.Client.prototype.redirectUriAllowed = (uri) => loopback(uri, (u) => u.pathname === '/auth/oidc/callback' && !u.search);
+provider.Client.prototype.postLogoutRedirectUriAllowed = (uri) => loopback(uri, () => true);
+
+// Broken ID tokens for the negative-test clients, rewritten after the token endpoint answered.
+provider.use(async (ctx, next) => {
+  await next();
+  const mode = ctx.oidc?.route === 'token' && ctx.status === 200 && ctx.body?.id_token
+    && ctx.oidc.client?.clientId;
+  if (mode !== 'countersign-expired' && mode !== 'countersign-wrong-key') return;
+  const header = decodeProtectedHeader(ctx.body.id_token);
+  const payload = decodeJwt(ctx.body.id_token);
+  if (mode === 'countersign-expired') {
+    const now = Math.floor(Date.now() / 1000);
+    Object.assign(payload, { iat: now - 7200, exp: now - 3600 });
+  }
+  const key = mode === 'countersign-expired' ? signing.privateKey : wrongKey;
+  ctx.body.id_token = await new SignJWT(payload).setProtectedHeader({ ...header, kid: KID }).sign(key);
+});
+provider.on('server_error', (ctx, err) => console.error('server_error', err));
+
+const esc = (s) => String(s ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const page = (title, body) => `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title></head>
+<body>${body}</body></html>`;
+
+async function logoutSource(ctx, form) {
+  // `form` is the provider's <form id="op.logoutForm"> with its xsrf field; logout=yes ends the whole OP session.
+  const fields = '<input type="hidden" name="logout" value="yes"><button type="submit">Sign out</button></form>';
+  ctx.type = 'html';
+  ctx.body = page('Test IdP — sign out', `<h1>Signing out…</h1>${form.replace('</form>', fields)}
+<script>document.forms[0].submit()</script>`);
+}
+
+function loginPage(uid, error) {
+  return page('Test IdP — sign in', `<h1>Test IdP — sign in</h1>
+${error ? `<p class="error">${esc(error)}</p>` : ''}
+<form method="post" action="/interaction/${esc(uid)}">
+<label>User name <input name="login" autocomplete="username" autofocus></label>
+<label>Password <input name="password" type="password" autocomplete="current-password"></label>
+<button type="submit">Sign in</button>
+</form>`);
+}
+
+async function readBody(req) {
+  const chunks = [];
+  for await (const chunk of req) chunks.push(chunk);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function send(res, status, body, type = 'text/plain; charset=utf-8') {
+  res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
+  res.end(body);
+}
+
+async function interaction(req, res, uid) {
+  const details = await provider.interactionDetails(req, res);
+  if (details.uid !== uid || details.prompt.name !== 'login') {
+    return send(res, 400, `unexpected interaction (prompt ${details.prompt.name})`);
+  }
+  if (req.method === 'GET') return send(res, 200, loginPage(uid), 'text/html; charset=utf-8');
+  if (req.method !== 'POST') return send(res, 405, 'method not allowed');
+  const form = new URLSearchParams(await readBody(req));
+  const user = users.get(form.get('login') ?? '');
+  if (!user || user.password !== form.get('password')) {
+    return send(res, 200, loginPage(uid, 'wrong user name or password'), 'text/html; charset=utf-8');
+  }
+  return provider.interactionFinished(req, res, { login: { accountId: form.get('login') } }, { mergeWithLastSubmission: false });
+}
+
+async function testUsers(req, res, id) {
+  if (req.method === 'GET') {
+    return users.has(id) ? send(res, 200, JSON.stringify(users.get(id)), 'application/json') : send(res, 404, 'no such user');
+  }
+  if (req.method !== 'PUT') return send(res, 405, 'method not allowed');
+  const body = JSON.parse(await readBody(req) || '{}');
+  const fields = Object.fromEntries(USER_FIELDS.filter((k) => k in body).map((k) => [k, body[k]]));
+  users.set(id, { ...users.get(id), ...fields });
+  res.writeHead(204).end();
+}
+
+const providerCallback = provider.callback();
+server.on('request', async (req, res) => {
+  const { pathname } = new URL(req.url, issuer);
+  try {
+    let m;
+    if ((m = pathname.match(/^\/test\/users\/([^/]+)$/))) return await testUsers(req, res, decodeURIComponent(m[1]));
+    if ((m = pathname.match(/^\/interaction\/([^/]+)$/))) return await interaction(req, res, m[1]);
+    return await providerCallback(req, res);
+  } catch (err) {
+    console.error(`${req.method} ${pathname}:`, err);
+    if (!res.headersSent) send(res, err.statusCode ?? 500, `${err.name}: ${err.message}`);
+  }
+});
+
+process.stdout.write(`${JSON.stringify({ issuer })}\n`);
+process.stdin.on('end', () => process.exit(0)).on('close', () => process.exit(0)).resume();
+process.on('SIGTERM', () => process.exit(0));

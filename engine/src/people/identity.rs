@@ -1,0 +1,240 @@
+//! Who a person who signed in through the organisation's identity provider is here: their user
+//! name, email, role and approver groups, read from the ID token's (and userinfo's) claims by
+//! the rules of `[oidc]` (docs/sign-in.md). Pure: server/src/auth/oidc.rs verifies the token,
+//! `sign_in.rs` records what this says.
+
+use std::collections::BTreeMap;
+
+use domain::Role;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::agents::valid_target;
+
+/// `[oidc]`: log in with an OpenID Connect provider (Okta, Entra ID, Google, Keycloak, …).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OidcConfig {
+    /// Shown on the login page: "Sign in with <name>".
+    #[serde(default = "default_name")]
+    pub name: String,
+    /// The issuer URL; its discovery document is at `<issuer>/.well-known/openid-configuration`.
+    pub issuer: String,
+    pub client_id: String,
+    /// The environment variable holding the client secret (never the secret itself).
+    #[serde(default = "default_secret_env")]
+    pub client_secret_env: String,
+    /// Scopes asked for besides `openid`.
+    #[serde(default = "default_scopes")]
+    pub scopes: Vec<String>,
+    /// The claim that becomes the user name.
+    #[serde(default = "default_username_claim")]
+    pub username_claim: String,
+    /// The claim with the email address (notifications and Slack find people by it).
+    #[serde(default = "default_email_claim")]
+    pub email_claim: String,
+    /// The claim with the person's group names (a list of strings).
+    #[serde(default = "default_groups_claim")]
+    pub groups_claim: String,
+    /// Members of any of these provider groups are admins; everyone else is a user.
+    #[serde(default)]
+    pub admin_groups: Vec<String>,
+    /// Provider groups whose name starts with this become approver groups, named without it
+    /// (`cs-finance` → `finance`).
+    pub group_prefix: Option<String>,
+    /// Provider groups by name and the approver group each becomes (`"Finance Approvers" =
+    /// "finance"`). With neither this nor `group_prefix`, no provider group becomes one.
+    #[serde(default)]
+    pub group_map: BTreeMap<String, String>,
+    /// Also read the claims from the userinfo endpoint (providers that leave groups out of the
+    /// ID token).
+    #[serde(default)]
+    pub userinfo: bool,
+    /// Keep the password form (false: only a break-glass admin made with the CLI may use it).
+    #[serde(default = "yes")]
+    pub password_login: bool,
+    /// The longest a session started through the provider lives, in seconds (default 8 h).
+    #[serde(default = "eight_hours")]
+    pub session_max_secs: u64,
+}
+
+fn default_name() -> String {
+    "your organisation".into()
+}
+fn default_secret_env() -> String {
+    "COUNTERSIGN_OIDC_CLIENT_SECRET".into()
+}
+fn default_scopes() -> Vec<String> {
+    vec!["profile".into(), "email".into()]
+}
+fn default_username_claim() -> String {
+    "preferred_username".into()
+}
+fn default_email_claim() -> String {
+    "email".into()
+}
+fn default_groups_claim() -> String {
+    "groups".into()
+}
+fn yes() -> bool {
+    true
+}
+fn eight_hours() -> u64 {
+    8 * 3600
+}
+
+impl OidcConfig {
+    /// Checks what can be checked without the provider; `origin` names the file.
+    pub fn check(&self, origin: &str) -> anyhow::Result<()> {
+        if !(self.issuer.starts_with("https://") || self.issuer.starts_with("http://")) {
+            anyhow::bail!("{origin}: oidc.issuer must be an http(s) URL, got {:?}", self.issuer);
+        }
+        if self.client_id.trim().is_empty() {
+            anyhow::bail!("{origin}: oidc.client_id is empty");
+        }
+        if self.session_max_secs < 60 {
+            anyhow::bail!("{origin}: oidc.session_max_secs must be at least 60");
+        }
+        for (from, to) in &self.group_map {
+            if !valid_target(to) {
+                anyhow::bail!("{origin}: oidc.group_map maps {from:?} to {to:?}, which is not a group name (letters, digits, . _ - @)");
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A person as the provider describes them, in Countersign's terms.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Identity {
+    /// `<issuer> <sub>`: stable at the provider even when the user name changes.
+    pub subject: String,
+    pub username: String,
+    pub email: Option<String>,
+    pub role: Role,
+    /// The approver groups the provider puts them in (sorted, no repeats).
+    pub groups: Vec<String>,
+}
+
+/// Why the claims do not describe a person we can sign in.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ClaimsProblem {
+    #[error("the identity provider's token has no {0:?} claim to use as the user name (set oidc.username_claim)")]
+    NoUsername(String),
+    #[error("the identity provider's {claim:?} claim is {value:?}, which is not a user name (1 to 64 letters, digits, . _ - or @)")]
+    BadUsername { claim: String, value: String },
+}
+
+impl Identity {
+    /// Reads `claims` (the verified ID token's, with userinfo's over them) by `config`'s rules.
+    pub fn from_claims(config: &OidcConfig, issuer: &str, sub: &str, claims: &Value) -> Result<Self, ClaimsProblem> {
+        let username = match claims.get(&config.username_claim) {
+            Some(Value::String(name)) => name.trim().to_owned(),
+            _ => return Err(ClaimsProblem::NoUsername(config.username_claim.clone())),
+        };
+        if !valid_target(&username) {
+            return Err(ClaimsProblem::BadUsername { claim: config.username_claim.clone(), value: username });
+        }
+        let email = claims.get(&config.email_claim).and_then(Value::as_str).map(str::trim).filter(|e| e.contains('@')).map(str::to_owned);
+        // An unverified address is not the person's (a provider that says so is believed).
+        let email = email.filter(|_| claims.get("email_verified").and_then(Value::as_bool) != Some(false));
+        let named: Vec<&str> = match claims.get(&config.groups_claim) {
+            Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
+            Some(Value::String(one)) => vec![one.as_str()],
+            _ => Vec::new(),
+        };
+        let role = if named.iter().any(|g| config.admin_groups.iter().any(|a| a == g)) { Role::Admin } else { Role::User };
+        let mut groups: Vec<String> = named.iter().filter_map(|g| approver_group(config, g)).collect();
+        groups.sort_by_key(|g| g.to_lowercase());
+        groups.dedup_by(|a, b| a.eq_ignore_ascii_case(b));
+        Ok(Self { subject: format!("{issuer} {sub}"), username, email, role, groups })
+    }
+}
+
+/// The approver group a provider group becomes, if any: the explicit map first, then the prefix.
+fn approver_group(config: &OidcConfig, provider_group: &str) -> Option<String> {
+    if let Some(to) = config.group_map.get(provider_group) {
+        return Some(to.clone());
+    }
+    let rest = provider_group.strip_prefix(config.group_prefix.as_deref().filter(|p| !p.is_empty())?)?;
+    if valid_target(rest) {
+        Some(rest.to_owned())
+    } else {
+        tracing::warn!(group = %provider_group, "a provider group's name is not a group name here; left out");
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn config() -> OidcConfig {
+        toml::from_str(
+            r#"
+            issuer = "https://idp.example.com"
+            client_id = "countersign"
+            admin_groups = ["countersign-admins"]
+            group_prefix = "cs-"
+            group_map = { "Finance Approvers" = "finance" }
+            "#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn groups_map_by_name_then_prefix_and_admins_by_their_groups() {
+        let claims = json!({
+            "preferred_username": "alice", "email": "alice@example.com",
+            "groups": ["cs-refunds", "staff", "Finance Approvers", "cs-finance", "countersign-admins", "cs-bad name"]
+        });
+        let who = Identity::from_claims(&config(), "https://idp.example.com", "123", &claims).unwrap();
+        assert_eq!(who.subject, "https://idp.example.com 123");
+        assert_eq!(who.username, "alice");
+        assert_eq!(who.email.as_deref(), Some("alice@example.com"));
+        assert_eq!(who.role, Role::Admin);
+        assert_eq!(who.groups, vec!["finance".to_owned(), "refunds".to_owned()]);
+    }
+
+    #[test]
+    fn no_groups_claim_means_a_user_in_no_group() {
+        let who = Identity::from_claims(&config(), "i", "s", &json!({ "preferred_username": "bob" })).unwrap();
+        assert_eq!((who.role, who.groups.len(), who.email), (Role::User, 0, None));
+    }
+
+    #[test]
+    fn without_a_prefix_or_map_no_provider_group_is_an_approver_group() {
+        let mut config = config();
+        config.group_prefix = None;
+        config.group_map.clear();
+        let who = Identity::from_claims(&config, "i", "s", &json!({ "preferred_username": "a", "groups": ["cs-x", "y"] })).unwrap();
+        assert!(who.groups.is_empty());
+    }
+
+    #[test]
+    fn an_unverified_email_is_not_kept() {
+        let claims = json!({ "preferred_username": "a", "email": "a@example.com", "email_verified": false });
+        assert_eq!(Identity::from_claims(&config(), "i", "s", &claims).unwrap().email, None);
+    }
+
+    #[test]
+    fn a_missing_or_unusable_user_name_is_refused_saying_which_claim() {
+        let missing = Identity::from_claims(&config(), "i", "s", &json!({ "email": "a@example.com" })).unwrap_err();
+        assert_eq!(missing, ClaimsProblem::NoUsername("preferred_username".into()));
+        assert!(missing.to_string().contains("oidc.username_claim"));
+        let bad = Identity::from_claims(&config(), "i", "s", &json!({ "preferred_username": "a b" })).unwrap_err();
+        assert!(matches!(bad, ClaimsProblem::BadUsername { .. }), "{bad:?}");
+    }
+
+    #[test]
+    fn the_file_is_checked() {
+        let mut c = config();
+        c.issuer = "idp.example.com".into();
+        assert!(c.check("f").unwrap_err().to_string().contains("oidc.issuer"));
+        let mut c = config();
+        c.group_map.insert("X".into(), "not ok".into());
+        assert!(c.check("f").unwrap_err().to_string().contains("group_map"));
+    }
+}

@@ -1,0 +1,407 @@
+//! Log in through the organisation's identity provider: OpenID Connect's authorization code flow
+//! with PKCE, `state` and `nonce` (docs/sign-in.md).
+//!
+//! `GET /auth/oidc/login` keeps what the answer must match in the session (any replica reads it)
+//! and sends the browser to the provider; `GET /auth/oidc/callback` checks `state`, trades the
+//! code (with the PKCE verifier) for tokens, verifies the ID token (signature by the provider's
+//! keys, issuer, audience, expiry, nonce) and hands the claims to `people::sign_in`, which makes
+//! or refreshes the account in one write. Anything that goes wrong ends on the login page with
+//! what happened (`?sign_in_error=…`) and no session user.
+
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use axum::{
+    Router,
+    extract::{Query, State},
+    response::{IntoResponse, Redirect, Response},
+    routing::{get, post},
+};
+use openidconnect::{
+    AuthorizationCode, ClientId, ClientSecret, CsrfToken, IssuerUrl, Nonce, OAuth2TokenResponse, PkceCodeChallenge, PkceCodeVerifier,
+    PostLogoutRedirectUrl, ProviderMetadataWithLogout, RedirectUrl, Scope, TokenResponse,
+    core::{CoreAuthPrompt, CoreAuthenticationFlow, CoreClient},
+};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::RwLock;
+use tower_sessions::{Expiry, Session};
+
+use super::{Credential, SESSION_USER};
+use crate::{
+    people::identity::{Identity, OidcConfig},
+    state::AppState,
+    store::time::now_ms,
+};
+
+/// Session key: the sign-in under way (what the provider's answer must match).
+const PENDING: &str = "oidc_pending";
+/// Session key: the ID token of the sign-in, sent back to the provider at logout.
+const ID_TOKEN: &str = "oidc_id_token";
+/// Session key: when the person last proved who they are (ms), for gates that ask for a fresh
+/// sign-in (`reauthenticate`).
+pub const SIGNED_IN_AT: &str = "signed_in_at";
+/// How long discovery and keys are kept before they are fetched again.
+const REFRESH: Duration = Duration::from_secs(600);
+/// How long the provider may take to answer.
+const PROVIDER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The configured provider, with its discovery document and keys once fetched.
+pub struct Oidc {
+    pub config: OidcConfig,
+    secret: Option<ClientSecret>,
+    redirect: RedirectUrl,
+    after_logout: String,
+    http: reqwest::Client,
+    discovered: RwLock<Option<(ProviderMetadataWithLogout, Instant)>>,
+}
+
+/// What ended a sign-in, as the login page names it (`app/src/pages/login.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// The provider could not be reached or answered nonsense.
+    Unreachable,
+    /// The callback's `state` is not the one this browser was sent with, or no sign-in was under way.
+    State,
+    /// The provider said no (`error=` on the callback).
+    Refused,
+    /// The provider would not trade the code for tokens (used already, expired, wrong verifier).
+    Code,
+    /// The ID token failed verification (signature, issuer, audience, expiry, nonce).
+    Token,
+    /// The sign-in was not fresh enough for the gate that asked for one.
+    Stale,
+    /// The claims do not name a person we can sign in, or the account name is taken.
+    Account,
+}
+
+impl Failure {
+    fn code(self) -> &'static str {
+        match self {
+            Self::Unreachable => "unreachable",
+            Self::State => "state",
+            Self::Refused => "refused",
+            Self::Code => "code",
+            Self::Token => "token",
+            Self::Stale => "stale",
+            Self::Account => "account",
+        }
+    }
+
+    fn page(self) -> Response {
+        Redirect::to(&format!("/login?sign_in_error={}", self.code())).into_response()
+    }
+}
+
+/// A sign-in under way, kept in the session between the two requests.
+#[derive(Serialize, Deserialize)]
+struct Pending {
+    state: String,
+    nonce: String,
+    verifier: String,
+    next: String,
+    /// Asked for a fresh sign-in: the ID token's `auth_time` must be after `started_at`.
+    fresh: bool,
+    started_at: i64,
+}
+
+/// `[oidc]` from the configuration file, with `COUNTERSIGN_OIDC_ISSUER` and
+/// `COUNTERSIGN_OIDC_CLIENT_ID` over it (both alone configure a provider with the defaults).
+pub fn configured(file: Option<OidcConfig>, base_url: &str) -> anyhow::Result<Option<Oidc>> {
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let config = match (file, env("COUNTERSIGN_OIDC_ISSUER"), env("COUNTERSIGN_OIDC_CLIENT_ID")) {
+        (Some(mut config), issuer, client_id) => {
+            config.issuer = issuer.unwrap_or(config.issuer);
+            config.client_id = client_id.unwrap_or(config.client_id);
+            config
+        }
+        (None, Some(issuer), Some(client_id)) => serde_json::from_value(serde_json::json!({ "issuer": issuer, "client_id": client_id }))?,
+        (None, None, None) => return Ok(None),
+        (None, _, _) => anyhow::bail!("set both COUNTERSIGN_OIDC_ISSUER and COUNTERSIGN_OIDC_CLIENT_ID (or an [oidc] section)"),
+    };
+    config.check("[oidc]")?;
+    Oidc::new(config, base_url).map(Some)
+}
+
+impl Oidc {
+    /// `base_url` is where browsers reach this server; the provider sends them back to
+    /// `<base_url>/auth/oidc/callback`.
+    pub fn new(config: OidcConfig, base_url: &str) -> anyhow::Result<Self> {
+        let secret = std::env::var(&config.client_secret_env).ok().filter(|s| !s.is_empty()).map(ClientSecret::new);
+        if secret.is_none() {
+            tracing::warn!(env = %config.client_secret_env, "no OpenID Connect client secret is set: signing in as a public client");
+        }
+        let base = base_url.trim_end_matches('/');
+        let redirect = RedirectUrl::new(format!("{base}/auth/oidc/callback")).context("the public URL makes no valid redirect URI")?;
+        let http = reqwest::Client::builder()
+            // Following a redirect here could send the client secret elsewhere.
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(PROVIDER_TIMEOUT)
+            .build()
+            .context("cannot build the OpenID Connect HTTP client")?;
+        Ok(Self { config, secret, redirect, after_logout: format!("{base}/login?signed_out=1"), http, discovered: RwLock::new(None) })
+    }
+
+    /// The discovery document and keys, fetched when missing or old (or, with `fresh`, always).
+    async fn metadata(&self, fresh: bool) -> Result<ProviderMetadataWithLogout, Failure> {
+        if !fresh
+            && let Some((metadata, at)) = &*self.discovered.read().await
+            && at.elapsed() < REFRESH
+        {
+            return Ok(metadata.clone());
+        }
+        let issuer = IssuerUrl::new(self.config.issuer.clone()).map_err(|_| Failure::Unreachable)?;
+        let metadata = ProviderMetadataWithLogout::discover_async(issuer, &self.http).await.map_err(|err| {
+            tracing::error!(issuer = %self.config.issuer, error = %err, "the identity provider's discovery failed");
+            Failure::Unreachable
+        })?;
+        *self.discovered.write().await = Some((metadata.clone(), Instant::now()));
+        Ok(metadata)
+    }
+
+    fn client(&self, metadata: ProviderMetadataWithLogout) -> impl std::ops::Deref<Target = CoreClientSet> {
+        Box::new(
+            CoreClient::from_provider_metadata(metadata, ClientId::new(self.config.client_id.clone()), self.secret.clone())
+                .set_redirect_uri(self.redirect.clone()),
+        )
+    }
+}
+
+/// The client as `from_provider_metadata` makes it: authorization endpoint set, token and
+/// userinfo endpoints as the provider lists them.
+type CoreClientSet = openidconnect::Client<
+    openidconnect::EmptyAdditionalClaims,
+    openidconnect::core::CoreAuthDisplay,
+    openidconnect::core::CoreGenderClaim,
+    openidconnect::core::CoreJweContentEncryptionAlgorithm,
+    openidconnect::core::CoreJsonWebKey,
+    CoreAuthPrompt,
+    openidconnect::StandardErrorResponse<openidconnect::core::CoreErrorResponseType>,
+    openidconnect::core::CoreTokenResponse,
+    openidconnect::core::CoreTokenIntrospectionResponse,
+    openidconnect::core::CoreRevocableToken,
+    openidconnect::core::CoreRevocationErrorResponse,
+    openidconnect::EndpointSet,
+    openidconnect::EndpointNotSet,
+    openidconnect::EndpointNotSet,
+    openidconnect::EndpointNotSet,
+    openidconnect::EndpointMaybeSet,
+    openidconnect::EndpointMaybeSet,
+>;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/auth/oidc/login", get(login)).route("/auth/oidc/callback", get(callback)).route("/logout", post(logout))
+}
+
+#[derive(Deserialize)]
+struct LoginQuery {
+    next: Option<String>,
+    /// `1`: the person must sign in again even if the provider remembers them.
+    fresh: Option<String>,
+}
+
+/// Sends the browser to the provider.
+async fn login(State(state): State<AppState>, session: Session, Query(query): Query<LoginQuery>) -> Response {
+    let Some(oidc) = state.oidc.as_deref() else {
+        return Redirect::to("/login").into_response();
+    };
+    let metadata = match oidc.metadata(false).await {
+        Ok(m) => m,
+        Err(failure) => return failure.page(),
+    };
+    let client = oidc.client(metadata);
+    let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
+    let fresh = query.fresh.as_deref() == Some("1");
+    let mut request = client
+        .authorize_url(CoreAuthenticationFlow::AuthorizationCode, CsrfToken::new_random, Nonce::new_random)
+        .set_pkce_challenge(challenge);
+    for scope in &oidc.config.scopes {
+        request = request.add_scope(Scope::new(scope.clone()));
+    }
+    if fresh {
+        request = request.add_prompt(CoreAuthPrompt::Login).set_max_age(Duration::ZERO);
+    }
+    let (url, state_token, nonce) = request.url();
+    let pending = Pending {
+        state: state_token.secret().clone(),
+        nonce: nonce.secret().clone(),
+        verifier: verifier.secret().clone(),
+        next: app::paths::local_path(query.next.as_deref()),
+        fresh,
+        started_at: now_ms(),
+    };
+    if let Err(err) = session.insert(PENDING, &pending).await {
+        tracing::error!(error = %err, "cannot keep the sign-in under way");
+        return Failure::Unreachable.page();
+    }
+    Redirect::to(url.as_str()).into_response()
+}
+
+#[derive(Deserialize)]
+struct CallbackQuery {
+    code: Option<String>,
+    state: Option<String>,
+    error: Option<String>,
+    error_description: Option<String>,
+}
+
+/// The provider sent the browser back: check everything, then sign the person in.
+async fn callback(State(state): State<AppState>, session: Session, Query(query): Query<CallbackQuery>) -> Response {
+    match finish(&state, &session, query).await {
+        Ok(next) => Redirect::to(&next).into_response(),
+        Err(failure) => {
+            tracing::warn!(failure = failure.code(), "a sign-in through the identity provider failed");
+            failure.page()
+        }
+    }
+}
+
+async fn finish(state: &AppState, session: &Session, query: CallbackQuery) -> Result<String, Failure> {
+    let oidc = state.oidc.as_deref().ok_or(Failure::State)?;
+    // Taken out first: whatever happens next, this state and code cannot be used again.
+    let pending: Pending = session.remove(PENDING).await.ok().flatten().ok_or(Failure::State)?;
+    if let Some(error) = query.error {
+        tracing::warn!(%error, description = query.error_description.as_deref().unwrap_or(""), "the identity provider refused the sign-in");
+        return Err(Failure::Refused);
+    }
+    let (Some(code), Some(returned_state)) = (query.code, query.state) else { return Err(Failure::State) };
+    if !constant_time_eq(returned_state.as_bytes(), pending.state.as_bytes()) {
+        return Err(Failure::State);
+    }
+    let metadata = oidc.metadata(false).await?;
+    let client = oidc.client(metadata);
+    let tokens = client
+        .exchange_code(AuthorizationCode::new(code))
+        .map_err(|_| Failure::Unreachable)?
+        .set_pkce_verifier(PkceCodeVerifier::new(pending.verifier))
+        .request_async(&oidc.http)
+        .await
+        .map_err(|err| {
+            tracing::warn!(error = %err, "the identity provider would not trade the code");
+            Failure::Code
+        })?;
+    let id_token = tokens.id_token().ok_or(Failure::Token)?;
+    let nonce = Nonce::new(pending.nonce);
+    let claims = match id_token.claims(&client.id_token_verifier(), &nonce) {
+        Ok(claims) => claims.clone(),
+        // The provider may have rotated its keys: fetch them once more and try again.
+        Err(openidconnect::ClaimsVerificationError::SignatureVerification(_)) => {
+            let client = oidc.client(oidc.metadata(true).await?);
+            id_token.claims(&client.id_token_verifier(), &nonce).map_err(token_refused)?.clone()
+        }
+        Err(err) => return Err(token_refused(err)),
+    };
+    if pending.fresh {
+        // Asked with max_age=0: the provider must say it checked the person just now.
+        let checked = claims.auth_time().map(|t| t.timestamp_millis());
+        if checked.is_none_or(|t| t < pending.started_at - 60_000) {
+            return Err(Failure::Stale);
+        }
+    }
+    let mut all = verified_payload(&id_token.to_string()).ok_or(Failure::Token)?;
+    if oidc.config.userinfo {
+        merge_userinfo(oidc, &client, tokens.access_token().secret(), claims.subject().as_str(), &mut all).await?;
+    }
+    let identity = Identity::from_claims(&oidc.config, &oidc.config.issuer, claims.subject().as_str(), &all).map_err(|problem| {
+        tracing::warn!(%problem, "the identity provider's claims name no one we can sign in");
+        Failure::Account
+    })?;
+    let user = state.people.sign_in(&identity).await.map_err(|err| {
+        tracing::warn!(error = %err, user = %identity.username, "signing in failed");
+        Failure::Account
+    })?;
+    start_session(session, &user.id, Some(id_token.to_string()), oidc.config.session_max_secs).await.map_err(|err| {
+        tracing::error!(error = %err, "cannot start the session");
+        Failure::Unreachable
+    })?;
+    tracing::info!(user = %user.username, role = user.role.as_str(), groups = ?identity.groups, "signed in through the identity provider");
+    Ok(pending.next)
+}
+
+/// How people may log in here, as the login page shows it.
+pub fn options(oidc: Option<&Oidc>) -> domain::wire::SignInOptions {
+    domain::wire::SignInOptions { provider: oidc.map(|o| o.config.name.clone()), password: oidc.is_none_or(|o| o.config.password_login) }
+}
+
+fn token_refused(err: openidconnect::ClaimsVerificationError) -> Failure {
+    tracing::warn!(error = %err, "the identity provider's ID token was refused");
+    Failure::Token
+}
+
+/// A fresh session for the user (a new id: one planted before is worthless), living at most
+/// `max_secs` when it came from the provider.
+pub async fn start_session(session: &Session, user: &domain::UserId, id_token: Option<String>, max_secs: u64) -> anyhow::Result<()> {
+    session.cycle_id().await.map_err(|e| anyhow::anyhow!("session: {e}"))?;
+    session.insert(SESSION_USER, user).await.map_err(|e| anyhow::anyhow!("session: {e}"))?;
+    session.insert(SIGNED_IN_AT, now_ms()).await.map_err(|e| anyhow::anyhow!("session: {e}"))?;
+    if let Some(token) = id_token {
+        session.insert(ID_TOKEN, token).await.map_err(|e| anyhow::anyhow!("session: {e}"))?;
+        let until = tower_sessions::cookie::time::OffsetDateTime::now_utc()
+            + tower_sessions::cookie::time::Duration::seconds(i64::try_from(max_secs).unwrap_or(i64::MAX / 2));
+        session.set_expiry(Some(Expiry::AtDateTime(until)));
+    }
+    Ok(())
+}
+
+/// The payload of an ID token whose signature was verified already: every claim, including the
+/// ones the library has no field for (groups, the user name claim).
+fn verified_payload(jwt: &str) -> Option<Value> {
+    use base64::Engine;
+    let payload = jwt.split('.').nth(1)?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload.trim_end_matches('=')).ok()?;
+    serde_json::from_slice(&bytes).ok().filter(Value::is_object)
+}
+
+/// Reads the userinfo endpoint's claims over the ID token's (when `userinfo = true`); its `sub`
+/// must be the token's.
+async fn merge_userinfo(oidc: &Oidc, client: &CoreClientSet, access_token: &str, subject: &str, all: &mut Value) -> Result<(), Failure> {
+    let Some(url) = client.user_info_url() else { return Ok(()) };
+    let info: Value =
+        async { oidc.http.get(url.as_str()).bearer_auth(access_token).send().await?.error_for_status()?.json::<Value>().await }
+            .await
+            .map_err(|err| {
+                tracing::warn!(error = %err, "the identity provider's userinfo endpoint failed");
+                Failure::Unreachable
+            })?;
+    if info.get("sub").and_then(Value::as_str) != Some(subject) {
+        tracing::warn!("userinfo answered for another subject");
+        return Err(Failure::Token);
+    }
+    if let (Some(all), Some(info)) = (all.as_object_mut(), info.as_object()) {
+        all.extend(info.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    Ok(())
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// `POST /logout` (the top bar's button): ends the session on every replica, and at the
+/// provider when the session came from it and the provider offers RP-initiated logout.
+async fn logout(State(state): State<AppState>, session: Session) -> Response {
+    let id_token: Option<String> = session.get(ID_TOKEN).await.ok().flatten();
+    let credential = Credential::of_session(&session);
+    if let Err(err) = session.flush().await {
+        tracing::error!(error = %err, "cannot end a session");
+    }
+    if let Some(Credential(key)) = credential
+        && let Err(err) = crate::store::replicas::publish_revoked(&state.store, &key).await
+    {
+        tracing::error!(error = %err, "cannot close the session's event streams");
+    }
+    if let (Some(oidc), Some(id_token)) = (state.oidc.as_deref(), id_token)
+        && let Ok(metadata) = oidc.metadata(false).await
+        && let Some(end) = metadata.additional_metadata().end_session_endpoint.clone()
+        && let Ok(token) = id_token.parse::<openidconnect::core::CoreIdToken>()
+        && let Ok(after) = PostLogoutRedirectUrl::new(oidc.after_logout.clone())
+    {
+        let url = openidconnect::LogoutRequest::from(end)
+            .set_id_token_hint(&token)
+            .set_client_id(ClientId::new(oidc.config.client_id.clone()))
+            .set_post_logout_redirect_uri(after)
+            .http_get_url();
+        return Redirect::to(url.as_str()).into_response();
+    }
+    Redirect::to("/login?signed_out=1").into_response()
+}

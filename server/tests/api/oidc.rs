@@ -1,0 +1,337 @@
+//! Signing in through an identity provider: a real, certified OpenID provider (`oidc-provider`
+//! from npm, end2end/oidc/idp.mjs) run as a child process, and a client that follows the
+//! redirects as a browser does. Every bad answer ends on the login page with no session.
+
+use std::{process::Stdio, time::Duration};
+
+use reqwest::{StatusCode, header::LOCATION};
+use serde_json::{Value, json};
+use tokio::io::AsyncBufReadExt;
+
+use crate::helpers::{Options, TestApp, spawn_app_with, test_client};
+
+/// The test provider, stopped when dropped (its stdin closes).
+struct Idp {
+    issuer: String,
+    _child: tokio::process::Child,
+}
+
+impl Idp {
+    async fn start() -> Self {
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../end2end/oidc/idp.mjs");
+        let mut child = tokio::process::Command::new("node")
+            .arg(&script)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("node runs the test identity provider (npm ci in end2end first)");
+        let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line()).await.expect("the provider starts").unwrap().unwrap();
+        let issuer = serde_json::from_str::<Value>(&line).unwrap()["issuer"].as_str().unwrap().to_owned();
+        Self { issuer, _child: child }
+    }
+
+    async fn set_user(&self, id: &str, user: Value) {
+        let status =
+            test_client().build().unwrap().put(format!("{}/test/users/{id}", self.issuer)).json(&user).send().await.unwrap().status();
+        assert_eq!(status, StatusCode::NO_CONTENT);
+    }
+}
+
+/// A server whose people sign in through `idp` as `client_id`, with a gate only the `finance`
+/// group decides and one that asks for a fresh sign-in.
+async fn app_with(idp_issuer: &str, client_id: &str) -> TestApp {
+    // nextest runs each test in its own process: nothing else reads the environment meanwhile.
+    unsafe { std::env::set_var("COUNTERSIGN_TEST_OIDC_SECRET", "test-secret") };
+    let toml = format!(
+        r#"
+[[agents]]
+name = "support"
+tools = ["list_orders", "get_order", "cancel_order", "process_refund"]
+
+[[agents.gates]]
+name = "refunds"
+kind = "tools"
+tools = ["process_refund"]
+approvers = ["group:finance"]
+
+[[agents.gates]]
+name = "cancellations"
+kind = "tools"
+tools = ["cancel_order"]
+reauthenticate = true
+
+[oidc]
+name = "Test IdP"
+issuer = "{idp_issuer}"
+client_id = "{client_id}"
+client_secret_env = "COUNTERSIGN_TEST_OIDC_SECRET"
+scopes = ["profile", "email", "groups"]
+admin_groups = ["countersign-admins"]
+group_prefix = "cs-"
+"#
+    );
+    spawn_app_with(Options { agents_toml: Some(toml), ..Options::default() }).await
+}
+
+/// A browser: keeps cookies, follows nothing by itself.
+fn browser() -> reqwest::Client {
+    test_client().cookie_store(true).redirect(reqwest::redirect::Policy::none()).build().unwrap()
+}
+
+fn location(response: &reqwest::Response) -> String {
+    response.headers().get(LOCATION).unwrap_or_else(|| panic!("a redirect, got {}", response.status())).to_str().unwrap().to_owned()
+}
+
+/// Starts a sign-in at the app: the provider's authorization URL it sends the browser to.
+async fn start(browser: &reqwest::Client, app: &TestApp, query: &str) -> String {
+    let response = browser.get(app.url(&format!("/auth/oidc/login{query}"))).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    location(&response)
+}
+
+/// At the provider: opens `auth_url`, signs in on its page, and returns the callback URL it sends
+/// the browser back with.
+async fn at_provider(browser: &reqwest::Client, idp: &Idp, auth_url: &str, login: &str, password: &str) -> String {
+    at_provider_asked(browser, idp, auth_url, login, password).await.0
+}
+
+/// As [`at_provider`], and whether the provider showed its login page (it skips it for a person
+/// it remembers, unless told not to).
+async fn at_provider_asked(browser: &reqwest::Client, idp: &Idp, auth_url: &str, login: &str, password: &str) -> (String, bool) {
+    let mut url = auth_url.to_owned();
+    let mut asked = false;
+    for _ in 0..8 {
+        let response = browser.get(&url).send().await.unwrap();
+        if response.status().is_redirection() {
+            let next = location(&response);
+            url = if next.starts_with('/') { format!("{}{next}", idp.issuer) } else { next };
+            if url.contains("/auth/oidc/callback") {
+                return (url, asked);
+            }
+            continue;
+        }
+        assert_eq!(response.status(), StatusCode::OK, "the provider's login page");
+        asked = true;
+        let response = browser.post(&url).form(&[("login", login), ("password", password)]).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::SEE_OTHER, "the provider took the password");
+        let next = location(&response);
+        url = if next.starts_with('/') { format!("{}{next}", idp.issuer) } else { next };
+    }
+    panic!("the provider never sent the browser back");
+}
+
+/// Back at the app: where it sends the browser.
+async fn back(browser: &reqwest::Client, callback: &str) -> String {
+    let response = browser.get(callback).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    location(&response)
+}
+
+async fn sign_in(app: &TestApp, idp: &Idp, login: &str, password: &str) -> (reqwest::Client, String) {
+    let b = browser();
+    let auth = start(&b, app, "?next=/approvals").await;
+    let callback = at_provider(&b, idp, &auth, login, password).await;
+    let landed = back(&b, &callback).await;
+    (b, landed)
+}
+
+async fn me(browser: &reqwest::Client, app: &TestApp) -> (StatusCode, Value) {
+    let response = browser.get(app.url("/api/session")).send().await.unwrap();
+    (response.status(), response.json().await.unwrap_or(Value::Null))
+}
+
+async fn group(app: &TestApp, name: &str) -> Option<Value> {
+    let (status, groups) = app.as_user("root").get_json("/api/groups").await;
+    assert_eq!(status, 200);
+    groups.as_array().unwrap().iter().find(|g| g["name"] == name).cloned()
+}
+
+fn replace_query(url: &str, key: &str, value: &str) -> String {
+    let mut parsed = reqwest::Url::parse(url).unwrap();
+    let pairs: Vec<(String, String)> =
+        parsed.query_pairs().map(|(k, v)| (k.to_string(), if k == key { value.to_owned() } else { v.into_owned() })).collect();
+    parsed.query_pairs_mut().clear().extend_pairs(pairs);
+    parsed.to_string()
+}
+
+#[tokio::test]
+async fn a_first_sign_in_makes_the_account_and_each_one_brings_role_and_groups_up_to_date() {
+    let idp = Idp::start().await;
+    let app = app_with(&idp.issuer, "countersign").await;
+    idp.set_user(
+        "dana",
+        json!({ "password": "dana-pw", "email": "dana@example.com", "email_verified": true, "groups": ["cs-finance", "staff"] }),
+    )
+    .await;
+    idp.set_user("erin", json!({ "password": "erin-pw", "groups": ["countersign-admins"] })).await;
+
+    // A refund that only `finance` decides, waiting before anyone of it has an account.
+    let c = app.create_conversation().await;
+    let (_, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let refund = approvals[0].id.to_string();
+
+    let (dana, landed) = sign_in(&app, &idp, "dana", "dana-pw").await;
+    assert_eq!(landed, "/approvals", "back where the sign-in started");
+    let (status, who) = me(&dana, &app).await;
+    assert_eq!((status, who["username"].as_str(), who["role"].as_str()), (StatusCode::OK, Some("dana"), Some("user")));
+    let finance = group(&app, "finance").await.expect("the provider's group shows");
+    assert_eq!((finance["members"].clone(), finance["from_idp"].clone()), (json!(["dana"]), json!(true)));
+    let (_, approval) = app.as_user("root").get_json(&format!("/api/approvals/{refund}")).await;
+    assert_eq!(approval["approvers"]["people"], json!(["dana"]), "the waiting approval is dana's to decide now");
+    let entries = app.as_user("root").audit_entries("user.signed_in", 1).await;
+    assert_eq!((entries[0]["actor"].as_str(), entries[0]["data"]["created"].as_bool()), (Some("dana"), Some(true)), "{entries:?}");
+
+    // An admin's changes to a provider's group are refused, and change nothing.
+    let response =
+        app.as_user("root").client.put(app.url("/api/groups/finance")).json(&json!({ "members": ["bob"] })).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::CONFLICT);
+    assert!(response.text().await.unwrap().contains("identity provider"));
+    assert_eq!(group(&app, "finance").await.unwrap()["members"], json!(["dana"]));
+
+    // The provider's admin group makes an admin.
+    let (erin, _) = sign_in(&app, &idp, "erin", "erin-pw").await;
+    assert_eq!(me(&erin, &app).await.1["role"], "admin");
+
+    // The provider takes dana out of finance: at her next sign-in she stops being an approver,
+    // and the waiting approval goes to the admins; her decision is refused and changes nothing.
+    idp.set_user("dana", json!({ "groups": ["staff"] })).await;
+    let (dana, _) = sign_in(&app, &idp, "dana", "dana-pw").await;
+    assert_eq!(group(&app, "finance").await.unwrap()["members"], json!([]));
+    let (_, approval) = app.as_user("root").get_json(&format!("/api/approvals/{refund}")).await;
+    assert_eq!(approval["approvers"]["people"], json!([]), "{approval}");
+    let refused = dana.post(app.url(&format!("/api/approvals/{refund}/approve"))).json(&json!({})).send().await.unwrap();
+    // No longer an approver, she no longer sees it either (404, as for anyone it is not shown to).
+    assert_eq!(refused.status(), StatusCode::NOT_FOUND);
+    assert_eq!(app.as_user("root").get_json(&format!("/api/approvals/{refund}")).await.1["state"], "pending");
+    // Still the same account: one user named dana.
+    let (_, users) = app.as_user("root").get_json("/api/users").await;
+    assert_eq!(users.as_array().unwrap().iter().filter(|u| u["username"] == "dana").count(), 1);
+
+    // Logging out ends the session here and sends the browser to the provider's logout.
+    let response = dana.post(app.url("/logout")).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let to = location(&response);
+    assert!(
+        to.starts_with(&format!("{}/session/end", idp.issuer)) && to.contains("id_token_hint=") && to.contains("post_logout_redirect_uri="),
+        "{to}"
+    );
+    assert_eq!(me(&dana, &app).await.0, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn a_provider_account_named_like_a_local_one_is_refused_and_signs_no_one_in() {
+    let idp = Idp::start().await;
+    let app = app_with(&idp.issuer, "countersign").await;
+    // The provider's alice is not the local alice (made with a password by the test setup).
+    let (alice, landed) = sign_in(&app, &idp, "alice", "alice-pw").await;
+    assert_eq!(landed, "/login?sign_in_error=account");
+    assert_eq!(me(&alice, &app).await.0, StatusCode::UNAUTHORIZED);
+}
+
+/// Each way a provider's answer can be wrong ends on the login page naming it, with no session.
+#[tokio::test]
+async fn a_wrong_state_a_replayed_code_or_a_wrong_nonce_signs_no_one_in() {
+    let idp = Idp::start().await;
+    let app = app_with(&idp.issuer, "countersign").await;
+    idp.set_user("dana", json!({ "password": "dana-pw", "groups": [] })).await;
+
+    // `state` that is not the one this browser was sent with.
+    let b = browser();
+    let auth = start(&b, &app, "").await;
+    let callback = at_provider(&b, &idp, &auth, "dana", "dana-pw").await;
+    assert_eq!(back(&b, &replace_query(&callback, "state", "forged")).await, "/login?sign_in_error=state");
+    assert_eq!(me(&b, &app).await.0, StatusCode::UNAUTHORIZED);
+    // The sign-in under way was used up by that attempt: the real callback no longer works.
+    assert_eq!(back(&b, &callback).await, "/login?sign_in_error=state");
+    assert_eq!(me(&b, &app).await.0, StatusCode::UNAUTHORIZED);
+
+    // A code that was used already, sent again with a fresh sign-in's state.
+    let first = browser();
+    let auth = start(&first, &app, "").await;
+    let callback = at_provider(&first, &idp, &auth, "dana", "dana-pw").await;
+    assert_eq!(back(&first, &callback).await, "/");
+    let replay = browser();
+    let auth = start(&replay, &app, "").await;
+    let fresh_state = reqwest::Url::parse(&auth).unwrap().query_pairs().find(|(k, _)| k == "state").unwrap().1.into_owned();
+    let replayed = replace_query(&callback, "state", &fresh_state);
+    assert_eq!(back(&replay, &replayed).await, "/login?sign_in_error=code");
+    assert_eq!(me(&replay, &app).await.0, StatusCode::UNAUTHORIZED);
+
+    // The provider asked with another nonce than the one this browser's sign-in holds.
+    let b = browser();
+    let auth = start(&b, &app, "").await;
+    let callback = at_provider(&b, &idp, &replace_query(&auth, "nonce", "someone-elses-nonce"), "dana", "dana-pw").await;
+    assert_eq!(back(&b, &callback).await, "/login?sign_in_error=token");
+    assert_eq!(me(&b, &app).await.0, StatusCode::UNAUTHORIZED);
+
+    // A callback with no sign-in under way at all.
+    let b = browser();
+    assert_eq!(back(&b, &app.url("/auth/oidc/callback?code=x&state=y")).await, "/login?sign_in_error=state");
+    // The provider's own refusal.
+    let auth = start(&b, &app, "").await;
+    let state = reqwest::Url::parse(&auth).unwrap().query_pairs().find(|(k, _)| k == "state").unwrap().1.into_owned();
+    assert_eq!(back(&b, &app.url(&format!("/auth/oidc/callback?error=access_denied&state={state}"))).await, "/login?sign_in_error=refused");
+    assert_eq!(me(&b, &app).await.0, StatusCode::UNAUTHORIZED);
+    let (_, users) = app.as_user("root").get_json("/api/users").await;
+    assert_eq!(users.as_array().unwrap().iter().filter(|u| u["username"] == "dana").count(), 1, "one account from the one good sign-in");
+}
+
+#[tokio::test]
+async fn an_expired_id_token_or_one_signed_with_another_key_signs_no_one_in() {
+    let idp = Idp::start().await;
+    for client in ["countersign-expired", "countersign-wrong-key"] {
+        let app = app_with(&idp.issuer, client).await;
+        let (b, landed) = sign_in(&app, &idp, "carol", "carol-pw").await;
+        assert_eq!(landed, "/login?sign_in_error=token", "{client}");
+        assert_eq!(me(&b, &app).await.0, StatusCode::UNAUTHORIZED, "{client}");
+        let (_, users) = app.as_user("root").get_json("/api/users").await;
+        assert!(!users.as_array().unwrap().iter().any(|u| u["username"] == "carol"), "{client}: no account was made");
+    }
+}
+
+#[tokio::test]
+async fn a_provider_that_is_down_gets_a_clear_page_not_an_error() {
+    // A port nothing listens on.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let app = app_with(&format!("http://{closed}"), "countersign").await;
+    let b = browser();
+    let response = b.get(app.url("/auth/oidc/login")).send().await.unwrap();
+    assert_eq!((response.status(), location(&response)), (StatusCode::SEE_OTHER, "/login?sign_in_error=unreachable".to_owned()));
+    assert_eq!(me(&b, &app).await.0, StatusCode::UNAUTHORIZED);
+    let (status, options) = app.anonymous().get_json("/api/session/options").await;
+    assert_eq!((status, options), (200, json!({ "provider": "Test IdP", "password": true })));
+}
+
+/// A gate with `reauthenticate = true` is decided only by a person who signed in recently: not
+/// with a token; `fresh=1` makes the provider ask for the password again even though it
+/// remembers the person.
+#[tokio::test]
+async fn a_gate_that_asks_for_a_fresh_sign_in_is_decided_only_after_one() {
+    let idp = Idp::start().await;
+    let app = app_with(&idp.issuer, "countersign").await;
+    idp.set_user("erin", json!({ "password": "erin-pw", "groups": ["countersign-admins"] })).await;
+    let c = app.create_conversation().await;
+    let (_, approvals) = app.pending_turn(&c, "cancel order 1003", 1).await;
+    let cancel = approvals[0].id.to_string();
+
+    let (status, body) = app.as_user("root").post_json(&format!("/api/approvals/{cancel}/approve"), json!({})).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("fresh sign-in"), "{body}");
+    assert_eq!(app.as_user("root").get_json(&format!("/api/approvals/{cancel}")).await.1["state"], "pending");
+
+    let (erin, _) = sign_in(&app, &idp, "erin", "erin-pw").await;
+    // Without fresh=1 the provider remembers erin and does not ask.
+    let auth = start(&erin, &app, "").await;
+    assert!(!at_provider_asked(&erin, &idp, &auth, "erin", "erin-pw").await.1);
+    // Asked again with fresh=1: the provider shows its login page although it knows erin.
+    let auth = start(&erin, &app, "?fresh=1").await;
+    assert!(auth.contains("prompt=login") && auth.contains("max_age=0"), "{auth}");
+    let (callback, asked) = at_provider_asked(&erin, &idp, &auth, "erin", "erin-pw").await;
+    assert!(asked, "the provider asked for the password again");
+    assert_eq!(back(&erin, &callback).await, "/");
+    let approved = erin.post(app.url(&format!("/api/approvals/{cancel}/approve"))).json(&json!({})).send().await.unwrap();
+    assert_eq!(approved.status(), StatusCode::OK, "{}", approved.text().await.unwrap());
+}
