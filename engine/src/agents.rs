@@ -850,6 +850,9 @@ fn read_gate(mut gate: FileGate, defaults: &FileDefaults, agent_tools: &[String]
         Some("chat") => true,
         Some(other) => bail!("{gat}: confirm must be \"card\" or \"chat\", got {other:?}"),
     };
+    if in_chat && rules.reauthenticate_secs.is_some() {
+        bail!("{gat}: reauthenticate asks the decider to sign in again on the card, so it cannot go with confirm = \"chat\"");
+    }
     if in_chat && rules.separate_requester {
         bail!("{gat}: separate_requester needs someone else to approve, so it cannot go with confirm = \"chat\" (the requester's own yes)");
     }

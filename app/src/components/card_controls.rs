@@ -89,6 +89,15 @@ pub fn DecisionControls(
         {four_eyes.then(|| view! {
             <p class="four-eyes" role="note">"Four-eyes: you asked for this call, so someone else must approve it. You can still reject it."</p>
         })}
+        // A gate that asks for a fresh sign-in: the server refuses an older one (403 saying so);
+        // this link signs in again and comes back here.
+        {rules.reauthenticate_secs.map(|secs| view! {
+            <p class="fresh-sign-in" role="note">
+                {format!("This gate asks for a sign-in within the last {}. ", wording::duration_words(i64::from(secs) * 1000))}
+                <a href=fresh_sign_in_href() rel="external">"Sign in again"</a>
+                " if yours is older."
+            </p>
+        })}
         {(approved_already && !four_eyes).then(|| view! {
             <p class="four-eyes" role="note">"You approved this call; it waits for the other approvers. You can still reject it."</p>
         })}
@@ -148,4 +157,11 @@ pub fn DecisionControls(
             />
         </Show>
     }
+}
+
+/// `/auth/again?next=<this page>`: the identity provider's sign-in asked to check the person
+/// again (or the login page when there is none), back to where the person is.
+fn fresh_sign_in_href() -> String {
+    let here = leptos_router::hooks::use_location().pathname.get_untracked();
+    format!("/auth/again?next={}", crate::paths::query_value(&here))
 }

@@ -338,6 +338,20 @@ mod decision_rules_tests {
     use super::*;
 
     #[test]
+    fn a_gate_that_asks_for_a_fresh_sign_in_takes_only_a_recent_one() {
+        let rules = DecisionRules { reauthenticate_secs: Some(300), ..DecisionRules::default() };
+        let now = 1_000_000_000;
+        assert_eq!(rules.check_sign_in(Some(now - 300_000), now), Ok(()));
+        let stale = rules.check_sign_in(Some(now - 300_001), now).unwrap_err();
+        assert!(stale.contains("sign in again (within the last 5 minutes)"), "{stale}");
+        let none = rules.check_sign_in(None, now).unwrap_err();
+        assert!(none.contains("not with a token, link or chat app"), "{none}");
+        // Any sign-in, or none, decides a gate that does not ask.
+        assert_eq!(DecisionRules::default().check_sign_in(None, now), Ok(()));
+        assert_eq!(rules.restriction(false), Some("its gate asks for a fresh sign-in for each decision (reauthenticate)"));
+    }
+
+    #[test]
     fn a_required_reason_must_say_something() {
         let rules = DecisionRules { require_reason: true, ..Default::default() };
         assert!(rules.check_rejection(None).is_err());

@@ -190,7 +190,11 @@ type CoreClientSet = openidconnect::Client<
 >;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/auth/oidc/login", get(login)).route("/auth/oidc/callback", get(callback)).route("/logout", post(logout))
+    Router::new()
+        .route("/auth/oidc/login", get(login))
+        .route("/auth/oidc/callback", get(callback))
+        .route("/auth/again", get(again))
+        .route("/logout", post(logout))
 }
 
 #[derive(Deserialize)]
@@ -198,6 +202,21 @@ struct LoginQuery {
     next: Option<String>,
     /// `1`: the person must sign in again even if the provider remembers them.
     fresh: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct AgainQuery {
+    next: Option<String>,
+}
+
+/// `GET /auth/again?next=…` (a card of a gate with `reauthenticate`): sign in once more — at the
+/// provider, which is told to check the person again, or on the login page without one.
+async fn again(State(state): State<AppState>, session: Session, Query(query): Query<AgainQuery>) -> Response {
+    let next = app::paths::local_path(query.next.as_deref());
+    if state.oidc.is_none() {
+        return Redirect::to(&format!("/login?next={}", app::paths::query_value(&next))).into_response();
+    }
+    login(State(state), session, Query(LoginQuery { next: Some(next), fresh: Some("1".into()) })).await
 }
 
 /// Sends the browser to the provider.

@@ -11,8 +11,8 @@ use super::Viewer;
 
 /// `/decide/`: a signed decision link is its own credential (server/src/links).
 /// `/a2a/`, `/mcp/`: agent cards, JSON-RPC and MCP, for other agents (server/src/protocols).
-/// `/auth/oidc/`: signing in through the identity provider (server/src/auth/oidc.rs).
-const PUBLIC: [&str; 10] = ["/api/", "/pkg/", "/healthz", "/readyz", "/metrics", "/login", "/decide/", "/a2a/", "/mcp/", "/auth/oidc/"];
+/// `/auth/`: signing in through the identity provider (server/src/auth/oidc.rs).
+const PUBLIC: [&str; 10] = ["/api/", "/pkg/", "/healthz", "/readyz", "/metrics", "/login", "/decide/", "/a2a/", "/mcp/", "/auth/"];
 
 pub async fn require_login(req: Request, next: Next) -> Response {
     let path = req.uri().path();

@@ -220,12 +220,23 @@ async fn interaction(State(state): State<AppState>, headers: HeaderMap, body: By
         return reply(StatusCode::BAD_REQUEST, "expected a block action with an approval");
     };
     let slack_user = payload["user"]["id"].as_str().unwrap_or_default();
-    let Some(username) = slack.config.users.get(slack_user) else {
+    let Some(linked) = slack.config.users.get(slack_user) else {
         return reply(
             StatusCode::OK,
             &format!("Your Slack account ({slack_user}) is not linked to a Countersign user: nothing was decided."),
         );
     };
+    // Linked by email address: the account that has it (the identity provider's email claim
+    // sets it at each sign-in), and only when exactly one has it.
+    let username = if linked.contains('@') {
+        match users::by_email(&state.store, linked).await {
+            Ok(Some(name)) => name,
+            _ => return reply(StatusCode::OK, &format!("No one Countersign account has the address {linked}: nothing was decided.")),
+        }
+    } else {
+        linked.clone()
+    };
+    let username = &username;
     let Ok(Some(account)) = users::credentials(&state.store, username).await else {
         return reply(StatusCode::OK, &format!("{username} has no Countersign account: nothing was decided."));
     };

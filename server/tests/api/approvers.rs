@@ -106,7 +106,11 @@ async fn admins_manage_groups_and_a_change_moves_the_pending_approvals_that_name
     assert_eq!(groups(&app).await, listed);
 
     let (status, body) = root.post_json("/api/groups", json!({ "name": "ops", "members": ["BOB"] })).await;
-    assert_eq!((status, body.clone()), (201, json!({ "name": "ops", "members": ["bob"], "from_config": false, "from_idp": false })), "{body}");
+    assert_eq!(
+        (status, body.clone()),
+        (201, json!({ "name": "ops", "members": ["bob"], "from_config": false, "from_idp": false })),
+        "{body}"
+    );
     let (status, _) = root.post_json("/api/groups", json!({ "name": "OPS", "members": [] })).await;
     assert_eq!(status, 409, "names are unique ignoring case");
 

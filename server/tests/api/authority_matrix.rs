@@ -49,9 +49,11 @@ enum Rule {
     Grant,
     /// The token can only call (an agent's gateway client).
     Scopes,
+    /// `reauthenticate = true`: a decision through no recent sign-in (a token, a link).
+    FreshSignIn,
 }
 
-const RULES: [Rule; 9] = [
+const RULES: [Rule; 10] = [
     Rule::Approvers,
     Rule::FourEyes,
     Rule::Quorum,
@@ -61,6 +63,7 @@ const RULES: [Rule; 9] = [
     Rule::Escalated,
     Rule::Grant,
     Rule::Scopes,
+    Rule::FreshSignIn,
 ];
 
 /// What is asked of a door.
@@ -81,6 +84,7 @@ impl Rule {
             Rule::NoEdits => "allow_modification = false\n",
             Rule::Deadline => "timeout_secs = 1\n",
             Rule::Escalated | Rule::Scopes => "",
+            Rule::FreshSignIn => "reauthenticate = true\n",
         }
     }
 
@@ -105,6 +109,7 @@ impl Rule {
             Rule::Escalated => &["with the admins"],
             Rule::Grant => &["cannot be allowed for good"],
             Rule::Scopes => &["decide scope"],
+            Rule::FreshSignIn => &["fresh sign-in"],
         }
     }
 
@@ -113,12 +118,14 @@ impl Rule {
         if door == Door::Mcp {
             // The elicitation is offered only to a person the rules let decide when the call
             // asks (approvers, four-eyes, a token that may decide); it neither edits nor grants.
-            // What changes after it was offered is refused when the answer comes.
+            // What changes after it was offered is refused when the answer comes. (A token is no
+            // sign-in: a gate that asks for a fresh one is never offered.)
             return matches!(self, Rule::Quorum | Rule::RequireReason | Rule::Deadline | Rule::Escalated);
         }
         if door == Door::Chat {
             // A chat gate has no approvers, quorum or four-eyes (refused at start-up), its "no"
-            // is its reason, and a yes neither edits nor grants.
+            // is its reason, and a yes neither edits nor grants; a fresh sign-in is asked on cards
+            // (refused at start-up with confirm = "chat").
             return matches!(self, Rule::Deadline | Rule::Escalated | Rule::Scopes);
         }
         match self.ask() {
@@ -375,7 +382,7 @@ async fn row(rule: Rule) -> Vec<(Door, &'static str)> {
     }
     let mut outcomes = Vec::new();
     for (door, p) in &cells {
-        if *door == Door::Mcp && matches!(rule, Rule::Approvers | Rule::FourEyes | Rule::Scopes) {
+        if *door == Door::Mcp && matches!(rule, Rule::Approvers | Rule::FourEyes | Rule::Scopes | Rule::FreshSignIn) {
             // Not asked at all: its call waits held, like any client's whose person may not decide.
             assert!(p.request_state.is_none(), "{rule:?}: the MCP client was asked to decide");
         }
@@ -428,7 +435,7 @@ async fn every_door_refuses_what_every_rule_forbids_and_changes_nothing() {
     }
     println!("{table}");
     let refused = rows.iter().flatten().filter(|(_, o)| *o == "refused").count();
-    // n/a: 5 grants and 3 edits a door cannot put, 6 rules a chat gate cannot have, 5 the MCP
+    // n/a: 5 grants and 3 edits a door cannot put, 7 rules a chat gate cannot have, 6 the MCP
     // door is not offered.
-    assert_eq!(refused, 9 * 8 - 5 - 3 - 6 - 5, "every cell that applies was tried:\n{table}");
+    assert_eq!(refused, 10 * 8 - 5 - 3 - 7 - 6, "every cell that applies was tried:\n{table}");
 }

@@ -326,12 +326,14 @@ async fn a_gate_that_asks_for_a_fresh_sign_in_is_decided_only_after_one() {
     // Without fresh=1 the provider remembers erin and does not ask.
     let auth = start(&erin, &app, "").await;
     assert!(!at_provider_asked(&erin, &idp, &auth, "erin", "erin-pw").await.1);
-    // Asked again with fresh=1: the provider shows its login page although it knows erin.
-    let auth = start(&erin, &app, "?fresh=1").await;
+    // Asked again (the card's "Sign in again", /auth/again): the provider shows its login page
+    // although it knows erin.
+    let response = erin.get(app.url("/auth/again?next=/approvals")).send().await.unwrap();
+    let auth = location(&response);
     assert!(auth.contains("prompt=login") && auth.contains("max_age=0"), "{auth}");
     let (callback, asked) = at_provider_asked(&erin, &idp, &auth, "erin", "erin-pw").await;
     assert!(asked, "the provider asked for the password again");
-    assert_eq!(back(&erin, &callback).await, "/");
+    assert_eq!(back(&erin, &callback).await, "/approvals");
     let approved = erin.post(app.url(&format!("/api/approvals/{cancel}/approve"))).json(&json!({})).send().await.unwrap();
     assert_eq!(approved.status(), StatusCode::OK, "{}", approved.text().await.unwrap());
 }

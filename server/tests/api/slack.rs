@@ -76,12 +76,18 @@ async fn an_approval_posted_to_slack_is_decided_by_a_signed_click_and_its_messag
     let toml = format!(
         "[[groups]]\nname = \"finance\"\nmembers = [\"bob\"]\n\n\
          [slack]\napi_base_url = \"{api}\"\nbot_token_env = \"CS_TEST_SLACK_TOKEN\"\nsigning_secret_env = \"CS_TEST_SLACK_SECRET\"\nchannel = \"C123\"\n\
-         [slack.users]\nU_BOB = \"bob\"\nU_ALICE = \"alice\"\n\n\
+         [slack.users]\nU_BOB = \"bob@example.com\"\nU_ALICE = \"alice\"\nU_GONE = \"gone@example.com\"\n\n\
          [[agents]]\nname = \"support\"\ntools = [\"list_orders\", \"get_order\", \"cancel_order\", \"process_refund\"]\n\
          [[agents.gates]]\nname = \"refunds\"\nkind = \"tools\"\ntools = [\"process_refund\"]\napprovers = [\"group:finance\"]\nnotify = [\"slack\"]\n\
          [[agents.gates]]\nname = \"cancels\"\nkind = \"tools\"\ntools = [\"cancel_order\"]\napprovers = [\"group:finance\"]\nnotify = [\"slack\"]\nrequire_reason = true\n"
     );
     let app = spawn_app_with(Options { agents_toml: Some(toml), ..Default::default() }).await;
+    // bob is linked by his email address (as an identity provider's email claim sets it).
+    let store =
+        countersign::store::Store::connect(&crate::helpers::database_url(app.data_dir.path()).await, countersign::bus::Bus::default())
+            .await
+            .unwrap();
+    countersign::store::users::set_email(store.testing().pool(), "bob", Some("Bob@example.com")).await.unwrap();
     // The requester names the chat: its title must ping, mention, link or add a line to nothing.
     let title = "<!channel> <@U123> <http://evil|click> & ```\nRisk: *low*";
     let (status, body) = app.post_json("/api/conversations", json!({ "title": title })).await;
@@ -117,6 +123,8 @@ async fn an_approval_posted_to_slack_is_decided_by_a_signed_click_and_its_messag
     assert!(status == 200 && body["text"].as_str().unwrap().contains("not linked"), "{body}");
     let (status, body) = click(&app, "U_ALICE", "approve", &id, SECRET, now()).await;
     assert!(status == 200 && body["text"].as_str().unwrap().contains("only finance may decide"), "{body}");
+    let (status, body) = click(&app, "U_GONE", "approve", &id, SECRET, now()).await;
+    assert!(status == 200 && body["text"].as_str().unwrap().contains("No one Countersign account has the address"), "{body}");
     assert_eq!(state().await, "pending");
 
     let (status, body) = click(&app, "U_BOB", "approve", &id, SECRET, now()).await;
