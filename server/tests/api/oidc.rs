@@ -43,6 +43,11 @@ impl Idp {
 /// A server whose people sign in through `idp` as `client_id`, with a gate only the `finance`
 /// group decides and one that asks for a fresh sign-in.
 async fn app_with(idp_issuer: &str, client_id: &str) -> TestApp {
+    app_with_extra(idp_issuer, client_id, "").await
+}
+
+/// As [`app_with`], with more `[oidc]` settings.
+async fn app_with_extra(idp_issuer: &str, client_id: &str, oidc_extra: &str) -> TestApp {
     // nextest runs each test in its own process: nothing else reads the environment meanwhile.
     unsafe { std::env::set_var("COUNTERSIGN_TEST_OIDC_SECRET", "test-secret") };
     let toml = format!(
@@ -71,6 +76,7 @@ client_secret_env = "COUNTERSIGN_TEST_OIDC_SECRET"
 scopes = ["profile", "email", "groups"]
 admin_groups = ["countersign-admins"]
 group_prefix = "cs-"
+{oidc_extra}
 "#
     );
     spawn_app_with(Options { agents_toml: Some(toml), ..Options::default() }).await
@@ -173,14 +179,30 @@ async fn a_first_sign_in_makes_the_account_and_each_one_brings_role_and_groups_u
     let (_, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
     let refund = approvals[0].id.to_string();
 
-    let (dana, landed) = sign_in(&app, &idp, "dana", "dana-pw").await;
-    assert_eq!(landed, "/approvals", "back where the sign-in started");
+    let dana = browser();
+    let auth = start(&dana, &app, "?next=/approvals").await;
+    let callback = at_provider(&dana, &idp, &auth, "dana", "dana-pw").await;
+    let response = dana.get(&callback).send().await.unwrap();
+    assert_eq!(location(&response), "/approvals", "back where the sign-in started");
+    // The session lives no longer than [oidc] session_max_secs (8 hours by default).
+    let cookie = response.headers().get_all(reqwest::header::SET_COOKIE).iter().map(|v| v.to_str().unwrap().to_owned()).collect::<Vec<_>>();
+    let max_age: i64 = cookie
+        .iter()
+        .find_map(|c| c.split(';').find_map(|part| part.trim().strip_prefix("Max-Age=")).map(|v| v.parse().unwrap()))
+        .unwrap_or_else(|| panic!("a session cookie with Max-Age: {cookie:?}"));
+    assert!((8 * 3600 - 60..=8 * 3600).contains(&max_age), "{cookie:?}");
     let (status, who) = me(&dana, &app).await;
     assert_eq!((status, who["username"].as_str(), who["role"].as_str()), (StatusCode::OK, Some("dana"), Some("user")));
     let finance = group(&app, "finance").await.expect("the provider's group shows");
     assert_eq!((finance["members"].clone(), finance["from_idp"].clone()), (json!(["dana"]), json!(true)));
     let (_, approval) = app.as_user("root").get_json(&format!("/api/approvals/{refund}")).await;
     assert_eq!(approval["approvers"]["people"], json!(["dana"]), "the waiting approval is dana's to decide now");
+    let store =
+        countersign::store::Store::connect(&crate::helpers::database_url(app.data_dir.path()).await, countersign::bus::Bus::default())
+            .await
+            .unwrap();
+    let email = countersign::store::users::email_of(store.testing().pool(), "dana").await.unwrap();
+    assert_eq!(email.as_deref(), Some("dana@example.com"), "the email claim is the address notifications and Slack use");
     let entries = app.as_user("root").audit_entries("user.signed_in", 1).await;
     assert_eq!((entries[0]["actor"].as_str(), entries[0]["data"]["created"].as_bool()), (Some("dana"), Some(true)), "{entries:?}");
 
@@ -336,4 +358,32 @@ async fn a_gate_that_asks_for_a_fresh_sign_in_is_decided_only_after_one() {
     assert_eq!(back(&erin, &callback).await, "/approvals");
     let approved = erin.post(app.url(&format!("/api/approvals/{cancel}/approve"))).json(&json!({})).send().await.unwrap();
     assert_eq!(approved.status(), StatusCode::OK, "{}", approved.text().await.unwrap());
+}
+
+/// `password_login = false`: the password form is a break-glass admin's only; `userinfo = true`
+/// reads the claims from the provider's userinfo endpoint too.
+#[tokio::test]
+async fn with_passwords_off_only_an_admin_logs_in_with_one_and_everyone_else_through_the_provider() {
+    let idp = Idp::start().await;
+    let app = app_with_extra(&idp.issuer, "countersign", "password_login = false\nuserinfo = true").await;
+    let (status, options) = app.anonymous().get_json("/api/session/options").await;
+    assert_eq!((status, options), (200, json!({ "provider": "Test IdP", "password": false })));
+
+    let password = |name: &str| json!({ "username": name, "password": crate::helpers::PASSWORD });
+    let b = browser();
+    let refused = b.post(app.url("/api/session")).json(&password("alice")).send().await.unwrap();
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+    assert!(refused.text().await.unwrap().contains("sign in with Test IdP"));
+    assert_eq!(me(&b, &app).await.0, StatusCode::UNAUTHORIZED, "no session was made");
+    let admin = b.post(app.url("/api/session")).json(&password("root")).send().await.unwrap();
+    assert_eq!(admin.status(), StatusCode::OK, "the break-glass admin");
+
+    idp.set_user("dana", json!({ "password": "dana-pw", "groups": ["cs-finance"] })).await;
+    let (dana, _) = sign_in(&app, &idp, "dana", "dana-pw").await;
+    assert_eq!(me(&dana, &app).await.1["username"], "dana");
+    assert_eq!(group(&app, "finance").await.unwrap()["members"], json!(["dana"]));
+    // Logging out of a session made with a password goes back to the login page, not the provider.
+    let out = b.post(app.url("/logout")).send().await.unwrap();
+    assert_eq!(location(&out), "/login?signed_out=1");
+    assert_eq!(me(&b, &app).await.0, StatusCode::UNAUTHORIZED);
 }
