@@ -199,6 +199,8 @@ server.on('request', async (req, res) => {
   const { pathname } = new URL(req.url, issuer);
   try {
     let m;
+    // Browsers ask every site for an icon; a 404 would be a console error in the tests.
+    if (pathname === '/favicon.ico') return send(res, 204, '');
     if ((m = pathname.match(/^\/test\/users\/([^/]+)$/))) return await testUsers(req, res, decodeURIComponent(m[1]));
     if ((m = pathname.match(/^\/interaction\/([^/]+)$/))) return await interaction(req, res, m[1]);
     return await providerCallback(req, res);

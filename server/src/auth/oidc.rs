@@ -396,6 +396,18 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// A page that sends the browser on to the provider's logout. Not a redirect: the site's
+/// Content-Security-Policy (`form-action 'self'`) stops a form post that redirects elsewhere.
+fn on_to_provider(provider: &str, url: &str) -> Response {
+    let (provider, url) = (crate::links::escape_html(provider), crate::links::escape_html(url));
+    axum::response::Html(format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"0;url={url}\">\
+         <title>Signing out — Countersign</title></head><body><main><p>You are signed out of Countersign. Signing you out at {provider}… \
+         <a id=\"continue\" href=\"{url}\">Continue</a></p></main></body></html>"
+    ))
+    .into_response()
+}
+
 /// `POST /logout` (the top bar's button): ends the session on every replica, and at the
 /// provider when the session came from it and the provider offers RP-initiated logout.
 async fn logout(State(state): State<AppState>, session: Session) -> Response {
@@ -420,7 +432,7 @@ async fn logout(State(state): State<AppState>, session: Session) -> Response {
             .set_client_id(ClientId::new(oidc.config.client_id.clone()))
             .set_post_logout_redirect_uri(after)
             .http_get_url();
-        return Redirect::to(url.as_str()).into_response();
+        return on_to_provider(&oidc.config.name, url.as_str());
     }
     Redirect::to("/login?signed_out=1").into_response()
 }
