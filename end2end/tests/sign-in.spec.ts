@@ -28,6 +28,12 @@ async function setUser(issuer: string, id: string, user: object): Promise<void> 
 function oidcConfig(issuer: string, extra = ""): string {
   return `${REFUNDS_GATE}approvers = ["group:finance"]
 
+[[agents.gates]]
+name = "cancellations"
+kind = "tools"
+tools = ["cancel_order"]
+reauthenticate = true
+
 [oidc]
 name = "Test IdP"
 issuer = "${issuer}"
@@ -86,6 +92,23 @@ test("people sign in through the identity provider, decide what its groups allow
     await row.getByRole("button", { name: "Approve", exact: true }).click();
     await expect(card).toHaveAttribute("data-status", "succeeded");
     await expect(card.locator(".decision")).toHaveText("Approved by dana");
+
+    // A gate that asks for a fresh sign-in says so on its card and offers one: the provider asks
+    // for the password again although it remembers carol, and the browser comes back here.
+    await say(carol, "cancel order 1003");
+    const cancel = cards(carol).nth(1);
+    await expect(cancel).toHaveAttribute("data-status", "pending_approval");
+    await expect(cancel.locator(".fresh-sign-in")).toContainText("This gate asks for a sign-in within the last 5 minutes.");
+    const chat = carol.url();
+    await cancel.getByRole("link", { name: "Sign in again" }).click();
+    await expect(carol).toHaveTitle("Test IdP — sign in");
+    await carol.locator('input[name="login"]').fill("carol");
+    await carol.locator('input[name="password"]').fill("carol-pw");
+    await carol.getByRole("button", { name: "Sign in" }).click();
+    await expect(carol).toHaveURL(chat);
+    await waitForHydration(carol);
+    await cards(carol).nth(1).getByRole("button", { name: "Approve", exact: true }).click();
+    await expect(cards(carol).nth(1)).toHaveAttribute("data-status", "succeeded");
 
     // Erin is an admin by her provider group; the provider's group is listed read-only.
     const erin = await signIn(await context(), server, "erin", "erin-pw");
