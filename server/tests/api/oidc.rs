@@ -50,7 +50,12 @@ async fn app_with(idp_issuer: &str, client_id: &str) -> TestApp {
 async fn app_with_extra(idp_issuer: &str, client_id: &str, oidc_extra: &str) -> TestApp {
     // nextest runs each test in its own process: nothing else reads the environment meanwhile.
     unsafe { std::env::set_var("COUNTERSIGN_TEST_OIDC_SECRET", "test-secret") };
-    let toml = format!(
+    spawn_app_with(Options { agents_toml: Some(config(idp_issuer, client_id, oidc_extra)), ..Options::default() }).await
+}
+
+/// The agent configuration of [`app_with`].
+fn config(idp_issuer: &str, client_id: &str, oidc_extra: &str) -> String {
+    format!(
         r#"
 [[agents]]
 name = "support"
@@ -78,8 +83,7 @@ admin_groups = ["countersign-admins"]
 group_prefix = "cs-"
 {oidc_extra}
 "#
-    );
-    spawn_app_with(Options { agents_toml: Some(toml), ..Options::default() }).await
+    )
 }
 
 /// A browser: keeps cookies, follows nothing by itself.
@@ -387,4 +391,35 @@ async fn with_passwords_off_only_an_admin_logs_in_with_one_and_everyone_else_thr
     let out = b.post(app.url("/logout")).send().await.unwrap();
     assert_eq!(location(&out), "/login?signed_out=1");
     assert_eq!(me(&b, &app).await.0, StatusCode::UNAUTHORIZED);
+}
+
+/// Two replicas behind one public address: a sign-in started on one finishes on the other (the
+/// sign-in under way is kept in the session, in the shared database). PostgreSQL pass only.
+#[tokio::test]
+async fn a_sign_in_started_on_one_replica_finishes_on_the_other() {
+    if crate::helpers::postgres().is_none() {
+        eprintln!("two replicas need PostgreSQL; this test runs in the PostgreSQL pass");
+        return;
+    }
+    let idp = Idp::start().await;
+    idp.set_user("dana", json!({ "password": "dana-pw", "groups": ["cs-finance"] })).await;
+    // The load balancer's address: both replicas send the provider's answers there.
+    let public = "http://127.0.0.1:1";
+    let env = [("COUNTERSIGN_TEST_OIDC_SECRET", "test-secret"), ("COUNTERSIGN_PUBLIC_URL", public)];
+    let toml = config(&idp.issuer, "countersign", "");
+    let dir = std::sync::Arc::new(tempfile::tempdir().unwrap());
+    let a = crate::helpers::BinaryServer::start_with_env(dir.clone(), Some(&toml), &env).await;
+    let b = crate::helpers::BinaryServer::start_with_env(dir, Some(&toml), &env).await;
+
+    let browser = browser();
+    let auth = start(&browser, &a.app, "?next=/approvals").await;
+    let callback = at_provider(&browser, &idp, &auth, "dana", "dana-pw").await;
+    assert!(callback.starts_with(&format!("{public}/auth/oidc/callback")), "{callback}");
+    // The balancer sends the answer to replica B.
+    let on_b = callback.replacen(public, &b.app.base_url, 1);
+    assert_eq!(back(&browser, &on_b).await, "/approvals");
+    for replica in [&a.app, &b.app] {
+        let (status, who) = me(&browser, replica).await;
+        assert_eq!((status, who["username"].as_str()), (StatusCode::OK, Some("dana")), "{}", replica.base_url);
+    }
 }
