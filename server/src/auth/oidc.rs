@@ -234,7 +234,8 @@ async fn login(State(state): State<AppState>, session: Session, Query(query): Qu
     let mut request = client
         .authorize_url(CoreAuthenticationFlow::AuthorizationCode, CsrfToken::new_random, Nonce::new_random)
         .set_pkce_challenge(challenge);
-    for scope in &oidc.config.scopes {
+    // `openid` is always asked for.
+    for scope in oidc.config.scopes.iter().filter(|s| s.as_str() != "openid") {
         request = request.add_scope(Scope::new(scope.clone()));
     }
     if fresh {

@@ -423,3 +423,26 @@ async fn a_sign_in_started_on_one_replica_finishes_on_the_other() {
         assert_eq!((status, who["username"].as_str()), (StatusCode::OK, Some("dana")), "{}", replica.base_url);
     }
 }
+
+/// Without an identity provider, a password login is the sign-in a `reauthenticate` gate asks
+/// for, and "Sign in again" is the login page.
+#[tokio::test]
+async fn without_a_provider_a_password_login_is_the_fresh_sign_in() {
+    let toml = "[[agents]]\nname = \"support\"\ntools = [\"list_orders\", \"get_order\", \"cancel_order\", \"process_refund\"]\n\
+                [[agents.gates]]\nname = \"cancellations\"\nkind = \"tools\"\ntools = [\"cancel_order\"]\nreauthenticate = true\n";
+    let app = spawn_app_with(Options { agents_toml: Some(toml.into()), ..Options::default() }).await;
+    let (status, options) = app.anonymous().get_json("/api/session/options").await;
+    assert_eq!((status, options), (200, json!({ "provider": null, "password": true })));
+    let c = app.create_conversation().await;
+    let (_, approvals) = app.pending_turn(&c, "cancel order 1003", 1).await;
+    let id = approvals[0].id.to_string();
+
+    let b = browser();
+    let again = b.get(app.url("/auth/again?next=/approvals")).send().await.unwrap();
+    assert_eq!(location(&again), "/login?next=/approvals");
+    let login =
+        b.post(app.url("/api/session")).json(&json!({ "username": "alice", "password": crate::helpers::PASSWORD })).send().await.unwrap();
+    assert_eq!(login.status(), StatusCode::OK);
+    let approved = b.post(app.url(&format!("/api/approvals/{id}/approve"))).json(&json!({})).send().await.unwrap();
+    assert_eq!(approved.status(), StatusCode::OK, "{}", approved.text().await.unwrap());
+}
