@@ -7,4 +7,4 @@ CREATE UNIQUE INDEX users_by_oidc_subject ON users (oidc_subject);
 ALTER TABLE user_groups ADD COLUMN source TEXT NOT NULL DEFAULT 'admin' CHECK (source IN ('admin', 'idp'));
 -- approvals.reauthenticate_secs: its gate says `reauthenticate = true`: whoever decides must have
 -- signed in within this many seconds (docs/config.md).
-ALTER TABLE approvals ADD COLUMN reauthenticate_secs INTEGER;
+ALTER TABLE approvals ADD COLUMN reauthenticate_secs BIGINT;

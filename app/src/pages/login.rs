@@ -14,6 +14,7 @@ fn sign_in_error(code: &str) -> &'static str {
         "token" => "The identity provider's answer did not verify, so you are not signed in. Tell an admin if it happens again.",
         "stale" => "The identity provider did not ask you to sign in again. Start again.",
         "account" => "The identity provider's account cannot be used here (see the server's log, or ask an admin).",
+        "server" => "Countersign could not finish signing you in. Try again in a moment; if it stays so, tell an admin.",
         _ => "Signing in failed. Start again.",
     }
 }

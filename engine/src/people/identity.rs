@@ -39,6 +39,14 @@ pub struct OidcConfig {
     /// Members of any of these provider groups are admins; everyone else is a user.
     #[serde(default)]
     pub admin_groups: Vec<String>,
+    /// Only members of these provider groups (or of `admin_groups`) may sign in; empty: anyone
+    /// the provider lets through.
+    #[serde(default)]
+    pub allowed_groups: Vec<String>,
+    /// Only people whose verified email address is at one of these domains may sign in (Google
+    /// Workspace: the organisation's domain); empty: any.
+    #[serde(default)]
+    pub allowed_domains: Vec<String>,
     /// Provider groups whose name starts with this become approver groups, named without it
     /// (`cs-finance` → `finance`).
     pub group_prefix: Option<String>,
@@ -92,8 +100,8 @@ impl OidcConfig {
         if self.client_id.trim().is_empty() {
             anyhow::bail!("{origin}: oidc.client_id is empty");
         }
-        if self.session_max_secs < 60 {
-            anyhow::bail!("{origin}: oidc.session_max_secs must be at least 60");
+        if !(10..=MAX_SESSION_SECS).contains(&self.session_max_secs) {
+            anyhow::bail!("{origin}: oidc.session_max_secs must be from 10 to {MAX_SESSION_SECS} (30 days)");
         }
         for (from, to) in &self.group_map {
             if !valid_target(to) {
@@ -103,6 +111,9 @@ impl OidcConfig {
         Ok(())
     }
 }
+
+/// The longest session a provider's sign-in may start (30 days).
+pub const MAX_SESSION_SECS: u64 = 30 * 24 * 3600;
 
 /// A person as the provider describes them, in Countersign's terms.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -123,6 +134,12 @@ pub enum ClaimsProblem {
     NoUsername(String),
     #[error("the identity provider's {claim:?} claim is {value:?}, which is not a user name (1 to 64 letters, digits, . _ - or @)")]
     BadUsername { claim: String, value: String },
+    #[error("the user name would be the email address {0:?}, which the identity provider has not verified")]
+    UnverifiedUsername(String),
+    #[error("{0} is not in a provider group that may sign in here (oidc.allowed_groups)")]
+    NotInAllowedGroup(String),
+    #[error("{0} has no verified email address at a domain that may sign in here (oidc.allowed_domains)")]
+    NotInAllowedDomain(String),
 }
 
 impl Identity {
@@ -135,15 +152,28 @@ impl Identity {
         if !valid_target(&username) {
             return Err(ClaimsProblem::BadUsername { claim: config.username_claim.clone(), value: username });
         }
-        let email = claims.get(&config.email_claim).and_then(Value::as_str).map(str::trim).filter(|e| e.contains('@')).map(str::to_owned);
         // An unverified address is not the person's (a provider that says so is believed).
-        let email = email.filter(|_| claims.get("email_verified").and_then(Value::as_bool) != Some(false));
+        let unverified = claims.get("email_verified").and_then(Value::as_bool) == Some(false);
+        if unverified && (config.username_claim == config.email_claim || config.username_claim == "email") {
+            return Err(ClaimsProblem::UnverifiedUsername(username));
+        }
+        let email = claims.get(&config.email_claim).and_then(Value::as_str).map(str::trim).filter(|e| e.contains('@')).map(str::to_owned);
+        let email = email.filter(|_| !unverified);
         let named: Vec<&str> = match claims.get(&config.groups_claim) {
             Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
             Some(Value::String(one)) => vec![one.as_str()],
             _ => Vec::new(),
         };
         let role = if named.iter().any(|g| config.admin_groups.iter().any(|a| a == g)) { Role::Admin } else { Role::User };
+        if !config.allowed_groups.is_empty() && role != Role::Admin && !named.iter().any(|g| config.allowed_groups.iter().any(|a| a == g)) {
+            return Err(ClaimsProblem::NotInAllowedGroup(username));
+        }
+        if !config.allowed_domains.is_empty() {
+            let domain = email.as_deref().and_then(|e| e.rsplit_once('@')).map(|(_, d)| d.to_ascii_lowercase());
+            if !domain.is_some_and(|d| config.allowed_domains.iter().any(|a| a.eq_ignore_ascii_case(&d))) {
+                return Err(ClaimsProblem::NotInAllowedDomain(username));
+            }
+        }
         let mut groups: Vec<String> = named.iter().filter_map(|g| approver_group(config, g)).collect();
         groups.sort_by_key(|g| g.to_lowercase());
         groups.dedup_by(|a, b| a.eq_ignore_ascii_case(b));
@@ -229,10 +259,41 @@ mod tests {
     }
 
     #[test]
+    fn only_the_allowed_groups_and_domains_sign_in() {
+        let mut config = config();
+        config.allowed_groups = vec!["staff".into()];
+        let person = |groups: Value| json!({ "preferred_username": "a", "email": "a@example.com", "groups": groups });
+        assert!(Identity::from_claims(&config, "i", "s", &person(json!(["staff"]))).is_ok());
+        assert!(Identity::from_claims(&config, "i", "s", &person(json!(["countersign-admins"]))).is_ok(), "admins always");
+        let refused = Identity::from_claims(&config, "i", "s", &person(json!(["cs-finance"]))).unwrap_err();
+        assert_eq!(refused, ClaimsProblem::NotInAllowedGroup("a".into()));
+        config.allowed_groups.clear();
+        config.allowed_domains = vec!["Example.com".into()];
+        assert!(Identity::from_claims(&config, "i", "s", &person(json!([]))).is_ok());
+        let elsewhere = json!({ "preferred_username": "a", "email": "a@gmail.com" });
+        assert_eq!(Identity::from_claims(&config, "i", "s", &elsewhere), Err(ClaimsProblem::NotInAllowedDomain("a".into())));
+        let unverified = json!({ "preferred_username": "a", "email": "a@example.com", "email_verified": false });
+        assert_eq!(Identity::from_claims(&config, "i", "s", &unverified), Err(ClaimsProblem::NotInAllowedDomain("a".into())));
+    }
+
+    #[test]
+    fn an_unverified_address_is_no_user_name() {
+        let mut config = config();
+        config.username_claim = "email".into();
+        let claims = json!({ "email": "boss@example.com", "email_verified": false });
+        assert_eq!(Identity::from_claims(&config, "i", "s", &claims), Err(ClaimsProblem::UnverifiedUsername("boss@example.com".into())));
+        let verified = json!({ "email": "boss@example.com", "email_verified": true });
+        assert_eq!(Identity::from_claims(&config, "i", "s", &verified).unwrap().username, "boss@example.com");
+    }
+
+    #[test]
     fn the_file_is_checked() {
         let mut c = config();
         c.issuer = "idp.example.com".into();
         assert!(c.check("f").unwrap_err().to_string().contains("oidc.issuer"));
+        let mut c = config();
+        c.session_max_secs = u64::MAX;
+        assert!(c.check("f").unwrap_err().to_string().contains("session_max_secs"));
         let mut c = config();
         c.group_map.insert("X".into(), "not ok".into());
         assert!(c.check("f").unwrap_err().to_string().contains("group_map"));

@@ -248,9 +248,10 @@ pub async fn insert_signed_in(conn: &mut sqlx::AnyConnection, username: &str, su
     Ok(row.map(Into::into))
 }
 
-/// Sets a signed-in user's role and email address as the identity provider now says.
+/// Sets a signed-in user's role and email address as the identity provider now says (no
+/// verified address: none).
 pub async fn refresh_signed_in(conn: &mut sqlx::AnyConnection, id: &UserId, role: Role, email: Option<&str>) -> anyhow::Result<()> {
-    sqlx::query("UPDATE users SET role = $1, email = COALESCE($2, email) WHERE id = $3")
+    sqlx::query("UPDATE users SET role = $1, email = $2 WHERE id = $3")
         .bind(role.as_str())
         .bind(email)
         .bind(id)

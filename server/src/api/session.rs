@@ -47,14 +47,15 @@ async fn authenticate(state: &AppState, session: &Session, ip: Option<&str>, log
     })?;
     let user = user.filter(|_| ok).ok_or_else(|| ApiError::Unauthorized("wrong user name or password".into()))?;
     // With `password_login = false` a password is a break-glass admin's only (made with the CLI).
+    // The same answer as a wrong password: it must not confirm that this one was right.
     if let Some(oidc) = state.oidc.as_deref()
         && !oidc.config.password_login
         && !user.is_admin()
     {
-        return Err(ApiError::Unauthorized(format!("passwords are turned off here: sign in with {}", oidc.config.name)));
+        return Err(ApiError::Unauthorized("wrong user name or password".into()));
     }
     attempt.succeeded(&state.store).await?;
-    oidc::start_session(session, &user.id, None, 0).await?;
+    oidc::start_session(session, &user.id, oidc::SignedIn::Password).await?;
     Ok(user)
 }
 

@@ -102,15 +102,28 @@ pub async fn resolve(State(state): State<AppState>, mut req: Request, next: Next
         },
         None => match req.extensions().get::<Session>().cloned() {
             Some(session) => match session.get::<UserId>(SESSION_USER).await.map_err(|e| anyhow::anyhow!("session: {e}"))? {
+                // A provider's session past its end (`[oidc] session_max_secs`): over, however
+                // active it was.
+                Some(_)
+                    if session
+                        .get::<i64>(oidc::SESSION_ENDS_AT)
+                        .await
+                        .ok()
+                        .flatten()
+                        .is_some_and(|end| end <= crate::store::time::now_ms()) =>
+                {
+                    session.flush().await.map_err(|e| anyhow::anyhow!("session: {e}"))?;
+                    None
+                }
                 Some(id) => {
                     if let Some(credential) = Credential::of_session(&session) {
                         req.extensions_mut().insert(credential);
                     }
                     // A person in the browser may do all they are allowed to.
                     req.extensions_mut().insert(Scopes::ALL);
-                    if let Ok(Some(at)) = session.get::<i64>(oidc::SIGNED_IN_AT).await {
-                        req.extensions_mut().insert(SignedInAt(at));
-                    }
+                    // A session from before sign-in times were kept counts as an old sign-in.
+                    let at = session.get::<i64>(oidc::SIGNED_IN_AT).await.ok().flatten().unwrap_or(0);
+                    req.extensions_mut().insert(SignedInAt(at));
                     users::get(&state.store, &id).await?
                 }
                 None => None,

@@ -29,7 +29,7 @@ use tower_sessions::{Expiry, Session};
 
 use super::{Credential, SESSION_USER};
 use crate::{
-    people::identity::{Identity, OidcConfig},
+    people::identity::{Identity, MAX_SESSION_SECS, OidcConfig},
     state::AppState,
     store::time::now_ms,
 };
@@ -41,6 +41,9 @@ const ID_TOKEN: &str = "oidc_id_token";
 /// Session key: when the person last proved who they are (ms), for gates that ask for a fresh
 /// sign-in (`reauthenticate`).
 pub const SIGNED_IN_AT: &str = "signed_in_at";
+/// Session key: when a session started through the provider ends (ms), however active it is.
+pub const SESSION_ENDS_AT: &str = "session_ends_at";
+
 /// How long discovery and keys are kept before they are fetched again.
 const REFRESH: Duration = Duration::from_secs(600);
 /// How long the provider may take to answer.
@@ -71,8 +74,11 @@ pub enum Failure {
     Token,
     /// The sign-in was not fresh enough for the gate that asked for one.
     Stale,
-    /// The claims do not name a person we can sign in, or the account name is taken.
+    /// The claims do not name a person we can sign in (or one allowed here), or the account name
+    /// is taken.
     Account,
+    /// Something failed on this server's side (its database); the details are in its log.
+    Server,
 }
 
 impl Failure {
@@ -85,6 +91,7 @@ impl Failure {
             Self::Token => "token",
             Self::Stale => "stale",
             Self::Account => "account",
+            Self::Server => "server",
         }
     }
 
@@ -252,7 +259,7 @@ async fn login(State(state): State<AppState>, session: Session, Query(query): Qu
     };
     if let Err(err) = session.insert(PENDING, &pending).await {
         tracing::error!(error = %err, "cannot keep the sign-in under way");
-        return Failure::Unreachable.page();
+        return Failure::Server.page();
     }
     Redirect::to(url.as_str()).into_response()
 }
@@ -326,13 +333,21 @@ async fn finish(state: &AppState, session: &Session, query: CallbackQuery) -> Re
         tracing::warn!(%problem, "the identity provider's claims name no one we can sign in");
         Failure::Account
     })?;
-    let user = state.people.sign_in(&identity).await.map_err(|err| {
-        tracing::warn!(error = %err, user = %identity.username, "signing in failed");
-        Failure::Account
+    let user = state.people.sign_in(&identity).await.map_err(|err| match err {
+        crate::EngineError::Internal(err) => {
+            tracing::error!(error = ?err, user = %identity.username, "signing in failed");
+            Failure::Server
+        }
+        refused => {
+            tracing::warn!(error = %refused, user = %identity.username, "signing in was refused");
+            Failure::Account
+        }
     })?;
-    start_session(session, &user.id, Some(id_token.to_string()), oidc.config.session_max_secs).await.map_err(|err| {
-        tracing::error!(error = %err, "cannot start the session");
-        Failure::Unreachable
+    let auth_time_ms = claims.auth_time().map(|t| t.timestamp_millis());
+    let how = SignedIn::Provider { id_token: id_token.to_string(), auth_time_ms, max_secs: oidc.config.session_max_secs };
+    start_session(session, &user.id, how).await.map_err(|err| {
+        tracing::error!(error = ?err, "cannot start the session");
+        Failure::Server
     })?;
     tracing::info!(user = %user.username, role = user.role.as_str(), groups = ?identity.groups, "signed in through the identity provider");
     Ok(pending.next)
@@ -348,17 +363,40 @@ fn token_refused(err: openidconnect::ClaimsVerificationError) -> Failure {
     Failure::Token
 }
 
-/// A fresh session for the user (a new id: one planted before is worthless), living at most
-/// `max_secs` when it came from the provider.
-pub async fn start_session(session: &Session, user: &domain::UserId, id_token: Option<String>, max_secs: u64) -> anyhow::Result<()> {
-    session.cycle_id().await.map_err(|e| anyhow::anyhow!("session: {e}"))?;
-    session.insert(SESSION_USER, user).await.map_err(|e| anyhow::anyhow!("session: {e}"))?;
-    session.insert(SIGNED_IN_AT, now_ms()).await.map_err(|e| anyhow::anyhow!("session: {e}"))?;
-    if let Some(token) = id_token {
-        session.insert(ID_TOKEN, token).await.map_err(|e| anyhow::anyhow!("session: {e}"))?;
-        let until = tower_sessions::cookie::time::OffsetDateTime::now_utc()
-            + tower_sessions::cookie::time::Duration::seconds(i64::try_from(max_secs).unwrap_or(i64::MAX / 2));
-        session.set_expiry(Some(Expiry::AtDateTime(until)));
+/// How a session was started: by a password (now), or by the provider, which says when it last
+/// checked the person (`auth_time`; `None` when it does not say) and for how long the session
+/// may live.
+pub enum SignedIn {
+    Password,
+    Provider { id_token: String, auth_time_ms: Option<i64>, max_secs: u64 },
+}
+
+/// A fresh session for the user (a new id: one planted before is worthless). A provider's session
+/// ends `max_secs` from now whatever happens to it meanwhile (`SESSION_ENDS_AT`, checked on every
+/// request by `auth::resolve`).
+pub async fn start_session(session: &Session, user: &domain::UserId, how: SignedIn) -> anyhow::Result<()> {
+    let fail = |e: tower_sessions::session::Error| anyhow::anyhow!("session: {e}");
+    session.cycle_id().await.map_err(fail)?;
+    session.insert(SESSION_USER, user).await.map_err(fail)?;
+    match how {
+        SignedIn::Password => {
+            session.insert(SIGNED_IN_AT, now_ms()).await.map_err(fail)?;
+            // Whatever a provider's session left in it is not this one's.
+            session.remove::<String>(ID_TOKEN).await.map_err(fail)?;
+            session.remove::<i64>(SESSION_ENDS_AT).await.map_err(fail)?;
+        }
+        SignedIn::Provider { id_token, auth_time_ms, max_secs } => {
+            // The provider may have let the person in from a session of its own, without asking
+            // anything: the sign-in is as recent as its `auth_time` (0: it did not say).
+            session.insert(SIGNED_IN_AT, auth_time_ms.unwrap_or(0)).await.map_err(fail)?;
+            session.insert(ID_TOKEN, id_token).await.map_err(fail)?;
+            let max_ms = i64::try_from(max_secs.min(MAX_SESSION_SECS)).unwrap_or(0) * 1000;
+            let ends_at = now_ms() + max_ms;
+            session.insert(SESSION_ENDS_AT, ends_at).await.map_err(fail)?;
+            let until =
+                tower_sessions::cookie::time::OffsetDateTime::now_utc() + tower_sessions::cookie::time::Duration::milliseconds(max_ms);
+            session.set_expiry(Some(Expiry::AtDateTime(until)));
+        }
     }
     Ok(())
 }
@@ -401,12 +439,13 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 /// Content-Security-Policy (`form-action 'self'`) stops a form post that redirects elsewhere.
 fn on_to_provider(provider: &str, url: &str) -> Response {
     let (provider, url) = (crate::links::escape_html(provider), crate::links::escape_html(url));
-    axum::response::Html(format!(
+    let page = axum::response::Html(format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"0;url={url}\">\
          <title>Signing out — Countersign</title></head><body><main><p>You are signed out of Countersign. Signing you out at {provider}… \
          <a id=\"continue\" href=\"{url}\">Continue</a></p></main></body></html>"
-    ))
-    .into_response()
+    ));
+    // It holds the ID token (the provider's hint): kept by no cache.
+    ([(axum::http::header::CACHE_CONTROL, "no-store")], page).into_response()
 }
 
 /// `POST /logout` (the top bar's button): ends the session on every replica, and at the

@@ -226,20 +226,20 @@ async fn interaction(State(state): State<AppState>, headers: HeaderMap, body: By
             &format!("Your Slack account ({slack_user}) is not linked to a Countersign user: nothing was decided."),
         );
     };
-    // Linked by email address: the account that has it (the identity provider's email claim
-    // sets it at each sign-in), and only when exactly one has it.
-    let username = if linked.contains('@') {
-        match users::by_email(&state.store, linked).await {
-            Ok(Some(name)) => name,
+    // Linked by user name, or else by email address: the one account that has it (the identity
+    // provider's email claim sets it at each sign-in). A user name may hold an @ too.
+    let account = match users::credentials(&state.store, linked).await {
+        Ok(Some(account)) => account,
+        Ok(None) if linked.contains('@') => match users::by_email(&state.store, linked).await {
+            Ok(Some(name)) => match users::credentials(&state.store, &name).await {
+                Ok(Some(account)) => account,
+                _ => return reply(StatusCode::OK, &format!("{name} has no Countersign account: nothing was decided.")),
+            },
             _ => return reply(StatusCode::OK, &format!("No one Countersign account has the address {linked}: nothing was decided.")),
-        }
-    } else {
-        linked.clone()
+        },
+        _ => return reply(StatusCode::OK, &format!("{linked} has no Countersign account: nothing was decided.")),
     };
-    let username = &username;
-    let Ok(Some(account)) = users::credentials(&state.store, username).await else {
-        return reply(StatusCode::OK, &format!("{username} has no Countersign account: nothing was decided."));
-    };
+    let username = &account.user.username;
     let reject = match action_id {
         "approve" => false,
         "reject" => true,

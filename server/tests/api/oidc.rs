@@ -378,7 +378,8 @@ async fn with_passwords_off_only_an_admin_logs_in_with_one_and_everyone_else_thr
     let b = browser();
     let refused = b.post(app.url("/api/session")).json(&password("alice")).send().await.unwrap();
     assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
-    assert!(refused.text().await.unwrap().contains("sign in with Test IdP"));
+    // The same answer as a wrong password: it does not confirm that the password was right.
+    assert!(refused.text().await.unwrap().contains("wrong user name or password"));
     assert_eq!(me(&b, &app).await.0, StatusCode::UNAUTHORIZED, "no session was made");
     let admin = b.post(app.url("/api/session")).json(&password("root")).send().await.unwrap();
     assert_eq!(admin.status(), StatusCode::OK, "the break-glass admin");
@@ -445,4 +446,59 @@ async fn without_a_provider_a_password_login_is_the_fresh_sign_in() {
     assert_eq!(login.status(), StatusCode::OK);
     let approved = b.post(app.url(&format!("/api/approvals/{id}/approve"))).json(&json!({})).send().await.unwrap();
     assert_eq!(approved.status(), StatusCode::OK, "{}", approved.text().await.unwrap());
+}
+
+/// A provider's session ends at `session_max_secs` however active it is, and a sign-in the
+/// provider let through from its own session is as recent as its `auth_time`, not as the
+/// callback: it does not pass for the fresh sign-in a gate asks for.
+#[tokio::test]
+async fn a_session_ends_on_time_and_a_silent_sign_in_is_no_fresh_one() {
+    let idp = Idp::start().await;
+    unsafe { std::env::set_var("COUNTERSIGN_TEST_OIDC_SECRET", "test-secret") };
+    let toml = config(&idp.issuer, "countersign", "session_max_secs = 12")
+        .replace("reauthenticate = true\n", "reauthenticate = true\nreauthenticate_after_secs = 10\n");
+    let app = spawn_app_with(Options { agents_toml: Some(toml), ..Options::default() }).await;
+    idp.set_user("erin", json!({ "password": "erin-pw", "groups": ["countersign-admins"] })).await;
+    let c = app.create_conversation().await;
+    let (_, approvals) = app.pending_turn(&c, "cancel order 1003", 1).await;
+    let cancel = approvals[0].id.to_string();
+
+    let (first, _) = sign_in(&app, &idp, "erin", "erin-pw").await;
+    tokio::time::sleep(Duration::from_secs(13)).await;
+    // Used all along, the first session still ends at 12 s.
+    assert_eq!(me(&first, &app).await.0, StatusCode::UNAUTHORIZED);
+
+    // The provider remembers erin and lets her through without asking: her sign-in is 13 s old.
+    let auth = start(&first, &app, "").await;
+    let (callback, asked) = at_provider_asked(&first, &idp, &auth, "erin", "erin-pw").await;
+    assert!(!asked);
+    assert_eq!(back(&first, &callback).await, "/");
+    assert_eq!(me(&first, &app).await.0, StatusCode::OK);
+    let refused = first.post(app.url(&format!("/api/approvals/{cancel}/approve"))).json(&json!({})).send().await.unwrap();
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    assert!(refused.text().await.unwrap().contains("sign in again (within the last 10 seconds)"));
+    assert_eq!(app.as_user("root").get_json(&format!("/api/approvals/{cancel}")).await.1["state"], "pending");
+
+    // Signing in again where the provider asks: decided.
+    let response = first.get(app.url("/auth/again?next=/")).send().await.unwrap();
+    let (callback, asked) = at_provider_asked(&first, &idp, &location(&response), "erin", "erin-pw").await;
+    assert!(asked);
+    back(&first, &callback).await;
+    let approved = first.post(app.url(&format!("/api/approvals/{cancel}/approve"))).json(&json!({})).send().await.unwrap();
+    assert_eq!(approved.status(), StatusCode::OK, "{}", approved.text().await.unwrap());
+}
+
+/// `allowed_groups`: someone the provider lets in but who is in none of them gets no account.
+#[tokio::test]
+async fn a_person_outside_the_allowed_groups_gets_no_account() {
+    let idp = Idp::start().await;
+    let app = app_with_extra(&idp.issuer, "countersign", "allowed_groups = [\"staff\"]").await;
+    idp.set_user("dana", json!({ "password": "dana-pw", "groups": ["cs-finance"] })).await;
+    let (dana, landed) = sign_in(&app, &idp, "dana", "dana-pw").await;
+    assert_eq!(landed, "/login?sign_in_error=account");
+    assert_eq!(me(&dana, &app).await.0, StatusCode::UNAUTHORIZED);
+    assert!(group(&app, "finance").await.is_none(), "no group was made either");
+    idp.set_user("dana", json!({ "groups": ["cs-finance", "staff"] })).await;
+    let (dana, _) = sign_in(&app, &idp, "dana", "dana-pw").await;
+    assert_eq!(me(&dana, &app).await.1["username"], "dana");
 }
