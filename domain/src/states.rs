@@ -282,6 +282,9 @@ named! {
         /// A person signed in through the identity provider: their account was made, or their
         /// role and provider groups refreshed.
         UserSignedIn = "user.signed_in",
+        /// An admin turned an account off (it left its groups, its tokens were revoked) or on.
+        UserDisabled = "user.disabled",
+        UserEnabled = "user.enabled",
         /// Someone lets another decide in their place for a period, or ends that early.
         DelegationCreated = "delegation.created",
         DelegationRevoked = "delegation.revoked",

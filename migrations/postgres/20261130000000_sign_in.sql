@@ -8,3 +8,6 @@ ALTER TABLE user_groups ADD COLUMN source TEXT NOT NULL DEFAULT 'admin' CHECK (s
 -- approvals.reauthenticate_secs: its gate says `reauthenticate = true`: whoever decides must have
 -- signed in within this many seconds (docs/config.md).
 ALTER TABLE approvals ADD COLUMN reauthenticate_secs BIGINT;
+-- users.disabled_at: an admin turned the account off (someone who left): it logs in neither with
+-- a password nor through the provider, and its tokens and sessions no longer work.
+ALTER TABLE users ADD COLUMN disabled_at BIGINT;

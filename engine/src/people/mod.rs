@@ -3,6 +3,7 @@
 //! It changes who may decide; deciding a call is the orchestrator's, which asks `resolve` who the
 //! approvers are when a call stops. Every change here is one audited write.
 
+mod accounts;
 pub mod delegations;
 pub mod groups;
 pub mod identity;
@@ -11,6 +12,7 @@ mod sign_in;
 
 use std::collections::BTreeMap;
 
+pub use accounts::Disabled;
 pub use groups::Group;
 
 use crate::{agents::AgentsConfig, store::Store};

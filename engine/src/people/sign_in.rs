@@ -17,7 +17,10 @@ impl People {
     pub async fn sign_in(&self, who: &Identity) -> Result<User, Error> {
         let mut w = self.store.write(Scope::People).await?;
         let (user, created) = match users::by_subject(&mut w.tx, &who.subject).await? {
-            Some(user) => (user, false),
+            Some((user, true)) => {
+                return Err(Error::NotAllowed(format!("{}'s account is disabled here; an admin can enable it", user.username)));
+            }
+            Some((user, false)) => (user, false),
             None => match users::insert_signed_in(&mut w.tx, &who.username, &who.subject, who.role).await? {
                 Some(user) => (user, true),
                 // Taking over a local account by its name would let whoever controls that name

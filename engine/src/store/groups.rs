@@ -79,6 +79,18 @@ pub async fn idp_groups_of(conn: &mut AnyConnection, username: &str) -> anyhow::
     .context("failed to list a person's provider groups")
 }
 
+/// Every stored group `username` is a member of (made by an admin or named by the provider).
+pub async fn groups_of(conn: &mut AnyConnection, username: &str) -> anyhow::Result<Vec<String>> {
+    sqlx::query_scalar(
+        "SELECT g.name FROM user_groups g JOIN user_group_members m ON lower(m.group_name) = lower(g.name)
+         WHERE lower(m.username) = lower($1) ORDER BY lower(g.name)",
+    )
+    .bind(username)
+    .fetch_all(conn)
+    .await
+    .context("failed to list a person's groups")
+}
+
 /// Makes a group the identity provider names, unless one of that name exists.
 pub async fn create_from_idp(conn: &mut AnyConnection, name: &str) -> anyhow::Result<()> {
     sqlx::query(

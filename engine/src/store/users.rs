@@ -73,7 +73,7 @@ pub async fn insert(db: impl Into<Db<'_>>, username: &str, password_hash: &str, 
 }
 
 pub async fn get(db: impl Into<Db<'_>>, id: &UserId) -> anyhow::Result<Option<User>> {
-    let row: Option<UserRow> = sqlx::query_as("SELECT id, username, role, created_at FROM users WHERE id = $1")
+    let row: Option<UserRow> = sqlx::query_as("SELECT id, username, role, created_at FROM users WHERE id = $1 AND disabled_at IS NULL")
         .bind(id)
         .fetch_optional(db.into().read_few())
         .await
@@ -82,12 +82,13 @@ pub async fn get(db: impl Into<Db<'_>>, id: &UserId) -> anyhow::Result<Option<Us
 }
 
 pub async fn credentials(db: impl Into<Db<'_>>, username: &str) -> anyhow::Result<Option<Credentials>> {
-    let row: Option<(String, String, String, i64, String)> =
-        sqlx::query_as("SELECT id, username, role, created_at, password_hash FROM users WHERE lower(username) = lower($1)")
-            .bind(username)
-            .fetch_optional(db.into().read())
-            .await
-            .context("failed to load credentials")?;
+    let row: Option<(String, String, String, i64, String)> = sqlx::query_as(
+        "SELECT id, username, role, created_at, password_hash FROM users WHERE lower(username) = lower($1) AND disabled_at IS NULL",
+    )
+    .bind(username)
+    .fetch_optional(db.into().read())
+    .await
+    .context("failed to load credentials")?;
     row.map(|(id, username, role, created_at, password_hash)| {
         let password_hash = Some(password_hash).filter(|h| !h.is_empty());
         Ok(Credentials { user: UserRow { id: id.into(), username, role: role.parse()?, created_at }.into(), password_hash })
@@ -150,7 +151,7 @@ pub async fn user_for_token(db: impl Into<Db<'_>>, token_hash: &str) -> anyhow::
     }
     let row: Option<Row> = sqlx::query_as(
         "SELECT u.id, u.username, u.role, u.created_at, t.id AS token_id, t.scopes FROM api_tokens t JOIN users u ON u.id = t.user_id
-         WHERE t.token_hash = $1 AND t.revoked_at IS NULL",
+         WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND u.disabled_at IS NULL",
     )
     .bind(token_hash)
     .fetch_optional(db.into().read_few())
@@ -220,14 +221,45 @@ pub async fn admins(db: impl Into<Db<'_>>) -> anyhow::Result<Vec<String>> {
         .context("failed to list admins")
 }
 
-/// The account made for an identity provider's subject (`<issuer> <sub>`), if there is one.
-pub async fn by_subject(conn: &mut sqlx::AnyConnection, subject: &str) -> anyhow::Result<Option<User>> {
-    let row: Option<UserRow> = sqlx::query_as("SELECT id, username, role, created_at FROM users WHERE oidc_subject = $1")
+/// The account made for an identity provider's subject (`<issuer> <sub>`), if there is one, and
+/// whether an admin disabled it.
+pub async fn by_subject(conn: &mut sqlx::AnyConnection, subject: &str) -> anyhow::Result<Option<(User, bool)>> {
+    #[derive(sqlx::FromRow)]
+    struct Row {
+        #[sqlx(flatten)]
+        user: UserRow,
+        disabled_at: Option<i64>,
+    }
+    let row: Option<Row> = sqlx::query_as("SELECT id, username, role, created_at, disabled_at FROM users WHERE oidc_subject = $1")
         .bind(subject)
         .fetch_optional(conn)
         .await
         .context("failed to find a signed-in user")?;
-    Ok(row.map(Into::into))
+    Ok(row.map(|r| (r.user.into(), r.disabled_at.is_some())))
+}
+
+/// Turns an account off (`disabled = true`) or on again; the account's user name as stored, or
+/// `None` if there is no such account.
+pub async fn set_disabled(conn: &mut sqlx::AnyConnection, username: &str, disabled: bool) -> anyhow::Result<Option<String>> {
+    sqlx::query_scalar("UPDATE users SET disabled_at = $1 WHERE lower(username) = lower($2) RETURNING username")
+        .bind(disabled.then(now_ms))
+        .bind(username)
+        .fetch_optional(conn)
+        .await
+        .context("failed to turn an account off or on")
+}
+
+/// Revokes every live token of the user; the ids of those revoked.
+pub async fn revoke_all_tokens(conn: &mut sqlx::AnyConnection, username: &str) -> anyhow::Result<Vec<String>> {
+    sqlx::query_scalar(
+        "UPDATE api_tokens SET revoked_at = $1 WHERE revoked_at IS NULL
+         AND user_id IN (SELECT id FROM users WHERE lower(username) = lower($2)) RETURNING id",
+    )
+    .bind(now_ms())
+    .bind(username)
+    .fetch_all(conn)
+    .await
+    .context("failed to revoke a user's tokens")
 }
 
 /// Makes the account of a person who signed in through the identity provider: no password

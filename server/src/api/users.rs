@@ -1,7 +1,11 @@
 //! Accounts, for admins.
 
-use super::error::ReadErrors;
-use axum::{Json, extract::State};
+use super::error::{ReadErrors, WriteErrors};
+use axum::{
+    Json,
+    extract::{Path, State},
+    http::StatusCode,
+};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::ApiError;
@@ -12,7 +16,7 @@ use crate::{
 };
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(list))
+    OpenApiRouter::new().routes(routes!(list)).routes(routes!(disable)).routes(routes!(enable))
 }
 
 #[utoipa::path(
@@ -29,4 +33,44 @@ pub fn router() -> OpenApiRouter<AppState> {
 )]
 async fn list(State(state): State<AppState>, _admin: Admin) -> Result<Json<Vec<User>>, ApiError> {
     Ok(Json(users::list(&state.store).await?))
+}
+
+#[utoipa::path(
+    post,
+    path = "/api/users/{name}/disable",
+    operation_id = "disableUser",
+    tag = "users",
+    summary = "Turn an account off (admin; audited): no logins, its sessions and tokens stop working, it leaves every group made here or by the identity provider",
+    params(("name" = String, Path)),
+    responses(
+        (status = 204, description = "Turned off"),
+        WriteErrors,
+    ),
+    extensions(("x-admin-only" = json!(true))),
+)]
+async fn disable(State(state): State<AppState>, Admin(admin): Admin, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
+    let disabled = state.people.disable_user(&name, &admin.user.username).await?;
+    // Its event streams close on every replica, as at a token's revocation.
+    for token in disabled.revoked_tokens {
+        crate::store::replicas::publish_revoked(&state.store, &crate::auth::Credential::of_token(&token).0).await?;
+    }
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[utoipa::path(
+    post,
+    path = "/api/users/{name}/enable",
+    operation_id = "enableUser",
+    tag = "users",
+    summary = "Turn an account on again (admin; audited); its groups come back at its next sign-in or from an admin",
+    params(("name" = String, Path)),
+    responses(
+        (status = 204, description = "Turned on"),
+        WriteErrors,
+    ),
+    extensions(("x-admin-only" = json!(true))),
+)]
+async fn enable(State(state): State<AppState>, Admin(admin): Admin, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
+    state.people.enable_user(&name, &admin.user.username).await?;
+    Ok(StatusCode::NO_CONTENT)
 }

@@ -502,3 +502,51 @@ async fn a_person_outside_the_allowed_groups_gets_no_account() {
     let (dana, _) = sign_in(&app, &idp, "dana", "dana-pw").await;
     assert_eq!(me(&dana, &app).await.1["username"], "dana");
 }
+
+/// Someone who left: an admin turns the account off. Its session and token stop working at once,
+/// it leaves its provider groups (a waiting approval goes to the admins), and the provider cannot
+/// sign it in again until an admin turns it back on.
+#[tokio::test]
+async fn an_account_turned_off_decides_nothing_and_signs_in_no_more() {
+    let idp = Idp::start().await;
+    let app = app_with(&idp.issuer, "countersign").await;
+    idp.set_user("dana", json!({ "password": "dana-pw", "groups": ["cs-finance"] })).await;
+    let (dana, _) = sign_in(&app, &idp, "dana", "dana-pw").await;
+    let token = dana.post(app.url("/api/tokens")).json(&json!({ "name": "laptop" })).send().await.unwrap();
+    assert_eq!(token.status(), StatusCode::CREATED);
+    let token = token.json::<Value>().await.unwrap()["token"].as_str().unwrap().to_owned();
+    let c = app.create_conversation().await;
+    let (_, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let refund = approvals[0].id.to_string();
+    let root = app.as_user("root");
+    assert_eq!(root.get_json(&format!("/api/approvals/{refund}")).await.1["approvers"]["people"], json!(["dana"]));
+
+    // Refused: not an admin, an unknown name, oneself. None of them changes anything.
+    let (status, _) = app.post_json("/api/users/dana/disable", json!({})).await;
+    assert_eq!(status, 403);
+    let (status, _) = root.post_json("/api/users/nobody/disable", json!({})).await;
+    assert_eq!(status, 404);
+    let (status, body) = root.post_json("/api/users/root/disable", json!({})).await;
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(me(&dana, &app).await.0, StatusCode::OK);
+
+    let (status, body) = root.post_json("/api/users/dana/disable", json!({})).await;
+    assert_eq!(status, 204, "{body}");
+    assert_eq!(me(&dana, &app).await.0, StatusCode::UNAUTHORIZED, "the session no longer works");
+    let with_token = crate::helpers::client_with_token(&token).get(app.url("/api/session")).send().await.unwrap();
+    assert_eq!(with_token.status(), StatusCode::UNAUTHORIZED, "nor the token");
+    assert_eq!(group(&app, "finance").await.unwrap()["members"], json!([]));
+    assert_eq!(root.get_json(&format!("/api/approvals/{refund}")).await.1["approvers"]["people"], json!([]));
+    let entries = root.audit_entries("user.disabled", 1).await;
+    assert_eq!(entries[0]["data"]["left_groups"], json!(["finance"]), "{entries:?}");
+    let (again, landed) = sign_in(&app, &idp, "dana", "dana-pw").await;
+    assert_eq!(landed, "/login?sign_in_error=account");
+    assert_eq!(me(&again, &app).await.0, StatusCode::UNAUTHORIZED);
+
+    // On again: the provider's next sign-in brings her groups back.
+    let (status, _) = root.post_json("/api/users/dana/enable", json!({})).await;
+    assert_eq!(status, 204);
+    let (dana, _) = sign_in(&app, &idp, "dana", "dana-pw").await;
+    assert_eq!(me(&dana, &app).await.0, StatusCode::OK);
+    assert_eq!(group(&app, "finance").await.unwrap()["members"], json!(["dana"]));
+}

@@ -1,0 +1,60 @@
+//! Turning an account off (someone who left) or on again, by an admin. Off, it logs in neither with
+//! a password nor through the identity provider, its sessions and tokens stop working on every
+//! replica, and it leaves every stored group in the same write, which re-resolves the pending
+//! approvals of those groups: it decides nothing any more. Groups of the configuration file are
+//! changed there.
+
+use domain::AuditKind;
+use serde_json::json;
+
+use super::People;
+use crate::{
+    Error,
+    store::{Scope, groups, users},
+};
+
+/// What turning an account off ended: the tokens revoked (their event streams close).
+pub struct Disabled {
+    pub revoked_tokens: Vec<String>,
+}
+
+impl People {
+    pub async fn disable_user(&self, name: &str, by: &str) -> Result<Disabled, Error> {
+        if name.eq_ignore_ascii_case(by) {
+            return Err(Error::WrongState("you cannot turn off your own account".into()));
+        }
+        let mut w = self.store.write(Scope::People).await?;
+        let Some(username) = users::set_disabled(&mut w.tx, name, true).await? else {
+            return Err(Error::Unknown(format!("no user is named {name:?}")));
+        };
+        let left = groups::groups_of(&mut w.tx, &username).await?;
+        for group in &left {
+            groups::set_member(&mut w.tx, group, &username, false).await?;
+            self.reresolve(&mut w, group).await?;
+        }
+        let revoked_tokens = users::revoke_all_tokens(&mut w.tx, &username).await?;
+        let in_file: Vec<&String> = self
+            .config_groups
+            .iter()
+            .filter(|(_, members)| members.iter().any(|m| m.eq_ignore_ascii_case(&username)))
+            .map(|(g, _)| g)
+            .collect();
+        w.audit(
+            AuditKind::UserDisabled,
+            by,
+            json!({ "user": username, "left_groups": left, "tokens_revoked": revoked_tokens.len(), "still_in_file_groups": in_file }),
+        );
+        w.commit().await?;
+        Ok(Disabled { revoked_tokens })
+    }
+
+    pub async fn enable_user(&self, name: &str, by: &str) -> Result<(), Error> {
+        let mut w = self.store.write(Scope::People).await?;
+        let Some(username) = users::set_disabled(&mut w.tx, name, false).await? else {
+            return Err(Error::Unknown(format!("no user is named {name:?}")));
+        };
+        w.audit(AuditKind::UserEnabled, by, json!({ "user": username }));
+        w.commit().await?;
+        Ok(())
+    }
+}
