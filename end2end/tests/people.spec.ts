@@ -18,7 +18,8 @@ test("logging in and out", async ({ browser, server }) => {
   await expect(page.locator(".whoami")).toHaveText("alice");
   await page.screenshot({ path: "screenshots/logged-in.png" });
   await page.getByRole("button", { name: "Log out" }).click();
-  await expect(page).toHaveURL(/\/login$/);
+  await expect(page).toHaveURL(/\/login\?signed_out=1$/);
+  await expect(page.getByRole("status")).toHaveText("You are signed out.");
   await page.goto(`${server.url}/approvals`);
   await expect(page).toHaveURL(/\/login\?next=\/approvals$/);
   await context.close();

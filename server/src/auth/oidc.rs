@@ -476,3 +476,53 @@ async fn logout(State(state): State<AppState>, session: Session) -> Response {
     }
     Redirect::to("/login?signed_out=1").into_response()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `[oidc]` from the environment alone, over the file's, or refused when half given. (nextest
+    /// runs each test in its own process, so the variables set here are seen by no other test.)
+    #[test]
+    fn the_environment_configures_a_provider_or_overrides_the_files() {
+        let set = |name: &str, value: Option<&str>| match value {
+            Some(v) => unsafe { std::env::set_var(name, v) },
+            None => unsafe { std::env::remove_var(name) },
+        };
+        set("COUNTERSIGN_OIDC_ISSUER", None);
+        set("COUNTERSIGN_OIDC_CLIENT_ID", None);
+        assert!(configured(None, "http://127.0.0.1:3000").unwrap().is_none());
+
+        set("COUNTERSIGN_OIDC_ISSUER", Some("https://idp.example.com"));
+        let half = configured(None, "http://127.0.0.1:3000").err().expect("half a provider is refused").to_string();
+        assert!(half.contains("COUNTERSIGN_OIDC_CLIENT_ID"), "{half}");
+
+        set("COUNTERSIGN_OIDC_CLIENT_ID", Some("countersign"));
+        let oidc = configured(None, "http://127.0.0.1:3000/").unwrap().unwrap();
+        assert_eq!((oidc.config.issuer.as_str(), oidc.config.client_id.as_str()), ("https://idp.example.com", "countersign"));
+        assert_eq!(oidc.redirect.as_str(), "http://127.0.0.1:3000/auth/oidc/callback");
+        assert_eq!((oidc.config.session_max_secs, oidc.config.password_login), (8 * 3600, true), "the defaults");
+
+        let file: OidcConfig =
+            serde_json::from_value(serde_json::json!({ "issuer": "https://file.example.com", "client_id": "file", "name": "Okta" }))
+                .unwrap();
+        let over = configured(Some(file), "http://127.0.0.1:3000").unwrap().unwrap();
+        assert_eq!(
+            (over.config.issuer.as_str(), over.config.client_id.as_str(), over.config.name.as_str()),
+            ("https://idp.example.com", "countersign", "Okta")
+        );
+
+        set("COUNTERSIGN_OIDC_ISSUER", Some("idp.example.com"));
+        assert!(configured(None, "http://127.0.0.1:3000").err().unwrap().to_string().contains("oidc.issuer"));
+    }
+
+    #[test]
+    fn only_the_signed_part_of_a_token_is_read() {
+        use base64::Engine;
+        let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(br#"{"sub":"1","groups":["cs-a"]}"#);
+        assert_eq!(verified_payload(&format!("h.{payload}.s")).unwrap()["groups"], serde_json::json!(["cs-a"]));
+        assert!(verified_payload("not a token").is_none());
+        let array = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b"[1]");
+        assert!(verified_payload(&format!("h.{array}.s")).is_none(), "claims are an object");
+    }
+}
