@@ -99,6 +99,10 @@ for regex, value in ids.items():
     print(f"[[operations]]\ninclude-path-regex = {json.dumps(regex)}\nparameters = {{ \"path.id\" = {json.dumps(value)} }}\n")
 groups_regex = json.dumps(r"^/api/groups/\{name\}")
 print(f"[[operations]]\ninclude-path-regex = {groups_regex}\nparameters = {{ \"path.name\" = {json.dumps(group)} }}\n")
+# Turning an account off and on: the other fuzz user's (its own run has finished by then; turning
+# oneself off is refused).
+users_regex = json.dumps(r"^/api/users/\{name\}")
+print(f"[[operations]]\ninclude-path-regex = {users_regex}\nparameters = {{ \"path.name\" = {json.dumps(other)} }}\n")
 # Deleting the group would leave its other operations nothing but 404s (the API tests cover it).
 print('[[operations]]\ninclude-name = "DELETE /api/groups/{name}"\nenabled = false\n')
 if auth == "session":
