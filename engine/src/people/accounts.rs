@@ -27,7 +27,7 @@ impl People {
         let Some(username) = users::set_disabled(&mut w.tx, name, true).await? else {
             return Err(Error::Unknown(format!("no user is named {name:?}")));
         };
-        let left = groups::groups_of(&mut w.tx, &username).await?;
+        let left: Vec<String> = groups::groups_of(&mut w.tx, &username).await?.into_iter().map(|(name, _)| name).collect();
         for group in &left {
             groups::set_member(&mut w.tx, group, &username, false).await?;
             self.reresolve(&mut w, group).await?;

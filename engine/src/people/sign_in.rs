@@ -35,7 +35,12 @@ impl People {
         };
         users::refresh_signed_in(&mut w.tx, &user.id, who.role, who.email.as_deref()).await?;
 
-        let before = groups::idp_groups_of(&mut w.tx, &user.username).await?;
+        let before: Vec<String> = groups::groups_of(&mut w.tx, &user.username)
+            .await?
+            .into_iter()
+            .filter(|(_, from_idp)| *from_idp)
+            .map(|(name, _)| name)
+            .collect();
         let (mut joined, mut left, mut ignored) = (Vec::new(), Vec::new(), Vec::new());
         for group in &who.groups {
             // A group the file or an admin made keeps its members: the provider's of that name is

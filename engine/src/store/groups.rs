@@ -67,28 +67,18 @@ pub async fn is_from_idp(conn: &mut AnyConnection, name: &str) -> anyhow::Result
     Ok(source.map(|s| s == IDP))
 }
 
-/// The identity provider's groups that `username` is a member of.
-pub async fn idp_groups_of(conn: &mut AnyConnection, username: &str) -> anyhow::Result<Vec<String>> {
-    sqlx::query_scalar(
-        "SELECT g.name FROM user_groups g JOIN user_group_members m ON lower(m.group_name) = lower(g.name)
-         WHERE g.source = 'idp' AND lower(m.username) = lower($1) ORDER BY lower(g.name)",
-    )
-    .bind(username)
-    .fetch_all(conn)
-    .await
-    .context("failed to list a person's provider groups")
-}
-
-/// Every stored group `username` is a member of (made by an admin or named by the provider).
-pub async fn groups_of(conn: &mut AnyConnection, username: &str) -> anyhow::Result<Vec<String>> {
-    sqlx::query_scalar(
-        "SELECT g.name FROM user_groups g JOIN user_group_members m ON lower(m.group_name) = lower(g.name)
+/// Every stored group `username` is a member of (made by an admin or, with `from_idp`, named by
+/// the identity provider).
+pub async fn groups_of(conn: &mut AnyConnection, username: &str) -> anyhow::Result<Vec<(String, bool)>> {
+    let rows: Vec<(String, String)> = sqlx::query_as(
+        "SELECT g.name, g.source FROM user_groups g JOIN user_group_members m ON lower(m.group_name) = lower(g.name)
          WHERE lower(m.username) = lower($1) ORDER BY lower(g.name)",
     )
     .bind(username)
     .fetch_all(conn)
     .await
-    .context("failed to list a person's groups")
+    .context("failed to list a person's groups")?;
+    Ok(rows.into_iter().map(|(name, source)| (name, source == IDP)).collect())
 }
 
 /// Makes a group the identity provider names, unless one of that name exists.

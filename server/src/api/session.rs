@@ -19,7 +19,7 @@ use super::{
     extract::{ApiJson, ApiQuery},
 };
 use crate::{
-    auth::{Credential, CurrentUser, client_ip::ClientIp, oidc, password},
+    auth::{Credential, CurrentUser, client_ip::ClientIp, oidc, password, signed_in},
     state::AppState,
     store::users::{self, User},
 };
@@ -55,7 +55,7 @@ async fn authenticate(state: &AppState, session: &Session, ip: Option<&str>, log
         return Err(ApiError::Unauthorized("wrong user name or password".into()));
     }
     attempt.succeeded(&state.store).await?;
-    oidc::start_session(session, &user.id, oidc::SignedIn::Password).await?;
+    signed_in::start_session(session, &user.id, signed_in::SignedIn::Password).await?;
     Ok(user)
 }
 

@@ -16,6 +16,7 @@ pub mod pages;
 pub mod password;
 pub mod scopes;
 pub mod session_store;
+pub mod signed_in;
 pub mod tokens;
 
 use axum::{
@@ -106,7 +107,7 @@ pub async fn resolve(State(state): State<AppState>, mut req: Request, next: Next
                 // active it was.
                 Some(_)
                     if session
-                        .get::<i64>(oidc::SESSION_ENDS_AT)
+                        .get::<i64>(signed_in::SESSION_ENDS_AT)
                         .await
                         .ok()
                         .flatten()
@@ -122,7 +123,7 @@ pub async fn resolve(State(state): State<AppState>, mut req: Request, next: Next
                     // A person in the browser may do all they are allowed to.
                     req.extensions_mut().insert(Scopes::ALL);
                     // A session from before sign-in times were kept counts as an old sign-in.
-                    let at = session.get::<i64>(oidc::SIGNED_IN_AT).await.ok().flatten().unwrap_or(0);
+                    let at = session.get::<i64>(signed_in::SIGNED_IN_AT).await.ok().flatten().unwrap_or(0);
                     req.extensions_mut().insert(SignedInAt(at));
                     users::get(&state.store, &id).await?
                 }

@@ -25,24 +25,20 @@ use openidconnect::{
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::RwLock;
-use tower_sessions::{Expiry, Session};
+use tower_sessions::Session;
 
-use super::{Credential, SESSION_USER};
+use super::{
+    Credential,
+    signed_in::{self, SignedIn, start_session},
+};
 use crate::{
-    people::identity::{Identity, MAX_SESSION_SECS, OidcConfig},
+    people::identity::{Identity, OidcConfig},
     state::AppState,
     store::time::now_ms,
 };
 
 /// Session key: the sign-in under way (what the provider's answer must match).
 const PENDING: &str = "oidc_pending";
-/// Session key: the ID token of the sign-in, sent back to the provider at logout.
-const ID_TOKEN: &str = "oidc_id_token";
-/// Session key: when the person last proved who they are (ms), for gates that ask for a fresh
-/// sign-in (`reauthenticate`).
-pub const SIGNED_IN_AT: &str = "signed_in_at";
-/// Session key: when a session started through the provider ends (ms), however active it is.
-pub const SESSION_ENDS_AT: &str = "session_ends_at";
 
 /// How long discovery and keys are kept before they are fetched again.
 const REFRESH: Duration = Duration::from_secs(600);
@@ -166,11 +162,9 @@ impl Oidc {
         Ok(metadata)
     }
 
-    fn client(&self, metadata: ProviderMetadataWithLogout) -> impl std::ops::Deref<Target = CoreClientSet> {
-        Box::new(
-            CoreClient::from_provider_metadata(metadata, ClientId::new(self.config.client_id.clone()), self.secret.clone())
-                .set_redirect_uri(self.redirect.clone()),
-        )
+    fn client(&self, metadata: ProviderMetadataWithLogout) -> CoreClientSet {
+        CoreClient::from_provider_metadata(metadata, ClientId::new(self.config.client_id.clone()), self.secret.clone())
+            .set_redirect_uri(self.redirect.clone())
     }
 }
 
@@ -363,44 +357,6 @@ fn token_refused(err: openidconnect::ClaimsVerificationError) -> Failure {
     Failure::Token
 }
 
-/// How a session was started: by a password (now), or by the provider, which says when it last
-/// checked the person (`auth_time`; `None` when it does not say) and for how long the session
-/// may live.
-pub enum SignedIn {
-    Password,
-    Provider { id_token: String, auth_time_ms: Option<i64>, max_secs: u64 },
-}
-
-/// A fresh session for the user (a new id: one planted before is worthless). A provider's session
-/// ends `max_secs` from now whatever happens to it meanwhile (`SESSION_ENDS_AT`, checked on every
-/// request by `auth::resolve`).
-pub async fn start_session(session: &Session, user: &domain::UserId, how: SignedIn) -> anyhow::Result<()> {
-    let fail = |e: tower_sessions::session::Error| anyhow::anyhow!("session: {e}");
-    session.cycle_id().await.map_err(fail)?;
-    session.insert(SESSION_USER, user).await.map_err(fail)?;
-    match how {
-        SignedIn::Password => {
-            session.insert(SIGNED_IN_AT, now_ms()).await.map_err(fail)?;
-            // Whatever a provider's session left in it is not this one's.
-            session.remove::<String>(ID_TOKEN).await.map_err(fail)?;
-            session.remove::<i64>(SESSION_ENDS_AT).await.map_err(fail)?;
-        }
-        SignedIn::Provider { id_token, auth_time_ms, max_secs } => {
-            // The provider may have let the person in from a session of its own, without asking
-            // anything: the sign-in is as recent as its `auth_time` (0: it did not say).
-            session.insert(SIGNED_IN_AT, auth_time_ms.unwrap_or(0)).await.map_err(fail)?;
-            session.insert(ID_TOKEN, id_token).await.map_err(fail)?;
-            let max_ms = i64::try_from(max_secs.min(MAX_SESSION_SECS)).unwrap_or(0) * 1000;
-            let ends_at = now_ms() + max_ms;
-            session.insert(SESSION_ENDS_AT, ends_at).await.map_err(fail)?;
-            let until =
-                tower_sessions::cookie::time::OffsetDateTime::now_utc() + tower_sessions::cookie::time::Duration::milliseconds(max_ms);
-            session.set_expiry(Some(Expiry::AtDateTime(until)));
-        }
-    }
-    Ok(())
-}
-
 /// The payload of an ID token whose signature was verified already: every claim, including the
 /// ones the library has no field for (groups, the user name claim).
 fn verified_payload(jwt: &str) -> Option<Value> {
@@ -451,7 +407,7 @@ fn on_to_provider(provider: &str, url: &str) -> Response {
 /// `POST /logout` (the top bar's button): ends the session on every replica, and at the
 /// provider when the session came from it and the provider offers RP-initiated logout.
 async fn logout(State(state): State<AppState>, session: Session) -> Response {
-    let id_token: Option<String> = session.get(ID_TOKEN).await.ok().flatten();
+    let id_token: Option<String> = session.get(signed_in::ID_TOKEN).await.ok().flatten();
     let credential = Credential::of_session(&session);
     if let Err(err) = session.flush().await {
         tracing::error!(error = %err, "cannot end a session");
