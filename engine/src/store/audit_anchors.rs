@@ -15,8 +15,6 @@ use hmac::{Hmac, Mac};
 use serde::Serialize;
 use sha2::Sha256;
 
-use sqlx::{Any, Transaction};
-
 use super::{
     Backend, Store,
     time::{now_ms, rfc3339},
@@ -24,11 +22,11 @@ use super::{
 
 /// A transaction in which the chain does not move: SQLite's one writer, or PostgreSQL's chaining
 /// lock (`audit::chain_staged` takes the same one).
-async fn chain_held(store: &Store) -> anyhow::Result<Transaction<'static, Any>> {
+async fn chain_held(store: &Store) -> anyhow::Result<super::Tx> {
     match store.backend() {
-        Backend::Sqlite => store.writer().begin_with("BEGIN IMMEDIATE").await.context("failed to begin an audit anchor"),
+        Backend::Sqlite => store.writer().begin("BEGIN IMMEDIATE").await.context("failed to begin an audit anchor"),
         Backend::Postgres => {
-            let mut tx = store.writer().begin().await.context("failed to begin an audit anchor")?;
+            let mut tx = store.writer().begin("BEGIN").await.context("failed to begin an audit anchor")?;
             sqlx::query("SELECT pg_advisory_xact_lock($1)")
                 .bind(super::audit::CHAIN_LOCK)
                 .execute(&mut *tx)

@@ -7,10 +7,10 @@
 use futures::{StreamExt, future::BoxFuture, stream::BoxStream};
 use sqlx::{
     Any, AnyConnection, AnyPool, Describe, Either, Error, Execute, Executor,
-    any::{AnyArguments, AnyQueryResult, AnyRow},
+    any::{AnyQueryResult, AnyRow},
 };
 
-use super::Store;
+use super::{Store, connections::Connections};
 
 /// What a repository function is handed: the store, or a transaction or connection of the
 /// caller's (any `&Store`, `&mut AnyConnection` or, inside the store, `&AnyPool`).
@@ -41,13 +41,13 @@ impl<'c> From<&'c AnyPool> for Db<'c> {
 impl<'c> Db<'c> {
     /// A read whose length grows with the data (a list, a log, an export).
     pub(super) fn read(self) -> Exec<'c> {
-        self.on(Store::pool)
+        self.on(|store| Exec::Pool(store.pool()))
     }
 
     /// A row or a few by an indexed key, on the path of a request or a task's driver
     /// ([`Store::quick`]).
     pub(super) fn read_few(self) -> Exec<'c> {
-        self.on(Store::quick)
+        self.on(|store| Exec::Conns(store.quick()))
     }
 
     /// A read of about `rows` rows, known before it is made ([`Store::reader_for`]).
@@ -56,12 +56,9 @@ impl<'c> Db<'c> {
     }
 
     /// A single statement that writes, outside a transaction. On SQLite it is tried again while
-    /// another connection holds the write lock (`sqlite/busy.rs`).
+    /// another connection holds the write lock (`sqlite/held.rs`).
     pub(super) fn write(self) -> Exec<'c> {
-        match self {
-            Self::Store(store) if store.backend() == super::Backend::Sqlite => Exec::Writer(store.writer()),
-            other => other.on(Store::writer),
-        }
+        self.on(|store| Exec::Conns(store.writer()))
     }
 
     /// The same place again, for a function with more than one statement.
@@ -73,49 +70,21 @@ impl<'c> Db<'c> {
         }
     }
 
-    fn on(self, pick: impl FnOnce(&'c Store) -> &'c AnyPool) -> Exec<'c> {
+    fn on(self, pick: impl FnOnce(&'c Store) -> Exec<'c>) -> Exec<'c> {
         match self {
-            Self::Store(store) => Exec::Pool(pick(store)),
+            Self::Store(store) => pick(store),
             Self::Conn(conn) => Exec::Conn(conn),
             Self::Pool(pool) => Exec::Pool(pool),
         }
     }
 }
 
-/// The executor a [`Db`] picked: a pool or the caller's connection.
+/// The executor a [`Db`] picked: a pool, the store's own connections or the caller's connection.
 #[derive(Debug)]
 pub(super) enum Exec<'c> {
     Pool(&'c AnyPool),
+    Conns(&'c Connections),
     Conn(&'c mut AnyConnection),
-    /// SQLite's writer, which has no busy handler: a statement that finds the write lock taken
-    /// is run again after a sleep.
-    Writer(&'c AnyPool),
-}
-
-/// Runs `query` on the writer until it is not busy: its SQL and arguments are kept, so each
-/// try is the same statement.
-fn retried<'e, 'q: 'e, E, T>(
-    writer: &'e AnyPool,
-    mut query: E,
-    run: impl Fn(&'e AnyPool, sqlx::query::Query<'q, Any, AnyArguments<'q>>) -> BoxFuture<'e, Result<T, Error>> + Send + Sync + 'e,
-) -> BoxFuture<'e, Result<T, Error>>
-where
-    E: 'q + Execute<'q, Any>,
-    T: Send + 'e,
-{
-    let sql = query.sql();
-    let arguments = query.take_arguments();
-    Box::pin(async move {
-        let arguments = arguments.map_err(Error::Encode)?.unwrap_or_default();
-        super::sqlite::busy::retrying(|| run(writer, sqlx::query_with(sql, copy(&arguments)))).await
-    })
-}
-
-/// The same arguments again (sqlx's `AnyArguments` is not `Clone`, its values are).
-fn copy<'q>(arguments: &AnyArguments<'q>) -> AnyArguments<'q> {
-    let mut copy = AnyArguments::default();
-    copy.values.0 = arguments.values.0.clone();
-    copy
 }
 
 /// Each call goes to the pool's or the connection's own implementation (their fast paths
@@ -130,8 +99,8 @@ impl<'c> Executor<'c> for Exec<'c> {
     {
         match self {
             Self::Pool(pool) => pool.execute(query),
+            Self::Conns(conns) => conns.execute(query),
             Self::Conn(conn) => conn.execute(query),
-            Self::Writer(writer) => retried(writer, query, |w, q| w.execute(q)),
         }
     }
 
@@ -141,8 +110,8 @@ impl<'c> Executor<'c> for Exec<'c> {
         E: 'q + Execute<'q, Any>,
     {
         match self {
-            // A stream is not retried (no write here reads one).
-            Self::Pool(pool) | Self::Writer(pool) => pool.fetch(query),
+            Self::Pool(pool) => pool.fetch(query),
+            Self::Conns(conns) => conns.fetch(query),
             Self::Conn(conn) => conn.fetch(query),
         }
     }
@@ -153,7 +122,8 @@ impl<'c> Executor<'c> for Exec<'c> {
         E: 'q + Execute<'q, Any>,
     {
         match self {
-            Self::Pool(pool) | Self::Writer(pool) => pool.fetch_many(query),
+            Self::Pool(pool) => pool.fetch_many(query),
+            Self::Conns(conns) => conns.fetch_many(query),
             Self::Conn(conn) => conn.fetch_many(query).boxed(),
         }
     }
@@ -165,8 +135,8 @@ impl<'c> Executor<'c> for Exec<'c> {
     {
         match self {
             Self::Pool(pool) => pool.fetch_all(query),
+            Self::Conns(conns) => conns.fetch_all(query),
             Self::Conn(conn) => conn.fetch_all(query),
-            Self::Writer(writer) => retried(writer, query, |w, q| w.fetch_all(q)),
         }
     }
 
@@ -177,8 +147,8 @@ impl<'c> Executor<'c> for Exec<'c> {
     {
         match self {
             Self::Pool(pool) => pool.fetch_one(query),
+            Self::Conns(conns) => conns.fetch_one(query),
             Self::Conn(conn) => conn.fetch_one(query),
-            Self::Writer(writer) => retried(writer, query, |w, q| w.fetch_one(q)),
         }
     }
 
@@ -189,8 +159,8 @@ impl<'c> Executor<'c> for Exec<'c> {
     {
         match self {
             Self::Pool(pool) => pool.fetch_optional(query),
+            Self::Conns(conns) => conns.fetch_optional(query),
             Self::Conn(conn) => conn.fetch_optional(query),
-            Self::Writer(writer) => retried(writer, query, |w, q| w.fetch_optional(q)),
         }
     }
 
@@ -203,7 +173,8 @@ impl<'c> Executor<'c> for Exec<'c> {
         'c: 'e,
     {
         match self {
-            Self::Pool(pool) | Self::Writer(pool) => pool.prepare_with(sql, parameters),
+            Self::Pool(pool) => pool.prepare_with(sql, parameters),
+            Self::Conns(conns) => conns.prepare_with(sql, parameters),
             Self::Conn(conn) => conn.prepare_with(sql, parameters),
         }
     }
@@ -213,7 +184,8 @@ impl<'c> Executor<'c> for Exec<'c> {
         'c: 'e,
     {
         match self {
-            Self::Pool(pool) | Self::Writer(pool) => pool.describe(sql),
+            Self::Pool(pool) => pool.describe(sql),
+            Self::Conns(conns) => conns.describe(sql),
             Self::Conn(conn) => conn.describe(sql),
         }
     }

@@ -8,6 +8,7 @@ pub mod audit_anchors;
 pub mod backup;
 pub mod calls;
 pub mod client_calls;
+mod connections;
 pub mod conversations;
 mod db;
 pub mod decision_links;
@@ -36,12 +37,13 @@ use std::time::Duration;
 use anyhow::Context;
 use domain::{Event, EventBody};
 use sqlx::{
-    Any, AnyPool, Executor, Transaction,
+    Any, AnyPool, Executor,
     any::AnyPoolOptions,
     postgres::{PgPool, PgPoolOptions},
     sqlite::SqlitePool,
 };
 
+pub use self::connections::{Connections, Tx};
 pub use self::db::Db;
 use crate::bus::Bus;
 
@@ -138,12 +140,14 @@ fn portable_pool(backend: Backend, max_connections: u32, session: &'static str) 
 #[derive(Clone, Debug)]
 pub struct Store {
     pool: AnyPool,
-    /// Where writes go. SQLite: one connection, so writers queue on the pool (in order, without
-    /// sleeping on `SQLITE_BUSY`) while readers use `pool`. PostgreSQL: the same pool as `pool`.
-    writer: AnyPool,
+    /// Where writes go. SQLite: one connection the store holds, so writers queue for it (in
+    /// order, without sleeping on `SQLITE_BUSY`) while readers use `pool`. PostgreSQL: the same
+    /// pool as `pool`.
+    writer: Connections,
     /// Short reads on a request's or a driver's path (see [`Store::quick`]). SQLite: two
-    /// connections that run on the calling task. PostgreSQL: the same pool as `pool`.
-    quick: AnyPool,
+    /// connections the store holds, which run on the calling task. PostgreSQL: the same pool as
+    /// `pool`.
+    quick: Connections,
     native: NativePool,
     bus: Bus,
     /// Webhook targets: an event they want is queued in the transaction that appends it.
@@ -210,8 +214,8 @@ impl Store {
                 .await
                 .context("failed to connect to PostgreSQL")?;
             return Ok(Self {
-                writer: pool.clone(),
-                quick: pool.clone(),
+                writer: Connections::Pool(pool.clone()),
+                quick: Connections::Pool(pool.clone()),
                 pool,
                 native: NativePool::Postgres(native),
                 bus,
@@ -256,7 +260,7 @@ impl Store {
     /// every page again from the file; the writer's cache holds what it wrote. Under concurrent
     /// writes the reads keep off it, since a write would wait for them there
     /// (docs/performance-notes.md, "Quick reads").
-    pub(in crate::store) fn quick(&self) -> &AnyPool {
+    pub(in crate::store) fn quick(&self) -> &Connections {
         if self.backend() == Backend::Sqlite && self.writer.num_idle() > 0 && !self.load.contended() {
             return &self.writer;
         }
@@ -265,8 +269,8 @@ impl Store {
 
     /// For a read of about `rows` rows, known before it is made (a conversation's events after a
     /// cursor, from its `last_seq`): [`Self::quick`] when that is a few, `pool` otherwise.
-    pub(in crate::store) fn reader_for(&self, rows: i64) -> &AnyPool {
-        if rows <= QUICK_READ_ROWS { self.quick() } else { &self.pool }
+    pub(in crate::store) fn reader_for(&self, rows: i64) -> db::Exec<'_> {
+        if rows <= QUICK_READ_ROWS { db::Exec::Conns(self.quick()) } else { db::Exec::Pool(&self.pool) }
     }
 
     /// The pools themselves, for tests of the connection plan and for raw SQL in tests (the
@@ -282,7 +286,7 @@ impl Store {
     }
 
     /// For writes outside a [`Write`] (single statements such as lease claims).
-    pub(in crate::store) fn writer(&self) -> &AnyPool {
+    pub(in crate::store) fn writer(&self) -> &Connections {
         &self.writer
     }
 
@@ -320,13 +324,13 @@ impl Store {
         let tx = match self.backend() {
             Backend::Sqlite => {
                 let waiting = self.load.wait();
-                let tx = sqlite::busy::retrying(|| self.writer.begin_with("BEGIN IMMEDIATE")).await;
+                let tx = sqlite::busy::retrying(|| self.writer.begin("BEGIN IMMEDIATE")).await;
                 drop(waiting);
                 tx.context("failed to begin a write transaction")?
             }
             Backend::Postgres => {
                 let mut tx =
-                    self.writer.begin_with("BEGIN ISOLATION LEVEL READ COMMITTED").await.context("failed to begin a write transaction")?;
+                    self.writer.begin("BEGIN ISOLATION LEVEL READ COMMITTED").await.context("failed to begin a write transaction")?;
                 scope.lock(&mut tx).await?;
                 tx
             }
@@ -366,16 +370,12 @@ impl<'a> Testing<'a> {
         self.0.pool()
     }
 
-    pub fn quick(&self) -> &'a AnyPool {
+    pub fn quick(&self) -> &'a Connections {
         self.0.quick()
     }
 
-    pub fn writer(&self) -> &'a AnyPool {
+    pub fn writer(&self) -> &'a Connections {
         self.0.writer()
-    }
-
-    pub fn reader_for(&self, rows: i64) -> &'a AnyPool {
-        self.0.reader_for(rows)
     }
 }
 
@@ -386,7 +386,7 @@ pub const QUICK_READ_ROWS: i64 = 64;
 /// A write transaction that collects the events it appends and publishes them to live
 /// subscribers only after it committed.
 pub struct Write {
-    pub tx: Transaction<'static, Any>,
+    pub tx: Tx,
     events: Vec<Event>,
     /// Audit entries, written at the commit: SQLite appends them to the chain (its one writer
     /// orders it); PostgreSQL stages them and chains them soon after the commit.

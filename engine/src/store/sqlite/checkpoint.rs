@@ -71,7 +71,7 @@ pub async fn checkpoint(store: &Store, limit_frames: i64) -> anyhow::Result<Chec
     // Holding the writer keeps the store's writes out while the log is copied whole. The checkpoint
     // itself, and its wait for readers to leave the log, runs on a reader connection with a
     // thread of its own: the writer runs on the calling task (vendor/README.md).
-    let _writes_wait = store.writer().acquire().await.context("the writer connection")?;
+    let _writes_wait = store.writer().hold().await.context("the writer connection")?;
     let mut reader = store.pool().acquire().await.context("a reader connection")?;
     let conn = reader.acquire().await?;
     sqlx::query(&format!("PRAGMA busy_timeout = {RESTART_WAIT_MS}")).execute(&mut *conn).await?;

@@ -5,6 +5,7 @@
 
 pub(super) mod busy;
 pub mod checkpoint;
+pub mod held;
 pub mod writeback;
 pub mod writer_load;
 
@@ -16,11 +17,12 @@ use sqlx::{
     sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous},
 };
 
-use super::{Backend, migration_failed, portable_pool};
+use self::held::Held;
+use super::{Backend, Connections, migration_failed, portable_pool};
 
 /// Opens the file at `url` (created if missing), applies pending migrations, and returns the
 /// readers, the writer, the quick readers and the native pool (the session store's).
-pub(super) async fn open(url: &str) -> anyhow::Result<(AnyPool, AnyPool, AnyPool, SqlitePool)> {
+pub(super) async fn open(url: &str) -> anyhow::Result<(AnyPool, Connections, Connections, SqlitePool)> {
     let options = SqliteConnectOptions::from_str(url)
         .with_context(|| format!("invalid database URL {url:?}"))?
         .create_if_missing(true)
@@ -54,17 +56,15 @@ pub(super) async fn open(url: &str) -> anyhow::Result<(AnyPool, AnyPool, AnyPool
     // (vendor/README.md). Its statements are short, and it is the only portable connection
     // that writes, so it seldom waits for SQLite's lock. So do the quick readers.
     let inline_url = format!("{url}{separator}worker=inline");
-    // No busy handler on the writer: it runs on the calling task, so SQLite's wait for a lock
-    // another connection holds (the session store, another process such as the CLI) would
-    // hold a runtime worker. It fails at once instead and is tried again after a sleep
-    // (`busy.rs`).
-    const WRITER_SESSION: &str = "PRAGMA busy_timeout = 0; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 0; \
+    // No busy handler on the writer and the quick readers: they run on the calling task, so
+    // SQLite's wait for a lock another connection holds (the session store, another process
+    // such as the CLI; a reader waits only while another connection recovers the log) would
+    // hold a runtime worker. A statement fails at once instead and is tried again after a
+    // sleep (`held.rs`, `busy.rs`).
+    const INLINE_SESSION: &str = "PRAGMA busy_timeout = 0; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 0; \
          PRAGMA journal_size_limit = 67108864";
-    let writer = portable_pool(Backend::Sqlite, 1, WRITER_SESSION)
-        .connect(&inline_url)
-        .await
-        .with_context(|| format!("failed to open database {url}"))?;
-    let quick =
-        portable_pool(Backend::Sqlite, 2, SESSION).connect(&inline_url).await.with_context(|| format!("failed to open database {url}"))?;
-    Ok((pool, writer, quick, native))
+    // Both are held by the store, outside sqlx's pool (`held.rs`).
+    let writer = Held::open(&inline_url, 1, INLINE_SESSION).await.with_context(|| format!("failed to open database {url}"))?;
+    let quick = Held::open(&inline_url, 2, INLINE_SESSION).await.with_context(|| format!("failed to open database {url}"))?;
+    Ok((pool, Connections::Held(writer), Connections::Held(quick), native))
 }
