@@ -590,3 +590,44 @@ async fn a_write_lock_held_elsewhere_makes_writes_wait_without_stopping_reads() 
     let (status, body) = tokio::time::timeout(Duration::from_secs(10), write).await.expect("the write ends").unwrap();
     assert_eq!(status, 201, "the write went through once the lock was free: {body}");
 }
+
+/// The connections the store holds (the writer and the quick readers) run on the calling task
+/// without a busy handler: any statement run on them that finds the lock taken is tried again
+/// after an async sleep (`store/sqlite/held.rs`), so the runtime's one thread goes on meanwhile,
+/// and the statement runs once the lock is gone.
+#[tokio::test(flavor = "current_thread")]
+async fn a_statement_on_the_stores_own_connections_waits_for_a_lock_without_holding_the_runtime() {
+    use countersign::store::Store;
+    use sqlx::Connection;
+    if !crate::helpers::sqlite_only("a_statement_on_the_stores_own_connections_waits_for_a_lock_without_holding_the_runtime") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("t.db").display());
+    let store = Store::connect(&url, Default::default()).await.unwrap();
+    sqlx::query("CREATE TABLE notes (x TEXT)").execute(store.testing().writer()).await.unwrap();
+    let mut elsewhere = sqlx::AnyConnection::connect(&url).await.unwrap();
+    sqlx::query("BEGIN IMMEDIATE").execute(&mut elsewhere).await.unwrap();
+
+    let insert = {
+        let store = store.clone();
+        tokio::spawn(async move { sqlx::query("INSERT INTO notes VALUES ('waited')").execute(store.testing().writer()).await })
+    };
+    let started = std::time::Instant::now();
+    for _ in 0..10 {
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    }
+    assert!(started.elapsed() < Duration::from_secs(2), "the runtime went on: {:?}", started.elapsed());
+    assert!(!insert.is_finished(), "the statement waits for the lock");
+    let read: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM notes").fetch_one(store.testing().quick()).await.unwrap();
+    assert_eq!(read, 0, "a quick read answers meanwhile");
+
+    sqlx::query("COMMIT").execute(&mut elsewhere).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), insert)
+        .await
+        .expect("the statement ends")
+        .unwrap()
+        .expect("it ran once the lock was free");
+    let notes: Vec<String> = sqlx::query_scalar("SELECT x FROM notes").fetch_all(store.testing().quick()).await.unwrap();
+    assert_eq!(notes, ["waited"], "run once");
+}
