@@ -213,8 +213,13 @@ pub async fn gateway(bin: &std::path::Path, sizes: &Sizes, report: &mut Report) 
         ("through the gateway", &gateway, Some(server.token.as_str()), Era::Modern),
     ] {
         let caller = Caller::new(url, token, era).await?;
-        // A few calls first: connections open, the upstream connected.
-        sequential(&caller, 5).await?;
+        // A few calls first: connections open, the upstream connected. A failure names the
+        // server's log, kept (its data dir goes with it).
+        if let Err(err) = sequential(&caller, 5).await {
+            let keep = std::env::temp_dir().join("countersign-bench-gateway.log");
+            let _ = std::fs::copy(server.data_dir.path().join("server.log"), &keep);
+            return Err(err.context(format!("the server's errors: {}", keep.display())));
+        }
         let (one, rate_one) = sequential(&caller, calls).await?;
         let (many, rate_many) = concurrent(&caller, clients, each).await?;
         let gated = match token {

@@ -157,7 +157,7 @@ pub async fn client_name(pool: impl Into<Db<'_>>, user: &UserId, client_key: &st
     sqlx::query_scalar("SELECT name FROM client_names WHERE user_id = $1 AND client_key = $2")
         .bind(user)
         .bind(client_key)
-        .fetch_optional(pool.into().read())
+        .fetch_optional(pool.into().read_few())
         .await
         .context("failed to read the client's name")
 }
