@@ -4,13 +4,12 @@
 
 use std::ops::{Deref, DerefMut};
 
-use futures::{future::BoxFuture, stream::BoxStream};
-use sqlx::{
-    Any, AnyConnection, AnyPool, Database, Describe, Either, Error, Execute, Executor, Transaction,
-    any::{AnyQueryResult, AnyRow},
-};
+use sqlx::{Any, AnyConnection, AnyPool, Error, Transaction};
 
-use super::sqlite::held::{Held, HeldConn};
+use super::{
+    db::Exec,
+    sqlite::held::{Held, HeldConn},
+};
 
 /// A set of connections a statement can run on.
 #[derive(Clone, Debug)]
@@ -20,6 +19,14 @@ pub enum Connections {
 }
 
 impl Connections {
+    /// Where a statement runs on one of them (an `Executor`).
+    pub fn exec(&self) -> Exec<'_> {
+        match self {
+            Self::Pool(pool) => Exec::Pool(pool),
+            Self::Held(held) => Exec::Held(held),
+        }
+    }
+
     /// How many connections are open.
     pub fn size(&self) -> usize {
         match self {
@@ -99,101 +106,6 @@ impl DerefMut for Tx {
         match &mut self.0 {
             Open::Pooled(tx) => tx,
             Open::Held(conn) => conn,
-        }
-    }
-}
-
-/// Each call goes to the pool's or the held connections' own implementation.
-impl<'c> Executor<'c> for &'c Connections {
-    type Database = Any;
-
-    fn execute<'e, 'q: 'e, E>(self, query: E) -> BoxFuture<'e, Result<AnyQueryResult, Error>>
-    where
-        'c: 'e,
-        E: 'q + Execute<'q, Any>,
-    {
-        match self {
-            Connections::Pool(pool) => pool.execute(query),
-            Connections::Held(held) => held.execute(query),
-        }
-    }
-
-    fn fetch<'e, 'q: 'e, E>(self, query: E) -> BoxStream<'e, Result<AnyRow, Error>>
-    where
-        'c: 'e,
-        E: 'q + Execute<'q, Any>,
-    {
-        match self {
-            Connections::Pool(pool) => pool.fetch(query),
-            Connections::Held(held) => held.fetch(query),
-        }
-    }
-
-    fn fetch_many<'e, 'q: 'e, E>(self, query: E) -> BoxStream<'e, Result<Either<AnyQueryResult, AnyRow>, Error>>
-    where
-        'c: 'e,
-        E: 'q + Execute<'q, Any>,
-    {
-        match self {
-            Connections::Pool(pool) => pool.fetch_many(query),
-            Connections::Held(held) => held.fetch_many(query),
-        }
-    }
-
-    fn fetch_all<'e, 'q: 'e, E>(self, query: E) -> BoxFuture<'e, Result<Vec<AnyRow>, Error>>
-    where
-        'c: 'e,
-        E: 'q + Execute<'q, Any>,
-    {
-        match self {
-            Connections::Pool(pool) => pool.fetch_all(query),
-            Connections::Held(held) => held.fetch_all(query),
-        }
-    }
-
-    fn fetch_one<'e, 'q: 'e, E>(self, query: E) -> BoxFuture<'e, Result<AnyRow, Error>>
-    where
-        'c: 'e,
-        E: 'q + Execute<'q, Any>,
-    {
-        match self {
-            Connections::Pool(pool) => pool.fetch_one(query),
-            Connections::Held(held) => held.fetch_one(query),
-        }
-    }
-
-    fn fetch_optional<'e, 'q: 'e, E>(self, query: E) -> BoxFuture<'e, Result<Option<AnyRow>, Error>>
-    where
-        'c: 'e,
-        E: 'q + Execute<'q, Any>,
-    {
-        match self {
-            Connections::Pool(pool) => pool.fetch_optional(query),
-            Connections::Held(held) => held.fetch_optional(query),
-        }
-    }
-
-    fn prepare_with<'e, 'q: 'e>(
-        self,
-        sql: &'q str,
-        parameters: &'e [<Any as Database>::TypeInfo],
-    ) -> BoxFuture<'e, Result<<Any as Database>::Statement<'q>, Error>>
-    where
-        'c: 'e,
-    {
-        match self {
-            Connections::Pool(pool) => pool.prepare_with(sql, parameters),
-            Connections::Held(held) => held.prepare_with(sql, parameters),
-        }
-    }
-
-    fn describe<'e, 'q: 'e>(self, sql: &'q str) -> BoxFuture<'e, Result<Describe<Any>, Error>>
-    where
-        'c: 'e,
-    {
-        match self {
-            Connections::Pool(pool) => pool.describe(sql),
-            Connections::Held(held) => held.describe(sql),
         }
     }
 }

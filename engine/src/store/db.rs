@@ -10,7 +10,7 @@ use sqlx::{
     any::{AnyQueryResult, AnyRow},
 };
 
-use super::{Store, connections::Connections};
+use super::{Store, sqlite::held::Held};
 
 /// What a repository function is handed: the store, or a transaction or connection of the
 /// caller's (any `&Store`, `&mut AnyConnection` or, inside the store, `&AnyPool`).
@@ -47,7 +47,7 @@ impl<'c> Db<'c> {
     /// A row or a few by an indexed key, on the path of a request or a task's driver
     /// ([`Store::quick`]).
     pub(super) fn read_few(self) -> Exec<'c> {
-        self.on(|store| Exec::Conns(store.quick()))
+        self.on(|store| store.quick().exec())
     }
 
     /// A read of about `rows` rows, known before it is made ([`Store::reader_for`]).
@@ -58,7 +58,7 @@ impl<'c> Db<'c> {
     /// A single statement that writes, outside a transaction. On SQLite it is tried again while
     /// another connection holds the write lock (`sqlite/held.rs`).
     pub(super) fn write(self) -> Exec<'c> {
-        self.on(|store| Exec::Conns(store.writer()))
+        self.on(|store| store.writer().exec())
     }
 
     /// The same place again, for a function with more than one statement.
@@ -81,9 +81,9 @@ impl<'c> Db<'c> {
 
 /// The executor a [`Db`] picked: a pool, the store's own connections or the caller's connection.
 #[derive(Debug)]
-pub(super) enum Exec<'c> {
+pub enum Exec<'c> {
     Pool(&'c AnyPool),
-    Conns(&'c Connections),
+    Held(&'c Held),
     Conn(&'c mut AnyConnection),
 }
 
@@ -99,7 +99,7 @@ impl<'c> Executor<'c> for Exec<'c> {
     {
         match self {
             Self::Pool(pool) => pool.execute(query),
-            Self::Conns(conns) => conns.execute(query),
+            Self::Held(held) => held.execute(query),
             Self::Conn(conn) => conn.execute(query),
         }
     }
@@ -111,7 +111,7 @@ impl<'c> Executor<'c> for Exec<'c> {
     {
         match self {
             Self::Pool(pool) => pool.fetch(query),
-            Self::Conns(conns) => conns.fetch(query),
+            Self::Held(held) => held.fetch(query),
             Self::Conn(conn) => conn.fetch(query),
         }
     }
@@ -123,7 +123,7 @@ impl<'c> Executor<'c> for Exec<'c> {
     {
         match self {
             Self::Pool(pool) => pool.fetch_many(query),
-            Self::Conns(conns) => conns.fetch_many(query),
+            Self::Held(held) => held.fetch_many(query),
             Self::Conn(conn) => conn.fetch_many(query).boxed(),
         }
     }
@@ -135,7 +135,7 @@ impl<'c> Executor<'c> for Exec<'c> {
     {
         match self {
             Self::Pool(pool) => pool.fetch_all(query),
-            Self::Conns(conns) => conns.fetch_all(query),
+            Self::Held(held) => held.fetch_all(query),
             Self::Conn(conn) => conn.fetch_all(query),
         }
     }
@@ -147,7 +147,7 @@ impl<'c> Executor<'c> for Exec<'c> {
     {
         match self {
             Self::Pool(pool) => pool.fetch_one(query),
-            Self::Conns(conns) => conns.fetch_one(query),
+            Self::Held(held) => held.fetch_one(query),
             Self::Conn(conn) => conn.fetch_one(query),
         }
     }
@@ -159,7 +159,7 @@ impl<'c> Executor<'c> for Exec<'c> {
     {
         match self {
             Self::Pool(pool) => pool.fetch_optional(query),
-            Self::Conns(conns) => conns.fetch_optional(query),
+            Self::Held(held) => held.fetch_optional(query),
             Self::Conn(conn) => conn.fetch_optional(query),
         }
     }
@@ -174,7 +174,7 @@ impl<'c> Executor<'c> for Exec<'c> {
     {
         match self {
             Self::Pool(pool) => pool.prepare_with(sql, parameters),
-            Self::Conns(conns) => conns.prepare_with(sql, parameters),
+            Self::Held(held) => held.prepare_with(sql, parameters),
             Self::Conn(conn) => conn.prepare_with(sql, parameters),
         }
     }
@@ -185,7 +185,7 @@ impl<'c> Executor<'c> for Exec<'c> {
     {
         match self {
             Self::Pool(pool) => pool.describe(sql),
-            Self::Conns(conns) => conns.describe(sql),
+            Self::Held(held) => held.describe(sql),
             Self::Conn(conn) => conn.describe(sql),
         }
     }

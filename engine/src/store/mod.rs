@@ -44,7 +44,7 @@ use sqlx::{
 };
 
 pub use self::connections::{Connections, Tx};
-pub use self::db::Db;
+pub use self::db::{Db, Exec};
 use crate::bus::Bus;
 
 /// Why the database could not be brought to this build's schema, said so an admin knows what to
@@ -269,8 +269,8 @@ impl Store {
 
     /// For a read of about `rows` rows, known before it is made (a conversation's events after a
     /// cursor, from its `last_seq`): [`Self::quick`] when that is a few, `pool` otherwise.
-    pub(in crate::store) fn reader_for(&self, rows: i64) -> db::Exec<'_> {
-        if rows <= QUICK_READ_ROWS { db::Exec::Conns(self.quick()) } else { db::Exec::Pool(&self.pool) }
+    pub(in crate::store) fn reader_for(&self, rows: i64) -> Exec<'_> {
+        if rows <= QUICK_READ_ROWS { self.quick().exec() } else { Exec::Pool(&self.pool) }
     }
 
     /// The pools themselves, for tests of the connection plan and for raw SQL in tests (the

@@ -96,7 +96,7 @@ pub async fn save_page(store: &Store, conversation_id: &ConversationId, page: &C
     .bind(page.last_seq)
     .bind(text)
     .bind(now_ms())
-    .execute(store.writer())
+    .execute(store.writer().exec())
     .await
     .context("failed to store a view page")?;
     Ok(())
@@ -116,7 +116,7 @@ pub async fn save(store: &Store, conversation_id: &ConversationId, view: &Conver
     .bind(view.last_seq)
     .bind(text)
     .bind(now_ms())
-    .execute(store.writer())
+    .execute(store.writer().exec())
     .await
     .context("failed to store a view snapshot")?;
     Ok(())

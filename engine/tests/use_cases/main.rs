@@ -121,13 +121,13 @@ async fn a_corrupt_stored_value_is_an_error_naming_the_row_and_nothing_is_decide
     for (column, value) in [("args", "{not json"), ("require_reason", "7")] {
         let restore = sqlx::query_scalar::<_, String>(&format!("SELECT CAST({column} AS TEXT) FROM approvals WHERE id = $1"))
             .bind(&approval.id)
-            .fetch_one(engine.store.testing().writer())
+            .fetch_one(engine.store.testing().writer().exec())
             .await
             .unwrap();
         sqlx::query(&format!("UPDATE approvals SET {column} = $1 WHERE id = $2"))
             .bind(value)
             .bind(&approval.id)
-            .execute(engine.store.testing().writer())
+            .execute(engine.store.testing().writer().exec())
             .await
             .unwrap();
         let refused = engine.decide(&approval.id, Decision::Approve { args: None, grant: None }, "admin", Role::Admin).await;
@@ -137,12 +137,12 @@ async fn a_corrupt_stored_value_is_an_error_naming_the_row_and_nothing_is_decide
         sqlx::query(&format!("UPDATE approvals SET {column} = $1 WHERE id = $2"))
             .bind(restore)
             .bind(&approval.id)
-            .execute(engine.store.testing().writer())
+            .execute(engine.store.testing().writer().exec())
             .await
             .unwrap();
         let state: String = sqlx::query_scalar("SELECT state FROM approvals WHERE id = $1")
             .bind(&approval.id)
-            .fetch_one(engine.store.testing().writer())
+            .fetch_one(engine.store.testing().writer().exec())
             .await
             .unwrap();
         assert_eq!(state, "pending", "{column}: nothing was decided");

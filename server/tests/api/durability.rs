@@ -357,9 +357,9 @@ async fn a_write_ahead_log_past_its_limit_is_started_over() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::connect(&format!("sqlite://{}", dir.path().join("t.db").display()), Default::default()).await.unwrap();
     let log = || std::fs::metadata(dir.path().join("t.db-wal")).map(|m| m.len()).unwrap_or(0);
-    sqlx::query("CREATE TABLE filler (x BLOB)").execute(store.testing().writer()).await.unwrap();
+    sqlx::query("CREATE TABLE filler (x BLOB)").execute(store.testing().writer().exec()).await.unwrap();
     for _ in 0..64 {
-        sqlx::query("INSERT INTO filler VALUES (randomblob(4000))").execute(store.testing().writer()).await.unwrap();
+        sqlx::query("INSERT INTO filler VALUES (randomblob(4000))").execute(store.testing().writer().exec()).await.unwrap();
     }
     let grown = log();
     assert!(grown > 64 * 4000, "the log holds the writes ({grown} bytes)");
@@ -368,13 +368,13 @@ async fn a_write_ahead_log_past_its_limit_is_started_over() {
     assert_eq!(log(), grown, "a passive checkpoint copies the log but does not shrink it");
     // Grown once more, so that only a log started over keeps the file at its size below.
     for _ in 0..64 {
-        sqlx::query("INSERT INTO filler VALUES (randomblob(4000))").execute(store.testing().writer()).await.unwrap();
+        sqlx::query("INSERT INTO filler VALUES (randomblob(4000))").execute(store.testing().writer().exec()).await.unwrap();
     }
     let grown = log();
     assert_eq!(checkpoint::checkpoint(&store, 16).await.unwrap(), checkpoint::Checkpointed::Restarted);
     assert_eq!(log(), grown, "the file is kept, to be written over (a truncated one is allocated again)");
     for _ in 0..64 {
-        sqlx::query("INSERT INTO filler VALUES (randomblob(4000))").execute(store.testing().writer()).await.unwrap();
+        sqlx::query("INSERT INTO filler VALUES (randomblob(4000))").execute(store.testing().writer().exec()).await.unwrap();
     }
     assert!(log() <= grown, "past the limit the log starts over: {} bytes after as many writes, {grown} before", log());
     let first = frames;
@@ -395,7 +395,7 @@ async fn the_sqlite_writer_and_quick_readers_run_on_the_calling_task_and_transac
     }
     let dir = tempfile::tempdir().unwrap();
     let store = Store::connect(&format!("sqlite://{}", dir.path().join("t.db").display()), Default::default()).await.unwrap();
-    sqlx::query("CREATE TABLE notes (x TEXT)").execute(store.testing().writer()).await.unwrap();
+    sqlx::query("CREATE TABLE notes (x TEXT)").execute(store.testing().writer().exec()).await.unwrap();
 
     let mut dropped = store.write(Scope::People).await.unwrap();
     sqlx::query("INSERT INTO notes VALUES ('dropped')").execute(&mut *dropped.tx).await.unwrap();
@@ -406,12 +406,12 @@ async fn the_sqlite_writer_and_quick_readers_run_on_the_calling_task_and_transac
     let notes: Vec<String> = sqlx::query_scalar("SELECT x FROM notes").fetch_all(store.testing().pool()).await.unwrap();
     assert_eq!(notes, ["kept"], "the dropped transaction rolled back, the committed one is stored");
     // The quick readers (also without threads) see each commit at once.
-    let quick: Vec<String> = sqlx::query_scalar("SELECT x FROM notes").fetch_all(store.testing().quick()).await.unwrap();
+    let quick: Vec<String> = sqlx::query_scalar("SELECT x FROM notes").fetch_all(store.testing().quick().exec()).await.unwrap();
     assert_eq!(quick, ["kept"]);
     let mut more = store.write(Scope::People).await.unwrap();
     sqlx::query("INSERT INTO notes VALUES ('more')").execute(&mut *more.tx).await.unwrap();
     more.commit().await.unwrap();
-    let quick: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM notes").fetch_one(store.testing().quick()).await.unwrap();
+    let quick: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM notes").fetch_one(store.testing().quick().exec()).await.unwrap();
     assert_eq!(quick, 2, "a quick read after a commit sees it");
 
     // Each test runs in a process of its own (nextest), so these are the store's threads only.
@@ -483,7 +483,7 @@ async fn a_connection_goes_back_to_its_pool_in_its_drop_when_nothing_has_to_wait
     let store = Store::connect(&url, Default::default()).await.unwrap();
     let readers = Connections::Pool(store.testing().pool().clone());
     for (name, conns) in [("quick", store.testing().quick()), ("writer", store.testing().writer()), ("readers", &readers)] {
-        let one: i64 = sqlx::query_scalar("SELECT 1").fetch_one(conns).await.unwrap();
+        let one: i64 = sqlx::query_scalar("SELECT 1").fetch_one(conns.exec()).await.unwrap();
         assert_eq!(one, 1);
         if let Connections::Held(_) = conns {
             assert!(url.starts_with("sqlite:"), "only SQLite's connections are held by the store");
@@ -605,13 +605,13 @@ async fn a_statement_on_the_stores_own_connections_waits_for_a_lock_without_hold
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("t.db").display());
     let store = Store::connect(&url, Default::default()).await.unwrap();
-    sqlx::query("CREATE TABLE notes (x TEXT)").execute(store.testing().writer()).await.unwrap();
+    sqlx::query("CREATE TABLE notes (x TEXT)").execute(store.testing().writer().exec()).await.unwrap();
     let mut elsewhere = sqlx::AnyConnection::connect(&url).await.unwrap();
     sqlx::query("BEGIN IMMEDIATE").execute(&mut elsewhere).await.unwrap();
 
     let insert = {
         let store = store.clone();
-        tokio::spawn(async move { sqlx::query("INSERT INTO notes VALUES ('waited')").execute(store.testing().writer()).await })
+        tokio::spawn(async move { sqlx::query("INSERT INTO notes VALUES ('waited')").execute(store.testing().writer().exec()).await })
     };
     let started = std::time::Instant::now();
     for _ in 0..10 {
@@ -619,7 +619,7 @@ async fn a_statement_on_the_stores_own_connections_waits_for_a_lock_without_hold
     }
     assert!(started.elapsed() < Duration::from_secs(2), "the runtime went on: {:?}", started.elapsed());
     assert!(!insert.is_finished(), "the statement waits for the lock");
-    let read: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM notes").fetch_one(store.testing().quick()).await.unwrap();
+    let read: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM notes").fetch_one(store.testing().quick().exec()).await.unwrap();
     assert_eq!(read, 0, "a quick read answers meanwhile");
 
     sqlx::query("COMMIT").execute(&mut elsewhere).await.unwrap();
@@ -628,6 +628,6 @@ async fn a_statement_on_the_stores_own_connections_waits_for_a_lock_without_hold
         .expect("the statement ends")
         .unwrap()
         .expect("it ran once the lock was free");
-    let notes: Vec<String> = sqlx::query_scalar("SELECT x FROM notes").fetch_all(store.testing().quick()).await.unwrap();
+    let notes: Vec<String> = sqlx::query_scalar("SELECT x FROM notes").fetch_all(store.testing().quick().exec()).await.unwrap();
     assert_eq!(notes, ["waited"], "run once");
 }

@@ -57,7 +57,7 @@ async fn a_read_answers_from_the_snapshot_and_the_tail_and_a_stale_or_foreign_sn
             .bind(version)
             .bind(&text)
             .bind(c.as_str())
-            .execute(store.testing().writer())
+            .execute(store.testing().writer().exec())
             .await
             .unwrap();
         let (view, whole) = both(&app, &c).await;
