@@ -60,7 +60,8 @@ impl Held {
     /// after [`Self::close`], `PoolClosed`.
     pub async fn acquire(&self) -> Result<HeldConn, Error> {
         let permit = self.inner.permits.clone().acquire_owned().await.map_err(|_| Error::PoolClosed)?;
-        let conn = self.inner.idle.lock().unwrap_or_else(|e| e.into_inner()).pop().expect("a permit stands for an idle connection");
+        // A permit stands for an idle connection, unless `close` emptied `idle` since it was granted.
+        let conn = self.inner.idle.lock().unwrap_or_else(|e| e.into_inner()).pop().ok_or(Error::PoolClosed)?;
         Ok(HeldConn { conn: Some(conn), inner: self.inner.clone(), _permit: permit })
     }
 
