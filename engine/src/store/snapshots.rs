@@ -10,7 +10,7 @@
 use anyhow::Context;
 use domain::{ConversationId, ConversationView, fold::FOLD_VERSION};
 
-use super::{Store, events, time::now_ms};
+use super::{Store, db::Db, events, time::now_ms};
 
 /// How many events may follow a snapshot before a read stores a newer one.
 pub const REFRESH_AFTER: usize = 64;
@@ -48,20 +48,25 @@ pub async fn view(store: &Store, conversation_id: &ConversationId) -> anyhow::Re
 /// The page of the conversation's view with its last `items` items: the stored page (if it is of
 /// this fold version and size) plus the events after it, paged again.
 pub async fn page(store: &Store, conversation_id: &ConversationId, items: usize) -> anyhow::Result<ConversationView> {
-    let row: Option<(i64, i64, String)> =
-        sqlx::query_as("SELECT fold_version, page_items, view FROM view_pages WHERE conversation_id = $1")
-            .bind(conversation_id)
-            .fetch_optional(store.pool())
-            .await
-            .context("failed to load a view page")?;
-    let stored = row.filter(|(version, size, _)| *version == FOLD_VERSION && *size == items as i64).and_then(|(_, _, text)| {
+    // One row by its key, of a page's size whatever the chat's length: a quick read. The
+    // conversation's `last_seq` says how long the tail is, so a short one is read quickly too.
+    let row: Option<(i64, i64, String, i64)> = sqlx::query_as(
+        "SELECT p.fold_version, p.page_items, p.view, c.last_seq FROM view_pages p
+         JOIN conversations c ON c.id = p.conversation_id WHERE p.conversation_id = $1",
+    )
+    .bind(conversation_id)
+    .fetch_optional(Db::from(store).read_few())
+    .await
+    .context("failed to load a view page")?;
+    let stored = row.filter(|(version, size, ..)| *version == FOLD_VERSION && *size == items as i64).and_then(|(_, _, text, last_seq)| {
         serde_json::from_str::<ConversationView>(&text)
             .inspect_err(|err| tracing::warn!(%conversation_id, error = %err, "unreadable view page; paging the whole view"))
             .ok()
+            .map(|page| (page, last_seq))
     });
     let (page, refresh) = match stored {
-        Some(mut page) => {
-            let tail = events::after(store.pool(), conversation_id, page.last_seq).await?;
+        Some((mut page, last_seq)) => {
+            let tail = events::about_after(store, conversation_id, page.last_seq, last_seq - page.last_seq).await?;
             for event in &tail {
                 page.apply(event);
             }
