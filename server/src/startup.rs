@@ -24,7 +24,7 @@ use crate::{
     bus::Bus,
     config::Config,
     model::{Model, Models},
-    orchestrator::{BeforeCommitHook, Orchestrator, sweeper},
+    orchestrator::{BeforeCommitHook, Decisions, Orchestrator, sweeper},
     state::AppState,
     store::{Backend, Store},
     tools::Registry,
@@ -40,7 +40,7 @@ pub struct Parts {
 pub struct Application {
     listener: TcpListener,
     router: Router,
-    orchestrator: Arc<Orchestrator>,
+    decisions: Decisions,
     people: Arc<crate::people::People>,
     sweep_interval: std::time::Duration,
     write_stall_limit: std::time::Duration,
@@ -117,6 +117,7 @@ impl Application {
         let oidc_config = agents.oidc.clone();
         let orchestrator = Orchestrator::new(store.clone(), models, tools, agents, parts.before_commit, config.task_lease);
         background.start("task claims", |pulse| Arc::clone(&orchestrator).renew_claims(pulse));
+        let decisions = Decisions::new(&orchestrator);
 
         let listener = TcpListener::bind(config.addr).await.with_context(|| format!("failed to listen on {}", config.addr))?;
         let addr = listener.local_addr()?;
@@ -158,6 +159,7 @@ impl Application {
             streams,
             store: store.clone(),
             orchestrator: orchestrator.clone(),
+            decisions: decisions.clone(),
             people: people.clone(),
             background: background.clone(),
             config: Arc::new(config),
@@ -214,7 +216,7 @@ impl Application {
             .layer(PropagateRequestIdLayer::x_request_id())
             .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
             .with_state(state);
-        Ok(Self { listener, router, orchestrator, people, sweep_interval, write_stall_limit, channels, store, background })
+        Ok(Self { listener, router, decisions, people, sweep_interval, write_stall_limit, channels, store, background })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -231,7 +233,7 @@ impl Application {
     /// Ctrl-C / SIGTERM handling stays in charge.
     pub async fn run_until(self, stop: impl std::future::Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
         // Approvals asked (and grants made) under another configuration are checked against this one.
-        let reclassified = self.orchestrator.reclassify_at_start_up().await?;
+        let reclassified = self.decisions.reclassify_at_start_up().await?;
         if reclassified != Default::default() {
             tracing::info!(
                 kept = reclassified.kept,
@@ -245,12 +247,12 @@ impl Application {
         if moved > 0 {
             tracing::info!(pending_approvals = moved, "re-resolved the configuration file's groups");
         }
-        let resumed = sweeper::resume_at_start_up(&self.orchestrator).await?;
+        let resumed = sweeper::resume_at_start_up(self.decisions.driver()).await?;
         if resumed > 0 {
             tracing::info!(resumed, "resumed tasks left mid-way");
         }
-        let (orchestrator, every) = (self.orchestrator.clone(), self.sweep_interval);
-        self.background.start("sweeper", |pulse| sweeper::run(orchestrator, every, pulse));
+        let (decisions, every) = (self.decisions.clone(), self.sweep_interval);
+        self.background.start("sweeper", |pulse| sweeper::run(decisions, every, pulse));
         if !self.channels.is_empty() {
             let (store, channels) = (self.store.clone(), self.channels.clone());
             self.background.start("deliveries", |pulse| engine::delivery::run(store, channels, pulse));

@@ -41,7 +41,10 @@ impl FromRef<AppState> for Store {
 pub struct Shared {
     pub leptos_options: LeptosOptions,
     pub store: Store,
+    /// Drives tasks (engine/src/orchestrator).
     pub orchestrator: Arc<Orchestrator>,
+    /// What people, rules and deadlines decide about what waits: every door decides through it.
+    pub decisions: engine::orchestrator::Decisions,
     /// Groups and delegations: who may decide (engine/src/people).
     pub people: Arc<crate::people::People>,
     pub config: Arc<Config>,

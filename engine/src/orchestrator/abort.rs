@@ -3,7 +3,6 @@
 
 use crate::Error;
 use domain::TaskId;
-use std::sync::Arc;
 
 use domain::{
     ApprovalOutcome, AuditKind, CallState, EventBody, Role, TaskStatus,
@@ -11,7 +10,7 @@ use domain::{
 };
 use serde_json::json;
 
-use super::{Orchestrator, authority::Actor};
+use super::{Decisions, authority::Actor};
 use crate::store::{
     Scope, Write,
     approvals::{self},
@@ -19,9 +18,9 @@ use crate::store::{
     tasks::{self, TaskRow},
 };
 
-impl Orchestrator {
+impl Decisions {
     /// Stops a task: pending approvals and approved-but-unrun calls are canceled.
-    pub async fn abort(self: &Arc<Self>, task_id: &TaskId, actor: &Actor) -> Result<(), Error> {
+    pub async fn abort(&self, task_id: &TaskId, actor: &Actor) -> Result<(), Error> {
         let mut w = self.store.write(Scope::Task(task_id)).await?;
         let task = tasks::get(&mut *w.tx, task_id).await?.ok_or_else(|| Error::Unknown(format!("task {task_id} does not exist")))?;
         if task.status().is_final() {
@@ -45,7 +44,7 @@ impl Orchestrator {
             json!({ "task_id": task.id, "conversation_id": task.conversation_id, "role": actor.role_name(), "ip": actor.ip, "user_agent": actor.user_agent }));
         w.commit().await?;
         // A canceled worker hands "canceled" to its supervisor, which then goes on.
-        self.trigger(task_id);
+        self.driver.trigger(task_id);
         Ok(())
     }
 

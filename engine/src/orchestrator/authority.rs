@@ -9,7 +9,7 @@ use domain::{
 };
 use serde_json::Value;
 
-use super::Orchestrator;
+use super::Decisions;
 use crate::{
     Error,
     store::{
@@ -123,7 +123,7 @@ pub fn four_eyes(actor: &Actor, approval: &ApprovalRow) -> Result<(), Error> {
     Ok(())
 }
 
-impl Orchestrator {
+impl Decisions {
     /// Who the actor decides as: themselves when the rule allows them, else the first person who
     /// delegated to them (in force now) whom it allows — the refusal stands otherwise.
     pub(super) async fn decider(&self, w: &mut Write, actor: &Actor, approval: &ApprovalRow) -> Result<Actor, Error> {
@@ -140,7 +140,7 @@ impl Orchestrator {
     }
 }
 
-/// [`Orchestrator::decider`] on any connection.
+/// [`Decisions::decider`] on any connection.
 async fn decider_in(conn: &mut sqlx::AnyConnection, actor: &Actor, approval: &ApprovalRow) -> Result<Actor, Error> {
     {
         let refusal = match may_decide(actor, approval, now_ms()) {

@@ -5,11 +5,10 @@
 
 use crate::Error;
 use domain::{ApprovalId, ConversationId, TaskId};
-use std::sync::Arc;
 
 use domain::{ApprovalOutcome, EventBody};
 
-use super::{Actor, Orchestrator};
+use super::{Actor, Decisions};
 use crate::store::{Scope, approvals};
 
 /// The words a person confirms or refuses with in the chat (docs/config.md, "Conversational
@@ -75,15 +74,10 @@ pub struct Reply {
     pub answer: Answer,
 }
 
-impl Orchestrator {
+impl Decisions {
     /// When the conversation waits for a yes/no in the chat, takes `text` as the answer and
     /// returns what it did; `None` when nothing waits (the message starts a new turn instead).
-    pub async fn answer_in_chat(
-        self: &Arc<Self>,
-        conversation_id: &ConversationId,
-        text: &str,
-        actor: &Actor,
-    ) -> Result<Option<Reply>, Error> {
+    pub async fn answer_in_chat(&self, conversation_id: &ConversationId, text: &str, actor: &Actor) -> Result<Option<Reply>, Error> {
         let mut w = self.store.write(Scope::Conversation(conversation_id)).await?;
         w.hold_authority().await?;
         let Some(approval) = approvals::pending_in_chat(&mut *w.tx, conversation_id).await? else { return Ok(None) };
@@ -113,7 +107,7 @@ impl Orchestrator {
         }
         w.commit().await?;
         if answer != Answer::Unclear {
-            self.trigger(&task.id);
+            self.driver.trigger(&task.id);
         }
         Ok(Some(Reply { task_id: task.id, approval_id: approval.id, answer }))
     }

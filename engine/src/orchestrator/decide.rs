@@ -3,7 +3,6 @@
 //! events, and the task's status (docs/architecture.md, decision 3).
 
 use domain::{ApprovalId, TaskId};
-use std::sync::Arc;
 
 use domain::{
     ApprovalOutcome, ApprovalState, AuditKind, CallState, EventBody, TaskStatus,
@@ -12,7 +11,7 @@ use domain::{
 use serde_json::{Value, json};
 
 use super::{
-    Orchestrator,
+    Decisions,
     authority::{Actor, Decision, breached, check_answer, four_eyes, pending_approval},
 };
 use crate::{
@@ -27,9 +26,9 @@ use crate::{
     tools::schema,
 };
 
-impl Orchestrator {
+impl Decisions {
     /// Approves or rejects one approval, then lets the task go on.
-    pub async fn decide(self: &Arc<Self>, approval_id: &ApprovalId, decision: Decision, actor: &Actor) -> Result<DecisionOutcome, Error> {
+    pub async fn decide(&self, approval_id: &ApprovalId, decision: Decision, actor: &Actor) -> Result<DecisionOutcome, Error> {
         let mut w = self.store.write(Scope::Approval(approval_id)).await?;
         w.hold_authority().await?;
         let approval = pending_approval(&mut w.tx, approval_id).await?;
@@ -69,14 +68,14 @@ impl Orchestrator {
             }
         };
         // The task's driver starts with the lease this write claims (none if a driver holds it).
-        let lease = self.claim_in(&mut w, &task.id).await?;
+        let lease = self.driver.claim_in(&mut w, &task.id).await?;
         w.commit().await?;
-        self.drive_with(&task.id, lease);
+        self.driver.drive_with(&task.id, lease);
         Ok(outcome)
     }
 
     /// Decides every pending approval of a task the same way (Approve All / Reject All).
-    pub async fn decide_all(self: &Arc<Self>, task_id: &TaskId, decision: Decision, actor: &Actor) -> Result<Vec<DecisionOutcome>, Error> {
+    pub async fn decide_all(&self, task_id: &TaskId, decision: Decision, actor: &Actor) -> Result<Vec<DecisionOutcome>, Error> {
         self.decide_each(task_id, actor, |_| Some(decision.clone())).await
     }
 
@@ -85,7 +84,7 @@ impl Orchestrator {
     /// recorded, so a batch is decided whole or not at all; an approval `choose` has no decision
     /// for fails it (`Invalid`), and so does an approved question (it needs an answer on its card).
     pub async fn decide_each(
-        self: &Arc<Self>,
+        &self,
         task_id: &TaskId,
         actor: &Actor,
         choose: impl Fn(&ApprovalRow) -> Option<Decision>,
@@ -135,9 +134,9 @@ impl Orchestrator {
             }
             outcomes.push(self.apply(&mut w, &task, approval, outcome, &actor, reason, None).await?);
         }
-        let lease = self.claim_in(&mut w, task_id).await?;
+        let lease = self.driver.claim_in(&mut w, task_id).await?;
         w.commit().await?;
-        self.drive_with(task_id, lease);
+        self.driver.drive_with(task_id, lease);
         Ok(outcomes)
     }
 
@@ -287,7 +286,7 @@ impl Orchestrator {
     }
 }
 
-impl Orchestrator {
+impl Decisions {
     /// A quorum (the gate's `quorum`): a person's approval that leaves it short of the quorum is
     /// counted (`approval-counted`, audited) and it stays pending; `None` when this approval
     /// completes the quorum (or there is none) and the call is approved. The same person counts

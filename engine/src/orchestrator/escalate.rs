@@ -6,13 +6,12 @@
 
 use crate::Error;
 use domain::ApprovalId;
-use std::sync::Arc;
 
 use domain::{AuditKind, EventBody};
 use serde_json::json;
 
 use super::{
-    Orchestrator,
+    Decisions,
     authority::{Actor, pending_approval},
 };
 use crate::store::{
@@ -35,10 +34,10 @@ pub(super) enum Deadline {
 /// A named target and the people who may decide for it.
 pub(super) type Target = Option<(String, Vec<String>)>;
 
-impl Orchestrator {
+impl Decisions {
     /// A user hands a pending approval over (on demand): to `to` (a user or group name), or
     /// without one to the gate's target or the admins. An unknown `to` is a 422 that changes nothing.
-    pub async fn escalate(self: &Arc<Self>, approval_id: &ApprovalId, actor: &Actor, to: Option<&str>) -> Result<(), Error> {
+    pub async fn escalate(&self, approval_id: &ApprovalId, actor: &Actor, to: Option<&str>) -> Result<(), Error> {
         let mut w = self.store.write(Scope::Approval(approval_id)).await?;
         w.hold_authority().await?;
         let approval = pending_approval(&mut w.tx, approval_id).await?;
@@ -75,7 +74,7 @@ impl Orchestrator {
 
     /// The gate's escalation timeout passed and no one decided: the gate's target (or the admins)
     /// gets it, and the deadline stays (the timeout action still applies then).
-    pub async fn escalate_when_due(self: &Arc<Self>, approval_id: &ApprovalId) -> Result<(), Error> {
+    pub async fn escalate_when_due(&self, approval_id: &ApprovalId) -> Result<(), Error> {
         let mut w = self.store.write(Scope::Approval(approval_id)).await?;
         let approval = pending_approval(&mut w.tx, approval_id).await?;
         if approval.escalated_at.is_some() || approval.escalate_at.is_none_or(|at| at > now_ms()) {

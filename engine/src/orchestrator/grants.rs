@@ -5,7 +5,6 @@
 
 use crate::Error;
 use domain::{GrantId, TaskId};
-use std::sync::Arc;
 
 use domain::{
     AuditKind, EventBody,
@@ -13,7 +12,7 @@ use domain::{
 };
 use serde_json::json;
 
-use super::{Orchestrator, authority::Actor};
+use super::{Decisions, Orchestrator, authority::Actor};
 use crate::agents::Gate;
 use crate::store::{
     Scope, Write,
@@ -25,7 +24,7 @@ use crate::store::{
 };
 use serde_json::Value;
 
-impl Orchestrator {
+impl Decisions {
     /// The gate, as configured now, that an approval may become a standing grant under; `Err`
     /// (422 at `/grant`): why it may not.
     pub(super) fn grant_gate(&self, approval: &ApprovalRow) -> Result<&Gate, Error> {
@@ -107,7 +106,10 @@ impl Orchestrator {
         );
         Ok(())
     }
+}
 
+/// Run by the task's driver when an approved plan runs.
+impl Orchestrator {
     /// An approved plan: one grant per step, for exactly that call in this task by the same
     /// agent, once, under the plan's gate; given by whoever approved the plan. A step that a gate
     /// asking each call on its own stops is still asked (engine/src/coverage.rs).
@@ -160,9 +162,11 @@ impl Orchestrator {
         }
         Ok(())
     }
+}
 
+impl Decisions {
     /// Revokes a grant; later calls of its tool ask again.
-    pub async fn revoke_grant(self: &Arc<Self>, grant_id: &GrantId, actor: &Actor) -> Result<(), Error> {
+    pub async fn revoke_grant(&self, grant_id: &GrantId, actor: &Actor) -> Result<(), Error> {
         let mut w = self.store.write(Scope::Grant(grant_id)).await?;
         let grant = grants::get(&mut *w.tx, grant_id).await?.ok_or_else(|| Error::Unknown(format!("grant {grant_id} does not exist")))?;
         if !grants::revoke(&mut w.tx, grant_id, &actor.name).await? {

@@ -1,7 +1,14 @@
-//! The orchestrator drives tasks from the event log (docs/architecture.md, decision 2): it runs approved calls,
-//! asks the model for the next step when nothing is pending, and stops when a gate asks for a
-//! human. Nothing waits in memory for a decision: a decision is a database write followed by
-//! `trigger`, and a restart resumes every task that was working.
+//! The use cases that move tasks on, in two parts.
+//!
+//! - [`Orchestrator`] drives tasks from the event log (docs/architecture.md, decision 2): it runs
+//!   approved calls, asks the model for the next step when nothing is pending, and stops when a
+//!   gate asks for a human (`start_turn.rs`, `step.rs`, `model_step.rs`, `execute.rs`,
+//!   `delegate.rs`, `client_calls.rs`).
+//! - [`Decisions`] are what people, rules and deadlines decide about what waits (`decide.rs` and
+//!   the files it names).
+//!
+//! Nothing waits in memory for a decision: a decision is a database write followed by the
+//! driver's `trigger`, and a restart resumes every task that was working.
 
 mod abort;
 mod approvers;
@@ -60,6 +67,7 @@ pub(super) enum Drove {
     Released,
 }
 
+/// The driver of tasks: one per process, holding which tasks it drives and their leases.
 pub struct Orchestrator {
     store: Store,
     models: Models,
@@ -72,6 +80,38 @@ pub struct Orchestrator {
     metrics: Arc<Metrics>,
     /// How long a claim on a task lasts without renewal (a crashed process's claims run out).
     lease: Duration,
+}
+
+/// What people, rules and deadlines decide about the calls and tasks that wait: approve or reject
+/// (`decide.rs`), answer in chat (`confirm.rs`), escalate (`escalate.rs`), time out
+/// (`time_out.rs`), remind (`waiting.rs`), revoke a grant (`grants.rs`), abort (`abort.rs`), and
+/// look again at what waits when the rules changed (`reclassify.rs`). Each is one write under the
+/// authority rules (`authority.rs`); a task that may go on is then handed to its driver, the
+/// [`Orchestrator`].
+#[derive(Clone)]
+pub struct Decisions {
+    driver: Arc<Orchestrator>,
+    store: Store,
+    agents: Arc<AgentsConfig>,
+    tools: Arc<Registry>,
+    metrics: Arc<Metrics>,
+}
+
+impl Decisions {
+    pub fn new(driver: &Arc<Orchestrator>) -> Self {
+        Self {
+            driver: Arc::clone(driver),
+            store: driver.store.clone(),
+            agents: Arc::clone(&driver.agents),
+            tools: Arc::clone(&driver.tools),
+            metrics: Arc::clone(&driver.metrics),
+        }
+    }
+
+    /// The driver the tasks decided here go on in.
+    pub fn driver(&self) -> &Arc<Orchestrator> {
+        &self.driver
+    }
 }
 
 impl Orchestrator {

@@ -7,13 +7,12 @@
 //! end. Each step is audited as `policy.reclassified`.
 
 use crate::Error;
-use std::sync::Arc;
 
 use domain::{ApprovalOutcome, AuditKind, EventBody, TaskId, TaskStatus};
 use serde_json::json;
 
 use super::{
-    Orchestrator,
+    Decisions,
     authority::{Actor, SYSTEM, pending_approval},
 };
 use crate::{
@@ -33,15 +32,15 @@ pub struct Reclassified {
     pub grants_ended: usize,
 }
 
-impl Orchestrator {
-    pub async fn reclassify_at_start_up(self: &Arc<Self>) -> anyhow::Result<Reclassified> {
+impl Decisions {
+    pub async fn reclassify_at_start_up(&self) -> anyhow::Result<Reclassified> {
         let version = self.agents.version.clone();
         let mut done = Reclassified::default();
         for approval in approvals::pending_under_other_policy(&self.store, &version).await? {
             match self.reclassify(&approval).await {
                 Ok(Some(task)) => {
                     done.canceled += 1;
-                    self.trigger(&task);
+                    self.driver.trigger(&task);
                 }
                 Ok(None) => done.kept += 1,
                 Err(err) => {

@@ -4,7 +4,7 @@
 use crate::Error;
 use std::{sync::Arc, time::Duration};
 
-use super::Orchestrator;
+use super::{Decisions, Orchestrator};
 use crate::store::{approvals, tasks, time::now_ms};
 
 /// At start-up: resumes every task a crash or restart left mid-way, at once (on SQLite the
@@ -33,12 +33,12 @@ pub async fn resume_all(orchestrator: &Arc<Orchestrator>) -> anyhow::Result<usiz
 }
 
 /// Escalation timeouts and reminders that are due (both stored, so a restart misses none).
-async fn sweep_escalations_and_reminders(orchestrator: &Arc<Orchestrator>) {
+async fn sweep_escalations_and_reminders(decisions: &Decisions) {
     let now = now_ms();
-    match approvals::due_escalations(&orchestrator.store, orchestrator.store.backend(), now).await {
+    match approvals::due_escalations(&decisions.store, decisions.store.backend(), now).await {
         Ok(ids) => {
             for id in ids {
-                match orchestrator.escalate_when_due(&id).await {
+                match decisions.escalate_when_due(&id).await {
                     Ok(()) | Err(Error::WrongState(_) | Error::Unknown(_)) => {}
                     Err(err) => tracing::error!(approval_id = %id, error = ?err, "escalation failed"),
                 }
@@ -46,10 +46,10 @@ async fn sweep_escalations_and_reminders(orchestrator: &Arc<Orchestrator>) {
         }
         Err(err) => tracing::error!(error = ?err, "escalation sweep failed"),
     }
-    match approvals::due_reminders(&orchestrator.store, orchestrator.store.backend(), now).await {
+    match approvals::due_reminders(&decisions.store, decisions.store.backend(), now).await {
         Ok(ids) => {
             for id in ids {
-                match orchestrator.remind_when_due(&id).await {
+                match decisions.remind_when_due(&id).await {
                     Ok(()) | Err(Error::WrongState(_) | Error::Unknown(_)) => {}
                     Err(err) => tracing::error!(approval_id = %id, error = ?err, "reminder failed"),
                 }
@@ -60,25 +60,25 @@ async fn sweep_escalations_and_reminders(orchestrator: &Arc<Orchestrator>) {
 }
 
 /// Runs forever: a sweep every `interval`, and a resume pass every 20 intervals.
-pub async fn run(orchestrator: Arc<Orchestrator>, interval: Duration, pulse: crate::background::Pulse) {
+pub async fn run(decisions: Decisions, interval: Duration, pulse: crate::background::Pulse) {
     let mut ticks: u64 = 0;
     loop {
         tokio::time::sleep(interval).await;
         ticks += 1;
-        match sweep(&orchestrator).await {
+        match sweep(&decisions).await {
             Ok(()) => pulse.ok(),
             Err(err) => pulse.failed(err),
         }
         // PostgreSQL: chain audit entries a replica staged but could not chain (it died or
         // another replica was chaining); about once a second.
-        if orchestrator.store.backend() == crate::store::Backend::Postgres
+        if decisions.store.backend() == crate::store::Backend::Postgres
             && ticks.is_multiple_of((1000 / interval.as_millis().max(1) as u64).max(1))
-            && let Err(err) = crate::store::audit::settle(&orchestrator.store).await
+            && let Err(err) = crate::store::audit::settle(&decisions.store).await
         {
             tracing::error!(error = ?err, "chaining staged audit entries failed");
         }
         if ticks.is_multiple_of(20)
-            && let Err(err) = resume_all(&orchestrator).await
+            && let Err(err) = resume_all(decisions.driver()).await
         {
             tracing::error!(error = ?err, "resume sweep failed");
         }
@@ -87,12 +87,12 @@ pub async fn run(orchestrator: Arc<Orchestrator>, interval: Duration, pulse: cra
 
 /// One pass: the timeout actions of overdue approvals, then due escalations and reminders.
 /// Each approval's failure is logged and the pass goes on; the first is returned.
-pub async fn sweep(orchestrator: &Arc<Orchestrator>) -> Result<(), String> {
+pub async fn sweep(decisions: &Decisions) -> Result<(), String> {
     let mut failed = Vec::new();
-    match approvals::overdue(&orchestrator.store, orchestrator.store.backend(), now_ms()).await {
+    match approvals::overdue(&decisions.store, decisions.store.backend(), now_ms()).await {
         Ok(ids) => {
             for id in ids {
-                match orchestrator.time_out(&id).await {
+                match decisions.time_out(&id).await {
                     Ok(()) | Err(Error::WrongState(_) | Error::Unknown(_)) => {}
                     Err(err) => {
                         tracing::error!(approval_id = %id, error = ?err, "timeout failed");
@@ -106,6 +106,6 @@ pub async fn sweep(orchestrator: &Arc<Orchestrator>) -> Result<(), String> {
             failed.push(format!("the timeout sweep: {err:#}"));
         }
     }
-    sweep_escalations_and_reminders(orchestrator).await;
+    sweep_escalations_and_reminders(decisions).await;
     failed.into_iter().next().map_or(Ok(()), Err)
 }

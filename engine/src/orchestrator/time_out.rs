@@ -2,17 +2,16 @@
 //! again, escalate, abort), as the server's own decision.
 
 use domain::{ApprovalId, ApprovalOutcome, ApprovalState, TimeoutAction};
-use std::sync::Arc;
 
-use super::{Orchestrator, authority::Actor};
+use super::{Decisions, authority::Actor};
 use crate::{
     Error,
     store::{Scope, approvals, time::now_ms},
 };
 
-impl Orchestrator {
+impl Decisions {
     /// Applies an approval's timeout action; a no-op when a human decided first.
-    pub async fn time_out(self: &Arc<Self>, approval_id: &ApprovalId) -> Result<(), Error> {
+    pub async fn time_out(&self, approval_id: &ApprovalId) -> Result<(), Error> {
         let mut w = self.store.write(Scope::Approval(approval_id)).await?;
         let Some(approval) = approvals::get(&mut *w.tx, approval_id).await? else { return Ok(()) };
         if approval.state != ApprovalState::Pending || approval.deadline > now_ms() {
@@ -54,7 +53,7 @@ impl Orchestrator {
             TimeoutAction::Retry => self.ask_again(&mut w, &task, &approval).await?,
         }
         w.commit().await?;
-        self.trigger(&task.id);
+        self.driver.trigger(&task.id);
         Ok(())
     }
 }

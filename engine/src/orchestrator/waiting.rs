@@ -3,13 +3,12 @@
 //! deadline. Both are stored times the sweeper acts on, through conditional writes.
 
 use crate::Error;
-use std::sync::Arc;
 
 use domain::{ApprovalId, AuditKind, EventBody};
 use serde_json::json;
 
 use super::{
-    Orchestrator,
+    Decisions,
     authority::{SYSTEM, pending_approval},
 };
 use crate::store::{
@@ -19,7 +18,7 @@ use crate::store::{
     time::{now_ms, rfc3339},
 };
 
-impl Orchestrator {
+impl Decisions {
     /// Nobody decided in time and the gate says `retry`: the same approval is asked again with a
     /// fresh deadline (as long as the first), announced by an `approval-required` event that says
     /// which time it is.
@@ -59,7 +58,7 @@ impl Orchestrator {
     }
 
     /// Reminds the deciders of a pending approval when its next reminder is due.
-    pub async fn remind_when_due(self: &Arc<Self>, approval_id: &ApprovalId) -> Result<(), Error> {
+    pub async fn remind_when_due(&self, approval_id: &ApprovalId) -> Result<(), Error> {
         let mut w = self.store.write(Scope::Approval(approval_id)).await?;
         let approval = pending_approval(&mut w.tx, approval_id).await?;
         let Some((reminder, of)) = approvals::take_reminder(&mut w.tx, approval_id, now_ms()).await? else { return Ok(()) };

@@ -9,7 +9,7 @@ use engine::{
     agents::AgentsConfig,
     bus::Bus,
     model::Models,
-    orchestrator::{Actor, Decision, Orchestrator, sweeper},
+    orchestrator::{Actor, Decision, Decisions, Orchestrator, sweeper},
     store::{
         Store,
         approvals::{self, ApprovalRow},
@@ -26,6 +26,7 @@ pub struct Engine {
     agents_toml: String,
     pub store: Store,
     pub orchestrator: Arc<Orchestrator>,
+    pub decisions: Decisions,
 }
 
 impl Engine {
@@ -43,13 +44,14 @@ impl Engine {
         let models = Models::build(&agents, None).expect("the models build");
         let orchestrator = Orchestrator::new(store.clone(), models, Arc::new(registry), agents, None, Duration::from_secs(30));
         sweeper::resume_at_start_up(&orchestrator).await.expect("resuming at start-up");
-        Self { dir, agents_toml, store, orchestrator }
+        let decisions = Decisions::new(&orchestrator);
+        Self { dir, agents_toml, store, orchestrator, decisions }
     }
 
     /// Stops this process's part and starts a new one on the same database.
     pub async fn restart(self) -> Self {
-        let Self { dir, agents_toml, store, orchestrator } = self;
-        drop(orchestrator);
+        let Self { dir, agents_toml, store, orchestrator, decisions } = self;
+        drop((orchestrator, decisions));
         store.testing().writer().close().await;
         Self::open(dir, agents_toml).await
     }
@@ -102,11 +104,11 @@ impl Engine {
     pub async fn decide(&self, approval: &ApprovalId, decision: Decision, by: &str, role: Role) -> engine::Result<()> {
         let actor =
             Actor { name: by.into(), role: Some(role), ip: None, user_agent: None, on_behalf_of: None, via: None, signed_in_at: None };
-        self.orchestrator.decide(approval, decision, &actor).await.map(drop)
+        self.decisions.decide(approval, decision, &actor).await.map(drop)
     }
 
     /// One pass of the sweeper (timeout actions, escalations, reminders).
     pub async fn sweep(&self) {
-        sweeper::sweep(&self.orchestrator).await.expect("the sweep went well");
+        sweeper::sweep(&self.decisions).await.expect("the sweep went well");
     }
 }

@@ -89,7 +89,7 @@ async fn escalate(
     state.limits.decision(&state.store, &user.user.id).await?;
     access::visible_approval(&state, &user, &id).await?;
     let to = body.and_then(|ApiJson(b)| b.to).map(|t| t.trim().to_owned()).filter(|t| !t.is_empty());
-    state.orchestrator.escalate(&id, &access::actor(&user), to.as_deref()).await?;
+    state.decisions.escalate(&id, &access::actor(&user), to.as_deref()).await?;
     Ok(Json(access::visible_approval(&state, &user, &id).await?.to_wire(now_ms())))
 }
 
@@ -201,7 +201,7 @@ async fn preview(
     ApiJson(request): ApiJson<PreviewRequest>,
 ) -> Result<Json<CallPreview>, ApiError> {
     access::visible_approval(&state, &user, &id).await?;
-    let described = state.orchestrator.preview(&id, request.args).await?;
+    let described = state.decisions.preview(&id, request.args).await?;
     Ok(Json(CallPreview { summary: described.summary, warnings: described.warnings }))
 }
 
@@ -287,5 +287,5 @@ async fn defer(
 async fn decide(state: &AppState, user: &CurrentUser, id: &ApprovalId, decision: Decision) -> Result<Json<DecisionOutcome>, ApiError> {
     state.limits.decision(&state.store, &user.user.id).await?;
     access::visible_approval(state, user, id).await?;
-    Ok(Json(state.orchestrator.decide(id, decision, &access::actor(user)).await?))
+    Ok(Json(state.decisions.decide(id, decision, &access::actor(user)).await?))
 }

@@ -257,7 +257,7 @@ async fn post_message(
             ));
         }
         state.limits.decision(&state.store, &user.user.id).await?;
-        if let Some(reply) = state.orchestrator.answer_in_chat(&conversation.id, text, &access::actor(&user)).await? {
+        if let Some(reply) = state.decisions.answer_in_chat(&conversation.id, text, &access::actor(&user)).await? {
             let answer = match reply.answer {
                 Answer::Yes => "approved",
                 Answer::No => "rejected",

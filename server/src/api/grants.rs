@@ -33,6 +33,6 @@ async fn revoke(State(state): State<AppState>, user: CurrentUser, Path(id): Path
     let not_found = || ApiError::NotFound(format!("grant {id} does not exist"));
     let grant = grants::get(&state.store, &id).await?.ok_or_else(not_found)?;
     access::visible_conversation(&state.store, &user, &grant.conversation_id).await.map_err(|_| not_found())?;
-    state.orchestrator.revoke_grant(&id, &access::actor(&user)).await?;
+    state.decisions.revoke_grant(&id, &access::actor(&user)).await?;
     Ok(StatusCode::NO_CONTENT)
 }

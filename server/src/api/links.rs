@@ -100,7 +100,7 @@ struct SentLinks {
 /// may decide the approval now and have an address the server can send to.
 async fn send(state: &AppState, id: &ApprovalId, decider: &Actor, by: &CurrentUser) -> Result<SentLinks, ApiError> {
     let refused = |why: String| ApiError::invalid("decider", why);
-    let approval = match state.orchestrator.may_decide_now(id, decider).await {
+    let approval = match state.decisions.may_decide_now(id, decider).await {
         Ok((approval, as_decider)) => match crate::orchestrator::four_eyes(&as_decider, &approval) {
             Err(EngineError::NotAllowed(why)) => return Err(refused(format!("{} may not decide it: {why}", decider.name))),
             other => other.map(|()| approval)?,

@@ -81,7 +81,7 @@ async fn approve_all(
 ) -> Result<Json<Vec<DecisionOutcome>>, ApiError> {
     state.limits.decision(&state.store, &user.user.id).await?;
     visible_task(&state, &user, &id).await?;
-    Ok(Json(state.orchestrator.decide_all(&id, Decision::Approve { args: None, grant: None }, &actor(&user)).await?))
+    Ok(Json(state.decisions.decide_all(&id, Decision::Approve { args: None, grant: None }, &actor(&user)).await?))
 }
 
 #[utoipa::path(
@@ -106,7 +106,7 @@ async fn reject_all(
 ) -> Result<Json<Vec<DecisionOutcome>>, ApiError> {
     state.limits.decision(&state.store, &user.user.id).await?;
     visible_task(&state, &user, &id).await?;
-    Ok(Json(state.orchestrator.decide_all(&id, Decision::Reject { reason: reason_of(body) }, &actor(&user)).await?))
+    Ok(Json(state.decisions.decide_all(&id, Decision::Reject { reason: reason_of(body) }, &actor(&user)).await?))
 }
 
 #[utoipa::path(
@@ -125,6 +125,6 @@ async fn reject_all(
 async fn abort(State(state): State<AppState>, user: CurrentUser, Path(id): Path<TaskId>) -> Result<Json<Task>, ApiError> {
     state.limits.decision(&state.store, &user.user.id).await?;
     visible_task(&state, &user, &id).await?;
-    state.orchestrator.abort(&id, &actor(&user)).await?;
+    state.decisions.abort(&id, &actor(&user)).await?;
     Ok(Json(with_summary(&state, &visible_task(&state, &user, &id).await?).await?))
 }

@@ -282,7 +282,7 @@ async fn interaction(State(state): State<AppState>, headers: HeaderMap, body: By
     } else {
         Decision::Approve { args: None, grant: None }
     };
-    match state.orchestrator.decide(&approval.id, decision, &actor).await {
+    match state.decisions.decide(&approval.id, decision, &actor).await {
         Ok(outcome) if outcome.outcome == ApprovalState::Pending => {
             reply(StatusCode::OK, &format!("Counted: {} of {} approvals.", outcome.approved_by.len(), outcome.quorum))
         }

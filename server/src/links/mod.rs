@@ -89,7 +89,7 @@ pub async fn issue(
     by: &str,
     base: &str,
 ) -> Result<IssuedLinks, EngineError> {
-    let (approval, as_decider) = state.orchestrator.may_decide_now(approval_id, decider).await?;
+    let (approval, as_decider) = state.decisions.may_decide_now(approval_id, decider).await?;
     // An approve link the person could not use (four-eyes) is not made: the refusal is said now.
     crate::orchestrator::four_eyes(&as_decider, &approval)?;
     if !sees_it(state, &approval, decider).await? {

@@ -119,7 +119,7 @@ async fn check(state: &AppState, token: &str, ip: Option<String>, headers: &Head
     if !super::sees_it(state, &approval, &actor).await.map_err(internal)? {
         return Err(said(StatusCode::FORBIDDEN, "This link no longer works", "The person it was made for no longer sees this approval."));
     }
-    match state.orchestrator.may_decide_now(&approval.id, &actor).await {
+    match state.decisions.may_decide_now(&approval.id, &actor).await {
         Ok((_, actor)) => Ok((claims, approval, actor)),
         Err(EngineError::NotAllowed(why)) => Err(said(StatusCode::FORBIDDEN, "This link no longer works", &why)),
         Err(EngineError::WrongState(why)) => Err(said(StatusCode::CONFLICT, "This link no longer works", &why)),
@@ -213,7 +213,7 @@ async fn decide(
         LinkAction::Approve => Decision::Approve { args: None, grant: None },
         LinkAction::Reject => Decision::Reject { reason },
     };
-    match state.orchestrator.decide(&approval.id, decision, &actor).await {
+    match state.decisions.decide(&approval.id, decision, &actor).await {
         Ok(outcome) if outcome.outcome == domain::ApprovalState::Pending => said(
             StatusCode::OK,
             "Your approval is counted",

@@ -239,7 +239,7 @@ async fn resume_with(state: &AppState, user: &User, conversation: &ConversationI
             return Err(RunError("INVALID_RESUME", format!("interrupt {id} is answered twice")));
         }
         // Whether this person may decide it, and so, before anything is decided.
-        state.orchestrator.may_decide_now(&approval.id, &actor).await.map_err(|e| RunError("FORBIDDEN", e.to_string()))?;
+        state.decisions.may_decide_now(&approval.id, &actor).await.map_err(|e| RunError("FORBIDDEN", e.to_string()))?;
         let rules = approval.rules();
         let breach = match &decision {
             Decision::Approve { args, .. } => rules
@@ -260,7 +260,7 @@ async fn resume_with(state: &AppState, user: &User, conversation: &ConversationI
         return Err(RunError("INVALID_RESUME", format!("the resume leaves interrupt {missing} unanswered: answer every open interrupt")));
     }
     for (approval, decision) in decisions {
-        state.orchestrator.decide(&approval.id, decision, &actor).await.map_err(|e| RunError("DECISION_REFUSED", e.to_string()))?;
+        state.decisions.decide(&approval.id, decision, &actor).await.map_err(|e| RunError("DECISION_REFUSED", e.to_string()))?;
     }
     Ok(task)
 }

@@ -307,14 +307,14 @@ async fn decide(state: &AppState, user: &User, task_id: &str, data: &Value) -> R
             if row.is_none_or(|a| a.task_id != task.id) {
                 return Err(RpcError(code::INVALID_PARAMS, format!("approval {approval} is not one of task {task_id}'s")));
             }
-            state.orchestrator.decide(&approval, decision, &actor).await?;
+            state.decisions.decide(&approval, decision, &actor).await?;
         }
         Answer::One { approval: None, decision } => {
             let pending = approvals::pending_for_task(&state.store, &task.id).await?;
             match (&decision, pending.as_slice()) {
                 // Edited arguments belong to one call: decide that one.
                 (Decision::Approve { args: Some(_), .. }, [only]) => {
-                    state.orchestrator.decide(&only.id, decision, &actor).await?;
+                    state.decisions.decide(&only.id, decision, &actor).await?;
                 }
                 (Decision::Approve { args: Some(_), .. }, _) => {
                     return Err(RpcError(
@@ -323,7 +323,7 @@ async fn decide(state: &AppState, user: &User, task_id: &str, data: &Value) -> R
                     ));
                 }
                 _ => {
-                    state.orchestrator.decide_all(&task.id, decision, &actor).await?;
+                    state.decisions.decide_all(&task.id, decision, &actor).await?;
                 }
             }
         }
@@ -338,7 +338,7 @@ async fn decide(state: &AppState, user: &User, task_id: &str, data: &Value) -> R
                 };
                 by_approval.insert(approval.id.clone(), decision);
             }
-            state.orchestrator.decide_each(&task.id, &actor, |a| by_approval.get(&a.id).cloned()).await?;
+            state.decisions.decide_each(&task.id, &actor, |a| by_approval.get(&a.id).cloned()).await?;
         }
     }
     Ok(task.id)
@@ -350,7 +350,7 @@ async fn cancel(state: &AppState, user: &User, params: &Value) -> Result<TaskVie
     if task.status().is_final() {
         return Err(RpcError(code::TASK_NOT_CANCELABLE, format!("task {id} is already {}", task.status().as_str())));
     }
-    match state.orchestrator.abort(&task.id, &actor(user)).await {
+    match state.decisions.abort(&task.id, &actor(user)).await {
         Ok(()) | Err(EngineError::WrongState(_)) => {}
         Err(other) => return Err(other.into()),
     }

@@ -269,7 +269,7 @@ impl Gateway {
             if !scopes(context).allows(Scope::Decide) {
                 return Err(McpError::invalid_request("this API token may only call: deciding needs a token with the decide scope", None));
             }
-            if let Err(refused) = state.orchestrator.decide(&approval, decision, &actor(user)).await {
+            if let Err(refused) = state.decisions.decide(&approval, decision, &actor(user)).await {
                 // Decided by someone else meanwhile: that decision stands, and its outcome is the answer.
                 let still_pending = approvals::get(&state.store, &approval)
                     .await

@@ -116,7 +116,7 @@ pub async fn wait(
 async fn decidable_by(state: &AppState, task: &TaskId, actor: &Actor) -> Result<Option<ApprovalId>, McpError> {
     let pending = approvals::pending_for_task(&state.store, task).await.map_err(internal)?;
     let [approval] = pending.as_slice() else { return Ok(None) };
-    Ok(match state.orchestrator.may_decide_now(&approval.id, actor).await {
+    Ok(match state.decisions.may_decide_now(&approval.id, actor).await {
         Ok((row, as_actor)) => crate::orchestrator::four_eyes(&as_actor, &row).is_ok().then(|| approval.id.clone()),
         Err(_) => None,
     })
