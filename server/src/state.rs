@@ -45,6 +45,8 @@ pub struct Shared {
     pub orchestrator: Arc<Orchestrator>,
     /// What people, rules and deadlines decide about what waits: every door decides through it.
     pub decisions: engine::orchestrator::Decisions,
+    /// Calls an outside client proposes (the MCP gateway).
+    pub client_calls: engine::orchestrator::ClientCalls,
     /// Groups and delegations: who may decide (engine/src/people).
     pub people: Arc<crate::people::People>,
     pub config: Arc<Config>,

@@ -133,7 +133,7 @@ impl Decisions {
     /// Whether `actor` may decide the approval now, as [`Self::decide`] would check it (without
     /// deciding): the approval while it is pending and theirs to decide, and who they decide as.
     pub async fn may_decide_now(&self, approval_id: &ApprovalId, actor: &Actor) -> Result<(ApprovalRow, Actor), Error> {
-        let mut conn = self.store.connection().await?;
+        let mut conn = self.driver.store.connection().await?;
         let approval = pending_approval(&mut conn, approval_id).await?;
         let as_actor = decider_in(&mut conn, actor, &approval).await?;
         Ok((approval, as_actor))

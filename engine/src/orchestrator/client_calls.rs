@@ -7,20 +7,18 @@
 //! An approved call runs only while its client still waits for the outcome (`client_calls::mark`
 //! heartbeats); when the client is gone the call is recorded as not run (docs/mcp-gateway.md).
 //!
-//! A call no gate stops takes the short way ([`Orchestrator::run_unasked`]): no driver, no model
+//! A call no gate stops takes the short way ([`ClientCalls::run_unasked`]): no driver, no model
 //! step to replay. Its proposal, the call and its start are one write; the tool runs; its result
 //! and the task's end are a second. The events and rows are the same as the driven way's, so the
 //! chat, the audit trail and a crash in between (the call is "interrupted — not retried") read
 //! them the same. Ungated calls of one client therefore do not wait for each other
 //! (docs/performance-notes.md, "The MCP gateway").
 
-use std::sync::Arc;
-
 use anyhow::Context;
 use domain::{CallState, EventBody, TaskId, TaskStatus, wire::Conversation};
 use serde_json::Value;
 
-use super::Orchestrator;
+use super::{ClientCalls, Orchestrator};
 use crate::{
     model::{ModelReply, ProposedCall},
     policy,
@@ -49,23 +47,17 @@ pub(super) fn reply(call: &ClientCall, step: i64) -> ModelReply {
     ModelReply { text: None, calls, usage: None }
 }
 
-impl Orchestrator {
+impl ClientCalls {
     /// Records a call `client` proposes in `conversation` as a new task and starts driving it.
     /// The tool must be one of the conversation's agent's tools (the gateway checks it first, with
     /// the protocol's own error).
-    pub async fn propose_call(
-        self: &Arc<Self>,
-        conversation: &Conversation,
-        client: &str,
-        tool: &str,
-        args: &Value,
-    ) -> crate::Result<TaskId> {
-        let agent = self.agents.get(&conversation.agent).ok_or_else(|| anyhow::anyhow!("no agent {:?}", conversation.agent))?;
+    pub async fn propose_call(&self, conversation: &Conversation, client: &str, tool: &str, args: &Value) -> crate::Result<TaskId> {
+        let agent = self.driver.agents.get(&conversation.agent).ok_or_else(|| anyhow::anyhow!("no agent {:?}", conversation.agent))?;
         if !agent.tools.iter().any(|t| t == tool) {
             return Err(anyhow::anyhow!("agent {} has no tool {tool:?}", agent.name).into());
         }
         let cid = &conversation.id;
-        let mut w = self.store.write(Scope::Conversation(cid)).await?;
+        let mut w = self.driver.store.write(Scope::Conversation(cid)).await?;
         let task_id = tasks::insert(&mut w.tx, cid).await?;
         let call = ClientCall::new(&task_id, cid, client, tool, args);
         client_calls::insert(&mut w.tx, &call).await?;
@@ -75,7 +67,7 @@ impl Orchestrator {
         w.append(cid, EventBody::TaskStatus { task_id: task_id.clone(), status: TaskStatus::Working, message: None, parent_call_id: None })
             .await?;
         w.commit().await?;
-        self.trigger(&task_id);
+        self.driver.trigger(&task_id);
         Ok(task_id)
     }
 
@@ -83,8 +75,8 @@ impl Orchestrator {
     /// agent, arguments that fit its schema, and no gate (enforcing or shadow) that matches or
     /// fails to evaluate. A client's conversation has no model usage, so budget gates read none.
     pub fn runs_unasked(&self, conversation: &Conversation, tool: &str, args: &Value) -> bool {
-        let Some(agent) = self.agents.get(&conversation.agent) else { return false };
-        let Some(t) = self.tools.get(tool).filter(|_| agent.tools.iter().any(|a| a == tool)) else { return false };
+        let Some(agent) = self.driver.agents.get(&conversation.agent) else { return false };
+        let Some(t) = self.driver.tools.get(tool).filter(|_| agent.tools.iter().any(|a| a == tool)) else { return false };
         if t.delegate().is_some() || !schema::violations(&t.spec().input_schema, args).is_empty() {
             return false;
         }
@@ -98,8 +90,8 @@ impl Orchestrator {
     /// `conversation` exactly as the driven way records it; its task (ended) and the tool's result.
     /// The call runs to its end even if the caller stops waiting (a request that went away), so
     /// its result is recorded.
-    pub async fn run_unasked(self: &Arc<Self>, conversation: &Conversation, client: &str, tool: &str, args: &Value) -> crate::Result<Ran> {
-        let this = Arc::clone(self);
+    pub async fn run_unasked(&self, conversation: &Conversation, client: &str, tool: &str, args: &Value) -> crate::Result<Ran> {
+        let this = self.clone();
         let (conversation, client, tool, args) = (conversation.clone(), client.to_owned(), tool.to_owned(), args.clone());
         tokio::spawn(async move { this.run_unasked_here(&conversation, &client, &tool, &args).await })
             .await
@@ -107,7 +99,7 @@ impl Orchestrator {
     }
 
     async fn run_unasked_here(&self, conversation: &Conversation, client: &str, tool_name: &str, args: &Value) -> crate::Result<Ran> {
-        let tool = self.tools.get(tool_name).cloned().ok_or_else(|| anyhow::anyhow!("no tool {tool_name:?}"))?;
+        let tool = self.driver.tools.get(tool_name).cloned().ok_or_else(|| anyhow::anyhow!("no tool {tool_name:?}"))?;
         let external = tool.is_external();
         // An outside tool that only reads (`readOnlyHint`) has no effect to guard: it runs first,
         // and the call is recorded with its result in one write. A crash in between leaves
@@ -116,26 +108,26 @@ impl Orchestrator {
             true => Some(self.call_external(tool.as_ref(), args).await),
             false => None,
         };
-        let mut w = self.store.write(Scope::Conversation(&conversation.id)).await?;
+        let mut w = self.driver.store.write(Scope::Conversation(&conversation.id)).await?;
         let call = self.record_start(&mut w, conversation, client, tool.as_ref(), args).await?;
         let (mut w, outcome, fenced) = match early {
             Some(outcome) => (w, outcome, false),
             // A built-in tool's effect is part of the same write.
             None if !external => {
-                let outcome = self.run_in_savepoint(&mut w, tool.as_ref(), args).await?;
+                let outcome = self.driver.run_in_savepoint(&mut w, tool.as_ref(), args).await?;
                 (w, outcome, false)
             }
             // An effect outside: the start is committed first (a crash now leaves the call
             // "interrupted — not retried"), under this process's claim on the task, which keeps a
             // sweeper from resuming it while it runs.
             None => {
-                let lease = self.claim_in(&mut w, &call.task_id).await?.context("BUG: a new task is free to claim")?;
+                let lease = self.driver.claim_in(&mut w, &call.task_id).await?.context("BUG: a new task is free to claim")?;
                 w.commit().await?;
                 let outcome = self.call_external(tool.as_ref(), args).await;
-                (self.store.write_as(&lease).await?, outcome, true)
+                (self.driver.store.write_as(&lease).await?, outcome, true)
             }
         };
-        self.record_result(&mut w, &call, outcome.clone()).await?;
+        self.driver.record_result(&mut w, &call, outcome.clone()).await?;
         // The driven way's second model step: the client says nothing more.
         let task = tasks::get(&mut *w.tx, &call.task_id).await?.context("BUG: the call's task exists")?;
         tasks::transition(&mut w, &task, &[TaskStatus::Working], TaskStatus::Completed, None).await?;
@@ -156,7 +148,7 @@ impl Orchestrator {
         tool: &dyn Tool,
         args: &Value,
     ) -> crate::Result<CallRow> {
-        let agent = self.agents.get(&conversation.agent).ok_or_else(|| anyhow::anyhow!("no agent {:?}", conversation.agent))?;
+        let agent = self.driver.agents.get(&conversation.agent).ok_or_else(|| anyhow::anyhow!("no agent {:?}", conversation.agent))?;
         let (cid, tool_name) = (&conversation.id, tool.spec().name.clone());
         let task_id = tasks::insert(&mut w.tx, cid).await?;
         let call = ClientCall::new(&task_id, cid, client, &tool_name, args);
@@ -210,10 +202,13 @@ impl Orchestrator {
             Err(ToolError::Failed(failure)) => Err(failure.0),
             Err(ToolError::Internal(err)) => Err(format!("{err:#}")),
         };
-        self.metrics.tool_ran(&tool.spec().name, started.elapsed().as_secs_f64());
+        self.driver.metrics.tool_ran(&tool.spec().name, started.elapsed().as_secs_f64());
         outcome
     }
+}
 
+/// Run by the driver of a gated call once it was approved.
+impl Orchestrator {
     /// An approved call whose client stopped waiting: recorded as not run, never run.
     pub(super) async fn client_gone(&self, call: &CallRow, client: &ClientCall, lease: &Lease) -> crate::Result<()> {
         let mut w = self.store.write_as(lease).await?;

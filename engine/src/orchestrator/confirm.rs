@@ -78,7 +78,7 @@ impl Decisions {
     /// When the conversation waits for a yes/no in the chat, takes `text` as the answer and
     /// returns what it did; `None` when nothing waits (the message starts a new turn instead).
     pub async fn answer_in_chat(&self, conversation_id: &ConversationId, text: &str, actor: &Actor) -> Result<Option<Reply>, Error> {
-        let mut w = self.store.write(Scope::Conversation(conversation_id)).await?;
+        let mut w = self.driver.store.write(Scope::Conversation(conversation_id)).await?;
         w.hold_authority().await?;
         let Some(approval) = approvals::pending_in_chat(&mut *w.tx, conversation_id).await? else { return Ok(None) };
         // The same rule as the buttons; a chat answer that may not decide is a conflict (409), not

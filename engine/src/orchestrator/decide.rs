@@ -29,7 +29,7 @@ use crate::{
 impl Decisions {
     /// Approves or rejects one approval, then lets the task go on.
     pub async fn decide(&self, approval_id: &ApprovalId, decision: Decision, actor: &Actor) -> Result<DecisionOutcome, Error> {
-        let mut w = self.store.write(Scope::Approval(approval_id)).await?;
+        let mut w = self.driver.store.write(Scope::Approval(approval_id)).await?;
         w.hold_authority().await?;
         let approval = pending_approval(&mut w.tx, approval_id).await?;
         let actor = &self.decider(&mut w, actor, &approval).await?;
@@ -89,7 +89,7 @@ impl Decisions {
         actor: &Actor,
         choose: impl Fn(&ApprovalRow) -> Option<Decision>,
     ) -> Result<Vec<DecisionOutcome>, Error> {
-        let mut w = self.store.write(Scope::Task(task_id)).await?;
+        let mut w = self.driver.store.write(Scope::Task(task_id)).await?;
         w.hold_authority().await?;
         let task = self.waiting_task(&mut w, task_id).await?;
         let pending = approvals::pending_for_task(&mut *w.tx, task_id).await?;
@@ -149,13 +149,16 @@ impl Decisions {
     }
 
     fn validated(&self, approval: &ApprovalRow, args: Value) -> Result<Value, Error> {
-        let tool =
-            self.tools.get(&approval.tool).ok_or_else(|| Error::WrongState(format!("tool {} is no longer available", approval.tool)))?;
+        let tool = self
+            .driver
+            .tools
+            .get(&approval.tool)
+            .ok_or_else(|| Error::WrongState(format!("tool {} is no longer available", approval.tool)))?;
         let mut details = schema::violations(&tool.spec().input_schema, &args);
         if approval.tool == crate::tools::plan::NAME {
             // An edited plan may only drop or change steps into calls the agent can make.
-            let agent_tools = self.agents.get(&approval.agent).map(|a| a.tools.as_slice()).unwrap_or_default();
-            details.extend(crate::tools::plan::step_violations(&args, agent_tools, &self.tools));
+            let agent_tools = self.driver.agents.get(&approval.agent).map(|a| a.tools.as_slice()).unwrap_or_default();
+            details.extend(crate::tools::plan::step_violations(&args, agent_tools, &self.driver.tools));
         }
         if !details.is_empty() {
             return Err(Error::Invalid { message: format!("the edited arguments do not match the schema of {}", approval.tool), details });
@@ -167,11 +170,14 @@ impl Decisions {
     /// reviewer editing arguments sees the new summary and what would make it fail before they
     /// approve. Refused like the approval would be when `args` break the tool's schema.
     pub async fn preview(&self, approval_id: &ApprovalId, args: Value) -> Result<crate::tools::Description, Error> {
-        let mut conn = self.store.connection().await?;
+        let mut conn = self.driver.store.connection().await?;
         let approval = pending_approval(&mut conn, approval_id).await?;
         let args = self.validated(&approval, args)?;
-        let tool =
-            self.tools.get(&approval.tool).ok_or_else(|| Error::WrongState(format!("tool {} is no longer available", approval.tool)))?;
+        let tool = self
+            .driver
+            .tools
+            .get(&approval.tool)
+            .ok_or_else(|| Error::WrongState(format!("tool {} is no longer available", approval.tool)))?;
         Ok(tool.describe(&mut conn, &args, "").await?)
     }
 
@@ -194,7 +200,7 @@ impl Decisions {
             &actor.name,
             reason.as_deref(),
             edited.as_ref(),
-            &self.agents.version,
+            &self.driver.agents.version,
         )
         .await?;
         if !decided {
@@ -203,7 +209,7 @@ impl Decisions {
         }
         calls::transition(&mut w.tx, &approval.call_id, CallState::PendingApproval, outcome.into(), edited.as_ref()).await?;
         // After an edit the card and the queue say what runs now, and what was proposed.
-        let summary = match (&edited, self.tools.get(&approval.tool)) {
+        let summary = match (&edited, self.driver.tools.get(&approval.tool)) {
             (Some(args), Some(tool)) if outcome == ApprovalOutcome::Approved => {
                 let now = tool.describe(&mut w.tx, args, "").await?.summary;
                 let summary = format!("{now} (edited from: {})", approval.summary);
@@ -212,7 +218,7 @@ impl Decisions {
             }
             _ => None,
         };
-        self.metrics.decided(outcome.as_str(), (now_ms() - approval.created_at) as f64 / 1000.0);
+        self.driver.metrics.decided(outcome.as_str(), (now_ms() - approval.created_at) as f64 / 1000.0);
         // Posted to Slack: the message is updated to say how it was decided (with this commit).
         if crate::store::slack::message_of(&mut *w.tx, &approval.id).await?.is_some() {
             let update = outbox::Message::Slack { action: outbox::SlackAction::Update, approval_id: &approval.id };
@@ -253,7 +259,7 @@ impl Decisions {
                 "user_agent": actor.user_agent,
                 "on_behalf_of": actor.on_behalf_of,
                 "via": actor.via,
-                "policy_version": self.agents.version,
+                "policy_version": self.driver.agents.version,
                 "seconds_to_decide": (now_ms() - approval.created_at) / 1000,
                 "original_args": approval.args(),
                 "edited_args": edited,

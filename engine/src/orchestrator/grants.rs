@@ -31,12 +31,13 @@ impl Decisions {
         if !domain::naming::grantable(&approval.tool) {
             return Err(Error::invalid("/grant", "answers and plans are approved one at a time: leave out grant".into()));
         }
-        let gate = self.agents.get(&approval.agent).and_then(|a| a.gates.iter().find(|g| g.name == approval.gate)).ok_or_else(|| {
-            Error::invalid(
-                "/grant",
-                format!("gate \"{}\" is no longer configured, so nothing can be allowed under it: leave out grant", approval.gate),
-            )
-        })?;
+        let gate =
+            self.driver.agents.get(&approval.agent).and_then(|a| a.gates.iter().find(|g| g.name == approval.gate)).ok_or_else(|| {
+                Error::invalid(
+                    "/grant",
+                    format!("gate \"{}\" is no longer configured, so nothing can be allowed under it: leave out grant", approval.gate),
+                )
+            })?;
         if !gate.rules.grantable {
             let why = gate.rules.restriction(!gate.approvers.is_empty()).unwrap_or("its gate says grantable = false");
             return Err(Error::invalid("/grant", format!("this call cannot be allowed for good: {why}; approve it without grant")));
@@ -72,7 +73,7 @@ impl Decisions {
             expires_at,
             max_uses,
             exact: None,
-            policy_version: &self.agents.version,
+            policy_version: &self.driver.agents.version,
             gate: &gate.name,
             agent: &approval.agent,
             bounds: bounds.as_ref(),
@@ -88,7 +89,7 @@ impl Decisions {
                 expires_at: expires_at.map(crate::store::time::rfc3339),
                 max_uses,
                 args: None,
-                policy_version: Some(self.agents.version.clone()),
+                policy_version: Some(self.driver.agents.version.clone()),
                 gate: Some(gate.name.clone()),
                 bounds: bounds.clone(),
             },
@@ -101,7 +102,7 @@ impl Decisions {
                 "grant_id": id, "conversation_id": approval.conversation_id, "tool": approval.tool, "gate": gate.name,
                 "agent": approval.agent, "bounds": bounds, "expires_at": expires_at.map(crate::store::time::rfc3339),
                 "max_uses": max_uses, "role": actor.role_name(), "on_behalf_of": actor.on_behalf_of, "via": actor.via,
-                "policy_version": self.agents.version,
+                "policy_version": self.driver.agents.version,
             }),
         );
         Ok(())
@@ -167,7 +168,7 @@ impl Orchestrator {
 impl Decisions {
     /// Revokes a grant; later calls of its tool ask again.
     pub async fn revoke_grant(&self, grant_id: &GrantId, actor: &Actor) -> Result<(), Error> {
-        let mut w = self.store.write(Scope::Grant(grant_id)).await?;
+        let mut w = self.driver.store.write(Scope::Grant(grant_id)).await?;
         let grant = grants::get(&mut *w.tx, grant_id).await?.ok_or_else(|| Error::Unknown(format!("grant {grant_id} does not exist")))?;
         if !grants::revoke(&mut w.tx, grant_id, &actor.name).await? {
             return Err(Error::WrongState(format!("grant {grant_id} is already revoked")));

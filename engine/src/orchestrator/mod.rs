@@ -3,7 +3,8 @@
 //! - [`Orchestrator`] drives tasks from the event log (docs/architecture.md, decision 2): it runs
 //!   approved calls, asks the model for the next step when nothing is pending, and stops when a
 //!   gate asks for a human (`start_turn.rs`, `step.rs`, `model_step.rs`, `execute.rs`,
-//!   `delegate.rs`, `client_calls.rs`).
+//!   `delegate.rs`).
+//! - [`ClientCalls`] are the calls an outside client proposes (`client_calls.rs`).
 //! - [`Decisions`] are what people, rules and deadlines decide about what waits (`decide.rs` and
 //!   the files it names).
 //!
@@ -90,27 +91,32 @@ pub struct Orchestrator {
 /// [`Orchestrator`].
 #[derive(Clone)]
 pub struct Decisions {
+    /// The store, configuration and tools are the driver's.
     driver: Arc<Orchestrator>,
-    store: Store,
-    agents: Arc<AgentsConfig>,
-    tools: Arc<Registry>,
-    metrics: Arc<Metrics>,
 }
 
 impl Decisions {
     pub fn new(driver: &Arc<Orchestrator>) -> Self {
-        Self {
-            driver: Arc::clone(driver),
-            store: driver.store.clone(),
-            agents: Arc::clone(&driver.agents),
-            tools: Arc::clone(&driver.tools),
-            metrics: Arc::clone(&driver.metrics),
-        }
+        Self { driver: Arc::clone(driver) }
     }
 
     /// The driver the tasks decided here go on in.
     pub fn driver(&self) -> &Arc<Orchestrator> {
         &self.driver
+    }
+}
+
+/// Calls an outside client (the MCP gateway) proposes (`client_calls.rs`): one that no gate stops
+/// runs at once, without a driver; any other becomes a task for the [`Orchestrator`] to drive.
+#[derive(Clone)]
+pub struct ClientCalls {
+    /// The store, configuration and tools are the driver's.
+    driver: Arc<Orchestrator>,
+}
+
+impl ClientCalls {
+    pub fn new(driver: &Arc<Orchestrator>) -> Self {
+        Self { driver: Arc::clone(driver) }
     }
 }
 

@@ -35,7 +35,7 @@ pub async fn resume_all(orchestrator: &Arc<Orchestrator>) -> anyhow::Result<usiz
 /// Escalation timeouts and reminders that are due (both stored, so a restart misses none).
 async fn sweep_escalations_and_reminders(decisions: &Decisions) {
     let now = now_ms();
-    match approvals::due_escalations(&decisions.store, decisions.store.backend(), now).await {
+    match approvals::due_escalations(&decisions.driver.store, decisions.driver.store.backend(), now).await {
         Ok(ids) => {
             for id in ids {
                 match decisions.escalate_when_due(&id).await {
@@ -46,7 +46,7 @@ async fn sweep_escalations_and_reminders(decisions: &Decisions) {
         }
         Err(err) => tracing::error!(error = ?err, "escalation sweep failed"),
     }
-    match approvals::due_reminders(&decisions.store, decisions.store.backend(), now).await {
+    match approvals::due_reminders(&decisions.driver.store, decisions.driver.store.backend(), now).await {
         Ok(ids) => {
             for id in ids {
                 match decisions.remind_when_due(&id).await {
@@ -71,9 +71,9 @@ pub async fn run(decisions: Decisions, interval: Duration, pulse: crate::backgro
         }
         // PostgreSQL: chain audit entries a replica staged but could not chain (it died or
         // another replica was chaining); about once a second.
-        if decisions.store.backend() == crate::store::Backend::Postgres
+        if decisions.driver.store.backend() == crate::store::Backend::Postgres
             && ticks.is_multiple_of((1000 / interval.as_millis().max(1) as u64).max(1))
-            && let Err(err) = crate::store::audit::settle(&decisions.store).await
+            && let Err(err) = crate::store::audit::settle(&decisions.driver.store).await
         {
             tracing::error!(error = ?err, "chaining staged audit entries failed");
         }
@@ -89,7 +89,7 @@ pub async fn run(decisions: Decisions, interval: Duration, pulse: crate::backgro
 /// Each approval's failure is logged and the pass goes on; the first is returned.
 pub async fn sweep(decisions: &Decisions) -> Result<(), String> {
     let mut failed = Vec::new();
-    match approvals::overdue(&decisions.store, decisions.store.backend(), now_ms()).await {
+    match approvals::overdue(&decisions.driver.store, decisions.driver.store.backend(), now_ms()).await {
         Ok(ids) => {
             for id in ids {
                 match decisions.time_out(&id).await {

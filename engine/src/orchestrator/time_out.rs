@@ -12,7 +12,7 @@ use crate::{
 impl Decisions {
     /// Applies an approval's timeout action; a no-op when a human decided first.
     pub async fn time_out(&self, approval_id: &ApprovalId) -> Result<(), Error> {
-        let mut w = self.store.write(Scope::Approval(approval_id)).await?;
+        let mut w = self.driver.store.write(Scope::Approval(approval_id)).await?;
         let Some(approval) = approvals::get(&mut *w.tx, approval_id).await? else { return Ok(()) };
         if approval.state != ApprovalState::Pending || approval.deadline > now_ms() {
             return Ok(());
@@ -26,7 +26,7 @@ impl Decisions {
             TimeoutAction::Retry if approval.retries_left <= 0 => TimeoutAction::Reject,
             other => other,
         };
-        self.metrics.timed_out(action.as_str());
+        self.driver.metrics.timed_out(action.as_str());
         match action {
             TimeoutAction::Abort => {
                 drop(w);

@@ -59,7 +59,7 @@ impl Decisions {
 
     /// Reminds the deciders of a pending approval when its next reminder is due.
     pub async fn remind_when_due(&self, approval_id: &ApprovalId) -> Result<(), Error> {
-        let mut w = self.store.write(Scope::Approval(approval_id)).await?;
+        let mut w = self.driver.store.write(Scope::Approval(approval_id)).await?;
         let approval = pending_approval(&mut w.tx, approval_id).await?;
         let Some((reminder, of)) = approvals::take_reminder(&mut w.tx, approval_id, now_ms()).await? else { return Ok(()) };
         let (reminder, of) = (u32::try_from(reminder).unwrap_or(u32::MAX), u32::try_from(of).unwrap_or(u32::MAX));

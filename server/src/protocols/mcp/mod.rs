@@ -206,8 +206,8 @@ impl ServerHandler for Gateway {
         let given = context.client_info().filter(|_| modern).map(|c| c.name);
         let (conversation, client) = client_conversation(state, &self.known, &user, &key, &self.agent, given).await.map_err(internal)?;
         // A call no one is asked about runs at once, the short way (no queue entry to flood).
-        if state.orchestrator.runs_unasked(&conversation, tool, &args) {
-            let ran = state.orchestrator.run_unasked(&conversation, &client, tool, &args).await.map_err(|e| internal(e.into()))?;
+        if state.client_calls.runs_unasked(&conversation, tool, &args) {
+            let ran = state.client_calls.run_unasked(&conversation, &client, tool, &args).await.map_err(|e| internal(e.into()))?;
             // As the call's result is stored (`record_result`).
             let result = match ran.outcome {
                 Ok(output) => (true, output),
@@ -219,7 +219,7 @@ impl ServerHandler for Gateway {
         if state.limits.decision(&state.store, &user.id).await.is_err() {
             return Err(McpError::invalid_request("too many calls in the last minute: wait a moment", None));
         }
-        let task = match state.orchestrator.propose_call(&conversation, &client, tool, &args).await {
+        let task = match state.client_calls.propose_call(&conversation, &client, tool, &args).await {
             Ok(task) => task,
             Err(e) => return Err(internal(e.into())),
         };
