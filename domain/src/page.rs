@@ -1,7 +1,7 @@
 //! A long chat is read a page at a time: its last items, every card still waiting or running, and
 //! the turns they belong to (docs/performance-notes.md, "Pages of a view"). A page is a [`ConversationView`]
 //! whose `earlier` says where the left-out items end; the same fold applies live events to it, and
-//! `page(apply(page(v), tail)) == page(apply(v, tail))` (app/tests/fold_props.rs), which is what lets
+//! `page(apply(page(v), tail)) == page(apply(v, tail))` (domain/tests/fold_props.rs), which is what lets
 //! the server keep a page as its snapshot and read a reload in O(page), not O(history).
 
 use serde::{Deserialize, Serialize};

@@ -36,7 +36,7 @@ impl Busy {
 }
 
 /// Why the composer is disabled, or `None` when the user may write. `requested`: the viewer owns
-/// the chat (four-eyes and the approvers decide what they may press, domain/rules/offer.rs).
+/// the chat (four-eyes and the approvers decide what they may press, domain/src/rules/offer.rs).
 pub fn busy_reason(view: &ConversationView, viewer: &Viewer, requested: bool) -> Option<Busy> {
     // Who holds each waiting call this viewer may not decide (handed over, or its approvers).
     let held: Vec<String> = view

@@ -2,7 +2,7 @@
 //! snapshot (`view_snapshots`), and a read folds only the events after it. The fold stays the one
 //! source of truth (docs/architecture.md, decision 1): a snapshot is a cache of `fold(events[..=last_seq])`,
 //! refreshed by reads once enough events follow it, and one written by another `FOLD_VERSION` is
-//! ignored and rebuilt. `app/tests/fold_props.rs` shows snapshot + tail = fold of everything.
+//! ignored and rebuilt. `domain/tests/fold_props.rs` shows snapshot + tail = fold of everything.
 //!
 //! A reload reads less still: the page of the view it shows (`view_pages`, domain/src/page.rs),
 //! kept the same way, so its cost follows the page, not the chat's length.
