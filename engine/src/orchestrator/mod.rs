@@ -1,4 +1,4 @@
-//! The use cases that move tasks on, in two parts.
+//! The use cases that move tasks on, in three parts.
 //!
 //! - [`Orchestrator`] drives tasks from the event log (docs/architecture.md, decision 2): it runs
 //!   approved calls, asks the model for the next step when nothing is pending, and stops when a
