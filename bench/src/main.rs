@@ -849,6 +849,14 @@ async fn reload(server: &Server, sizes: &Sizes, report: &mut Report) -> anyhow::
             server.get(&format!("/c/{c}")).await?.bytes().await?;
             page.push(ms(start.elapsed()));
         }
+        // The page again, one request after another: above, each follows a read of the whole log,
+        // whose allocations and reader it may inherit.
+        let mut page_alone = Vec::new();
+        for _ in 0..sizes.reload_samples {
+            let start = Instant::now();
+            server.get(&format!("/c/{c}")).await?.bytes().await?;
+            page_alone.push(ms(start.elapsed()));
+        }
         rows.push(vec![
             turns.to_string(),
             events.to_string(),
@@ -857,6 +865,7 @@ async fn reload(server: &Server, sizes: &Sizes, report: &mut Report) -> anyhow::
             Timings(all_items).summary(),
             Timings(whole).summary(),
             Timings(page).summary(),
+            Timings(page_alone).summary(),
         ]);
     }
     report.section(
@@ -869,6 +878,7 @@ async fn reload(server: &Server, sizes: &Sizes, report: &mut Report) -> anyhow::
             "with ?items=all: whole view from its snapshot + tail, ms p50/p99/max",
             "with ?events=all: whole log + fold (as before snapshots), ms p50/p99/max",
             "server-rendered chat page ms p50/p99/max",
+            "the same page, requests in a row, ms p50/p99/max",
         ],
         rows,
     );

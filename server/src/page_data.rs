@@ -21,8 +21,7 @@ use crate::{
     },
 };
 
-/// The store, and how many items a chat page shows.
-/// The store, the chat's page size, and the agent configuration's version.
+/// The store, the chat's page size, the agent configuration's version and the sign-in options.
 struct StorePages(Store, usize, String, SignInOptions);
 
 fn unavailable(err: anyhow::Error) -> String {
