@@ -230,13 +230,13 @@ pub async fn page(
     limit: i64,
 ) -> anyhow::Result<Vec<AuditRow>> {
     settle(store).await?;
-    select(store.readers().exec(), Order::Oldest, after_id, kind, actor, limit).await
+    select(store.pool(), Order::Oldest, after_id, kind, actor, limit).await
 }
 
 /// The newest `limit` entries, newest first, optionally of one kind or actor (the audit page).
 pub async fn newest(store: &super::Store, kind: Option<&str>, actor: Option<&str>, limit: i64) -> anyhow::Result<Vec<AuditRow>> {
     settle(store).await?;
-    select(store.readers().exec(), Order::Newest, 0, kind, actor, limit).await
+    select(store.pool(), Order::Newest, 0, kind, actor, limit).await
 }
 
 enum Order {
@@ -271,7 +271,7 @@ pub async fn export_lines(store: &super::Store) -> anyhow::Result<String> {
     let mut out = String::new();
     let mut after = 0;
     loop {
-        let rows = select(store.readers().exec(), Order::Oldest, after, None, None, 1000).await?;
+        let rows = select(store.pool(), Order::Oldest, after, None, None, 1000).await?;
         let Some(last) = rows.last() else { return Ok(out) };
         after = last.id;
         for row in &rows {

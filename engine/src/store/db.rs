@@ -41,7 +41,7 @@ impl<'c> From<&'c AnyPool> for Db<'c> {
 impl<'c> Db<'c> {
     /// A read whose length grows with the data (a list, a log, an export).
     pub(super) fn read(self) -> Exec<'c> {
-        self.on(|store| store.readers().exec())
+        self.on(|store| Exec::Pool(store.pool()))
     }
 
     /// A row or a few by an indexed key, on the path of a request or a task's driver

@@ -144,9 +144,6 @@ pub struct Store {
     /// order, without sleeping on `SQLITE_BUSY`) while readers use `pool`. PostgreSQL: the same
     /// pool as `pool`.
     writer: Connections,
-    /// Reads whose length grows with the data. SQLite: eight connections the store holds, each
-    /// with its thread. PostgreSQL: the same pool as `pool`.
-    readers: Connections,
     /// Short reads on a request's or a driver's path (see [`Store::quick`]). SQLite: two
     /// connections the store holds, which run on the calling task. PostgreSQL: the same pool as
     /// `pool`.
@@ -218,7 +215,6 @@ impl Store {
                 .context("failed to connect to PostgreSQL")?;
             return Ok(Self {
                 writer: Connections::Pool(pool.clone()),
-                readers: Connections::Pool(pool.clone()),
                 quick: Connections::Pool(pool.clone()),
                 pool,
                 native: NativePool::Postgres(native),
@@ -228,11 +224,10 @@ impl Store {
                 chain_kick: Default::default(),
             });
         }
-        let sqlite::Opened { pool, writer, readers, quick, native } = sqlite::open(url).await?;
+        let (pool, writer, quick, native) = sqlite::open(url).await?;
         Ok(Self {
             pool,
             writer,
-            readers,
             quick,
             native: NativePool::Sqlite(native),
             bus,
@@ -248,15 +243,9 @@ impl Store {
         self
     }
 
-    /// sqlx's pool, for what needs one: a connection kept for several reads, the health check,
-    /// the checkpoint's reader (and, on PostgreSQL, anything).
+    /// For reads (and, on PostgreSQL, anything).
     pub(in crate::store) fn pool(&self) -> &AnyPool {
         &self.pool
-    }
-
-    /// For reads whose length grows with the data (a whole log, a list, an export).
-    pub(in crate::store) fn readers(&self) -> &Connections {
-        &self.readers
     }
 
     /// For short reads on the path of a request or a task's driver: a row or a few by an indexed
@@ -279,9 +268,9 @@ impl Store {
     }
 
     /// For a read of about `rows` rows, known before it is made (a conversation's events after a
-    /// cursor, from its `last_seq`): [`Self::quick`] when that is a few, the readers otherwise.
+    /// cursor, from its `last_seq`): [`Self::quick`] when that is a few, `pool` otherwise.
     pub(in crate::store) fn reader_for(&self, rows: i64) -> Exec<'_> {
-        if rows <= QUICK_READ_ROWS { self.quick().exec() } else { self.readers.exec() }
+        if rows <= QUICK_READ_ROWS { self.quick().exec() } else { Exec::Pool(&self.pool) }
     }
 
     /// The pools themselves, for tests of the connection plan and for raw SQL in tests (the
@@ -383,10 +372,6 @@ impl<'a> Testing<'a> {
 
     pub fn quick(&self) -> &'a Connections {
         self.0.quick()
-    }
-
-    pub fn readers(&self) -> &'a Connections {
-        self.0.readers()
     }
 
     pub fn writer(&self) -> &'a Connections {

@@ -19,7 +19,7 @@ pub const REFRESH_AFTER: usize = 64;
 pub async fn view(store: &Store, conversation_id: &ConversationId) -> anyhow::Result<ConversationView> {
     let row: Option<(i64, String)> = sqlx::query_as("SELECT fold_version, view FROM view_snapshots WHERE conversation_id = $1")
         .bind(conversation_id)
-        .fetch_optional(store.readers().exec())
+        .fetch_optional(store.pool())
         .await
         .context("failed to load a view snapshot")?;
     let mut view = match row {
@@ -29,7 +29,7 @@ pub async fn view(store: &Store, conversation_id: &ConversationId) -> anyhow::Re
         }),
         _ => ConversationView::default(),
     };
-    let tail = events::after(store, conversation_id, view.last_seq).await?;
+    let tail = events::after(store.pool(), conversation_id, view.last_seq).await?;
     for event in &tail {
         view.apply(event);
     }

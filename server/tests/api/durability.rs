@@ -423,10 +423,9 @@ async fn the_sqlite_writer_and_quick_readers_run_on_the_calling_task_and_transac
     let NativePool::Sqlite(native) = store.native() else { unreachable!("a SQLite store") };
     assert_eq!(store.testing().writer().size(), 1, "the writer connection is open");
     assert!(store.testing().quick().size() >= 1, "a quick reader is open");
-    assert_eq!(store.testing().readers().size(), 8, "the threaded readers are open");
     assert_eq!(
         workers,
-        native.size() as usize + store.testing().pool().size() as usize + store.testing().readers().size(),
+        native.size() as usize + store.testing().pool().size() as usize,
         "one worker thread per connection but the writer's and the quick readers'"
     );
 }
@@ -470,21 +469,20 @@ async fn a_commit_dropped_at_its_yield_after_the_commit_still_publishes_its_even
     assert_eq!(stored, 1, "and it is stored");
 }
 
-/// The connections the store holds itself (SQLite's writer, quick readers and threaded readers,
-/// `store/sqlite/held.rs`) go back in their guard's drop, not in a task spawned for it (each such
-/// spawn woke another runtime worker). On a runtime with one thread a spawned task runs only when
-/// the test yields, so the idle count right after a query tells which happened. sqlx's pools
-/// (every PostgreSQL connection, SQLite's spare pool) give a connection back in a spawned task,
-/// as published: that still happens.
+/// The connections the store holds itself (SQLite's writer and quick readers, `store/sqlite/held.rs`)
+/// go back in their guard's drop, not in a task spawned for it (each such spawn woke another
+/// runtime worker). On a runtime with one thread a spawned task runs only when the test yields,
+/// so the idle count right after a query tells which happened. sqlx's pools (the readers, and
+/// every PostgreSQL connection) give a connection back in a spawned task, as published: that
+/// still happens.
 #[tokio::test(flavor = "current_thread")]
 async fn a_connection_goes_back_to_its_pool_in_its_drop_when_nothing_has_to_wait() {
     use countersign::store::{Connections, Store};
     let dir = tempfile::tempdir().unwrap();
     let url = crate::helpers::database_url(dir.path()).await;
     let store = Store::connect(&url, Default::default()).await.unwrap();
-    let pool = Connections::Pool(store.testing().pool().clone());
-    let testing = store.testing();
-    for (name, conns) in [("quick", testing.quick()), ("writer", testing.writer()), ("readers", testing.readers()), ("pool", &pool)] {
+    let readers = Connections::Pool(store.testing().pool().clone());
+    for (name, conns) in [("quick", store.testing().quick()), ("writer", store.testing().writer()), ("readers", &readers)] {
         let one: i64 = sqlx::query_scalar("SELECT 1").fetch_one(conns.exec()).await.unwrap();
         assert_eq!(one, 1);
         if let Connections::Held(_) = conns {

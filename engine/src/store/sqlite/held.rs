@@ -1,22 +1,21 @@
-//! Connections the store holds itself, outside sqlx's pool: every SQLite connection of the
-//! store's (the writer, the quick readers and the threaded readers). The writer and the quick
-//! readers run their statements on the calling task (`?worker=inline`, vendor/README.md), so a
-//! statement costs no thread hand-off; the threaded readers hand each to their thread, as on
-//! sqlx's pool. All go back where they came from in the guard's drop, with no task spawned
-//! (sqlx's pool spawns one per return to check the connection, which woke another runtime
-//! worker after every read: docs/performance-notes.md, "The write path" and "Quick reads").
+//! Connections the store holds itself, outside sqlx's pool: SQLite's writer and quick readers.
+//! They run their statements on the calling task (`?worker=inline`, vendor/README.md), so a
+//! statement costs no thread hand-off; and they go back where they came from in the guard's
+//! drop, with nothing to check and no task spawned (sqlx's pool spawns one per return to ping
+//! the connection, which woke another runtime worker after every statement:
+//! docs/performance-notes.md, "The write path").
 //!
 //! Waiters are served first come, first served (tokio's semaphore is fair), as by sqlx's pool.
 //! A SQLite connection is a file handle in this process: it cannot go stale or be cut the way a
-//! network connection can. The check at its return answers at once; only a threaded connection
-//! whose thread is gone fails it, and is replaced. They close with the store (or [`Held::close`]).
+//! network connection can, so none is ever checked or replaced; they close with the store (or
+//! [`Held::close`]).
 
 use std::{
     ops::{Deref, DerefMut},
     sync::{Arc, Mutex},
 };
 
-use futures::{FutureExt, StreamExt, TryStreamExt, future::BoxFuture, stream::BoxStream};
+use futures::{StreamExt, TryStreamExt, future::BoxFuture, stream::BoxStream};
 use sqlx::{
     Any, AnyConnection, Connection, Database, Describe, Either, Error, Execute, Executor, TransactionManager,
     any::{AnyArguments, AnyQueryResult, AnyRow},
@@ -34,12 +33,9 @@ pub struct Held {
 
 struct Inner {
     idle: Mutex<Vec<AnyConnection>>,
-    /// One permit per connection not lent: whoever holds a permit finds a connection in `idle`,
-    /// or opens one in place of a connection that came back broken.
+    /// One permit per idle connection: whoever holds a permit finds a connection in `idle`.
     permits: Arc<Semaphore>,
     size: usize,
-    url: String,
-    session: String,
 }
 
 impl std::fmt::Debug for Held {
@@ -53,24 +49,19 @@ impl Held {
     pub async fn open(url: &str, size: usize, session: &str) -> Result<Self, Error> {
         let mut conns = Vec::with_capacity(size);
         for _ in 0..size {
-            conns.push(connect(url, session).await?);
+            let mut conn = AnyConnection::connect(url).await?;
+            conn.execute(session).await?;
+            conns.push(conn);
         }
-        let (url, session) = (url.to_owned(), session.to_owned());
-        Ok(Self { inner: Arc::new(Inner { idle: Mutex::new(conns), permits: Arc::new(Semaphore::new(size)), size, url, session }) })
+        Ok(Self { inner: Arc::new(Inner { idle: Mutex::new(conns), permits: Arc::new(Semaphore::new(size)), size }) })
     }
 
     /// Waits for a connection (in the order callers asked) and lends it until the guard drops;
     /// after [`Self::close`], `PoolClosed`.
     pub async fn acquire(&self) -> Result<HeldConn, Error> {
         let permit = self.inner.permits.clone().acquire_owned().await.map_err(|_| Error::PoolClosed)?;
-        let idle = self.inner.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        let conn = match idle {
-            Some(conn) => conn,
-            // `close` emptied `idle` since the permit was granted.
-            None if self.inner.permits.is_closed() => return Err(Error::PoolClosed),
-            // One came back broken (its worker thread gone) and was dropped: a new one instead.
-            None => connect(&self.inner.url, &self.inner.session).await?,
-        };
+        // A permit stands for an idle connection, unless `close` emptied `idle` since it was granted.
+        let conn = self.inner.idle.lock().unwrap_or_else(|e| e.into_inner()).pop().ok_or(Error::PoolClosed)?;
         Ok(HeldConn { conn: Some(conn), inner: self.inner.clone(), _permit: permit })
     }
 
@@ -133,28 +124,16 @@ impl Drop for HeldConn {
         if Manager::get_transaction_depth(&conn) > 0 {
             Manager::start_rollback(&mut conn);
         }
-        // The check answers at once: an inline connection has nothing to check, a threaded one
-        // looks at its worker's channel (`?ping=channel`, vendor/README.md). A broken one is
-        // dropped and the next `acquire` opens another.
-        let broken = matches!(conn.ping().now_or_never(), Some(Err(_)));
-        if !broken && !self.inner.permits.is_closed() {
+        if !self.inner.permits.is_closed() {
             self.inner.idle.lock().unwrap_or_else(|e| e.into_inner()).push(conn);
         }
     }
 }
 
-/// A new connection to `url`, set up by `session`.
-async fn connect(url: &str, session: &str) -> Result<AnyConnection, Error> {
-    let mut conn = AnyConnection::connect(url).await?;
-    conn.execute(session).await?;
-    Ok(conn)
-}
-
 /// Each statement takes a connection for itself, as on a pool, and is run again while SQLite
-/// answers busy (`busy.rs`): the inline connections have no busy handler, since they run on the
-/// calling task (the threaded readers wait in SQLite's, on their thread). A stream is read whole
-/// before the connection goes back: no repository reads a stream (each fetches all its rows or
-/// one).
+/// answers busy (`busy.rs`): these connections have no busy handler, since they run on the
+/// calling task. A stream is read whole before the connection goes back: these connections
+/// serve short statements only (`Store::quick`, the writer).
 impl<'c> Executor<'c> for &'c Held {
     type Database = Any;
 

@@ -20,21 +20,9 @@ use sqlx::{
 use self::held::Held;
 use super::{Backend, Connections, migration_failed, portable_pool};
 
-/// The connections [`open`] made.
-pub(super) struct Opened {
-    /// sqlx's pool, for the few things that need one (`Store::pool`); it opens its connections
-    /// when asked.
-    pub pool: AnyPool,
-    pub writer: Connections,
-    pub readers: Connections,
-    pub quick: Connections,
-    /// The session store's.
-    pub native: SqlitePool,
-}
-
-/// Opens the file at `url` (created if missing), applies pending migrations, and opens the
-/// store's connections.
-pub(super) async fn open(url: &str) -> anyhow::Result<Opened> {
+/// Opens the file at `url` (created if missing), applies pending migrations, and returns the
+/// readers, the writer, the quick readers and the native pool (the session store's).
+pub(super) async fn open(url: &str) -> anyhow::Result<(AnyPool, Connections, Connections, SqlitePool)> {
     let options = SqliteConnectOptions::from_str(url)
         .with_context(|| format!("invalid database URL {url:?}"))?
         .create_if_missing(true)
@@ -58,14 +46,12 @@ pub(super) async fn open(url: &str) -> anyhow::Result<Opened> {
     // and a log started over is cut back to 64 MiB if a burst made it longer.
     const SESSION: &str = "PRAGMA busy_timeout = 10000; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 0; \
          PRAGMA journal_size_limit = 67108864";
-    // The readers keep their worker threads; the check of a reader that comes back looks at the
-    // thread's channel instead of a round trip to it (`ping=channel`, vendor/README.md). The
-    // store holds them (`held.rs`): given back in the drop, with no task spawned per read.
+    // The readers keep their worker threads; the pool's check of a reader it takes back looks
+    // at the thread's channel instead of a round trip to it (`ping=channel`, vendor/README.md).
     let separator = if url.contains('?') { '&' } else { '?' };
     let readers_url = format!("{url}{separator}ping=channel");
-    let readers = Held::open(&readers_url, 8, SESSION).await.with_context(|| format!("failed to open database {url}"))?;
     let pool =
-        portable_pool(Backend::Sqlite, 2, SESSION).connect(&readers_url).await.with_context(|| format!("failed to open database {url}"))?;
+        portable_pool(Backend::Sqlite, 8, SESSION).connect(&readers_url).await.with_context(|| format!("failed to open database {url}"))?;
     // The writer runs its statements on the calling task: no thread hand-off per statement
     // (vendor/README.md). Its statements are short, and it is the only portable connection
     // that writes, so it seldom waits for SQLite's lock. So do the quick readers.
@@ -80,5 +66,5 @@ pub(super) async fn open(url: &str) -> anyhow::Result<Opened> {
     // Both are held by the store, outside sqlx's pool (`held.rs`).
     let writer = Held::open(&inline_url, 1, INLINE_SESSION).await.with_context(|| format!("failed to open database {url}"))?;
     let quick = Held::open(&inline_url, 2, INLINE_SESSION).await.with_context(|| format!("failed to open database {url}"))?;
-    Ok(Opened { pool, writer: Connections::Held(writer), readers: Connections::Held(readers), quick: Connections::Held(quick), native })
+    Ok((pool, Connections::Held(writer), Connections::Held(quick), native))
 }
