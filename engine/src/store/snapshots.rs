@@ -48,14 +48,17 @@ pub async fn view(store: &Store, conversation_id: &ConversationId) -> anyhow::Re
 /// The page of the conversation's view with its last `items` items: the stored page (if it is of
 /// this fold version and size) plus the events after it, paged again.
 pub async fn page(store: &Store, conversation_id: &ConversationId, items: usize) -> anyhow::Result<ConversationView> {
-    // One row by its key, of a page's size whatever the chat's length: a quick read. The
-    // conversation's `last_seq` says how long the tail is, so a short one is read quickly too.
+    // One row by its key, of a page's size whatever the chat's length. On a threaded reader, not
+    // a quick one: read on the tokio worker, the server-rendered chat page that follows took 1.2–1.4
+    // times the CPU to render, most likely as SQLite's allocations for the blob share that
+    // worker's heap (docs/performance-notes.md, "What a chat page costs"). The conversation's
+    // `last_seq` says how long the tail is, so a short one is read quickly.
     let row: Option<(i64, i64, String, i64)> = sqlx::query_as(
         "SELECT p.fold_version, p.page_items, p.view, c.last_seq FROM view_pages p
          JOIN conversations c ON c.id = p.conversation_id WHERE p.conversation_id = $1",
     )
     .bind(conversation_id)
-    .fetch_optional(Db::from(store).read_few())
+    .fetch_optional(Db::from(store).read())
     .await
     .context("failed to load a view page")?;
     let stored = row.filter(|(version, size, ..)| *version == FOLD_VERSION && *size == items as i64).and_then(|(_, _, text, last_seq)| {
