@@ -49,7 +49,7 @@ pub async fn view(store: &Store, conversation_id: &ConversationId) -> anyhow::Re
 /// this fold version and size) plus the events after it, paged again.
 pub async fn page(store: &Store, conversation_id: &ConversationId, items: usize) -> anyhow::Result<ConversationView> {
     // One row by its key, of a page's size whatever the chat's length. On a threaded reader, not
-    // a quick one: read on the tokio worker, the server-rendered chat page that follows took 1.2–1.4
+    // a quick one: read on the tokio worker, the server-rendered chat page that follows took 1.1–1.4
     // times the CPU to render, most likely as SQLite's allocations for the blob share that
     // worker's heap (docs/performance-notes.md, "What a chat page costs"). The conversation's
     // `last_seq` says how long the tail is, so a short one is read quickly.
