@@ -26,7 +26,7 @@ use crate::{
         Scope, Write,
         calls::{self, CallRow, NewCall},
         client_calls::{self, ClientCall},
-        tasks::{self, Lease},
+        tasks::{self, Lease, TaskRow},
         time::new_call_id,
     },
     tools::{Description, Tool, ToolError, schema},
@@ -58,7 +58,7 @@ impl ClientCalls {
         }
         let cid = &conversation.id;
         let mut w = self.driver.store.write(Scope::Conversation(cid)).await?;
-        let task_id = tasks::insert(&mut w.tx, cid).await?;
+        let task_id = tasks::insert(&mut w.tx, cid).await?.id;
         let call = ClientCall::new(&task_id, cid, client, tool, args);
         client_calls::insert(&mut w.tx, &call).await?;
         // The chat says who asked: the card follows as the call is classified.
@@ -109,7 +109,7 @@ impl ClientCalls {
             false => None,
         };
         let mut w = self.driver.store.write(Scope::Conversation(&conversation.id)).await?;
-        let call = self.record_start(&mut w, conversation, client, tool.as_ref(), args).await?;
+        let (task, call) = self.record_start(&mut w, conversation, client, tool.as_ref(), args).await?;
         let (mut w, outcome, fenced) = match early {
             Some(outcome) => (w, outcome, false),
             // A built-in tool's effect is part of the same write.
@@ -129,7 +129,6 @@ impl ClientCalls {
         };
         self.driver.record_result(&mut w, &call, outcome.clone()).await?;
         // The driven way's second model step: the client says nothing more.
-        let task = tasks::get(&mut *w.tx, &call.task_id).await?.context("BUG: the call's task exists")?;
         tasks::transition(&mut w, &task, &[TaskStatus::Working], TaskStatus::Completed, None).await?;
         if fenced {
             w.release_lease_at_commit();
@@ -139,7 +138,8 @@ impl ClientCalls {
     }
 
     /// The client's call as the driven way records it up to its start: the task and its
-    /// request, the model step's call (no one asked), and the call started.
+    /// request, the model step's call (no one asked), and the call started. The rows as this
+    /// write left them, made from what it wrote (no read back).
     async fn record_start(
         &self,
         w: &mut Write,
@@ -147,10 +147,11 @@ impl ClientCalls {
         client: &str,
         tool: &dyn Tool,
         args: &Value,
-    ) -> crate::Result<CallRow> {
+    ) -> crate::Result<(TaskRow, CallRow)> {
         let agent = self.driver.agents.get(&conversation.agent).ok_or_else(|| anyhow::anyhow!("no agent {:?}", conversation.agent))?;
         let (cid, tool_name) = (&conversation.id, tool.spec().name.clone());
-        let task_id = tasks::insert(&mut w.tx, cid).await?;
+        let mut task = tasks::insert(&mut w.tx, cid).await?;
+        let task_id = task.id.clone();
         let call = ClientCall::new(&task_id, cid, client, &tool_name, args);
         client_calls::insert(&mut w.tx, &call).await?;
         let asked = format!("{client} asks to run {tool_name}");
@@ -158,6 +159,7 @@ impl ClientCalls {
         w.append(cid, EventBody::TaskStatus { task_id: task_id.clone(), status: TaskStatus::Working, message: None, parent_call_id: None })
             .await?;
         let step = tasks::take_step(&mut w.tx, &task_id, 0).await?.context("BUG: a new task takes its first step")?;
+        task.steps = step;
         let Description { summary, warnings } = tool.describe(&mut w.tx, args, &asked).await?;
         let call_id = new_call_id();
         let risk = tool.risk(args);
@@ -191,7 +193,17 @@ impl ClientCalls {
         calls::insert(&mut w.tx, new_call).await?;
         calls::transition(&mut w.tx, &call_id, CallState::Approved, CallState::Executing, None).await?;
         w.append(cid, EventBody::ToolStarted { task_id: task_id.clone(), call_id: call_id.clone() }).await?;
-        Ok(calls::get(&mut *w.tx, &call_id).await?.context("BUG: the call was just recorded")?)
+        let call = CallRow {
+            id: call_id,
+            task_id,
+            conversation_id: cid.clone(),
+            step,
+            position: 0,
+            tool: tool_name,
+            args: args.clone(),
+            state: CallState::Executing,
+        };
+        Ok((task, call))
     }
 
     /// An outside tool's call, its failure as the call's result.

@@ -79,7 +79,8 @@ pub async fn ids_with_status(db: impl Into<Db<'_>>, status: TaskStatus) -> anyho
         .context("failed to list tasks")
 }
 
-pub async fn insert(conn: &mut AnyConnection, conversation_id: &ConversationId) -> anyhow::Result<TaskId> {
+/// Starts a task of `conversation_id`, working; its row as stored (no read back).
+pub async fn insert(conn: &mut AnyConnection, conversation_id: &ConversationId) -> anyhow::Result<TaskRow> {
     let id: TaskId = new_id();
     let now = now_ms();
     sqlx::query("INSERT INTO tasks (id, conversation_id, status, created_at, updated_at) VALUES ($1, $2, 'working', $3, $4)")
@@ -90,7 +91,17 @@ pub async fn insert(conn: &mut AnyConnection, conversation_id: &ConversationId) 
         .execute(conn)
         .await
         .context("failed to create task")?;
-    Ok(id)
+    let conversation_id = conversation_id.to_owned();
+    Ok(TaskRow {
+        id,
+        conversation_id,
+        status: TaskStatus::Working,
+        steps: 0,
+        created_at: now,
+        updated_at: now,
+        agent: None,
+        parent_call_id: None,
+    })
 }
 
 /// Starts a worker's task for a supervisor's delegating call, with its `task-status` event.

@@ -79,10 +79,11 @@ async fn json_rpc_only(req: Request, next: Next) -> Response {
         Ok(bytes) => bytes,
         Err(err) => return json_rpc_error(StatusCode::PAYLOAD_TOO_LARGE, -32600, &format!("the request body could not be read: {err}")),
     };
-    if let Err(err) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes) {
-        return json_rpc_error(StatusCode::BAD_REQUEST, -32700, &format!("parse error: the body is not JSON ({err})"));
-    }
+    // One parse on the way in; only a body that fails it is read again, to tell which error it is.
     if let Err(err) = serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(&bytes) {
+        if let Err(err) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes) {
+            return json_rpc_error(StatusCode::BAD_REQUEST, -32700, &format!("parse error: the body is not JSON ({err})"));
+        }
         return json_rpc_error(StatusCode::BAD_REQUEST, -32600, &format!("invalid request: not an MCP JSON-RPC message ({err})"));
     }
     next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
@@ -156,6 +157,7 @@ impl ServerHandler for Gateway {
         let name = clean_name(&request.client_info.name);
         if !name.is_empty() {
             client_calls::name_client(&self.state.store, &user.id, &key, &name).await.map_err(internal)?;
+            self.known.name(&user.id, &key, Some(name));
         }
         context.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
@@ -308,25 +310,55 @@ fn scopes(context: &RequestContext<RoleServer>) -> Scopes {
 }
 
 /// The clients this process has seen: each one's conversation and its token's name, so a call
-/// reads neither again (neither changes once made; the name a client gives itself is read per
-/// call, since any replica may have been told a new one).
+/// reads neither again (neither changes once made), and the name each client gave itself in
+/// `initialize`, read again after [`NAME_KEPT`] (another replica may have been told a new one).
 #[derive(Clone, Default)]
-struct Known(Arc<std::sync::Mutex<HashMap<ConversationId, (Conversation, String)>>>);
+struct Known(Arc<std::sync::Mutex<KnownClients>>);
+
+#[derive(Default)]
+struct KnownClients {
+    conversations: HashMap<ConversationId, (Conversation, String)>,
+    /// By user and credential: the name (if any) and when it was read or given here.
+    names: HashMap<(domain::UserId, String), (Option<String>, std::time::Instant)>,
+}
 
 /// How many clients [`Known`] keeps before it starts over.
 const KNOWN_MAX: usize = 10_000;
 
+/// How long a client's name is taken from memory: a new name given to another replica shows in
+/// this one's chat after at most this long; one given to this replica, at once.
+const NAME_KEPT: std::time::Duration = std::time::Duration::from_secs(5);
+
 impl Known {
+    fn lock(&self) -> std::sync::MutexGuard<'_, KnownClients> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn get(&self, id: &ConversationId) -> Option<(Conversation, String)> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).get(id).cloned()
+        self.lock().conversations.get(id).cloned()
     }
 
     fn put(&self, id: ConversationId, known: (Conversation, String)) {
-        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if map.len() >= KNOWN_MAX {
-            map.clear();
+        let mut clients = self.lock();
+        if clients.conversations.len() >= KNOWN_MAX {
+            clients.conversations.clear();
         }
-        map.insert(id, known);
+        clients.conversations.insert(id, known);
+    }
+
+    /// The name a client gave, when it was kept here less than [`NAME_KEPT`] ago.
+    fn name_of(&self, user: &domain::UserId, key: &str) -> Option<Option<String>> {
+        let clients = self.lock();
+        let (name, at) = clients.names.get(&(user.clone(), key.to_owned()))?;
+        (at.elapsed() < NAME_KEPT).then(|| name.clone())
+    }
+
+    fn name(&self, user: &domain::UserId, key: &str, name: Option<String>) {
+        let mut clients = self.lock();
+        if clients.names.len() >= KNOWN_MAX {
+            clients.names.clear();
+        }
+        clients.names.insert((user.clone(), key.to_owned()), (name, std::time::Instant::now()));
     }
 }
 
@@ -345,7 +377,14 @@ async fn client_conversation(
     let label = |name: &str| format!("MCP client \u{201c}{name}\u{201d}");
     let given = match given.map(|n| clean_name(&n)).filter(|n| !n.is_empty()) {
         Some(name) => Some(name),
-        None => client_calls::client_name(&state.store, &user.id, key).await?,
+        None => match known.name_of(&user.id, key) {
+            Some(kept) => kept,
+            None => {
+                let name = client_calls::client_name(&state.store, &user.id, key).await?;
+                known.name(&user.id, key, name.clone());
+                name
+            }
+        },
     };
     // The id is derived from who asks, so two first calls at once (on any replicas) make one
     // conversation: the second insert fails and reads the first's.
