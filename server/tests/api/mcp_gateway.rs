@@ -305,3 +305,48 @@ async fn ungated_calls_of_one_client_run_at_once_side_by_side_and_each_is_record
     let (_, pending) = app.get_json("/api/approvals?status=pending").await;
     assert_eq!(pending, json!([]), "no one was asked");
 }
+
+#[tokio::test]
+async fn a_client_that_introduces_itself_again_with_a_new_name_is_shown_by_it_at_once() {
+    let files = tempfile::tempdir().unwrap();
+    let app = spawn_app_with(Options { agents_toml: Some(agents(&files.path().canonicalize().unwrap())), ..Default::default() }).await;
+    // 2025-11-25: the name comes with `initialize` only; later requests carry the token alone.
+    let rpc = |method: &'static str, params: serde_json::Value| {
+        let request = app
+            .client
+            .post(app.url("/mcp/files"))
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params }));
+        async move {
+            let text = request.send().await.unwrap().text().await.unwrap();
+            let last = text.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).rfind(|d| !d.is_empty());
+            serde_json::from_str::<serde_json::Value>(last.unwrap_or(text.trim())).unwrap()
+        }
+    };
+    let introduce = |name: &'static str| {
+        rpc("initialize", json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": name, "version": "1" } }))
+    };
+    let read = || rpc("tools/call", json!({ "name": "get_order", "arguments": { "order_id": 1001 } }));
+    for name in ["first", "second"] {
+        let introduced = introduce(name).await;
+        assert_eq!(introduced["result"]["protocolVersion"], "2025-11-25", "{introduced}");
+        let answer = read().await;
+        assert_eq!(answer["result"]["isError"], json!(null), "{answer}");
+    }
+    let (_, conversations) = app.get_json("/api/conversations").await;
+    let detail = app.detail(conversations[0]["id"].as_str().unwrap()).await;
+    let asked: Vec<&str> = detail
+        .events
+        .iter()
+        .filter_map(|e| match &e.body {
+            domain::EventBody::UserMessage { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        asked,
+        ["MCP client \u{201c}first\u{201d} asks to run get_order", "MCP client \u{201c}second\u{201d} asks to run get_order"],
+        "the name given to this server shows at once, not after the name is read again"
+    );
+}
