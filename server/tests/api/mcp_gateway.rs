@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::helpers::{Options, cli, client_with_token, eventually, spawn_app_with};
+use crate::helpers::{Options, TestApp, cli, client_with_token, eventually, spawn_app_with};
 
 fn agents(root: &std::path::Path) -> String {
     format!(
@@ -250,26 +250,17 @@ async fn ungated_calls_of_one_client_run_at_once_side_by_side_and_each_is_record
     std::fs::write(root.join("notes.txt"), "milk, eggs").unwrap();
     let app = spawn_app_with(Options { agents_toml: Some(agents(&root)), ..Default::default() }).await;
     let call = |tool: &'static str, arguments: serde_json::Value| {
-        let request = app
-            .client
-            .post(app.url("/mcp/files"))
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", "tools/call")
-            .header("mcp-name", tool)
-            .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        let request = gateway_request(&app, "2026-07-28").header("mcp-method", "tools/call").header("mcp-name", tool).json(
+            &json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
                 "name": tool, "arguments": arguments,
                 "_meta": {
                     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
                     "io.modelcontextprotocol/clientCapabilities": {},
                     "io.modelcontextprotocol/clientInfo": { "name": "side-by-side", "version": "1" },
                 },
-            } }));
-        async move {
-            let text = request.send().await.unwrap().text().await.unwrap();
-            let last = text.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).rfind(|d| !d.is_empty());
-            serde_json::from_str::<serde_json::Value>(last.unwrap_or(text.trim())).unwrap()
-        }
+            } }),
+        );
+        answer(request)
     };
     // Twelve at once: built-in reads (one write each) and an upstream server's reads (run first).
     let notes = root.join("notes.txt").display().to_string();
@@ -312,17 +303,8 @@ async fn a_client_that_introduces_itself_again_with_a_new_name_is_shown_by_it_at
     let app = spawn_app_with(Options { agents_toml: Some(agents(&files.path().canonicalize().unwrap())), ..Default::default() }).await;
     // 2025-11-25: the name comes with `initialize` only; later requests carry the token alone.
     let rpc = |method: &'static str, params: serde_json::Value| {
-        let request = app
-            .client
-            .post(app.url("/mcp/files"))
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2025-11-25")
-            .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params }));
-        async move {
-            let text = request.send().await.unwrap().text().await.unwrap();
-            let last = text.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).rfind(|d| !d.is_empty());
-            serde_json::from_str::<serde_json::Value>(last.unwrap_or(text.trim())).unwrap()
-        }
+        let request = gateway_request(&app, "2025-11-25").json(&json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params }));
+        answer(request)
     };
     let introduce = |name: &'static str| {
         rpc("initialize", json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": name, "version": "1" } }))
@@ -349,4 +331,16 @@ async fn a_client_that_introduces_itself_again_with_a_new_name_is_shown_by_it_at
         ["MCP client \u{201c}first\u{201d} asks to run get_order", "MCP client \u{201c}second\u{201d} asks to run get_order"],
         "the name given to this server shows at once, not after the name is read again"
     );
+}
+
+/// A request to alice's gateway at `/mcp/files` in protocol revision `version`.
+fn gateway_request(app: &TestApp, version: &str) -> reqwest::RequestBuilder {
+    app.client.post(app.url("/mcp/files")).header("accept", "application/json, text/event-stream").header("mcp-protocol-version", version)
+}
+
+/// The JSON-RPC answer to a gateway request: its JSON body, or the last message of its event stream.
+async fn answer(request: reqwest::RequestBuilder) -> serde_json::Value {
+    let text = request.send().await.unwrap().text().await.unwrap();
+    let last = text.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).rfind(|d| !d.is_empty());
+    serde_json::from_str(last.unwrap_or(text.trim())).unwrap()
 }
