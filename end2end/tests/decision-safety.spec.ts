@@ -1,7 +1,7 @@
 // What the reviewer sees is what runs: an open edit is never silently discarded, shortcuts fire
 // only from the card itself, a card held by the admins offers the user nothing to click, and a
 // decision made elsewhere never eats what the reviewer was writing.
-import { test, expect, newChat, say, cards, logIn } from "./fixtures";
+import { test, expect, newChat, say, cards, logIn, waitForHydration } from "./fixtures";
 
 test("while an edit is open the only approve action runs the edit; the plain Approve and the a key are gone", async ({ page, server }) => {
   await newChat(page);
@@ -94,6 +94,8 @@ test("a card handed to the admins shows the user no decision buttons and says wh
   await logIn(adminContext, server, "root");
   const admin = await adminContext.newPage();
   await admin.goto(page.url());
+  // A click before the page hydrated would land on the server-rendered button and do nothing.
+  await waitForHydration(admin);
   const adminCard = admin.locator("article.tool-card").first();
   await adminCard.getByRole("button", { name: "Approve", exact: true }).click();
   await expect(cards(page).first()).toHaveAttribute("data-status", "succeeded");
