@@ -8,51 +8,97 @@ use sqlx::AnyConnection;
 
 use super::time::{now_ms, rfc3339};
 
-/// Appends one event with the conversation's next sequence number, in one statement: SQLite reads
-/// the counter in the INSERT and a trigger moves it on (its one writer orders them); PostgreSQL
-/// moves it in a CTE whose UPDATE holds the conversation's row until the commit, and queues the
-/// NOTIFY that tells the other replicas (`instance` is this process's name; see `replicas.rs`) in
-/// the same statement: no round trip of its own per event.
-pub async fn append(
-    conn: &mut AnyConnection,
-    backend: super::Backend,
-    instance: &str,
-    conversation_id: &ConversationId,
-    body: EventBody,
-) -> anyhow::Result<Event> {
-    let sql = match backend {
-        super::Backend::Sqlite => {
-            "INSERT INTO events (conversation_id, seq, task_id, kind, body, created_at) \
-             SELECT id, last_seq + 1, $2, $3, $4, $5 FROM conversations WHERE id = $1 RETURNING seq"
-        }
-        // The notification's payload is `$7 || seq || $8` (`replicas::notice`); its `::text` is
-        // there because the Any driver cannot decode `void`.
-        super::Backend::Postgres => {
-            "WITH next AS (UPDATE conversations SET last_seq = last_seq + 1 WHERE id = $1 RETURNING id, last_seq), \
-             added AS (INSERT INTO events (conversation_id, seq, task_id, kind, body, created_at) \
-             SELECT id, last_seq, $2, $3, $4, $5 FROM next RETURNING seq) \
-             SELECT seq, pg_notify($6, $7 || seq::text || $8)::text FROM added"
-        }
-    };
+/// PostgreSQL: appends one event with the conversation's next sequence number, in one statement.
+/// Its CTE's UPDATE moves the counter on and holds the conversation's row until the commit, and it
+/// queues the NOTIFY that tells the other replicas (`instance` is this process's name; see
+/// `replicas.rs`) in the same statement: no round trip of its own per event. SQLite's events are
+/// numbered by the write and inserted together at its commit ([`last_seq`], [`insert_all`]).
+pub async fn append(conn: &mut AnyConnection, instance: &str, conversation_id: &ConversationId, body: EventBody) -> anyhow::Result<Event> {
+    // The notification's payload is `$7 || seq || $8` (`replicas::notice`); its `::text` is there
+    // because the Any driver cannot decode `void`.
+    const SQL: &str = "WITH next AS (UPDATE conversations SET last_seq = last_seq + 1 WHERE id = $1 RETURNING id, last_seq), \
+         added AS (INSERT INTO events (conversation_id, seq, task_id, kind, body, created_at) \
+         SELECT id, last_seq, $2, $3, $4, $5 FROM next RETURNING seq) \
+         SELECT seq, pg_notify($6, $7 || seq::text || $8)::text FROM added";
     let now = now_ms();
     let json = serde_json::to_string(&body).context("failed to encode event")?;
     let mut event = Event { seq: 0, conversation_id: conversation_id.to_owned(), at: rfc3339(now), body };
-    let query =
-        sqlx::query_as::<_, (i64,)>(sql).bind(conversation_id).bind(event.body.task_id()).bind(event.body.name()).bind(json).bind(now);
-    let query = match backend {
-        super::Backend::Sqlite => query,
-        super::Backend::Postgres => {
-            let (before, after) = super::replicas::notice(instance, &event)?;
-            query.bind(super::replicas::CHANNEL).bind(before).bind(after)
-        }
-    };
-    let (seq,) = query
+    let (before, after) = super::replicas::notice(instance, &event)?;
+    let (seq,) = sqlx::query_as::<_, (i64,)>(SQL)
+        .bind(conversation_id)
+        .bind(event.body.task_id())
+        .bind(event.body.name())
+        .bind(json)
+        .bind(now)
+        .bind(super::replicas::CHANNEL)
+        .bind(before)
+        .bind(after)
         .fetch_optional(&mut *conn)
         .await
         .context("failed to append event")?
         .with_context(|| format!("failed to append event: no conversation {conversation_id}"))?;
     event.seq = seq;
     Ok(event)
+}
+
+/// An event numbered by a SQLite write, to be inserted at its commit ([`insert_all`]).
+pub struct Unwritten {
+    pub event: Event,
+    json: String,
+    created_at: i64,
+}
+
+impl Unwritten {
+    /// `body` as the `seq`th event of its conversation, stamped now.
+    pub fn new(conversation_id: &ConversationId, seq: i64, body: EventBody) -> anyhow::Result<Self> {
+        let created_at = now_ms();
+        let json = serde_json::to_string(&body).context("failed to encode event")?;
+        let event = Event { seq, conversation_id: conversation_id.to_owned(), at: rfc3339(created_at), body };
+        Ok(Self { event, json, created_at })
+    }
+}
+
+/// SQLite: the sequence number of a conversation's newest event, read once per write; its one
+/// writer numbers the write's events from there.
+pub async fn last_seq(conn: &mut AnyConnection, conversation_id: &ConversationId) -> anyhow::Result<i64> {
+    sqlx::query_scalar("SELECT last_seq FROM conversations WHERE id = $1")
+        .bind(conversation_id)
+        .fetch_optional(&mut *conn)
+        .await
+        .context("failed to append event")?
+        .with_context(|| format!("failed to append event: no conversation {conversation_id}"))
+}
+
+/// How many events one INSERT carries (six parameters each, far below SQLite's limit).
+const ROWS_PER_INSERT: usize = 64;
+
+/// SQLite: a write's events, in as few statements as there are chunks of [`ROWS_PER_INSERT`]
+/// (a statement costs more than the rows it adds: docs/performance-notes.md, "The MCP gateway").
+/// The `events_take_seq` trigger moves each conversation's counter on, row by row.
+pub async fn insert_all(conn: &mut AnyConnection, events: &[Unwritten]) -> anyhow::Result<()> {
+    for chunk in events.chunks(ROWS_PER_INSERT) {
+        let rows = (0..chunk.len())
+            .map(|i| {
+                let n = i * 6;
+                format!("(${}, ${}, ${}, ${}, ${}, ${})", n + 1, n + 2, n + 3, n + 4, n + 5, n + 6)
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let sql = format!("INSERT INTO events (conversation_id, seq, task_id, kind, body, created_at) VALUES {rows}");
+        let mut query = sqlx::query(&sql);
+        for row in chunk {
+            let event = &row.event;
+            query = query
+                .bind(&event.conversation_id)
+                .bind(event.seq)
+                .bind(event.body.task_id())
+                .bind(event.body.name())
+                .bind(&row.json)
+                .bind(row.created_at);
+        }
+        query.execute(&mut *conn).await.context("failed to append events")?;
+    }
+    Ok(())
 }
 
 #[derive(sqlx::FromRow)]

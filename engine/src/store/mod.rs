@@ -338,6 +338,8 @@ impl Store {
         Ok(Write {
             tx,
             events: Vec::new(),
+            unwritten: Vec::new(),
+            next_seq: Vec::new(),
             audit: Vec::new(),
             backend: self.backend(),
             bus: self.bus.clone(),
@@ -388,6 +390,10 @@ pub const QUICK_READ_ROWS: i64 = 64;
 pub struct Write {
     pub tx: Tx,
     events: Vec<Event>,
+    /// SQLite: the events appended so far, inserted together at the commit
+    /// ([`events::insert_all`]), and the next sequence number of each conversation they go to.
+    unwritten: Vec<events::Unwritten>,
+    next_seq: Vec<(ConversationId, i64)>,
     /// Audit entries, written at the commit: SQLite appends them to the chain (its one writer
     /// orders it); PostgreSQL stages them and chains them soon after the commit.
     audit: Vec<(&'static str, String, serde_json::Value)>,
@@ -417,7 +423,24 @@ impl Write {
     }
 
     pub async fn append(&mut self, conversation_id: &ConversationId, body: EventBody) -> anyhow::Result<Event> {
-        let event = events::append(&mut self.tx, self.backend, self.bus.instance(), conversation_id, body).await?;
+        let event = match self.backend {
+            Backend::Sqlite => {
+                let seq = match self.next_seq.iter_mut().find(|(id, _)| id == conversation_id) {
+                    Some((_, next)) => next,
+                    None => {
+                        let last = events::last_seq(&mut self.tx, conversation_id).await?;
+                        self.next_seq.push((conversation_id.clone(), last + 1));
+                        &mut self.next_seq.last_mut().expect("BUG: just pushed").1
+                    }
+                };
+                let row = events::Unwritten::new(conversation_id, *seq, body)?;
+                *seq += 1;
+                let event = row.event.clone();
+                self.unwritten.push(row);
+                event
+            }
+            Backend::Postgres => events::append(&mut self.tx, self.bus.instance(), conversation_id, body).await?,
+        };
         for target in self.webhooks.iter().filter(|t| t.events.iter().any(|e| e == event.body.name())) {
             outbox::queue(&mut self.tx, outbox::Message::Webhook { url: &target.url, body: outbox::payload(&event) }).await?;
         }
@@ -438,6 +461,7 @@ impl Write {
     }
 
     pub async fn commit(mut self) -> crate::Result<Vec<Event>> {
+        events::insert_all(&mut self.tx, &std::mem::take(&mut self.unwritten)).await?;
         if let Some(lease) = &self.fence {
             // On failure `self` is dropped here, which rolls the transaction back.
             match self.release {
