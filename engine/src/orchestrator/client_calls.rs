@@ -58,7 +58,7 @@ impl ClientCalls {
         }
         let cid = &conversation.id;
         let mut w = self.driver.store.write(Scope::Conversation(cid)).await?;
-        let task_id = tasks::insert(&mut w.tx, cid).await?.id;
+        let task_id = tasks::insert(&mut w.tx, cid, 0).await?.id;
         let call = ClientCall::new(&task_id, cid, client, tool, args);
         client_calls::insert(&mut w.tx, &call).await?;
         // The chat says who asked: the card follows as the call is classified.
@@ -150,7 +150,9 @@ impl ClientCalls {
     ) -> crate::Result<(TaskRow, CallRow)> {
         let agent = self.driver.agents.get(&conversation.agent).ok_or_else(|| anyhow::anyhow!("no agent {:?}", conversation.agent))?;
         let (cid, tool_name) = (&conversation.id, tool.spec().name.clone());
-        let mut task = tasks::insert(&mut w.tx, cid).await?;
+        // Its one step, the call, is taken as it is made: the driven way's `take_step` on a
+        // row this write just made could only succeed.
+        let task = tasks::insert(&mut w.tx, cid, 1).await?;
         let task_id = task.id.clone();
         let call = ClientCall::new(&task_id, cid, client, &tool_name, args);
         client_calls::insert(&mut w.tx, &call).await?;
@@ -158,8 +160,7 @@ impl ClientCalls {
         w.append(cid, EventBody::UserMessage { task_id: task_id.clone(), text: asked.clone(), reply_to: None }).await?;
         w.append(cid, EventBody::TaskStatus { task_id: task_id.clone(), status: TaskStatus::Working, message: None, parent_call_id: None })
             .await?;
-        let step = tasks::take_step(&mut w.tx, &task_id, 0).await?.context("BUG: a new task takes its first step")?;
-        task.steps = step;
+        let step = task.steps;
         let Description { summary, warnings } = tool.describe(&mut w.tx, args, &asked).await?;
         let call_id = new_call_id();
         let risk = tool.risk(args);

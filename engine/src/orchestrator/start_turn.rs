@@ -15,7 +15,7 @@ impl Orchestrator {
             return Err(crate::Error::TurnUnfinished(open.id));
         }
         conversations::title_from_first_message(&mut w.tx, &conversation.id, text).await?;
-        let task_id = tasks::insert(&mut w.tx, &conversation.id).await?.id;
+        let task_id = tasks::insert(&mut w.tx, &conversation.id, 0).await?.id;
         w.append(&conversation.id, EventBody::UserMessage { task_id: task_id.clone(), text: text.to_owned(), reply_to: None }).await?;
         w.append(
             &conversation.id,

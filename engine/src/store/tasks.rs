@@ -79,13 +79,15 @@ pub async fn ids_with_status(db: impl Into<Db<'_>>, status: TaskStatus) -> anyho
         .context("failed to list tasks")
 }
 
-/// Starts a task of `conversation_id`, working; its row as stored (no read back).
-pub async fn insert(conn: &mut AnyConnection, conversation_id: &ConversationId) -> anyhow::Result<TaskRow> {
+/// Starts a task of `conversation_id`, working, with `steps` model steps taken (1 for a client's
+/// call recorded the short way, whose one step is the call); its row as stored (no read back).
+pub async fn insert(conn: &mut AnyConnection, conversation_id: &ConversationId, steps: i64) -> anyhow::Result<TaskRow> {
     let id: TaskId = new_id();
     let now = now_ms();
-    sqlx::query("INSERT INTO tasks (id, conversation_id, status, created_at, updated_at) VALUES ($1, $2, 'working', $3, $4)")
+    sqlx::query("INSERT INTO tasks (id, conversation_id, status, steps, created_at, updated_at) VALUES ($1, $2, 'working', $3, $4, $5)")
         .bind(&id)
         .bind(conversation_id)
+        .bind(steps)
         .bind(now)
         .bind(now)
         .execute(conn)
@@ -96,7 +98,7 @@ pub async fn insert(conn: &mut AnyConnection, conversation_id: &ConversationId) 
         id,
         conversation_id,
         status: TaskStatus::Working,
-        steps: 0,
+        steps,
         created_at: now,
         updated_at: now,
         agent: None,
