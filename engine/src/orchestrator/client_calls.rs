@@ -15,7 +15,7 @@
 //! (docs/performance-notes.md, "The MCP gateway").
 
 use anyhow::Context;
-use domain::{CallState, EventBody, TaskId, TaskStatus, wire::Conversation};
+use domain::{CallState, ConversationId, EventBody, TaskId, TaskStatus, wire::Conversation};
 use serde_json::Value;
 
 use super::{ClientCalls, Orchestrator};
@@ -36,6 +36,39 @@ use crate::{
 pub struct Ran {
     pub task: TaskId,
     pub outcome: Result<Value, String>,
+}
+
+/// A read of an outside tool that ran and waits to be recorded.
+struct RanRead {
+    conversation: Conversation,
+    client: String,
+    tool: std::sync::Arc<dyn Tool>,
+    args: Value,
+    outcome: Result<Value, String>,
+}
+
+type Recorded = tokio::sync::oneshot::Sender<crate::Result<TaskId>>;
+
+/// The reads waiting to be recorded, by conversation ([`ClientCalls::record_ran`]).
+#[derive(Default)]
+pub(super) struct Waiting(std::sync::Mutex<std::collections::HashMap<ConversationId, Vec<(RanRead, Recorded)>>>);
+
+impl Waiting {
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<ConversationId, Vec<(RanRead, Recorded)>>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds a read; whether it is the first of its conversation, which then leads the write.
+    fn join(&self, cid: &ConversationId, ran: RanRead, done: Recorded) -> bool {
+        let mut waiting = self.lock();
+        let joined = waiting.entry(cid.clone()).or_default();
+        joined.push((ran, done));
+        joined.len() == 1
+    }
+
+    fn take(&self, cid: &ConversationId) -> Vec<(RanRead, Recorded)> {
+        self.lock().remove(cid).unwrap_or_default()
+    }
 }
 
 /// What the client "replies" at a step of its task: the call first, then nothing (the task ends).
@@ -104,23 +137,23 @@ impl ClientCalls {
         // An outside tool that only reads (`readOnlyHint`) has no effect to guard: it runs first,
         // and the call is recorded with its result in one write. A crash in between leaves
         // nothing to report: nothing happened, and the client, unanswered, asks again.
-        let early = match external && tool.spec().read_only {
-            true => Some(self.call_external(tool.as_ref(), args).await),
-            false => None,
-        };
+        if external && tool.spec().read_only {
+            let outcome = self.call_external(tool.as_ref(), args).await;
+            let ran = RanRead { conversation: conversation.clone(), client: client.to_owned(), tool, args: args.clone(), outcome };
+            return self.record_ran(ran).await;
+        }
         let mut w = self.driver.store.write(Scope::Conversation(&conversation.id)).await?;
         let (task, call) = self.record_start(&mut w, conversation, client, tool.as_ref(), args).await?;
-        let (mut w, outcome, fenced) = match early {
-            Some(outcome) => (w, outcome, false),
+        let (mut w, outcome, fenced) = match external {
             // A built-in tool's effect is part of the same write.
-            None if !external => {
+            false => {
                 let outcome = self.driver.run_in_savepoint(&mut w, tool.as_ref(), args).await?;
                 (w, outcome, false)
             }
             // An effect outside: the start is committed first (a crash now leaves the call
             // "interrupted — not retried"), under this process's claim on the task, which keeps a
             // sweeper from resuming it while it runs.
-            None => {
+            true => {
                 let lease = self.driver.claim_in(&mut w, &call.task_id).await?.context("BUG: a new task is free to claim")?;
                 w.commit().await?;
                 let outcome = self.call_external(tool.as_ref(), args).await;
@@ -135,6 +168,88 @@ impl ClientCalls {
         }
         w.commit().await?;
         Ok(Ran { task: call.task_id, outcome })
+    }
+
+    /// Records a read that already ran. Reads of one conversation that wait for the writer at
+    /// the same time are recorded in one write: the first to wait records those that joined it
+    /// meanwhile, and they share the begin, the commit, the event counter, the events' `INSERT`,
+    /// the audit chain's head and the pages they touch (docs/performance-notes.md, "The MCP
+    /// gateway"). If that write fails, each is recorded alone, so one read's failure is its own.
+    async fn record_ran(&self, ran: RanRead) -> crate::Result<Ran> {
+        let cid = ran.conversation.id.clone();
+        let outcome = ran.outcome.clone();
+        let (done, recorded) = tokio::sync::oneshot::channel();
+        if self.waiting.join(&cid, ran, done) {
+            self.record_joined(&cid).await;
+        }
+        let task = recorded.await.map_err(|_| anyhow::anyhow!("a read's recording stopped"))??;
+        Ok(Ran { task, outcome })
+    }
+
+    /// Leads the recording of the reads of `cid` that joined: takes the writer, then all that
+    /// joined by then (later ones lead a write of their own).
+    async fn record_joined(&self, cid: &ConversationId) {
+        let w = self.driver.store.write(Scope::Conversation(cid)).await;
+        let joined = self.waiting.take(cid);
+        let mut w = match w {
+            Ok(w) if joined.len() > 1 => w,
+            // One read, or no writer (each then fails with its own write's error).
+            w => {
+                drop(w);
+                for (ran, done) in joined {
+                    let _ = done.send(self.record_alone(&ran).await);
+                }
+                return;
+            }
+        };
+        let mut tasks = Vec::with_capacity(joined.len());
+        let mut failed = None;
+        for (ran, _) in &joined {
+            match self.record_in(&mut w, ran).await {
+                Ok(task) => tasks.push(task),
+                Err(err) => {
+                    failed = Some(err);
+                    break;
+                }
+            }
+        }
+        let failed = match failed {
+            // The write goes (rolled back) before each read takes the writer alone.
+            Some(err) => {
+                drop(w);
+                Err(err)
+            }
+            None => w.commit().await.map(drop),
+        };
+        if let Err(err) = failed {
+            tracing::warn!(error = %err, reads = joined.len(), "recording reads together failed; recording each alone");
+        } else {
+            for ((_, done), task) in joined.into_iter().zip(tasks) {
+                let _ = done.send(Ok(task));
+            }
+            return;
+        }
+        for (ran, done) in joined {
+            let _ = done.send(self.record_alone(&ran).await);
+        }
+    }
+
+    async fn record_alone(&self, ran: &RanRead) -> crate::Result<TaskId> {
+        let mut w = self.driver.store.write(Scope::Conversation(&ran.conversation.id)).await?;
+        let task = self.record_in(&mut w, ran).await?;
+        w.commit().await?;
+        Ok(task)
+    }
+
+    /// A read that ran, as the driven way records it: its start, its result, its task's end.
+    async fn record_in(&self, w: &mut Write, ran: &RanRead) -> crate::Result<TaskId> {
+        let (task, call) = self.record_start(w, &ran.conversation, &ran.client, ran.tool.as_ref(), &ran.args).await?;
+        self.driver.record_result(w, &call, ran.outcome.clone()).await?;
+        tasks::transition(w, &task, &[TaskStatus::Working], TaskStatus::Completed, None).await?;
+        if let Some(hook) = &self.driver.before_commit {
+            hook(&format!("read:{} {}", call.tool, ran.args))?;
+        }
+        Ok(call.task_id)
     }
 
     /// The client's call as the driven way records it up to its start: the task and its

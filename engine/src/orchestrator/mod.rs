@@ -58,7 +58,8 @@ pub use reclassify::Reclassified;
 pub const MAX_FAILED_ATTEMPTS: i64 = 3;
 
 /// Test hook run just before a transaction commits: with the call id after a built-in tool
-/// applied its effect, with `step:<task id>` after a model step was recorded.
+/// applied its effect, with `step:<task id>` after a model step was recorded, with
+/// `read:<tool> <args>` after a client's read that ran was recorded (perhaps with others).
 pub type BeforeCommitHook = Arc<dyn Fn(&str) -> anyhow::Result<()> + Send + Sync>;
 
 /// How a drive ended: still holding the task's lease, or its last write released it.
@@ -112,11 +113,12 @@ impl Decisions {
 pub struct ClientCalls {
     /// The store, configuration and tools are the driver's.
     driver: Arc<Orchestrator>,
+    waiting: Arc<client_calls::Waiting>,
 }
 
 impl ClientCalls {
     pub fn new(driver: &Arc<Orchestrator>) -> Self {
-        Self { driver: Arc::clone(driver) }
+        Self { driver: Arc::clone(driver), waiting: Arc::default() }
     }
 }
 

@@ -39,12 +39,18 @@ fn entry_text(at: i64, kind: &str, actor: &str, data: Value) -> String {
     canonical(&json!({ "at": rfc3339(at), "kind": kind, "actor": actor, "data": data }))
 }
 
-/// Appends one entry to the chain; only [`super::Write::commit`] calls it, on SQLite, whose one
+/// Appends a write's entries to the chain, in order; only [`super::Write::commit`] calls it, on SQLite, whose one
 /// writer orders the chain.
-pub(super) async fn append(conn: &mut AnyConnection, kind: &str, actor: &str, data: Value) -> anyhow::Result<()> {
-    let prev = head(&mut *conn).await?;
-    let at = now_ms();
-    insert_chained(conn, &prev, at, kind, actor, &entry_text(at, kind, actor, data)).await?;
+pub(super) async fn append(conn: &mut AnyConnection, entries: Vec<(&'static str, String, Value)>) -> anyhow::Result<()> {
+    if entries.is_empty() {
+        return Ok(());
+    }
+    // The head is read once: each entry follows the one before it in this write.
+    let mut prev = head(&mut *conn).await?;
+    for (kind, actor, data) in entries {
+        let at = now_ms();
+        prev = insert_chained(&mut *conn, &prev, at, kind, &actor, &entry_text(at, kind, &actor, data)).await?;
+    }
     Ok(())
 }
 

@@ -470,10 +470,13 @@ impl Write {
             }
         }
         let audited = !self.audit.is_empty();
-        for (kind, actor, data) in std::mem::take(&mut self.audit) {
-            match self.backend {
-                Backend::Sqlite => audit::append(&mut self.tx, kind, &actor, data).await?,
-                Backend::Postgres => audit::stage(&mut self.tx, kind, &actor, data).await?,
+        let entries = std::mem::take(&mut self.audit);
+        match self.backend {
+            Backend::Sqlite => audit::append(&mut self.tx, entries).await?,
+            Backend::Postgres => {
+                for (kind, actor, data) in entries {
+                    audit::stage(&mut self.tx, kind, &actor, data).await?;
+                }
             }
         }
         self.tx.commit().await.context("failed to commit")?;

@@ -9,13 +9,13 @@ use engine::{
     agents::AgentsConfig,
     bus::Bus,
     model::Models,
-    orchestrator::{Actor, Decision, Decisions, Orchestrator, sweeper},
+    orchestrator::{Actor, BeforeCommitHook, Decision, Decisions, Orchestrator, sweeper},
     store::{
         Store,
         approvals::{self, ApprovalRow},
         conversations, events, tasks, users,
     },
-    tools::Registry,
+    tools::{Registry, Tool},
 };
 
 /// How long a use case may take to settle before the test fails (nothing in them is slow).
@@ -24,36 +24,53 @@ const SETTLE_LIMIT: Duration = Duration::from_secs(20);
 pub struct Engine {
     dir: Arc<tempfile::TempDir>,
     agents_toml: String,
+    extra: Extra,
     pub store: Store,
     pub orchestrator: Arc<Orchestrator>,
     pub decisions: Decisions,
 }
 
+/// Tools beside the built-in ones, and the test hook before commits.
+#[derive(Clone, Default)]
+pub struct Extra {
+    pub tools: Vec<Arc<dyn Tool>>,
+    pub before_commit: Option<BeforeCommitHook>,
+}
+
 impl Engine {
     /// A fresh database, the agents of `agents_toml`.
     pub async fn start(agents_toml: &str) -> Self {
-        let dir = Arc::new(tempfile::tempdir().expect("a temporary directory"));
-        Self::open(dir, agents_toml.to_owned()).await
+        Self::start_with(agents_toml, Extra::default()).await
     }
 
-    async fn open(dir: Arc<tempfile::TempDir>, agents_toml: String) -> Self {
+    /// A fresh database, the agents of `agents_toml`, with `extra`.
+    pub async fn start_with(agents_toml: &str, extra: Extra) -> Self {
+        let dir = Arc::new(tempfile::tempdir().expect("a temporary directory"));
+        Self::open(dir, agents_toml.to_owned(), extra).await
+    }
+
+    async fn open(dir: Arc<tempfile::TempDir>, agents_toml: String, extra: Extra) -> Self {
         let url = format!("sqlite://{}?mode=rwc", dir.path().join("countersign.db").display());
         let store = Store::connect(&url, Bus::default()).await.expect("the store opens");
-        let registry = Registry::builtin();
+        let mut registry = Registry::builtin();
+        for tool in &extra.tools {
+            registry.add(Arc::clone(tool)).expect("an extra tool joins the registry");
+        }
         let agents = Arc::new(AgentsConfig::parse(&agents_toml, "test", &registry).expect("the agents parse"));
         let models = Models::build(&agents, None).expect("the models build");
-        let orchestrator = Orchestrator::new(store.clone(), models, Arc::new(registry), agents, None, Duration::from_secs(30));
+        let hook = extra.before_commit.clone();
+        let orchestrator = Orchestrator::new(store.clone(), models, Arc::new(registry), agents, hook, Duration::from_secs(30));
         sweeper::resume_at_start_up(&orchestrator).await.expect("resuming at start-up");
         let decisions = Decisions::new(&orchestrator);
-        Self { dir, agents_toml, store, orchestrator, decisions }
+        Self { dir, agents_toml, extra, store, orchestrator, decisions }
     }
 
     /// Stops this process's part and starts a new one on the same database.
     pub async fn restart(self) -> Self {
-        let Self { dir, agents_toml, store, orchestrator, decisions } = self;
+        let Self { dir, agents_toml, extra, store, orchestrator, decisions } = self;
         drop((orchestrator, decisions));
         store.testing().writer().close().await;
-        Self::open(dir, agents_toml).await
+        Self::open(dir, agents_toml, extra).await
     }
 
     /// A user (role `user`) and a conversation of theirs with `agent`.

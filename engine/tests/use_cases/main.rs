@@ -1,6 +1,7 @@
 //! Use cases driven through the engine alone (no HTTP): what a stopped call does across a
 //! restart of the process. The HTTP suites (`server/tests/api`) cover the doors.
 
+mod client_reads;
 mod harness;
 
 use domain::{ApprovalState, EventBody, Role, TaskStatus};

@@ -249,19 +249,7 @@ async fn ungated_calls_of_one_client_run_at_once_side_by_side_and_each_is_record
     let root = files.path().canonicalize().unwrap();
     std::fs::write(root.join("notes.txt"), "milk, eggs").unwrap();
     let app = spawn_app_with(Options { agents_toml: Some(agents(&root)), ..Default::default() }).await;
-    let call = |tool: &'static str, arguments: serde_json::Value| {
-        let request = gateway_request(&app, "2026-07-28").header("mcp-method", "tools/call").header("mcp-name", tool).json(
-            &json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-                "name": tool, "arguments": arguments,
-                "_meta": {
-                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                    "io.modelcontextprotocol/clientCapabilities": {},
-                    "io.modelcontextprotocol/clientInfo": { "name": "side-by-side", "version": "1" },
-                },
-            } }),
-        );
-        answer(request)
-    };
+    let call = |tool: &'static str, arguments: serde_json::Value| modern_call(&app, tool, arguments);
     // Twelve at once: built-in reads (one write each) and an upstream server's reads (run first).
     let notes = root.join("notes.txt").display().to_string();
     let answers = futures::future::join_all((0..12).map(|i| match i % 2 {
@@ -293,6 +281,18 @@ async fn ungated_calls_of_one_client_run_at_once_side_by_side_and_each_is_record
         .filter(|e| matches!(e.body, domain::EventBody::TaskStatus { status: domain::TaskStatus::Completed, .. }))
         .count();
     assert_eq!(ended, 13, "every call's task ended");
+    // Reads that waited for the writer together were recorded in one write: each task's events
+    // are still its own record, in the driven way's order, and the audit chain holds.
+    let mut by_task: std::collections::BTreeMap<String, Vec<&str>> = Default::default();
+    for event in &detail.events {
+        by_task.entry(event.body.task_id().to_string()).or_default().push(event.body.name());
+    }
+    assert_eq!(by_task.len(), 13);
+    for (task, kinds) in &by_task {
+        assert_eq!(kinds, &["user-message", "task-status", "tool-call", "tool-started", "tool-result", "task-status"], "{task}");
+    }
+    let (status, verified) = app.as_user("root").get_json("/api/audit/verify").await;
+    assert_eq!((status, verified["ok"].as_bool()), (200, Some(true)), "{verified}");
     let (_, pending) = app.get_json("/api/approvals?status=pending").await;
     assert_eq!(pending, json!([]), "no one was asked");
 }
@@ -331,6 +331,58 @@ async fn a_client_that_introduces_itself_again_with_a_new_name_is_shown_by_it_at
         ["MCP client \u{201c}first\u{201d} asks to run get_order", "MCP client \u{201c}second\u{201d} asks to run get_order"],
         "the name given to this server shows at once, not after the name is read again"
     );
+}
+
+#[tokio::test]
+async fn a_read_whose_recording_fails_fails_alone_and_the_reads_recorded_with_it_still_answer() {
+    let files = tempfile::tempdir().unwrap();
+    let root = files.path().canonicalize().unwrap();
+    std::fs::write(root.join("notes.txt"), "milk, eggs").unwrap();
+    std::fs::write(root.join("poison.txt"), "never recorded").unwrap();
+    // The store fails one read's recording, every time: alone and in a write with others.
+    let hook: countersign::orchestrator::BeforeCommitHook = std::sync::Arc::new(|point: &str| match point.contains("poison") {
+        true => anyhow::bail!("injected failure recording a read"),
+        false => Ok(()),
+    });
+    let options = Options { agents_toml: Some(agents(&root)), before_commit: Some(hook), ..Default::default() };
+    let app = spawn_app_with(options).await;
+    let path = |name: &str| json!({ "path": root.join(name).display().to_string() });
+    // Twelve reads at once: the failed recording is one read's error, whichever write it was in
+    // (engine/tests/use_cases/client_reads.rs makes them share one).
+    let answers = futures::future::join_all(
+        (0..12).map(|i| modern_call(&app, "read_text_file", path(if i == 5 { "poison.txt" } else { "notes.txt" }))),
+    )
+    .await;
+    for (i, answer) in answers.iter().enumerate() {
+        match i {
+            5 => assert!(answer["error"]["message"].is_string() && answer.get("result").is_none(), "{answer}"),
+            _ => assert_eq!(answer["result"]["content"][0]["text"], "milk, eggs", "{i}: {answer}"),
+        }
+    }
+    // The eleven are recorded, each once and whole; nothing of the failed one is.
+    let outcomes = app.audit_entries("tool.outcome", 11).await;
+    assert!(outcomes.iter().all(|e| e["data"]["ok"] == true), "{outcomes:?}");
+    let (_, conversations) = app.get_json("/api/conversations").await;
+    let detail = app.detail(conversations[0]["id"].as_str().unwrap()).await;
+    assert_eq!(detail.events.len(), 11 * 6, "six events for each recorded read");
+    assert!(!serde_json::to_string(&detail.events).unwrap().contains("poison"));
+    let (status, verified) = app.as_user("root").get_json("/api/audit/verify").await;
+    assert_eq!((status, verified["ok"].as_bool()), (200, Some(true)), "{verified}");
+}
+
+/// A 2026-07-28 `tools/call` to alice's gateway; its JSON-RPC answer.
+async fn modern_call(app: &TestApp, tool: &str, arguments: serde_json::Value) -> serde_json::Value {
+    let request = gateway_request(app, "2026-07-28").header("mcp-method", "tools/call").header("mcp-name", tool).json(
+        &json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": tool, "arguments": arguments,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": { "name": "side-by-side", "version": "1" },
+            },
+        } }),
+    );
+    answer(request).await
 }
 
 /// A request to alice's gateway at `/mcp/files` in protocol revision `version`.
