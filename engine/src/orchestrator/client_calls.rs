@@ -9,7 +9,8 @@
 //!
 //! A call no gate stops takes the short way ([`ClientCalls::run_unasked`]): no driver, no model
 //! step to replay. Its proposal, the call and its start are one write; the tool runs; its result
-//! and the task's end are a second. The events and rows are the same as the driven way's, so the
+//! and the task's end are a second. An outside tool that only reads runs first and is recorded
+//! whole in one write, which reads of the same conversation waiting at the same time share. The events and rows are the same as the driven way's, so the
 //! chat, the audit trail and a crash in between (the call is "interrupted — not retried") read
 //! them the same. Ungated calls of one client therefore do not wait for each other
 //! (docs/performance-notes.md, "The MCP gateway").
