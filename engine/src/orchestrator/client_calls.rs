@@ -10,9 +10,9 @@
 //! A call no gate stops takes the short way ([`ClientCalls::run_unasked`]): no driver, no model
 //! step to replay. Its proposal, the call and its start are one write; the tool runs; its result
 //! and the task's end are a second. An outside tool that only reads runs first and is recorded
-//! whole in one write, which reads of the same conversation waiting at the same time share. The events and rows are the same as the driven way's, so the
-//! chat, the audit trail and a crash in between (the call is "interrupted — not retried") read
-//! them the same. Ungated calls of one client therefore do not wait for each other
+//! whole in one write, which reads of the same conversation waiting at the same time share. The
+//! events and rows are the same as the driven way's, so the chat, the audit trail and a crash in
+//! between (the call is "interrupted — not retried") read them the same. Ungated calls of one client therefore do not wait for each other
 //! (docs/performance-notes.md, "The MCP gateway").
 
 use anyhow::Context;
@@ -50,12 +50,14 @@ struct RanRead {
 
 type Recorded = tokio::sync::oneshot::Sender<crate::Result<TaskId>>;
 
+type Joined = std::collections::HashMap<ConversationId, Vec<(RanRead, Recorded)>>;
+
 /// The reads waiting to be recorded, by conversation ([`ClientCalls::record_ran`]).
 #[derive(Default)]
-pub(super) struct Waiting(std::sync::Mutex<std::collections::HashMap<ConversationId, Vec<(RanRead, Recorded)>>>);
+pub(super) struct Waiting(std::sync::Mutex<Joined>);
 
 impl Waiting {
-    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<ConversationId, Vec<(RanRead, Recorded)>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Joined> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -191,48 +193,40 @@ impl ClientCalls {
     /// joined by then (later ones lead a write of their own).
     async fn record_joined(&self, cid: &ConversationId) {
         let w = self.driver.store.write(Scope::Conversation(cid)).await;
-        let joined = self.waiting.take(cid);
-        let mut w = match w {
-            Ok(w) if joined.len() > 1 => w,
-            // One read, or no writer (each then fails with its own write's error).
-            w => {
-                drop(w);
-                for (ran, done) in joined {
-                    let _ = done.send(self.record_alone(&ran).await);
-                }
-                return;
-            }
+        let mut joined = self.waiting.take(cid);
+        let failed: crate::Error = match w {
+            Ok(mut w) => match self.record_all(&mut w, &joined).await {
+                Ok(tasks) => match w.commit().await {
+                    Ok(_) => {
+                        for ((_, done), task) in joined.into_iter().zip(tasks) {
+                            let _ = done.send(Ok(task));
+                        }
+                        return;
+                    }
+                    Err(err) => err,
+                },
+                // The write goes here (rolled back), before any read takes the writer alone.
+                Err(err) => err,
+            },
+            Err(err) => err.into(),
         };
-        let mut tasks = Vec::with_capacity(joined.len());
-        let mut failed = None;
-        for (ran, _) in &joined {
-            match self.record_in(&mut w, ran).await {
-                Ok(task) => tasks.push(task),
-                Err(err) => {
-                    failed = Some(err);
-                    break;
-                }
-            }
-        }
-        let failed = match failed {
-            // The write goes (rolled back) before each read takes the writer alone.
-            Some(err) => {
-                drop(w);
-                Err(err)
-            }
-            None => w.commit().await.map(drop),
-        };
-        if let Err(err) = failed {
-            tracing::warn!(error = %err, reads = joined.len(), "recording reads together failed; recording each alone");
-        } else {
-            for ((_, done), task) in joined.into_iter().zip(tasks) {
-                let _ = done.send(Ok(task));
-            }
+        if joined.len() == 1 {
+            let (_, done) = joined.pop().expect("BUG: one read");
+            let _ = done.send(Err(failed));
             return;
         }
+        tracing::warn!(error = %failed, reads = joined.len(), "recording reads together failed; recording each alone");
         for (ran, done) in joined {
             let _ = done.send(self.record_alone(&ran).await);
         }
+    }
+
+    async fn record_all(&self, w: &mut Write, joined: &[(RanRead, Recorded)]) -> crate::Result<Vec<TaskId>> {
+        let mut tasks = Vec::with_capacity(joined.len());
+        for (ran, _) in joined {
+            tasks.push(self.record_in(w, ran).await?);
+        }
+        Ok(tasks)
     }
 
     async fn record_alone(&self, ran: &RanRead) -> crate::Result<TaskId> {

@@ -39,8 +39,8 @@ fn entry_text(at: i64, kind: &str, actor: &str, data: Value) -> String {
     canonical(&json!({ "at": rfc3339(at), "kind": kind, "actor": actor, "data": data }))
 }
 
-/// Appends a write's entries to the chain, in order; only [`super::Write::commit`] calls it, on SQLite, whose one
-/// writer orders the chain.
+/// Appends a write's entries to the chain, in order; only [`super::Write::commit`] calls it, on
+/// SQLite, whose one writer orders the chain.
 pub(super) async fn append(conn: &mut AnyConnection, entries: Vec<(&'static str, String, Value)>) -> anyhow::Result<()> {
     if entries.is_empty() {
         return Ok(());

@@ -425,16 +425,7 @@ impl Write {
     pub async fn append(&mut self, conversation_id: &ConversationId, body: EventBody) -> anyhow::Result<Event> {
         let event = match self.backend {
             Backend::Sqlite => {
-                let seq = match self.next_seq.iter_mut().find(|(id, _)| id == conversation_id) {
-                    Some((_, next)) => next,
-                    None => {
-                        let last = events::last_seq(&mut self.tx, conversation_id).await?;
-                        self.next_seq.push((conversation_id.clone(), last + 1));
-                        &mut self.next_seq.last_mut().expect("BUG: just pushed").1
-                    }
-                };
-                let row = events::Unwritten::new(conversation_id, *seq, body)?;
-                *seq += 1;
+                let row = events::Unwritten::new(conversation_id, self.take_seq(conversation_id).await?, body)?;
                 let event = row.event.clone();
                 self.unwritten.push(row);
                 event
@@ -458,6 +449,22 @@ impl Write {
     /// driver's last write, which then needs no commit of its own to release the task.
     pub fn release_lease_at_commit(&mut self) {
         self.release = true;
+    }
+
+    /// SQLite: the next sequence number of `conversation_id` in this write (its counter is read
+    /// once; the one writer orders the writes).
+    async fn take_seq(&mut self, conversation_id: &ConversationId) -> anyhow::Result<i64> {
+        let index = match self.next_seq.iter().position(|(id, _)| id == conversation_id) {
+            Some(index) => index,
+            None => {
+                let last = events::last_seq(&mut self.tx, conversation_id).await?;
+                self.next_seq.push((conversation_id.clone(), last + 1));
+                self.next_seq.len() - 1
+            }
+        };
+        let next = &mut self.next_seq[index].1;
+        *next += 1;
+        Ok(*next - 1)
     }
 
     pub async fn commit(mut self) -> crate::Result<Vec<Event>> {
