@@ -22,6 +22,32 @@ test("approving a refund: pending card, Approve, completed, the order really cha
   expect(order.status).toBe("refunded");
 });
 
+test("before the page is hydrated a card's buttons show as disabled, then work", async ({ page }) => {
+  await newChat(page);
+  await say(page, "refund order 1001");
+  const card = cards(page).first();
+  await expect(card).toHaveAttribute("data-status", "pending_approval");
+
+  // A slow link: the page's HTML is there, its WASM client not yet.
+  let release = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  await page.route("**/*.wasm", async (route) => {
+    await held;
+    await route.continue();
+  });
+  await page.reload({ waitUntil: "domcontentloaded" });
+  const approve = card.getByRole("button", { name: "Approve", exact: true });
+  await expect(approve).toBeDisabled();
+  await expect(card.getByRole("button", { name: "Reject", exact: true })).toBeDisabled();
+  await expect(page.locator("#hydration-marker")).toHaveAttribute("data-hydrated", "false");
+
+  release();
+  await waitForHydration(page);
+  await expect(approve).toBeEnabled();
+  await approve.click();
+  await expect(card).toHaveAttribute("data-status", "succeeded");
+});
+
 test("rejecting with a reason: rejected badge, the answer mentions the reason", async ({ page, server }) => {
   await newChat(page);
   await say(page, "cancel order 1003");

@@ -15,7 +15,7 @@ pub fn BatchBar(
     /// The viewer may approve every one of them (else Reject All only, as the server allows).
     approve_all: bool,
 ) -> impl IntoView {
-    let busy = RwSignal::new(false);
+    let busy = super::hydration_marker::busy_until_hydrated();
     let error = RwSignal::new(None::<ApiFailure>);
     let rejecting = RwSignal::new(false);
     let reason = RwSignal::new(String::new());

@@ -38,7 +38,7 @@ pub fn QuestionCard(card: Card, now: RwSignal<i64>, draft: CardDraft) -> impl In
     let question = card.args.get("question").and_then(Value::as_str).unwrap_or_default().to_owned();
     let options: Vec<String> =
         card.args.get("options").and_then(Value::as_array).into_iter().flatten().filter_map(|o| o.as_str().map(str::to_owned)).collect();
-    let busy = RwSignal::new(false);
+    let busy = super::hydration_marker::busy_until_hydrated();
     let error = RwSignal::new(None::<ApiFailure>);
     // The answer being typed lives in the row's draft, so a re-render keeps it.
     let text = draft.reason;

@@ -83,7 +83,7 @@ pub fn ToolCard(
     let pending = offer.decide;
     let no_approve = !offer.approve;
     let mode = draft.mode;
-    let busy = RwSignal::new(false);
+    let busy = super::hydration_marker::busy_until_hydrated();
     let error = RwSignal::new(None::<ApiFailure>);
     // A network failure (status 0) is stale once the chat's live stream is connected again.
     if let Some(link) = use_context::<RwSignal<LinkState>>() {
