@@ -22,30 +22,45 @@ test("approving a refund: pending card, Approve, completed, the order really cha
   expect(order.status).toBe("refunded");
 });
 
-test("before the page is hydrated a card's buttons show as disabled, then work", async ({ page }) => {
+/** A slow link: while held, a page's HTML arrives and its WASM client waits until `release()`. */
+async function slowWasm(page: import("@playwright/test").Page) {
+  let held = Promise.resolve();
+  const link = { release: () => {}, hold: () => (held = new Promise<void>((resolve) => (link.release = resolve))) };
+  await page.route("**/*.wasm", async (route) => {
+    await held;
+    await route.continue();
+  });
+  return link;
+}
+
+test("before the page is hydrated its buttons show as disabled, then work", async ({ page }) => {
   await newChat(page);
   await say(page, "refund order 1001");
   const card = cards(page).first();
   await expect(card).toHaveAttribute("data-status", "pending_approval");
 
-  // A slow link: the page's HTML is there, its WASM client not yet.
-  let release = () => {};
-  const held = new Promise<void>((resolve) => (release = resolve));
-  await page.route("**/*.wasm", async (route) => {
-    await held;
-    await route.continue();
-  });
+  const link = await slowWasm(page);
+  link.hold();
   await page.reload({ waitUntil: "domcontentloaded" });
   const approve = card.getByRole("button", { name: "Approve", exact: true });
   await expect(approve).toBeDisabled();
   await expect(card.getByRole("button", { name: "Reject", exact: true })).toBeDisabled();
   await expect(page.locator("#hydration-marker")).toHaveAttribute("data-hydrated", "false");
-
-  release();
+  link.release();
   await waitForHydration(page);
   await expect(approve).toBeEnabled();
   await approve.click();
   await expect(card).toHaveAttribute("data-status", "succeeded");
+
+  // A form of another page: the queue's "Away?" delegation (its <details> opens without script).
+  link.hold();
+  await page.goto("/approvals", { waitUntil: "domcontentloaded" });
+  await page.locator(".away > summary").click();
+  const delegate = page.getByRole("button", { name: "Delegate" });
+  await expect(delegate).toBeDisabled();
+  link.release();
+  await waitForHydration(page);
+  await expect(delegate).toBeEnabled();
 });
 
 test("rejecting with a reason: rejected badge, the answer mentions the reason", async ({ page, server }) => {

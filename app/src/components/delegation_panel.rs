@@ -33,7 +33,7 @@ pub fn DelegationPanel() -> impl IntoView {
     let version = RwSignal::new(0u32);
     let listed = RwSignal::new(Vec::<String>::new());
     let ids = RwSignal::new(Vec::<String>::new());
-    let busy = RwSignal::new(false);
+    let busy = super::hydration_marker::busy_until_hydrated();
     let error = RwSignal::new(None::<ApiFailure>);
     Effect::new(move |_| {
         version.track();

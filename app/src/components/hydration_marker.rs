@@ -10,9 +10,10 @@ pub fn HydrationMarker() -> impl IntoView {
     view! { <span id="hydration-marker" hidden data-hydrated=move || hydrated.get().to_string()></span> }
 }
 
-/// A decision's "a request is on its way" flag, set until the page is hydrated. Before then its
-/// buttons have no handlers yet: a click would do nothing and say nothing, so they show as
-/// disabled (rendered so by the server) until the client can act on them.
+/// A form's "a request is on its way" flag, set until the page is hydrated. Before then its
+/// buttons have no handlers yet: a click would do nothing and say nothing (and Enter in a field
+/// would reload the page, losing what was typed), so they show as disabled, rendered so by the
+/// server, until the client can act on them.
 pub fn busy_until_hydrated() -> RwSignal<bool> {
     let busy = RwSignal::new(true);
     Effect::new(move |_| busy.set(false));

@@ -25,7 +25,7 @@ pub fn GroupsPage() -> impl IntoView {
         api::groups()
     });
     let (name, members) = (RwSignal::new(String::new()), RwSignal::new(String::new()));
-    let busy = RwSignal::new(false);
+    let busy = crate::components::hydration_marker::busy_until_hydrated();
     let error = RwSignal::new(None::<ApiFailure>);
     let create = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
