@@ -81,7 +81,12 @@ fn body() -> impl Strategy<Value = EventBody> {
                 suggestion: strict
                     .then(|| Box::new(domain::wire::GrantSuggestion { by: "alice".into(), count: 3, grant: Default::default() })),
                 approvers: strict.then(|| {
-                    Box::new(domain::rules::Approvers { names: vec!["group:finance".into()], people: vec!["dora".into()], admins: false })
+                    Box::new(domain::rules::Approvers {
+                        names: vec!["group:finance".into()],
+                        people: vec!["dora".into()],
+                        admins: false,
+                        each: Vec::new(),
+                    })
                 }),
             }
         }),

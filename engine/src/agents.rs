@@ -835,6 +835,10 @@ fn read_gate(mut gate: FileGate, defaults: &FileDefaults, agent_tools: &[String]
     if gate.name.trim().is_empty() {
         bail!("{at}: every gate needs a name");
     }
+    // An approval asked under several gates is named by theirs joined with " + ".
+    if gate.name.contains(" + ") {
+        bail!("{gat}: a gate's name may not contain \" + \" (it joins the names of gates that apply together)");
+    }
     let (name, timeout_secs) = (gate.name.clone(), gate.timeout_secs);
     let (timeout_action, max_retries) = gate_timeout_action(&gate, defaults, &gat)?;
     let approvers = std::mem::take(&mut gate.approvers);

@@ -53,6 +53,8 @@ pub enum Uncovered {
     OtherCall,
     /// Outside the bounds it was given with.
     OutOfBounds(String),
+    /// Whoever gave it could not approve this call alone now ([`giver_may_decide`]).
+    NotTheGiversToGive(String),
 }
 
 impl fmt::Display for Uncovered {
@@ -64,7 +66,7 @@ impl fmt::Display for Uncovered {
             Self::OtherGate { granted } => write!(f, "it was given under gate \"{granted}\""),
             Self::Restricted => f.write_str("this gate asks each call on its own"),
             Self::OtherCall => f.write_str("it lets through one other call of an approved plan"),
-            Self::OutOfBounds(why) => f.write_str(why),
+            Self::OutOfBounds(why) | Self::NotTheGiversToGive(why) => f.write_str(why),
         }
     }
 }
@@ -118,6 +120,35 @@ pub fn covers(grant: Terms<'_>, call: Asking<'_>) -> Result<(), Uncovered> {
         None => return Err(Uncovered::Unbound),
     }
     grant.bounds.map_or(Ok(()), |b| within(b, call.args).map_err(Uncovered::OutOfBounds))
+}
+
+/// Whether the person who gave a grant (or approved the plan a step is part of) could approve
+/// this call alone, now, under what it requires (`gate`, its resolved `approvers`): they are
+/// enabled (`None`: no longer), one of its approvers, not its requester under four-eyes, and it
+/// asks no quorum and no fresh sign-in. A grant carries one person's authority, never more.
+pub fn giver_may_decide(
+    gate: &Gate,
+    giver: Option<domain::rules::Decider<'_>>,
+    requester: Option<&str>,
+    approvers: Option<&domain::rules::Approvers>,
+) -> Result<(), Uncovered> {
+    let refuse = |why: String| Err(Uncovered::NotTheGiversToGive(why));
+    let Some(giver) = giver else { return refuse("whoever gave it can no longer decide (their account is disabled)".into()) };
+    if gate.rules.quorum > 1 {
+        return refuse(format!("this call needs {} approvers, and {} is one", gate.rules.quorum, giver.name));
+    }
+    if gate.rules.reauthenticate_secs.is_some() {
+        return refuse("this call asks for a fresh sign-in for its own decision".into());
+    }
+    if gate.rules.check_approver(giver.name, requester).is_err() {
+        return refuse(format!("four-eyes: {} asked for this call, so someone else must approve it", giver.name));
+    }
+    if let Some(approvers) = approvers
+        && (!approvers.includes(giver) || !approvers.met(&[giver]))
+    {
+        return refuse(format!("{} may not approve this call alone (it needs {})", giver.name, approvers.label()));
+    }
+    Ok(())
 }
 
 fn within(bounds: &Value, args: &Value) -> Result<(), String> {
@@ -197,6 +228,27 @@ mod tests {
         assert_eq!(covers(step, asking(&refunds, &json!({ "order_id": 1001, "amount": 6 }))), Err(Uncovered::OtherCall));
         let later = Asking { task: "t2", ..asking(&refunds, &approved) };
         assert_eq!(covers(step, later), Err(Uncovered::OtherCall));
+    }
+
+    #[test]
+    fn a_grant_carries_only_what_its_giver_could_approve_alone() {
+        let alice = domain::rules::Decider { name: "alice", is_admin: false };
+        let dora = domain::rules::Decider { name: "dora", is_admin: false };
+        let finance =
+            domain::rules::Approvers { names: vec!["group:finance".into()], people: vec!["dora".into()], admins: false, each: Vec::new() };
+        let plain = gate("refunds", true);
+        assert_eq!(giver_may_decide(&plain, Some(alice), Some("alice"), None), Ok(()));
+        assert!(giver_may_decide(&plain, None, Some("alice"), None).is_err(), "a disabled giver gives nothing");
+        let guarded = Gate { rules: DecisionRules { separate_requester: true, ..plain.rules }, ..plain.clone() };
+        let own = giver_may_decide(&guarded, Some(alice), Some("alice"), Some(&finance)).unwrap_err();
+        assert!(own.to_string().starts_with("four-eyes: alice asked"), "{own}");
+        let not_finance = giver_may_decide(&guarded, Some(alice), Some("bob"), Some(&finance)).unwrap_err();
+        assert_eq!(not_finance.to_string(), "alice may not approve this call alone (it needs finance)");
+        assert_eq!(giver_may_decide(&guarded, Some(dora), Some("alice"), Some(&finance)), Ok(()));
+        let quorum = Gate { rules: DecisionRules { quorum: 2, ..plain.rules }, ..plain.clone() };
+        assert!(giver_may_decide(&quorum, Some(dora), Some("alice"), None).is_err());
+        let fresh = Gate { rules: DecisionRules { reauthenticate_secs: Some(60), ..plain.rules }, ..plain };
+        assert!(giver_may_decide(&fresh, Some(dora), Some("alice"), None).is_err());
     }
 
     #[test]

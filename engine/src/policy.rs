@@ -1,6 +1,7 @@
-//! What happens to a proposed call: which gate, if any, stops it ([`check`]), and the verdict
-//! over everything known about the call ([`classify`]). Pure: no I/O, no clock — the
-//! orchestrator gathers the facts, asks, and records the verdict (`orchestrator/model_step.rs`).
+//! What happens to a proposed call: what it requires — every gate that matches it, combined
+//! ([`check`], [`Requirement`]) — and the verdict over everything known about the call
+//! ([`classify`]). Pure: no I/O, no clock — the orchestrator gathers the facts, asks, and
+//! records the verdict (`orchestrator/model_step.rs`). How gates combine: docs/security.md.
 
 use domain::CallState;
 use domain::GrantId;
@@ -9,7 +10,7 @@ use serde_json::{Value, json};
 use domain::wire::{FieldProblem, Reversibility, RiskAssessment, Usage};
 
 use crate::{
-    agents::{Agent, Budget, BudgetScope, Gate, GateRule, Rule},
+    agents::{Agent, Budget, BudgetScope, Gate, GateRule, Rule, TimeoutAction},
     tools::ToolSpec,
 };
 
@@ -51,8 +52,8 @@ impl Spent {
 
 /// What the policy decided for one call.
 pub struct Gating<'a> {
-    /// The gate that stops the call, if any.
-    pub gate: Option<&'a Gate>,
+    /// What the call requires, if a gate stops it.
+    pub requirement: Option<Requirement<'a>>,
     /// When no gate stops it: the first shadow gate (`mode = "shadow"`) that would have.
     pub shadow: Option<&'a Gate>,
     /// Rules that could not be evaluated for this call, as `rule: error`.
@@ -134,24 +135,128 @@ pub fn classify(facts: Facts<'_>) -> Verdict<'_> {
     }
 }
 
-/// The first of the agent's gates that matches the call, in declaration order. A `disabled`
-/// gate turns approvals off for the agent.
-pub fn gate_for<'a>(agent: &'a Agent, call: &Call<'_>) -> Option<&'a Gate> {
-    check(agent, call).gate
+/// What a call requires: every enforcing gate that matches it, each of which must be met. The
+/// order of the gates in the file changes nothing (docs/security.md, "A call's requirement").
+#[derive(Clone, Debug)]
+pub struct Requirement<'a> {
+    /// The gates that match, ordered by name.
+    pub gates: Vec<&'a Gate>,
+    /// Their combination as one gate ([`combine`]): what the approval is asked with.
+    pub gate: Gate,
 }
 
-/// Like `gate_for`, also reporting rules that failed to evaluate. A failed rule matches (the call
-/// waits for a human: fail-closed) unless the agent is `fail_open`, when it does not match.
+impl<'a> Requirement<'a> {
+    /// The requirement of one gate.
+    pub fn one(gate: &'a Gate) -> Self {
+        Self { gates: vec![gate], gate: gate.clone() }
+    }
+
+    fn of(mut gates: Vec<&'a Gate>) -> Option<Self> {
+        gates.sort_by(|a, b| a.name.cmp(&b.name));
+        gates.dedup_by(|a, b| a.name == b.name);
+        let gate = combine(&gates)?;
+        Some(Self { gates, gate })
+    }
+
+    /// Each gate's approvers and quorum, when several gates match and one of them names
+    /// approvers (then each is a share of its own, `domain::rules::Share`); empty otherwise.
+    pub fn shares(&self) -> Vec<(&'a str, &'a [String], u32)> {
+        if self.gates.len() < 2 || self.gates.iter().all(|g| g.approvers.is_empty()) {
+            return Vec::new();
+        }
+        self.gates.iter().map(|g| (g.name.as_str(), g.approvers.as_slice(), g.rules.quorum.max(1))).collect()
+    }
+}
+
+/// Several gates as one: the strictest of each rule wins — four-eyes, a required reason, no
+/// edits, a fresh sign-in (the shortest), the largest quorum, grantable only if every gate is,
+/// in the chat only if every gate asks there, the earliest deadline, escalation and reminder,
+/// and a timeout action that approves only if every gate's does. Its approvers are the union
+/// (who may decide at all); [`Requirement::shares`] says what each gate needs of them.
+pub fn combine(gates: &[&Gate]) -> Option<Gate> {
+    let (first, rest) = gates.split_first()?;
+    if rest.is_empty() {
+        return Some((*first).clone());
+    }
+    let mut gate = (*first).clone();
+    gate.name = gates.iter().map(|g| g.name.as_str()).collect::<Vec<_>>().join(" + ");
+    gate.rule = GateRule::Any(gates.iter().map(|g| g.rule.clone()).collect());
+    gate.assessment = None;
+    for other in rest {
+        gate.timeout = gate.timeout.min(other.timeout);
+        gate.timeout_action = stricter(gate.timeout_action, other.timeout_action);
+        gate.max_retries = gate.max_retries.min(other.max_retries);
+        gate.in_chat &= other.in_chat;
+        let (a, b) = (&mut gate.rules, &other.rules);
+        a.require_reason |= b.require_reason;
+        a.allow_modification &= b.allow_modification;
+        a.separate_requester |= b.separate_requester;
+        a.quorum = a.quorum.max(b.quorum);
+        a.grantable &= b.grantable;
+        a.reauthenticate_secs = match (a.reauthenticate_secs, b.reauthenticate_secs) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        };
+        gate.escalate_after = match (gate.escalate_after, other.escalate_after) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        };
+        gate.reminders = match (gate.reminders, other.reminders) {
+            (Some(x), Some(y)) => Some(if y.interval < x.interval { y } else { x }),
+            (x, y) => x.or(y),
+        };
+        if gate.escalation_target.is_none() {
+            gate.escalation_target = other.escalation_target.clone();
+        }
+        for (into, from) in
+            [(&mut gate.approvers, &other.approvers), (&mut gate.notify, &other.notify), (&mut gate.notify_to, &other.notify_to)]
+        {
+            for name in from {
+                if !into.contains(name) {
+                    into.push(name.clone());
+                }
+            }
+        }
+    }
+    Some(gate)
+}
+
+/// Of two timeout actions, the one that lets less run: any that does not approve wins over
+/// `approve`; then abort, reject, skip, escalate, retry, in that order.
+fn stricter(a: TimeoutAction, b: TimeoutAction) -> TimeoutAction {
+    use TimeoutAction::*;
+    let rank = |t: TimeoutAction| match t {
+        Abort => 0,
+        Reject => 1,
+        Skip => 2,
+        Escalate => 3,
+        Retry => 4,
+        Approve => 5,
+    };
+    if rank(b) < rank(a) { b } else { a }
+}
+
+/// The requirement of the call, if a gate stops it. A `disabled` gate turns approvals off for
+/// the agent.
+pub fn gate_for(agent: &Agent, call: &Call<'_>) -> Option<Gate> {
+    check(agent, call).requirement.map(|r| r.gate)
+}
+
+/// What the call requires (every enforcing gate that matches), also reporting rules that failed
+/// to evaluate. A failed rule matches (the call waits for a human: fail-closed) unless the agent
+/// is `fail_open`, when it does not match.
 pub fn check<'a>(agent: &'a Agent, call: &Call<'_>) -> Gating<'a> {
     let mut rule_errors = Vec::new();
     // A question waits for its answer whatever the other gates say (even `disabled`).
     if call.tool.name == crate::tools::ask::NAME {
-        return Gating { gate: agent.gates.iter().find(|g| g.name == crate::tools::ask::GATE), shadow: None, rule_errors };
+        let requirement = agent.gates.iter().find(|g| g.name == crate::tools::ask::GATE).map(Requirement::one);
+        return Gating { requirement, shadow: None, rule_errors };
     }
     if agent.gates.iter().any(|g| g.rule == GateRule::Disabled) {
-        return Gating { gate: None, shadow: None, rule_errors };
+        return Gating { requirement: None, shadow: None, rule_errors };
     }
-    let mut shadow = None;
+    let mut shadow: Option<&Gate> = None;
+    let mut matched = Vec::new();
     for gate in &agent.gates {
         if gate.shadow {
             // A shadow gate's failing rule asks no one, so it is no rule error of the call's.
@@ -159,10 +264,13 @@ pub fn check<'a>(agent: &'a Agent, call: &Call<'_>) -> Gating<'a> {
                 shadow = Some(gate);
             }
         } else if matches(&gate.rule, agent, call, &mut rule_errors) {
-            return Gating { gate: Some(gate), shadow: None, rule_errors };
+            matched.push(gate);
         }
     }
-    Gating { gate: None, shadow, rule_errors }
+    match Requirement::of(matched) {
+        Some(requirement) => Gating { requirement: Some(requirement), shadow: None, rule_errors },
+        None => Gating { requirement: None, shadow, rule_errors },
+    }
 }
 
 fn matches(rule: &GateRule, agent: &Agent, call: &Call<'_>, errors: &mut Vec<String>) -> bool {
@@ -190,6 +298,11 @@ fn matches(rule: &GateRule, agent: &Agent, call: &Call<'_>, errors: &mut Vec<Str
 pub fn why_gated(gate: &Gate, agent: &Agent, call: &Call<'_>) -> String {
     let because = explain(&gate.rule, agent, call).unwrap_or_else(|| "its rule holds".into());
     format!("gate \"{}\" matched: {because}", gate.name)
+}
+
+/// Why the requirement stops `call`: each matching gate's [`why_gated`], joined.
+pub fn why_required(requirement: &Requirement<'_>, agent: &Agent, call: &Call<'_>) -> String {
+    requirement.gates.iter().map(|g| why_gated(g, agent, call)).collect::<Vec<_>>().join("; ")
 }
 
 fn explain(rule: &GateRule, agent: &Agent, call: &Call<'_>) -> Option<String> {
@@ -377,7 +490,7 @@ mod tests {
         }
     }
 
-    fn check<'a>(a: &'a Agent, tool: &ToolSpec, args: Value, user: &str) -> Option<&'a Gate> {
+    fn check(a: &Agent, tool: &ToolSpec, args: Value, user: &str) -> Option<Gate> {
         gate_for(a, &Call { tool, args: &args, user, confidence: Some(0.9), spent: &Spent::default() })
     }
 
@@ -393,24 +506,24 @@ mod tests {
         let (spent, args, refund, lookup) = (Spent::default(), json!({}), spec("refund", true), spec("lookup", false));
         let gating = |a, tool| super::check(a, &Call { tool, args: &args, user: "u", confidence: None, spent: &spent });
         let g = gating(&a, &refund);
-        assert!(g.gate.is_none(), "a shadow gate stops nothing");
+        assert!(g.requirement.is_none(), "a shadow gate stops nothing");
         assert_eq!(g.shadow.map(|s| s.name.as_str()), Some("try-refunds"), "the first shadow gate that matches");
         assert_eq!(gating(&a, &lookup).shadow.map(|s| s.name.as_str()), Some("try-all"));
         // An enforcing gate after it still stops the call; then there is no shadow hit to record.
         let b = agent(vec![shadow("try-refunds", refunds()), gate("refunds", refunds())]);
         let g = gating(&b, &refund);
-        assert_eq!((g.gate.map(|s| s.name.as_str()), g.shadow.is_none()), (Some("refunds"), true));
+        assert_eq!((g.requirement.map(|r| r.gate.name), g.shadow.is_none()), (Some("refunds".into()), true));
         // A shadow gate's failing rule is no rule error of the call (nobody is asked because of it).
         let c = agent(vec![shadow("broken", rule("args.amount > 100"))]);
         let g = gating(&c, &refund);
-        assert!(g.rule_errors.is_empty() && g.gate.is_none());
+        assert!(g.rule_errors.is_empty() && g.requirement.is_none());
         assert_eq!(g.shadow.map(|s| s.name.as_str()), Some("broken"), "fail-closed: it would have asked");
     }
 
     #[test]
     fn a_tools_gate_matches_only_its_tools() {
         let a = agent(vec![gate("g", GateRule::Tools(["refund".to_string()].into()))]);
-        assert_eq!(check(&a, &spec("refund", true), json!({}), "u").map(|g| g.name.as_str()), Some("g"));
+        assert_eq!(check(&a, &spec("refund", true), json!({}), "u").map(|g| g.name), Some("g".into()));
         assert!(check(&a, &spec("lookup", false), json!({}), "u").is_none());
     }
 
@@ -422,10 +535,74 @@ mod tests {
     }
 
     #[test]
-    fn an_all_gate_matches_everything_and_the_first_match_wins() {
+    fn every_matching_gate_applies_whatever_their_order() {
         let a = agent(vec![gate("d", GateRule::Destructive), gate("all", GateRule::All)]);
-        assert_eq!(check(&a, &spec("delete", true), json!({}), "u").unwrap().name, "d");
+        assert_eq!(check(&a, &spec("delete", true), json!({}), "u").unwrap().name, "all + d");
         assert_eq!(check(&a, &spec("read", false), json!({}), "u").unwrap().name, "all");
+        let b = agent(vec![gate("all", GateRule::All), gate("d", GateRule::Destructive)]);
+        assert_eq!(check(&b, &spec("delete", true), json!({}), "u").unwrap().name, "all + d", "the order changes nothing");
+    }
+
+    /// The listed-first gate asks no one; the stricter one behind it names bob, asks four-eyes,
+    /// a reason and a fresh sign-in, allows no edits, and times out sooner but approving.
+    #[test]
+    fn the_strictest_rule_of_every_matching_gate_wins() {
+        let refunds = Gate {
+            timeout_action: TimeoutAction::Approve,
+            escalate_after: Some(Duration::from_secs(50)),
+            ..gate("refunds", GateRule::Tools(["process_refund".to_string()].into()))
+        };
+        let mut big = gate("big-refunds", rule("args.amount > 100"));
+        big.approvers = vec!["user:bob".into()];
+        big.timeout = Duration::from_millis(500);
+        big.timeout_action = TimeoutAction::Reject;
+        big.rules = domain::rules::DecisionRules {
+            separate_requester: true,
+            require_reason: true,
+            allow_modification: false,
+            grantable: false,
+            quorum: 2,
+            reauthenticate_secs: Some(60),
+        };
+        let refund = spec("process_refund", true);
+        for gates in [vec![refunds.clone(), big.clone()], vec![big.clone(), refunds.clone()]] {
+            let a = agent(gates);
+            let g = check(&a, &refund, json!({ "amount": 150 }), "alice").unwrap();
+            assert_eq!(g.name, "big-refunds + refunds");
+            assert_eq!((g.approvers.as_slice(), g.rules), (["user:bob".to_string()].as_slice(), big.rules));
+            assert_eq!(
+                (g.timeout, g.timeout_action, g.escalate_after),
+                (Duration::from_millis(500), TimeoutAction::Reject, Some(Duration::from_secs(50)))
+            );
+            let small = check(&a, &refund, json!({ "amount": 50 }), "alice").unwrap();
+            assert_eq!((small.name.as_str(), small.timeout_action), ("refunds", TimeoutAction::Approve), "only the gate that matches");
+        }
+        // Approve on time-out only when every gate says so; otherwise the stricter action.
+        assert_eq!(stricter(TimeoutAction::Approve, TimeoutAction::Retry), TimeoutAction::Retry);
+        assert_eq!(stricter(TimeoutAction::Escalate, TimeoutAction::Abort), TimeoutAction::Abort);
+        assert_eq!(stricter(TimeoutAction::Approve, TimeoutAction::Approve), TimeoutAction::Approve);
+    }
+
+    #[test]
+    fn several_gates_with_approvers_each_keep_their_share() {
+        let mut finance = gate("guarded", GateRule::Tools(["process_refund".to_string()].into()));
+        finance.approvers = vec!["group:finance".into()];
+        let mut bob = gate("big-refunds", GateRule::All);
+        bob.approvers = vec!["user:bob".into()];
+        bob.rules.quorum = 2;
+        let a = agent(vec![finance, bob, gate("plain", GateRule::Destructive)]);
+        let (args, refund, spent) = (json!({}), spec("process_refund", true), Spent::default());
+        let gating = super::check(&a, &Call { tool: &refund, args: &args, user: "u", confidence: None, spent: &spent });
+        let requirement = gating.requirement.unwrap();
+        let shares: Vec<(&str, Vec<String>, u32)> = requirement.shares().into_iter().map(|(g, n, q)| (g, n.to_vec(), q)).collect();
+        assert_eq!(
+            shares,
+            [("big-refunds", vec!["user:bob".to_string()], 2), ("guarded", vec!["group:finance".into()], 1), ("plain", vec![], 1)]
+        );
+        assert_eq!(requirement.gate.approvers, ["user:bob", "group:finance"], "the union: who may decide at all");
+        let one = agent(vec![gate("plain", GateRule::All), gate("d", GateRule::Destructive)]);
+        let gating = super::check(&one, &Call { tool: &refund, args: &args, user: "u", confidence: None, spent: &spent });
+        assert!(gating.requirement.unwrap().shares().is_empty(), "no gate names approvers: nothing to share");
     }
 
     #[test]
@@ -476,7 +653,7 @@ mod tests {
         let spec = spec("process_refund", true);
         let call = Call { tool: &spec, args: &json!({ "order_id": 1 }), user: "u", confidence: None, spent: &Spent::default() };
         let gating = super::check(&a, &call);
-        assert!(gating.gate.is_none());
+        assert!(gating.requirement.is_none());
         assert_eq!(gating.rule_errors.len(), 1);
         assert!(gating.rule_errors[0].starts_with("args.amount > 100: "), "{:?}", gating.rule_errors);
     }
@@ -503,7 +680,7 @@ mod tests {
         let a = agent(vec![gate("tokens", GateRule::Budget(tokens)), gate("dollars", GateRule::Budget(dollars))]);
         let read = spec("read", false);
         let asked = |spent: Spent| {
-            gate_for(&a, &Call { tool: &read, args: &json!({}), user: "u", confidence: None, spent: &spent }).map(|g| g.name.clone())
+            gate_for(&a, &Call { tool: &read, args: &json!({}), user: "u", confidence: None, spent: &spent }).map(|g| g.name)
         };
         assert_eq!(asked(Spent { task: usage(1000, None), conversation: usage(5000, None) }), None, "at the limit is not over it");
         assert_eq!(asked(Spent { task: usage(1001, None), conversation: usage(1001, None) }).as_deref(), Some("tokens"));

@@ -62,6 +62,61 @@ pub struct Approvers {
     /// admins decide rather than nobody).
     #[serde(default)]
     pub admins: bool,
+    /// When several gates match the call: each one's share, every one of which must be met
+    /// before the call runs (the fields above are then their union: who may decide at all).
+    /// Empty: one gate, whose approvers are the fields above.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub each: Vec<Share>,
+}
+
+/// One matching gate's share of who must approve a call (docs/security.md, "A call's
+/// requirement"): `quorum` distinct people among its approvers. One person's approval counts
+/// for every share that includes them, and once within each.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Share {
+    /// The gate.
+    pub gate: String,
+    /// How many distinct people of this share must approve.
+    pub quorum: u32,
+    /// Its approvers as the gate names them; empty: anyone who may decide the call.
+    #[serde(default)]
+    pub names: Vec<String>,
+    #[serde(default)]
+    pub people: Vec<String>,
+    #[serde(default)]
+    pub admins: bool,
+}
+
+impl Share {
+    pub fn includes(&self, decider: Decider<'_>) -> bool {
+        self.names.is_empty() || (self.admins && decider.is_admin) || self.people.iter().any(|p| p.eq_ignore_ascii_case(decider.name))
+    }
+
+    /// How many of `approved` (distinct people) count toward it.
+    fn counted(&self, approved: &[Decider<'_>]) -> u32 {
+        approved.iter().filter(|d| self.includes(**d)).count() as u32
+    }
+
+    /// "finance", "2 of finance", "anyone".
+    fn label(&self) -> String {
+        let who = if self.names.is_empty() { "anyone".to_owned() } else { names_label(&self.names, self.admins) };
+        if self.quorum > 1 { format!("{} of {who}", self.quorum) } else { who }
+    }
+}
+
+/// "finance, ada or an admin" for approver names (`group:finance`, `user:ada`, `role:admin`).
+fn names_label(names: &[String], admins: bool) -> String {
+    let mut names: Vec<&str> =
+        names.iter().filter(|n| *n != "role:admin").map(|n| n.split_once(':').map_or(n.as_str(), |(_, v)| v)).collect();
+    if admins {
+        names.push("an admin");
+    }
+    match names.as_slice() {
+        [] => "no one".into(),
+        [one] => (*one).to_owned(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
 }
 
 impl Approvers {
@@ -69,18 +124,35 @@ impl Approvers {
         (self.admins && decider.is_admin) || self.people.iter().any(|p| p.eq_ignore_ascii_case(decider.name))
     }
 
-    /// "finance, ada or an admin", for people.
+    /// "finance, ada or an admin", for people; for several gates, every share: "finance and bob".
     pub fn label(&self) -> String {
-        let mut names: Vec<&str> =
-            self.names.iter().filter(|n| *n != "role:admin").map(|n| n.split_once(':').map_or(n.as_str(), |(_, v)| v)).collect();
-        if self.admins {
-            names.push("an admin");
+        match self.each.as_slice() {
+            [] => names_label(&self.names, self.admins),
+            shares => {
+                let labels: Vec<String> = shares.iter().map(Share::label).collect();
+                match labels.as_slice() {
+                    [one] => one.clone(),
+                    [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+                    [] => unreachable!("shares is not empty"),
+                }
+            }
         }
-        match names.as_slice() {
-            [] => "no one".into(),
-            [one] => (*one).to_owned(),
-            [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
-        }
+    }
+
+    /// Whether `approved` (distinct people, each counted once) meet every gate's share; with one
+    /// gate, always (its quorum is counted by the caller).
+    pub fn met(&self, approved: &[Decider<'_>]) -> bool {
+        self.each.iter().all(|share| share.counted(approved) >= share.quorum)
+    }
+
+    /// The shares `approved` do not meet yet, as people read them ("bob", "2 of finance").
+    pub fn still_needed(&self, approved: &[Decider<'_>]) -> Vec<String> {
+        self.each.iter().filter(|share| share.counted(approved) < share.quorum).map(Share::label).collect()
+    }
+
+    /// Whether `decider`'s approval would count toward a share `approved` do not meet yet.
+    pub fn adds_to(&self, approved: &[Decider<'_>], decider: Decider<'_>) -> bool {
+        self.each.is_empty() || self.each.iter().any(|share| share.counted(approved) < share.quorum && share.includes(decider))
     }
 }
 
@@ -171,8 +243,12 @@ mod tests {
 
     #[test]
     fn a_gates_approvers_decide_until_someone_hands_it_over() {
-        let finance =
-            Approvers { names: vec!["group:finance".into(), "user:ada".into()], people: vec!["dora".into(), "ada".into()], admins: false };
+        let finance = Approvers {
+            names: vec!["group:finance".into(), "user:ada".into()],
+            people: vec!["dora".into(), "ada".into()],
+            admins: false,
+            each: Vec::new(),
+        };
         let decide = |name, is_admin, escalation| held_from(Decider { name, is_admin }, escalation, Some(&finance));
         assert_eq!(decide("dora", false, None), None);
         assert_eq!(decide("Ada", false, None), None, "names match ignoring case");
@@ -183,10 +259,51 @@ mod tests {
         let to_admins = Some(Escalation { by: "alice", to: None });
         assert_eq!(decide("root", true, to_admins), None);
         assert!(decide("dora", false, to_admins).is_some());
-        let with_admins = Approvers { names: vec!["group:finance".into(), "role:admin".into()], people: vec!["dora".into()], admins: true };
+        let with_admins = Approvers {
+            names: vec!["group:finance".into(), "role:admin".into()],
+            people: vec!["dora".into()],
+            admins: true,
+            each: Vec::new(),
+        };
         assert_eq!(held_from(Decider { name: "root", is_admin: true }, None, Some(&with_admins)), None);
         assert_eq!(with_admins.label(), "finance or an admin");
         assert_eq!(held_from(Decider { name: "bob", is_admin: false }, None, None), None, "no approvers: anyone who sees it");
+    }
+
+    #[test]
+    fn several_gates_each_need_their_share_and_one_person_counts_for_every_share_naming_them() {
+        let share = |gate: &str, quorum, names: &[&str], people: &[&str]| Share {
+            gate: gate.into(),
+            quorum,
+            names: names.iter().map(|n| n.to_string()).collect(),
+            people: people.iter().map(|n| n.to_string()).collect(),
+            admins: false,
+        };
+        let finance = share("guarded", 1, &["group:finance"], &["dora", "bob"]);
+        let bob = share("big-refunds", 1, &["user:bob"], &["bob"]);
+        let both = Approvers {
+            names: vec!["group:finance".into(), "user:bob".into()],
+            people: vec!["dora".into(), "bob".into()],
+            admins: false,
+            each: vec![finance.clone(), bob.clone()],
+        };
+        let who = |name| Decider { name, is_admin: false };
+        assert_eq!(both.label(), "finance and bob");
+        assert!(!both.met(&[]));
+        assert!(!both.met(&[who("dora")]), "finance alone is not bob");
+        assert_eq!(both.still_needed(&[who("dora")]), ["bob"]);
+        assert!(both.met(&[who("bob")]), "bob is in finance: his one approval meets both shares");
+        assert!(both.met(&[who("dora"), who("Bob")]));
+        assert!(!both.adds_to(&[who("dora")], who("erin")), "a second finance approver adds nothing");
+        assert!(both.adds_to(&[who("dora")], who("bob")));
+        let two = Approvers { each: vec![share("big", 2, &["group:finance"], &["dora", "bob", "erin"]), bob], ..both.clone() };
+        assert_eq!(two.label(), "2 of finance and bob");
+        assert!(!two.met(&[who("bob")]), "bob counts once within a share");
+        assert!(two.met(&[who("bob"), who("erin")]));
+        let anyone = Approvers { each: vec![share("refunds", 1, &[], &[]), finance], ..both };
+        assert!(anyone.met(&[who("dora")]), "a gate without approvers is met by whoever may decide");
+        assert_eq!(anyone.label(), "anyone and finance");
+        assert!(Approvers::default().met(&[]), "one gate: the caller counts its quorum");
     }
 
     #[test]

@@ -128,8 +128,12 @@ mod tests {
     fn a_quorum_approver_who_approved_waits_and_others_are_held() {
         let rules = DecisionRules { quorum: 2, ..Default::default() };
         let mut approval = pending(rules);
-        approval.approvers =
-            Some(Approvers { names: vec!["group:finance".into()], people: vec!["bob".into(), "dora".into()], admins: false });
+        approval.approvers = Some(Approvers {
+            names: vec!["group:finance".into()],
+            people: vec!["bob".into(), "dora".into()],
+            admins: false,
+            each: Vec::new(),
+        });
         approval.approved_by = vec!["Bob".into()];
         let bob = offer(&viewer("bob", false), false, &approval, Place::Queue, true);
         assert!(bob.decide && !bob.approve);

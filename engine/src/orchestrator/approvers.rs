@@ -30,7 +30,7 @@ impl Orchestrator {
             }
             (true, Some(approvers)) => approvers,
             (true, None) => {
-                resolved = Approvers { names: vec!["role:admin".into()], people: Vec::new(), admins: true };
+                resolved = Approvers { names: vec!["role:admin".into()], people: Vec::new(), admins: true, each: Vec::new() };
                 &resolved
             }
         };

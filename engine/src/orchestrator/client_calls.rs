@@ -119,7 +119,7 @@ impl ClientCalls {
         let user = conversation.owner.as_deref().unwrap_or_default();
         let spent = policy::Spent::default();
         let gating = policy::check(agent, &policy::Call { tool: t.spec(), args, user, confidence: None, spent: &spent });
-        gating.gate.is_none() && gating.shadow.is_none() && gating.rule_errors.is_empty()
+        gating.requirement.is_none() && gating.shadow.is_none() && gating.rule_errors.is_empty()
     }
 
     /// Runs a call [`Self::runs_unasked`] said no one is asked about, recorded as a task of

@@ -5,7 +5,7 @@
 use domain::{ApprovalId, TaskId};
 
 use domain::{
-    ApprovalOutcome, ApprovalState, AuditKind, CallState, EventBody, TaskStatus,
+    ApprovalOutcome, ApprovalState, AuditKind, CallState, EventBody, Role, TaskStatus, rules,
     wire::{DecisionOutcome, FieldProblem},
 };
 use serde_json::{Value, json};
@@ -293,10 +293,13 @@ impl Decisions {
 }
 
 impl Decisions {
-    /// A quorum (the gate's `quorum`): a person's approval that leaves it short of the quorum is
-    /// counted (`approval-counted`, audited) and it stays pending; `None` when this approval
-    /// completes the quorum (or there is none) and the call is approved. The same person counts
-    /// once (409), and no one grants "always allow" over a quorum (422).
+    /// A quorum (the gate's `quorum`, or several gates' shares, `domain::rules::Share`): a
+    /// person's approval that leaves the requirement unmet is counted (`approval-counted`,
+    /// audited) and it stays pending; `None` when this approval meets it (or there is nothing to
+    /// count) and the call is approved. The same person counts once (409), an approval that adds
+    /// to no unmet share is refused (409), and no one grants "always allow" over a quorum (422).
+    /// Earlier approvals count only if their person may still decide now: enabled, and still
+    /// among the approvers (authority is judged when the call is released).
     async fn count_toward_quorum(
         &self,
         w: &mut Write,
@@ -306,12 +309,9 @@ impl Decisions {
         with_grant: bool,
     ) -> Result<Option<DecisionOutcome>, Error> {
         let quorum = approval.rules().quorum;
-        if quorum <= 1 || actor.role.is_none() {
+        let approvers = approval.approvers().filter(|a| !a.each.is_empty());
+        if actor.role.is_none() || (quorum <= 1 && approvers.is_none()) {
             return Ok(None);
-        }
-        if with_grant {
-            let message = format!("this call needs {quorum} approvers: it cannot be allowed for good by one; leave out grant");
-            return Err(Error::invalid("/grant", message));
         }
         // A delegate's approval counts as the person they stand in for, and a person counts once
         // whoever they act as: neither who acted nor whom they acted for may have counted already
@@ -320,19 +320,49 @@ impl Decisions {
         let mut approved_by = approval.approved_by();
         let counted = |name: &str| approved_by.iter().chain(&approval.approved_people()).any(|p| p.eq_ignore_ascii_case(name));
         if let Some(again) = [principal, actor.name.as_str()].into_iter().find(|name| counted(name)) {
-            let left = quorum as usize - approved_by.len();
+            let left = (quorum as usize).saturating_sub(approved_by.len()).max(1);
             return Err(Error::WrongState(format!(
                 "{again} already approved approval {}; it waits for {left} more approver{} (each person counts once, whoever they act as)",
                 approval.id,
                 if left == 1 { "" } else { "s" }
             )));
         }
+        // Those who approved before and may still decide, as the shares count them.
+        let mut still: Vec<(String, bool)> = Vec::new();
+        for name in &approved_by {
+            let Some(person) = crate::store::users::credentials(&mut *w.tx, name).await? else { continue };
+            let decider = rules::Decider { name, is_admin: person.user.role == Role::Admin };
+            if approval.approvers().is_none_or(|a| a.includes(decider)) {
+                still.push((name.clone(), decider.is_admin));
+            }
+        }
+        let this = (principal.to_owned(), actor.role == Some(Role::Admin));
+        fn view(people: &[(String, bool)]) -> Vec<rules::Decider<'_>> {
+            people.iter().map(|(name, is_admin)| rules::Decider { name, is_admin: *is_admin }).collect()
+        }
+        if let Some(a) = &approvers
+            && !a.adds_to(&view(&still), rules::Decider { name: &this.0, is_admin: this.1 })
+        {
+            return Err(Error::WrongState(format!(
+                "{principal}'s approval adds nothing to approval {}: it waits for {}",
+                approval.id,
+                a.still_needed(&view(&still)).join(" and ")
+            )));
+        }
+        // Only what one person meets alone may become "always allow" (a grant is one person's).
+        let alone = quorum <= 1 && approvers.as_ref().is_none_or(|a| a.met(&view(std::slice::from_ref(&this))));
+        if with_grant && !alone {
+            let message = format!("this call needs {} approvers: it cannot be allowed for good by one; leave out grant", quorum.max(2));
+            return Err(Error::invalid("/grant", message));
+        }
+        still.push(this);
+        let met = still.len() >= quorum as usize && approvers.as_ref().is_none_or(|a| a.met(&view(&still)));
         approved_by.push(principal.to_owned());
         // The approvers are kept with the approval, the last one too (who then decides it).
         if !approvals::count_approval(&mut w.tx, approval, principal, &actor.name).await? {
             return Err(Error::WrongState(format!("approval {} changed meanwhile; try again", approval.id)));
         }
-        if approved_by.len() >= quorum as usize {
+        if met {
             return Ok(None);
         }
         w.append(

@@ -27,17 +27,21 @@ use serde_json::Value;
 impl Decisions {
     /// The gate, as configured now, that an approval may become a standing grant under; `Err`
     /// (422 at `/grant`): why it may not.
-    pub(super) fn grant_gate(&self, approval: &ApprovalRow) -> Result<&Gate, Error> {
+    pub(super) fn grant_gate(&self, approval: &ApprovalRow) -> Result<Gate, Error> {
         if !domain::naming::grantable(&approval.tool) {
             return Err(Error::invalid("/grant", "answers and plans are approved one at a time: leave out grant".into()));
         }
-        let gate =
-            self.driver.agents.get(&approval.agent).and_then(|a| a.gates.iter().find(|g| g.name == approval.gate)).ok_or_else(|| {
-                Error::invalid(
-                    "/grant",
-                    format!("gate \"{}\" is no longer configured, so nothing can be allowed under it: leave out grant", approval.gate),
-                )
-            })?;
+        // An approval asked under several gates names them all ("a + b"): each must still be
+        // configured, and the grant is given under their combination.
+        let agent = self.driver.agents.get(&approval.agent);
+        let gates: Option<Vec<&Gate>> =
+            approval.gate.split(" + ").map(|name| agent.and_then(|a| a.gates.iter().find(|g| g.name == name))).collect();
+        let gate = gates.and_then(|gates| crate::policy::combine(&gates)).ok_or_else(|| {
+            Error::invalid(
+                "/grant",
+                format!("gate \"{}\" is no longer configured, so nothing can be allowed under it: leave out grant", approval.gate),
+            )
+        })?;
         if !gate.rules.grantable {
             let why = gate.rules.restriction(!gate.approvers.is_empty()).unwrap_or("its gate says grantable = false");
             return Err(Error::invalid("/grant", format!("this call cannot be allowed for good: {why}; approve it without grant")));

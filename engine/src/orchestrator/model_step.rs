@@ -136,13 +136,16 @@ impl Orchestrator {
             };
             let user = conversation.owner.as_deref().unwrap_or_default();
             let gating = match held_answer {
-                Some(gate) => Some(policy::Gating { gate: Some(gate), shadow: None, rule_errors: Vec::new() }),
+                Some(gate) => {
+                    Some(policy::Gating { requirement: Some(policy::Requirement::one(gate)), shadow: None, rule_errors: Vec::new() })
+                }
                 None => tool.map(|t| {
                     let call = policy::Call { tool: t.spec(), args: &call.args, user, confidence: call.confidence, spent: &spent };
                     policy::check(agent, &call)
                 }),
             };
-            let (gate, shadow, rule_errors) = gating.map_or((None, None, Vec::new()), |g| (g.gate, g.shadow, g.rule_errors));
+            let (requirement, shadow, rule_errors) = gating.map_or((None, None, Vec::new()), |g| (g.requirement, g.shadow, g.rule_errors));
+            let gate = requirement.as_ref().map(|r| &r.gate);
             if !rule_errors.is_empty() {
                 // Fail-closed asks a human and tells them why; fail-open runs the call. Both are audited.
                 if !agent.fail_open {
@@ -187,7 +190,10 @@ impl Orchestrator {
                         task: task.id.as_str(),
                         args: &call.args,
                     };
-                    (facts.grant, uncovered) = covering_grant(&mut w, cid, &call.tool, asking).await?;
+                    let requirement = requirement.as_ref().expect("BUG: a gate without its requirement");
+                    let requester = Some(user).filter(|u| !u.is_empty());
+                    (facts.grant, uncovered) =
+                        covering_grant(&mut w, &self.agents.groups, cid, &call.tool, asking, requirement, requester).await?;
                 }
             }
             let mut verdict = policy::classify(facts);
@@ -207,13 +213,18 @@ impl Orchestrator {
                 }
             }
             // Why it was asked, or not (the card and the audit trail say it).
-            let why_gate = |g: &Gate| match tool {
-                Some(t) => policy::why_gated(
+            let why_gate = |g: &Gate| match (tool, &requirement) {
+                (Some(t), Some(r)) if r.gate.name == g.name => policy::why_required(
+                    r,
+                    agent,
+                    &policy::Call { tool: t.spec(), args: &call.args, user, confidence: call.confidence, spent: &spent },
+                ),
+                (Some(t), _) => policy::why_gated(
                     g,
                     agent,
                     &policy::Call { tool: t.spec(), args: &call.args, user, confidence: call.confidence, spent: &spent },
                 ),
-                None => format!("gate \"{}\" matched", g.name),
+                (None, _) => format!("gate \"{}\" matched", g.name),
             };
             let used = grant.as_ref().map(|g| step_outcome::UsedGrant { by: &g.created_by, id: &g.id });
             let why = step_outcome::why(&verdict, &call.tool, gate, shadow, uncovered.as_ref(), used, why_gate);
@@ -271,16 +282,23 @@ impl Orchestrator {
                     });
                     let context = &ApprovalContext { spend, ..context.clone() };
                     // The gate's own view of the risk (CEL in its `assessment`), over the tool's.
+                    let gates = requirement.as_ref().map_or(&[][..], |r| r.gates.as_slice());
                     let assessment = match (tool, assessment.clone()) {
                         (Some(t), Some(a)) => {
                             let facts = policy::Call { tool: t.spec(), args: &call.args, user, confidence: call.confidence, spent: &spent };
-                            Some(policy::assess(gate, agent, &facts, a))
+                            Some(gates.iter().fold(a, |a, g| policy::assess(g, agent, &facts, a)))
                         }
                         (_, a) => a,
                     };
                     let approvers = match gate.approvers.is_empty() {
                         true => None,
-                        false => Some(crate::people::resolve::resolve_approvers(&self.agents.groups, &mut w, &gate.approvers).await?),
+                        false => {
+                            let mut resolved =
+                                crate::people::resolve::resolve_approvers(&self.agents.groups, &mut w, &gate.approvers).await?;
+                            let shares = requirement.as_ref().map(|r| r.shares()).unwrap_or_default();
+                            resolved.each = crate::people::resolve::resolve_shares(&self.agents.groups, &mut w, &shares).await?;
+                            Some(resolved)
+                        }
                     };
                     let notify = self.email_recipients(&mut w, gate, approvers.as_ref()).await?;
                     let suggestion = match gate.rules.grantable && domain::naming::grantable(&call.tool) {
@@ -396,15 +414,21 @@ struct Proposal<'a> {
     policy_version: &'a str,
 }
 
-/// The oldest grant in force for the tool that covers the call (engine/src/coverage.rs), and
-/// otherwise the first one that does not, with why not.
+/// The oldest grant in force for the tool that covers the call (engine/src/coverage.rs) and
+/// whose giver could approve it alone now, and otherwise the first one that does not, with why
+/// not.
 async fn covering_grant(
     w: &mut Write,
+    groups: &std::collections::BTreeMap<String, Vec<String>>,
     cid: &domain::ConversationId,
     tool: &str,
     asking: crate::coverage::Asking<'_>,
+    requirement: &policy::Requirement<'_>,
+    requester: Option<&str>,
 ) -> crate::Result<(Option<domain::GrantId>, Option<(domain::GrantId, crate::coverage::Uncovered)>)> {
     let mut uncovered = None;
+    // The call's approvers as people now, read once and only if a grant gets that far.
+    let mut approvers: Option<Option<domain::rules::Approvers>> = None;
     for grant in grants::in_force(&mut *w.tx, cid, tool).await? {
         let decoded = grant.decoded()?;
         let terms = crate::coverage::Terms {
@@ -414,7 +438,24 @@ async fn covering_grant(
             step: grant.task_id.as_deref().zip(decoded.step_args.as_ref()),
             bounds: decoded.bounds.as_ref(),
         };
-        match crate::coverage::covers(terms, asking) {
+        let mut verdict = crate::coverage::covers(terms, asking);
+        if verdict.is_ok() {
+            if approvers.is_none() {
+                approvers = Some(match asking.gate.approvers.is_empty() {
+                    true => None,
+                    false => {
+                        let mut resolved = crate::people::resolve::resolve_approvers(groups, w, &asking.gate.approvers).await?;
+                        resolved.each = crate::people::resolve::resolve_shares(groups, w, &requirement.shares()).await?;
+                        Some(resolved)
+                    }
+                });
+            }
+            let giver = crate::store::users::credentials(&mut *w.tx, &grant.created_by).await?;
+            let giver =
+                giver.as_ref().map(|c| domain::rules::Decider { name: &c.user.username, is_admin: c.user.role == domain::Role::Admin });
+            verdict = crate::coverage::giver_may_decide(asking.gate, giver, requester, approvers.as_ref().and_then(Option::as_ref));
+        }
+        match verdict {
             Ok(()) => return Ok((Some(grant.id), None)),
             Err(why) => {
                 uncovered.get_or_insert((grant.id, why));

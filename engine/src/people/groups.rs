@@ -116,7 +116,7 @@ impl People {
         let pending = approvals::pending_naming_group(&mut *w.tx, group).await?;
         for approval in &pending {
             let Some(before) = approval.approvers() else { continue };
-            let now = resolve::resolve_approvers(&self.config_groups, w, &before.names).await?;
+            let now = resolve::resolve_again(&self.config_groups, w, &before).await?;
             approvals::set_approvers(&mut w.tx, &approval.id, &now).await?;
         }
         let escalated = approvals::pending_escalated_to(&mut *w.tx, group).await?;

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use domain::rules::Approvers;
+use domain::rules::{Approvers, Share};
 
 use crate::{
     agents::{ApproverName, parse_approver},
@@ -39,7 +39,7 @@ pub async fn resolve_approvers(
     w: &mut Write,
     names: &[String],
 ) -> anyhow::Result<Approvers> {
-    let mut approvers = Approvers { names: names.to_vec(), people: Vec::new(), admins: false };
+    let mut approvers = Approvers { names: names.to_vec(), people: Vec::new(), admins: false, each: Vec::new() };
     for name in names {
         let people = match parse_approver(name) {
             Some(ApproverName::Admins) => {
@@ -63,4 +63,34 @@ pub async fn resolve_approvers(
         approvers.admins = true;
     }
     Ok(approvers)
+}
+
+/// Each matching gate's share of the approvers (`policy::Requirement::shares`: gate, approver
+/// names, quorum), as people now. A share without names is anyone who may decide the call.
+pub async fn resolve_shares(
+    config_groups: &BTreeMap<String, Vec<String>>,
+    w: &mut Write,
+    shares: &[(&str, &[String], u32)],
+) -> anyhow::Result<Vec<Share>> {
+    let mut resolved = Vec::with_capacity(shares.len());
+    for (gate, names, quorum) in shares {
+        let (people, admins) = match names.is_empty() {
+            true => (Vec::new(), false),
+            false => {
+                let approvers = resolve_approvers(config_groups, w, names).await?;
+                (approvers.people, approvers.admins)
+            }
+        };
+        resolved.push(Share { gate: (*gate).to_owned(), quorum: *quorum, names: names.to_vec(), people, admins });
+    }
+    Ok(resolved)
+}
+
+/// A pending approval's approvers resolved again from the names it keeps (its union and each
+/// gate's share), after a group or an account changed.
+pub async fn resolve_again(config_groups: &BTreeMap<String, Vec<String>>, w: &mut Write, before: &Approvers) -> anyhow::Result<Approvers> {
+    let mut now = resolve_approvers(config_groups, w, &before.names).await?;
+    let shares: Vec<(&str, &[String], u32)> = before.each.iter().map(|s| (s.gate.as_str(), s.names.as_slice(), s.quorum)).collect();
+    now.each = resolve_shares(config_groups, w, &shares).await?;
+    Ok(now)
 }

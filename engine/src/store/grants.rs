@@ -72,6 +72,8 @@ const USABLE: &str = "revoked_at IS NULL AND (expires_at IS NULL OR expires_at >
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct GrantTerms {
     pub id: GrantId,
+    /// Who gave it (whose authority it carries).
+    pub created_by: String,
     pub gate: Option<String>,
     pub agent: Option<String>,
     pub policy_version: Option<String>,
@@ -102,7 +104,7 @@ impl GrantTerms {
 /// call is `coverage::covers`'s to say.
 pub async fn in_force(db: impl Into<Db<'_>>, conversation_id: &ConversationId, tool: &str) -> anyhow::Result<Vec<GrantTerms>> {
     sqlx::query_as(&format!(
-        "SELECT id, gate, agent, policy_version, task_id, args, bounds FROM grants
+        "SELECT id, created_by, gate, agent, policy_version, task_id, args, bounds FROM grants
          WHERE {USABLE} AND conversation_id = $2 AND tool = $3 ORDER BY created_at, id"
     ))
     .bind(now_ms())

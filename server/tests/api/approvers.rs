@@ -349,7 +349,7 @@ async fn a_decision_waits_for_a_change_of_who_may_decide_and_is_judged_by_it() {
             let other = store::Store::connect(&url, Bus::default()).await.unwrap();
             let mut change = other.write(store::Scope::People).await.unwrap();
             store::groups::set_members(&mut change.tx, "ops", &[]).await.unwrap();
-            let nobody = domain::rules::Approvers { names: vec!["group:ops".into()], people: Vec::new(), admins: true };
+            let nobody = domain::rules::Approvers { names: vec!["group:ops".into()], people: Vec::new(), admins: true, each: Vec::new() };
             store::approvals::set_approvers(&mut change.tx, &approval, &nobody).await.unwrap();
             holding.send(()).unwrap();
             // Give bob's request time to reach the server and wait behind the change (not a

@@ -1,0 +1,112 @@
+//! A call's requirement is every gate that matches it (docs/security.md, "A call's
+//! requirement"): the order of the gates changes nothing, each gate that names approvers needs
+//! its share, a grant under one gate does not open a call another also stops, and a plan's
+//! approval lets through only the steps its approver could have approved alone. Every refusal is
+//! checked to change nothing.
+
+use domain::TaskStatus;
+use serde_json::json;
+
+use crate::helpers::{Options, TestApp, error_code, spawn_app_with};
+
+const TOOLS: &str = "tools = [\"list_orders\", \"get_order\", \"cancel_order\", \"process_refund\"]";
+
+async fn app_with(groups: &str, gates: &[&str]) -> TestApp {
+    let gates: String = gates.concat();
+    let toml = format!("{groups}[[agents]]\nname = \"support\"\n{TOOLS}\n{gates}");
+    spawn_app_with(Options { agents_toml: Some(toml), ..Default::default() }).await
+}
+
+const REFUNDS: &str = "[[agents.gates]]\nname = \"refunds\"\nkind = \"tools\"\ntools = [\"process_refund\"]\ntimeout_secs = 60\n";
+const BIG_REFUNDS: &str = "[[agents.gates]]\nname = \"big-refunds\"\nkind = \"rule\"\nrule = \"args.amount > 100\"\n\
+                           approvers = [\"user:bob\"]\ntimeout_secs = 60\n";
+
+#[tokio::test]
+async fn a_stricter_gate_applies_whichever_gate_is_listed_first_and_a_grant_under_the_other_does_not_open_it() {
+    for gates in [[REFUNDS, BIG_REFUNDS], [BIG_REFUNDS, REFUNDS]] {
+        let app = app_with("", &gates).await;
+        let c = app.create_conversation().await;
+        // A small refund is asked under `refunds` alone; alice allows such refunds for good.
+        let (task, approvals) = app.pending_turn(&c, "refund $5 on order 1002", 1).await;
+        assert_eq!(approvals[0].gate, "refunds");
+        let (status, body) = app.post_json(&approvals[0].approve_url, json!({ "grant": {} })).await;
+        assert_eq!(status, 200, "{body}");
+        app.wait_task(&task, TaskStatus::Completed).await;
+
+        // A big one is asked under both, whatever their order: only bob decides it.
+        let (task, approvals) = app.pending_turn(&c, "refund $150 on order 1001", 1).await;
+        let big = &approvals[0];
+        assert_eq!(big.gate, "big-refunds + refunds", "the grant under refunds does not cover it");
+        assert_eq!(big.approvers.as_ref().map(|a| a.people.clone()), Some(vec!["bob".to_owned()]));
+        let events = app.detail(&c).await.events.len();
+        let (status, body) = app.post_json(&big.approve_url, json!({})).await;
+        assert_eq!((status, error_code(&body)), (403, "forbidden"), "{body}");
+        assert!(body["error"]["message"].as_str().unwrap().contains("only bob may decide"), "{body}");
+        assert_eq!(app.detail(&c).await.events.len(), events, "the refusal changed nothing");
+        assert_eq!(app.order(1001).await.status, "open");
+        let (status, body) = app.as_user("bob").post_json(&big.approve_url, json!({})).await;
+        assert_eq!((status, body["outcome"].as_str()), (200, Some("approved")), "{body}");
+        app.wait_task(&task, TaskStatus::Completed).await;
+        assert_eq!(app.order(1001).await.status, "refunded");
+    }
+}
+
+#[tokio::test]
+async fn two_gates_naming_different_approvers_each_need_theirs() {
+    let bob = "[[agents.gates]]\nname = \"bobs\"\nkind = \"tools\"\ntools = [\"process_refund\"]\napprovers = [\"user:bob\"]\n";
+    let admins = "[[agents.gates]]\nname = \"admins\"\nkind = \"destructive\"\napprovers = [\"role:admin\"]\n";
+    let app = app_with("", &[bob, admins]).await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund $5 on order 1002", 1).await;
+    let approval = &approvals[0];
+    assert_eq!(approval.gate, "admins + bobs");
+    let approvers = approval.approvers.clone().unwrap();
+    assert_eq!(approvers.label(), "an admin and bob", "the card and the queue say the whole requirement");
+
+    // The owner is neither; refused, nothing changes.
+    let (status, body) = app.post_json(&approval.approve_url, json!({})).await;
+    assert_eq!((status, error_code(&body)), (403, "forbidden"), "{body}");
+    // Bob's approval counts; the call waits for an admin.
+    let (status, body) = app.as_user("bob").post_json(&approval.approve_url, json!({})).await;
+    assert_eq!((status, body["outcome"].as_str()), (200, Some("pending")), "{body}");
+    assert_eq!(app.order(1002).await.status, "open");
+    let (status, body) = app.as_user("bob").post_json(&approval.approve_url, json!({})).await;
+    assert_eq!(status, 409, "bob counts once: {body}");
+    // An admin meets the other share: the call runs.
+    let (status, body) = app.as_user("root").post_json(&approval.approve_url, json!({})).await;
+    assert_eq!((status, body["outcome"].as_str()), (200, Some("approved")), "{body}");
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(app.order(1002).await.status, "refunded");
+}
+
+#[tokio::test]
+async fn a_requesters_own_plan_approval_runs_no_step_that_needs_finance_and_four_eyes() {
+    let plans = "[[agents.gates]]\nname = \"plans\"\nkind = \"plan\"\n";
+    let guarded = "[[agents.gates]]\nname = \"guarded\"\nkind = \"tools\"\ntools = [\"cancel_order\", \"process_refund\"]\n\
+                   approvers = [\"group:finance\"]\nseparate_requester = true\ngrantable = true\n";
+    let app = app_with("[[groups]]\nname = \"finance\"\nmembers = [\"bob\"]\n\n", &[plans, guarded]).await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "cancel order 1003 and 1005", 1).await;
+    assert_eq!(approvals[0].gate, "plans");
+    let (status, body) = app.post_json(&approvals[0].approve_url, json!({})).await;
+    assert_eq!(status, 200, "alice may approve her plan: {body}");
+
+    // Each step is asked on its own: alice is not in finance and asked for it.
+    let steps = crate::helpers::eventually("the plan's steps asked on their own", || async {
+        let pending = app.pending_approvals_of(&task).await;
+        (pending.len() == 2).then_some(pending)
+    })
+    .await;
+    assert!(steps.iter().all(|a| a.tool == "cancel_order" && a.gate == "guarded"), "{steps:?}");
+    assert_eq!((app.order(1003).await.status, app.order(1005).await.status), ("open".into(), "open".into()));
+    let card = app.detail(&c).await.view.cards().find(|card| card.tool == "cancel_order").cloned().unwrap();
+    assert!(card.why.as_deref().is_some_and(|why| why.contains("alice may not approve this call alone")), "{:?}", card.why);
+    // Bob, in finance, approves them: they run.
+    let bob = app.as_user("bob");
+    for step in &steps {
+        let (status, body) = bob.post_json(&step.approve_url, json!({})).await;
+        assert_eq!(status, 200, "{body}");
+    }
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!((app.order(1003).await.status, app.order(1005).await.status), ("canceled".into(), "canceled".into()));
+}
