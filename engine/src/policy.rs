@@ -159,12 +159,14 @@ impl<'a> Requirement<'a> {
     }
 
     /// Each gate's approvers and quorum, when several gates match and one of them names
-    /// approvers (then each is a share of its own, `domain::rules::Share`); empty otherwise.
+    /// approvers (then each is a share of its own, `domain::rules::Share`); empty otherwise. A
+    /// gate without approvers and with no quorum is left out: whoever decides meets it.
     pub fn shares(&self) -> Vec<(&'a str, &'a [String], u32)> {
         if self.gates.len() < 2 || self.gates.iter().all(|g| g.approvers.is_empty()) {
             return Vec::new();
         }
-        self.gates.iter().map(|g| (g.name.as_str(), g.approvers.as_slice(), g.rules.quorum.max(1))).collect()
+        let shares = self.gates.iter().map(|g| (g.name.as_str(), g.approvers.as_slice(), g.rules.quorum.max(1)));
+        shares.filter(|(_, names, quorum)| !names.is_empty() || *quorum > 1).collect()
     }
 }
 
@@ -597,7 +599,8 @@ mod tests {
         let shares: Vec<(&str, Vec<String>, u32)> = requirement.shares().into_iter().map(|(g, n, q)| (g, n.to_vec(), q)).collect();
         assert_eq!(
             shares,
-            [("big-refunds", vec!["user:bob".to_string()], 2), ("guarded", vec!["group:finance".into()], 1), ("plain", vec![], 1)]
+            [("big-refunds", vec!["user:bob".to_string()], 2), ("guarded", vec!["group:finance".into()], 1)],
+            "a gate without approvers or quorum is met by whoever decides"
         );
         assert_eq!(requirement.gate.approvers, ["user:bob", "group:finance"], "the union: who may decide at all");
         let one = agent(vec![gate("plain", GateRule::All), gate("d", GateRule::Destructive)]);

@@ -100,8 +100,12 @@ impl Share {
 
     /// "finance", "2 of finance", "anyone".
     fn label(&self) -> String {
-        let who = if self.names.is_empty() { "anyone".to_owned() } else { names_label(&self.names, self.admins) };
-        if self.quorum > 1 { format!("{} of {who}", self.quorum) } else { who }
+        match (self.names.is_empty(), self.quorum) {
+            (true, 0 | 1) => "anyone".to_owned(),
+            (true, n) => format!("{n} people"),
+            (false, 0 | 1) => names_label(&self.names, self.admins),
+            (false, n) => format!("{n} of {}", names_label(&self.names, self.admins)),
+        }
     }
 }
 

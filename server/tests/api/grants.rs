@@ -43,7 +43,7 @@ async fn a_grant_under_one_gate_opens_no_other_gate() {
     app.wait_task(&task, TaskStatus::Completed).await;
     assert_eq!(refund_card(&app, &c, &task).await.granted_by.as_deref(), Some("alice"));
     let (task, big) = app.pending_turn(&c, "refund $150 on order 1001", 1).await;
-    assert_eq!(big[0].gate, "big-refunds");
+    assert_eq!(big[0].gate, "big-refunds + refunds", "both gates apply");
     let why = refund_card(&app, &c, &task).await.why.unwrap_or_default();
     assert!(why.contains("does not cover it: this gate asks each call on its own"), "{why}");
     assert_eq!(app.order(1001).await.status, "open");
