@@ -15,6 +15,7 @@ pub mod model;
 pub mod orchestrator;
 pub mod people;
 pub mod policy;
+pub mod policy_warnings;
 pub mod store;
 pub mod tools;
 pub mod webhooks;

@@ -43,14 +43,16 @@ pub enum Command {
     /// Copy the SQLite database to FILE (a new file), consistently, while the server runs. To
     /// restore, stop the server and put FILE in the data directory as countersign.db.
     Backup { file: std::path::PathBuf },
-    /// Check an agent configuration file.
-    #[command(subcommand)]
-    Config(ConfigCommand),
+    /// Check an agent configuration file (its gates: the policy).
+    #[command(subcommand, visible_alias = "config")]
+    Policy(PolicyCommand),
 }
 
 #[derive(Subcommand)]
-pub enum ConfigCommand {
-    /// Validate FILE as the server would at start-up; prints a summary or the first problem.
+pub enum PolicyCommand {
+    /// Validate FILE as the server would at start-up; prints a summary and the warnings a person
+    /// who writes gates needs (overlapping gates and what they require together, gates no call
+    /// reaches, self-grants, timeouts that approve), or the first problem (exit code 1).
     Check { file: std::path::PathBuf },
 }
 
@@ -335,8 +337,9 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
             let n = crate::store::audit_anchors::prune(&store, audit_key(&config)?, before).await?;
             println!("pruned {n} entries");
         }
-        Command::Config(ConfigCommand::Check { file }) => {
-            let config = crate::agents::AgentsConfig::load(&file, &crate::tools::Registry::builtin())?;
+        Command::Policy(PolicyCommand::Check { file }) => {
+            let registry = crate::tools::Registry::builtin();
+            let config = crate::agents::AgentsConfig::load(&file, &registry)?;
             for agent in &config.agents {
                 let gates: Vec<String> = agent.gates.iter().map(|g| g.name.clone()).collect();
                 println!(
@@ -346,7 +349,14 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
                     if gates.is_empty() { "none".into() } else { gates.join(", ") }
                 );
             }
-            println!("{} is valid", file.display());
+            let warnings = crate::policy_warnings::warnings(&config, &registry);
+            for warning in &warnings {
+                println!("warning: {warning}");
+            }
+            match warnings.len() {
+                0 => println!("{} is valid", file.display()),
+                n => println!("{} is valid, with {n} warning{}", file.display(), if n == 1 { "" } else { "s" }),
+            }
         }
         Command::Backup { file } => {
             let bytes = crate::store::backup::to_file(&open_store(&config).await?, &file).await?;

@@ -3,7 +3,9 @@
 #![recursion_limit = "256"]
 
 // The engine's modules under their usual names (`crate::store`, `countersign::orchestrator`…).
-pub use engine::{Error as EngineError, agents, bus, config, metrics, model, orchestrator, people, policy, store, tools, webhooks};
+pub use engine::{
+    Error as EngineError, agents, bus, config, metrics, model, orchestrator, people, policy, policy_warnings, store, tools, webhooks,
+};
 
 pub mod api;
 pub mod assets;

@@ -61,6 +61,10 @@ impl Application {
             Some(path) => AgentsConfig::load(path, &registry)?,
             None => AgentsConfig::demo(&registry)?,
         });
+        // What `countersign policy check` warns about, said once at start-up too.
+        for warning in engine::policy_warnings::warnings(&agents, &registry) {
+            tracing::warn!("policy: {warning}");
+        }
         for tool in agents.delegate_tools() {
             registry.add(tool)?;
         }
