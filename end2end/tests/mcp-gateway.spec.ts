@@ -144,29 +144,28 @@ testWithAgents(AGENTS)("a rejection answers the MCP client with the reason; an a
   await client.close();
 });
 
-testWithAgents(AGENTS)("a call whose MCP client went away stays decidable, and its approved write is not run", async ({ server }) => {
+testWithAgents(AGENTS)("a call whose MCP client cancelled it is stopped: no later approval runs it, and its card says why", async ({ server }) => {
   const alice = token(server, "alice", "flaky");
   const client = await connect(server, alice);
   const target = path.join(ROOT, "abandoned.txt");
   const abort = new AbortController();
   const call = client.callTool({ name: "write_file", arguments: { path: target, content: "late" } }, undefined, { signal: abort.signal });
   const approval = await pendingApproval(server, alice);
+  // The SDK sends `notifications/cancelled` for the request: the gateway stops the call.
   abort.abort();
   await expect(call).rejects.toThrow();
   await client.close();
 
-  // Whoever decides later still can; the outcome is recorded, and nothing is written.
+  // No one can approve it any more (409), the chat says the client stopped waiting, nothing is written.
   const root = token(server, "root", "admin");
-  await expect
-    .poll(() => decide(server, root, approval.id, "approve"))
-    .toBe(200);
   const conversation = approval.conversation_id;
   await expect
     .poll(async () => {
       const detail = (await (await fetch(`${server.url}/api/conversations/${conversation}`, { headers: { Authorization: `Bearer ${alice}` } })).json()) as any;
       return JSON.stringify(detail);
     })
-    .toContain("stopped waiting for the decision");
+    .toContain("which stopped waiting");
+  expect(await decide(server, root, approval.id, "approve")).toBe(409);
   expect(existsSync(target)).toBe(false);
 });
 

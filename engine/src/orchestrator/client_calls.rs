@@ -87,7 +87,16 @@ impl ClientCalls {
     /// Records a call `client` proposes in `conversation` as a new task and starts driving it.
     /// The tool must be one of the conversation's agent's tools (the gateway checks it first, with
     /// the protocol's own error).
-    pub async fn propose_call(&self, conversation: &Conversation, client: &str, tool: &str, args: &Value) -> crate::Result<TaskId> {
+    /// `request`: the client's own name for the request that makes it (its cancellation finds
+    /// the call by it, `client_calls::by_request`).
+    pub async fn propose_call(
+        &self,
+        conversation: &Conversation,
+        client: &str,
+        tool: &str,
+        args: &Value,
+        request: Option<&str>,
+    ) -> crate::Result<TaskId> {
         let agent = self.driver.agents.get(&conversation.agent).ok_or_else(|| anyhow::anyhow!("no agent {:?}", conversation.agent))?;
         if !agent.tools.iter().any(|t| t == tool) {
             return Err(anyhow::anyhow!("agent {} has no tool {tool:?}", agent.name).into());
@@ -97,6 +106,9 @@ impl ClientCalls {
         let task_id = tasks::insert(&mut w.tx, cid, 0).await?.id;
         let call = ClientCall::new(&task_id, cid, client, tool, args);
         client_calls::insert(&mut w.tx, &call).await?;
+        if let Some(request) = request {
+            client_calls::set_request(&mut w.tx, &task_id, request).await?;
+        }
         // The chat says who asked: the card follows as the call is classified.
         let text = format!("{client} asks to run {tool}");
         w.append(cid, EventBody::UserMessage { task_id: task_id.clone(), text, reply_to: None }).await?;

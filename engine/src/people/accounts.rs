@@ -1,8 +1,10 @@
 //! Turning an account off (someone who left) or on again, by an admin. Off, it logs in neither with
 //! a password nor through the identity provider, its sessions and tokens stop working on every
 //! replica, and it leaves every stored group in the same write, which re-resolves the pending
-//! approvals of those groups: it decides nothing any more. Groups of the configuration file are
-//! changed there.
+//! approvals of those groups: it decides nothing any more. The delegations it gave or received
+//! end in the same write (each audited as a revocation), so no one decides in its place and it
+//! decides in no one's (`delegators_of` also ignores a turned-off account, whatever it finds).
+//! Groups of the configuration file are changed there.
 
 use domain::AuditKind;
 use serde_json::json;
@@ -10,7 +12,7 @@ use serde_json::json;
 use super::People;
 use crate::{
     Error,
-    store::{Scope, groups, users},
+    store::{Scope, delegations, groups, users},
 };
 
 /// What turning an account off ended: the tokens revoked (their event streams close).
@@ -33,6 +35,11 @@ impl People {
             self.reresolve(&mut w, group).await?;
         }
         let revoked_tokens = users::revoke_all_tokens(&mut w.tx, &username).await?;
+        let ended = delegations::revoke_all_of(&mut w.tx, &username, by).await?;
+        for d in &ended {
+            let data = json!({ "delegation_id": d.id, "from": d.from_user, "to": d.to_user, "because": "user disabled" });
+            w.audit(AuditKind::DelegationRevoked, by, data);
+        }
         let in_file: Vec<&String> = self
             .config_groups
             .iter()
@@ -42,7 +49,10 @@ impl People {
         w.audit(
             AuditKind::UserDisabled,
             by,
-            json!({ "user": username, "left_groups": left, "tokens_revoked": revoked_tokens.len(), "still_in_file_groups": in_file }),
+            json!({
+                "user": username, "left_groups": left, "tokens_revoked": revoked_tokens.len(), "delegations_ended": ended.len(),
+                "still_in_file_groups": in_file,
+            }),
         );
         w.commit().await?;
         Ok(Disabled { revoked_tokens })

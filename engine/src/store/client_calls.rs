@@ -125,6 +125,28 @@ pub async fn mark(db: impl Into<Db<'_>>, task_id: &TaskId, gone: bool) -> anyhow
     Ok(())
 }
 
+/// Records which request of its client made the call (the MCP gateway: its credential and the
+/// JSON-RPC request id), so that the client's cancellation of that request finds it.
+pub async fn set_request(conn: &mut AnyConnection, task_id: &TaskId, request_key: &str) -> anyhow::Result<()> {
+    sqlx::query("UPDATE client_calls SET request_key = $1 WHERE task_id = $2")
+        .bind(request_key)
+        .bind(task_id)
+        .execute(conn)
+        .await
+        .context("failed to record the client's request")?;
+    Ok(())
+}
+
+/// The call (its task and who asked) that the client's request `request_key` made, while its
+/// client still waits for it.
+pub async fn by_request(db: impl Into<Db<'_>>, request_key: &str) -> anyhow::Result<Option<(TaskId, String)>> {
+    sqlx::query_as("SELECT task_id, client FROM client_calls WHERE request_key = $1 AND gone_at IS NULL")
+        .bind(request_key)
+        .fetch_optional(db.into().read_few())
+        .await
+        .context("failed to find the client's request")
+}
+
 /// The client was answered "input required" and comes back with its answer (MCP 2026-07-28):
 /// it counts as waiting until `until` (the approval's deadline), with no request open meanwhile.
 pub async fn expect_back(db: impl Into<Db<'_>>, task_id: &TaskId, until: i64) -> anyhow::Result<()> {

@@ -47,10 +47,11 @@ pub async fn create(pool: impl Into<Db<'_>>, title: &str, agent: &str, owner: &U
     create_with_id(pool, &new_id(), title, agent, owner).await
 }
 
-/// Like [`create`], with an id the caller chose (an AG-UI thread id); fails if it is taken.
-/// Answers what it wrote without reading it back: a new conversation has no events and nothing
-/// pending, and its owner is `owner`.
-pub async fn create_with_id(
+/// Like [`create`], with the id given; fails if it is taken. Answers what it wrote without
+/// reading it back: a new conversation has no events and nothing pending, and its owner is
+/// `owner`. An id a door is given or derives goes through [`open_or_create`] instead, which
+/// never adopts someone else's conversation.
+async fn create_with_id(
     pool: impl Into<Db<'_>>,
     id: &ConversationId,
     title: &str,
@@ -77,6 +78,95 @@ pub async fn create_with_id(
         owner: Some(owner.username.clone()),
         pending: 0,
     })
+}
+
+/// What the MCP gateway's conversation ids start with ([`gateway_id`]): an id a client chooses
+/// (an AG-UI `threadId`) never does, so no one can make a gateway client's conversation first.
+pub const GATEWAY_ID_PREFIX: &str = "mcp-";
+
+/// The conversation id of an MCP gateway client (its user and credential) and agent: the
+/// gateway's prefix and a digest shaped as a UUID. Derived from who asks, so two first calls at
+/// once (on any replicas) make one conversation.
+pub fn gateway_id(user: &UserId, key: &str, agent: &str) -> ConversationId {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(format!("mcp\u{0}{}\u{0}{key}\u{0}{agent}", &**user));
+    let bytes: [u8; 16] = digest[..16].try_into().expect("a SHA-256 digest has 32 bytes");
+    ConversationId::from(format!("{GATEWAY_ID_PREFIX}{}", uuid::Uuid::from_bytes(bytes)))
+}
+
+/// Who chose the id of a conversation made on first use ([`open_or_create`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdFrom {
+    /// The MCP gateway ([`gateway_id`]).
+    Gateway,
+    /// A client (an AG-UI `threadId`): never one of the gateway's ids.
+    Client,
+}
+
+/// `owner`'s conversation `id` (with `agent`, when one is named); `None` when there is none, or
+/// it is someone else's or another agent's: a door answers both the same way, so another
+/// person's conversation is neither used nor revealed.
+pub async fn owned(
+    db: impl Into<Db<'_>>,
+    id: &ConversationId,
+    owner: &UserId,
+    agent: Option<&str>,
+) -> anyhow::Result<Option<Conversation>> {
+    Ok(get(db, id).await?.filter(|c| c.owner_id.as_ref() == Some(owner) && agent.is_none_or(|a| c.agent == a)))
+}
+
+/// A conversation belongs to one person on every door: `owner`'s conversation `id` with
+/// `agent`, made for them now when no conversation has that id. `None` when the id is someone
+/// else's (or another agent's), or a client chose one of the gateway's ids: the door answers
+/// that as it answers an id it does not know, and nothing is written. Two first uses at once
+/// make one conversation (the second insert does nothing and reads the first's).
+pub async fn open_or_create(
+    db: impl Into<Db<'_>>,
+    id: &ConversationId,
+    from: IdFrom,
+    title: &str,
+    agent: &str,
+    owner: &User,
+) -> anyhow::Result<Option<Conversation>> {
+    if from == IdFrom::Client && id.starts_with(GATEWAY_ID_PREFIX) {
+        return Ok(None);
+    }
+    let mine = |c: Conversation| (c.owner_id.as_ref() == Some(&owner.id) && c.agent == agent).then_some(c);
+    let mut db: Db<'_> = db.into();
+    if let Some(found) = get(db.again(), id).await? {
+        return Ok(mine(found));
+    }
+    let created_at = now_ms();
+    let inserted = sqlx::query(
+        "INSERT INTO conversations (id, title, agent, created_at, owner_id) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
+    )
+    .bind(id)
+    .bind(title)
+    .bind(agent)
+    .bind(created_at)
+    .bind(&owner.id)
+    .execute(db.again().write())
+    .await
+    .context("failed to create conversation")?;
+    if inserted.rows_affected() == 1 {
+        return Ok(Some(Conversation {
+            id: id.clone(),
+            title: title.to_owned(),
+            agent: agent.to_owned(),
+            created_at: rfc3339(created_at),
+            last_seq: 0,
+            owner_id: Some(owner.id.clone()),
+            owner: Some(owner.username.clone()),
+            pending: 0,
+        }));
+    }
+    // Made meanwhile by another request: read where it was written.
+    let row: Option<Row> = sqlx::query_as(&format!("{SELECT} WHERE c.id = $1"))
+        .bind(id)
+        .fetch_optional(db.again().write())
+        .await
+        .context("failed to load conversation")?;
+    Ok(row.map(Conversation::from).and_then(mine))
 }
 
 pub async fn get(pool: impl Into<Db<'_>>, id: &ConversationId) -> anyhow::Result<Option<Conversation>> {

@@ -29,11 +29,16 @@ impl DelegationRow {
 const SELECT: &str = "SELECT id, from_user, to_user, starts_at, ends_at, created_at, created_by, revoked_at, revoked_by FROM delegations";
 
 /// The people `delegate` decides for at `now` (not transitive: a delegate's own delegations do
-/// not pass on what was delegated to them).
+/// not pass on what was delegated to them). Only between accounts that are on: a person whose
+/// account was turned off is no one's delegate, and their delegate no longer decides for them
+/// (judged here, in the caller's transaction, not only when the account was turned off).
 pub async fn delegators_of(db: impl Into<Db<'_>>, delegate: &str, now: i64) -> anyhow::Result<Vec<String>> {
     sqlx::query_scalar(
-        "SELECT DISTINCT from_user FROM delegations
-         WHERE lower(to_user) = lower($1) AND revoked_at IS NULL AND starts_at <= $2 AND ends_at > $2 ORDER BY from_user",
+        "SELECT DISTINCT d.from_user FROM delegations d
+         WHERE lower(d.to_user) = lower($1) AND d.revoked_at IS NULL AND d.starts_at <= $2 AND d.ends_at > $2
+           AND EXISTS (SELECT 1 FROM users f WHERE lower(f.username) = lower(d.from_user) AND f.disabled_at IS NULL)
+           AND EXISTS (SELECT 1 FROM users t WHERE lower(t.username) = lower(d.to_user) AND t.disabled_at IS NULL)
+         ORDER BY d.from_user",
     )
     .bind(delegate)
     .bind(now)
@@ -106,4 +111,20 @@ pub async fn revoke(conn: &mut AnyConnection, id: &str, by: &str) -> anyhow::Res
         .await
         .context("failed to revoke a delegation")?;
     Ok(result.rows_affected() == 1)
+}
+
+/// Ends now every delegation `user` gave or received that has not ended yet (their account was
+/// turned off), as `by`; the delegations ended.
+pub async fn revoke_all_of(conn: &mut AnyConnection, user: &str, by: &str) -> anyhow::Result<Vec<DelegationRow>> {
+    sqlx::query_as(
+        "UPDATE delegations SET revoked_at = $1, revoked_by = $2
+         WHERE revoked_at IS NULL AND ends_at > $1 AND (lower(from_user) = lower($3) OR lower(to_user) = lower($3))
+         RETURNING id, from_user, to_user, starts_at, ends_at, created_at, created_by, revoked_at, revoked_by",
+    )
+    .bind(now_ms())
+    .bind(by)
+    .bind(user)
+    .fetch_all(conn)
+    .await
+    .context("failed to end a person's delegations")
 }

@@ -28,6 +28,15 @@ pub async fn visible_conversation(store: &Store, user: &CurrentUser, id: &Conver
         .ok_or_else(|| ApiError::NotFound(format!("conversation {id} does not exist")))
 }
 
+/// The conversation if it is `user`'s own; 404 otherwise, as for one that does not exist. Writing
+/// in a chat (a message, which starts a turn whose calls are its owner's) is its owner's alone,
+/// an admin's too: a conversation belongs to one person on every door.
+pub async fn own_conversation(store: &Store, user: &CurrentUser, id: &ConversationId) -> Result<Conversation, ApiError> {
+    conversations::owned(store, id, &user.user.id, None)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("conversation {id} does not exist")))
+}
+
 /// The approval if it exists and `user` may see it; 404 otherwise.
 pub async fn visible_approval(state: &AppState, user: &CurrentUser, id: &ApprovalId) -> Result<ApprovalRow, ApiError> {
     let missing = || ApiError::NotFound(format!("approval {id} does not exist"));

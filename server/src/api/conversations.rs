@@ -221,7 +221,7 @@ struct MessageAccepted {
     path = "/api/conversations/{id}/messages",
     operation_id = "postMessage",
     tag = "conversations",
-    summary = "Post a user message; starts a task",
+    summary = "Post a user message (its owner only: anyone else, an admin too, is told it does not exist); starts a task",
     params(("id" = ConversationId, Path)),
     request_body = NewMessage,
     responses(
@@ -237,7 +237,8 @@ async fn post_message(
     Path(id): Path<ConversationId>,
     ApiJson(body): ApiJson<NewMessage>,
 ) -> Result<(StatusCode, Json<MessageAccepted>), ApiError> {
-    let conversation = access::visible_conversation(&state.store, &user, &id).await?;
+    // Only its owner writes in a chat (an admin reads it, and decides its calls on their cards).
+    let conversation = access::own_conversation(&state.store, &user, &id).await?;
     let text = body.text.trim();
     if text.is_empty() {
         return Err(ApiError::invalid("text", "the message is empty"));

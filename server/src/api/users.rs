@@ -40,7 +40,7 @@ async fn list(State(state): State<AppState>, _admin: Admin) -> Result<Json<Vec<U
     path = "/api/users/{name}/disable",
     operation_id = "disableUser",
     tag = "users",
-    summary = "Turn an account off (admin; audited): no logins, its sessions and tokens stop working, it leaves every group made here or by the identity provider",
+    summary = "Turn an account off (admin; audited): no logins, its sessions and tokens stop working, it leaves every group made here or by the identity provider, and the delegations it gave or received end",
     params(("name" = String, Path)),
     responses(
         (status = 204, description = "Turned off"),

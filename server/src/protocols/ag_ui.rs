@@ -132,10 +132,11 @@ async fn drive(
     tx: &mpsc::Sender<Value>,
 ) -> Result<Value, RunError> {
     let id = ConversationId::from(thread.to_owned());
-    let conversation = match conversations::get(&state.store, &id).await? {
-        Some(c) if c.owner_id.as_ref() == Some(&user.id) && c.agent == agent => c,
-        Some(_) => return Err(RunError("THREAD_NOT_FOUND", format!("thread {thread} is not one of yours with agent {agent}"))),
-        None => conversations::create_with_id(&state.store, &id, &title_of(input), agent, user).await?,
+    // Someone else's thread, and one of the MCP gateway's ids (which no client may choose), get
+    // the same answer, and nothing is written.
+    let from = conversations::IdFrom::Client;
+    let Some(conversation) = conversations::open_or_create(&state.store, &id, from, &title_of(input), agent, user).await? else {
+        return Err(RunError("THREAD_NOT_FOUND", format!("thread {thread} is not one of yours with agent {agent}")));
     };
     let since = conversation.last_seq;
     if since > 0 {

@@ -160,6 +160,44 @@ async fn a_2026_07_28_client_asks_its_user_and_their_yes_runs_the_write_once() {
     assert_eq!(ran[0]["data"]["tool"], "write_file", "the write ran once: {ran:?}");
 }
 
+const CANCELS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/mcp_client_cancels.py");
+
+/// The official Python client gives up on its own request timeout and sends
+/// `notifications/cancelled`: the call is stopped for good (its approval canceled, saying the
+/// client stopped waiting), so a later approval is refused and nothing is written.
+#[tokio::test]
+async fn a_call_the_official_client_cancels_never_runs_even_if_approved_later() {
+    let files = tempfile::tempdir().unwrap();
+    let root = files.path().canonicalize().unwrap();
+    let target = root.join("cancelled.txt");
+    let app = spawn_app_with(Options { agents_toml: Some(agents(&root)), ..Default::default() }).await;
+    let output = tokio::time::timeout(
+        Duration::from_secs(60),
+        tokio::process::Command::new(python())
+            .args([CANCELS, &app.url("/mcp/files"), &app.tokens["alice"], &target.display().to_string()])
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("the client finishes within 60 s")
+    .unwrap();
+    let (steps, stdout) = crate::helpers::client_steps("mcp_client_cancels.py", &output);
+    assert!(steps["gave_up"]["error"].is_string(), "the SDK timed out: {stdout}");
+    let approval = eventually("the cancelled call's approval to be canceled", || async {
+        let (_, list) = app.get_json("/api/approvals?status=canceled").await;
+        list.as_array().and_then(|l| l.first().cloned())
+    })
+    .await;
+    assert_eq!(approval["tool"], "write_file", "{approval}");
+    let reason = approval["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("MCP client") && reason.contains("which stopped waiting"), "{approval}");
+    let (status, body) =
+        app.as_user("root").post_json(&format!("/api/approvals/{}/approve", approval["id"].as_str().unwrap()), json!({})).await;
+    assert_eq!(status, 409, "{body}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!target.exists(), "nothing was written");
+}
+
 #[tokio::test]
 async fn an_input_required_call_decided_in_the_queue_is_resumed_on_another_replica_and_runs_once() {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};

@@ -226,10 +226,10 @@ async fn start(state: &AppState, user: &User, agent: &str, context: Option<&str>
     if text.is_empty() {
         return Err(RpcError(code::INVALID_PARAMS, "the message needs a text part".into()));
     }
+    // A contextId that is not the caller's own with this agent (someone else's, or none) starts a
+    // new context, as an unknown one does: another person's conversation is never used.
     let existing = match context {
-        Some(id) => conversations::get(&state.store, &ConversationId::from(id.to_owned()))
-            .await?
-            .filter(|c| c.owner_id.as_ref() == Some(&user.id) && c.agent == agent),
+        Some(id) => conversations::owned(&state.store, &ConversationId::from(id.to_owned()), &user.id, Some(agent)).await?,
         None => None,
     };
     let conversation = match existing {

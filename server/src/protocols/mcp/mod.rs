@@ -28,8 +28,8 @@ use input_required::{Answer, RequestState};
 use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler,
     model::{
-        CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams, InitializeResult, InputRequiredResult,
-        ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+        CallToolRequestParams, CallToolResponse, CancelledNotificationParam, Implementation, InitializeRequestParams, InitializeResult,
+        InputRequiredResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
     },
     service::RequestContext,
     transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager},
@@ -63,14 +63,15 @@ pub fn router(state: &AppState) -> Router<AppState> {
         router = router.nest_service(&format!("/mcp/{}", agent.name), service);
     }
     // Layers run outside in: the token first, then the body's shape.
-    router.layer(middleware::from_fn(json_rpc_only)).layer(middleware::from_fn(tokens_only))
+    router.layer(middleware::from_fn_with_state(state.clone(), json_rpc_only)).layer(middleware::from_fn(tokens_only))
 }
 
 /// rmcp answers a body it cannot read with a plain-text 415; clients expect JSON-RPC's own errors:
-/// -32700 for text that is not JSON, -32600 for JSON that is no JSON-RPC message. Nothing else is
-/// touched (the body is passed on as read). The app's body limit (`DefaultBodyLimit`) applies: it is
+/// -32700 for text that is not JSON, -32600 for JSON that is no JSON-RPC message. A cancellation
+/// stops the call its request made ([`cancel_request`]). Nothing else is touched (the body is
+/// passed on as read). The app's body limit (`DefaultBodyLimit`) applies: it is
 /// only a marker that body readers honour, and this reader reads through it.
-async fn json_rpc_only(req: Request, next: Next) -> Response {
+async fn json_rpc_only(axum::extract::State(state): axum::extract::State<AppState>, req: Request, next: Next) -> Response {
     if req.method() != axum::http::Method::POST {
         return next.run(req).await;
     }
@@ -80,11 +81,22 @@ async fn json_rpc_only(req: Request, next: Next) -> Response {
         Err(err) => return json_rpc_error(StatusCode::PAYLOAD_TOO_LARGE, -32600, &format!("the request body could not be read: {err}")),
     };
     // One parse on the way in; only a body that fails it is read again, to tell which error it is.
-    if let Err(err) = serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(&bytes) {
-        if let Err(err) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes) {
-            return json_rpc_error(StatusCode::BAD_REQUEST, -32700, &format!("parse error: the body is not JSON ({err})"));
+    match serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(&bytes) {
+        Err(err) => {
+            if let Err(err) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes) {
+                return json_rpc_error(StatusCode::BAD_REQUEST, -32700, &format!("parse error: the body is not JSON ({err})"));
+            }
+            return json_rpc_error(StatusCode::BAD_REQUEST, -32600, &format!("invalid request: not an MCP JSON-RPC message ({err})"));
         }
-        return json_rpc_error(StatusCode::BAD_REQUEST, -32600, &format!("invalid request: not an MCP JSON-RPC message ({err})"));
+        Ok(rmcp::model::ClientJsonRpcMessage::Notification(n)) => {
+            if let rmcp::model::ClientNotification::CancelledNotification(cancelled) = n.notification
+                && let Some(Credential(key)) = parts.extensions.get::<Credential>()
+                && let Some(agent) = parts.uri.path().strip_prefix("/mcp/").map(|a| a.trim_end_matches('/'))
+            {
+                cancel_request(&state, key, agent, cancelled.params).await;
+            }
+        }
+        Ok(_) => {}
     }
     next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
 }
@@ -206,7 +218,12 @@ impl ServerHandler for Gateway {
         let modern = context.protocol_version().is_some_and(|v| !v.has_initialize());
         // A 2026-07-28 client names itself with each request; an older one did in `initialize`.
         let given = context.client_info().filter(|_| modern).map(|c| c.name);
-        let (conversation, client) = client_conversation(state, &self.known, &user, &key, &self.agent, given).await.map_err(internal)?;
+        let Some((conversation, client)) =
+            client_conversation(state, &self.known, &user, &key, &self.agent, given).await.map_err(internal)?
+        else {
+            let message = "this client's conversation was made by someone else: Countersign will not record your calls in it";
+            return Err(McpError::invalid_request(message, None));
+        };
         // A call no one is asked about runs at once, the short way (no queue entry to flood).
         if state.client_calls.runs_unasked(&conversation, tool, &args) {
             let ran = state.client_calls.run_unasked(&conversation, &client, tool, &args).await.map_err(|e| internal(e.into()))?;
@@ -221,7 +238,8 @@ impl ServerHandler for Gateway {
         if state.limits.decision(&state.store, &user.id).await.is_err() {
             return Err(McpError::invalid_request("too many calls in the last minute: wait a moment", None));
         }
-        let task = match state.client_calls.propose_call(&conversation, &client, tool, &args).await {
+        let request = request_key(&key, &self.agent, &context.id.to_string());
+        let task = match state.client_calls.propose_call(&conversation, &client, tool, &args, Some(&request)).await {
             Ok(task) => task,
             Err(e) => return Err(internal(e.into())),
         };
@@ -244,6 +262,35 @@ impl ServerHandler for Gateway {
                 Ok(result.into())
             }
         }
+    }
+}
+
+/// The name of a client's request — its credential, the agent it asked and its JSON-RPC id — as
+/// its cancellation names it too.
+fn request_key(key: &str, agent: &str, id: &str) -> String {
+    format!("{key} {agent} {id}")
+}
+
+/// The client's `notifications/cancelled` (the official SDKs send it when their user stops a call
+/// and when their own request times out), which any replica may receive: the call that request
+/// made is stopped for good — its turn is aborted, so a later approval runs nothing, the card says
+/// the client stopped waiting, and the held request ends with that (docs/mcp-gateway.md). rmcp
+/// drops notifications in stateless mode, so this runs before it, on the parsed body.
+async fn cancel_request(state: &AppState, key: &str, agent: &str, params: CancelledNotificationParam) {
+    let Some(id) = params.request_id else { return };
+    let found = match client_calls::by_request(&state.store, &request_key(key, agent, &id.to_string())).await {
+        Ok(found) => found,
+        Err(err) => return tracing::warn!(error = ?err, "looking up a cancelled MCP request failed"),
+    };
+    let Some((task, client)) = found else { return };
+    if let Err(err) = client_calls::mark(&state.store, &task, true).await {
+        tracing::warn!(%task, error = ?err, "recording that the MCP client stopped waiting failed");
+    }
+    let why = params.reason.filter(|r| !r.trim().is_empty()).map(|r| format!(" ({})", r.trim())).unwrap_or_default();
+    let stopper = Actor { name: format!("{client}, which stopped waiting{why}"), ..Actor::system() };
+    match state.decisions.abort(&task, &stopper).await {
+        Ok(()) | Err(EngineError::WrongState(_)) => {}
+        Err(err) => tracing::warn!(%task, error = ?err, "stopping a call its MCP client cancelled failed"),
     }
 }
 
@@ -365,7 +412,8 @@ impl Known {
 /// The conversation this client's calls to `agent` go to (made on its first call, titled after the
 /// client and its token), and the client's name as the chat shows it: the name it gives with the
 /// request (`clientInfo` in 2026-07-28's envelope), else the one it gave in `initialize`, else
-/// its token's.
+/// its token's. `None` when a conversation with the client's id exists and is not the user's:
+/// it is never used (the calls would be recorded as its owner's).
 async fn client_conversation(
     state: &AppState,
     known: &Known,
@@ -373,7 +421,7 @@ async fn client_conversation(
     key: &str,
     agent: &str,
     given: Option<String>,
-) -> anyhow::Result<(Conversation, String)> {
+) -> anyhow::Result<Option<(Conversation, String)>> {
     let label = |name: &str| format!("MCP client \u{201c}{name}\u{201d}");
     let given = match given.map(|n| clean_name(&n)).filter(|n| !n.is_empty()) {
         Some(name) => Some(name),
@@ -387,10 +435,10 @@ async fn client_conversation(
         },
     };
     // The id is derived from who asks, so two first calls at once (on any replicas) make one
-    // conversation: the second insert fails and reads the first's.
-    let id = client_conversation_id(&user.id, key, agent);
+    // conversation; its prefix is one no client may choose (an AG-UI threadId).
+    let id = conversations::gateway_id(&user.id, key, agent);
     if let Some((conversation, token_name)) = known.get(&id) {
-        return Ok((conversation, label(given.as_deref().unwrap_or(&token_name))));
+        return Ok(Some((conversation, label(given.as_deref().unwrap_or(&token_name)))));
     }
     let pool = &state.store;
     let token_name = match key.strip_prefix("token:") {
@@ -399,27 +447,16 @@ async fn client_conversation(
     };
     let token_name = token_name.unwrap_or_else(|| "unnamed".into());
     let client = label(given.as_deref().unwrap_or(&token_name));
-    let conversation = match conversations::get(pool, &id).await? {
-        Some(conversation) => conversation,
-        None => {
-            let title = match given {
-                Some(_) => format!("{client} (token \u{201c}{token_name}\u{201d}) · {agent}"),
-                None => format!("{client} · {agent}"),
-            };
-            match conversations::create_with_id(&state.store, &id, &title, agent, user).await {
-                Ok(made) => made,
-                Err(err) => conversations::get(pool, &id).await?.ok_or(err)?,
-            }
-        }
+    let title = match given {
+        Some(_) => format!("{client} (token \u{201c}{token_name}\u{201d}) · {agent}"),
+        None => format!("{client} · {agent}"),
+    };
+    // Adopted only when it is the caller's own: a conversation with this id that someone else
+    // made is never where this client's calls go (nor whose owner they are recorded as).
+    let Some(conversation) = conversations::open_or_create(pool, &id, conversations::IdFrom::Gateway, &title, agent, user).await? else {
+        tracing::warn!(conversation = %id, user = %user.username, "an MCP client's conversation id is someone else's conversation");
+        return Ok(None);
     };
     known.put(id, (conversation.clone(), token_name));
-    Ok((conversation, client))
-}
-
-/// The conversation id of a client (its user and credential) and agent: a digest, shaped as a UUID.
-fn client_conversation_id(user: &domain::UserId, key: &str, agent: &str) -> ConversationId {
-    use sha2::Digest;
-    let digest = sha2::Sha256::digest(format!("mcp\u{0}{}\u{0}{key}\u{0}{agent}", &**user));
-    let bytes: [u8; 16] = digest[..16].try_into().expect("a SHA-256 digest has 32 bytes");
-    ConversationId::from(uuid::Uuid::from_bytes(bytes).to_string())
+    Ok(Some((conversation, client)))
 }
