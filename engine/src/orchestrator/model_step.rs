@@ -293,11 +293,9 @@ impl Orchestrator {
                     let approvers = match gate.approvers.is_empty() {
                         true => None,
                         false => {
-                            let mut resolved =
-                                crate::people::resolve::resolve_approvers(&self.agents.groups, &mut w, &gate.approvers).await?;
                             let shares = requirement.as_ref().map(|r| r.shares()).unwrap_or_default();
-                            resolved.each = crate::people::resolve::resolve_shares(&self.agents.groups, &mut w, &shares).await?;
-                            Some(resolved)
+                            let groups = &self.agents.groups;
+                            Some(crate::people::resolve::resolve_requirement(groups, &mut w, &gate.approvers, &shares).await?)
                         }
                     };
                     let notify = self.email_recipients(&mut w, gate, approvers.as_ref()).await?;
@@ -444,9 +442,8 @@ async fn covering_grant(
                 approvers = Some(match asking.gate.approvers.is_empty() {
                     true => None,
                     false => {
-                        let mut resolved = crate::people::resolve::resolve_approvers(groups, w, &asking.gate.approvers).await?;
-                        resolved.each = crate::people::resolve::resolve_shares(groups, w, &requirement.shares()).await?;
-                        Some(resolved)
+                        let shares = requirement.shares();
+                        Some(crate::people::resolve::resolve_requirement(groups, w, &asking.gate.approvers, &shares).await?)
                     }
                 });
             }

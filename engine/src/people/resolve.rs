@@ -86,11 +86,24 @@ pub async fn resolve_shares(
     Ok(resolved)
 }
 
+/// A call's approvers as people now: the union of the gates' `names` (who may decide at all) and
+/// each gate's share when several apply ([`resolve_shares`]). A share whose names stand for no one
+/// falls to the admins, so the admins may then decide at all.
+pub async fn resolve_requirement(
+    config_groups: &BTreeMap<String, Vec<String>>,
+    w: &mut Write,
+    names: &[String],
+    shares: &[(&str, &[String], u32)],
+) -> anyhow::Result<Approvers> {
+    let mut approvers = resolve_approvers(config_groups, w, names).await?;
+    approvers.each = resolve_shares(config_groups, w, shares).await?;
+    approvers.admins |= approvers.each.iter().any(|s| s.admins);
+    Ok(approvers)
+}
+
 /// A pending approval's approvers resolved again from the names it keeps (its union and each
 /// gate's share), after a group or an account changed.
 pub async fn resolve_again(config_groups: &BTreeMap<String, Vec<String>>, w: &mut Write, before: &Approvers) -> anyhow::Result<Approvers> {
-    let mut now = resolve_approvers(config_groups, w, &before.names).await?;
     let shares: Vec<(&str, &[String], u32)> = before.each.iter().map(|s| (s.gate.as_str(), s.names.as_slice(), s.quorum)).collect();
-    now.each = resolve_shares(config_groups, w, &shares).await?;
-    Ok(now)
+    resolve_requirement(config_groups, w, &before.names, &shares).await
 }

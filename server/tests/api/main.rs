@@ -7,6 +7,7 @@ mod approvers;
 mod ask;
 mod audit_anchors;
 mod authority_matrix;
+mod authority_model;
 mod backup;
 mod bad_input;
 mod budget_and_confidence;

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Runs the model-based authority test (server/tests/api/authority_model.rs) for longer than
+# `./x test` does: ROUNDS rounds (default 30) of 200 generated cases, each from a random seed that
+# is printed first, so a failure can be run again with
+#   COUNTERSIGN_MODEL_SEED=<seed> COUNTERSIGN_MODEL_CASES=200 cargo nextest run -p server --test api authority_model
+# With DATABASE_URL unset it runs on SQLite; with COUNTERSIGN_TEST_POSTGRES set, on PostgreSQL.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+. scripts/env.sh
+rounds="${1:-30}"
+for round in $(seq 1 "$rounds"); do
+  seed="$(python3 -c 'import random; print(random.getrandbits(48))')"
+  echo "[authority-model] round $round/$rounds: 200 cases, seed $seed"
+  COUNTERSIGN_MODEL_CASES=200 COUNTERSIGN_MODEL_SEED="$seed" \
+    cargo nextest run --cargo-quiet -p server --test api -E 'test(/authority_model::/)' \
+    || { echo "[authority-model] failed with seed $seed" >&2; exit 1; }
+done
+echo "[authority-model] $rounds rounds passed"
