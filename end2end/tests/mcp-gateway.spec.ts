@@ -169,7 +169,7 @@ testWithAgents(AGENTS)("a call whose MCP client cancelled it is stopped: no late
   expect(existsSync(target)).toBe(false);
 });
 
-testWithAgents(AGENTS)("a revoked token's waiting call ends with an error and its approved write is not run; two first calls at once make one chat", async ({ server }) => {
+testWithAgents(AGENTS)("a revoked token's waiting call ends with an error and is stopped for good; two first calls at once make one chat", async ({ server }) => {
   const alice = token(server, "alice", "revoked-later");
   const api = token(server, "alice", "api");
   const root = token(server, "root", "admin");
@@ -197,11 +197,11 @@ testWithAgents(AGENTS)("a revoked token's waiting call ends with an error and it
   expect(revoke.status).toBe(204);
   await expect(call).rejects.toThrow(/revoked/);
 
-  // The approval is still decided and recorded; the write does not happen.
-  await expect.poll(() => decide(server, root, approval.id, "approve")).toBe(200);
+  // No one waits for the call any more: it is stopped, no later approval runs it, the write never happens.
   await expect
     .poll(async () => JSON.stringify(await (await fetch(`${server.url}/api/conversations/${approval.conversation_id}`, { headers: { Authorization: `Bearer ${api}` } })).json()))
-    .toContain("stopped waiting for the decision");
+    .toContain("which stopped waiting");
+  expect(await decide(server, root, approval.id, "approve")).toBe(409);
   expect(existsSync(target)).toBe(false);
 });
 

@@ -12,12 +12,15 @@ use serde_json::json;
 use super::People;
 use crate::{
     Error,
-    store::{Scope, delegations, groups, users},
+    people::resolve,
+    store::{Scope, approvals, delegations, groups, users},
 };
 
-/// What turning an account off ended: the tokens revoked (their event streams close).
+/// What turning an account off ended: the tokens revoked, and the account (its event streams,
+/// by token or by session, close).
 pub struct Disabled {
     pub revoked_tokens: Vec<String>,
+    pub user_id: domain::UserId,
 }
 
 impl People {
@@ -26,13 +29,20 @@ impl People {
             return Err(Error::WrongState("you cannot turn off your own account".into()));
         }
         let mut w = self.store.write(Scope::People).await?;
-        let Some(username) = users::set_disabled(&mut w.tx, name, true).await? else {
+        let Some((user_id, username)) = users::set_disabled(&mut w.tx, name, true).await? else {
             return Err(Error::Unknown(format!("no user is named {name:?}")));
         };
         let left: Vec<String> = groups::groups_of(&mut w.tx, &username).await?.into_iter().map(|(name, _)| name).collect();
         for group in &left {
             groups::set_member(&mut w.tx, group, &username, false).await?;
             self.reresolve(&mut w, group).await?;
+        }
+        // Every other pending approval that names them (a file group, `user:`) is resolved again:
+        // without them, and to the admins if no one is left.
+        for approval in approvals::pending_naming_person(&mut *w.tx, &username).await? {
+            let Some(before) = approval.approvers() else { continue };
+            let now = resolve::resolve_again(&self.config_groups, &mut w, &before).await?;
+            approvals::set_approvers(&mut w.tx, &approval.id, &now).await?;
         }
         let revoked_tokens = users::revoke_all_tokens(&mut w.tx, &username).await?;
         let ended = delegations::revoke_all_of(&mut w.tx, &username, by).await?;
@@ -55,12 +65,12 @@ impl People {
             }),
         );
         w.commit().await?;
-        Ok(Disabled { revoked_tokens })
+        Ok(Disabled { revoked_tokens, user_id })
     }
 
     pub async fn enable_user(&self, name: &str, by: &str) -> Result<(), Error> {
         let mut w = self.store.write(Scope::People).await?;
-        let Some(username) = users::set_disabled(&mut w.tx, name, false).await? else {
+        let Some((_, username)) = users::set_disabled(&mut w.tx, name, false).await? else {
             return Err(Error::Unknown(format!("no user is named {name:?}")));
         };
         w.audit(AuditKind::UserEnabled, by, json!({ "user": username }));

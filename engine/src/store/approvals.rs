@@ -600,6 +600,20 @@ pub async fn pending_naming_group(db: impl Into<Db<'_>>, group: &str) -> anyhow:
     Ok(rows.into_iter().filter(|a| a.approvers().is_some_and(|x| x.names.iter().any(|n| n.to_lowercase() == named))).collect())
 }
 
+/// The pending approvals whose approvers include `person` (a group member, a named user, or a
+/// gate's share of either), to resolve again when their account is turned off.
+pub async fn pending_naming_person(db: impl Into<Db<'_>>, person: &str) -> anyhow::Result<Vec<ApprovalRow>> {
+    let rows: Vec<ApprovalRow> = sqlx::query_as(&format!("{SELECT} WHERE a.state = 'pending' AND a.approvers IS NOT NULL"))
+        .fetch_all(db.into().read())
+        .await
+        .context("failed to list the approvals with approvers")?;
+    let is = |p: &String| p.eq_ignore_ascii_case(person);
+    Ok(rows
+        .into_iter()
+        .filter(|a| a.approvers().is_some_and(|x| x.people.iter().any(is) || x.each.iter().any(|s| s.people.iter().any(is))))
+        .collect())
+}
+
 /// Sets who may decide a pending approval (a group it names changed); false if no longer pending.
 pub async fn set_approvers(conn: &mut AnyConnection, id: &ApprovalId, approvers: &domain::rules::Approvers) -> anyhow::Result<bool> {
     let result = sqlx::query("UPDATE approvals SET approvers = $1, approver_members = $2 WHERE id = $3 AND state = 'pending'")

@@ -240,8 +240,8 @@ pub async fn by_subject(conn: &mut sqlx::AnyConnection, subject: &str) -> anyhow
 
 /// Turns an account off (`disabled = true`) or on again; the account's user name as stored, or
 /// `None` if there is no such account.
-pub async fn set_disabled(conn: &mut sqlx::AnyConnection, username: &str, disabled: bool) -> anyhow::Result<Option<String>> {
-    sqlx::query_scalar("UPDATE users SET disabled_at = $1 WHERE lower(username) = lower($2) RETURNING username")
+pub async fn set_disabled(conn: &mut sqlx::AnyConnection, username: &str, disabled: bool) -> anyhow::Result<Option<(UserId, String)>> {
+    sqlx::query_as("UPDATE users SET disabled_at = $1 WHERE lower(username) = lower($2) RETURNING id, username")
         .bind(disabled.then(now_ms))
         .bind(username)
         .fetch_optional(conn)

@@ -77,12 +77,14 @@ impl OpenStreams {
         };
         let mut revoked = bus.subscribe_revoked();
         let lifetime = self.lifetime;
+        // The stream ends with its credential, or with its person's account (turned off).
+        let account = Credential::of_user(&user.user.id).0;
         let ends = async move {
             let credential_ends = async {
-                let Some(Credential(key)) = credential else { return std::future::pending().await };
+                let key = credential.map(|Credential(key)| key);
                 loop {
                     match revoked.recv().await {
-                        Ok(ended) if ended == key => return,
+                        Ok(ended) if ended == account || key.as_ref() == Some(&ended) => return,
                         Ok(_) => continue,
                         // Missed some: it may have been this one, so end; the client reconnects
                         // and is checked again.

@@ -50,10 +50,11 @@ async fn list(State(state): State<AppState>, _admin: Admin) -> Result<Json<Vec<U
 )]
 async fn disable(State(state): State<AppState>, Admin(admin): Admin, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
     let disabled = state.people.disable_user(&name, &admin.user.username).await?;
-    // Its event streams close on every replica, as at a token's revocation.
+    // Its event streams close on every replica, by token or by session, as at a token's revocation.
     for token in disabled.revoked_tokens {
         crate::store::replicas::publish_revoked(&state.store, &crate::auth::Credential::of_token(&token).0).await?;
     }
+    crate::store::replicas::publish_revoked(&state.store, &crate::auth::Credential::of_user(&disabled.user_id).0).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -58,6 +58,12 @@ impl Credential {
         Self(format!("token:{token_id}"))
     }
 
+    /// Not a credential anyone presents: its revocation ends everything of the account (it was
+    /// turned off), whichever token or session it came with.
+    pub fn of_user(user: &domain::UserId) -> Self {
+        Self(format!("user:{user}"))
+    }
+
     pub fn of_session(session: &Session) -> Option<Self> {
         session.id().map(|id| Self(format!("session:{}", tokens::digest(&id.to_string()))))
     }

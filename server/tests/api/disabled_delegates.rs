@@ -72,3 +72,23 @@ async fn a_turned_off_persons_delegate_no_longer_decides_for_them_and_their_dele
     assert_eq!((status, error_code(&body)), (403, "forbidden"), "{body}");
     assert_eq!(state_of(&app, &c, &id).await, before, "nothing changed");
 }
+
+/// An approval that names a person alone (`user:bob`) is resolved again when their account is
+/// turned off: it falls to the admins rather than to no one, and the admin's approval runs it.
+#[tokio::test]
+async fn an_approval_naming_a_turned_off_person_falls_to_the_admins() {
+    let app = spawn_app_with(Options { agents_toml: Some(AGENTS.into()), ..Default::default() }).await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "cancel order 1003", 1).await;
+    let id = approvals[0].id.to_string();
+    let root = app.as_user("root");
+    let (status, body) = root.post_json(&format!("/api/approvals/{id}/approve"), json!({})).await;
+    assert_eq!((status, error_code(&body)), (403, "forbidden"), "only bob, not yet the admins: {body}");
+    assert_eq!(root.post_json("/api/users/bob/disable", json!({})).await.0, 204);
+    let (_, approval) = root.get_json(&format!("/api/approvals/{id}")).await;
+    assert_eq!((approval["approvers"]["people"].clone(), approval["approvers"]["admins"].clone()), (json!([]), json!(true)), "{approval}");
+    let (status, body) = root.post_json(&format!("/api/approvals/{id}/approve"), json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    app.wait_task(&task, domain::TaskStatus::Completed).await;
+    assert_eq!(app.order(1003).await.status, "canceled");
+}

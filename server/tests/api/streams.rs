@@ -47,6 +47,22 @@ async fn logging_out_closes_the_streams_that_session_opened_and_no_other() {
 }
 
 #[tokio::test]
+async fn turning_an_account_off_closes_its_session_streams_at_once_and_no_one_elses() {
+    let app = spawn_app().await;
+    let bob = logged_in(&app, "bob").await;
+    let alice = logged_in(&app, "alice").await;
+    let bobs = bob.sse("/api/approvals/events", None).await;
+    let mut alices = alice.sse("/api/approvals/events", None).await;
+    let (status, body) = app.as_user("root").post_json("/api/users/bob/disable", json!({})).await;
+    assert_eq!(status, 204, "{body}");
+    ends_within(bobs, 5, "the turned-off account's session stream").await;
+    assert_eq!(bob.get_json("/api/approvals/events").await.0, 401, "and it cannot reopen");
+    let c = app.create_conversation().await;
+    app.pending_turn(&c, "refund order 1001", 1).await;
+    assert_eq!(next_within(&mut alices, 10).await.as_deref(), Some("queue-changed"), "alice's stream still carries the queue");
+}
+
+#[tokio::test]
 async fn revoking_a_token_closes_its_streams_and_a_token_cannot_make_tokens() {
     let app = spawn_app().await;
     let person = logged_in(&app, "alice").await;

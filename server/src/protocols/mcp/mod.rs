@@ -7,8 +7,8 @@
 //! client of revision 2026-07-28 that can show an elicitation, whose user may decide the call, is
 //! asked instead and answers in a second request, to any replica (input_required.rs). Approved,
 //! the call runs once (with the edited args if edited) and the upstream result is the answer;
-//! rejected, the answer is a tool error with the reason. A client that went away leaves a decidable
-//! approval whose approved call is not run. Stateless: any replica serves any request.
+//! rejected, the answer is a tool error with the reason. A client that cancels or stops waiting
+//! stops the call for good (wait.rs `client_stopped`). Stateless: any replica serves any request.
 //! See docs/mcp-gateway.md.
 
 mod input_required;
@@ -278,19 +278,10 @@ fn request_key(key: &str, agent: &str, id: &str) -> String {
 /// drops notifications in stateless mode, so this runs before it, on the parsed body.
 async fn cancel_request(state: &AppState, key: &str, agent: &str, params: CancelledNotificationParam) {
     let Some(id) = params.request_id else { return };
-    let found = match client_calls::by_request(&state.store, &request_key(key, agent, &id.to_string())).await {
-        Ok(found) => found,
-        Err(err) => return tracing::warn!(error = ?err, "looking up a cancelled MCP request failed"),
-    };
-    let Some((task, client)) = found else { return };
-    if let Err(err) = client_calls::mark(&state.store, &task, true).await {
-        tracing::warn!(%task, error = ?err, "recording that the MCP client stopped waiting failed");
-    }
-    let why = params.reason.filter(|r| !r.trim().is_empty()).map(|r| format!(" ({})", r.trim())).unwrap_or_default();
-    let stopper = Actor { name: format!("{client}, which stopped waiting{why}"), ..Actor::system() };
-    match state.decisions.abort(&task, &stopper).await {
-        Ok(()) | Err(EngineError::WrongState(_)) => {}
-        Err(err) => tracing::warn!(%task, error = ?err, "stopping a call its MCP client cancelled failed"),
+    match client_calls::by_request(&state.store, &request_key(key, agent, &id.to_string())).await {
+        Ok(Some((task, _))) => wait::client_stopped(state, &task, params.reason).await,
+        Ok(None) => {}
+        Err(err) => tracing::warn!(error = ?err, "looking up a cancelled MCP request failed"),
     }
 }
 

@@ -1,8 +1,8 @@
 //! A gated call's wait, while the client's request stays open: progress notifications every few
 //! seconds (clients that reset their timeout on progress then wait as long as the decision
 //! takes), a heartbeat row so another replica knows the client still waits, and the call's
-//! outcome as MCP's tool result. A request that ends before the outcome marks the client gone,
-//! so an approval made later does not run the call for no one.
+//! outcome as MCP's tool result. A request that ends before the outcome stops the call for good
+//! (`client_stopped`), so an approval made later does not run the call for no one.
 
 use std::{sync::Arc, time::Duration};
 
@@ -171,13 +171,36 @@ impl Drop for Waiting {
         if self.done {
             return;
         }
-        let (store, task) = (self.state.store.clone(), self.task.clone());
-        tokio::spawn(async move {
-            if let Err(err) = client_calls::mark(&store, &task, true).await {
-                // The heartbeat stops too: the call counts as unattended after a short silence.
-                tracing::warn!(%task, error = ?err, "recording that the MCP client went away failed");
-            }
-        });
+        let (state, task) = (self.state.clone(), self.task.clone());
+        tokio::spawn(async move { client_stopped(&state, &task, None).await });
+    }
+}
+
+/// The client stopped waiting for the call of `task` (its request ended before the outcome, or
+/// it cancelled it, `why`): no one wants the call any more, so it is stopped for good — marked
+/// gone, and its turn aborted, so its approval is canceled saying so and a later approval runs
+/// nothing (docs/mcp-gateway.md, "When the client goes away"). Runs to its end even if the request
+/// that brought the news goes away.
+pub async fn client_stopped(state: &AppState, task: &TaskId, why: Option<String>) {
+    let (state, task) = (state.clone(), task.clone());
+    let stop = async move {
+        if let Err(err) = client_calls::mark(&state.store, &task, true).await {
+            // The heartbeat stops too: the call counts as unattended after a short silence.
+            tracing::warn!(%task, error = ?err, "recording that the MCP client went away failed");
+        }
+        let client = match client_calls::get(&state.store, &task).await {
+            Ok(Some(call)) => call.client,
+            _ => "the MCP client".to_owned(),
+        };
+        let why = why.filter(|r| !r.trim().is_empty()).map(|r| format!(" ({})", r.trim())).unwrap_or_default();
+        let stopper = Actor { name: format!("{client}, which stopped waiting{why}"), ..Actor::system() };
+        match state.decisions.abort(&task, &stopper).await {
+            Ok(()) | Err(crate::EngineError::WrongState(_)) => {}
+            Err(err) => tracing::warn!(%task, error = ?err, "stopping a call its MCP client stopped waiting for failed"),
+        }
+    };
+    if let Err(err) = tokio::spawn(stop).await {
+        tracing::warn!(error = ?err, "stopping a call its MCP client stopped waiting for did not finish");
     }
 }
 
