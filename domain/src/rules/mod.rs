@@ -160,6 +160,26 @@ impl Approvers {
     }
 }
 
+/// What deciding a call requires beyond a click, for the doors that show it as text (email, Slack,
+/// the signed-link page): "Needs: an admin and bob; 2 different people; not the requester
+/// (four-eyes); a fresh sign-in". `None` when anyone who sees it may decide it alone.
+pub fn needs(approvers: Option<&Approvers>, rules: &DecisionRules) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(approvers) = approvers {
+        parts.push(approvers.label());
+    }
+    if rules.quorum > 1 && approvers.is_none_or(|a| a.each.is_empty()) {
+        parts.push(format!("{} different people", rules.quorum));
+    }
+    if rules.separate_requester {
+        parts.push("not the requester (four-eyes)".to_owned());
+    }
+    if rules.reauthenticate_secs.is_some() {
+        parts.push("a fresh sign-in".to_owned());
+    }
+    (!parts.is_empty()).then(|| format!("Needs: {}", parts.join("; ")))
+}
+
 /// Who is looking at an approval (the queue shows buttons by it; the server checks again).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Viewer {
@@ -308,6 +328,16 @@ mod tests {
         assert!(anyone.met(&[who("dora")]), "a gate without approvers is met by whoever may decide");
         assert_eq!(anyone.label(), "anyone and finance");
         assert!(Approvers::default().met(&[]), "one gate: the caller counts its quorum");
+    }
+
+    #[test]
+    fn what_a_call_needs_reads_as_one_line() {
+        let rules = DecisionRules::default();
+        assert_eq!(needs(None, &rules), None, "anyone who sees it decides alone");
+        let bob = Approvers { names: vec!["user:bob".into()], people: vec!["bob".into()], admins: false, each: Vec::new() };
+        let strict = DecisionRules { quorum: 2, separate_requester: true, reauthenticate_secs: Some(60), ..rules };
+        assert_eq!(needs(Some(&bob), &strict).unwrap(), "Needs: bob; 2 different people; not the requester (four-eyes); a fresh sign-in");
+        assert_eq!(needs(None, &DecisionRules { quorum: 3, ..rules }).unwrap(), "Needs: 3 different people");
     }
 
     #[test]

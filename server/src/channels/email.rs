@@ -181,15 +181,19 @@ pub fn compose_pending(
         ),
         Err(why) => format!("<p>You are told, not asked: {}.</p><p>Open", crate::links::escape_html(&neutral::line(why))),
     };
+    // The whole requirement: who must approve (every gate's share), four-eyes, a fresh sign-in.
+    let needs = domain::rules::needs(approval.approvers().as_ref(), &approval.rules());
+    let needs_text = needs.as_deref().map(|n| format!("{n}.\n")).unwrap_or_default();
+    let needs_html = needs.as_deref().map(|n| format!("<p>{}.</p>", crate::links::escape_html(n))).unwrap_or_default();
     let text = format!(
         "{owner}'s agent {agent} wants to run {tool} in the chat \"{title}\".\n\n{summary}\nRisk: {risk}. {consequences}\n\nArguments:\n{args}\n\n\
-         Decide before {deadline}.\n\n{decide_text} the approval queue: {base_url}/approvals\n",
+         {needs_text}Decide before {deadline}.\n\n{decide_text} the approval queue: {base_url}/approvals\n",
         risk = approval.risk.as_str(),
     );
     let html = format!(
         "<p>{owner}'s agent <b>{agent}</b> wants to run <code>{tool}</code> in the chat “{title}”.</p>\
          <p style=\"font-size:1.1em\"><b>{summary}</b></p><p>Risk: <b>{risk}</b>. {consequences}</p><pre>{args}</pre>\
-         <p>Decide before {deadline}.</p>{decide_html} the <a href=\"{queue}\">approval queue</a>.</p>",
+         {needs_html}<p>Decide before {deadline}.</p>{decide_html} the <a href=\"{queue}\">approval queue</a>.</p>",
         owner = crate::links::escape_html(&owner),
         agent = crate::links::escape_html(&agent),
         tool = crate::links::escape_html(&tool),

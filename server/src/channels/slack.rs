@@ -115,12 +115,16 @@ pub fn message(approval: &ApprovalRow, channel: &str) -> Value {
         });
     }
     let deadline = format!("{} UTC", rfc3339(approval.deadline).get(..16).unwrap_or_default().replace('T', " "));
+    // The whole requirement: who must approve (every gate's share), four-eyes, a fresh sign-in.
+    let needs = domain::rules::needs(approval.approvers().as_ref(), &approval.rules())
+        .map(|n| format!("\n{}", neutral::slack(&n)))
+        .unwrap_or_default();
     json!({
         "channel": channel,
         "text": format!("Approval needed: {summary}"),
         "blocks": [
             { "type": "section", "text": mrkdwn(format!(
-                "*Approval needed*: {summary}\nRisk: *{}* · `{}` · asked in {asked_by}'s chat “{title}” · decide before {deadline}",
+                "*Approval needed*: {summary}\nRisk: *{}* · `{}` · asked in {asked_by}'s chat “{title}” · decide before {deadline}{needs}",
                 approval.risk.as_str(), neutral::slack(&approval.tool))) },
             { "type": "section", "text": mrkdwn(format!("```{args}```")) },
             { "type": "actions", "block_id": "countersign", "elements": [

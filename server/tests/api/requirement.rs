@@ -66,6 +66,11 @@ async fn two_gates_naming_different_approvers_each_need_theirs() {
     // The owner is neither; refused, nothing changes.
     let (status, body) = app.post_json(&approval.approve_url, json!({})).await;
     assert_eq!((status, error_code(&body)), (403, "forbidden"), "{body}");
+    // bob's signed link page says the whole requirement too.
+    let (status, links) = app.as_user("bob").post_json(&format!("/api/approvals/{}/links", approval.id), json!({})).await;
+    assert_eq!(status, 200, "{links}");
+    let page = app.anonymous().client.get(app.url(links["approve_url"].as_str().unwrap())).send().await.unwrap().text().await.unwrap();
+    assert!(page.contains("Needs: an admin and bob."), "{page}");
     // Bob's approval counts; the call waits for an admin.
     let (status, body) = app.as_user("bob").post_json(&approval.approve_url, json!({})).await;
     assert_eq!((status, body["outcome"].as_str()), (200, Some("pending")), "{body}");
@@ -110,4 +115,31 @@ async fn a_requesters_own_plan_approval_runs_no_step_that_needs_finance_and_four
     }
     app.wait_task(&task, TaskStatus::Completed).await;
     assert_eq!((app.order(1003).await.status, app.order(1005).await.status), ("canceled".into(), "canceled".into()));
+}
+
+/// Authority is judged when the call is released: an approval counted toward a quorum stops
+/// counting once its person leaves the group, so the call waits for another one.
+#[tokio::test]
+async fn an_approval_counted_before_its_person_left_the_group_no_longer_counts() {
+    let ops = "[[agents.gates]]\nname = \"ops\"\nkind = \"tools\"\ntools = [\"process_refund\"]\napprovers = [\"group:ops\"]\nquorum = 2\n";
+    let app = app_with("", &[ops]).await;
+    let root = app.as_user("root");
+    let (status, body) = root.post_json("/api/groups", json!({ "name": "ops", "members": ["bob", "root"] })).await;
+    assert_eq!(status, 201, "{body}");
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund $5 on order 1002", 1).await;
+    let url = &approvals[0].approve_url;
+    let (status, body) = app.as_user("bob").post_json(url, json!({})).await;
+    assert_eq!((status, body["outcome"].as_str()), (200, Some("pending")), "{body}");
+
+    // bob leaves ops: his approval no longer counts, so root's is the first of two.
+    let put = root.client.put(app.url("/api/groups/ops")).json(&json!({ "members": ["root", "alice"] })).send().await.unwrap();
+    assert_eq!(put.status(), 200);
+    let (status, body) = root.post_json(url, json!({})).await;
+    assert_eq!((status, body["outcome"].as_str()), (200, Some("pending")), "{body}");
+    assert_eq!(app.order(1002).await.refunded, 0.0, "not run on bob's approval");
+    let (status, body) = app.post_json(url, json!({})).await;
+    assert_eq!((status, body["outcome"].as_str()), (200, Some("approved")), "{body}");
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(app.order(1002).await.refunded, 5.0);
 }
