@@ -44,10 +44,10 @@ const SELECT: &str = "SELECT c.id, c.title, c.agent, c.created_at, c.last_seq, c
     FROM conversations c LEFT JOIN users u ON u.id = c.owner_id";
 
 pub async fn create(pool: impl Into<Db<'_>>, title: &str, agent: &str, owner: &User) -> anyhow::Result<Conversation> {
-    create_with_id(pool, &new_id(), title, agent, owner).await
+    create_with_id(pool, &new_id(), title, agent, owner).await?.context("BUG: a new conversation id was taken")
 }
 
-/// Like [`create`], with the id given; fails if it is taken. Answers what it wrote without
+/// Like [`create`], with the id given; `None` if it is taken. Answers what it wrote without
 /// reading it back: a new conversation has no events and nothing pending, and its owner is
 /// `owner`. An id a door is given or derives goes through [`open_or_create`] instead, which
 /// never adopts someone else's conversation.
@@ -57,18 +57,20 @@ async fn create_with_id(
     title: &str,
     agent: &str,
     owner: &User,
-) -> anyhow::Result<Conversation> {
+) -> anyhow::Result<Option<Conversation>> {
     let created_at = now_ms();
-    sqlx::query("INSERT INTO conversations (id, title, agent, created_at, owner_id) VALUES ($1, $2, $3, $4, $5)")
-        .bind(id)
-        .bind(title)
-        .bind(agent)
-        .bind(created_at)
-        .bind(&owner.id)
-        .execute(pool.into().write())
-        .await
-        .context("failed to create conversation")?;
-    Ok(Conversation {
+    let inserted = sqlx::query(
+        "INSERT INTO conversations (id, title, agent, created_at, owner_id) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
+    )
+    .bind(id)
+    .bind(title)
+    .bind(agent)
+    .bind(created_at)
+    .bind(&owner.id)
+    .execute(pool.into().write())
+    .await
+    .context("failed to create conversation")?;
+    Ok((inserted.rows_affected() == 1).then(|| Conversation {
         id: id.clone(),
         title: title.to_owned(),
         agent: agent.to_owned(),
@@ -77,7 +79,7 @@ async fn create_with_id(
         owner_id: Some(owner.id.clone()),
         owner: Some(owner.username.clone()),
         pending: 0,
-    })
+    }))
 }
 
 /// What the MCP gateway's conversation ids start with ([`gateway_id`]): an id a client chooses
@@ -136,29 +138,8 @@ pub async fn open_or_create(
     if let Some(found) = get(db.again(), id).await? {
         return Ok(mine(found));
     }
-    let created_at = now_ms();
-    let inserted = sqlx::query(
-        "INSERT INTO conversations (id, title, agent, created_at, owner_id) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
-    )
-    .bind(id)
-    .bind(title)
-    .bind(agent)
-    .bind(created_at)
-    .bind(&owner.id)
-    .execute(db.again().write())
-    .await
-    .context("failed to create conversation")?;
-    if inserted.rows_affected() == 1 {
-        return Ok(Some(Conversation {
-            id: id.clone(),
-            title: title.to_owned(),
-            agent: agent.to_owned(),
-            created_at: rfc3339(created_at),
-            last_seq: 0,
-            owner_id: Some(owner.id.clone()),
-            owner: Some(owner.username.clone()),
-            pending: 0,
-        }));
+    if let Some(made) = create_with_id(db.again(), id, title, agent, owner).await? {
+        return Ok(Some(made));
     }
     // Made meanwhile by another request: read where it was written.
     let row: Option<Row> = sqlx::query_as(&format!("{SELECT} WHERE c.id = $1"))
