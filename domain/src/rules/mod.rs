@@ -161,7 +161,7 @@ impl Approvers {
 }
 
 /// What deciding a call requires beyond a click, for the doors that show it as text (email, Slack,
-/// the signed-link page): "Needs: an admin and bob; 2 different people; not the requester
+/// the signed-link page, A2A, AG-UI, MCP): "Needs: an admin and bob; 2 different people; not the requester
 /// (four-eyes); a fresh sign-in". `None` when anyone who sees it may decide it alone.
 pub fn needs(approvers: Option<&Approvers>, rules: &DecisionRules) -> Option<String> {
     let mut parts = Vec::new();

@@ -152,6 +152,12 @@ impl ApprovalRow {
         }
     }
 
+    /// The whole requirement in words, as every door shows it ("Needs: an admin and bob; not the
+    /// requester (four-eyes)"), or None when anyone who may see it may decide it alone.
+    pub fn needs(&self) -> Option<String> {
+        domain::rules::needs(self.approvers.as_ref(), &self.rules())
+    }
+
     /// Whom its gate emails: (person, address).
     pub fn notify(&self) -> Vec<(String, String)> {
         self.notify.clone().unwrap_or_default()

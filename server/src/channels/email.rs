@@ -182,7 +182,7 @@ pub fn compose_pending(
         Err(why) => format!("<p>You are told, not asked: {}.</p><p>Open", crate::links::escape_html(&neutral::line(why))),
     };
     // The whole requirement: who must approve (every gate's share), four-eyes, a fresh sign-in.
-    let needs = domain::rules::needs(approval.approvers().as_ref(), &approval.rules());
+    let needs = approval.needs();
     let needs_text = needs.as_deref().map(|n| format!("{n}.\n")).unwrap_or_default();
     let needs_html = needs.as_deref().map(|n| format!("<p>{}.</p>", crate::links::escape_html(n))).unwrap_or_default();
     let text = format!(

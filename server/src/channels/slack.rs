@@ -116,9 +116,7 @@ pub fn message(approval: &ApprovalRow, channel: &str) -> Value {
     }
     let deadline = format!("{} UTC", rfc3339(approval.deadline).get(..16).unwrap_or_default().replace('T', " "));
     // The whole requirement: who must approve (every gate's share), four-eyes, a fresh sign-in.
-    let needs = domain::rules::needs(approval.approvers().as_ref(), &approval.rules())
-        .map(|n| format!("\n{}", neutral::slack(&n)))
-        .unwrap_or_default();
+    let needs = approval.needs().map(|n| format!("\n{}", neutral::slack(&n))).unwrap_or_default();
     json!({
         "channel": channel,
         "text": format!("Approval needed: {summary}"),

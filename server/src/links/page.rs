@@ -133,9 +133,7 @@ fn call_details(approval: &ApprovalRow) -> String {
     let args = serde_json::to_string_pretty(&approval.args()).unwrap_or_default();
     let asked_by = approval.owner.as_deref().unwrap_or("someone");
     // The whole requirement: who must approve (every gate's share), four-eyes, a fresh sign-in.
-    let needs = domain::rules::needs(approval.approvers().as_ref(), &approval.rules())
-        .map(|n| format!("<p class=\"needs\">{}.</p>", crate::links::escape_html(&n)))
-        .unwrap_or_default();
+    let needs = approval.needs().map(|n| format!("<p class=\"needs\">{}.</p>", crate::links::escape_html(&n))).unwrap_or_default();
     format!(
         "<p class=\"summary\">{summary}</p><p><code>{tool}</code> · <span class=\"badge risk-{risk}\">{risk} risk</span> · asked in {asked_by}'s chat “{title}”</p>\
          <pre class=\"json\">{args}</pre>{needs}<p class=\"countdown\">Decide before {deadline}.</p>",

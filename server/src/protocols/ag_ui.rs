@@ -311,15 +311,18 @@ async fn interrupts(state: &AppState, task: &TaskId) -> anyhow::Result<Vec<Value
         .await?
         .into_iter()
         .map(|a| {
+            let needs = a.needs();
+            let needs_text = needs.as_deref().map(|n| format!(". {n}")).unwrap_or_default();
             json!({
                 "id": a.id,
                 "reason": "tool_approval",
-                // Read by a person in the client: the requester's text made inert.
-                "message": format!("Approve {}? {} ({} risk)", a.tool, neutral::line(&a.summary), a.risk.as_str()),
+                // Read by a person in the client: the requester's text made inert, and the whole
+                // requirement when deciding it takes more than anyone who sees it.
+                "message": format!("Approve {}? {} ({} risk){needs_text}", a.tool, neutral::line(&a.summary), a.risk.as_str()),
                 "toolCallId": a.call_id,
                 "responseSchema": response_schema(),
                 "expiresAt": rfc3339(a.deadline),
-                "metadata": { "tool": a.tool, "args": a.args(), "risk": a.risk.as_str(), "gate": a.gate },
+                "metadata": { "tool": a.tool, "args": a.args(), "risk": a.risk.as_str(), "gate": a.gate, "needs": needs },
             })
         })
         .collect())
@@ -333,7 +336,9 @@ async fn snapshots(state: &AppState, conversation: &ConversationId, until: i64) 
     let open: Vec<Value> = approvals::pending_in(&state.store, conversation)
         .await?
         .into_iter()
-        .map(|a| json!({ "id": a.id, "tool": a.tool, "summary": neutral::line(&a.summary), "risk": a.risk.as_str(), "expiresAt": rfc3339(a.deadline) }))
+        .map(|a| {
+            json!({ "id": a.id, "tool": a.tool, "summary": neutral::line(&a.summary), "risk": a.risk.as_str(), "expiresAt": rfc3339(a.deadline), "needs": a.needs() })
+        })
         .collect();
     Ok([
         json!({ "type": "MESSAGES_SNAPSHOT", "messages": messages }),

@@ -143,3 +143,72 @@ async fn an_approval_counted_before_its_person_left_the_group_no_longer_counts()
     app.wait_task(&task, TaskStatus::Completed).await;
     assert_eq!(app.order(1002).await.refunded, 5.0);
 }
+
+/// The last JSON value of an answer that may come as an event stream.
+fn last_json(text: &str) -> serde_json::Value {
+    let last = text.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).rfind(|d| !d.is_empty());
+    serde_json::from_str(last.unwrap_or(text.trim())).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+#[tokio::test]
+async fn every_gateway_says_what_a_call_of_two_gates_needs() {
+    let bob = "[[agents.gates]]\nname = \"bobs\"\nkind = \"tools\"\ntools = [\"process_refund\"]\napprovers = [\"user:bob\"]\n";
+    let admins = "[[agents.gates]]\nname = \"admins\"\nkind = \"destructive\"\napprovers = [\"role:admin\"]\n";
+    let app = app_with("", &[bob, admins]).await;
+    let needs = "Needs: an admin and bob";
+
+    // A2A: the waiting task's status message says it, and its data part carries it.
+    let send = json!({ "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": { "message": {
+        "messageId": "m1", "role": "ROLE_USER", "parts": [{ "text": "refund $5 on order 1002" }] } } });
+    let a2a = app.client.post(app.url("/a2a/support")).json(&send).send().await.unwrap().json::<serde_json::Value>().await.unwrap();
+    let status = &a2a["result"]["task"]["status"];
+    assert_eq!(status["state"], "TASK_STATE_INPUT_REQUIRED", "{a2a}");
+    let text = status["message"]["parts"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.ends_with(&format!(". {needs}")), "{a2a}");
+    assert_eq!(status["message"]["parts"][1]["data"]["approvals"][0]["needs"], needs, "{a2a}");
+
+    // AG-UI: the run's interrupt says it to the person, and the state snapshot carries it.
+    let input = json!({
+        "threadId": "t-needs", "runId": "r1", "tools": [], "context": [], "state": {},
+        "messages": [{ "id": "u1", "role": "user", "content": "refund $5 on order 1003" }],
+    });
+    let stream = app.client.post(app.url("/ag-ui/support")).json(&input).send().await.unwrap().text().await.unwrap();
+    let events: Vec<serde_json::Value> =
+        stream.lines().filter_map(|l| l.strip_prefix("data:")).map(|d| serde_json::from_str(d.trim()).unwrap()).collect();
+    let finished = events.iter().rfind(|e| e["type"] == "RUN_FINISHED").unwrap_or_else(|| panic!("{stream}"));
+    let interrupt = &finished["outcome"]["interrupts"][0];
+    assert!(interrupt["message"].as_str().unwrap_or_default().ends_with(needs), "{finished}");
+    assert_eq!(interrupt["metadata"]["needs"], needs, "{finished}");
+
+    // MCP (2026-07-28): bob may decide his share, so his client asks him, saying what else it needs.
+    let call = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "process_refund", "arguments": { "order_id": 1001, "amount": 5 },
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": { "elicitation": { "form": {} } },
+            "io.modelcontextprotocol/clientInfo": { "name": "probe", "version": "1" },
+        },
+    } });
+    let answer = app
+        .as_user("bob")
+        .client
+        .post(app.url("/mcp/support"))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "process_refund")
+        .json(&call)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let answer = last_json(&answer);
+    let asked = &answer["result"]["inputRequests"];
+    let message = asked.as_object().and_then(|o| o.values().next()).map(|r| r["params"]["message"].clone());
+    assert!(message.as_ref().and_then(|m| m.as_str()).is_some_and(|m| m.ends_with(needs)), "{answer}");
+    for order in [1001, 1002, 1003] {
+        assert_eq!(app.order(order).await.refunded, 0.0, "nothing ran");
+    }
+}

@@ -380,10 +380,11 @@ async fn task_view(state: &AppState, task: &TaskRow) -> Result<TaskView, RpcErro
             .await?
             .iter()
             .map(|a| {
+                let needs = a.needs();
                 let a = a.to_wire(now);
                 json!({
                     "approval_id": a.id, "call_id": a.call_id, "tool": a.tool, "args": a.args, "summary": a.summary,
-                    "risk": a.risk.as_str(), "deadline": a.deadline, "gate": a.gate,
+                    "risk": a.risk.as_str(), "deadline": a.deadline, "gate": a.gate, "needs": needs,
                 })
             })
             .collect(),

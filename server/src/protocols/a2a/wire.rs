@@ -152,8 +152,10 @@ impl Version {
                     .approvals
                     .iter()
                     .map(|a| {
+                        // The whole requirement, when deciding it takes more than anyone who sees it.
+                        let needs = a["needs"].as_str().map(|n| format!(". {n}")).unwrap_or_default();
                         format!(
-                            "Approval needed: {} ({} risk)",
+                            "Approval needed: {} ({} risk){needs}",
                             a["summary"].as_str().unwrap_or_default(),
                             a["risk"].as_str().unwrap_or("?")
                         )

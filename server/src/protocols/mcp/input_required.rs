@@ -84,15 +84,17 @@ impl RequestState {
 }
 
 /// The `InputRequiredResult`: a form elicitation asking the person to approve or reject the
-/// call (`summary`, its risk), with the sealed state.
-pub fn result(summary: &str, risk: &str, sealed: String) -> Value {
+/// call (`summary`, its risk, and what deciding it `needs` when that is more than this person),
+/// with the sealed state.
+pub fn result(summary: &str, risk: &str, needs: Option<&str>, sealed: String) -> Value {
+    let needs = needs.map(|n| format!(". {n}")).unwrap_or_default();
     json!({
         "resultType": "input_required",
         "inputRequests": { INPUT: {
             "method": "elicitation/create",
             "params": {
                 "mode": "form",
-                "message": format!("Approve: {summary}? ({risk} risk; Countersign asks because a gate stops this call)"),
+                "message": format!("Approve: {summary}? ({risk} risk; Countersign asks because a gate stops this call){needs}"),
                 "requestedSchema": {
                     "type": "object",
                     "properties": {
@@ -181,11 +183,13 @@ mod tests {
 
     #[test]
     fn the_result_asks_with_a_form_and_carries_the_state() {
-        let value = result("Refund $249.00 on order 1001", "high", "sealed".into());
+        let value = result("Refund $249.00 on order 1001", "high", Some("Needs: 2 of finance and bob"), "sealed".into());
         assert_eq!(value["resultType"], "input_required");
         let ask = &value["inputRequests"][INPUT];
         assert_eq!((ask["method"].as_str(), ask["params"]["mode"].as_str()), (Some("elicitation/create"), Some("form")));
-        assert!(ask["params"]["message"].as_str().unwrap().starts_with("Approve: Refund $249.00 on order 1001?"));
+        let message = ask["params"]["message"].as_str().unwrap();
+        assert!(message.starts_with("Approve: Refund $249.00 on order 1001?"), "{message}");
+        assert!(message.ends_with(". Needs: 2 of finance and bob"), "{message}");
         assert_eq!(ask["params"]["requestedSchema"]["required"], json!(["approve"]));
         assert_eq!(value["requestState"], "sealed");
         // rmcp reads it as its own InputRequiredResult.

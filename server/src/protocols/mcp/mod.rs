@@ -257,7 +257,7 @@ impl ServerHandler for Gateway {
                 // The client comes back with its answer: it counts as waiting until the deadline.
                 client_calls::expect_back(&state.store, &task, row.deadline).await.map_err(internal)?;
                 let sealed = RequestState::new(&approval, &task, &key, tool, &args, row.deadline).seal(&state.links);
-                let result = input_required::result(&row.summary, row.risk.as_str(), sealed);
+                let result = input_required::result(&row.summary, row.risk.as_str(), row.needs().as_deref(), sealed);
                 let result: InputRequiredResult = serde_json::from_value(result).map_err(|e| internal(e.into()))?;
                 Ok(result.into())
             }

@@ -103,7 +103,13 @@ pub async fn wait(
         {
             next_progress += PROGRESS_EVERY;
             let mut note = ProgressNotificationParam::new(token, started.elapsed().as_secs_f64().floor());
-            note.message = Some(waiting_for(row.status()));
+            let needs = match row.status() {
+                TaskStatus::InputRequired => {
+                    approvals::pending_for_task(&state.store, task).await.map_err(internal)?.first().and_then(|a| a.needs())
+                }
+                _ => None,
+            };
+            note.message = Some(waiting_for(row.status(), needs.as_deref()));
             if context.peer.notify_progress(note).await.is_err() {
                 return Err(McpError::invalid_request("the client went away", None));
             }
@@ -152,9 +158,14 @@ fn running(history: &[domain::Event]) -> bool {
     started && !history.iter().any(|e| matches!(e.body, EventBody::ToolResult { .. }))
 }
 
-fn waiting_for(status: TaskStatus) -> String {
+/// The progress message: what the call waits for, and the whole requirement when it `needs` more
+/// than any one person who may decide.
+fn waiting_for(status: TaskStatus, needs: Option<&str>) -> String {
     match status {
-        TaskStatus::InputRequired => "waiting for a person to approve or reject the call in Countersign".into(),
+        TaskStatus::InputRequired => match needs {
+            Some(needs) => format!("waiting for a person to approve or reject the call in Countersign ({})", needs.to_lowercase()),
+            None => "waiting for a person to approve or reject the call in Countersign".into(),
+        },
         _ => "running".into(),
     }
 }
