@@ -1,5 +1,5 @@
 import { expect } from "@playwright/test";
-import { say, cards, test, newChat } from "./fixtures";
+import { say, cards, test, newChat, typeKeyByKey } from "./fixtures";
 
 test("the agent's question is a card with an answer box; the answer carries the turn on", async ({ page }) => {
   await newChat(page);
@@ -10,7 +10,10 @@ test("the agent's question is a card with an answer box; the answer carries the 
   // A question is answered, not approved or edited.
   await expect(question.getByRole("button", { name: "Approve", exact: true })).toHaveCount(0);
   await expect(page.locator(".composer-status")).toHaveText("Waiting for your answer to the agent's question");
-  await question.getByLabel("Your answer").fill("1002");
+  // Typed as a person types: each key stays in the box.
+  const answer = question.getByLabel("Your answer");
+  await answer.focus();
+  await typeKeyByKey(page, answer, "", "1002");
   await question.screenshot({ path: "screenshots/question.png" });
   await question.getByRole("button", { name: "Send answer" }).click();
   await expect(question.locator(".decision")).toHaveText("Answered: 1002");

@@ -1,6 +1,6 @@
 // A Countersign server per test: the real binary, a fresh SQLite file in a temporary
 // directory, a free port chosen by the OS. Stopped (and its data removed) when the worker ends.
-import { test as playwrightTest, expect, Browser, BrowserContext, Page } from "@playwright/test";
+import { test as playwrightTest, expect, Browser, BrowserContext, Locator, Page } from "@playwright/test";
 import AxeBuilder from "@axe-core/playwright";
 import { spawn, spawnSync, ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -259,4 +259,40 @@ export function cards(page: import("@playwright/test").Page) {
   return page.locator(".tool-card");
 }
 
+/** Counts every card taken off the page from now on (a thread drawn again removes them all). */
+export async function watchCards(page: Page): Promise<void> {
+  await page.evaluate(() => {
+    const w = window as unknown as { cardsRemoved: number };
+    w.cardsRemoved = 0;
+    new MutationObserver((changes) => {
+      for (const change of changes)
+        for (const node of Array.from(change.removedNodes))
+          if (node instanceof Element && (node.matches(".tool-card") || node.querySelector(".tool-card"))) w.cardsRemoved++;
+    }).observe(document.body, { childList: true, subtree: true });
+  });
+}
 
+export async function cardsRemoved(page: Page): Promise<number> {
+  return page.evaluate(() => (window as unknown as { cardsRemoved: number }).cardsRemoved);
+}
+
+/** Types `keys` one by one into the focused `field`, whose value starts as `start`: after each
+ * key the field keeps the focus, shows what was typed, stays where it was on the page (nothing
+ * above it grows, shrinks or is drawn again) and the page does not jump to the top. */
+export async function typeKeyByKey(page: Page, field: Locator, start: string, keys: string): Promise<void> {
+  await expect(field).toBeFocused();
+  const top = () => field.evaluate((el) => Math.round(el.getBoundingClientRect().top + window.scrollY));
+  const before = await top();
+  const scrolled = (await page.evaluate(() => window.scrollY)) > 0;
+  for (let i = 0; i < keys.length; i++) {
+    await page.keyboard.type(keys[i]);
+    const typed = start + keys.slice(0, i + 1);
+    const now = await field.evaluate((el) => ({ focused: document.activeElement === el, value: (el as HTMLInputElement).value }));
+    expect(now, `after typing ${JSON.stringify(keys.slice(0, i + 1))}`).toEqual({ focused: true, value: typed });
+    expect(Math.abs((await top()) - before), "the field stays where it was on the page").toBeLessThanOrEqual(1);
+    if (scrolled) expect(await page.evaluate(() => window.scrollY), "the page did not jump to the top").toBeGreaterThan(0);
+  }
+  // A late redraw would show here too.
+  await expect(field).toHaveValue(start + keys);
+  await expect(field).toBeFocused();
+}

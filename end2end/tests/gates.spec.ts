@@ -1,4 +1,4 @@
-import { testWithAgents, expect, say, cards, newChat } from "./fixtures";
+import { testWithAgents, expect, say, cards, newChat, watchCards, cardsRemoved, typeKeyByKey } from "./fixtures";
 
 // An agent whose answers wait for a reviewer, with a token budget and a confidence threshold.
 const AGENTS = `
@@ -44,7 +44,12 @@ test("an unsure call shows how sure the agent is, and the final answer waits for
   await answer.screenshot({ path: "screenshots/final-answer.png" });
   await answer.getByRole("button", { name: "Edit" }).click();
   const text = answer.getByRole("textbox", { name: /^text/ });
-  await text.fill("Order 1005 is canceled. Anything else?");
+  // Written again as a person writes, key by key: each key stays in the field.
+  await watchCards(page);
+  await text.focus();
+  await page.keyboard.press("ControlOrMeta+A");
+  await typeKeyByKey(page, text, "", "Order 1005 is canceled. Anything else?");
+  expect(await cardsRemoved(page), "no card left the page while typing").toBe(0);
   await answer.getByRole("button", { name: "Approve with these changes" }).click();
   await expect(page.locator(".bubble-assistant")).toHaveCount(2);
   await expect(page.locator(".bubble-assistant").last()).toHaveText("Order 1005 is canceled. Anything else?");

@@ -68,6 +68,12 @@ pub fn EditForm(
             }
         })
     };
+    // The last answer stays on screen while the next one loads, so the form does not jump at
+    // each key (the preview sits below the fields for the same reason).
+    let shown_preview = Memo::new(move |last: Option<&Option<_>>| match preview.get() {
+        Some(answer) => answer,
+        None => last.cloned().flatten(),
+    });
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         // The form says what is wrong field by field: nothing is sent until it is fixed.
@@ -106,16 +112,6 @@ pub fn EditForm(
     let fields = move || form.get().flatten();
     view! {
         <form class="edit-form" node_ref=form_ref on:submit=submit>
-            {move || preview.get().flatten().map(|p| view! {
-                <div class="edit-preview" aria-live="polite">
-                    <p>"With your changes: " <strong class="preview-summary">{p.summary}</strong></p>
-                    {(!p.warnings.is_empty()).then(|| view! {
-                        <ul class="card-warnings" aria-label="Check before approving">
-                            {p.warnings.into_iter().map(|w| view! { <li>{w}</li> }).collect_view()}
-                        </ul>
-                    })}
-                </div>
-            })}
             {move || match (fields(), as_json.get()) {
                 (Some(fields), false) => {
                     let before_value = before_value.clone();
@@ -154,6 +150,16 @@ pub fn EditForm(
                 </button>
             })}
             {move || parse_error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+            {move || shown_preview.get().map(|p| view! {
+                <div class="edit-preview" aria-live="polite">
+                    <p>"With your changes: " <strong class="preview-summary">{p.summary}</strong></p>
+                    {(!p.warnings.is_empty()).then(|| view! {
+                        <ul class="card-warnings" aria-label="Check before approving">
+                            {p.warnings.into_iter().map(|w| view! { <li>{w}</li> }).collect_view()}
+                        </ul>
+                    })}
+                </div>
+            })}
             <div class="actions">
                 <button type="submit" class="btn btn-approve" disabled=move || busy.get()>"Approve with these changes"</button>
                 <button type="button" class="btn" on:click=move |_| on_cancel.run(())>"Discard my edit"</button>

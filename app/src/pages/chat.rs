@@ -42,8 +42,13 @@ pub fn ChatPage() -> impl IntoView {
 fn OpenChat(id: ConversationId, on_sent: Callback<()>) -> impl IntoView {
     let load = chat_loader();
     let chat = Resource::new(move || id.clone(), load);
+    // <Transition>, not <Suspense>: resources read further down (an open edit's schema and its
+    // live preview, refetched on every keystroke) register with this boundary, and a <Suspense>
+    // would swap the whole thread for the fallback each time they load (the focused field is
+    // detached, the page scrolls to the top). The fallback shows on the first load only, as on
+    // the queue page.
     view! {
-        <Suspense fallback=|| view! { <p class="muted">"Loading the conversation…"</p> }>
+        <Transition fallback=|| view! { <p class="muted">"Loading the conversation…"</p> }>
             {move || Suspend::new(async move {
                 match chat.await {
                     Ok(Some(data)) => view! { <ChatView data on_sent on_pending_changed=on_sent /> }.into_any(),
@@ -57,6 +62,6 @@ fn OpenChat(id: ConversationId, on_sent: Callback<()>) -> impl IntoView {
                     Err(e) => view! { <p class="error" role="alert">{format!("Could not load the conversation: {e}")}</p> }.into_any(),
                 }
             })}
-        </Suspense>
+        </Transition>
     }
 }
