@@ -74,7 +74,9 @@ pub fn App() -> impl IntoView {
                     <Route path=StaticSegment("approvals") view=pages::queue::QueuePage ssr=SsrMode::Async />
                     <Route path=StaticSegment("audit") view=pages::audit::AuditPage />
                     <Route path=StaticSegment("groups") view=pages::groups::GroupsPage />
-                    <Route path=StaticSegment("login") view=pages::login::LoginPage />
+                    // Async too: the login form is in the HTML, never behind a streamed fallback that
+                    // only a script would swap (it must work with JavaScript off).
+                    <Route path=StaticSegment("login") view=pages::login::LoginPage ssr=SsrMode::Async />
                 </Routes>
             </main>
         </Router>

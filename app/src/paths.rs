@@ -1,6 +1,8 @@
 //! Where the login page may send the user afterwards (`/login?next=…`): one rule for the server's
 //! form post and the hydrated page, so neither can be talked into leaving the site.
 
+use leptos::prelude::GetUntracked;
+
 /// `next` when it is a path on this site, else `/`. Refused: `//host` and `https://…`, any
 /// backslash (browsers read `\` as `/`), and control characters such as a tab or a newline
 /// (browsers drop them, so `/<tab>/host` would become `//host`).
@@ -8,6 +10,16 @@ pub fn local_path(next: Option<&str>) -> String {
     match next {
         Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.chars().any(|c| c == '\\' || c.is_control()) => n.to_owned(),
         _ => "/".to_owned(),
+    }
+}
+
+/// This page's path and query: where a decision form sent before hydration comes back to.
+pub fn here() -> String {
+    let location = leptos_router::hooks::use_location();
+    let (path, search) = (location.pathname.get_untracked(), location.search.get_untracked());
+    match search.trim_start_matches('?') {
+        "" => path,
+        query => format!("{path}?{query}"),
     }
 }
 

@@ -9,6 +9,8 @@ use engine::background::Background;
 use leptos::prelude::LeptosOptions;
 use tokio::net::TcpListener;
 use tower_http::{
+    CompressionLevel,
+    compression::CompressionLayer,
     request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer},
     trace::TraceLayer,
 };
@@ -133,6 +135,7 @@ impl Application {
             .site_pkg_dir(format!("pkg/{build_id}"))
             .site_addr(addr)
             .build();
+        crate::plain_page::use_build(&build_id);
         let sweep_interval = config.sweep_interval;
         let write_stall_limit = config.write_stall_limit;
         let body_limit = config.body_limit;
@@ -194,6 +197,7 @@ impl Application {
             .merge(api::router())
             .merge(crate::pages::router(&state))
             .merge(crate::links::page::router())
+            .merge(crate::forms::router())
             .merge(crate::channels::slack::router())
             .merge(crate::auth::oidc::router())
             .merge(crate::protocols::a2a::router())
@@ -211,6 +215,10 @@ impl Application {
             .layer(middleware::from_fn(api::refuse_nul))
             .layer(middleware::from_fn(crate::security_headers::add))
             .layer(middleware::from_fn_with_state(state.clone(), crate::assets::label))
+            // Pages and JSON answers compressed by `Accept-Encoding` (brotli, else gzip). Event
+            // streams are not (each event must reach the client when written), nor the bundle,
+            // which is served precompressed (server/src/assets.rs), nor tiny answers.
+            .layer(CompressionLayer::new().br(true).gzip(true).quality(CompressionLevel::Precise(4)))
             // Every request gets an id (or keeps the caller's `x-request-id`); its span carries the
             // id into the logs of everything it starts, the orchestrator's drivers included.
             .layer(TraceLayer::new_for_http().make_span_with(|request: &axum::http::Request<_>| {

@@ -15,7 +15,11 @@ pub fn BatchBar(
     /// The viewer may approve every one of them (else Reject All only, as the server allows).
     approve_all: bool,
 ) -> impl IntoView {
-    let busy = super::hydration_marker::busy_until_hydrated();
+    // Enabled from the first paint: before hydration (and with JavaScript off) the buttons post a
+    // form (server/src/forms.rs); once hydrated, their handlers act instead.
+    let busy = RwSignal::new(false);
+    let action = format!("/forms/tasks/{task_id}");
+    let back = crate::paths::here();
     let error = RwSignal::new(None::<ApiFailure>);
     let rejecting = RwSignal::new(false);
     let reason = RwSignal::new(String::new());
@@ -24,17 +28,22 @@ pub fn BatchBar(
     view! {
         <div class="batch-bar" role="group" aria-label="Decide all pending calls of this turn">
             <span>{format!("{pending} calls wait for your decision")}</span>
-            {approve_all.then(|| view! {
-                <button class="btn btn-approve" disabled=move || busy.get() on:click=move |_| {
-                    let task_id = approve_id.clone();
-                    in_background(busy, error, async move { api::approve_all(&task_id).await })
-                }>
-                    "Approve All"
+            <form class="decide-form" method="post" action=action>
+                <input type="hidden" name="back" value=back />
+                {approve_all.then(|| view! {
+                    <button type="submit" name="decision" value="approve" class="btn btn-approve" disabled=move || busy.get() on:click=move |ev| {
+                        ev.prevent_default();
+                        let task_id = approve_id.clone();
+                        in_background(busy, error, async move { api::approve_all(&task_id).await })
+                    }>
+                        "Approve All"
+                    </button>
+                })}
+                <button type="submit" name="decision" value="reject" class="btn btn-reject" disabled=move || busy.get()
+                    on:click=move |ev| { ev.prevent_default(); rejecting.set(true) }>
+                    "Reject All"
                 </button>
-            })}
-            <button class="btn btn-reject" disabled=move || busy.get() on:click=move |_| rejecting.set(true)>
-                "Reject All"
-            </button>
+            </form>
             <Show when=move || rejecting.get()>
                 <form class="reject-form" on:submit={
                     let reject_id = reject_id.clone();

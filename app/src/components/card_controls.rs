@@ -54,6 +54,12 @@ pub fn DecisionControls(
     let edit_id = approval_id.clone();
     let escalate_id = approval_id.clone();
     let defer_id = approval_id.clone();
+    // Before hydration (and with JavaScript off) the buttons post this form (server/src/forms.rs);
+    // once hydrated, their handlers act instead and the form never posts.
+    let action = format!("/forms/approvals/{approval_id}");
+    let back = crate::paths::here();
+    // Edit and Hand to admins need the client: off until it has taken over.
+    let live = super::hydration_marker::busy_until_hydrated();
     let escalate = move |_| {
         let id = escalate_id.clone();
         in_background(busy, error, async move { api::escalate(&id).await });
@@ -104,40 +110,46 @@ pub fn DecisionControls(
         {suggestion.clone().map(|(id, line, grant)| view! {
             <div class="grant-suggestion" role="note">
                 <span>{line}</span>
-                <button class="btn btn-approve" disabled=move || busy.get() on:click=move |_| {
+                <button class="btn btn-approve" disabled=move || busy.get() || live.get() on:click=move |_| {
                     send_approve(id.clone(), ApproveRequest { args: None, grant: Some(grant.clone()) }, busy, error)
                 }>"Approve and always allow"</button>
             </div>
         })}
         <p class="shortcuts">"Keys on this card: "{(!no_approve).then(|| view! { <kbd>"A"</kbd>" approve · " })}<kbd>"R"</kbd>" reject"</p>
+        <form class="decide-form" method="post" action=action.clone() on:submit=|ev| ev.prevent_default()>
+        <input type="hidden" name="back" value=back.clone() />
         <div class="actions" role="group" aria-label="Decision">
             {(!no_approve).then(|| view! {
-                <button class="btn btn-approve" aria-keyshortcuts="a" disabled=move || busy.get() on:click=move |_| approve.run(())>
+                <button type="submit" name="decision" value="approve" class="btn btn-approve" aria-keyshortcuts="a" disabled=move || busy.get()
+                    on:click=move |ev| { ev.prevent_default(); approve.run(()) }>
                     "Approve"
                 </button>
             })}
-            <button class="btn btn-reject" aria-keyshortcuts="r" disabled=move || busy.get() on:click=move |_| mode.set(Mode::Rejecting)>
+            <button type="submit" name="decision" value="reject" class="btn btn-reject" aria-keyshortcuts="r" disabled=move || busy.get()
+                on:click=move |ev| { ev.prevent_default(); mode.set(Mode::Rejecting) }>
                 "Reject"
             </button>
             // A gate with `allow_modification = false` takes the call as proposed or not at all.
             {offer.edit.then(|| view! {
-                <button class="btn" disabled=move || busy.get() on:click=move |_| mode.set(Mode::Editing)>
+                <button type="button" class="btn" disabled=move || busy.get() || live.get() on:click=move |_| mode.set(Mode::Editing)>
                     "Edit"
                 </button>
             })}
-            <button class="btn" disabled=move || busy.get() on:click=move |_| mode.set(Mode::Deferring)>
+            <button type="submit" name="decision" value="defer" class="btn" disabled=move || busy.get()
+                on:click=move |ev| { ev.prevent_default(); mode.set(Mode::Deferring) }>
                 "Defer…"
             </button>
             {can_grant.then(|| view! {
                 <label class="always">
-                    <input type="checkbox" bind:checked=always />
+                    <input type="checkbox" name="always" value="1" bind:checked=always />
                     {format!("Always allow {tool_name} in this chat")}
                 </label>
             })}
             {can_escalate.then(|| view! {
-                <button class="btn btn-link-plain" disabled=move || busy.get() on:click=escalate.clone()>"Hand to admins"</button>
+                <button type="button" class="btn btn-link-plain" disabled=move || busy.get() || live.get() on:click=escalate.clone()>"Hand to admins"</button>
             })}
         </div>
+        </form>
         </Show>
         <Show when=move || mode.get() == Mode::Rejecting>
             <ReasonForm kind=ReasonKind::Reject approval_id=reject_id.clone() draft busy error reason_required=rules.require_reason on_cancel=Callback::new(move |_| draft.close()) />

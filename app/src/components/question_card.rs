@@ -38,7 +38,11 @@ pub fn QuestionCard(card: Card, now: RwSignal<i64>, draft: CardDraft) -> impl In
     let question = card.args.get("question").and_then(Value::as_str).unwrap_or_default().to_owned();
     let options: Vec<String> =
         card.args.get("options").and_then(Value::as_array).into_iter().flatten().filter_map(|o| o.as_str().map(str::to_owned)).collect();
-    let busy = super::hydration_marker::busy_until_hydrated();
+    // Enabled from the first paint: before hydration (and with JavaScript off) the answers and
+    // Decline post forms (server/src/forms.rs); once hydrated, their handlers act instead.
+    let busy = RwSignal::new(false);
+    let action = format!("/forms/approvals/{approval_id}");
+    let back = crate::paths::here();
     let error = RwSignal::new(None::<ApiFailure>);
     // The answer being typed lives in the row's draft, so a re-render keeps it.
     let text = draft.reason;
@@ -52,7 +56,8 @@ pub fn QuestionCard(card: Card, now: RwSignal<i64>, draft: CardDraft) -> impl In
     };
     let decline = {
         let approval_id = approval_id.clone();
-        move |_| {
+        move |ev: leptos::ev::MouseEvent| {
+            ev.prevent_default();
             let id = approval_id.clone();
             in_background(busy, error, async move { api::reject(&id, &RejectRequest { reason: Some("declined to answer".into()) }).await });
         }
@@ -61,16 +66,20 @@ pub fn QuestionCard(card: Card, now: RwSignal<i64>, draft: CardDraft) -> impl In
         let choices = (!options.is_empty()).then(|| {
             let answer = answer.clone();
             view! {
+                <form class="decide-form" method="post" action=action.clone()>
+                <input type="hidden" name="back" value=back.clone() />
                 <div class="actions options" role="group" aria-label="Answers">
                     {options.iter().map(|option| {
-                        let (answer, chosen, label) = (answer.clone(), option.clone(), option.clone());
+                        let (answer, chosen, label, value) = (answer.clone(), option.clone(), option.clone(), option.clone());
                         view! {
-                            <button class="btn btn-approve" disabled=move || busy.get() on:click=move |_| answer(chosen.clone())>
+                            <button type="submit" name="answer" value=value class="btn btn-approve" disabled=move || busy.get()
+                                on:click=move |ev| { ev.prevent_default(); answer(chosen.clone()) }>
                                 {label}
                             </button>
                         }
                     }).collect_view()}
                 </div>
+                </form>
             }
         });
         let free_text = options.is_empty().then(|| {
@@ -83,10 +92,11 @@ pub fn QuestionCard(card: Card, now: RwSignal<i64>, draft: CardDraft) -> impl In
                 }
             };
             view! {
-                <form class="answer-form" on:submit=submit>
+                <form class="answer-form" method="post" action=action.clone() on:submit=submit>
+                    <input type="hidden" name="back" value=back.clone() />
                     <label>
                         "Your answer (the agent sees it)"
-                        <input type="text" maxlength="4000" required=true bind:value=text />
+                        <input type="text" name="answer" maxlength="4000" required=true bind:value=text />
                     </label>
                     <button type="submit" class="btn btn-approve" disabled=move || busy.get()>"Send answer"</button>
                 </form>
@@ -99,9 +109,12 @@ pub fn QuestionCard(card: Card, now: RwSignal<i64>, draft: CardDraft) -> impl In
             </p>
             {choices}
             {free_text}
-            <div class="actions">
-                <button class="btn btn-reject" disabled=move || busy.get() on:click=decline>"Decline"</button>
-            </div>
+            <form class="decide-form" method="post" action=action.clone()>
+                <input type="hidden" name="back" value=back.clone() />
+                <div class="actions">
+                    <button type="submit" name="decision" value="decline" class="btn btn-reject" disabled=move || busy.get() on:click=decline>"Decline"</button>
+                </div>
+            </form>
         }
     });
     view! {

@@ -83,7 +83,8 @@ pub fn ToolCard(
     let pending = offer.decide;
     let no_approve = !offer.approve;
     let mode = draft.mode;
-    let busy = super::hydration_marker::busy_until_hydrated();
+    // Enabled from the first paint: before hydration its buttons post forms (card_controls.rs).
+    let busy = RwSignal::new(false);
     let error = RwSignal::new(None::<ApiFailure>);
     // A network failure (status 0) is stale once the chat's live stream is connected again.
     if let Some(link) = use_context::<RwSignal<LinkState>>() {

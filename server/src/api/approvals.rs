@@ -281,10 +281,16 @@ async fn defer(
     decide(&state, &user, &id, Decision::Defer { guidance }).await
 }
 
-/// Approve, reject and defer take one path: the decision limit, the approval's visibility to
-/// this user, then the decision itself, where whether this user may decide it now is checked in
-/// the same transaction as the write (`rules::may_decide`).
-async fn decide(state: &AppState, user: &CurrentUser, id: &ApprovalId, decision: Decision) -> Result<Json<DecisionOutcome>, ApiError> {
+/// Approve, reject and defer take one path, from the API and from the page's forms
+/// (server/src/forms.rs): the decision limit, the approval's visibility to this user, then the
+/// decision itself, where whether this user may decide it now is checked in the same transaction
+/// as the write (`rules::may_decide`).
+pub(crate) async fn decide(
+    state: &AppState,
+    user: &CurrentUser,
+    id: &ApprovalId,
+    decision: Decision,
+) -> Result<Json<DecisionOutcome>, ApiError> {
     state.limits.decision(&state.store, &user.user.id).await?;
     access::visible_approval(state, user, id).await?;
     Ok(Json(state.decisions.decide(id, decision, &access::actor(user)).await?))

@@ -55,6 +55,11 @@ impl ApiError {
         Self::Unprocessable { details: vec![FieldProblem::new(format!("/{field}"), message.clone())], message }
     }
 
+    /// The HTTP status it is answered with.
+    pub fn status(&self) -> StatusCode {
+        self.status_and_code().0
+    }
+
     fn status_and_code(&self) -> (StatusCode, &'static str) {
         match self {
             Self::BadRequest(_) => (StatusCode::BAD_REQUEST, "bad_request"),

@@ -1,8 +1,8 @@
 //! The REST API and SSE routes, one module per resource, merged into one router.
 
-mod access;
+pub(crate) mod access;
 mod agents;
-mod approvals;
+pub(crate) mod approvals;
 mod audit;
 mod conversations;
 mod delegations;
@@ -21,7 +21,7 @@ mod queue;
 mod resume;
 pub mod session;
 mod shadow_hits;
-mod tasks;
+pub(crate) mod tasks;
 mod tokens;
 mod users;
 

@@ -79,9 +79,7 @@ async fn approve_all(
     user: CurrentUser,
     Path(id): Path<TaskId>,
 ) -> Result<Json<Vec<DecisionOutcome>>, ApiError> {
-    state.limits.decision(&state.store, &user.user.id).await?;
-    visible_task(&state, &user, &id).await?;
-    Ok(Json(state.decisions.decide_all(&id, Decision::Approve { args: None, grant: None }, &actor(&user)).await?))
+    Ok(Json(decide_all(&state, &user, &id, Decision::Approve { args: None, grant: None }).await?))
 }
 
 #[utoipa::path(
@@ -104,9 +102,21 @@ async fn reject_all(
     Path(id): Path<TaskId>,
     body: Option<ApiJson<RejectRequest>>,
 ) -> Result<Json<Vec<DecisionOutcome>>, ApiError> {
+    Ok(Json(decide_all(&state, &user, &id, Decision::Reject { reason: reason_of(body) }).await?))
+}
+
+/// Approve All and Reject All take one path, from the API and from the page's forms
+/// (server/src/forms.rs): the decision limit, the task's visibility to this user, then each
+/// decision, where the authority rules are asked in the same transaction as its write.
+pub(crate) async fn decide_all(
+    state: &AppState,
+    user: &CurrentUser,
+    id: &TaskId,
+    decision: Decision,
+) -> Result<Vec<domain::wire::DecisionOutcome>, ApiError> {
     state.limits.decision(&state.store, &user.user.id).await?;
-    visible_task(&state, &user, &id).await?;
-    Ok(Json(state.decisions.decide_all(&id, Decision::Reject { reason: reason_of(body) }, &actor(&user)).await?))
+    visible_task(state, user, id).await?;
+    Ok(state.decisions.decide_all(id, decision, &actor(user)).await?)
 }
 
 #[utoipa::path(

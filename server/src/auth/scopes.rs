@@ -111,6 +111,8 @@ pub fn needed(method: &Method, path: &str) -> Option<Scope> {
         ["mcp" | "a2a" | "ag-ui", ..] => Some(Scope::Call),
         ["api", "approvals", _, "approve" | "reject" | "defer" | "escalate" | "links"] => Some(Scope::Decide),
         ["api", "tasks", _, "approve-all" | "reject-all" | "abort"] => Some(Scope::Decide),
+        // The page's decisions as HTML forms (server/src/forms.rs).
+        ["forms", ..] => Some(Scope::Decide),
         ["api", "grants" | "links" | "delegations" | "groups" | "users", ..] if write => Some(Scope::Decide),
         ["api", "conversations", ..] if write => Some(Scope::Call),
         ["api", ..] => Some(Scope::Read),
@@ -147,6 +149,8 @@ mod tests {
             "/api/links/l1/revoke",
             "/api/delegations",
             "/api/groups/ops",
+            "/forms/approvals/a1",
+            "/forms/tasks/t1",
         ] {
             assert_eq!(needed(&post, path), Some(Scope::Decide), "{path}");
         }

@@ -5,7 +5,6 @@ use axum::{
     Form, Router,
     extract::{Path, State},
     http::{HeaderMap, StatusCode, header},
-    response::{Html, IntoResponse, Response},
     routing::get,
 };
 use serde::Deserialize;
@@ -27,31 +26,14 @@ pub fn router() -> Router<AppState> {
     Router::new().route("/decide/{token}", get(show).post(decide))
 }
 
-/// A page: its status and its HTML.
-struct Page(StatusCode, String);
+use crate::plain_page::Page;
 
-impl IntoResponse for Page {
-    fn into_response(self) -> Response {
-        let mut response = (self.0, Html(self.1)).into_response();
-        // A link's page says what one moment knew; it is never cached or indexed.
-        response.headers_mut().insert(header::CACHE_CONTROL, "no-store".parse().expect("BUG: valid header"));
-        response.headers_mut().insert("x-robots-tag", "noindex".parse().expect("BUG: valid header"));
-        response
-    }
-}
-
+/// A link's page: the plain page, with the way to the queue (a link's reader may not be logged in).
 fn page(status: StatusCode, title: &str, body: String) -> Page {
-    Page(
+    crate::plain_page::page(
         status,
-        format!(
-            "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-             <title>{title} · Countersign</title><link rel=\"stylesheet\" href=\"/pkg/{css}.css\"></head>\
-             <body><main><section class=\"card decide-link\" data-status=\"{code}\"><h1>{title}</h1>{body}\
-             <p class=\"muted\"><a href=\"/approvals\">Open the approval queue</a> (log in first).</p></section></main></body></html>",
-            title = crate::links::escape_html(title),
-            css = app::OUTPUT_NAME,
-            code = status.as_u16(),
-        ),
+        title,
+        format!("{body}<p class=\"muted\"><a href=\"/approvals\">Open the approval queue</a> (log in first).</p>"),
     )
 }
 
@@ -129,7 +111,7 @@ async fn check(state: &AppState, token: &str, ip: Option<String>, headers: &Head
 }
 
 /// The call, as the card shows it: what, how risky, the arguments, the deadline.
-fn call_details(approval: &ApprovalRow) -> String {
+pub(crate) fn call_details(approval: &ApprovalRow) -> String {
     let args = serde_json::to_string_pretty(&approval.args()).unwrap_or_default();
     let asked_by = approval.owner.as_deref().unwrap_or("someone");
     // The whole requirement: who must approve (every gate's share), four-eyes, a fresh sign-in.
