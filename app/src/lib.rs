@@ -72,8 +72,10 @@ pub fn App() -> impl IntoView {
                     <Route path=StaticSegment("") view=pages::chat::ChatPage ssr=SsrMode::Async />
                     <Route path=(StaticSegment("c"), ParamSegment("id")) view=pages::chat::ChatPage ssr=SsrMode::Async />
                     <Route path=StaticSegment("approvals") view=pages::queue::QueuePage ssr=SsrMode::Async />
-                    <Route path=StaticSegment("audit") view=pages::audit::AuditPage />
-                    <Route path=StaticSegment("groups") view=pages::groups::GroupsPage />
+                    // Async: whether the viewer is an admin is settled in the HTML; the admin's parts
+                    // load in the browser below it.
+                    <Route path=StaticSegment("audit") view=pages::audit::AuditPage ssr=SsrMode::Async />
+                    <Route path=StaticSegment("groups") view=pages::groups::GroupsPage ssr=SsrMode::Async />
                     // Async too: the login form is in the HTML, never behind a streamed fallback that
                     // only a script would swap (it must work with JavaScript off).
                     <Route path=StaticSegment("login") view=pages::login::LoginPage ssr=SsrMode::Async />

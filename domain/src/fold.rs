@@ -107,6 +107,8 @@ pub struct TaskView {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TaskSummary {
+    /// Approvals asked for, the agent's questions (`ask_user`) left out: they are counted in
+    /// `questions`, and in none of the approval numbers below.
     pub approvals_requested: u32,
     pub approved: u32,
     /// Approved with edited arguments (also counted in `approved`).
@@ -116,6 +118,16 @@ pub struct TaskSummary {
     /// Ran out of time (whatever the timeout action did).
     pub expired: u32,
     pub canceled: u32,
+    /// The agent's questions to the person (`ask_user`): an approval underneath, whose answer
+    /// is added to the call's arguments, but an answer, not an edited approval.
+    #[serde(default)]
+    pub questions: u32,
+    /// Questions answered.
+    #[serde(default)]
+    pub answered: u32,
+    /// Questions declined (the rest of `questions` went unanswered: timed out or canceled).
+    #[serde(default)]
+    pub declined: u32,
     /// How long the turn waited for people: the time during which at least one of its approvals
     /// was waiting (approvals that waited side by side count once), in milliseconds.
     pub waiting_ms: i64,
@@ -154,8 +166,14 @@ impl TaskSummary {
         Some(crate::time::parse_rfc3339_ms(self.finished_at.as_deref()?)? - start)
     }
 
+    /// Approvals decided (questions left out).
     pub fn decided(&self) -> u32 {
         self.approved + self.rejected + self.deferred + self.expired + self.canceled
+    }
+
+    /// Questions answered or declined.
+    pub fn questions_settled(&self) -> u32 {
+        self.answered + self.declined
     }
 }
 
@@ -295,7 +313,7 @@ impl CardStatus {
 /// The version of what [`ConversationView::apply`] makes of events. Bump it whenever the same
 /// events would fold to a different view (a new field filled, a rule changed): stored snapshots
 /// of another version are then rebuilt from the events (engine/src/store/snapshots.rs).
-pub const FOLD_VERSION: i64 = 2;
+pub const FOLD_VERSION: i64 = 3;
 
 /// Folds a whole event log.
 pub fn fold<'a>(events: impl IntoIterator<Item = &'a Event>) -> ConversationView {
@@ -386,6 +404,7 @@ impl ConversationView {
                 task_id,
                 call_id,
                 approval_id,
+                tool,
                 gate,
                 deadline,
                 args,
@@ -400,7 +419,12 @@ impl ConversationView {
                 ..
             } => {
                 if let Some(task) = self.task_mut(task_id) {
-                    task.summary.approvals_requested += 1;
+                    // The agent's question is answered, not approved: counted on its own.
+                    if tool == crate::naming::ASK_USER {
+                        task.summary.questions += 1;
+                    } else {
+                        task.summary.approvals_requested += 1;
+                    }
                 }
                 if let Some(card) = self.card_mut(call_id) {
                     card.status = CardStatus::PendingApproval;
@@ -432,12 +456,18 @@ impl ConversationView {
                 let requested =
                     self.card_mut(call_id).and_then(|c| c.approval.as_ref()).and_then(|a| crate::time::parse_rfc3339_ms(&a.requested_at));
                 let wait = requested.zip(crate::time::parse_rfc3339_ms(&event.at)).filter(|(from, to)| to > from);
+                // An answer is added to the question's arguments (`edited_args`): not an edit.
+                let question = self.card(call_id).is_some_and(|c| c.tool == crate::naming::ASK_USER);
                 if let Some(task) = self.task_mut(task_id) {
                     let counts = &mut task.summary;
                     if let Some(wait) = wait {
                         counts.add_wait(wait);
                     }
                     match outcome {
+                        ApprovalOutcome::Approved if question => counts.answered += 1,
+                        ApprovalOutcome::Rejected if question => counts.declined += 1,
+                        // Timed out, canceled or deferred: unanswered (`questions` minus the settled).
+                        _ if question => {}
                         ApprovalOutcome::Approved => {
                             counts.approved += 1;
                             counts.edited += u32::from(edited_args.is_some());
@@ -787,6 +817,27 @@ mod tests {
         log.decide("t", "k3", ApprovalOutcome::Approved, None).started("t", "k3").result("t", "k3", false);
         assert_eq!(statuses(&log.view()), [("k1", CardStatus::Succeeded), ("k2", CardStatus::Rejected), ("k3", CardStatus::Failed)]);
         assert_eq!(log.view().card("k2").unwrap().decision.as_ref().unwrap().reason.as_deref(), Some("no"));
+    }
+
+    #[test]
+    fn an_answered_question_counts_as_a_question_not_as_an_edited_approval() {
+        let mut log = Log::new();
+        log.user("t", "refund an order").status("t", TaskStatus::Working);
+        let asked = json!({"question": "Which order should I refund? Give its number."});
+        log.call("t", "q", asked.clone()).gate("t", "q", asked);
+        for event in &mut log.0 {
+            if let EventBody::ToolCall { tool, .. } | EventBody::ApprovalRequired { tool, .. } = &mut event.body {
+                *tool = crate::naming::ASK_USER.into();
+            }
+        }
+        let answered = json!({"question": "Which order should I refund? Give its number.", "answer": "1002"});
+        log.decide("t", "q", ApprovalOutcome::Approved, Some(answered));
+        log.call("t", "k1", json!({"order_id": 1002})).gate("t", "k1", json!({"order_id": 1002}));
+        log.decide("t", "k1", ApprovalOutcome::Rejected, None).status("t", TaskStatus::Completed);
+        let view = log.view();
+        let summary = &view.tasks[0].summary;
+        assert_eq!((summary.questions, summary.answered, summary.declined), (1, 1, 0));
+        assert_eq!((summary.approvals_requested, summary.approved, summary.edited, summary.rejected), (1, 0, 0, 1));
     }
 
     #[test]

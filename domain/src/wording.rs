@@ -198,13 +198,53 @@ pub fn tab_title(waiting: usize, reminded: usize, page: Option<&str>) -> String 
     title
 }
 
+/// The agent's questions of a turn: "1 question answered", "2 questions: 1 answered, 1 declined".
+fn questions_words(summary: &TaskSummary) -> String {
+    let q = summary.questions;
+    let unanswered = q.saturating_sub(summary.questions_settled());
+    let outcomes: Vec<(u32, &str)> = [(summary.answered, "answered"), (summary.declined, "declined"), (unanswered, "not answered")]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .collect();
+    let noun = if q == 1 { "question" } else { "questions" };
+    match outcomes.as_slice() {
+        [(_, outcome)] => format!("{q} {noun} {outcome}"),
+        _ => format!("{q} {noun}: {}", outcomes.iter().map(|(n, outcome)| format!("{n} {outcome}")).collect::<Vec<_>>().join(", ")),
+    }
+}
+
 /// The line under a finished turn that asked people: "2 approvals: 1 approved (edited), 1 rejected
-/// · waited 12 seconds for decisions · the turn took 14 seconds". `None` when it asked no one.
+/// · waited 12 seconds for decisions · the turn took 14 seconds". The agent's questions are
+/// answered, not approved: "1 question answered · 1 approval: 1 rejected · …". `None` when it
+/// asked no one.
 pub fn turn_summary(summary: &TaskSummary) -> Option<String> {
     let n = summary.approvals_requested;
-    if n == 0 {
+    if n == 0 && summary.questions == 0 {
         return None;
     }
+    let mut parts = Vec::new();
+    if summary.questions > 0 {
+        parts.push(questions_words(summary));
+    }
+    if n > 0 {
+        parts.push(approvals_words(summary));
+    }
+    let mut line = parts.join(" · ");
+    if summary.decided() > 0 || summary.questions_settled() > 0 {
+        line.push_str(&format!(" · waited {} for decisions", duration_words(summary.waiting_ms)));
+    }
+    if let Some(ms) = summary.duration_ms() {
+        line.push_str(&format!(" · the turn took {}", duration_words(ms)));
+    }
+    if summary.usage.tokens() > 0 {
+        line.push_str(&format!(" · {}", usage_words(&summary.usage)));
+    }
+    Some(line)
+}
+
+/// The approvals of a turn: "2 approvals: 1 approved (edited), 1 rejected".
+fn approvals_words(summary: &TaskSummary) -> String {
+    let n = summary.approvals_requested;
     let mut outcomes = Vec::new();
     if summary.approved > 0 {
         let edited = match summary.edited {
@@ -225,17 +265,7 @@ pub fn turn_summary(summary: &TaskSummary) -> Option<String> {
     if undecided > 0 {
         outcomes.push(format!("{undecided} undecided"));
     }
-    let mut line = format!("{n} {}: {}", if n == 1 { "approval" } else { "approvals" }, outcomes.join(", "));
-    if summary.decided() > 0 {
-        line.push_str(&format!(" · waited {} for decisions", duration_words(summary.waiting_ms)));
-    }
-    if let Some(ms) = summary.duration_ms() {
-        line.push_str(&format!(" · the turn took {}", duration_words(ms)));
-    }
-    if summary.usage.tokens() > 0 {
-        line.push_str(&format!(" · {}", usage_words(&summary.usage)));
-    }
-    Some(line)
+    format!("{n} {}: {}", if n == 1 { "approval" } else { "approvals" }, outcomes.join(", "))
 }
 
 #[cfg(test)]
@@ -292,6 +322,19 @@ mod tests {
         let usage = super::super::wire::Usage { input_tokens: 1200, output_tokens: 34, cost_usd: Some(0.000_42) };
         let spent = TaskSummary { usage, ..waiting };
         assert_eq!(turn_summary(&spent).unwrap(), "1 approval: 1 undecided · 1,234 tokens ($0.0004)");
+    }
+
+    #[test]
+    fn a_turn_summary_counts_answered_questions_apart_from_approvals() {
+        let asked = TaskSummary { approvals_requested: 1, rejected: 1, questions: 1, answered: 1, waiting_ms: 3_000, ..Default::default() };
+        assert_eq!(turn_summary(&asked).unwrap(), "1 question answered · 1 approval: 1 rejected · waited 3 seconds for decisions");
+        let only_questions = TaskSummary { questions: 3, answered: 1, declined: 1, waiting_ms: 2_000, ..Default::default() };
+        assert_eq!(
+            turn_summary(&only_questions).unwrap(),
+            "3 questions: 1 answered, 1 declined, 1 not answered · waited 2 seconds for decisions"
+        );
+        let unanswered = TaskSummary { questions: 1, ..Default::default() };
+        assert_eq!(turn_summary(&unanswered).unwrap(), "1 question not answered");
     }
 
     #[test]

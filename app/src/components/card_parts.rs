@@ -76,11 +76,24 @@ pub fn CardOutcome(card: Card) -> impl IntoView {
     }
 }
 
+/// Whether an open form holds nothing of the reviewer's own: an empty reason, or an edit whose
+/// arguments are still the proposal's (`proposed`, what the call asked for).
+pub fn nothing_written(mode: Mode, text: &str, proposed: Option<&Value>) -> bool {
+    if text.trim().is_empty() {
+        return true;
+    }
+    mode == Mode::Editing && proposed.is_some_and(|proposed| serde_json::from_str::<Value>(text).is_ok_and(|args| args == *proposed))
+}
+
 /// Someone else decided while this reviewer had a form open: keep what they wrote, say who won.
-/// Nothing is said about the reviewer's own decision (the draft is then marked sent).
+/// Nothing is said about the reviewer's own decision (the draft is then marked sent), nor when
+/// the form holds nothing they wrote (Edit opened and nothing changed): nothing was lost, the
+/// card just shows the decision.
 #[component]
 pub fn Superseded(decision: Option<CardDecision>, draft: CardDraft) -> impl IntoView {
     let mode = draft.mode;
+    // The arguments the call was proposed with: what an untouched edit form still holds.
+    let proposed = decision.as_ref().map(|d| d.original_args.clone());
     let outcome = decision.as_ref().map(|d| {
         let verb = wording::verb(d.outcome).to_lowercase();
         let who = if d.decided_by == wording::SYSTEM { "the timeout".to_owned() } else { d.decided_by.clone() };
@@ -91,11 +104,15 @@ pub fn Superseded(decision: Option<CardDecision>, draft: CardDraft) -> impl Into
         if draft.sent.get() {
             return None;
         }
-        let text = match mode.get() {
+        let open = mode.get();
+        let text = match open {
             Mode::Idle => return None,
             Mode::Editing => draft.edit.get(),
             Mode::Rejecting | Mode::Deferring => draft.reason.get(),
         };
+        if nothing_written(open, &text, proposed.as_ref()) {
+            return None;
+        }
         let outcome = outcome.clone();
         Some(view! {
             <div class="superseded" role="alert">
@@ -104,5 +121,24 @@ pub fn Superseded(decision: Option<CardDecision>, draft: CardDraft) -> impl Into
                 <button type="button" class="btn btn-small" on:click=move |_| draft.close()>"Dismiss"</button>
             </div>
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{Mode, nothing_written};
+
+    #[test]
+    fn an_untouched_form_holds_nothing_to_keep() {
+        let proposed = json!({"order_id": 1001, "amount": 249.0});
+        // Edit opened and nothing changed: the proposal, however it is laid out.
+        assert!(nothing_written(Mode::Editing, "{\n  \"amount\": 249.0,\n  \"order_id\": 1001\n}", Some(&proposed)));
+        assert!(nothing_written(Mode::Rejecting, "  ", Some(&proposed)));
+        assert!(!nothing_written(Mode::Editing, "{\"order_id\": 1001, \"amount\": 25.0}", Some(&proposed)));
+        assert!(!nothing_written(Mode::Editing, "{\"order_id\": 10", Some(&proposed)), "half-typed JSON is the reviewer's");
+        assert!(!nothing_written(Mode::Rejecting, "wrong order", Some(&proposed)));
+        assert!(!nothing_written(Mode::Editing, "{}", None), "no proposal to compare with: kept");
     }
 }

@@ -6,7 +6,7 @@ use crate::{
     client::ApiFailure,
     domain::{
         CardStatus, ConversationView, TaskStatus,
-        rules::{self, Place, Refusal, Viewer},
+        rules::{self, NoApprove, Place, Refusal, Viewer},
     },
     focus,
 };
@@ -65,10 +65,25 @@ pub fn busy_reason(view: &ConversationView, viewer: &Viewer, requested: bool) ->
             let n = view.pending_count();
             let questions =
                 view.cards().filter(|c| c.status == CardStatus::PendingApproval && c.tool == crate::domain::naming::ASK_USER).count();
+            // Calls the viewer may reject but someone else must approve: four-eyes (they asked
+            // for it), or a quorum they approved already.
+            let others_approve: Vec<NoApprove> = view
+                .cards()
+                .filter(|c| c.status == CardStatus::PendingApproval)
+                .filter_map(|c| c.approval.as_ref().and_then(|a| rules::offer(viewer, requested, a, Place::Chat, false).no_approve))
+                .collect();
+            let s = if n == 1 { "" } else { "s" };
             let text = if questions == n {
                 "Waiting for your answer to the agent's question".to_owned()
+            } else if !others_approve.is_empty() && others_approve.len() + held.len() == n {
+                let who = if held.is_empty() && others_approve.iter().all(|w| *w == NoApprove::ApprovedAlready) {
+                    "the other approvers"
+                } else {
+                    "another person"
+                };
+                format!("Waiting for {who} to approve {n} tool call{s}")
             } else {
-                format!("Waiting for your decision on {n} tool call{}", if n == 1 { "" } else { "s" })
+                format!("Waiting for your decision on {n} tool call{s}")
             };
             Some(Busy { text, jump_to_pending: true })
         }

@@ -8,7 +8,11 @@ use leptos_meta::Title;
 use crate::{
     api::{self, in_background},
     client::ApiFailure,
-    domain::wire::{Group, GroupMembers, NewGroup},
+    data::me_loader,
+    domain::{
+        Role,
+        wire::{Group, GroupMembers, NewGroup},
+    },
 };
 
 /// "bob, Dora ,, erin" → ["bob", "Dora", "erin"].
@@ -16,8 +20,34 @@ pub fn names_of(text: &str) -> Vec<String> {
     text.split([',', ' ', '\n']).map(str::trim).filter(|n| !n.is_empty()).map(str::to_owned).collect()
 }
 
+/// The page: the groups and their forms for an admin; for someone else only that it is for admins
+/// (no forms, nothing asked of the server).
 #[component]
 pub fn GroupsPage() -> impl IntoView {
+    let load_me = me_loader();
+    let me = Resource::new(|| (), move |_| load_me());
+    view! {
+        <Title text="Groups · Countersign" />
+        <section class="groups card" id="content" tabindex="-1">
+            <h1>"Groups of approvers"</h1>
+            <Suspense fallback=|| ()>
+                {move || Suspend::new(async move {
+                    match me.await {
+                        Ok(Some(me)) if me.role == Role::Admin => view! { <GroupsAdmin /> }.into_any(),
+                        Ok(_) => view! {
+                            <p class="error not-admin" role="alert">"Only admins may see and change the groups of approvers."</p>
+                        }.into_any(),
+                        Err(e) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
+                    }
+                })}
+            </Suspense>
+        </section>
+    }
+}
+
+/// What an admin sees: the groups, and the form that makes one.
+#[component]
+fn GroupsAdmin() -> impl IntoView {
     // Bumped after every change: the list is read again.
     let version = RwSignal::new(0u32);
     let groups = LocalResource::new(move || {
@@ -39,35 +69,30 @@ pub fn GroupsPage() -> impl IntoView {
         });
     };
     view! {
-        <Title text="Groups · Countersign" />
-        <section class="groups card" id="content" tabindex="-1">
-            <h1>"Groups of approvers"</h1>
-            <p class="muted">
-                "A gate with " <code>"approvers = [\"group:finance\"]"</code>
-                " lets only that group's members decide its calls; an escalation can name a group too. "
-                "Changing a group moves the approvals still waiting for it to its new members. Every change is in the audit trail."
-            </p>
-            <Suspense fallback=|| view! { <p class="muted">"Loading groups…"</p> }>
-                {move || Suspend::new(async move {
-                    match groups.await {
-                        Ok(list) if list.is_empty() => view! { <p class="muted">"No groups yet."</p> }.into_any(),
-                        Ok(list) => view! {
-                            <ul class="group-list">
-                                {list.into_iter().map(|group| view! { <GroupRow group version /> }).collect_view()}
-                            </ul>
-                        }.into_any(),
-                        Err(e) => view! { <p class="error" role="alert">{e.message}</p> }.into_any(),
-                    }
-                })}
-            </Suspense>
-            <form class="new-group" on:submit=create>
-                <h2>"New group"</h2>
-                <label>"Name" <input type="text" name="name" required placeholder="finance" prop:value=name on:input=move |ev| name.set(event_target_value(&ev)) /></label>
-                <label>"Members" <input type="text" name="members" placeholder="user names, separated by commas" prop:value=members on:input=move |ev| members.set(event_target_value(&ev)) /></label>
-                <button type="submit" class="btn" disabled=move || busy.get()>"Create group"</button>
-                {move || error.get().map(|e| view! { <p class="error" role="alert">{e.message}</p> })}
-            </form>
-        </section>
+        <p class="muted">
+            "A gate with " <code>"approvers = [\"group:finance\"]"</code>
+            " lets only that group's members decide its calls; an escalation can name a group too. "
+            "Changing a group moves the approvals still waiting for it to its new members. Every change is in the audit trail."
+        </p>
+        // Read directly, not under a <Suspense>: this part sits inside the page's own suspense
+        // (whether the viewer is an admin), and the fallback is what the server renders.
+        {move || match groups.get() {
+            None => view! { <p class="muted">"Loading groups…"</p> }.into_any(),
+            Some(Ok(list)) if list.is_empty() => view! { <p class="muted">"No groups yet."</p> }.into_any(),
+            Some(Ok(list)) => view! {
+                <ul class="group-list">
+                    {list.into_iter().map(|group| view! { <GroupRow group version /> }).collect_view()}
+                </ul>
+            }.into_any(),
+            Some(Err(e)) => view! { <p class="error" role="alert">{e.message}</p> }.into_any(),
+        }}
+        <form class="new-group" on:submit=create>
+            <h2>"New group"</h2>
+            <label>"Name" <input type="text" name="name" required placeholder="finance" prop:value=name on:input=move |ev| name.set(event_target_value(&ev)) /></label>
+            <label>"Members" <input type="text" name="members" placeholder="user names, separated by commas" prop:value=members on:input=move |ev| members.set(event_target_value(&ev)) /></label>
+            <button type="submit" class="btn" disabled=move || busy.get()>"Create group"</button>
+            {move || error.get().map(|e| view! { <p class="error" role="alert">{e.message}</p> })}
+        </form>
     }
 }
 
