@@ -73,6 +73,12 @@ pub async fn conversation(id: &ConversationId) -> Answer<ConversationDetail> {
     client::get(&format!("/api/conversations/{id}")).await
 }
 
+/// The conversation with its whole event log (`events=all`): what a page that missed live
+/// events folds in (a decision refused because someone decided first, card_draft.rs).
+pub async fn conversation_log(id: &ConversationId) -> Answer<ConversationDetail> {
+    client::get(&format!("/api/conversations/{id}?events=all")).await
+}
+
 /// The chat's items before `before` ("Show earlier"), a page's worth.
 pub async fn earlier_items(id: &ConversationId, before: i64) -> Answer<EarlierItems> {
     client::get(&format!("/api/conversations/{id}/items?before={before}")).await

@@ -62,17 +62,53 @@ pub fn content() {
     }
 }
 
-/// Gives one call's card keyboard focus once it is drawn: it re-rendered after this reviewer's
-/// own decision, and focus stays where they were working instead of falling to the page.
+/// After this reviewer's own decision on `call_id`: its card was drawn again, decided, and the
+/// button or the card that had focus left the page with the old one (focus fell to the page, so
+/// the next Tab would start over at "Skip to content"). The next call waiting for their decision
+/// takes focus (the first after the decided card, else the first on the page); with none left,
+/// the decided card keeps it. Focus the reviewer already put somewhere else stays there.
+pub fn after_decision(call_id: String) {
+    #[cfg(feature = "hydrate")]
+    after_paint(move || {
+        let document = leptos::prelude::document();
+        if !focus_dropped(&document) {
+            return;
+        }
+        let decided = card_selector(&call_id);
+        let next = html_element(&document, &format!("{decided} ~ {DECIDABLE_CARD}"))
+            .or_else(|| html_element(&document, DECIDABLE_CARD))
+            .or_else(|| html_element(&document, &decided));
+        if let Some(next) = next {
+            scroll_nearest(&next);
+            let options = web_sys::FocusOptions::new();
+            options.set_prevent_scroll(true);
+            let _ = next.focus_with_options(&options);
+        }
+    });
+    #[cfg(not(feature = "hydrate"))]
+    let _ = call_id;
+}
+
+/// Whether keyboard focus is on one call's card or inside it (asked as the card is drawn again,
+/// while the old one is still on the page).
+pub fn is_in_card(call_id: &str) -> bool {
+    #[cfg(feature = "hydrate")]
+    if let Some(active) = leptos::prelude::document().active_element() {
+        return active.closest(&card_selector(call_id)).ok().flatten().is_some();
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = call_id;
+    false
+}
+
+/// Gives one call's card keyboard focus once it is drawn again, if focus had been in the old one
+/// and fell to the page with it (a form that opens focuses its own field first: left alone).
 pub fn card(call_id: String) {
     #[cfg(feature = "hydrate")]
     after_paint(move || {
-        use leptos::wasm_bindgen::JsCast;
-        // A CSS string: only `\` and `"` need escaping.
-        let quoted = call_id.replace('\\', "\\\\").replace('"', "\\\"");
-        let selector = format!(".tool-card[data-call-id=\"{quoted}\"]");
-        if let Ok(Some(card)) = leptos::prelude::document().query_selector(&selector)
-            && let Ok(card) = card.dyn_into::<web_sys::HtmlElement>()
+        let document = leptos::prelude::document();
+        if focus_dropped(&document)
+            && let Some(card) = html_element(&document, &card_selector(&call_id))
         {
             let _ = card.focus();
         }
@@ -109,13 +145,39 @@ pub fn keep_reading_position(change: impl FnOnce()) {
 }
 
 /// Nobody is typing or deciding somewhere else: focus is on the page itself, on the composer
-/// (disabled while calls wait) or on its Send button.
+/// (disabled while calls wait) or on its Send button, or on a decided card (where it waits after
+/// the reviewer's last decision, `after_decision`).
 #[cfg(feature = "hydrate")]
 fn focus_is_free(document: &web_sys::Document) -> bool {
     match document.active_element() {
         None => true,
-        Some(el) => el.tag_name() == "BODY" || el.id() == "composer-input" || el.closest(".composer").ok().flatten().is_some(),
+        Some(el) => {
+            el.tag_name() == "BODY"
+                || el.id() == "composer-input"
+                || el.closest(".composer").ok().flatten().is_some()
+                || el.matches(".tool-card:not([data-status='pending_approval'])").unwrap_or(false)
+        }
     }
+}
+
+/// Focus fell to the page: the element that had it left the page (or nothing had it).
+#[cfg(feature = "hydrate")]
+fn focus_dropped(document: &web_sys::Document) -> bool {
+    document.active_element().is_none_or(|el| el.tag_name() == "BODY")
+}
+
+/// The selector of one call's card. A CSS string: only `\` and `"` need escaping.
+#[cfg(feature = "hydrate")]
+fn card_selector(call_id: &str) -> String {
+    let quoted = call_id.replace('\\', "\\\\").replace('"', "\\\"");
+    format!(".tool-card[data-call-id=\"{quoted}\"]")
+}
+
+/// The first element `selector` matches, if it is an HTML element.
+#[cfg(feature = "hydrate")]
+fn html_element(document: &web_sys::Document, selector: &str) -> Option<web_sys::HtmlElement> {
+    use leptos::wasm_bindgen::JsCast;
+    document.query_selector(selector).ok().flatten().and_then(|el| el.dyn_into::<web_sys::HtmlElement>().ok())
 }
 
 #[cfg(feature = "hydrate")]

@@ -91,8 +91,7 @@ pub fn EditForm(
         match parsed.get_untracked() {
             Ok(args) => {
                 parse_error.set(None);
-                let id = approval_id.clone();
-                draft.send(busy, error, async move { api::approve(&id, &ApproveRequest { args: Some(args), grant: None }).await });
+                draft.approve(approval_id.clone(), ApproveRequest { args: Some(args), grant: None }, busy, error);
             }
             Err(err) => parse_error.set(Some(format!("Not valid JSON: {err}"))),
         }

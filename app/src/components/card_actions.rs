@@ -47,7 +47,7 @@ pub fn ReasonForm(
         ev.prevent_default();
         let approval_id = approval_id.clone();
         let value = text.get_untracked().trim().to_owned();
-        draft.send(busy, error, async move {
+        draft.send(approval_id.clone(), busy, error, async move {
             match kind {
                 ReasonKind::Reject => api::reject(&approval_id, &RejectRequest { reason: (!value.is_empty()).then_some(value) }).await,
                 ReasonKind::Defer => api::defer(&approval_id, &DeferRequest { guidance: value }).await,

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::{
     args_editor::EditForm,
     card_actions::{ReasonForm, ReasonKind},
-    card_draft::{CardDraft, Mode, send_approve},
+    card_draft::{CardDraft, Mode},
     json_diff::pretty,
 };
 use crate::{
@@ -46,6 +46,9 @@ pub fn DecisionControls(
     let reminder = wording::reminder_line(&approval);
     let rules = approval.rules;
     let mode = draft.mode;
+    // "Approve and always allow" is this reviewer's decision like Approve, so it goes through the
+    // card's draft: focus moves on after it, and a call someone decided first says so.
+    let send_approve = move |id, request, busy, error| draft.approve(id, request, busy, error);
     let four_eyes = offer.no_approve == Some(NoApprove::FourEyes);
     let approved_already = offer.no_approve == Some(NoApprove::ApprovedAlready);
     let no_approve = !offer.approve;

@@ -88,7 +88,9 @@ pub fn nothing_written(mode: Mode, text: &str, proposed: Option<&Value>) -> bool
 /// Someone else decided while this reviewer had a form open: keep what they wrote, say who won.
 /// Nothing is said about the reviewer's own decision (the draft is then marked sent), nor when
 /// the form holds nothing they wrote (Edit opened and nothing changed): nothing was lost, the
-/// card just shows the decision.
+/// card just shows the decision. A decision of theirs that the server refused because someone
+/// had decided first (the page missed it) is said in one polite line, with who
+/// (`CardDraft::decided_first`).
 #[component]
 pub fn Superseded(decision: Option<CardDecision>, draft: CardDraft) -> impl IntoView {
     let mode = draft.mode;
@@ -106,7 +108,9 @@ pub fn Superseded(decision: Option<CardDecision>, draft: CardDraft) -> impl Into
         }
         let open = mode.get();
         let text = match open {
-            Mode::Idle => return None,
+            Mode::Idle => {
+                return draft.decided_first.get().map(|line| view! { <p class="decided-first" role="status">{line}</p> }.into_any());
+            }
             Mode::Editing => draft.edit.get(),
             Mode::Rejecting | Mode::Deferring => draft.reason.get(),
         };
@@ -114,13 +118,16 @@ pub fn Superseded(decision: Option<CardDecision>, draft: CardDraft) -> impl Into
             return None;
         }
         let outcome = outcome.clone();
-        Some(view! {
-            <div class="superseded" role="alert">
-                <p>{outcome}</p>
-                <pre class="kept-text">{text}</pre>
-                <button type="button" class="btn btn-small" on:click=move |_| draft.close()>"Dismiss"</button>
-            </div>
-        })
+        Some(
+            view! {
+                <div class="superseded" role="alert">
+                    <p>{outcome}</p>
+                    <pre class="kept-text">{text}</pre>
+                    <button type="button" class="btn btn-small" on:click=move |_| draft.close()>"Dismiss"</button>
+                </div>
+            }
+            .into_any(),
+        )
     }
 }
 

@@ -4,7 +4,13 @@ use std::time::Duration;
 use leptos::{prelude::*, task::spawn_local};
 use leptos_meta::Title;
 
-use super::{batch_bar::BatchBar, card_draft::CardDraft, composer::Composer, grant_list::GrantList, tool_card::ToolCard};
+use super::{
+    batch_bar::BatchBar,
+    card_draft::{CardDraft, Resync},
+    composer::Composer,
+    grant_list::GrantList,
+    tool_card::ToolCard,
+};
 use crate::{
     api,
     client::ApiFailure,
@@ -105,6 +111,9 @@ pub fn ChatView(
     let session_ended = crate::session::ended();
     // Cards clear a "cannot reach the server" error when the live stream is back.
     provide_context(link);
+    // A card whose decision is refused because someone decided first folds in what the live
+    // stream missed (card_draft.rs).
+    provide_context(Resync(view));
     let now = RwSignal::new(now_ms());
     live::follow(conversation.id.clone(), view, link);
     #[cfg(feature = "hydrate")]

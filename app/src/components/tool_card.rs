@@ -2,7 +2,7 @@ use leptos::prelude::*;
 
 use super::{
     card_controls::DecisionControls,
-    card_draft::{CardDraft, Mode, send_approve},
+    card_draft::{CardDraft, Mode},
     card_parts::{Assessment, CardOutcome, Superseded},
     json_diff::pretty,
     question_card::QuestionCard,
@@ -38,14 +38,20 @@ pub fn ToolCard(
     #[prop(optional)] in_queue: bool,
 ) -> impl IntoView {
     let draft = draft.unwrap_or_default();
+    let waiting = card.status == CardStatus::PendingApproval;
+    // The card is drawn anew at each change, and the old one leaves the page with whatever had
+    // focus in it (the button just pressed, or the card itself after `a`), which would drop focus
+    // to the page. After this reviewer's own decision it moves on to the next call that waits for
+    // them, or stays on this card (focus.rs); otherwise a card that had focus keeps it.
+    if !waiting && draft.refocus.get_untracked() {
+        draft.refocus.set(false);
+        crate::focus::after_decision(card.call_id.to_string());
+    } else if crate::focus::is_in_card(card.call_id.as_str()) {
+        crate::focus::card(card.call_id.to_string());
+    }
     // The agent's question to the user is a card of its own kind.
     if card.tool == naming::ASK_USER {
         return view! { <QuestionCard card now draft /> }.into_any();
-    }
-    let waiting = card.status == CardStatus::PendingApproval;
-    if !waiting && draft.refocus.get_untracked() {
-        draft.refocus.set(false);
-        crate::focus::card(card.call_id.to_string());
     }
     // A call confirmed in the chat is answered with yes or no in the composer, not with buttons.
     let in_chat = waiting && card.approval.as_ref().is_some_and(|a| a.in_chat);
@@ -100,7 +106,7 @@ pub fn ToolCard(
         let approval_id = approval_id.clone();
         move || {
             let grant = always.get_untracked().then(GrantRequest::default);
-            send_approve(approval_id.clone(), ApproveRequest { args: None, grant }, busy, error)
+            draft.approve(approval_id.clone(), ApproveRequest { args: None, grant }, busy, error)
         }
     };
     // Shortcuts act only when the card itself has focus (not a button or field inside it) and no
