@@ -130,6 +130,13 @@ pub fn first_field(form: web_sys::HtmlFormElement) {
     });
 }
 
+/// Scrolls a form that just opened into view whole (its `scroll-margin`, style/main.css, keeps its
+/// buttons above the chat's sticky composer) once it is drawn; focus stays where it is.
+#[cfg(feature = "hydrate")]
+pub fn whole_form(form: web_sys::HtmlFormElement) {
+    after_paint(move || scroll_nearest(&form));
+}
+
 /// Runs `change`, which puts content above what the reader is looking at ("Show earlier
 /// messages"), then scrolls down by the height it added: the reader's place stays on screen.
 pub fn keep_reading_position(change: impl FnOnce()) {

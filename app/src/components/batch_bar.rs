@@ -1,6 +1,7 @@
 use crate::domain::TaskId;
 use leptos::prelude::*;
 
+use super::session_notice::FailureNote;
 use crate::{
     api::{self, in_background},
     client::ApiFailure,
@@ -59,7 +60,7 @@ pub fn BatchBar(
                     <button type="button" class="btn" on:click=move |_| rejecting.set(false)>"Cancel"</button>
                 </form>
             </Show>
-            {move || error.get().map(|e| view! { <p class="error" role="alert">{e.message}</p> })}
+            {move || error.get().map(|failure| view! { <FailureNote failure /> })}
         </div>
     }
 }

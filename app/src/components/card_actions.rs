@@ -15,7 +15,8 @@ pub enum ReasonKind {
     Defer,
 }
 
-/// The text field and the confirming button of Reject and Defer. Focused when it opens (keyboard `r`).
+/// The text field and the confirming button of Reject and Defer. Focused when it opens (keyboard
+/// `r`), and scrolled into view whole, its buttons above the chat's sticky composer.
 #[component]
 pub fn ReasonForm(
     kind: ReasonKind,
@@ -31,9 +32,14 @@ pub fn ReasonForm(
 ) -> impl IntoView {
     let text = draft.reason;
     let input = NodeRef::<html::Input>::new();
+    let form = NodeRef::<html::Form>::new();
     Effect::new(move |_| {
         if let Some(el) = input.get() {
             let _ = el.focus();
+        }
+        #[cfg(feature = "hydrate")]
+        if let Some(form) = form.get() {
+            crate::focus::whole_form(form);
         }
     });
     let (label, button, placeholder) = match kind {
@@ -55,7 +61,7 @@ pub fn ReasonForm(
         });
     };
     view! {
-        <form class="reject-form" on:submit=submit>
+        <form class="reject-form" node_ref=form on:submit=submit>
             <label>
                 {label}
                 <input type="text" node_ref=input maxlength="2000" bind:value=text placeholder=placeholder required=kind == ReasonKind::Defer || reason_required />

@@ -9,7 +9,7 @@ use super::{
     json_diff::{JsonDiff, pretty},
 };
 use crate::domain::{
-    Card, CardStatus,
+    ApprovalOutcome, Card, CardStatus,
     fold::{CardApproval, CardDecision},
     wording,
 };
@@ -85,6 +85,14 @@ pub fn nothing_written(mode: Mode, text: &str, proposed: Option<&Value>) -> bool
     mode == Mode::Editing && proposed.is_some_and(|proposed| serde_json::from_str::<Value>(text).is_ok_and(|args| args == *proposed))
 }
 
+/// "While you were writing, bob rejected this call. …": said on a card (and a queue row) someone
+/// else decided while this reviewer had its form open.
+pub fn while_writing(outcome: ApprovalOutcome, decided_by: &str) -> String {
+    let verb = wording::verb(outcome).to_lowercase();
+    let who = if decided_by == wording::SYSTEM { "the timeout" } else { decided_by };
+    format!("While you were writing, {who} {verb} this call. Your unsent text is kept below.")
+}
+
 /// Someone else decided while this reviewer had a form open: keep what they wrote, say who won.
 /// Nothing is said about the reviewer's own decision (the draft is then marked sent), nor when
 /// the form holds nothing they wrote (Edit opened and nothing changed): nothing was lost, the
@@ -96,11 +104,7 @@ pub fn Superseded(decision: Option<CardDecision>, draft: CardDraft) -> impl Into
     let mode = draft.mode;
     // The arguments the call was proposed with: what an untouched edit form still holds.
     let proposed = decision.as_ref().map(|d| d.original_args.clone());
-    let outcome = decision.as_ref().map(|d| {
-        let verb = wording::verb(d.outcome).to_lowercase();
-        let who = if d.decided_by == wording::SYSTEM { "the timeout".to_owned() } else { d.decided_by.clone() };
-        format!("While you were writing, {who} {verb} this call. Your unsent text is kept below.")
-    });
+    let outcome = decision.as_ref().map(|d| while_writing(d.outcome, &d.decided_by));
     let outcome = outcome.unwrap_or_else(|| "This call was decided while you were writing. Your unsent text is kept below.".into());
     move || {
         if draft.sent.get() {

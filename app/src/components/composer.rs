@@ -1,6 +1,7 @@
 use crate::domain::ConversationId;
 use leptos::{prelude::*, task::spawn_local};
 
+use super::session_notice::FailureNote;
 use crate::{
     api,
     client::ApiFailure,
@@ -167,7 +168,7 @@ pub fn Composer(
                 })}
             </p>
             {move || problem.get().map(|p| view! { <p class="error composer-problem" role="alert">{p}</p> })}
-            {move || error.get().map(|e| view! { <p class="error" role="alert">{e.message}</p> })}
+            {move || error.get().map(|failure| view! { <FailureNote failure /> })}
         </form>
     }
 }

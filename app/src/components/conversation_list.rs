@@ -1,4 +1,4 @@
-use leptos::{prelude::*, task::spawn_local};
+use leptos::{html, prelude::*, task::spawn_local};
 use leptos_router::{components::A, hooks::use_navigate};
 
 use crate::{
@@ -35,6 +35,21 @@ pub fn ConversationList(
     // The chats as last shown (set where the list is awaited, inside <Transition>).
     let shown = RwSignal::new(Vec::<Conversation>::new());
     Effect::new(move |_| drawer_open.set(selected.with(Option::is_none)));
+    // Escape closes the open drawer from anywhere in it and gives focus back to its toggle, as a
+    // disclosure does. Above 720 px the list is no drawer (its toggle is hidden): Escape is left alone.
+    let toggle = NodeRef::<html::Button>::new();
+    let close_on_escape = move |ev: leptos::ev::KeyboardEvent| {
+        if ev.key() != "Escape" || !drawer_open.get_untracked() {
+            return;
+        }
+        let Some(button) = toggle.get_untracked() else { return };
+        if button.offset_width() == 0 {
+            return;
+        }
+        ev.prevent_default();
+        drawer_open.set(false);
+        let _ = button.focus();
+    };
     let waiting_total = move || {
         Suspend::new(async move {
             let n: i64 = conversations.await.map(|list| list.iter().map(|c| c.pending).sum()).unwrap_or(0);
@@ -119,9 +134,10 @@ pub fn ConversationList(
         })
     };
     view! {
-        <nav class="sidebar" aria-label="Chats" class:drawer-open=move || drawer_open.get()>
+        <nav class="sidebar" aria-label="Chats" class:drawer-open=move || drawer_open.get() on:keydown=close_on_escape>
             <button
                 type="button"
+                node_ref=toggle
                 class="btn drawer-toggle"
                 aria-controls="chat-drawer"
                 aria-expanded=move || if drawer_open.get() { "true" } else { "false" }

@@ -1,7 +1,8 @@
 //! The pending queue at volume: approvals grouped by chat, one compact row each that expands to
 //! the full card, and a selection decided together — each approval still its own decision
 //! (its own request, audit entry and event), so one that someone else decided first is reported,
-//! not hidden.
+//! not hidden. A row someone else decided while the reviewer wrote on its card stays, with the
+//! text and who decided, until they dismiss it (as the chat's card does, card_parts::Superseded).
 
 use crate::domain::{ApprovalId, ConversationId};
 use std::collections::{BTreeSet, HashMap};
@@ -9,11 +10,17 @@ use std::sync::Arc;
 
 use leptos::{prelude::*, task::spawn_local};
 
-use super::{card_draft::CardDraft, status_badge::RiskBadge, tool_card::ToolCard};
+use super::{
+    card_draft::{CardDraft, Mode},
+    card_parts::while_writing,
+    status_badge::RiskBadge,
+    tool_card::ToolCard,
+};
 use crate::{
     api,
+    data::QueueQuery,
     domain::{
-        naming,
+        ApprovalOutcome, ApprovalState, naming,
         rules::Viewer,
         wire::{Approval, ApproveRequest, RejectRequest},
     },
@@ -36,6 +43,11 @@ pub struct QueueUi {
     drafts: StoredValue<HashMap<String, CardDraft>>,
     /// The page's owner: drafts are created under it, not under the row that is drawn again.
     owner: StoredValue<Option<Owner>>,
+    /// The pending list as last drawn and the filter it was drawn for: an approval that leaves
+    /// the list while its card has unsent text is drawn again from here (`keep_unsent`).
+    shown: StoredValue<Option<(QueueQuery, Vec<Approval>)>>,
+    /// What became of each kept approval, by id: asked once, `None` until the answer arrives.
+    fates: StoredValue<HashMap<String, RwSignal<Option<Approval>>>>,
 }
 
 impl QueueUi {
@@ -49,7 +61,65 @@ impl QueueUi {
             reason: RwSignal::new(String::new()),
             drafts: StoredValue::new(HashMap::new()),
             owner: StoredValue::new(Owner::current()),
+            shown: StoredValue::new(None),
+            fates: StoredValue::new(HashMap::new()),
         }
+    }
+
+    /// The pending list to draw: `list`, and put back where it was each approval drawn last time
+    /// (for the same filter) that has left it while its card had unsent text (a reason, guidance,
+    /// an edit): someone else decided it meanwhile. Returns the ids put back, drawn as kept rows
+    /// (`KeptRow`), not as pending, until the reviewer dismisses them.
+    pub fn keep_unsent(&self, query: &QueueQuery, list: Vec<Approval>) -> (Vec<Approval>, BTreeSet<ApprovalId>) {
+        let before = self.shown.with_value(|shown| match shown {
+            Some((drawn_for, before)) if drawn_for == query => before.clone(),
+            _ => Vec::new(),
+        });
+        let mut drawn = list;
+        let mut kept = BTreeSet::new();
+        for (place, approval) in before.into_iter().enumerate() {
+            if drawn.iter().any(|a| a.id == approval.id) || !self.has_unsent(&approval.id) {
+                continue;
+            }
+            kept.insert(approval.id.clone());
+            drawn.insert(place.min(drawn.len()), approval);
+        }
+        self.shown.set_value(Some((query.clone(), drawn.clone())));
+        (drawn, kept)
+    }
+
+    /// The reviewer left the pending list (another tab of the queue): nothing is kept from it.
+    pub fn forget_shown(&self) {
+        self.shown.set_value(None);
+    }
+
+    /// The approval's card has a form open whose text was not sent.
+    fn has_unsent(&self, approval_id: &str) -> bool {
+        self.drafts.with_value(|d| d.get(approval_id).copied()).is_some_and(|draft| {
+            draft.mode.try_get_untracked().is_some_and(|mode| mode != Mode::Idle) && draft.sent.try_get_untracked() == Some(false)
+        })
+    }
+
+    /// What became of a kept approval: asked from the server once, `None` until it answers.
+    fn fate(&self, approval_id: &ApprovalId) -> RwSignal<Option<Approval>> {
+        let key: &str = approval_id;
+        if let Some(fate) = self.fates.with_value(|f| f.get(key).copied()) {
+            return fate;
+        }
+        let fate = match self.owner.get_value() {
+            Some(owner) => owner.with(|| RwSignal::new(None)),
+            None => RwSignal::new(None),
+        };
+        self.fates.update_value(|f| {
+            f.insert(key.to_owned(), fate);
+        });
+        let id = approval_id.clone();
+        spawn_local(async move {
+            if let Ok(now) = api::approval(&id).await {
+                let _ = fate.try_set(Some(now));
+            }
+        });
+        fate
     }
 
     /// The draft of an approval's card, the same one each time the row is drawn.
@@ -111,14 +181,23 @@ pub fn bulk_report(verb: &str, done: usize, failed: &[(String, String)]) -> Stri
     report
 }
 
-/// The pending approvals, grouped by chat, with a selection that is decided together.
+/// The pending approvals, grouped by chat, with a selection that is decided together. `kept`:
+/// approvals of `list` someone else decided while this reviewer wrote on them
+/// ([`QueueUi::keep_unsent`]), drawn as kept rows, neither counted nor selectable.
 #[component]
-pub fn PendingQueue(list: Vec<Approval>, now: RwSignal<i64>, viewer: Option<Viewer>, ui: QueueUi) -> impl IntoView {
+pub fn PendingQueue(
+    list: Vec<Approval>,
+    #[prop(optional)] kept: BTreeSet<ApprovalId>,
+    now: RwSignal<i64>,
+    viewer: Option<Viewer>,
+    ui: QueueUi,
+) -> impl IntoView {
     let QueueUi { selected, .. } = ui;
-    let present: BTreeSet<ApprovalId> = list.iter().map(|a| a.id.clone()).collect();
+    let waiting: Vec<&Approval> = list.iter().filter(|a| !kept.contains(&a.id)).collect();
+    let present: BTreeSet<ApprovalId> = waiting.iter().map(|a| a.id.clone()).collect();
     let summaries: Vec<(ApprovalId, String, Vec<String>)> =
-        list.iter().map(|a| (a.id.clone(), a.summary.clone(), a.assessment.warnings.clone())).collect();
-    let count = list.len();
+        waiting.iter().map(|a| (a.id.clone(), a.summary.clone(), a.assessment.warnings.clone())).collect();
+    let count = waiting.len();
     // Only what is still in the list counts: an approval decided elsewhere drops out of the selection.
     let chosen = Chosen { selected, present: Arc::new(present.clone()) };
     let all_chosen = {
@@ -133,32 +212,70 @@ pub fn PendingQueue(list: Vec<Approval>, now: RwSignal<i64>, viewer: Option<View
             selected.update(|s| if everything { s.clear() } else { s.extend(present.iter().cloned()) });
         }
     };
+    // Nothing pending but kept rows: once they are dismissed, the queue is empty.
+    let toolbar = if count > 0 {
+        view! {
+            <div class="queue-toolbar">
+                <p class="queue-count">{format!("{count} pending")}</p>
+                <label class="select-all">
+                    <input type="checkbox" prop:checked=all_chosen on:change=toggle_all />
+                    "Select all"
+                </label>
+            </div>
+        }
+        .into_any()
+    } else {
+        let kept_drafts: Vec<CardDraft> = kept.iter().map(|id| ui.draft(id)).collect();
+        view! {
+            <Show when=move || kept_drafts.iter().all(|d| d.mode.get() == Mode::Idle)>
+                <p class="muted empty-queue">"Nothing here."</p>
+            </Show>
+        }
+        .into_any()
+    };
+    let kept = Arc::new(kept);
     view! {
-        <div class="queue-toolbar">
-            <p class="queue-count">{format!("{count} pending")}</p>
-            <label class="select-all">
-                <input type="checkbox" prop:checked=all_chosen on:change=toggle_all />
-                "Select all"
-            </label>
-        </div>
+        {toolbar}
         <BulkBar chosen summaries ui />
-        {group_by_chat(list).into_iter().map(|group| view! { <ChatGroupView group now viewer=viewer.clone() ui /> }).collect_view()}
+        {group_by_chat(list)
+            .into_iter()
+            .map(|group| view! { <ChatGroupView group kept=kept.clone() now viewer=viewer.clone() ui /> })
+            .collect_view()}
     }
 }
 
 #[component]
-fn ChatGroupView(group: ChatGroup, now: RwSignal<i64>, viewer: Option<Viewer>, ui: QueueUi) -> impl IntoView {
+fn ChatGroupView(
+    group: ChatGroup,
+    kept: Arc<BTreeSet<ApprovalId>>,
+    now: RwSignal<i64>,
+    viewer: Option<Viewer>,
+    ui: QueueUi,
+) -> impl IntoView {
     let heading = format!("{} · {}", group.owner.clone().unwrap_or_else(|| "—".into()), group.title);
     let label = heading.clone();
-    let waiting = group.approvals.len();
+    let waiting = group.approvals.iter().filter(|a| !kept.contains(&a.id)).count();
+    // A chat whose only rows are kept ones goes when they are dismissed.
+    let kept_drafts: Vec<CardDraft> = group.approvals.iter().filter(|a| kept.contains(&a.id)).map(|a| ui.draft(&a.id)).collect();
+    let shown = move || waiting > 0 || kept_drafts.iter().any(|d| d.mode.get() != Mode::Idle);
     view! {
-        <section class="queue-group" aria-label=label>
+        <section class="queue-group" aria-label=label hidden=move || !shown()>
             <h2 class="queue-group-title">
                 <a href=format!("/c/{}", group.conversation_id)>{heading}</a>
                 <span class="pending-count" aria-label=format!("{waiting} waiting")>{waiting}</span>
             </h2>
             <ul class="queue-list">
-                {group.approvals.into_iter().map(|a| view! { <QueueRow approval=a now viewer=viewer.clone() ui /> }).collect_view()}
+                {group
+                    .approvals
+                    .into_iter()
+                    .map(|a| {
+                        if kept.contains(&a.id) {
+                            view! { <KeptRow approval=a ui /> }.into_any()
+                        } else {
+                            view! { <QueueRow approval=a now viewer=viewer.clone() ui /> }.into_any()
+                        }
+                    })
+                    .collect_view()}
             </ul>
         </section>
     }
@@ -237,6 +354,67 @@ fn QueueRow(approval: Approval, now: RwSignal<i64>, viewer: Option<Viewer>, ui: 
             </details>
         </li>
     }
+}
+
+/// An approval someone else decided while this reviewer had its card's form open: kept in its
+/// place with what they wrote and who decided, until they dismiss it (or leave the pending list).
+#[component]
+fn KeptRow(approval: Approval, ui: QueueUi) -> impl IntoView {
+    let draft = ui.draft(&approval.id);
+    let fate = ui.fate(&approval.id);
+    let mode = draft.mode;
+    let id = approval.id.to_string();
+    let title = naming::tool_title(&approval.tool);
+    let (tool, summary) = (approval.tool.clone(), approval.summary.clone());
+    let line = move || match fate.get() {
+        Some(now) => match (outcome_of(now.state), now.decided_by) {
+            (Some(outcome), by) => while_writing(outcome, by.as_deref().unwrap_or("someone")),
+            // Still waiting, for someone else now (handed over).
+            (None, _) => "While you were writing, this call was handed to someone else. Your unsent text is kept below.".to_owned(),
+        },
+        None => "This call left the queue while you were writing. Your unsent text is kept below.".to_owned(),
+    };
+    let text = move || match mode.get() {
+        Mode::Editing => draft.edit.get(),
+        _ => draft.reason.get(),
+    };
+    let dismiss = move |_| {
+        draft.close();
+        // The row goes with its button: focus stays in the queue, not on the page's top.
+        crate::focus::content();
+    };
+    view! {
+        <Show when=move || mode.get() != Mode::Idle>
+            <li class="queue-item queue-kept" data-approval-id=id.clone()>
+                <div class="queue-row">
+                    <p class="queue-kept-call">
+                        <span class="tool-title">{title.clone()}</span>
+                        " "
+                        <code class="tool-name">{tool.clone()}</code>
+                        " "
+                        <span class="queue-summary">{summary.clone()}</span>
+                    </p>
+                    <div class="superseded" role="alert">
+                        <p>{line}</p>
+                        <pre class="kept-text">{text}</pre>
+                        <button type="button" class="btn btn-small" on:click=dismiss>"Dismiss"</button>
+                    </div>
+                </div>
+            </li>
+        </Show>
+    }
+}
+
+/// How a decided approval's state reads as a decision (`None`: still pending).
+fn outcome_of(state: ApprovalState) -> Option<ApprovalOutcome> {
+    Some(match state {
+        ApprovalState::Pending => return None,
+        ApprovalState::Approved => ApprovalOutcome::Approved,
+        ApprovalState::Rejected => ApprovalOutcome::Rejected,
+        ApprovalState::Expired => ApprovalOutcome::Expired,
+        ApprovalState::Canceled => ApprovalOutcome::Canceled,
+        ApprovalState::Deferred => ApprovalOutcome::Deferred,
+    })
 }
 
 /// What the last decision over the selection did; outside the list, which may be empty after it.

@@ -6,7 +6,10 @@
 use leptos::prelude::*;
 use serde_json::Value;
 
-use super::card_draft::{CardDraft, send_approve};
+use super::{
+    card_draft::{CardDraft, send_approve},
+    session_notice::FailureNote,
+};
 use crate::{
     api::{self, in_background},
     client::ApiFailure,
@@ -132,12 +135,7 @@ pub fn QuestionCard(card: Card, now: RwSignal<i64>, draft: CardDraft) -> impl In
             <h2 class="summary">{question.clone()}</h2>
             {settled(&card).map(|line| view! { <p class="decision">{line}</p> })}
             {controls}
-            {move || error.get().map(|e| view! {
-                <div class="error" role="alert">
-                    <p>{e.message.clone()}</p>
-                    <ul>{e.details.iter().map(|d| view! { <li>{d.clone()}</li> }).collect_view()}</ul>
-                </div>
-            })}
+            {move || error.get().map(|failure| view! { <FailureNote failure /> })}
         </article>
     }
 }

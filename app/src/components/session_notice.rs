@@ -1,6 +1,6 @@
 use leptos::prelude::*;
 
-use crate::session;
+use crate::{client::ApiFailure, session};
 
 /// Said once the server refuses this browser's session: what happened, that nothing typed is
 /// lost, and a login that comes back to this page. Replaces the top bar's name and Log out.
@@ -12,6 +12,32 @@ pub fn SessionNotice() -> impl IntoView {
             <a class="btn btn-small btn-primary" href=session::login_here rel="external">"Log in again"</a>
         </div>
     }
+}
+
+/// A request's failure, said where it was made (under a card, in the composer). A refused session
+/// (401) is said in words with the login that comes back to this page, not as the API's text:
+/// on a phone the top bar's notice (above) has scrolled out of view.
+#[component]
+pub fn FailureNote(failure: ApiFailure) -> impl IntoView {
+    if failure.status == 401 {
+        return view! {
+            <div class="error session-ended-here" role="alert">
+                <p>"Your session has ended: " <a href=session::login_here rel="external">"log in again"</a></p>
+            </div>
+        }
+        .into_any();
+    }
+    let details = (!failure.details.is_empty()).then(|| {
+        let items = failure.details.into_iter().map(|d| view! { <li>{d}</li> }).collect_view();
+        view! { <ul>{items}</ul> }
+    });
+    view! {
+        <div class="error" role="alert">
+            <p>{failure.message}</p>
+            {details}
+        </div>
+    }
+    .into_any()
 }
 
 /// Said once the server runs a newer build than this page's bundle: the page may no longer

@@ -6,6 +6,7 @@ use super::{
     card_parts::{Assessment, CardOutcome, Superseded},
     json_diff::pretty,
     question_card::QuestionCard,
+    session_notice::FailureNote,
     status_badge::{RiskBadge, StatusBadge},
 };
 use crate::{
@@ -244,12 +245,7 @@ pub fn ToolCard(
                 }
             })}
             {(!waiting).then(|| view! { <Superseded decision=card.decision.clone() draft /> })}
-            {move || error.get().map(|e| view! {
-                <div class="error" role="alert">
-                    <p>{e.message.clone()}</p>
-                    <ul>{e.details.iter().map(|d| view! { <li>{d.clone()}</li> }).collect_view()}</ul>
-                </div>
-            })}
+            {move || error.get().map(|failure| view! { <FailureNote failure /> })}
         </article>
     }
     .into_any()

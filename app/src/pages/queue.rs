@@ -123,12 +123,23 @@ pub fn QueuePage() -> impl IntoView {
                     if let Ok(list) = &approvals {
                         counts.set(Some((list.len(), list.iter().filter(|a| a.reminders_sent > 0).count())));
                     }
+                    let nothing = || view! { <p class="muted empty-queue">"Nothing here."</p> }.into_any();
                     match approvals {
                         Err(e) => view! { <p class="error" role="alert">{format!("Could not load approvals: {e}")}</p> }.into_any(),
-                        Ok(_) if shadow() => view! { <ShadowHits /> }.into_any(),
-                        Ok(list) if list.is_empty() => view! { <p class="muted empty-queue">"Nothing here."</p> }.into_any(),
-                        Ok(list) if decided() => view! { <DecidedTable list /> }.into_any(),
-                        Ok(list) => view! { <PendingQueue list now viewer ui /> }.into_any(),
+                        Ok(_) if shadow() => {
+                            ui.forget_shown();
+                            view! { <ShadowHits /> }.into_any()
+                        }
+                        Ok(list) if decided() => {
+                            ui.forget_shown();
+                            if list.is_empty() { nothing() } else { view! { <DecidedTable list /> }.into_any() }
+                        }
+                        Ok(list) => {
+                            // A row someone else decided while a reason was being written on it
+                            // stays (with the text and who decided) until it is dismissed.
+                            let (list, kept) = ui.keep_unsent(&filter.get_untracked(), list);
+                            if list.is_empty() { nothing() } else { view! { <PendingQueue list kept now viewer ui /> }.into_any() }
+                        }
                     }
                 })}
             </Transition>
@@ -136,6 +147,8 @@ pub fn QueuePage() -> impl IntoView {
     }
 }
 
+/// The decided approvals, newest decision first (as the API lists them). On a phone each row is a
+/// block of named values (style/main.css), so no column is off screen.
 #[component]
 fn DecidedTable(list: Vec<Approval>) -> impl IntoView {
     view! {
@@ -147,18 +160,18 @@ fn DecidedTable(list: Vec<Approval>) -> impl IntoView {
                 <tbody>
                     {list.into_iter().map(|a| view! {
                         <tr data-approval-id=a.id.to_string()>
-                            <td><code>{a.tool.clone()}</code></td>
-                            <td>{a.summary.clone()}</td>
-                            <td>{a.owner.clone().unwrap_or_default()}</td>
-                            <td>
+                            <td data-label="Tool"><code>{a.tool.clone()}</code></td>
+                            <td data-label="Summary">{a.summary.clone()}</td>
+                            <td data-label="User">{a.owner.clone().unwrap_or_default()}</td>
+                            <td data-label="Outcome">
                                 <span class=format!("badge status status-{}", a.state) data-state=a.state.as_str()>{approval_label(a.state)}</span>
                                 // Approved is not the end of it: say when the call then failed.
                                 {(a.call_state.as_deref() == Some("failed")).then(|| view! { <span class="badge status status-failed call-failed">"then failed"</span> })}
                             </td>
-                            <td class="decided-by">{a.decided_by.as_deref().map(|by| crate::domain::wording::deciders(by, &a.approved_by)).unwrap_or_default()}</td>
-                            <td>{a.decided_at.clone().map(|at| view! { <time datetime=at.clone() title=at.clone()>{ago(&at)}</time> })}</td>
-                            <td>{a.decision_seconds.map(|s| format!("{s} s")).unwrap_or_default()}</td>
-                            <td>{a.reason.clone().unwrap_or_default()}</td>
+                            <td class="decided-by" data-label="Decided by">{a.decided_by.as_deref().map(|by| crate::domain::wording::deciders(by, &a.approved_by)).unwrap_or_default()}</td>
+                            <td data-label="When">{a.decided_at.clone().map(|at| view! { <time datetime=at.clone() title=at.clone()>{ago(&at)}</time> })}</td>
+                            <td data-label="Took">{a.decision_seconds.map(|s| format!("{s} s")).unwrap_or_default()}</td>
+                            <td data-label="Reason">{a.reason.clone().unwrap_or_default()}</td>
                         </tr>
                     }).collect_view()}
                 </tbody>
@@ -188,12 +201,12 @@ fn ShadowHits() -> impl IntoView {
                     <tbody>
                         {list.into_iter().map(|h| view! {
                             <tr data-call-id=h.call_id.to_string()>
-                                <td><span class="badge shadow">{h.gate.clone()}</span></td>
-                                <td><code>{h.tool.clone()}</code></td>
-                                <td>{h.summary.clone()}</td>
-                                <td>{h.owner.clone().unwrap_or_default()}</td>
-                                <td><a href=format!("/c/{}", h.conversation_id)>{h.conversation_title.clone()}</a></td>
-                                <td><time datetime=h.at.clone() title=h.at.clone()>{ago(&h.at)}</time></td>
+                                <td data-label="Gate"><span class="badge shadow">{h.gate.clone()}</span></td>
+                                <td data-label="Tool"><code>{h.tool.clone()}</code></td>
+                                <td data-label="Summary">{h.summary.clone()}</td>
+                                <td data-label="User">{h.owner.clone().unwrap_or_default()}</td>
+                                <td data-label="Chat"><a href=format!("/c/{}", h.conversation_id)>{h.conversation_title.clone()}</a></td>
+                                <td data-label="When"><time datetime=h.at.clone() title=h.at.clone()>{ago(&h.at)}</time></td>
                             </tr>
                         }).collect_view()}
                     </tbody>

@@ -45,6 +45,17 @@ pub enum ChatMessage {
     },
 }
 
+/// A person's text (a rejection's reason) set in parentheses inside a sentence that ends with its
+/// own period: without its own final period, so the sentence never ends ".)." ("too much." →
+/// "too much"); an ellipsis stays.
+pub(crate) fn clause(text: &str) -> &str {
+    let text = text.trim();
+    match text.strip_suffix('.') {
+        Some(short) if !short.ends_with('.') => short.trim_end(),
+        _ => text,
+    }
+}
+
 pub struct ModelRequest<'a> {
     pub agent: &'a Agent,
     pub tools: Vec<&'a ToolSpec>,

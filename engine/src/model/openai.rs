@@ -160,7 +160,7 @@ fn wire_message(message: &ChatMessage) -> Value {
             json!({ "role": "tool", "tool_call_id": call_id, "content": content })
         }
         ChatMessage::AnswerRejected { draft, reason } => {
-            let why = reason.as_deref().map(|r| format!(" (reason: {r})")).unwrap_or_default();
+            let why = reason.as_deref().map(|r| format!(" (reason: {})", super::clause(r))).unwrap_or_default();
             json!({ "role": "user", "content": format!(
                 "A reviewer did not let your answer reach the user{why}. Your answer was:\n\n{draft}\n\nWrite a better answer."
             ) })

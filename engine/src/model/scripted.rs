@@ -275,12 +275,12 @@ fn describe(tool: &str, ok: bool, output: &Value, note: Option<&str>) -> String 
     } else if status == Some("rejected") && output.get("repeat") == Some(&Value::Bool(true)) {
         // The instruction in `reason` is for a model; the user hears why in plain words.
         match output.get("earlier_reason").and_then(Value::as_str).filter(|r| !r.is_empty()) {
-            Some(r) => format!("I did not run {tool} again: the same call was already rejected in this chat ({r})."),
+            Some(r) => format!("I did not run {tool} again: the same call was already rejected in this chat ({}).", super::clause(r)),
             None => format!("I did not run {tool} again: the same call was already rejected in this chat."),
         }
     } else if status == Some("rejected") {
         match reason {
-            Some(r) if !r.is_empty() => format!("The reviewer rejected {tool} (reason: {r})."),
+            Some(r) if !r.trim().is_empty() => format!("The reviewer rejected {tool} (reason: {}).", super::clause(r)),
             _ => format!("The reviewer rejected {tool}."),
         }
     } else if let Some(message) = output.get("message").and_then(Value::as_str) {
@@ -425,6 +425,15 @@ mod tests {
         );
         let decided = serde_json::json!({ "status": "rejected", "reason": "too much" });
         assert_eq!(describe("process_refund", false, &decided, None), "The reviewer rejected process_refund (reason: too much).");
+        // A reason that ends a sentence of its own is not given a second period.
+        let with_period = serde_json::json!({ "status": "rejected", "reason": "testing reject all." });
+        assert_eq!(
+            describe("process_refund", false, &with_period, None),
+            "The reviewer rejected process_refund (reason: testing reject all)."
+        );
+        // Rejected without a reason: none is said (none is made up either, orchestrator/decide.rs).
+        let without = serde_json::json!({ "status": "rejected" });
+        assert_eq!(describe("process_refund", false, &without, None), "The reviewer rejected process_refund.");
     }
 
     #[test]

@@ -270,7 +270,11 @@ impl Decisions {
             // What the model is told instead of a result.
             let output = match outcome {
                 ApprovalOutcome::Deferred => json!({ "status": "deferred", "guidance": reason.clone().unwrap_or_default() }),
-                _ => json!({ "status": "rejected", "reason": reason.clone().unwrap_or_else(|| "rejected by a reviewer".into()) }),
+                // No reason given, none made up: the agent says it was rejected, and not why.
+                _ => match reason.as_deref() {
+                    Some(reason) => json!({ "status": "rejected", "reason": reason }),
+                    None => json!({ "status": "rejected" }),
+                },
             };
             w.append(cid, EventBody::ToolResult { task_id: task.id.clone(), call_id: approval.call_id.clone(), ok: false, output }).await?;
         }

@@ -528,7 +528,7 @@ impl Order {
     }
 }
 
-/// The queue, newest first unless `oldest_first`.
+/// The queue in `f.order`; decided approvals (only) newest or oldest by their decision.
 pub async fn list(db: impl Into<Db<'_>>, f: &Filter<'_>) -> anyhow::Result<Vec<ApprovalRow>> {
     let (state_clause, state) = match f.state {
         // Every variant mentions $1: PostgreSQL refuses a bound parameter the statement never uses.
@@ -536,7 +536,18 @@ pub async fn list(db: impl Into<Db<'_>>, f: &Filter<'_>) -> anyhow::Result<Vec<A
         StateFilter::Decided => ("a.state <> $1", Some(ApprovalState::Pending.as_str())),
         StateFilter::Only(state) => ("a.state = $1", Some(state.as_str())),
     };
-    let order = f.order.sql();
+    // Decided approvals are listed by when they were decided (the Decided tab: the latest decision
+    // first), not by when they were asked.
+    let decided_only = match f.state {
+        StateFilter::All => false,
+        StateFilter::Decided => true,
+        StateFilter::Only(state) => state != ApprovalState::Pending,
+    };
+    let order = match f.order {
+        Order::Newest if decided_only => "COALESCE(a.decided_at, a.created_at) DESC, a.id DESC",
+        Order::Oldest if decided_only => "COALESCE(a.decided_at, a.created_at) ASC, a.id ASC",
+        other => other.sql(),
+    };
     let stand_ins: String = (9..9 + f.stand_in_for.len())
         .map(|n| format!(" OR a.escalated_members LIKE ${n} ESCAPE '!' OR a.approver_members LIKE ${n} ESCAPE '!'"))
         .collect();

@@ -44,12 +44,13 @@ fn said(status: StatusCode, title: &str, line: &str) -> Page {
 /// Who decided it and how, for "someone was first".
 fn already(approval: &ApprovalRow) -> Page {
     let by = approval.decided_by.as_deref().unwrap_or("someone");
-    let when = approval.decided_at.map(rfc3339).unwrap_or_default();
-    said(
-        StatusCode::CONFLICT,
-        "Already decided",
-        &format!("This call was already {} by {by} ({when}). Nothing was changed.", approval.state),
-    )
+    let when = approval.decided_at.map(|at| format!(" ({})", utc_minute(at))).unwrap_or_default();
+    said(StatusCode::CONFLICT, "Already decided", &format!("This call was already {} by {by}{when}. Nothing was changed.", approval.state))
+}
+
+/// A time as the page says it, to the minute: "2026-11-28 20:39 UTC" (as "Decide before …").
+fn utc_minute(ms: i64) -> String {
+    format!("{} UTC", rfc3339(ms).get(..16).unwrap_or_default().replace('T', " "))
 }
 
 /// Everything a link must pass before its page is shown or its decision made: the signature
@@ -125,7 +126,7 @@ pub(crate) fn call_details(approval: &ApprovalRow) -> String {
         asked_by = crate::links::escape_html(asked_by),
         title = crate::links::escape_html(&approval.conversation_title),
         args = crate::links::escape_html(&args),
-        deadline = rfc3339(approval.deadline).get(..16).unwrap_or_default().replace('T', " ") + " UTC",
+        deadline = utc_minute(approval.deadline),
     )
 }
 

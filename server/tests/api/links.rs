@@ -89,6 +89,9 @@ async fn a_signed_link_shows_the_call_and_decides_it_once_without_a_session() {
         let (status, html) = follow(&app, reqwest::Method::POST, url, &[("reason", "too late")]).await;
         assert_eq!(status, 409, "{html}");
         assert!(html.contains("already approved by alice"), "{html}");
+        // When, to the minute, as the page says its deadline: not an RFC 3339 stamp.
+        let when = html.split("already approved by alice (").nth(1).and_then(|rest| rest.split(')').next()).unwrap_or_default();
+        assert!(when.len() == 20 && when.ends_with(" UTC") && when.get(10..11) == Some(" "), "{when:?} in {html}");
     }
 }
 

@@ -33,3 +33,28 @@ async fn the_queue_sorts_by_risk_and_reversibility_and_filters_by_reversibility(
         assert!(body["error"]["details"].to_string().contains(param), "{body}");
     }
 }
+
+#[tokio::test]
+async fn decided_approvals_are_listed_by_when_they_were_decided() {
+    let app = spawn_app().await;
+    let first = app.create_conversation().await;
+    let (_, asked_first) = app.pending_turn(&first, "refund order 1001", 1).await;
+    let second = app.create_conversation().await;
+    let (_, asked_second) = app.pending_turn(&second, "refund order 1002", 1).await;
+    let (earlier, later) = (asked_first[0].id.to_string(), asked_second[0].id.to_string());
+    // The later request is decided first, the earlier one after it.
+    for id in [&later, &earlier] {
+        let (status, body) = app.post_json(&format!("/api/approvals/{id}/reject"), serde_json::json!({})).await;
+        assert_eq!(status, 200, "{body}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let ids = |body: serde_json::Value| -> Vec<String> {
+        body.as_array().unwrap().iter().map(|a| a["id"].as_str().unwrap().to_owned()).collect()
+    };
+    let (_, newest) = app.get_json("/api/approvals?status=decided").await;
+    assert_eq!(ids(newest), [earlier.clone(), later.clone()], "the latest decision first");
+    let (_, oldest) = app.get_json("/api/approvals?status=decided&order=oldest").await;
+    assert_eq!(ids(oldest), [later.clone(), earlier.clone()]);
+    let (_, rejected) = app.get_json("/api/approvals?status=rejected").await;
+    assert_eq!(ids(rejected), [earlier, later]);
+}

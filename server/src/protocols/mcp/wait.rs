@@ -245,10 +245,11 @@ pub fn tool_result(result: Option<(bool, Value)>, decided: Option<String>, runni
         },
         Some((false, output)) => {
             let text = match output["status"].as_str() {
+                // Without a reason, none is said.
                 Some("rejected") => format!(
-                    "Rejected{} in Countersign: {}",
+                    "Rejected{} in Countersign{}",
                     decided.map(|by| format!(" by {by}")).unwrap_or_default(),
-                    output["reason"].as_str().unwrap_or("no reason given")
+                    output["reason"].as_str().map(|why| format!(": {why}")).unwrap_or_default()
                 ),
                 Some("deferred") => format!("Not run yet: {}", output["guidance"].as_str().unwrap_or("the reviewer asked for changes")),
                 _ => output["message"].as_str().or(output["error"].as_str()).unwrap_or("the call failed").to_owned(),
