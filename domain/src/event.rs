@@ -34,6 +34,10 @@ pub enum EventBody {
         /// a reply is shown but not sent to the model: the decision it made is.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reply_to: Option<ApprovalId>,
+        /// The id the client gave the message, when it gave one (an AG-UI client's own message
+        /// id): it names the message back to that client (docs/ag-ui.md).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        client_id: Option<String>,
     },
     AssistantMessage {
         task_id: TaskId,

@@ -706,7 +706,7 @@ mod tests {
             self
         }
         fn user(&mut self, task: &str, text: &str) -> &mut Self {
-            self.push(EventBody::UserMessage { task_id: task.into(), text: text.into(), reply_to: None })
+            self.push(EventBody::UserMessage { task_id: task.into(), text: text.into(), reply_to: None, client_id: None })
         }
         fn call(&mut self, task: &str, call: &str, args: Value) -> &mut Self {
             self.push(EventBody::ToolCall {

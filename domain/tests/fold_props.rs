@@ -36,7 +36,7 @@ fn status() -> impl Strategy<Value = TaskStatus> {
 
 fn body() -> impl Strategy<Value = EventBody> {
     prop_oneof![
-        (task(), "[a-z <>&\"]{0,12}").prop_map(|(task_id, text)| EventBody::UserMessage { task_id, text, reply_to: None }),
+        (task(), "[a-z <>&\"]{0,12}").prop_map(|(task_id, text)| EventBody::UserMessage { task_id, text, reply_to: None, client_id: None }),
         (task(), ".{0,12}", any::<bool>()).prop_map(|(task_id, text, worker)| EventBody::AssistantMessage {
             task_id,
             text,

@@ -111,7 +111,7 @@ impl ClientCalls {
         }
         // The chat says who asked: the card follows as the call is classified.
         let text = format!("{client} asks to run {tool}");
-        w.append(cid, EventBody::UserMessage { task_id: task_id.clone(), text, reply_to: None }).await?;
+        w.append(cid, EventBody::UserMessage { task_id: task_id.clone(), text, reply_to: None, client_id: None }).await?;
         w.append(cid, EventBody::TaskStatus { task_id: task_id.clone(), status: TaskStatus::Working, message: None, parent_call_id: None })
             .await?;
         w.commit().await?;
@@ -279,7 +279,7 @@ impl ClientCalls {
         let call = ClientCall::new(&task_id, cid, client, &tool_name, args);
         client_calls::insert(&mut w.tx, &call).await?;
         let asked = format!("{client} asks to run {tool_name}");
-        w.append(cid, EventBody::UserMessage { task_id: task_id.clone(), text: asked.clone(), reply_to: None }).await?;
+        w.append(cid, EventBody::UserMessage { task_id: task_id.clone(), text: asked.clone(), reply_to: None, client_id: None }).await?;
         w.append(cid, EventBody::TaskStatus { task_id: task_id.clone(), status: TaskStatus::Working, message: None, parent_call_id: None })
             .await?;
         let step = task.steps;

@@ -90,7 +90,8 @@ impl Decisions {
         let task = self.waiting_task(&mut w, &approval.task_id).await?;
         let answer = classify(text);
         let reply_to = Some(approval.id.clone());
-        w.append(conversation_id, EventBody::UserMessage { task_id: task.id.clone(), text: text.to_owned(), reply_to }).await?;
+        let message = EventBody::UserMessage { task_id: task.id.clone(), text: text.to_owned(), reply_to, client_id: None };
+        w.append(conversation_id, message).await?;
         match answer {
             Answer::Yes => {
                 self.apply(&mut w, &task, &approval, ApprovalOutcome::Approved, actor, None, None).await?;

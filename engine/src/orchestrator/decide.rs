@@ -36,6 +36,9 @@ impl Decisions {
         let task = self.waiting_task(&mut w, &approval.task_id).await?;
         let outcome = match decision {
             Decision::Approve { args, grant } => {
+                // Numbers as the tool's schema types them, before any rule or check reads the
+                // edit: `1003.0` is `1003`, the same call (docs/api.md, `POST /api/approvals/{id}/approve`).
+                let args = args.map(|args| self.driver.tools.exact_args(&approval.tool, args));
                 if approval.tool == crate::tools::ask::NAME {
                     check_answer(&approval, args.as_ref(), grant.is_some())?;
                 }
@@ -172,7 +175,7 @@ impl Decisions {
     pub async fn preview(&self, approval_id: &ApprovalId, args: Value) -> Result<crate::tools::Description, Error> {
         let mut conn = self.driver.store.connection().await?;
         let approval = pending_approval(&mut conn, approval_id).await?;
-        let args = self.validated(&approval, args)?;
+        let args = self.validated(&approval, self.driver.tools.exact_args(&approval.tool, args))?;
         let tool = self
             .driver
             .tools

@@ -136,7 +136,7 @@ mod tests {
     #[test]
     fn workers_are_the_tasks_started_for_a_delegating_call_each_named_once() {
         let history = vec![
-            event(1, EventBody::UserMessage { task_id: "sup".into(), text: "hi".into(), reply_to: None }),
+            event(1, EventBody::UserMessage { task_id: "sup".into(), text: "hi".into(), reply_to: None, client_id: None }),
             event(2, status("sup", None)),
             event(3, status("w1", Some("call-1"))),
             event(4, status("w1", Some("call-1"))),

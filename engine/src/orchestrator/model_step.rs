@@ -100,7 +100,13 @@ impl Orchestrator {
         let held = held.filter(|_| shaped.answer_held);
         let mut states = Vec::new();
         // Each call gets Countersign's own id; the model sees that id in the history from now on.
-        let proposed: Vec<ProposedCall> = shaped.calls.into_iter().map(|c| ProposedCall { id: new_call_id(), ..c }).collect();
+        // Its numbers are read as its tool's schema types them before any check or record (a
+        // model's or a client's `1004.0` is `1004`; docs/api.md, `POST /api/approvals/{id}/approve`).
+        let proposed: Vec<ProposedCall> = shaped
+            .calls
+            .into_iter()
+            .map(|c| ProposedCall { id: new_call_id(), args: self.tools.exact_args(&c.tool, c.args), ..c })
+            .collect();
         for (position, call) in proposed.iter().enumerate() {
             let held_answer = held.filter(|_| call.tool == answer::NAME);
             let tool = self.tools.get(&call.tool).filter(|_| agent.tools.contains(&call.tool) || held_answer.is_some());
@@ -386,7 +392,7 @@ fn steps_done(task: &TaskRow, history: &[domain::Event]) -> Vec<String> {
 fn request_of(task: &TaskRow, history: &[domain::Event]) -> String {
     let user_text = |own: bool| {
         history.iter().rev().find_map(|e| match &e.body {
-            EventBody::UserMessage { task_id, text, reply_to: None } if !own || task_id == &task.id => Some(text.clone()),
+            EventBody::UserMessage { task_id, text, reply_to: None, .. } if !own || task_id == &task.id => Some(text.clone()),
             _ => None,
         })
     };

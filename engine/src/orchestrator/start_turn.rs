@@ -10,13 +10,25 @@ use crate::store::{Scope, conversations, tasks};
 impl Orchestrator {
     /// Records the user's message as a new task and starts driving it.
     pub async fn start_turn(self: &Arc<Self>, conversation: &Conversation, text: &str) -> crate::Result<TaskId> {
+        self.start_turn_with_message_id(conversation, text, None).await
+    }
+
+    /// [`Self::start_turn`] with the id the client gave its message (an AG-UI message id), which
+    /// the stored message keeps, so the client is told of it by that id (docs/ag-ui.md).
+    pub async fn start_turn_with_message_id(
+        self: &Arc<Self>,
+        conversation: &Conversation,
+        text: &str,
+        client_id: Option<String>,
+    ) -> crate::Result<TaskId> {
         let mut w = self.store.write(Scope::Conversation(&conversation.id)).await?;
         if let Some(open) = tasks::open_in_conversation(&mut *w.tx, &conversation.id).await? {
             return Err(crate::Error::TurnUnfinished(open.id));
         }
         conversations::title_from_first_message(&mut w.tx, &conversation.id, text).await?;
         let task_id = tasks::insert(&mut w.tx, &conversation.id, 0).await?.id;
-        w.append(&conversation.id, EventBody::UserMessage { task_id: task_id.clone(), text: text.to_owned(), reply_to: None }).await?;
+        let message = EventBody::UserMessage { task_id: task_id.clone(), text: text.to_owned(), reply_to: None, client_id };
+        w.append(&conversation.id, message).await?;
         w.append(
             &conversation.id,
             EventBody::TaskStatus { task_id: task_id.clone(), status: TaskStatus::Working, message: None, parent_call_id: None },

@@ -139,6 +139,24 @@ impl Registry {
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.tools.keys().map(String::as_str)
     }
+
+    /// A call's arguments with numbers as `tool`'s schema types them ([`schema::exact_numbers`]),
+    /// a plan's steps each by its own tool's schema; as given for a tool not here. Where arguments
+    /// come in, proposed or edited, so that the checks, the record and the tool read the same
+    /// values, and a decision is never used up by arguments the tool then refuses.
+    pub fn exact_args(&self, tool: &str, args: Value) -> Value {
+        let Some(t) = self.get(tool) else { return args };
+        let mut args = schema::exact_numbers(&t.spec().input_schema, args);
+        if tool == plan::NAME {
+            for step in args.get_mut("steps").and_then(Value::as_array_mut).into_iter().flatten() {
+                let step_tool = step.get("tool").and_then(Value::as_str).filter(|name| *name != plan::NAME).and_then(|name| self.get(name));
+                if let (Some(step_tool), Some(step_args)) = (step_tool, step.get_mut("args")) {
+                    *step_args = schema::exact_numbers(&step_tool.spec().input_schema, step_args.take());
+                }
+            }
+        }
+        args
+    }
 }
 
 /// What a tool's metadata says of any call of it (read-only calls change nothing; destructive ones

@@ -1,4 +1,5 @@
-//! JSON Schema validation of tool arguments (model-proposed and human-edited alike).
+//! JSON Schema validation of tool arguments (model-proposed and human-edited alike), and their
+//! numbers read as the schema types them.
 
 use std::{
     collections::HashMap,
@@ -22,6 +23,90 @@ pub fn violations(schema: &Value, args: &Value) -> Vec<FieldProblem> {
         Err(err) => return vec![FieldProblem::new("", format!("the tool's schema is invalid: {err}"))],
     };
     validator.iter_errors(args).map(|e| FieldProblem::new(e.instance_path().to_string(), plain(&e))).collect()
+}
+
+/// `args` with every whole number the schema types as an `integer` written as one: `1004.0`
+/// becomes `1004`. Clients that carry JSON as floats (a protobuf `Value`, some models) send
+/// `1004.0`, which the schema check counts as an integer but a tool reading an integer does not
+/// (docs/api.md, `POST /api/approvals/{id}/approve`). Nothing else changes: a fraction (`1004.5`) and a string
+/// (`"1004"`) stay for [`violations`] to refuse, and a `number` field keeps what it was given.
+/// Follows `properties`, `additionalProperties`, `items`, `prefixItems`, `allOf` and local
+/// `$ref`s (`#/...`).
+pub fn exact_numbers(schema: &Value, mut args: Value) -> Value {
+    exact_in(schema, schema, &mut args, 0);
+    args
+}
+
+/// How deep [`exact_numbers`] follows the schema: a schema whose `$ref`s go round ends here.
+const DEEPEST: usize = 64;
+
+fn exact_in(root: &Value, schema: &Value, value: &mut Value, depth: usize) {
+    // `true` / `false` schemas say nothing of types.
+    let Some(schema) = schema.as_object().filter(|_| depth < DEEPEST) else { return };
+    if let Some(target) = schema.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#')).and_then(|p| root.pointer(p)) {
+        exact_in(root, target, value, depth + 1);
+    }
+    for part in schema.get("allOf").and_then(Value::as_array).into_iter().flatten() {
+        exact_in(root, part, value, depth + 1);
+    }
+    if value.is_f64() && integer_only(schema) {
+        if let Some(whole) = value.as_f64().and_then(whole_number) {
+            *value = whole;
+        }
+        return;
+    }
+    match value {
+        Value::Object(fields) => {
+            let properties = schema.get("properties").and_then(Value::as_object);
+            // `additionalProperties` is for names no `properties` (nor `patternProperties`) covers.
+            let additional = schema.get("additionalProperties").filter(|_| !schema.contains_key("patternProperties"));
+            for (name, field) in fields.iter_mut() {
+                if let Some(field_schema) = properties.and_then(|p| p.get(name)).or(additional) {
+                    exact_in(root, field_schema, field, depth + 1);
+                }
+            }
+        }
+        Value::Array(items) => {
+            let prefix = schema.get("prefixItems").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+            for (i, item) in items.iter_mut().enumerate() {
+                let item_schema = match (prefix.get(i), schema.get("items")) {
+                    (Some(s), _) => Some(s),
+                    // Drafts before 2020-12 write a tuple as an array of `items`.
+                    (None, Some(Value::Array(tuple))) => tuple.get(i),
+                    (None, rest) => rest,
+                };
+                if let Some(item_schema) = item_schema {
+                    exact_in(root, item_schema, item, depth + 1);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether the schema allows integers and no other numbers (`"integer"`, or a list of types with
+/// `"integer"` and without `"number"`).
+fn integer_only(schema: &serde_json::Map<String, Value>) -> bool {
+    match schema.get("type") {
+        Some(Value::String(t)) => t == "integer",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "integer") && !types.iter().any(|t| t == "number"),
+        _ => false,
+    }
+}
+
+/// The integer a float is exactly, if it is one JSON can hold as an integer.
+fn whole_number(f: f64) -> Option<Value> {
+    if f.fract() != 0.0 {
+        return None;
+    }
+    // `u64::MAX as f64` and `i64::MIN as f64` are 2^64 and -2^63, exactly.
+    if (0.0..u64::MAX as f64).contains(&f) {
+        Some(Value::from(f as u64))
+    } else if (i64::MIN as f64..0.0).contains(&f) {
+        Some(Value::from(f as i64))
+    } else {
+        None
+    }
 }
 
 /// A violation said for the person who edited the value ("must be more than 0"), not in the
@@ -97,6 +182,62 @@ mod tests {
         assert_eq!(said(json!({"order_id": "x"})), ["must be an integer"]);
         assert_eq!(said(json!({})), ["order_id is required"]);
         assert_eq!(said(json!({"order_id": 1, "note": "hi"})), ["unknown argument: note"]);
+    }
+
+    #[test]
+    fn a_whole_float_for_an_integer_field_is_that_integer() {
+        let args = exact_numbers(&schema(), json!({"order_id": 1004.0, "amount": 2.0}));
+        assert!(args["order_id"].is_u64() && args["order_id"] == 1004, "{args}");
+        assert!(args["amount"].is_f64() && args["amount"] == 2.0, "a number field keeps its float: {args}");
+        assert!(violations(&schema(), &args).is_empty());
+        let negative = exact_numbers(&json!({ "type": "integer" }), json!(-3.0));
+        assert!(negative.is_i64() && negative == -3, "{negative}");
+    }
+
+    #[test]
+    fn a_fraction_or_a_string_is_left_for_the_schema_check_to_refuse() {
+        let said = |args: Value| violations(&schema(), &exact_numbers(&schema(), args));
+        let fraction = said(json!({"order_id": 1004.5}));
+        assert_eq!(fraction, [FieldProblem::new("/order_id", "must be an integer")]);
+        assert_eq!(exact_numbers(&schema(), json!({"order_id": "1004"})), json!({"order_id": "1004"}));
+        assert_eq!(said(json!({"order_id": "1004"})), [FieldProblem::new("/order_id", "must be an integer")]);
+        let huge = exact_numbers(&schema(), json!({"order_id": 1e300}));
+        assert!(huge["order_id"].is_f64(), "too large for an integer: left as it is: {huge}");
+    }
+
+    #[test]
+    fn nested_objects_arrays_and_references_are_followed() {
+        let schema = json!({
+            "type": "object",
+            "$defs": { "id": { "type": ["integer", "null"] } },
+            "properties": {
+                "lines": { "type": "array", "items": {
+                    "type": "object", "properties": { "qty": { "type": "integer" }, "price": { "type": "number" } } } },
+                "pair": { "type": "array", "prefixItems": [{ "type": "integer" }, { "type": "number" }] },
+                "owner": { "$ref": "#/$defs/id" },
+                "tags": { "type": "object", "additionalProperties": { "type": "integer" } },
+                "loose": {}
+            }
+        });
+        let args = json!({
+            "lines": [{ "qty": 2.0, "price": 3.0 }, { "qty": 1.5 }],
+            "pair": [7.0, 7.0],
+            "owner": 12.0,
+            "tags": { "a": 1.0 },
+            "loose": 4.0,
+            "unknown": 5.0
+        });
+        // `Value`'s equality tells `2` from `2.0`.
+        let exact = json!({
+            "lines": [{ "qty": 2, "price": 3.0 }, { "qty": 1.5 }],
+            "pair": [7, 7.0],
+            "owner": 12,
+            "tags": { "a": 1 },
+            "loose": 4.0,
+            "unknown": 5.0
+        });
+        assert_eq!(exact_numbers(&schema, args), exact);
+        assert_ne!(json!(2), json!(2.0), "the comparison above sees the difference");
     }
 
     /// Validators are cached by their schema's text: a second schema gets its own, and an

@@ -7,8 +7,10 @@
 //! an unknown, decided or expired interrupt is a `RUN_ERROR` and decides nothing, and so is a
 //! rejection (`cancelled` too) without a reason when the gate requires one. The AG-UI
 //! thread is the Countersign conversation. A run on a thread that has a past starts with
-//! `MESSAGES_SNAPSHOT` (the thread so far) and `STATE_SNAPSHOT` (its open interrupts), so a front
-//! end that reloaded gets the thread back. See docs/ag-ui.md.
+//! `MESSAGES_SNAPSHOT` (the thread so far, the user's messages under the ids the client gave them)
+//! and `STATE_SNAPSHOT` (its open interrupts), so a front end that reloaded gets the thread back;
+//! such a run with nothing new to say ends with the open interrupts as its outcome, where the
+//! client keeps them. See docs/ag-ui.md.
 
 use std::{convert::Infallible, time::Duration};
 
@@ -158,8 +160,17 @@ async fn drive(
         }
         Some(entries) => resume_with(state, user, &conversation.id, entries).await?,
         None => {
-            let text = last_user_text(input).ok_or_else(|| RunError("NO_INPUT", "the run has no user message to answer".into()))?;
-            match state.orchestrator.start_turn(&conversation, &text).await {
+            let Some(text) = last_user_text(input) else {
+                // A client that reloaded runs with nothing new to say. `@ag-ui/client` keeps open
+                // interrupts (`agent.pendingInterrupts`) only from a `RUN_FINISHED` whose outcome
+                // is `interrupt`, never from state: the thread's are said that way (docs/ag-ui.md).
+                if let Some(waiting) = approvals::pending_in(&state.store, &conversation.id).await?.first() {
+                    return Ok(json!({ "type": "interrupt", "interrupts": interrupts(state, &waiting.task_id).await? }));
+                }
+                return Err(RunError("NO_INPUT", "the run has no user message to answer".into()));
+            };
+            let client_id = last_user_message(input).and_then(client_message_id);
+            match state.orchestrator.start_turn_with_message_id(&conversation, &text, client_id).await {
                 Ok(task) => task,
                 Err(EngineError::TurnUnfinished(_)) => {
                     return Err(RunError("INTERRUPTED", "the thread waits for its interrupts: answer them with resume".into()));
@@ -176,9 +187,21 @@ fn title_of(input: &Value) -> String {
     text.chars().take(60).collect()
 }
 
+/// The run's last user message.
+fn last_user_message(input: &Value) -> Option<&Value> {
+    input["messages"].as_array()?.iter().rev().find(|m| m["role"] == "user")
+}
+
+/// The id the client gave its message, kept when it is one a client could send back as it is:
+/// 1 to 200 characters, none of them a control character.
+fn client_message_id(message: &Value) -> Option<String> {
+    let id = message["id"].as_str()?;
+    (!id.is_empty() && id.chars().count() <= 200 && !id.chars().any(char::is_control)).then(|| id.to_owned())
+}
+
 /// The text of the last user message (content as a string, or its text parts).
 fn last_user_text(input: &Value) -> Option<String> {
-    let message = input["messages"].as_array()?.iter().rev().find(|m| m["role"] == "user")?;
+    let message = last_user_message(input)?;
     let text = match &message["content"] {
         Value::String(s) => s.clone(),
         Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join("\n"),
@@ -243,10 +266,14 @@ async fn resume_with(state: &AppState, user: &User, conversation: &ConversationI
         state.decisions.may_decide_now(&approval.id, &actor).await.map_err(|e| RunError("FORBIDDEN", e.to_string()))?;
         let rules = approval.rules();
         let breach = match &decision {
-            Decision::Approve { args, .. } => rules
-                .check_approver(&actor.name, approval.owner.as_deref())
-                .err()
-                .or_else(|| rules.check_approval(&approval.args(), args.as_ref()).err().map(|b| b.message.to_owned())),
+            Decision::Approve { args, .. } => {
+                // The edit read as the decision will read it (`1001.0` is `1001`, no edit).
+                let args = args.clone().map(|a| state.orchestrator.tools().exact_args(&approval.tool, a));
+                rules
+                    .check_approver(&actor.name, approval.owner.as_deref())
+                    .err()
+                    .or_else(|| rules.check_approval(&approval.args(), args.as_ref()).err().map(|b| b.message.to_owned()))
+            }
             Decision::Reject { reason } => rules.check_rejection(reason.as_deref()).err().map(|b| b.message.to_owned()),
             Decision::Defer { .. } => None,
         };
@@ -328,8 +355,9 @@ async fn interrupts(state: &AppState, task: &TaskId) -> anyhow::Result<Vec<Value
         .collect())
 }
 
-/// The thread up to `until` as AG-UI messages (ids as the live events name them, so a client
-/// that has them merges rather than repeats), and its open interrupts as state.
+/// The thread up to `until` as AG-UI messages (ids as the live events name them, and a user's
+/// message by the id its client gave it, so a client that has them merges rather than repeats),
+/// and its open interrupts as state.
 async fn snapshots(state: &AppState, conversation: &ConversationId, until: i64) -> anyhow::Result<[Value; 2]> {
     let history = events::about_after(&state.store, conversation, 0, until).await?;
     let messages: Vec<Value> = history.iter().filter(|e| e.seq <= until).filter_map(|e| message_of(e.seq, &e.body)).collect();
@@ -349,7 +377,10 @@ async fn snapshots(state: &AppState, conversation: &ConversationId, until: i64) 
 /// One stored event as an AG-UI message, if it is one.
 fn message_of(seq: i64, body: &EventBody) -> Option<Value> {
     Some(match body {
-        EventBody::UserMessage { text, .. } => json!({ "id": format!("user-{seq}"), "role": "user", "content": text }),
+        EventBody::UserMessage { text, client_id, .. } => {
+            let id = client_id.clone().unwrap_or_else(|| format!("user-{seq}"));
+            json!({ "id": id, "role": "user", "content": text })
+        }
         EventBody::AssistantMessage { text, agent: None, task_id } if !text.is_empty() => {
             json!({ "id": format!("msg-{task_id}-{}", text.len()), "role": "assistant", "content": text })
         }

@@ -3,7 +3,8 @@
 //! shapes: a gated call makes the task input-required with the approval request as a data part,
 //! a data part `{"decision_type": ...}` decides it and the task completes;
 //! bad JSON-RPC gets the protocol's own error shapes and changes nothing. Also AG-UI's resume where
-//! a gate requires a reason to reject.
+//! a gate requires a reason to reject, the client's message ids in its snapshots, and the open
+//! interrupts a reloaded client is given.
 
 use serde_json::{Value, json};
 
@@ -254,12 +255,57 @@ async fn an_approval_with_edited_args_runs_the_edited_call() {
 
 /// The events of an AG-UI run (`POST /ag-ui/support`), as the `data:` lines of its stream.
 async fn ag_ui_run(app: &TestApp, run: &str, resume: Value) -> Vec<Value> {
-    let input = json!({
-        "threadId": "reasons", "runId": run, "tools": [], "context": [], "state": {}, "resume": resume,
-        "messages": [{ "id": "1", "role": "user", "content": "refund order 1001" }],
-    });
+    let messages = json!([{ "id": "1", "role": "user", "content": "refund order 1001" }]);
+    ag_ui_post(app, json!({ "threadId": "reasons", "runId": run, "resume": resume, "messages": messages })).await
+}
+
+/// The events of an AG-UI run with `input` (a `RunAgentInput` without its empty lists).
+async fn ag_ui_post(app: &TestApp, mut input: Value) -> Vec<Value> {
+    for (field, empty) in [("tools", json!([])), ("context", json!([])), ("state", json!({}))] {
+        input[field] = empty;
+    }
     let stream = app.client.post(app.url("/ag-ui/support")).json(&input).send().await.unwrap().text().await.unwrap();
     stream.lines().filter_map(|l| l.strip_prefix("data:")).map(|d| serde_json::from_str(d.trim()).unwrap()).collect()
+}
+
+/// The client's own id for its message stays that message's id: a later run's
+/// `MESSAGES_SNAPSHOT` names it so (once, where it was), and `@ag-ui/client`'s merge then keeps the
+/// message in place instead of appending a renamed copy after the tool result.
+#[tokio::test]
+async fn an_ag_ui_snapshot_names_the_users_message_by_the_id_its_client_gave_it() {
+    let app = app().await;
+    let first = json!({ "id": "m-client-1", "role": "user", "content": "look up order 1001" });
+    let events = ag_ui_post(&app, json!({ "threadId": "ids", "runId": "one", "messages": [first] })).await;
+    assert_eq!(events.last().unwrap()["outcome"]["type"], "success", "{events:?}");
+    let second = json!({ "id": "m-client-2", "role": "user", "content": "look up order 1002" });
+    let events = ag_ui_post(&app, json!({ "threadId": "ids", "runId": "two", "messages": [first, second] })).await;
+    let snapshot = events.iter().find(|e| e["type"] == "MESSAGES_SNAPSHOT").expect("a snapshot");
+    let messages = snapshot["messages"].as_array().unwrap();
+    let users: Vec<&Value> = messages.iter().filter(|m| m["role"] == "user").collect();
+    assert_eq!(users, [&json!({ "id": "m-client-1", "role": "user", "content": "look up order 1001" })], "{snapshot}");
+    assert_eq!(messages[0]["id"], "m-client-1", "first, before the call it asked for: {snapshot}");
+    assert!(messages.iter().all(|m| !m["id"].as_str().unwrap().starts_with("user-")), "no id of the server's own: {snapshot}");
+}
+
+/// A client that reloaded runs with no new message: besides the snapshots, the run's outcome is
+/// the thread's open interrupts, the only place `@ag-ui/client` takes `pendingInterrupts` from;
+/// with none open, such a run is `NO_INPUT`.
+#[tokio::test]
+async fn a_reloaded_ag_ui_client_gets_the_open_interrupts_as_its_runs_outcome() {
+    let app = app().await;
+    let asked = ag_ui_run(&app, "ask", json!([])).await;
+    let interrupts = asked.last().unwrap()["outcome"]["interrupts"].clone();
+    assert_eq!(interrupts.as_array().map(Vec::len), Some(1), "{asked:?}");
+    let events = ag_ui_post(&app, json!({ "threadId": "reasons", "runId": "reload", "messages": [] })).await;
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["RUN_STARTED", "MESSAGES_SNAPSHOT", "STATE_SNAPSHOT", "RUN_FINISHED"], "{events:?}");
+    let outcome = &events.last().unwrap()["outcome"];
+    assert_eq!((outcome["type"].as_str(), &outcome["interrupts"]), (Some("interrupt"), &interrupts), "{events:?}");
+    let id = interrupts[0]["id"].as_str().unwrap();
+    assert_eq!(app.get_json(&format!("/api/approvals/{id}")).await.1["state"], "pending", "nothing decided");
+
+    let events = ag_ui_post(&app, json!({ "threadId": "fresh", "runId": "empty", "messages": [] })).await;
+    assert_eq!(events.last().unwrap()["code"], "NO_INPUT", "{events:?}");
 }
 
 #[tokio::test]

@@ -1,6 +1,6 @@
 //! The approval state machine in SQL: one winner, 409 for the rest, 404 for unknown ids.
 
-use domain::TaskStatus;
+use domain::{EventBody, TaskStatus};
 use serde_json::json;
 
 use crate::helpers::{error_code, named, spawn_app};
@@ -95,6 +95,42 @@ async fn invalid_edited_args_get_422_with_the_schema_errors_and_the_approval_sta
     assert_eq!(app.detail(&c).await.events, events_before, "nothing changed");
     assert_eq!(app.pending_approvals_of(&task).await.len(), 1);
     assert_eq!(app.task_status(&task).await, TaskStatus::InputRequired);
+}
+
+/// Edited arguments are read as the tool's schema types them before anything is decided: a whole
+/// number sent as a float (`1003.0`, as protobuf-carried JSON sends it) for an `integer` field is
+/// that integer, stored and run as one; one with a fraction is a 422 on its field and decides
+/// nothing, so the approval is not used up by arguments the tool would refuse.
+#[tokio::test]
+async fn an_edited_whole_float_is_the_integer_the_schema_says_and_a_fraction_is_refused_on_its_field() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let path = format!("/api/approvals/{}", approvals[0].id);
+    let before = app.detail(&c).await.events;
+
+    let (status, body) = app.post_json(&format!("{path}/approve"), json!({ "args": { "order_id": 1003.5, "amount": 1 } })).await;
+    assert_eq!((status, error_code(&body)), (422, "unprocessable"), "{body}");
+    assert_eq!(body["error"]["details"], json!([{ "path": "/order_id", "message": "must be an integer" }]), "{body}");
+    assert_eq!(app.detail(&c).await.events, before, "nothing changed");
+    assert_eq!(app.get_json(&path).await.1["state"], "pending");
+    assert_eq!(app.task_status(&task).await, TaskStatus::InputRequired);
+
+    let (status, body) = app.post_json(&format!("{path}/approve"), json!({ "args": { "order_id": 1003.0, "amount": 1 } })).await;
+    assert_eq!(status, 200, "{body}");
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(app.order(1003).await.refunded, 1.0, "the refund ran on order 1003");
+    assert_eq!(app.order(1001).await.refunded, 0.0, "not on the proposed one");
+    let detail = app.detail(&c).await;
+    let EventBody::ApprovalDecided { edited_args: Some(edited), .. } = &named(&detail.events, "approval-decided")[0].body else {
+        panic!("the approval was decided with edited arguments: {:?}", detail.events)
+    };
+    // `Value`'s equality tells `1003` from `1003.0`, and the stored text kept which it was.
+    assert_eq!(edited, &json!({ "order_id": 1003, "amount": 1 }));
+    assert!(edited["order_id"].is_u64(), "stored as an integer: {edited}");
+    let (_, approval) = app.get_json(&path).await;
+    assert_eq!(approval["state"], "approved", "{approval}");
+    assert!(approval["edited_args"]["order_id"].is_u64() && approval["edited_args"] == *edited, "{approval}");
 }
 
 /// Attack: approve after the deadline passed but before the sweeper applied the timeout action

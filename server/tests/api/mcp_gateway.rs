@@ -408,6 +408,31 @@ async fn a_read_whose_recording_fails_fails_alone_and_the_reads_recorded_with_it
     assert_eq!((status, verified["ok"].as_bool()), (200, Some(true)), "{verified}");
 }
 
+/// A call with bad arguments is told what is wrong field by field, in the text a model reads and
+/// as structured content; a whole number sent as a float for an `integer` field is that integer
+/// (as a protobuf-carried or a model's `1001.0`), and the call runs.
+#[tokio::test]
+async fn bad_arguments_are_said_field_by_field_and_a_whole_float_is_the_integer_it_is() {
+    let files = tempfile::tempdir().unwrap();
+    let app = spawn_app_with(Options { agents_toml: Some(agents(&files.path().canonicalize().unwrap())), ..Default::default() }).await;
+    let bad = modern_call(&app, "get_order", json!({ "order_id": 1001.5, "note": "x" })).await;
+    let result = &bad["result"];
+    assert_eq!(result["isError"], true, "{bad}");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("invalid arguments: "), "{text}");
+    assert!(text.contains("/order_id: must be an integer") && text.contains("unknown argument: note"), "{text}");
+    let structured = &result["structuredContent"];
+    assert_eq!(structured["error"], "invalid arguments", "{bad}");
+    let details = structured["details"].as_array().expect("the details");
+    assert_eq!(details.len(), 2, "{bad}");
+    assert!(details.contains(&json!({ "path": "/order_id", "message": "must be an integer" })), "{bad}");
+    assert!(details.contains(&json!({ "path": "", "message": "unknown argument: note" })), "{bad}");
+
+    let whole = modern_call(&app, "get_order", json!({ "order_id": 1001.0 })).await;
+    assert_eq!(whole["result"]["isError"], json!(null), "{whole}");
+    assert!(whole["result"]["content"][0]["text"].as_str().unwrap().contains("Espresso machine"), "{whole}");
+}
+
 /// A 2026-07-28 `tools/call` to alice's gateway; its JSON-RPC answer.
 async fn modern_call(app: &TestApp, tool: &str, arguments: serde_json::Value) -> serde_json::Value {
     let request = gateway_request(app, "2026-07-28").header("mcp-method", "tools/call").header("mcp-name", tool).json(

@@ -210,7 +210,9 @@ impl ServerHandler for Gateway {
             let names: Vec<&str> = agent.tools.iter().map(String::as_str).filter(|t| offered(state, t)).collect();
             return Err(McpError::invalid_params(format!("no tool {tool:?} here: agent {} offers {}", agent.name, names.join(", ")), None));
         }
-        let args = Value::Object(request.arguments.clone().unwrap_or_default());
+        // Numbers as the tool's schema types them, for the short way and the asked way alike
+        // (`Registry::exact_args`), and for the sealed state a resumed call is compared with.
+        let args = state.orchestrator.tools().exact_args(tool, Value::Object(request.arguments.clone().unwrap_or_default()));
         let progress = context.meta.get_progress_token().or_else(|| request.meta.as_ref().and_then(|m| m.get_progress_token()));
         if let Some(sealed) = request.request_state.as_deref() {
             return self.answered(&context, &user, &key, tool, &args, sealed, request.input_responses.as_ref(), progress).await;

@@ -231,6 +231,16 @@ pub async fn outcome(state: &AppState, conversation: &ConversationId, task: &Tas
     tool_result(result, decided, running(&history))
 }
 
+/// One `{path, message}` problem as a model reads it: `/order_id: must be an integer`, or the
+/// message alone for the arguments as a whole (`order_id is required`).
+fn detail_said(detail: &Value) -> String {
+    let message = detail["message"].as_str().unwrap_or("is not valid");
+    match detail["path"].as_str().filter(|p| !p.is_empty()) {
+        Some(path) => format!("{path}: {message}"),
+        None => message.to_owned(),
+    }
+}
+
 /// The tool result for a call's result (`ok`, its output as stored), who decided it, and whether
 /// it was started and has no result.
 pub fn tool_result(result: Option<(bool, Value)>, decided: Option<String>, running: bool) -> anyhow::Result<rmcp::model::CallToolResult> {
@@ -254,7 +264,19 @@ pub fn tool_result(result: Option<(bool, Value)>, decided: Option<String>, runni
                 Some("deferred") => format!("Not run yet: {}", output["guidance"].as_str().unwrap_or("the reviewer asked for changes")),
                 _ => output["message"].as_str().or(output["error"].as_str()).unwrap_or("the call failed").to_owned(),
             };
-            json!({ "content": [{ "type": "text", "text": text }], "isError": true })
+            match output["details"].as_array().filter(|d| !d.is_empty()) {
+                // What is wrong with the arguments, field by field, in the text a model reads and
+                // as structured content, so it can correct its call (docs/mcp-gateway.md, "Errors").
+                Some(details) => {
+                    let said: Vec<String> = details.iter().map(detail_said).collect();
+                    json!({
+                        "content": [{ "type": "text", "text": format!("{text}: {}", said.join("; ")) }],
+                        "structuredContent": { "error": text, "details": details },
+                        "isError": true,
+                    })
+                }
+                None => json!({ "content": [{ "type": "text", "text": text }], "isError": true }),
+            }
         }
         None if running => {
             let text = "The call was started, but it was stopped in Countersign before its result came back: its effect is unknown. \
