@@ -86,6 +86,30 @@ test("a user cannot open another user's chat", async ({ page, browser, server })
   await bobContext.close();
 });
 
+test("an admin reads another user's chat but has no composer there", async ({ page, browser, server }) => {
+  await newChat(page);
+  await say(page, "cancel order 1003");
+  await expect(cards(page).first()).toHaveAttribute("data-status", "pending_approval");
+  const alicesChat = page.url();
+
+  // Only its owner writes in a chat (the API answers an admin's message with 404): root reads
+  // alice's chat and is told so instead of being offered a composer.
+  const adminContext = await browser.newContext();
+  await logIn(adminContext, server, "root");
+  const admin = await adminContext.newPage();
+  await admin.goto(alicesChat);
+  await waitForHydration(admin);
+  await expect(admin.locator(".tool-card")).toHaveCount(1);
+  await expect(admin.getByText("This is alice's chat: only alice can write in it.")).toBeVisible();
+  await expect(admin.locator("form.composer")).toHaveCount(0);
+  await expect(admin.locator("#composer-input")).toHaveCount(0);
+  await expect(admin.getByRole("button", { name: "Send" })).toHaveCount(0);
+  // alice still has hers.
+  await expect(page.locator("#composer-input")).toBeVisible();
+  await expect(page.getByText("only alice can write in it")).toHaveCount(0);
+  await adminContext.close();
+});
+
 test("the audit page shows the chain verifies, reads as a table with relative times, filters, and folds the JSON", async ({ browser, server, page }) => {
   await newChat(page);
   await say(page, "cancel order 1003");

@@ -241,14 +241,31 @@ pub fn ChatView(
             <button class="btn btn-link abort" on:click=abort>"Stop this turn"</button>
         </Show>
         {move || abort_error.get().map(|e| view! { <p class="error" role="alert">{e.message}</p> })}
-        <Composer
-            conversation_id=conversation.id.clone()
-            view
-            viewer=composer_viewer
-            requested=viewer_is_owner
-            on_sent
-        />
+        // Only its owner writes in a chat: an admin reads another person's but may not write in it
+        // (docs/api.md, `/api/conversations/{id}/messages`).
+        {if viewer_is_owner {
+            view! {
+                <Composer
+                    conversation_id=conversation.id.clone()
+                    view
+                    viewer=composer_viewer
+                    requested=viewer_is_owner
+                    on_sent
+                />
+            }.into_any()
+        } else {
+            view! { <p class="not-yours muted">{not_yours(conversation.owner.as_deref())}</p> }.into_any()
+        }}
         </div>
+    }
+}
+
+/// What a chat shows in place of the composer to someone who may read it but not write in it
+/// (an admin in another person's chat).
+fn not_yours(owner: Option<&str>) -> String {
+    match owner {
+        Some(owner) => format!("This is {owner}'s chat: only {owner} can write in it."),
+        None => "This chat is someone else's: only its owner can write in it.".to_owned(),
     }
 }
 

@@ -19,7 +19,7 @@ use crate::{
     store::{
         Scope, Write,
         approvals::{self, ApprovalRow},
-        calls, outbox,
+        calls, delegations, outbox,
         tasks::{self, TaskRow},
         time::now_ms,
     },
@@ -305,8 +305,9 @@ impl Decisions {
     /// audited) and it stays pending; `None` when this approval meets it (or there is nothing to
     /// count) and the call is approved. The same person counts once (409), an approval that adds
     /// to no unmet share is refused (409), and no one grants "always allow" over a quorum (422).
-    /// Earlier approvals count only if their person may still decide now: enabled, and still
-    /// among the approvers (authority is judged when the call is released).
+    /// Earlier approvals count only if their person may still decide now: enabled, still among
+    /// the approvers and, where a delegate approved for them, still delegating to that delegate
+    /// (authority is judged when the call is released).
     async fn count_toward_quorum(
         &self,
         w: &mut Write,
@@ -334,14 +335,24 @@ impl Decisions {
                 if left == 1 { "" } else { "s" }
             )));
         }
-        // Those who approved before and may still decide, as the shares count them.
+        // Those who approved before and may still decide, as the shares count them. A delegate's
+        // approval counts for the person they stood in for only while that delegation is still in
+        // force (docs/security.md, "The authority rules", `quorum`).
+        let people = approval.approved_people();
         let mut still: Vec<(String, bool)> = Vec::new();
-        for name in &approved_by {
+        for (i, name) in approved_by.iter().enumerate() {
             let Some(person) = crate::store::users::credentials(&mut *w.tx, name).await? else { continue };
             let decider = rules::Decider { name, is_admin: person.user.role == Role::Admin };
-            if approval.approvers().is_none_or(|a| a.includes(decider)) {
-                still.push((name.clone(), decider.is_admin));
+            if !approval.approvers().is_none_or(|a| a.includes(decider)) {
+                continue;
             }
+            if let Some(delegate) = people.get(i).filter(|p| !p.eq_ignore_ascii_case(name)) {
+                let stands_in_for = delegations::delegators_of(&mut *w.tx, delegate, now_ms()).await?;
+                if !stands_in_for.iter().any(|p| p.eq_ignore_ascii_case(name)) {
+                    continue;
+                }
+            }
+            still.push((name.clone(), decider.is_admin));
         }
         let this = (principal.to_owned(), actor.role == Some(Role::Admin));
         fn view(people: &[(String, bool)]) -> Vec<rules::Decider<'_>> {

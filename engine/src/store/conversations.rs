@@ -43,8 +43,16 @@ const SELECT: &str = "SELECT c.id, c.title, c.agent, c.created_at, c.last_seq, c
         (SELECT COUNT(*) FROM approvals a WHERE a.conversation_id = c.id AND a.state = 'pending') AS pending
     FROM conversations c LEFT JOIN users u ON u.id = c.owner_id";
 
-pub async fn create(pool: impl Into<Db<'_>>, title: &str, agent: &str, owner: &User) -> anyhow::Result<Conversation> {
-    create_with_id(pool, &new_id(), title, agent, owner).await?.context("BUG: a new conversation id was taken")
+/// A new conversation of `owner`'s; `opened_by`: the credential that made it, as
+/// `server::auth::Credential` names it (who may stop its tasks: [`opened_with`]).
+pub async fn create(
+    pool: impl Into<Db<'_>>,
+    title: &str,
+    agent: &str,
+    owner: &User,
+    opened_by: Option<&str>,
+) -> anyhow::Result<Conversation> {
+    create_with_id(pool, &new_id(), title, agent, owner, opened_by).await?.context("BUG: a new conversation id was taken")
 }
 
 /// Like [`create`], with the id given; `None` if it is taken. Answers what it wrote without
@@ -57,16 +65,19 @@ async fn create_with_id(
     title: &str,
     agent: &str,
     owner: &User,
+    opened_by: Option<&str>,
 ) -> anyhow::Result<Option<Conversation>> {
     let created_at = now_ms();
     let inserted = sqlx::query(
-        "INSERT INTO conversations (id, title, agent, created_at, owner_id) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
+        "INSERT INTO conversations (id, title, agent, created_at, owner_id, opened_by) VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (id) DO NOTHING",
     )
     .bind(id)
     .bind(title)
     .bind(agent)
     .bind(created_at)
     .bind(&owner.id)
+    .bind(opened_by)
     .execute(pool.into().write())
     .await
     .context("failed to create conversation")?;
@@ -121,7 +132,8 @@ pub async fn owned(
 /// `agent`, made for them now when no conversation has that id. `None` when the id is someone
 /// else's (or another agent's), or a client chose one of the gateway's ids: the door answers
 /// that as it answers an id it does not know, and nothing is written. Two first uses at once
-/// make one conversation (the second insert does nothing and reads the first's).
+/// make one conversation (the second insert does nothing and reads the first's). `opened_by`:
+/// the credential that asks, kept when it makes the conversation (as [`create`]).
 pub async fn open_or_create(
     db: impl Into<Db<'_>>,
     id: &ConversationId,
@@ -129,6 +141,7 @@ pub async fn open_or_create(
     title: &str,
     agent: &str,
     owner: &User,
+    opened_by: Option<&str>,
 ) -> anyhow::Result<Option<Conversation>> {
     if from == IdFrom::Client && id.starts_with(GATEWAY_ID_PREFIX) {
         return Ok(None);
@@ -138,7 +151,7 @@ pub async fn open_or_create(
     if let Some(found) = get(db.again(), id).await? {
         return Ok(mine(found));
     }
-    if let Some(made) = create_with_id(db.again(), id, title, agent, owner).await? {
+    if let Some(made) = create_with_id(db.again(), id, title, agent, owner, opened_by).await? {
         return Ok(Some(made));
     }
     // Made meanwhile by another request: read where it was written.
@@ -157,6 +170,27 @@ pub async fn get(pool: impl Into<Db<'_>>, id: &ConversationId) -> anyhow::Result
         .await
         .context("failed to load conversation")?;
     Ok(row.map(Into::into))
+}
+
+/// Whether the credential `key` opened `owner`'s conversation `id`: it made it (`opened_by`), or
+/// it is that credential's MCP gateway conversation ([`gateway_id`], which only the gateway
+/// makes, so this holds for gateway conversations older than `opened_by` too). A token that may
+/// only call stops the tasks of such a conversation and no other (docs/security.md, "Tokens").
+pub async fn opened_with(db: impl Into<Db<'_>>, id: &ConversationId, owner: &UserId, key: &str) -> anyhow::Result<bool> {
+    #[derive(sqlx::FromRow)]
+    struct Opener {
+        agent: String,
+        owner_id: Option<UserId>,
+        opened_by: Option<String>,
+    }
+    let found: Option<Opener> = sqlx::query_as("SELECT agent, owner_id, opened_by FROM conversations WHERE id = $1")
+        .bind(id)
+        .fetch_optional(db.into().read_few())
+        .await
+        .context("failed to load who opened a conversation")?;
+    Ok(found.is_some_and(|c| {
+        c.owner_id.as_ref() == Some(owner) && (c.opened_by.as_deref() == Some(key) || *id == gateway_id(owner, key, &c.agent))
+    }))
 }
 
 /// Newest first; `owner_id` None lists everyone's (admins).

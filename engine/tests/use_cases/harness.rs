@@ -77,7 +77,7 @@ impl Engine {
     pub async fn conversation(&self, user: &str, agent: &str) -> Conversation {
         let owner =
             users::insert(&self.store, user, "not a password hash", Role::User).await.expect("inserting a user").expect("a new user");
-        conversations::create(&self.store, "a test chat", agent, &owner).await.expect("a conversation")
+        conversations::create(&self.store, "a test chat", agent, &owner, None).await.expect("a conversation")
     }
 
     /// Starts a turn with `text` and waits until it settles.

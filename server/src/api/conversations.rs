@@ -60,10 +60,11 @@ pub fn router() -> OpenApiRouter<AppState> {
         WriteErrors,
     ),
 )]
-#[tracing::instrument(skip(state, user, body))]
+#[tracing::instrument(skip(state, user, credential, body))]
 async fn create(
     State(state): State<AppState>,
     user: CurrentUser,
+    credential: Option<Extension<Credential>>,
     ApiJson(body): ApiJson<NewConversation>,
 ) -> Result<(StatusCode, Json<Conversation>), ApiError> {
     let agents = state.orchestrator.agents();
@@ -75,7 +76,10 @@ async fn create(
     if title.chars().count() > MAX_TITLE_CHARS {
         return Err(ApiError::invalid("title", format!("the title is longer than {MAX_TITLE_CHARS} characters")));
     }
-    let conversation = conversations::create(&state.store, &title, &agent.name, &user.user).await?;
+    // Who opened it: a token that may only call stops the turns of the conversations it opened
+    // and no others (docs/security.md, "Tokens").
+    let opened_by = credential.as_ref().map(|Extension(Credential(key))| key.as_str());
+    let conversation = conversations::create(&state.store, &title, &agent.name, &user.user, opened_by).await?;
     Ok((StatusCode::CREATED, Json(conversation)))
 }
 

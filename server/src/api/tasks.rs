@@ -2,7 +2,7 @@
 
 use super::error::{ReadErrors, WriteErrors};
 use axum::{
-    Json,
+    Extension, Json,
     extract::{Path, State},
 };
 use domain::TaskId;
@@ -15,7 +15,10 @@ use super::{
     extract::ApiJson,
 };
 use crate::{
-    auth::CurrentUser,
+    auth::{
+        Credential, CurrentUser,
+        scopes::{self, Scopes},
+    },
     orchestrator::Decision,
     state::AppState,
     store::{
@@ -131,10 +134,19 @@ pub(crate) async fn decide_all(
         WriteErrors,
     ),
 )]
-#[tracing::instrument(skip(state, user))]
-async fn abort(State(state): State<AppState>, user: CurrentUser, Path(id): Path<TaskId>) -> Result<Json<Task>, ApiError> {
+#[tracing::instrument(skip(state, user, credential))]
+async fn abort(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    scopes: Scopes,
+    credential: Option<Extension<Credential>>,
+    Path(id): Path<TaskId>,
+) -> Result<Json<Task>, ApiError> {
     state.limits.decision(&state.store, &user.user.id).await?;
-    visible_task(&state, &user, &id).await?;
+    let task = visible_task(&state, &user, &id).await?;
+    if !scopes::may_stop(&state.store, &user.user, credential.as_deref(), scopes, &task.conversation_id).await? {
+        return Err(ApiError::Forbidden(scopes::MAY_NOT_STOP.into()));
+    }
     state.decisions.abort(&id, &actor(&user)).await?;
     Ok(Json(with_summary(&state, &visible_task(&state, &user, &id).await?).await?))
 }

@@ -1,8 +1,9 @@
 //! What a credential may do (docs/security.md, "Tokens"): `read` (see chats, approvals, the
-//! audit trail), `decide` (approve, reject, defer, escalate, grant, make links, abort a turn,
+//! audit trail), `decide` (approve, reject, defer, escalate, grant, make links, stop any turn,
 //! change who may decide) and `call` (start an agent's work: chat turns and the MCP, A2A and AG-UI
-//! gateways). A person logged in through the browser has all three; an API token has the ones it
-//! was made with, so the token an agent's gateway client holds (`call`) cannot decide its own calls.
+//! gateways, and stopping the turns it started: [`may_stop`]). A person logged in through the
+//! browser has all three; an API token has the ones it was made with, so the token an agent's
+//! gateway client holds (`call`) cannot decide its own calls.
 
 use std::fmt;
 
@@ -10,6 +11,10 @@ use axum::{
     extract::FromRequestParts,
     http::{Method, request::Parts},
 };
+use domain::ConversationId;
+
+use super::Credential;
+use crate::store::{Store, conversations, users::User};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scope {
@@ -101,7 +106,8 @@ impl fmt::Display for Scopes {
 /// The scope a request needs, from its method and path: every decision and every change of who
 /// may decide needs `decide`; starting an agent's work (a chat turn, a gateway) needs `call`;
 /// the rest of the API needs `read`. `None`: no credential is needed to ask (pages, health,
-/// signed links, Slack's signed callbacks), or the route is not one a token reaches.
+/// signed links, Slack's signed callbacks), the route is not one a token reaches, or its
+/// handler judges the scopes itself (stopping a task, [`may_stop`]).
 pub fn needed(method: &Method, path: &str) -> Option<Scope> {
     let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     let write = *method != Method::GET && *method != Method::HEAD;
@@ -110,13 +116,41 @@ pub fn needed(method: &Method, path: &str) -> Option<Scope> {
         ["a2a", _, ".well-known", ..] => None,
         ["mcp" | "a2a" | "ag-ui", ..] => Some(Scope::Call),
         ["api", "approvals", _, "approve" | "reject" | "defer" | "escalate" | "links"] => Some(Scope::Decide),
-        ["api", "tasks", _, "approve-all" | "reject-all" | "abort"] => Some(Scope::Decide),
+        ["api", "tasks", _, "approve-all" | "reject-all"] => Some(Scope::Decide),
+        // Stopping a task needs `decide`, or `call` for a task the token started: its handler
+        // judges that with the task in hand ([`may_stop`]).
+        ["api", "tasks", _, "abort"] if write => None,
         // The page's decisions as HTML forms (server/src/forms.rs).
         ["forms", ..] => Some(Scope::Decide),
         ["api", "grants" | "links" | "delegations" | "groups" | "users", ..] if write => Some(Scope::Decide),
         ["api", "conversations", ..] if write => Some(Scope::Call),
         ["api", ..] => Some(Scope::Read),
         _ => None,
+    }
+}
+
+/// Why [`may_stop`] refused, as every door says it.
+pub const MAY_NOT_STOP: &str = "stopping this task needs a token with the decide scope: a token that may only call stops only \
+                                the tasks it started (docs/security.md, \"Tokens\")";
+
+/// Whether `user`, asking with `credential` and `scopes`, may stop a task of `conversation` that
+/// they see: the one rule of every door that stops a task (REST abort, A2A `CancelTask`, the MCP
+/// gateway's cancellation; docs/security.md, "Tokens"). `decide` stops any task its person sees;
+/// `call` alone stops only what this credential started, a task of a conversation it opened
+/// ([`conversations::opened_with`]), so an agent's token cannot stop its person's other work.
+pub async fn may_stop(
+    store: &Store,
+    user: &User,
+    credential: Option<&Credential>,
+    scopes: Scopes,
+    conversation: &ConversationId,
+) -> anyhow::Result<bool> {
+    if scopes.allows(Scope::Decide) {
+        return Ok(true);
+    }
+    match credential {
+        Some(Credential(key)) if scopes.allows(Scope::Call) => conversations::opened_with(store, conversation, &user.id, key).await,
+        _ => Ok(false),
     }
 }
 
@@ -144,7 +178,6 @@ mod tests {
             "/api/approvals/a1/links",
             "/api/tasks/t1/approve-all",
             "/api/tasks/t1/reject-all",
-            "/api/tasks/t1/abort",
             "/api/grants/g1/revoke",
             "/api/links/l1/revoke",
             "/api/delegations",
@@ -163,5 +196,7 @@ mod tests {
         assert_eq!(needed(&Method::GET, "/a2a/support/.well-known/agent-card.json"), None);
         assert_eq!(needed(&Method::GET, "/decide/xyz"), None);
         assert_eq!(needed(&Method::GET, "/healthz"), None);
+        // `decide`, or `call` for a task the token started: judged by its handler (`may_stop`).
+        assert_eq!(needed(&post, "/api/tasks/t1/abort"), None);
     }
 }

@@ -29,7 +29,7 @@ use tokio::sync::mpsc;
 use crate::{
     EngineError,
     auth::{
-        Viewer,
+        Credential, Viewer,
         scopes::{Scope, Scopes},
     },
     channels::neutral,
@@ -86,6 +86,7 @@ async fn run(
     State(state): State<AppState>,
     Extension(viewer): Extension<Viewer>,
     scopes: Scopes,
+    credential: Option<Extension<Credential>>,
     Path(agent): Path<String>,
     body: Bytes,
 ) -> Response {
@@ -110,7 +111,8 @@ async fn run(
     let (tx, rx) = mpsc::channel::<Value>(64);
     tokio::spawn(async move {
         let _ = tx.send(json!({ "type": "RUN_STARTED", "threadId": thread, "runId": run_id })).await;
-        let last = match drive(&state, &user, may_decide, &agent, &thread, &input, &tx).await {
+        let opened_by = credential.as_ref().map(|Extension(Credential(key))| key.as_str());
+        let last = match drive(&state, &user, may_decide, opened_by, &agent, &thread, &input, &tx).await {
             Ok(outcome) => json!({ "type": "RUN_FINISHED", "threadId": thread, "runId": run_id, "outcome": outcome }),
             Err(RunError(code, message)) => json!({ "type": "RUN_ERROR", "code": code, "message": message }),
         };
@@ -124,10 +126,14 @@ async fn run(
 }
 
 /// Starts or resumes the thread's turn, streams its events, and says how the run ended.
+/// `opened_by`: the credential that asks, kept with a thread it makes (who may stop its turns:
+/// `conversations::opened_with`).
+#[allow(clippy::too_many_arguments)]
 async fn drive(
     state: &AppState,
     user: &User,
     may_decide: bool,
+    opened_by: Option<&str>,
     agent: &str,
     thread: &str,
     input: &Value,
@@ -137,7 +143,7 @@ async fn drive(
     // Someone else's thread, and one of the MCP gateway's ids (which no client may choose), get
     // the same answer, and nothing is written.
     let from = conversations::IdFrom::Client;
-    let Some(conversation) = conversations::open_or_create(&state.store, &id, from, &title_of(input), agent, user).await? else {
+    let Some(conversation) = conversations::open_or_create(&state.store, &id, from, &title_of(input), agent, user, opened_by).await? else {
         return Err(RunError("THREAD_NOT_FOUND", format!("thread {thread} is not one of yours with agent {agent}")));
     };
     let since = conversation.last_seq;

@@ -8,7 +8,7 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{Options, TestApp, cli, client_with_token, spawn_app_with};
+use crate::helpers::{Options, TestApp, cli, client_with_token, error_code, spawn_app_with};
 
 const AGENT: &str = "[[agents]]\nname = \"support\"\ndescription = \"Refunds and orders\"\n\
     tools = [\"list_orders\", \"get_order\", \"cancel_order\", \"process_refund\"]\n\
@@ -370,6 +370,51 @@ async fn a_call_only_token_asks_through_a2a_and_ag_ui_but_cannot_decide() {
     // Nor can it read the approvals over REST.
     let (status, body) = agent.get_json("/api/approvals?status=pending").await;
     assert_eq!(status, 403, "{body}");
+}
+
+/// One rule on every door that stops a task (docs/security.md, "Tokens"): a token that may only
+/// call stops the tasks it started, through A2A or REST, and no other task of its person's.
+#[tokio::test]
+async fn a_call_only_token_stops_the_tasks_it_started_and_no_others() {
+    let app = app().await;
+    let (ok, token, stderr) = cli(app.data_dir.path(), &["token", "create", "--user", "alice", "--name", "agent", "--gateway"], None).await;
+    assert!(ok, "{stderr}");
+    let agent = TestApp { client: client_with_token(token.trim()), ..app.as_user("alice") };
+    let send = |text: &str| {
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": { "message": { "parts": [{ "text": text }] } } }).to_string()
+    };
+    let cancel = |task: &str| json!({ "jsonrpc": "2.0", "id": 2, "method": "CancelTask", "params": { "id": task } }).to_string();
+
+    // Its own A2A task: canceled through A2A.
+    let (_, first) = rpc(&agent, &send("refund order 1001")).await;
+    let own = first["result"]["task"]["id"].as_str().expect("a task").to_owned();
+    assert_eq!(first["result"]["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{first}");
+    let (_, canceled) = rpc(&agent, &cancel(&own)).await;
+    assert_eq!(canceled["result"]["status"]["state"], "TASK_STATE_CANCELED", "{canceled}");
+
+    // A task of alice's in a chat she opened herself: neither door stops it, and nothing changes.
+    let c = app.create_conversation().await;
+    let (other, approvals) = app.pending_turn(&c, "refund order 1002", 1).await;
+    let events = app.detail(&c).await.events.len();
+    let (status, body) = agent.post_json(&format!("/api/tasks/{other}/abort"), json!({})).await;
+    assert_eq!((status, error_code(&body)), (403, "forbidden"), "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("decide scope"), "{body}");
+    let (_, refused) = rpc(&agent, &cancel(&other)).await;
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert_eq!(app.task_status(&other).await, domain::TaskStatus::InputRequired);
+    assert_eq!(app.pending_approvals_of(&other).await.len(), 1, "{approvals:?}");
+    assert_eq!(app.detail(&c).await.events.len(), events, "nothing changed");
+
+    // Another task of its own: stopped through REST too.
+    let (_, second) = rpc(&agent, &send("refund order 1001")).await;
+    let own = second["result"]["task"]["id"].as_str().expect("a task").to_owned();
+    let (status, body) = agent.post_json(&format!("/api/tasks/{own}/abort"), json!({})).await;
+    assert_eq!((status, body["status"].as_str()), (200, Some("canceled")), "{body}");
+    assert_eq!(app.order(1001).await.status, "open");
+
+    // alice's own token (it may decide) stops her chat's task.
+    let (status, body) = app.post_json(&format!("/api/tasks/{other}/abort"), json!({})).await;
+    assert_eq!((status, body["status"].as_str()), (200, Some("canceled")), "{body}");
 }
 
 #[tokio::test]

@@ -7,7 +7,7 @@
 use domain::TaskStatus;
 use serde_json::{Value, json};
 
-use crate::helpers::{Options, TestApp, error_code, spawn_app_with};
+use crate::helpers::{Options, PASSWORD, TestApp, cli, client_with_token, error_code, spawn_app_with};
 
 const TOOLS: &str = "tools = [\"list_orders\", \"get_order\", \"cancel_order\", \"process_refund\"]";
 
@@ -322,6 +322,44 @@ async fn a_person_counts_once_toward_a_quorum_whoever_they_act_as() {
     let (status, body) = root.post_json(&format!("/api/approvals/{id}/approve"), json!({})).await;
     assert_eq!((status, body["approved_by"].clone()), (200, json!(["bob", "root"])), "{body}");
     app.wait_task(&task, TaskStatus::Completed).await;
+}
+
+/// A delegate's approval counts toward a quorum only while the delegation is in force when the
+/// quorum is met (docs/security.md, "The authority rules"): once bob ended it, what alice approved
+/// in his place no longer counts, so root's approval alone leaves the call waiting.
+#[tokio::test]
+async fn a_delegates_approval_stops_counting_when_the_delegation_ends() {
+    let app = app_with("approvers = [\"user:bob\", \"user:dora\", \"role:admin\"]\nquorum = 2\n").await;
+    let (ok, _, stderr) = cli(app.data_dir.path(), &["user", "add", "dora"], Some(&format!("{PASSWORD}\n"))).await;
+    assert!(ok, "{stderr}");
+    let (ok, token, stderr) = cli(app.data_dir.path(), &["token", "create", "--user", "dora", "--name", "tests"], None).await;
+    assert!(ok, "{stderr}");
+    let dora = TestApp { client: client_with_token(token.trim()), ..app.clone() };
+    let (bob, root) = (app.as_user("bob"), app.as_user("root"));
+    let (status, delegation) = bob.post_json("/api/delegations", json!({ "to": "alice", "ends_at": in_secs(3600) })).await;
+    assert_eq!(status, 201, "{delegation}");
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let id = approvals[0].id.clone();
+
+    // alice, no approver herself, approves in bob's place: it counts as bob's.
+    let (status, body) = app.post_json(&format!("/api/approvals/{id}/approve"), json!({})).await;
+    assert_eq!((status, body["outcome"].as_str(), body["approved_by"].clone()), (200, Some("pending"), json!(["bob"])), "{body}");
+
+    // bob ends the delegation; then root approves: the first of two that count, so nothing runs.
+    let did = delegation["id"].as_str().unwrap();
+    let (status, ended) = bob.post_json(&format!("/api/delegations/{did}/revoke"), json!({})).await;
+    assert_eq!(status, 200, "{ended}");
+    let (status, body) = root.post_json(&format!("/api/approvals/{id}/approve"), json!({})).await;
+    assert_eq!((status, body["outcome"].as_str()), (200, Some("pending")), "{body}");
+    assert_eq!(state_of(&app, &c, &id).await.0, "pending");
+    assert_eq!(app.order(1001).await.status, "open", "alice's approval for bob no longer counts");
+
+    // A second approver who may decide now completes it.
+    let (status, body) = dora.post_json(&format!("/api/approvals/{id}/approve"), json!({})).await;
+    assert_eq!((status, body["outcome"].as_str()), (200, Some("approved")), "{body}");
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(app.order(1001).await.status, "refunded");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -112,7 +112,8 @@ async fn no_door_uses_someone_elses_conversation_and_no_client_takes_a_gateway_c
     let second = store::users::insert_token(pool, &bobs_id, "second", &tokens::digest(&token), "read decide call").await.unwrap();
     let taken = conversations::gateway_id(&bobs_id, &format!("token:{second}"), "support");
     let alice = store::users::get(pool, &id_of(&app).await).await.unwrap().unwrap();
-    let made = conversations::open_or_create(pool, &taken, conversations::IdFrom::Gateway, "squatted", "support", &alice).await.unwrap();
+    let made =
+        conversations::open_or_create(pool, &taken, conversations::IdFrom::Gateway, "squatted", "support", &alice, None).await.unwrap();
     assert!(made.is_some());
     let refused = mcp_read(&app, &crate::helpers::client_with_token(&token)).await;
     let message = refused["error"]["message"].as_str().unwrap_or_default();

@@ -441,7 +441,7 @@ async fn a_commit_dropped_at_its_yield_after_the_commit_still_publishes_its_even
     let dir = tempfile::tempdir().unwrap();
     let store = Store::connect(&format!("sqlite://{}", dir.path().join("t.db").display()), Default::default()).await.unwrap();
     let user = users::insert(&store, "alice", "not-a-hash", domain::Role::Admin).await.unwrap().unwrap();
-    let c = conversations::create(&store, "t", "support", &user).await.unwrap();
+    let c = conversations::create(&store, "t", "support", &user, None).await.unwrap();
     let mut live = store.bus().subscribe_local();
 
     let mut w = store.write(Scope::Conversation(&c.id)).await.unwrap();

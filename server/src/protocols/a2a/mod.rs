@@ -28,8 +28,8 @@ use wire::{Method, TaskView, Version, code};
 use crate::{
     EngineError,
     auth::{
-        Viewer,
-        scopes::{Scope, Scopes},
+        Credential, Viewer,
+        scopes::{MAY_NOT_STOP, Scope, Scopes, may_stop},
     },
     orchestrator::{Actor, Decision},
     state::AppState,
@@ -81,6 +81,7 @@ async fn rpc(
     State(state): State<AppState>,
     Extension(viewer): Extension<Viewer>,
     scopes: Scopes,
+    credential: Option<Extension<Credential>>,
     Path(agent): Path<String>,
     headers: HeaderMap,
     body: Bytes,
@@ -106,11 +107,12 @@ async fn rpc(
         return Json(rpc_error(&id, RpcError(code::INVALID_REQUEST, format!("no agent named {agent:?}")))).into_response();
     }
     let params = &request["params"];
+    let credential = credential.map(|Extension(c)| c);
     let outcome = match method {
-        Method::Stream => return stream_message(state, user, scopes, agent, params.clone(), id, version).await,
-        Method::Send => send_message(&state, &user, scopes, &agent, params).await.map(|task| version.sent(&task)),
+        Method::Stream => return stream_message(state, user, scopes, credential, agent, params.clone(), id, version).await,
+        Method::Send => send_message(&state, &user, scopes, credential.as_ref(), &agent, params).await.map(|task| version.sent(&task)),
         Method::Get => get_task(&state, &user, params).await.map(|task| version.task(&task)),
-        Method::Cancel => cancel(&state, &user, params).await.map(|task| version.task(&task)),
+        Method::Cancel => cancel(&state, &user, scopes, credential.as_ref(), params).await.map(|task| version.task(&task)),
         Method::Unsupported(code) => Err(RpcError(code, format!("{name} is not offered: poll the task instead"))),
     };
     Json(match outcome {
@@ -138,10 +140,12 @@ async fn visible_task(state: &AppState, user: &User, id: &str) -> Result<TaskRow
 /// A streamed message: the same as sending it, answered as SSE — the task as it starts, then
 /// when it settles (finished, or waiting for a person) the version's closing events
 /// ([`Version::settled_stream`]). Errors before anything started are a single JSON-RPC error event.
+#[allow(clippy::too_many_arguments)]
 async fn stream_message(
     state: AppState,
     user: User,
     scopes: Scopes,
+    credential: Option<Credential>,
     agent: String,
     params: Value,
     id: Value,
@@ -149,7 +153,7 @@ async fn stream_message(
 ) -> Response {
     use axum::response::sse::{Event, Sse};
     let frame = |result: Value| Event::default().data(json!({ "jsonrpc": "2.0", "id": id, "result": result }).to_string());
-    let started = match begin(&state, &user, scopes, &agent, &params).await {
+    let started = match begin(&state, &user, scopes, credential.as_ref(), &agent, &params).await {
         Ok(task) => task,
         Err(error) => {
             let event = Event::default().data(rpc_error(&id, error).to_string());
@@ -180,14 +184,28 @@ async fn get_task(state: &AppState, user: &User, params: &Value) -> Result<TaskV
 }
 
 /// A new turn, or a decision on the task the message names.
-async fn send_message(state: &AppState, user: &User, scopes: Scopes, agent: &str, params: &Value) -> Result<TaskView, RpcError> {
-    let task = begin(state, user, scopes, agent, params).await?;
+async fn send_message(
+    state: &AppState,
+    user: &User,
+    scopes: Scopes,
+    credential: Option<&Credential>,
+    agent: &str,
+    params: &Value,
+) -> Result<TaskView, RpcError> {
+    let task = begin(state, user, scopes, credential, agent, params).await?;
     let task = settled(state, &task).await?;
     task_view(state, &task).await
 }
 
 /// What a message does: starts a turn, or decides the task it names; the task.
-async fn begin(state: &AppState, user: &User, scopes: Scopes, agent: &str, params: &Value) -> Result<TaskId, RpcError> {
+async fn begin(
+    state: &AppState,
+    user: &User,
+    scopes: Scopes,
+    credential: Option<&Credential>,
+    agent: &str,
+    params: &Value,
+) -> Result<TaskId, RpcError> {
     let message = &params["message"];
     let parts = wire::parts(message).ok_or_else(|| RpcError(code::INVALID_PARAMS, "params.message.parts must be a list".into()))?;
     let decision = parts.data.iter().copied().find(|d| d.get("decision_type").is_some());
@@ -215,13 +233,20 @@ async fn begin(state: &AppState, user: &User, scopes: Scopes, agent: &str, param
         (None, Some(_)) => return Err(RpcError(code::INVALID_PARAMS, "a decision names the task it decides (message.taskId)".into())),
         (None, None) => {
             let context = message["contextId"].as_str().filter(|c| !c.is_empty());
-            start(state, user, agent, context, &parts.text.join("\n")).await?
+            start(state, user, credential, agent, context, &parts.text.join("\n")).await?
         }
     };
     Ok(task)
 }
 
-async fn start(state: &AppState, user: &User, agent: &str, context: Option<&str>, text: &str) -> Result<TaskId, RpcError> {
+async fn start(
+    state: &AppState,
+    user: &User,
+    credential: Option<&Credential>,
+    agent: &str,
+    context: Option<&str>,
+    text: &str,
+) -> Result<TaskId, RpcError> {
     let text = text.trim();
     if text.is_empty() {
         return Err(RpcError(code::INVALID_PARAMS, "the message needs a text part".into()));
@@ -236,7 +261,7 @@ async fn start(state: &AppState, user: &User, agent: &str, context: Option<&str>
         Some(conversation) => conversation,
         None => {
             let title: String = text.chars().take(60).collect();
-            conversations::create(&state.store, &title, agent, user).await?
+            conversations::create(&state.store, &title, agent, user, credential.map(|Credential(key)| key.as_str())).await?
         }
     };
     match state.orchestrator.start_turn(&conversation, text).await {
@@ -344,9 +369,20 @@ async fn decide(state: &AppState, user: &User, task_id: &str, data: &Value) -> R
     Ok(task.id)
 }
 
-async fn cancel(state: &AppState, user: &User, params: &Value) -> Result<TaskView, RpcError> {
+/// Stops the task, as the REST abort does and by the same rule: a token that may only call stops
+/// only the tasks it started (`scopes::may_stop`).
+async fn cancel(
+    state: &AppState,
+    user: &User,
+    scopes: Scopes,
+    credential: Option<&Credential>,
+    params: &Value,
+) -> Result<TaskView, RpcError> {
     let id = params["id"].as_str().ok_or_else(|| RpcError(code::INVALID_PARAMS, "params.id names the task".into()))?;
     let task = visible_task(state, user, id).await?;
+    if !may_stop(&state.store, user, credential, scopes, &task.conversation_id).await? {
+        return Err(RpcError(code::INVALID_REQUEST, MAY_NOT_STOP.into()));
+    }
     if task.status().is_final() {
         return Err(RpcError(code::TASK_NOT_CANCELABLE, format!("task {id} is already {}", task.status().as_str())));
     }

@@ -42,7 +42,7 @@ use crate::{
     EngineError,
     auth::{
         ByToken, Credential, Viewer,
-        scopes::{Scope, Scopes},
+        scopes::{Scope, Scopes, may_stop},
     },
     orchestrator::Actor,
     state::AppState,
@@ -90,10 +90,12 @@ async fn json_rpc_only(axum::extract::State(state): axum::extract::State<AppStat
         }
         Ok(rmcp::model::ClientJsonRpcMessage::Notification(n)) => {
             if let rmcp::model::ClientNotification::CancelledNotification(cancelled) = n.notification
-                && let Some(Credential(key)) = parts.extensions.get::<Credential>()
+                && let Some(credential) = parts.extensions.get::<Credential>()
+                && let Some(Viewer(Some(user))) = parts.extensions.get::<Viewer>()
                 && let Some(agent) = parts.uri.path().strip_prefix("/mcp/").map(|a| a.trim_end_matches('/'))
             {
-                cancel_request(&state, key, agent, cancelled.params).await;
+                let scopes = parts.extensions.get::<Scopes>().copied().unwrap_or(Scopes::NONE);
+                cancel_request(&state, user, credential, scopes, agent, cancelled.params).await;
             }
         }
         Ok(_) => {}
@@ -278,13 +280,35 @@ fn request_key(key: &str, agent: &str, id: &str) -> String {
 /// made is stopped for good — its turn is aborted, so a later approval runs nothing, the card says
 /// the client stopped waiting, and the held request ends with that (docs/mcp-gateway.md). rmcp
 /// drops notifications in stateless mode, so this runs before it, on the parsed body.
-async fn cancel_request(state: &AppState, key: &str, agent: &str, params: CancelledNotificationParam) {
+async fn cancel_request(
+    state: &AppState,
+    user: &User,
+    credential: &Credential,
+    scopes: Scopes,
+    agent: &str,
+    params: CancelledNotificationParam,
+) {
     let Some(id) = params.request_id else { return };
-    match client_calls::by_request(&state.store, &request_key(key, agent, &id.to_string())).await {
-        Ok(Some((task, _))) => wait::client_stopped(state, &task, params.reason).await,
+    match stoppable(state, user, credential, scopes, &request_key(&credential.0, agent, &id.to_string())).await {
+        Ok(Some(task)) => wait::client_stopped(state, &task, params.reason).await,
         Ok(None) => {}
         Err(err) => tracing::warn!(error = ?err, "looking up a cancelled MCP request failed"),
     }
+}
+
+/// The task the credential's request `request` made, if it may stop it. A request of its own made
+/// it, in its gateway conversation, so the rule of every door that stops a task
+/// (`scopes::may_stop`) lets it stop that one.
+async fn stoppable(
+    state: &AppState,
+    user: &User,
+    credential: &Credential,
+    scopes: Scopes,
+    request: &str,
+) -> anyhow::Result<Option<TaskId>> {
+    let Some((task, _)) = client_calls::by_request(&state.store, request).await? else { return Ok(None) };
+    let Some(row) = tasks::get(&state.store, &task).await? else { return Ok(None) };
+    Ok(may_stop(&state.store, user, Some(credential), scopes, &row.conversation_id).await?.then_some(task))
 }
 
 impl Gateway {
@@ -446,7 +470,8 @@ async fn client_conversation(
     };
     // Adopted only when it is the caller's own: a conversation with this id that someone else
     // made is never where this client's calls go (nor whose owner they are recorded as).
-    let Some(conversation) = conversations::open_or_create(pool, &id, conversations::IdFrom::Gateway, &title, agent, user).await? else {
+    let from = conversations::IdFrom::Gateway;
+    let Some(conversation) = conversations::open_or_create(pool, &id, from, &title, agent, user, Some(key)).await? else {
         tracing::warn!(conversation = %id, user = %user.username, "an MCP client's conversation id is someone else's conversation");
         return Ok(None);
     };
