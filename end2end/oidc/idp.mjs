@@ -15,10 +15,23 @@
 //   countersign            normal
 //   countersign-expired    id_token re-signed with the real key, already expired
 //   countersign-wrong-key  id_token re-signed with another key under the real kid
+//   countersign-public     a public client: no secret (token_endpoint_auth_method none)
+// Switches (environment), to be a provider unlike this one:
+//   IDP_TOKEN_AUTH_METHODS=a,b  discovery's token_endpoint_auth_methods_supported; the secret
+//                               clients use the first client_secret_* of them, and with
+//                               client_secret_post only, a Basic header is refused (as strict
+//                               providers do; oidc-provider itself takes either)
+//   IDP_NO_AUTH_TIME=1          no auth_time in ID tokens nor in discovery's claims_supported
 // Test controls (outside the provider):
-//   PUT /test/users/<id>   JSON {password?, email?, email_verified?, name?, groups?}
-//                          merged into (or creating) the account; 204
+//   PUT /test/users/<id>   JSON {password?, email?, email_verified?, name?, groups?, claims?,
+//                          userinfo_claims?} merged into (or creating) the account; 204.
+//                          `claims` are sent as given, over the others, in the ID token and
+//                          userinfo (a real provider's shapes: "true" strings, RFC 3339
+//                          times, its own claim names); `userinfo_claims` over those in
+//                          userinfo only; a null value leaves the claim out
 //   GET /test/users/<id>   the account as JSON (404 if unknown)
+//   GET /test/token-auth   {"method"}: how the last token request authenticated
+//                          (client_secret_basic, client_secret_post or none)
 import * as crypto from 'node:crypto';
 import * as http from 'node:http';
 
@@ -32,12 +45,25 @@ const SECRET = 'test-secret';
 const SCOPES = ['openid', 'profile', 'email', 'groups'];
 const CLAIMS = {
   openid: ['sub'],
-  profile: ['name', 'preferred_username'],
+  // Besides the standard claims, the ones real providers add (docs/sign-in.md, "Claim shapes"),
+  // so that `claims` can send them: Entra ID's oid/tid/ver, Google's hd, Cognito's and Auth0's own.
+  profile: [
+    'name', 'preferred_username', 'given_name', 'family_name', 'nickname', 'picture', 'locale', 'zoneinfo',
+    'updated_at', 'oid', 'tid', 'ver', 'hd', 'cognito:username', 'username',
+  ],
   email: ['email', 'email_verified'],
-  groups: ['groups'],
+  groups: ['groups', 'cognito:groups', 'https://countersign.example/groups'],
 };
 const ALL_CLAIMS = Object.values(CLAIMS).flat();
-const USER_FIELDS = ['password', 'email', 'email_verified', 'name', 'groups'];
+const USER_FIELDS = ['password', 'email', 'email_verified', 'name', 'groups', 'claims', 'userinfo_claims'];
+
+const AUTH_METHODS = process.env.IDP_TOKEN_AUTH_METHODS?.split(',').map((m) => m.trim()).filter(Boolean);
+const SECRET_AUTH = AUTH_METHODS?.find((m) => m.startsWith('client_secret_')) ?? 'client_secret_basic';
+// A provider that lists client_secret_post and not basic refuses a Basic header (oidc-provider
+// itself takes either).
+const POST_ONLY = Boolean(AUTH_METHODS?.includes('client_secret_post') && !AUTH_METHODS.includes('client_secret_basic'));
+const NO_AUTH_TIME = process.env.IDP_NO_AUTH_TIME === '1';
+let lastTokenAuth = null;
 
 const users = new Map(Object.entries({
   alice: { password: 'alice-pw', email: 'alice@example.com', email_verified: true, name: 'Alice Example', groups: ['cs-finance', 'staff'] },
@@ -61,13 +87,19 @@ const client = (client_id) => ({
   client_secret: SECRET,
   grant_types: ['authorization_code'],
   response_types: ['code'],
-  token_endpoint_auth_method: 'client_secret_basic', // client_secret_post is accepted too
+  token_endpoint_auth_method: SECRET_AUTH, // the other client_secret_* is accepted too, unless strict (below)
   redirect_uris: ['http://127.0.0.1:1/auth/oidc/callback'], // placeholder, see overrides below
   post_logout_redirect_uris: ['http://127.0.0.1:1/'],
 });
+const clients = ['countersign', 'countersign-expired', 'countersign-wrong-key'].map(client);
+if (!AUTH_METHODS || AUTH_METHODS.includes('none')) {
+  const { client_secret: _none, ...rest } = client('countersign-public');
+  clients.push({ ...rest, token_endpoint_auth_method: 'none' });
+}
 
 const provider = new Provider(issuer, {
-  clients: ['countersign', 'countersign-expired', 'countersign-wrong-key'].map(client),
+  clients,
+  ...(AUTH_METHODS ? { clientAuthMethods: AUTH_METHODS } : {}),
   jwks: { keys: [signingJwk] },
   cookies: { keys: [crypto.randomBytes(32).toString('hex')] },
   scopes: SCOPES,
@@ -84,12 +116,16 @@ const provider = new Provider(issuer, {
     if (!users.has(id)) return undefined;
     return {
       accountId: id,
-      async claims() {
+      async claims(use) {
         const u = users.get(id) ?? {};
-        return {
-          sub: id, preferred_username: id, name: u.name, email: u.email,
+        const all = {
+          preferred_username: id, name: u.name, email: u.email,
           email_verified: u.email_verified, groups: u.groups,
+          ...u.claims, ...(use === 'userinfo' ? u.userinfo_claims : {}),
+          sub: id,
         };
+        // null: the provider does not send the claim at all (Entra ID's email_verified).
+        return Object.fromEntries(Object.entries(all).filter(([, value]) => value !== null && value !== undefined));
       },
     };
   },
@@ -117,21 +153,51 @@ const loopback = (value, pathOk) => {
 provider.Client.prototype.redirectUriAllowed = (uri) => loopback(uri, (u) => u.pathname === '/auth/oidc/callback' && !u.search);
 provider.Client.prototype.postLogoutRedirectUriAllowed = (uri) => loopback(uri, () => true);
 
-// Broken ID tokens for the negative-test clients, rewritten after the token endpoint answered.
+// How the token endpoint is authenticated: recorded for GET /test/token-auth; a Basic header is
+// refused when POST_ONLY.
+provider.use(async (ctx, next) => {
+  if (ctx.path !== '/token' || ctx.method !== 'POST') return next();
+  const basic = /^basic /i.test(ctx.headers.authorization ?? '');
+  if (basic && POST_ONLY) {
+    ctx.status = 401;
+    ctx.body = { error: 'invalid_client', error_description: 'this provider takes the client secret in the body (client_secret_post)' };
+    return undefined;
+  }
+  await next();
+  if (ctx.status === 200) {
+    const registered = ctx.oidc?.client?.clientAuthMethod;
+    lastTokenAuth = basic ? 'client_secret_basic' : (registered === 'none' ? 'none' : 'client_secret_post');
+  }
+  return undefined;
+});
+
+// With IDP_NO_AUTH_TIME, a provider that never says when the person signed in.
+provider.use(async (ctx, next) => {
+  await next();
+  if (NO_AUTH_TIME && ctx.oidc?.route === 'discovery' && Array.isArray(ctx.body?.claims_supported)) {
+    ctx.body.claims_supported = ctx.body.claims_supported.filter((claim) => claim !== 'auth_time');
+  }
+});
+
+// Broken ID tokens for the negative-test clients (and ones without auth_time), rewritten after
+// the token endpoint answered.
 provider.use(async (ctx, next) => {
   await next();
   const mode = ctx.oidc?.route === 'token' && ctx.status === 200 && ctx.body?.id_token
     && ctx.oidc.client?.clientId;
-  if (mode !== 'countersign-expired' && mode !== 'countersign-wrong-key') return;
+  const broken = mode === 'countersign-expired' || mode === 'countersign-wrong-key';
+  if (!mode || (!broken && !NO_AUTH_TIME)) return;
   const header = decodeProtectedHeader(ctx.body.id_token);
   const payload = decodeJwt(ctx.body.id_token);
   if (mode === 'countersign-expired') {
     const now = Math.floor(Date.now() / 1000);
     Object.assign(payload, { iat: now - 7200, exp: now - 3600 });
   }
-  const key = mode === 'countersign-expired' ? signing.privateKey : wrongKey;
+  if (NO_AUTH_TIME) delete payload.auth_time;
+  const key = mode === 'countersign-wrong-key' ? wrongKey : signing.privateKey;
   ctx.body.id_token = await new SignJWT(payload).setProtectedHeader({ ...header, kid: KID }).sign(key);
 });
+
 provider.on('server_error', (ctx, err) => console.error('server_error', err));
 
 const esc = (s) => String(s ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -202,6 +268,7 @@ server.on('request', async (req, res) => {
     // Browsers ask every site for an icon; a 404 would be a console error in the tests.
     if (pathname === '/favicon.ico') return send(res, 204, '');
     if ((m = pathname.match(/^\/test\/users\/([^/]+)$/))) return await testUsers(req, res, decodeURIComponent(m[1]));
+    if (pathname === '/test/token-auth') return send(res, 200, JSON.stringify({ method: lastTokenAuth }), 'application/json');
     if ((m = pathname.match(/^\/interaction\/([^/]+)$/))) return await interaction(req, res, m[1]);
     return await providerCallback(req, res);
   } catch (err) {

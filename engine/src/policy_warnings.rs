@@ -15,6 +15,35 @@ pub fn warnings(config: &AgentsConfig, registry: &Registry) -> Vec<String> {
     config.agents.iter().flat_map(|agent| agent_warnings(agent, registry)).collect()
 }
 
+/// Whether some gate has `reauthenticate = true` while people sign in through an identity
+/// provider: then start-up reads the provider's discovery for [`fresh_sign_in_warnings`].
+pub fn asks_fresh_sign_in(config: &AgentsConfig) -> bool {
+    config.oidc.is_some() && config.agents.iter().any(|a| a.gates.iter().any(|g| g.rules.reauthenticate_secs.is_some()))
+}
+
+/// The gates with `reauthenticate = true` that a provider which does not list `auth_time` among
+/// the claims it sends (its discovery's `claims_supported`) cannot serve: a sign-in is as fresh as
+/// the ID token's `auth_time` says, and without one no sign-in is fresh enough to decide them
+/// (docs/sign-in.md, "Signing in again for risky gates"). `None`: the provider does not say.
+pub fn fresh_sign_in_warnings(config: &AgentsConfig, claims_supported: Option<&[String]>) -> Vec<String> {
+    let Some(claims) = claims_supported else { return Vec::new() };
+    if config.oidc.is_none() || claims.iter().any(|c| c == "auth_time") {
+        return Vec::new();
+    }
+    config
+        .agents
+        .iter()
+        .flat_map(|agent| {
+            agent.gates.iter().filter(|g| g.rules.reauthenticate_secs.is_some()).map(move |gate| {
+                format!(
+                    "agent {:?}, gate {:?}: reauthenticate needs the ID token's auth_time, which the identity provider does not list among the claims it sends (claims_supported in its discovery): if it sends none, no sign-in is fresh enough and nobody can decide the gate's calls",
+                    agent.name, gate.name
+                )
+            })
+        })
+        .collect()
+}
+
 /// Whether `rule` can match a call of `tool`: `Some(true)` surely for some call, `Some(false)`
 /// never, `None` depending on the call (its arguments, the model's spend or confidence) or on
 /// metadata not known before an MCP server is connected.
@@ -188,6 +217,22 @@ mod tests {
         let off = warned("[[agents.gates]]\nname = \"all\"\nkind = \"all\"\n[[agents.gates]]\nname = \"off\"\nkind = \"disabled\"\n");
         assert_eq!(off.len(), 1, "{off:?}");
         assert!(off[0].contains("turns approvals off"), "{off:?}");
+    }
+
+    #[test]
+    fn a_fresh_sign_in_gate_under_a_provider_without_auth_time_is_warned() {
+        let gate = "[[agents.gates]]\nname = \"cancellations\"\nkind = \"tools\"\ntools = [\"cancel_order\"]\nreauthenticate = true\n";
+        let with_provider = config(&format!("{gate}[oidc]\nissuer = \"https://idp.example.com\"\nclient_id = \"countersign\"\n"));
+        assert!(asks_fresh_sign_in(&with_provider));
+        let listed = |claims: &[&str]| claims.iter().map(|c| (*c).to_owned()).collect::<Vec<String>>();
+        let warned = fresh_sign_in_warnings(&with_provider, Some(listed(&["sub", "email"]).as_slice()));
+        assert_eq!(warned.len(), 1, "{warned:?}");
+        assert!(warned[0].contains("gate \"cancellations\"") && warned[0].contains("auth_time"), "{warned:?}");
+        assert!(fresh_sign_in_warnings(&with_provider, Some(listed(&["sub", "auth_time"]).as_slice())).is_empty());
+        assert!(fresh_sign_in_warnings(&with_provider, None).is_empty(), "a provider that does not say is not guessed at");
+        let passwords_only = config(gate);
+        assert!(!asks_fresh_sign_in(&passwords_only));
+        assert!(fresh_sign_in_warnings(&passwords_only, Some(listed(&["sub"]).as_slice())).is_empty(), "a password login is fresh");
     }
 
     #[test]

@@ -121,6 +121,7 @@ impl Application {
         let models = Models::build(&agents, parts.model)?;
         let people = Arc::new(crate::people::People::new(store.clone(), &agents));
         let oidc_config = agents.oidc.clone();
+        let fresh_sign_in = engine::policy_warnings::asks_fresh_sign_in(&agents).then(|| agents.clone());
         let orchestrator = Orchestrator::new(store.clone(), models, tools, agents, parts.before_commit, config.task_lease);
         background.start("task claims", |pulse| Arc::clone(&orchestrator).renew_claims(pulse));
         let decisions = Decisions::new(&orchestrator);
@@ -156,6 +157,18 @@ impl Application {
         let links = Arc::new(crate::links::key(&config, &store).await?);
         let base_url: Arc<str> = config.public_url.clone().unwrap_or_else(|| format!("http://{addr}")).into();
         let oidc = crate::auth::oidc::configured(oidc_config, &base_url)?.map(Arc::new);
+        // A gate that asks for a fresh sign-in needs the provider's auth_time: said once its
+        // discovery is read, in the background so that a provider that is down holds nothing up
+        // (docs/sign-in.md, "Signing in again for risky gates").
+        if let (Some(oidc), Some(agents)) = (oidc.clone(), fresh_sign_in) {
+            tokio::spawn(async move {
+                if let Ok(claims) = oidc.claims_supported().await {
+                    for warning in engine::policy_warnings::fresh_sign_in_warnings(&agents, claims.as_deref()) {
+                        tracing::warn!("policy: {warning}");
+                    }
+                }
+            });
+        }
         let state = AppState::new(crate::state::Shared {
             links,
             base_url,

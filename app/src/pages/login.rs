@@ -8,10 +8,12 @@ use crate::{api, components::top_bar::navigate_hard, data::sign_in_loader, domai
 fn sign_in_error(code: &str) -> &'static str {
     match code {
         "unreachable" => "The identity provider could not be reached. Try again in a moment; if it stays so, tell an admin.",
+        "issuer" => "The identity provider's name for itself is not this server's oidc.issuer. Tell an admin: the server's log names both.",
         "state" => "That sign-in was not started here or was already used. Start again.",
         "refused" => "The identity provider did not let you sign in.",
         "code" => "The identity provider would not confirm the sign-in (it was used already or took too long). Start again.",
         "token" => "The identity provider's answer did not verify, so you are not signed in. Tell an admin if it happens again.",
+        "claims" => "The identity provider sent a claim in a form this server cannot read. Tell an admin: the server's log names it.",
         "stale" => "The identity provider did not ask you to sign in again. Start again.",
         "account" => "The identity provider's account cannot be used here (see the server's log, or ask an admin).",
         "server" => "Countersign could not finish signing you in. Try again in a moment; if it stays so, tell an admin.",

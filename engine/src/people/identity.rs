@@ -64,6 +64,34 @@ pub struct OidcConfig {
     /// The longest a session started through the provider lives, in seconds (default 8 h).
     #[serde(default = "eight_hours")]
     pub session_max_secs: u64,
+    /// How this server authenticates at the provider's token endpoint; default: as the
+    /// provider's discovery lists (docs/sign-in.md, "The token endpoint").
+    pub token_endpoint_auth: Option<TokenEndpointAuth>,
+}
+
+/// `oidc.token_endpoint_auth`: how the client id (and secret) go to the token endpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub enum TokenEndpointAuth {
+    /// In an `Authorization: Basic` header.
+    #[serde(rename = "client_secret_basic")]
+    ClientSecretBasic,
+    /// In the form body.
+    #[serde(rename = "client_secret_post")]
+    ClientSecretPost,
+    /// A public client: the client id only; PKCE (always used) ties the code to the sign-in.
+    #[serde(rename = "none")]
+    Public,
+}
+
+impl TokenEndpointAuth {
+    /// The name discovery and the configuration use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ClientSecretBasic => "client_secret_basic",
+            Self::ClientSecretPost => "client_secret_post",
+            Self::Public => "none",
+        }
+    }
 }
 
 fn default_name() -> String {
@@ -152,13 +180,14 @@ impl Identity {
         if !valid_target(&username) {
             return Err(ClaimsProblem::BadUsername { claim: config.username_claim.clone(), value: username });
         }
-        // An unverified address is not the person's (a provider that says so is believed).
-        let unverified = claims.get("email_verified").and_then(Value::as_bool) == Some(false);
-        if unverified && (config.username_claim == config.email_claim || config.username_claim == "email") {
+        // An address is the person's only when the provider says so: anyone may type any address
+        // at a provider that does not check it (docs/sign-in.md, "Claim shapes").
+        let verified = email_verified(claims);
+        if !verified && (config.username_claim == config.email_claim || config.username_claim == "email") {
             return Err(ClaimsProblem::UnverifiedUsername(username));
         }
         let email = claims.get(&config.email_claim).and_then(Value::as_str).map(str::trim).filter(|e| e.contains('@')).map(str::to_owned);
-        let email = email.filter(|_| !unverified);
+        let email = email.filter(|_| verified);
         let named: Vec<&str> = match claims.get(&config.groups_claim) {
             Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
             Some(Value::String(one)) => vec![one.as_str()],
@@ -178,6 +207,17 @@ impl Identity {
         groups.sort_by_key(|g| g.to_lowercase());
         groups.dedup_by(|a, b| a.eq_ignore_ascii_case(b));
         Ok(Self { subject: format!("{issuer} {sub}"), username, email, role, groups })
+    }
+}
+
+/// Whether the provider says the email address is verified: `true`, or the string "true" some
+/// providers send (Cognito's userinfo). `false`, "false", anything else and no claim at all are
+/// not (Entra ID sends none: its `email` is whatever its tenant set, docs/sign-in.md).
+fn email_verified(claims: &Value) -> bool {
+    match claims.get("email_verified") {
+        Some(Value::Bool(verified)) => *verified,
+        Some(Value::String(said)) => said == "true",
+        _ => false,
     }
 }
 
@@ -217,7 +257,7 @@ mod tests {
     #[test]
     fn groups_map_by_name_then_prefix_and_admins_by_their_groups() {
         let claims = json!({
-            "preferred_username": "alice", "email": "alice@example.com",
+            "preferred_username": "alice", "email": "alice@example.com", "email_verified": true,
             "groups": ["cs-refunds", "staff", "Finance Approvers", "cs-finance", "countersign-admins", "cs-bad name"]
         });
         let who = Identity::from_claims(&config(), "https://idp.example.com", "123", &claims).unwrap();
@@ -262,7 +302,8 @@ mod tests {
     fn only_the_allowed_groups_and_domains_sign_in() {
         let mut config = config();
         config.allowed_groups = vec!["staff".into()];
-        let person = |groups: Value| json!({ "preferred_username": "a", "email": "a@example.com", "groups": groups });
+        let person =
+            |groups: Value| json!({ "preferred_username": "a", "email": "a@example.com", "email_verified": true, "groups": groups });
         assert!(Identity::from_claims(&config, "i", "s", &person(json!(["staff"]))).is_ok());
         assert!(Identity::from_claims(&config, "i", "s", &person(json!(["countersign-admins"]))).is_ok(), "admins always");
         let refused = Identity::from_claims(&config, "i", "s", &person(json!(["cs-finance"]))).unwrap_err();
@@ -270,7 +311,7 @@ mod tests {
         config.allowed_groups.clear();
         config.allowed_domains = vec!["Example.com".into()];
         assert!(Identity::from_claims(&config, "i", "s", &person(json!([]))).is_ok());
-        let elsewhere = json!({ "preferred_username": "a", "email": "a@gmail.com" });
+        let elsewhere = json!({ "preferred_username": "a", "email": "a@gmail.com", "email_verified": true });
         assert_eq!(Identity::from_claims(&config, "i", "s", &elsewhere), Err(ClaimsProblem::NotInAllowedDomain("a".into())));
         let unverified = json!({ "preferred_username": "a", "email": "a@example.com", "email_verified": false });
         assert_eq!(Identity::from_claims(&config, "i", "s", &unverified), Err(ClaimsProblem::NotInAllowedDomain("a".into())));
@@ -284,6 +325,51 @@ mod tests {
         assert_eq!(Identity::from_claims(&config, "i", "s", &claims), Err(ClaimsProblem::UnverifiedUsername("boss@example.com".into())));
         let verified = json!({ "email": "boss@example.com", "email_verified": true });
         assert_eq!(Identity::from_claims(&config, "i", "s", &verified).unwrap().username, "boss@example.com");
+    }
+
+    /// Verified only when the provider says `true` or "true": a string "false", no claim, or
+    /// anything else is unverified for the user name, the kept email and `allowed_domains`.
+    #[test]
+    fn only_true_or_the_string_true_verifies_an_address() {
+        let shapes = [
+            (json!(true), true),
+            (json!("true"), true),
+            (json!(false), false),
+            (json!("false"), false),
+            (json!("yes"), false),
+            (json!(1), false),
+            (Value::Null, false),
+        ];
+        let mut by_email = config();
+        by_email.username_claim = "email".into();
+        let mut by_domain = config();
+        by_domain.allowed_domains = vec!["example.com".into()];
+        for (said, verified) in shapes {
+            let mut claims = json!({ "preferred_username": "a", "email": "ceo@example.com" });
+            if !said.is_null() {
+                claims["email_verified"] = said.clone();
+            }
+            let kept = Identity::from_claims(&config(), "i", "s", &claims).unwrap().email;
+            assert_eq!(kept.is_some(), verified, "email kept for {said}");
+            let named = Identity::from_claims(&by_email, "i", "s", &claims);
+            assert_eq!(named.is_ok(), verified, "{said}: {named:?}");
+            if !verified {
+                assert_eq!(named, Err(ClaimsProblem::UnverifiedUsername("ceo@example.com".into())));
+            }
+            let allowed = Identity::from_claims(&by_domain, "i", "s", &claims);
+            assert_eq!(allowed.is_ok(), verified, "{said}: {allowed:?}");
+        }
+    }
+
+    #[test]
+    fn the_token_endpoint_authentication_is_one_of_three() {
+        let with = |method: &str| {
+            toml::from_str::<OidcConfig>(&format!("issuer = \"https://i\"\nclient_id = \"c\"\ntoken_endpoint_auth = \"{method}\""))
+        };
+        assert_eq!(with("client_secret_post").unwrap().token_endpoint_auth, Some(TokenEndpointAuth::ClientSecretPost));
+        assert_eq!(with("none").unwrap().token_endpoint_auth.map(TokenEndpointAuth::as_str), Some("none"));
+        assert!(with("private_key_jwt").unwrap_err().to_string().contains("client_secret_basic"));
+        assert_eq!(config().token_endpoint_auth, None, "default: as discovery lists");
     }
 
     #[test]

@@ -18,9 +18,10 @@ use axum::{
     routing::{get, post},
 };
 use openidconnect::{
-    AuthorizationCode, ClientId, ClientSecret, CsrfToken, IssuerUrl, Nonce, OAuth2TokenResponse, PkceCodeChallenge, PkceCodeVerifier,
-    PostLogoutRedirectUrl, ProviderMetadataWithLogout, RedirectUrl, Scope, TokenResponse,
-    core::{CoreAuthPrompt, CoreAuthenticationFlow, CoreClient},
+    AuthType, AuthorizationCode, ClientId, ClientSecret, CsrfToken, DiscoveryError, IssuerUrl, Nonce, OAuth2TokenResponse,
+    PkceCodeChallenge, PkceCodeVerifier, PostLogoutRedirectUrl, ProviderMetadataWithLogout, RedirectUrl, RequestTokenError, Scope,
+    TokenResponse,
+    core::{CoreAuthPrompt, CoreAuthenticationFlow, CoreClient, CoreClientAuthMethod},
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -32,7 +33,7 @@ use super::{
     signed_in::{self, SignedIn, start_session},
 };
 use crate::{
-    people::identity::{Identity, OidcConfig},
+    people::identity::{Identity, OidcConfig, TokenEndpointAuth},
     state::AppState,
     store::time::now_ms,
 };
@@ -60,6 +61,8 @@ pub struct Oidc {
 pub enum Failure {
     /// The provider could not be reached or answered nonsense.
     Unreachable,
+    /// The provider's discovery names another issuer than `oidc.issuer` (the log names both).
+    Issuer,
     /// The callback's `state` is not the one this browser was sent with, or no sign-in was under way.
     State,
     /// The provider said no (`error=` on the callback).
@@ -68,6 +71,9 @@ pub enum Failure {
     Code,
     /// The ID token failed verification (signature, issuer, audience, expiry, nonce).
     Token,
+    /// The token response could not be read: a claim in a shape this server does not read (the log
+    /// names the claim; docs/sign-in.md, "Claim shapes").
+    Claims,
     /// The sign-in was not fresh enough for the gate that asked for one.
     Stale,
     /// The claims do not name a person we can sign in (or one allowed here), or the account name
@@ -81,10 +87,12 @@ impl Failure {
     fn code(self) -> &'static str {
         match self {
             Self::Unreachable => "unreachable",
+            Self::Issuer => "issuer",
             Self::State => "state",
             Self::Refused => "refused",
             Self::Code => "code",
             Self::Token => "token",
+            Self::Claims => "claims",
             Self::Stale => "stale",
             Self::Account => "account",
             Self::Server => "server",
@@ -131,8 +139,14 @@ impl Oidc {
     /// `<base_url>/auth/oidc/callback`.
     pub fn new(config: OidcConfig, base_url: &str) -> anyhow::Result<Self> {
         let secret = std::env::var(&config.client_secret_env).ok().filter(|s| !s.is_empty()).map(ClientSecret::new);
-        if secret.is_none() {
-            tracing::warn!(env = %config.client_secret_env, "no OpenID Connect client secret is set: signing in as a public client");
+        match config.token_endpoint_auth {
+            Some(method @ (TokenEndpointAuth::ClientSecretBasic | TokenEndpointAuth::ClientSecretPost)) if secret.is_none() => {
+                anyhow::bail!("oidc.token_endpoint_auth = {:?} sends the client secret: set {}", method.as_str(), config.client_secret_env)
+            }
+            None if secret.is_none() => {
+                tracing::warn!(env = %config.client_secret_env, "no OpenID Connect client secret is set: signing in as a public client");
+            }
+            _ => {}
         }
         let base = base_url.trim_end_matches('/');
         let redirect = RedirectUrl::new(format!("{base}/auth/oidc/callback")).context("the public URL makes no valid redirect URI")?;
@@ -154,17 +168,73 @@ impl Oidc {
             return Ok(metadata.clone());
         }
         let issuer = IssuerUrl::new(self.config.issuer.clone()).map_err(|_| Failure::Unreachable)?;
-        let metadata = ProviderMetadataWithLogout::discover_async(issuer, &self.http).await.map_err(|err| {
-            tracing::error!(issuer = %self.config.issuer, error = %err, "the identity provider's discovery failed");
-            Failure::Unreachable
+        let metadata = ProviderMetadataWithLogout::discover_async(issuer, &self.http).await.map_err(|err| match err {
+            // Discovery's one check: its `issuer` is `oidc.issuer` character for character. Not
+            // guessed past, not even by a trailing slash (docs/sign-in.md, "The issuer").
+            DiscoveryError::Validation(problem) => self.issuer_mismatch(&problem),
+            err => {
+                tracing::error!(issuer = %self.config.issuer, error = %err, "the identity provider's discovery failed");
+                Failure::Unreachable
+            }
         })?;
         *self.discovered.write().await = Some((metadata.clone(), Instant::now()));
         Ok(metadata)
     }
 
+    /// Says in the log what discovery's issuer is against `oidc.issuer`, and what to set when they
+    /// differ only by the trailing slash.
+    fn issuer_mismatch(&self, problem: &str) -> Failure {
+        let configured = self.config.issuer.as_str();
+        // openidconnect's message names both: "unexpected issuer URI `<discovery's>` (expected `<configured>`)".
+        let stated = problem.split('`').nth(1).unwrap_or("");
+        if !stated.is_empty() && stated != configured && stated.trim_end_matches('/') == configured.trim_end_matches('/') {
+            tracing::error!(
+                configured,
+                discovery = stated,
+                "oidc.issuer is {configured:?} but the identity provider's discovery says its issuer is {stated:?}: they differ only by the trailing slash; set oidc.issuer = {stated:?}, exactly as discovery states it"
+            );
+        } else {
+            tracing::error!(configured, %problem, "the identity provider's discovery names another issuer than oidc.issuer; set oidc.issuer exactly as its discovery states it");
+        }
+        Failure::Issuer
+    }
+
+    /// How to authenticate at the token endpoint: `oidc.token_endpoint_auth` when set; else none
+    /// without a secret, and with one `client_secret_basic` unless discovery lists only
+    /// `client_secret_post` of the two (no list: basic, discovery's default).
+    fn token_auth(&self, metadata: &ProviderMetadataWithLogout) -> TokenEndpointAuth {
+        if let Some(configured) = self.config.token_endpoint_auth {
+            return configured;
+        }
+        if self.secret.is_none() {
+            return TokenEndpointAuth::Public;
+        }
+        let listed = |wanted: fn(&CoreClientAuthMethod) -> bool| {
+            metadata.token_endpoint_auth_methods_supported().is_none_or(|methods| methods.iter().any(wanted))
+        };
+        if !listed(|m| matches!(m, CoreClientAuthMethod::ClientSecretBasic))
+            && listed(|m| matches!(m, CoreClientAuthMethod::ClientSecretPost))
+        {
+            TokenEndpointAuth::ClientSecretPost
+        } else {
+            TokenEndpointAuth::ClientSecretBasic
+        }
+    }
+
     fn client(&self, metadata: ProviderMetadataWithLogout) -> CoreClientSet {
-        CoreClient::from_provider_metadata(metadata, ClientId::new(self.config.client_id.clone()), self.secret.clone())
+        let auth = self.token_auth(&metadata);
+        // A public client sends no secret even if one is set.
+        let secret = if auth == TokenEndpointAuth::Public { None } else { self.secret.clone() };
+        let auth_type = if auth == TokenEndpointAuth::ClientSecretBasic { AuthType::BasicAuth } else { AuthType::RequestBody };
+        CoreClient::from_provider_metadata(metadata, ClientId::new(self.config.client_id.clone()), secret)
             .set_redirect_uri(self.redirect.clone())
+            .set_auth_type(auth_type)
+    }
+
+    /// The claims the provider's discovery says it sends (`claims_supported`), when it says.
+    pub async fn claims_supported(&self) -> Result<Option<Vec<String>>, Failure> {
+        let metadata = self.metadata(false).await?;
+        Ok(metadata.claims_supported().map(|claims| claims.iter().map(|claim| claim.as_str().to_owned()).collect()))
     }
 }
 
@@ -290,6 +360,7 @@ async fn finish(state: &AppState, session: &Session, query: CallbackQuery) -> Re
         return Err(Failure::State);
     }
     let metadata = oidc.metadata(false).await?;
+    let auth = oidc.token_auth(&metadata);
     let client = oidc.client(metadata);
     let tokens = client
         .exchange_code(AuthorizationCode::new(code))
@@ -297,9 +368,17 @@ async fn finish(state: &AppState, session: &Session, query: CallbackQuery) -> Re
         .set_pkce_verifier(PkceCodeVerifier::new(pending.verifier))
         .request_async(&oidc.http)
         .await
-        .map_err(|err| {
-            tracing::warn!(error = %err, "the identity provider would not trade the code");
-            Failure::Code
+        .map_err(|err| match err {
+            // The provider traded the code and sent an ID token, but the token's claims (read as
+            // the answer is decoded) have a shape this server cannot read: not the code's fault.
+            RequestTokenError::Parse(problem, body) if holds_id_token(&body) => {
+                tracing::error!(%problem, "the identity provider's answer with the ID token has a claim (or field) in a shape this server does not read (docs/sign-in.md, \"Claim shapes\")");
+                Failure::Claims
+            }
+            err => {
+                tracing::warn!(error = %err, token_endpoint_auth = auth.as_str(), "the identity provider would not trade the code");
+                Failure::Code
+            }
         })?;
     let id_token = tokens.id_token().ok_or(Failure::Token)?;
     let nonce = Nonce::new(pending.nonce);
@@ -315,6 +394,11 @@ async fn finish(state: &AppState, session: &Session, query: CallbackQuery) -> Re
     if pending.fresh {
         // Asked with max_age=0: the provider must say it checked the person just now.
         let checked = claims.auth_time().map(|t| t.timestamp_millis());
+        if checked.is_none() {
+            tracing::warn!(
+                "the identity provider sent no auth_time, though asked for a fresh sign-in (max_age=0): through it no gate with reauthenticate can be decided (docs/sign-in.md)"
+            );
+        }
         if checked.is_none_or(|t| t < pending.started_at - 60_000) {
             return Err(Failure::Stale);
         }
@@ -350,6 +434,12 @@ async fn finish(state: &AppState, session: &Session, query: CallbackQuery) -> Re
 /// How people may log in here, as the login page shows it.
 pub fn options(oidc: Option<&Oidc>) -> domain::wire::SignInOptions {
     domain::wire::SignInOptions { provider: oidc.map(|o| o.config.name.clone()), password: oidc.is_none_or(|o| o.config.password_login) }
+}
+
+/// Whether the token endpoint's answer (as JSON) holds an ID token: then what could not be read
+/// is the token's claims, not an error answer.
+fn holds_id_token(answer: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(answer).is_ok_and(|answer| answer.get("id_token").is_some())
 }
 
 fn token_refused(err: openidconnect::ClaimsVerificationError) -> Failure {

@@ -355,6 +355,8 @@ pub fn error_code(body: &Value) -> &str {
 pub struct BinaryServer {
     child: tokio::process::Child,
     pub app: TestApp,
+    /// What it logged (stdout), read as it goes so that the pipe never fills up and stalls it.
+    logged: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl BinaryServer {
@@ -384,8 +386,10 @@ impl BinaryServer {
         let token = cli_token(data_dir.path()).await;
         let mut child = command.spawn().expect("spawn countersign");
         let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let logged = Arc::new(std::sync::Mutex::new(Vec::new()));
         let base_url = tokio::time::timeout(Duration::from_secs(30), async {
             while let Some(line) = lines.next_line().await.unwrap() {
+                logged.lock().unwrap().push(line.clone());
                 if let Some(url) = line.split("listening on ").nth(1) {
                     return url.trim().to_owned();
                 }
@@ -394,9 +398,27 @@ impl BinaryServer {
         })
         .await
         .expect("countersign starts within 30 s");
+        let keep = logged.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                keep.lock().unwrap().push(line);
+            }
+        });
         let tokens = Arc::new(std::collections::HashMap::from([("alice".to_owned(), token.clone())]));
         let app = TestApp { base_url, client: client_with_token(&token), model: Arc::new(ScriptedModel::default()), data_dir, tokens };
-        Self { child, app }
+        Self { child, app, logged }
+    }
+
+    /// The first line it logged that contains `text`, waiting at most `within` for one.
+    pub async fn logged_line(&self, text: &str, within: Duration) -> Option<String> {
+        let until = tokio::time::Instant::now() + within;
+        loop {
+            let found = self.logged.lock().unwrap().iter().find(|line| line.contains(text)).cloned();
+            if found.is_some() || tokio::time::Instant::now() >= until {
+                return found;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     /// SIGTERM, then waits (at most 10 s) for the process to exit; returns whether it exited 0.

@@ -18,9 +18,15 @@ struct Idp {
 
 impl Idp {
     async fn start() -> Self {
+        Self::start_with(&[]).await
+    }
+
+    /// As [`Idp::start`], with the provider's switches (end2end/oidc/idp.mjs): a provider unlike it.
+    async fn start_with(env: &[(&str, &str)]) -> Self {
         let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../end2end/oidc/idp.mjs");
         let mut child = tokio::process::Command::new("node")
             .arg(&script)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -37,6 +43,12 @@ impl Idp {
         let status =
             test_client().build().unwrap().put(format!("{}/test/users/{id}", self.issuer)).json(&user).send().await.unwrap().status();
         assert_eq!(status, StatusCode::NO_CONTENT);
+    }
+
+    /// How the last token request authenticated: client_secret_basic, client_secret_post or none.
+    async fn token_auth(&self) -> String {
+        let response = test_client().build().unwrap().get(format!("{}/test/token-auth", self.issuer)).send().await.unwrap();
+        response.json::<Value>().await.unwrap()["method"].as_str().unwrap_or_default().to_owned()
     }
 }
 
@@ -549,4 +561,277 @@ async fn an_account_turned_off_decides_nothing_and_signs_in_no_more() {
     let (dana, _) = sign_in(&app, &idp, "dana", "dana-pw").await;
     assert_eq!(me(&dana, &app).await.0, StatusCode::OK);
     assert_eq!(group(&app, "finance").await.unwrap()["members"], json!(["dana"]));
+}
+
+/// The email address kept for `username` (notifications and Slack find people by it).
+async fn stored_email(app: &TestApp, username: &str) -> Option<String> {
+    let url = crate::helpers::database_url(app.data_dir.path()).await;
+    let store = countersign::store::Store::connect(&url, countersign::bus::Bus::default()).await.unwrap();
+    countersign::store::users::email_of(store.testing().pool(), username).await.unwrap()
+}
+
+/// A person as a provider named in docs/sign-in.md sends them: its `[oidc]` settings from that
+/// page, its claims as its documentation shows them, and what Countersign makes of them.
+struct Shape {
+    provider: &'static str,
+    oidc_extra: &'static str,
+    /// `claims` (and `userinfo_claims`) for the test provider; null leaves a claim out.
+    user: Value,
+    username: &'static str,
+    email: Option<&'static str>,
+    finance: bool,
+}
+
+/// The claim shapes of docs/sign-in.md's table ("Claim shapes"), one row each.
+fn shapes() -> Vec<Shape> {
+    vec![
+        Shape {
+            provider: "Okta",
+            oidc_extra: "",
+            // Booleans and times as numbers; preferred_username is the Okta login.
+            user: json!({ "claims": {
+                "preferred_username": "okta.user@example.com", "email": "okta.user@example.com", "email_verified": true,
+                "updated_at": 1714566896, "locale": "en-US", "zoneinfo": "America/Los_Angeles", "groups": ["Everyone", "cs-finance"]
+            }}),
+            username: "okta.user@example.com",
+            email: Some("okta.user@example.com"),
+            finance: true,
+        },
+        Shape {
+            provider: "Entra ID",
+            oidc_extra: "group_map = { \"22222222-2222-2222-2222-222222222222\" = \"finance\" }",
+            // A v2.0 ID token: no email_verified at all, groups as object ids.
+            user: json!({ "claims": {
+                "preferred_username": "entra.user@example.com", "email": "entra.user@example.com", "email_verified": null,
+                "oid": "00000000-0000-0000-66f3-3332eca7ea81", "tid": "9122040d-6c67-4c5b-b112-36a304b66dad", "ver": "2.0",
+                "groups": ["22222222-2222-2222-2222-222222222222"]
+            }}),
+            username: "entra.user@example.com",
+            email: None,
+            finance: true,
+        },
+        Shape {
+            provider: "Google",
+            oidc_extra: "username_claim = \"email\"\nallowed_domains = [\"example.com\"]",
+            // A boolean email_verified, times as numbers, hd; no preferred_username, no groups.
+            user: json!({ "claims": {
+                "preferred_username": null, "email": "google.user@example.com", "email_verified": true, "hd": "example.com",
+                "given_name": "Google", "family_name": "User", "picture": "https://lh3.googleusercontent.com/a/photo", "locale": "en"
+            }}),
+            username: "google.user@example.com",
+            email: Some("google.user@example.com"),
+            finance: false,
+        },
+        Shape {
+            provider: "Auth0",
+            oidc_extra: "username_claim = \"email\"\ngroups_claim = \"https://countersign.example/groups\"",
+            // updated_at as an RFC 3339 string; groups in a namespaced claim (added by an Action).
+            user: json!({ "claims": {
+                "preferred_username": null, "nickname": "auth0.user", "picture": "https://s.gravatar.com/avatar/0.png",
+                "updated_at": "2024-05-01T12:34:56.789Z", "email": "auth0.user@example.com", "email_verified": true,
+                "https://countersign.example/groups": ["cs-finance"]
+            }}),
+            username: "auth0.user@example.com",
+            email: Some("auth0.user@example.com"),
+            finance: true,
+        },
+        Shape {
+            provider: "Keycloak",
+            oidc_extra: "",
+            // The Group Membership mapper with full group path off.
+            user: json!({ "claims": {
+                "preferred_username": "keycloak.user", "email": "keycloak.user@example.com", "email_verified": true,
+                "given_name": "Keycloak", "family_name": "User", "groups": ["cs-finance", "staff"]
+            }}),
+            username: "keycloak.user",
+            email: Some("keycloak.user@example.com"),
+            finance: true,
+        },
+        Shape {
+            provider: "Cognito",
+            oidc_extra: "username_claim = \"cognito:username\"\ngroups_claim = \"cognito:groups\"\nuserinfo = true",
+            // Its own user name and groups claims in the ID token; userinfo says email_verified as
+            // the string "true" (and has no groups).
+            user: json!({
+                "claims": {
+                    "preferred_username": null, "cognito:username": "cognito.user", "cognito:groups": ["cs-finance"],
+                    "email": "cognito.user@example.com", "email_verified": true
+                },
+                "userinfo_claims": { "email_verified": "true", "username": "cognito.user", "cognito:groups": null }
+            }),
+            username: "cognito.user",
+            email: Some("cognito.user@example.com"),
+            finance: true,
+        },
+    ]
+}
+
+/// Each provider docs/sign-in.md names, its claims in the shapes its documentation shows: signed
+/// in with the right user name, the email kept only when verified, and the right groups.
+#[tokio::test]
+async fn each_providers_claim_shapes_sign_in_as_its_documentation_shows_them() {
+    let idp = Idp::start().await;
+    for (n, shape) in shapes().into_iter().enumerate() {
+        let provider = shape.provider;
+        let login = format!("shape{n}");
+        let mut user = shape.user;
+        user["password"] = json!("shape-pw");
+        idp.set_user(&login, user).await;
+        let app = app_with_extra(&idp.issuer, "countersign", shape.oidc_extra).await;
+        let (b, landed) = sign_in(&app, &idp, &login, "shape-pw").await;
+        assert_eq!(landed, "/approvals", "{provider}");
+        let (status, who) = me(&b, &app).await;
+        assert_eq!((status, who["username"].as_str()), (StatusCode::OK, Some(shape.username)), "{provider}");
+        assert_eq!(stored_email(&app, shape.username).await.as_deref(), shape.email, "{provider}");
+        let finance = group(&app, "finance").await.map(|g| g["members"].clone());
+        assert_eq!(finance.as_ref().is_some_and(|m| *m == json!([shape.username])), shape.finance, "{provider}: {finance:?}");
+    }
+}
+
+/// A time as an RFC 3339 string and a boolean as a string (as some providers send them, in the ID
+/// token) sign in. A claim no one can read ends on the login page saying so (`claims`), not
+/// blaming the code, with no session and no account.
+#[tokio::test]
+async fn string_times_and_booleans_sign_in_and_an_unreadable_claim_is_named() {
+    let idp = Idp::start().await;
+    let app = app_with(&idp.issuer, "countersign").await;
+    idp.set_user(
+        "dana",
+        json!({ "password": "dana-pw", "email": "dana@example.com", "groups": ["cs-finance"],
+                "claims": { "updated_at": "2024-05-01T12:34:56.789Z", "email_verified": "true" } }),
+    )
+    .await;
+    let (dana, landed) = sign_in(&app, &idp, "dana", "dana-pw").await;
+    assert_eq!(landed, "/approvals");
+    assert_eq!(me(&dana, &app).await.1["username"], "dana");
+    assert_eq!(stored_email(&app, "dana").await.as_deref(), Some("dana@example.com"), "the string \"true\" verifies it");
+
+    idp.set_user("frank", json!({ "password": "frank-pw", "claims": { "updated_at": "last tuesday" } })).await;
+    let (frank, landed) = sign_in(&app, &idp, "frank", "frank-pw").await;
+    assert_eq!(landed, "/login?sign_in_error=claims");
+    assert_eq!(me(&frank, &app).await.0, StatusCode::UNAUTHORIZED);
+    let (_, users) = app.as_user("root").get_json("/api/users").await;
+    assert!(!users.as_array().unwrap().iter().any(|u| u["username"] == "frank"), "no account was made: {users}");
+}
+
+/// An address the provider does not say is verified (`"false"` as a string, or no
+/// `email_verified` at all) is no user name (`username_claim = "email"`, with userinfo), is not
+/// kept as the email, and is at no allowed domain; `"true"` as a string is verified.
+#[tokio::test]
+async fn an_address_the_provider_does_not_verify_is_no_user_name_no_email_and_no_domain() {
+    let idp = Idp::start().await;
+    idp.set_user("mallory", json!({ "password": "m-pw", "email": "ceo@example.com", "claims": { "email_verified": "false" } })).await;
+    idp.set_user("nemo", json!({ "password": "n-pw", "email": "cfo@example.com" })).await;
+    idp.set_user("dana", json!({ "password": "dana-pw", "email": "dana@example.com", "claims": { "email_verified": "true" } })).await;
+    let unverified = [("mallory", "m-pw"), ("nemo", "n-pw")];
+
+    let app = app_with_extra(&idp.issuer, "countersign", "username_claim = \"email\"\nuserinfo = true").await;
+    for (login, password) in unverified {
+        let (b, landed) = sign_in(&app, &idp, login, password).await;
+        assert_eq!(landed, "/login?sign_in_error=account", "{login}");
+        assert_eq!(me(&b, &app).await.0, StatusCode::UNAUTHORIZED, "{login}");
+    }
+    let (_, users) = app.as_user("root").get_json("/api/users").await;
+    let named = |name: &str| users.as_array().unwrap().iter().any(|u| u["username"] == name);
+    assert!(!named("ceo@example.com") && !named("cfo@example.com"), "no account was made: {users}");
+    let (dana, _) = sign_in(&app, &idp, "dana", "dana-pw").await;
+    assert_eq!(me(&dana, &app).await.1["username"], "dana@example.com");
+
+    // The user name from preferred_username: signed in, without the address.
+    let app = app_with(&idp.issuer, "countersign").await;
+    for (login, password) in unverified {
+        let (b, _) = sign_in(&app, &idp, login, password).await;
+        assert_eq!(me(&b, &app).await.1["username"], login);
+        assert_eq!(stored_email(&app, login).await, None, "{login}");
+    }
+
+    // Only verified addresses at example.com may sign in.
+    let app = app_with_extra(&idp.issuer, "countersign", "allowed_domains = [\"example.com\"]").await;
+    for (login, password) in unverified {
+        let (b, landed) = sign_in(&app, &idp, login, password).await;
+        assert_eq!(landed, "/login?sign_in_error=account", "{login}");
+        assert_eq!(me(&b, &app).await.0, StatusCode::UNAUTHORIZED, "{login}");
+    }
+    assert_eq!(sign_in(&app, &idp, "dana", "dana-pw").await.1, "/approvals");
+}
+
+/// `oidc.issuer` with a trailing slash that the provider's discovery does not have: the login
+/// page says the issuer does not match (`issuer`, not `unreachable`), the log names both, and no
+/// one is signed in. As discovery states it, the same provider signs people in.
+#[tokio::test]
+async fn an_issuer_that_differs_from_discoverys_by_a_slash_is_named_with_both_values() {
+    let idp = Idp::start().await;
+    idp.set_user("dana", json!({ "password": "dana-pw" })).await;
+    let slashed = format!("{}/", idp.issuer);
+    let toml = config(&slashed, "countersign", "");
+    let dir = std::sync::Arc::new(tempfile::tempdir().unwrap());
+    let server = crate::helpers::BinaryServer::start_with_env(dir, Some(&toml), &[("COUNTERSIGN_TEST_OIDC_SECRET", "test-secret")]).await;
+    let b = browser();
+    let response = b.get(server.app.url("/auth/oidc/login")).send().await.unwrap();
+    assert_eq!((response.status(), location(&response)), (StatusCode::SEE_OTHER, "/login?sign_in_error=issuer".to_owned()));
+    assert_eq!(me(&b, &server.app).await.0, StatusCode::UNAUTHORIZED);
+    let said = server.logged_line("trailing slash", Duration::from_secs(10)).await.expect("the log says why");
+    assert!(said.contains(&format!("{:?}", idp.issuer)) && said.contains(&format!("{slashed:?}")), "{said}");
+
+    let app = app_with(&idp.issuer, "countersign").await;
+    let (dana, landed) = sign_in(&app, &idp, "dana", "dana-pw").await;
+    assert_eq!(landed, "/approvals");
+    assert_eq!(me(&dana, &app).await.1["username"], "dana");
+}
+
+/// The token endpoint is authenticated as the provider's discovery lists and
+/// `oidc.token_endpoint_auth` says: `client_secret_basic` by default, `client_secret_post` for a
+/// provider that lists only it (and refuses a Basic header), nothing but PKCE for a public client.
+#[tokio::test]
+async fn the_token_endpoint_is_authenticated_as_discovery_and_the_configuration_say() {
+    let idp = Idp::start().await;
+    idp.set_user("dana", json!({ "password": "dana-pw" })).await;
+    let app = app_with(&idp.issuer, "countersign").await;
+    assert_eq!(sign_in(&app, &idp, "dana", "dana-pw").await.1, "/approvals");
+    assert_eq!(idp.token_auth().await, "client_secret_basic", "listed by this provider");
+    let app = app_with_extra(&idp.issuer, "countersign", "token_endpoint_auth = \"client_secret_post\"").await;
+    assert_eq!(sign_in(&app, &idp, "dana", "dana-pw").await.1, "/approvals");
+    assert_eq!(idp.token_auth().await, "client_secret_post");
+    // A public client: the secret that is set is not sent.
+    let app = app_with_extra(&idp.issuer, "countersign-public", "token_endpoint_auth = \"none\"").await;
+    let (b, landed) = sign_in(&app, &idp, "dana", "dana-pw").await;
+    assert_eq!(landed, "/approvals");
+    assert_eq!(me(&b, &app).await.1["username"], "dana");
+    assert_eq!(idp.token_auth().await, "none");
+
+    let strict = Idp::start_with(&[("IDP_TOKEN_AUTH_METHODS", "client_secret_post,none")]).await;
+    strict.set_user("dana", json!({ "password": "dana-pw" })).await;
+    let app = app_with(&strict.issuer, "countersign").await;
+    let (b, landed) = sign_in(&app, &strict, "dana", "dana-pw").await;
+    assert_eq!(landed, "/approvals");
+    assert_eq!(me(&b, &app).await.1["username"], "dana");
+    assert_eq!(strict.token_auth().await, "client_secret_post", "as its discovery lists");
+    // Configured against it: the provider refuses the code, and no one is signed in.
+    let app = app_with_extra(&strict.issuer, "countersign", "token_endpoint_auth = \"client_secret_basic\"").await;
+    let (b, landed) = sign_in(&app, &strict, "dana", "dana-pw").await;
+    assert_eq!(landed, "/login?sign_in_error=code");
+    assert_eq!(me(&b, &app).await.0, StatusCode::UNAUTHORIZED);
+}
+
+/// A provider that sends no `auth_time` and does not list it in discovery: start-up warns that the
+/// `reauthenticate` gate cannot be decided through it, and the card's "Sign in again" ends on the
+/// login page (`stale`) with no session.
+#[tokio::test]
+async fn a_provider_without_auth_time_is_a_start_up_warning_and_gives_no_fresh_sign_in() {
+    let idp = Idp::start_with(&[("IDP_NO_AUTH_TIME", "1")]).await;
+    idp.set_user("erin", json!({ "password": "erin-pw", "groups": ["countersign-admins"] })).await;
+    let toml = config(&idp.issuer, "countersign", "");
+    let dir = std::sync::Arc::new(tempfile::tempdir().unwrap());
+    let server = crate::helpers::BinaryServer::start_with_env(dir, Some(&toml), &[("COUNTERSIGN_TEST_OIDC_SECRET", "test-secret")]).await;
+    let warning = server.logged_line("reauthenticate needs the ID token's auth_time", Duration::from_secs(10)).await;
+    let warning = warning.expect("a start-up warning");
+    assert!(warning.contains("gate \"cancellations\""), "{warning}");
+
+    let app = &server.app;
+    let b = browser();
+    let response = b.get(app.url("/auth/again?next=/approvals")).send().await.unwrap();
+    let (callback, asked) = at_provider_asked(&b, &idp, &location(&response), "erin", "erin-pw").await;
+    assert!(asked, "the provider asked for the password");
+    assert_eq!(back(&b, &callback).await, "/login?sign_in_error=stale");
+    assert_eq!(me(&b, app).await.0, StatusCode::UNAUTHORIZED);
 }
