@@ -54,7 +54,9 @@ test("first contentful paint and hydration on slow links", async ({ page, server
     await expect(tab.locator("#hydration-marker")).toHaveAttribute("data-hydrated", "true", { timeout: 120_000 });
     const hydrated = await tab.evaluate(() => performance.now());
     const fcp = await tab.evaluate(() => performance.getEntriesByName("first-contentful-paint")[0]?.startTime ?? NaN);
-    const decidable = await tab.evaluate(() => (window as unknown as { decidable?: number }).decidable ?? NaN);
+    // A button is pressed once it is painted: the later of the two.
+    const inPage = await tab.evaluate(() => (window as unknown as { decidable?: number }).decidable ?? NaN);
+    const decidable = Math.max(inPage, fcp);
     expect(Number.isFinite(fcp) && Number.isFinite(decidable)).toBe(true);
     rows.push(`| ${link.name} | ${fcp.toFixed(0)} | ${decidable.toFixed(0)} | ${hydrated.toFixed(0)} | ${bytes} |`);
     await context.close();
