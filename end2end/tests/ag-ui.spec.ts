@@ -5,7 +5,8 @@ import { randomUUID } from "node:crypto";
 import { testWithAgents, REFUNDS_GATE, type Server } from "./fixtures";
 
 // The official AG-UI client (@ag-ui/client, npm) against /ag-ui/<agent>: a gated call ends the run
-// with an interrupt per pending approval; the next run's resume entries decide them.
+// with an interrupt per pending approval; the next run's resume entries decide them. A reloaded
+// client gets the thread and its open interrupts back, under the ids its client gave its messages.
 const AGENTS = REFUNDS_GATE;
 
 function token(server: Server, user: string): string {
@@ -150,5 +151,52 @@ testWithAgents(AGENTS)("a front end that reloads gets the thread and its open in
   expect(roles.at(-1)).toBe("assistant");
   // Each message once: the snapshot's ids are the live events' ids.
   const ids = reloaded.messages.map((m: any) => m.id);
+  expect(new Set(ids).size).toBe(ids.length);
+});
+
+testWithAgents(AGENTS)("a reloaded client is given the open interrupt as its run's outcome, and the thread keeps the client's own message id in place", async ({ server }) => {
+  const threadId = randomUUID();
+  const first = agent(server, threadId);
+  first.messages.push({ id: "m-local-1", role: "user", content: "refund order 1001" });
+  const asked = await run(first);
+  expect(asked.error).toBeUndefined();
+  const [interrupt] = (getRunOutcome(asked.events.at(-1)) as any).interrupts;
+  expect(first.pendingInterrupts.map((i) => i.id)).toEqual([interrupt.id]);
+
+  // A reloaded page: a new client on the thread, with no messages and no interrupts of its own,
+  // runs with no new message. It gets the thread as a snapshot and the open interrupt as the
+  // run's outcome, where the client keeps it.
+  const reloaded = agent(server, threadId);
+  expect(reloaded.pendingInterrupts).toEqual([]);
+  const back = await run(reloaded);
+  expect(back.error).toBeUndefined();
+  expect(back.types).toEqual(["RUN_STARTED", "MESSAGES_SNAPSHOT", "STATE_SNAPSHOT", "RUN_FINISHED"]);
+  expect(getRunOutcome(back.events.at(-1))!.type).toBe("interrupt");
+  expect(reloaded.pendingInterrupts).toHaveLength(1);
+  expect(reloaded.pendingInterrupts[0]).toMatchObject({ id: interrupt.id, reason: "tool_approval", toolCallId: interrupt.toolCallId });
+  // The user's message under the id its first client gave it, once, before the call it asked for.
+  const users = reloaded.messages.filter((m: any) => m.role === "user");
+  expect(users.map((m: any) => m.id)).toEqual(["m-local-1"]);
+  expect(reloaded.messages[0]).toMatchObject({ id: "m-local-1", role: "user", content: "refund order 1001" });
+  expect(reloaded.messages.findIndex((m: any) => m.toolCalls?.[0]?.id === interrupt.toolCallId)).toBeGreaterThan(0);
+  // Nothing was decided.
+  const auth = { Authorization: `Bearer ${token(server, "alice")}` };
+  expect(((await (await fetch(`${server.url}/api/approvals/${interrupt.id}`, { headers: auth })).json()) as any).state).toBe("pending");
+
+  // The first client, which holds its own messages, resumes: the client's merge of the run's
+  // MESSAGES_SNAPSHOT keeps "m-local-1" where it was (not dropped and appended again under
+  // another id), and the call's result and the answer follow it.
+  const resumed = await run(first, { resume: [{ interruptId: interrupt.id, status: "resolved", payload: { approved: true } }] });
+  expect(resumed.error).toBeUndefined();
+  expect(resumed.types.slice(0, 2)).toEqual(["RUN_STARTED", "MESSAGES_SNAPSHOT"]);
+  expect(getRunOutcome(resumed.events.at(-1))!.type).toBe("success");
+  expect(first.pendingInterrupts).toEqual([]);
+  const ids = first.messages.map((m: any) => m.id);
+  expect(first.messages.filter((m: any) => m.role === "user").map((m: any) => m.id)).toEqual(["m-local-1"]);
+  expect(ids[0]).toBe("m-local-1");
+  const call = first.messages.findIndex((m: any) => m.toolCalls?.[0]?.id === interrupt.toolCallId);
+  const result = first.messages.findIndex((m: any) => m.role === "tool" && m.toolCallId === interrupt.toolCallId);
+  expect(0 < call && call < result).toBe(true);
+  expect(first.messages.at(-1)!.role).toBe("assistant");
   expect(new Set(ids).size).toBe(ids.length);
 });

@@ -6,12 +6,13 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { testWithAgents, cards, waitForHydration, type Server } from "./fixtures";
+import { testWithAgents, cards, waitForHydration, REFUNDS_GATE, type Server } from "./fixtures";
 
 // The MCP approval gateway (/mcp/<agent>) driven by the official TypeScript MCP SDK clients (the
 // handshake era's @modelcontextprotocol/sdk and 2026-07-28's @modelcontextprotocol/client), with a
 // real npm MCP server upstream (@modelcontextprotocol/server-filesystem): reads run at once, writes
-// wait for a person, in the browser's chat and queue like the agent's own calls.
+// wait for a person, in the browser's chat and queue like the agent's own calls; a call whose
+// arguments break the tool's schema is a tool error naming each problem, and asks no one.
 const ROOT = realpathSync(mkdtempSync(path.join(tmpdir(), "countersign-mcp-gateway-")));
 writeFileSync(path.join(ROOT, "notes.txt"), "milk, eggs");
 const FILESYSTEM = path.resolve(__dirname, "../node_modules/.bin/mcp-server-filesystem");
@@ -40,9 +41,9 @@ function token(server: Server, user: string, name: string): string {
   return made.stdout.toString().trim();
 }
 
-async function connect(server: Server, bearer: string): Promise<Client> {
+async function connect(server: Server, bearer: string, agent = "files"): Promise<Client> {
   const client = new Client({ name: "countersign-e2e", version: "1.0.0" });
-  const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp/files`), {
+  const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp/${agent}`), {
     requestInit: { headers: { Authorization: `Bearer ${bearer}` } },
   });
   await client.connect(transport);
@@ -290,4 +291,45 @@ testWithAgents(AGENTS)("a 2026-07-28 client asks its user through an elicitation
   expect(readFileSync(second, "utf8")).toBe("later");
   expect(asked).toHaveLength(2);
   await client.close();
+});
+
+testWithAgents(REFUNDS_GATE)("a call with bad arguments is a tool error naming each problem in its text and structured content, in both SDKs; no one is asked", async ({ server }) => {
+  const alice = token(server, "alice", "bad-args");
+  const legacy = await connect(server, alice, "support");
+  const modern = new v2.Client({ name: "countersign-e2e-2026", version: "1.0.0" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+  await modern.connect(
+    new v2.StreamableHTTPClientTransport(new URL(`${server.url}/mcp/support`), { requestInit: { headers: { Authorization: `Bearer ${alice}` } } }),
+  );
+  expect(modern.getProtocolEra()).toBe("modern");
+  type Sdk = {
+    listTools: () => Promise<{ tools: any[] }>;
+    callTool: (params: { name: string; arguments: Record<string, unknown> }) => Promise<any>;
+  };
+  const sdks: [string, Sdk][] = [
+    ["@modelcontextprotocol/sdk", { listTools: () => legacy.listTools(), callTool: (params) => legacy.callTool(params) }],
+    ["@modelcontextprotocol/client", { listTools: () => modern.listTools(), callTool: (params) => modern.callTool(params) }],
+  ];
+  for (const [sdk, client] of sdks) {
+    // No tool declares an outputSchema, so neither SDK checks the error's structured content against one.
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name), sdk).toContain("process_refund");
+    expect(tools.filter((t) => t.outputSchema !== undefined), sdk).toEqual([]);
+
+    const wrong = await client.callTool({ name: "process_refund", arguments: { order_id: "x" } });
+    expect(wrong.isError, sdk).toBe(true);
+    expect(text(wrong), sdk).toBe("invalid arguments: /order_id: must be an integer");
+    expect(wrong.structuredContent, sdk).toEqual({ error: "invalid arguments", details: [{ path: "/order_id", message: "must be an integer" }] });
+
+    // A problem with the arguments as a whole has no path.
+    const missing = await client.callTool({ name: "process_refund", arguments: {} });
+    expect(missing.isError, sdk).toBe(true);
+    expect(text(missing), sdk).toBe("invalid arguments: order_id is required");
+    expect(missing.structuredContent.details, sdk).toEqual([{ path: "", message: "order_id is required" }]);
+  }
+  await legacy.close();
+  await modern.close();
+
+  // Refused before any gate: nothing waits for a person.
+  const pending = (await (await fetch(`${server.url}/api/approvals?status=pending`, { headers: { Authorization: `Bearer ${alice}` } })).json()) as any[];
+  expect(pending).toEqual([]);
 });

@@ -8,6 +8,7 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 use super::{
+    alert::ErrorLine,
     card_draft::CardDraft,
     json_diff::{JsonDiff, pretty},
 };
@@ -148,7 +149,7 @@ pub fn EditForm(
                     {move || if as_json.get() { "Edit as a form" } else { "Edit as JSON" }}
                 </button>
             })}
-            {move || parse_error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+            {move || parse_error.get().map(|e| view! { <ErrorLine text=e /> })}
             {move || shown_preview.get().map(|p| view! {
                 <div class="edit-preview" aria-live="polite">
                     <p>"With your changes: " <strong class="preview-summary">{p.summary}</strong></p>

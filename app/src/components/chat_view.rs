@@ -5,6 +5,7 @@ use leptos::{prelude::*, task::spawn_local};
 use leptos_meta::Title;
 
 use super::{
+    alert::ErrorLine,
     batch_bar::BatchBar,
     card_draft::{CardDraft, Resync},
     composer::Composer,
@@ -240,7 +241,7 @@ pub fn ChatView(
         <Show when=move || open_task.get().is_some()>
             <button class="btn btn-link abort" on:click=abort>"Stop this turn"</button>
         </Show>
-        {move || abort_error.get().map(|e| view! { <p class="error" role="alert">{e.message}</p> })}
+        {move || abort_error.get().map(|e| view! { <ErrorLine text=e.message /> })}
         // Only its owner writes in a chat: an admin reads another person's but may not write in it
         // (docs/api.md, `/api/conversations/{id}/messages`).
         {if viewer_is_owner {
@@ -300,7 +301,7 @@ fn ShowEarlier(conversation_id: crate::domain::ConversationId, view: RwSignal<Co
                 <button class="btn btn-link-plain" on:click=load.clone() disabled=move || busy.get() aria-busy=move || busy.get().to_string()>
                     {move || if busy.get() { "Loading earlier messages…" } else { "Show earlier messages" }}
                 </button>
-                {move || error.get().map(|e| view! { <p class="error" role="alert">{e.message}</p> })}
+                {move || error.get().map(|e| view! { <ErrorLine text=e.message /> })}
             </div>
         </Show>
     }

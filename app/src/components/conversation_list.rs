@@ -1,6 +1,7 @@
 use leptos::{html, prelude::*, task::spawn_local};
 use leptos_router::{components::A, hooks::use_navigate};
 
+use super::alert::ErrorLine;
 use crate::{
     api,
     client::ApiFailure,
@@ -129,7 +130,7 @@ pub fn ConversationList(
                     </ul>
                 }
                 .into_any(),
-                Err(e) => view! { <p class="error" role="alert">{format!("Could not load chats: {e}")}</p> }.into_any(),
+                Err(e) => view! { <ErrorLine text=format!("Could not load chats: {e}") /> }.into_any(),
             }
         })
     };
@@ -166,7 +167,7 @@ pub fn ConversationList(
                     </label>
                 })
             }}
-            {move || error.get().map(|e| view! { <p class="error" role="alert">{e.message}</p> })}
+            {move || error.get().map(|e| view! { <ErrorLine text=e.message /> })}
             <Transition fallback=|| view! { <p class="muted">"Loading chats…"</p> }>{list}</Transition>
             </div>
         </nav>

@@ -4,6 +4,7 @@
 
 use leptos::prelude::*;
 
+use super::alert::ErrorLine;
 use crate::{
     api::{self, in_background},
     client::ApiFailure,
@@ -87,7 +88,7 @@ pub fn DelegationPanel() -> impl IntoView {
                 </label>
                 <button type="submit" class="btn" disabled=move || busy.get()>"Delegate"</button>
             </form>
-            {move || error.get().map(|e| view! { <p class="error" role="alert">{e.message}</p> })}
+            {move || error.get().map(|e| view! { <ErrorLine text=e.message /> })}
         </details>
     }
 }

@@ -1,5 +1,6 @@
 use leptos::{prelude::*, task::spawn_local};
 
+use super::alert::ErrorLine;
 use crate::{api, client::ApiFailure, domain::ConversationView};
 
 /// The conversation's live standing permissions, each revocable; one made under another agent
@@ -39,7 +40,7 @@ pub fn GrantList(view: RwSignal<ConversationView>, policy_version: String) -> im
                         }
                     }
                 </For>
-                {move || error.get().map(|e| view! { <p class="error" role="alert">{e.message}</p> })}
+                {move || error.get().map(|e| view! { <ErrorLine text=e.message /> })}
             </div>
         </Show>
     }

@@ -1,5 +1,6 @@
 //! Widgets, one per file, mirroring the page: the chat view and its tool cards, the composer,
 //! the conversation list.
+pub mod alert;
 pub mod args_editor;
 pub mod batch_bar;
 pub mod card_actions;

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use crate::{
     api,
+    components::alert::ErrorLine,
     data::me_loader,
     domain::{AuditKind, Role},
     time::ago,
@@ -48,7 +49,7 @@ pub fn AuditPage() -> impl IntoView {
                         Ok(_) => view! {
                             <p class="error not-admin" role="alert">"Only admins may see the audit trail."</p>
                         }.into_any(),
-                        Err(e) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
+                        Err(e) => view! { <ErrorLine text=e /> }.into_any(),
                     }
                 })}
             </Suspense>
@@ -89,7 +90,7 @@ fn AuditTrail() -> impl IntoView {
                     {format!("The chain is broken at entry {}: {}", v["first_broken"], v["problem"].as_str().unwrap_or(""))}
                 </p>
             }.into_any(),
-            Some(Err(e)) => view! { <p class="error" role="alert">{e.message}</p> }.into_any(),
+            Some(Err(e)) => view! { <ErrorLine text=e.message /> }.into_any(),
         }}
         {move || {
                 let rows = entries.get().and_then(Result::ok).map(|v| v["entries"].as_array().cloned().unwrap_or_default()).unwrap_or_default();

@@ -3,7 +3,7 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
 use crate::{
-    components::{chat_view::ChatView, conversation_list::ConversationList},
+    components::{alert::ErrorLine, chat_view::ChatView, conversation_list::ConversationList},
     data::{chat_loader, conversations_loader},
 };
 
@@ -57,9 +57,9 @@ fn OpenChat(id: ConversationId, on_sent: Callback<()>) -> impl IntoView {
                         if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
                             response.set_status(http::StatusCode::NOT_FOUND);
                         }
-                        view! { <p class="error" role="alert">"This conversation does not exist."</p> }.into_any()
+                        view! { <ErrorLine text="This conversation does not exist." /> }.into_any()
                     }
-                    Err(e) => view! { <p class="error" role="alert">{format!("Could not load the conversation: {e}")}</p> }.into_any(),
+                    Err(e) => view! { <ErrorLine text=format!("Could not load the conversation: {e}") /> }.into_any(),
                 }
             })}
         </Transition>

@@ -8,6 +8,7 @@ use leptos_meta::Title;
 use crate::{
     api::{self, in_background},
     client::ApiFailure,
+    components::alert::ErrorLine,
     data::me_loader,
     domain::{
         Role,
@@ -37,7 +38,7 @@ pub fn GroupsPage() -> impl IntoView {
                         Ok(_) => view! {
                             <p class="error not-admin" role="alert">"Only admins may see and change the groups of approvers."</p>
                         }.into_any(),
-                        Err(e) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
+                        Err(e) => view! { <ErrorLine text=e /> }.into_any(),
                     }
                 })}
             </Suspense>
@@ -84,14 +85,14 @@ fn GroupsAdmin() -> impl IntoView {
                     {list.into_iter().map(|group| view! { <GroupRow group version /> }).collect_view()}
                 </ul>
             }.into_any(),
-            Some(Err(e)) => view! { <p class="error" role="alert">{e.message}</p> }.into_any(),
+            Some(Err(e)) => view! { <ErrorLine text=e.message /> }.into_any(),
         }}
         <form class="new-group" on:submit=create>
             <h2>"New group"</h2>
             <label>"Name" <input type="text" name="name" required placeholder="finance" prop:value=name on:input=move |ev| name.set(event_target_value(&ev)) /></label>
             <label>"Members" <input type="text" name="members" placeholder="user names, separated by commas" prop:value=members on:input=move |ev| members.set(event_target_value(&ev)) /></label>
             <button type="submit" class="btn" disabled=move || busy.get()>"Create group"</button>
-            {move || error.get().map(|e| view! { <p class="error" role="alert">{e.message}</p> })}
+            {move || error.get().map(|e| view! { <ErrorLine text=e.message /> })}
         </form>
     }
 }
@@ -146,7 +147,7 @@ fn GroupRow(group: Group, version: RwSignal<u32>) -> impl IntoView {
                     </form>
                 }.into_any()
             }}
-            {move || error.get().map(|e| view! { <p class="error" role="alert">{e.message}</p> })}
+            {move || error.get().map(|e| view! { <ErrorLine text=e.message /> })}
         </li>
     }
 }

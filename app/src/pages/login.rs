@@ -1,7 +1,12 @@
 use leptos::{prelude::*, task::spawn_local};
 use leptos_router::hooks::use_query_map;
 
-use crate::{api, components::top_bar::navigate_hard, data::sign_in_loader, domain::wire::Login};
+use crate::{
+    api,
+    components::{alert::ErrorLine, top_bar::navigate_hard},
+    data::sign_in_loader,
+    domain::wire::Login,
+};
 
 /// What a failed sign-in through the identity provider says (`?sign_in_error=`, set by
 /// server/src/auth/oidc.rs; the details are in the server's log).
@@ -70,7 +75,7 @@ pub fn LoginPage() -> impl IntoView {
                         .get()
                         .or_else(|| retry_after().map(|s| format!("too many failed logins; try again in {s} s")))
                         .or_else(|| failed().then(|| "wrong user name or password".to_owned()));
-                    message.map(|m| view! { <p class="error" role="alert">{m}</p> })
+                    message.map(|m| view! { <ErrorLine text=m /> })
                 }}
             </form>
         }
@@ -79,7 +84,7 @@ pub fn LoginPage() -> impl IntoView {
         <section class="login card" id="content" tabindex="-1">
             <h1>"Log in to Countersign"</h1>
             {move || signed_out().then(|| view! { <p class="muted" role="status">"You are signed out."</p> })}
-            {move || provider_error().map(|m| view! { <p class="error" role="alert">{m}</p> })}
+            {move || provider_error().map(|m| view! { <ErrorLine text=m /> })}
             <Suspense fallback=|| ()>
                 {move || Suspend::new(async move {
                     let options = options.await.unwrap_or(crate::domain::wire::SignInOptions { provider: None, password: true });

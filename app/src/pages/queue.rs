@@ -6,6 +6,7 @@ use leptos_router::hooks::use_query_map;
 
 use crate::{
     components::{
+        alert::ErrorLine,
         delegation_panel::DelegationPanel,
         pending_queue::{BulkReport, PendingQueue, QueueUi},
         status_badge::approval_label,
@@ -125,7 +126,7 @@ pub fn QueuePage() -> impl IntoView {
                     }
                     let nothing = || view! { <p class="muted empty-queue">"Nothing here."</p> }.into_any();
                     match approvals {
-                        Err(e) => view! { <p class="error" role="alert">{format!("Could not load approvals: {e}")}</p> }.into_any(),
+                        Err(e) => view! { <ErrorLine text=format!("Could not load approvals: {e}") /> }.into_any(),
                         Ok(_) if shadow() => {
                             ui.forget_shown();
                             view! { <ShadowHits /> }.into_any()
@@ -190,7 +191,7 @@ fn ShadowHits() -> impl IntoView {
     move || {
         match hits.get() {
         None => view! { <p class="muted">"Loading shadow hits…"</p> }.into_any(),
-        Some(Err(e)) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
+        Some(Err(e)) => view! { <ErrorLine text=e /> }.into_any(),
         Some(Ok(list)) if list.is_empty() => {
             view! { <p class="muted empty-queue">"No shadow gate would have asked yet (a gate with mode = \"shadow\" records them here)."</p> }.into_any()
         }

@@ -1,12 +1,13 @@
 //! `/metrics` (Prometheus scrapes it; see `crate::metrics`) and `/readyz`.
 
-use super::error::ErrorBody;
+use super::error::{ErrorBody, error_body};
 use axum::{
     Json,
     extract::State,
     http::{StatusCode, header},
     response::IntoResponse,
 };
+use domain::wire::FieldProblem;
 use serde_json::json;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -61,8 +62,7 @@ struct Readiness {
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
     if let Err(err) = state.store.ping().await {
         tracing::warn!(error = ?err, "readiness check failed");
-        let body = json!({ "error": { "code": "unavailable", "message": "the database does not answer" } });
-        return (StatusCode::SERVICE_UNAVAILABLE, Json(body));
+        return (StatusCode::SERVICE_UNAVAILABLE, Json(error_body("unavailable", "the database does not answer", None)));
     }
     readiness(state.background.report())
 }
@@ -73,11 +73,10 @@ fn readiness(components: Vec<engine::background::Health>) -> (StatusCode, Json<s
     let stopped: Vec<_> = components
         .iter()
         .filter(|c| c.state == engine::background::State::Panicked)
-        .map(|c| json!({ "path": format!("/components/{}", c.name), "message": "stopped by panicking; see the log" }))
+        .map(|c| FieldProblem::new(format!("/components/{}", c.name), "stopped by panicking; see the log"))
         .collect();
     if !stopped.is_empty() {
-        let body = json!({ "error": { "code": "unavailable", "message": "background work stopped", "details": stopped } });
-        return (StatusCode::SERVICE_UNAVAILABLE, Json(body));
+        return (StatusCode::SERVICE_UNAVAILABLE, Json(error_body("unavailable", "background work stopped", Some(stopped.as_slice()))));
     }
     (StatusCode::OK, Json(json!(Readiness { status: "ready", components })))
 }

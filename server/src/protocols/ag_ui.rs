@@ -15,10 +15,9 @@
 use std::{convert::Infallible, time::Duration};
 
 use axum::{
-    Extension, Json, Router,
+    Extension, Router,
     body::Bytes,
     extract::{Path, State},
-    http::StatusCode,
     response::{IntoResponse, Response, Sse, sse::Event},
     routing::post,
 };
@@ -28,6 +27,7 @@ use tokio::sync::mpsc;
 
 use crate::{
     EngineError,
+    api::ApiError,
     auth::{
         Credential, Viewer,
         scopes::{Scope, Scopes},
@@ -79,7 +79,7 @@ fn response_schema() -> Value {
 }
 
 fn bad_request(message: &str) -> Response {
-    (StatusCode::BAD_REQUEST, Json(json!({ "error": { "code": "bad_request", "message": message } }))).into_response()
+    ApiError::BadRequest(message.to_owned()).into_response()
 }
 
 async fn run(
@@ -93,11 +93,10 @@ async fn run(
     let may_decide = scopes.allows(Scope::Decide);
     let Some(user) = viewer.0 else {
         let message = "send a Countersign API token as Authorization: Bearer <token>";
-        return (StatusCode::UNAUTHORIZED, Json(json!({ "error": { "code": "unauthorized", "message": message } }))).into_response();
+        return ApiError::Unauthorized(message.to_owned()).into_response();
     };
     if state.orchestrator.agents().get(&agent).is_none() {
-        return (StatusCode::NOT_FOUND, Json(json!({ "error": { "code": "not_found", "message": format!("no agent named {agent:?}") } })))
-            .into_response();
+        return ApiError::NotFound(format!("no agent named {agent:?}")).into_response();
     }
     let Ok(input) = serde_json::from_slice::<Value>(&body) else { return bad_request("the body is not a JSON RunAgentInput") };
     let (Some(thread), Some(run_id)) = (input["threadId"].as_str(), input["runId"].as_str()) else {

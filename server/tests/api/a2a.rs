@@ -8,7 +8,7 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{Options, TestApp, cli, client_with_token, error_code, spawn_app_with};
+use crate::helpers::{Options, TestApp, cli, client_with_token, error_code, raw_post, spawn_app_with};
 
 const AGENT: &str = "[[agents]]\nname = \"support\"\ndescription = \"Refunds and orders\"\n\
     tools = [\"list_orders\", \"get_order\", \"cancel_order\", \"process_refund\"]\n\
@@ -19,9 +19,7 @@ async fn app() -> TestApp {
 }
 
 async fn rpc(app: &TestApp, body: &str) -> (u16, Value) {
-    let response =
-        app.client.post(app.url("/a2a/support")).header("content-type", "application/json").body(body.to_owned()).send().await.unwrap();
-    (response.status().as_u16(), response.json().await.unwrap_or(Value::Null))
+    raw_post(app, "/a2a/support", "application/json", body.to_owned()).await
 }
 
 #[tokio::test]
@@ -50,6 +48,11 @@ async fn the_official_a2a_client_asks_is_answered_with_a_decision_and_sees_the_t
     assert!(!steps["approved"]["answer"].as_str().unwrap().is_empty(), "{stdout}");
     assert_eq!(app.order(1001).await.status, "refunded");
     assert_eq!(steps["got"]["state"], "TASK_STATE_COMPLETED");
+    // Edited arguments arrive as protobuf floats (1003.0): the integer the schema asks for, and
+    // the refund made.
+    assert!(steps["edited"]["sent"].as_str().unwrap().contains("1003.0"), "{stdout}");
+    assert_eq!(steps["edited"]["state"], "TASK_STATE_COMPLETED", "{stdout}");
+    assert_eq!(app.order(1003).await.refunded, 2.0);
     assert_eq!(
         steps["denied"],
         json!({ "step": "denied", "asked": "TASK_STATE_INPUT_REQUIRED", "state": "TASK_STATE_COMPLETED", "same_context": true })
@@ -64,7 +67,7 @@ async fn the_official_a2a_client_asks_is_answered_with_a_decision_and_sees_the_t
     assert_eq!(steps["stream_approved"]["state"], "TASK_STATE_COMPLETED");
     assert_eq!(app.order(1005).await.status, "refunded");
     // Decisions made over A2A are the API's decisions, audited as such.
-    let decided = app.audit_entries("approval.decided", 4).await; // approved, denied, canceled, approved while streaming
+    let decided = app.audit_entries("approval.decided", 5).await; // approved, edited, denied, canceled, approved while streaming
     assert!(decided.iter().all(|e| e["actor"] == "alice" && e["data"]["via"] == "a2a"), "{decided:?}");
     // The 1.x client chose the card's 1.0 interface and spoke 1.x throughout.
     assert_eq!(steps["card"]["interfaces"], json!(["1.0", "0.3"]), "{stdout}");

@@ -2,13 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{Options, TestApp, error_code, spawn_app, spawn_app_with};
-
-async fn raw_post(app: &TestApp, path: &str, content_type: &str, body: impl Into<reqwest::Body>) -> (u16, Value) {
-    let response = app.client.post(app.url(path)).header("content-type", content_type).body(body).send().await.unwrap();
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
-}
+use crate::helpers::{Options, TestApp, error_code, raw_post, spawn_app, spawn_app_with};
 
 /// A 422's `details`: always a list of `{path, message}`, whatever refused the request (the
 /// body's shape, a query parameter, a rule); the paths, in order.

@@ -20,7 +20,7 @@ use std::{
     time::Duration,
 };
 
-use axum::{Json, Router, extract::State, response::IntoResponse, routing::post};
+use axum::{Json, extract::State, response::IntoResponse, routing::post};
 use domain::{EventBody, TaskStatus};
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
@@ -28,7 +28,7 @@ use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde_json::{Value, json};
 use tokio::sync::RwLock;
 
-use crate::helpers::{BinaryServer, TestApp, postgres};
+use crate::helpers::{BinaryServer, TestApp, postgres, start_model};
 
 /// The fake model: a user message asks for a 1-cent refund (after 1.5 s when it says "slow",
 /// longer than the 1 s lease the harness runs with), a tool result gets "Done.". It counts the
@@ -52,14 +52,6 @@ async fn model(State(model): State<Arc<Model>>, Json(body): Json<Value>) -> axum
     };
     let chunk = json!({ "choices": [{ "index": 0, "delta": delta }] });
     ([("content-type", "text/event-stream")], format!("data: {chunk}\n\ndata: [DONE]\n\n")).into_response()
-}
-
-async fn start_model(model: Arc<Model>) -> String {
-    let router = Router::new().route("/v1/chat/completions", post(self::model)).with_state(model);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-    url
 }
 
 #[derive(Debug, Default)]
@@ -258,7 +250,7 @@ async fn kills_freezes_and_a_skewed_clock_lose_no_approval_and_repeat_nothing() 
     let toml = format!(
         "[[agents]]\nname = \"ops\"\ntools = [\"process_refund\"]\nrequire_approval = [\"process_refund\"]\n\
          [agents.model]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"chaos\"\nmax_retries = 2\n",
-        start_model(model.clone()).await
+        start_model(post(self::model).with_state(model.clone())).await
     );
     let dir = Arc::new(tempfile::tempdir().unwrap());
     let faketime = ["/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1"]

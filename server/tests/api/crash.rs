@@ -16,12 +16,12 @@ use std::{
     time::Duration,
 };
 
-use axum::{Json, Router, extract::State, response::IntoResponse, routing::post};
+use axum::{Json, extract::State, response::IntoResponse, routing::post};
 use domain::{EventBody, TaskStatus};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde_json::{Value, json};
 
-use crate::helpers::{BinaryServer, TestApp, eventually};
+use crate::helpers::{BinaryServer, TestApp, eventually, start_model};
 
 /// A model that decides from the request alone, so a step re-run after a crash gets the same
 /// kind of answer: a user message "refund" → a $1 refund, "write N" → write N.txt; a tool result →
@@ -41,14 +41,6 @@ async fn model(State(next_id): State<Arc<AtomicU64>>, Json(body): Json<Value>) -
     };
     let chunk = json!({ "choices": [{ "index": 0, "delta": delta }] });
     ([("content-type", "text/event-stream")], format!("data: {chunk}\n\ndata: [DONE]\n\n")).into_response()
-}
-
-async fn start_model() -> String {
-    let router = Router::new().route("/v1/chat/completions", post(model)).with_state(Arc::new(AtomicU64::new(1)));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-    url
 }
 
 #[derive(Debug, Default)]
@@ -89,7 +81,7 @@ async fn sigkill_at_random_points_loses_no_approval_and_repeats_no_effect() {
          [agents.model]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"crash\"\nmax_retries = 2\n",
         mcp.display(),
         root.display(),
-        start_model().await
+        start_model(post(model).with_state(Arc::new(AtomicU64::new(1)))).await
     );
     let data_dir = Arc::new(tempfile::tempdir().unwrap());
     let mut server = BinaryServer::start(data_dir, Some(&toml)).await;

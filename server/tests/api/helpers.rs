@@ -345,6 +345,30 @@ pub fn assistant_texts(events: &[Event]) -> Vec<String> {
         .collect()
 }
 
+/// Serves `router` on a free local port, in the background, and answers its URL with `path`
+/// appended: a stand-in for a model, a webhook receiver…
+pub async fn serve_locally(router: axum::Router, path: &str) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}{path}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    url
+}
+
+/// A fake OpenAI-compatible model on a free local port: `completions` answers
+/// `POST /v1/chat/completions` (e.g. `post(handler).with_state(state)`). Answers its base URL,
+/// ending in `/v1`.
+pub async fn start_model(completions: axum::routing::MethodRouter) -> String {
+    serve_locally(axum::Router::new().route("/v1/chat/completions", completions), "/v1").await
+}
+
+/// POSTs `body` as it is, with `content_type`; answers the status and the JSON body (`null` if
+/// it is not JSON).
+pub async fn raw_post(app: &TestApp, path: &str, content_type: &str, body: impl Into<reqwest::Body>) -> (u16, Value) {
+    let response = app.client.post(app.url(path)).header("content-type", content_type).body(body).send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
 /// Asserts the JSON error shape and returns the code.
 pub fn error_code(body: &Value) -> &str {
     assert!(body["error"]["message"].is_string(), "error shape: {body}");

@@ -5,8 +5,9 @@
 //! the upstream result; a tool outside the agent's allow-list is MCP's invalid-params error. The
 //! held client holds a `call`-only token (`token create --gateway`): with it, the agent cannot read
 //! or decide its own approvals over REST. A 2026-07-28 client that can ask its user is answered
-//! "input required" instead, and resumes on any replica. The TypeScript SDK's tests are in
-//! end2end/tests/mcp-gateway.spec.ts.
+//! "input required" instead, and resumes on any replica. A call whose arguments break the tool's
+//! schema is a tool error naming each problem, as `mcp_client_bad_args.py` reads it in both eras.
+//! The TypeScript SDK's tests are in end2end/tests/mcp-gateway.spec.ts.
 
 use std::time::Duration;
 
@@ -431,6 +432,64 @@ async fn bad_arguments_are_said_field_by_field_and_a_whole_float_is_the_integer_
     let whole = modern_call(&app, "get_order", json!({ "order_id": 1001.0 })).await;
     assert_eq!(whole["result"]["isError"], json!(null), "{whole}");
     assert!(whole["result"]["content"][0]["text"].as_str().unwrap().contains("Espresso machine"), "{whole}");
+}
+
+const BAD_ARGS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/mcp_client_bad_args.py");
+
+/// An agent whose refunds wait for a person, and nothing upstream (its gateway is `/mcp/support`).
+const REFUNDS: &str = "[[agents]]\nname = \"support\"\ntools = [\"get_order\", \"process_refund\"]\n\
+    [[agents.gates]]\nname = \"refunds\"\nkind = \"tools\"\ntools = [\"process_refund\"]\n";
+
+/// The official Python client, in both eras, calls a gated tool with arguments that break its
+/// schema: the SDK hands it a tool error (`is_error`) whose text names each problem and whose
+/// `structured_content` carries them as `{path, message}`, at once: no one is asked, nothing runs.
+/// The gateway's tools declare no `outputSchema`, so the SDK checks the error's structured content
+/// against none.
+#[tokio::test]
+async fn the_official_python_client_is_told_each_bad_argument_in_the_text_and_the_structured_content() {
+    let app = spawn_app_with(Options { agents_toml: Some(REFUNDS.to_owned()), ..Default::default() }).await;
+    for (era, version) in [("legacy", "2025-11-25"), ("2026-07-28", "2026-07-28")] {
+        let output = tokio::time::timeout(
+            Duration::from_secs(60),
+            tokio::process::Command::new(python())
+                .args([BAD_ARGS, &app.url("/mcp/support"), &app.tokens["alice"], era])
+                .kill_on_drop(true)
+                .output(),
+        )
+        .await
+        .expect("the client finishes within 60 s")
+        .unwrap();
+        let (steps, stdout) = crate::helpers::client_steps("mcp_client_bad_args.py", &output);
+        assert_eq!(steps["era"]["version"], version, "{stdout}");
+        assert_eq!(steps["tools"]["output_schemas"], json!({ "get_order": null, "process_refund": null }), "{era}: {stdout}");
+        let wrong = &steps["wrong_type"];
+        assert_eq!(wrong["is_error"], true, "{era}: {stdout}");
+        assert_eq!(wrong["text"], "invalid arguments: /order_id: must be an integer", "{era}: {stdout}");
+        assert_eq!(
+            wrong["structured"],
+            json!({ "error": "invalid arguments", "details": [{ "path": "/order_id", "message": "must be an integer" }] }),
+            "{era}: {stdout}"
+        );
+        let missing = &steps["missing"];
+        assert_eq!(missing["is_error"], true, "{era}: {stdout}");
+        // A problem with the arguments as a whole has no path, and is said without one.
+        assert_eq!(missing["text"], "invalid arguments: order_id is required", "{era}: {stdout}");
+        assert_eq!(
+            missing["structured"],
+            json!({ "error": "invalid arguments", "details": [{ "path": "", "message": "order_id is required" }] }),
+            "{era}: {stdout}"
+        );
+    }
+    // Refused before any gate: no one was asked, and each call is a failed card in the client's chat.
+    let (_, pending) = app.get_json("/api/approvals?status=pending").await;
+    assert_eq!(pending, json!([]), "no one was asked");
+    let (_, conversations) = app.get_json("/api/conversations").await;
+    let mut cards = Vec::new();
+    for conversation in conversations.as_array().unwrap() {
+        let detail = app.detail(conversation["id"].as_str().unwrap()).await;
+        cards.extend(detail.view.cards().map(|c| (c.tool.clone(), c.status)));
+    }
+    assert_eq!(cards, vec![("process_refund".to_owned(), domain::CardStatus::Failed); 4], "two calls in each era");
 }
 
 /// A 2026-07-28 `tools/call` to alice's gateway; its JSON-RPC answer.

@@ -2,12 +2,12 @@
 
 use std::sync::{Arc, Mutex};
 
-use axum::{Json, Router, extract::State, http::StatusCode, response::IntoResponse, routing::post};
+use axum::{Json, extract::State, http::StatusCode, response::IntoResponse, routing::post};
 use domain::{CardStatus, TaskStatus};
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use crate::helpers::{Options, assistant_texts, spawn_app_with, take_events};
+use crate::helpers::{Options, assistant_texts, spawn_app_with, start_model, take_events};
 
 /// What the fake answers next: an error status, or an SSE stream of these chunks.
 #[derive(Clone)]
@@ -46,10 +46,7 @@ async fn completions(State(fake): State<Fake>, Json(body): Json<Value>) -> axum:
 
 pub async fn start_fake(replies: Vec<Reply>) -> (String, Fake) {
     let fake = Fake { replies: Arc::new(Mutex::new(replies)), ..Default::default() };
-    let router = Router::new().route("/v1/chat/completions", post(completions)).with_state(fake.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let url = start_model(post(completions).with_state(fake.clone())).await;
     (url, fake)
 }
 

@@ -8,7 +8,7 @@ use domain::{Event, TaskStatus};
 use futures::StreamExt;
 use serde_json::json;
 
-use crate::helpers::{BinaryServer, agents_with_timeout, eventually, postgres};
+use crate::helpers::{BinaryServer, agents_with_timeout, eventually, postgres, start_model};
 
 async fn replicas(toml: &str) -> Option<(BinaryServer, BinaryServer)> {
     if postgres().is_none() {
@@ -87,24 +87,18 @@ async fn a_timeout_fires_exactly_once_with_both_replicas_sweeping() {
 
 /// A model that takes 1.5 s to answer "Done." and counts its requests.
 pub async fn slow_model() -> (String, Arc<std::sync::atomic::AtomicU32>) {
-    use axum::{Router, routing::post};
     let calls = Arc::new(std::sync::atomic::AtomicU32::new(0));
     let counter = calls.clone();
-    let router = Router::new().route(
-        "/v1/chat/completions",
-        post(move || {
-            let counter = counter.clone();
-            async move {
-                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
-                let chunk = json!({ "choices": [{ "index": 0, "delta": { "content": "Done." } }] });
-                ([("content-type", "text/event-stream")], format!("data: {chunk}\n\ndata: [DONE]\n\n"))
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let url = start_model(axum::routing::post(move || {
+        let counter = counter.clone();
+        async move {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+            let chunk = json!({ "choices": [{ "index": 0, "delta": { "content": "Done." } }] });
+            ([("content-type", "text/event-stream")], format!("data: {chunk}\n\ndata: [DONE]\n\n"))
+        }
+    }))
+    .await;
     (url, calls)
 }
 

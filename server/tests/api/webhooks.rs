@@ -6,7 +6,7 @@ use axum::{Router, body::Bytes, extract::State, http::HeaderMap, http::StatusCod
 use countersign::webhooks::{SIGNATURE_HEADER, sign};
 use serde_json::{Value, json};
 
-use crate::helpers::{Options, eventually, spawn_app_with};
+use crate::helpers::{Options, eventually, serve_locally, spawn_app_with};
 
 #[derive(Clone, Default)]
 struct Receiver {
@@ -32,10 +32,7 @@ async fn receive(State(r): State<Receiver>, headers: HeaderMap, body: Bytes) -> 
 #[tokio::test]
 async fn approval_events_are_posted_signed_and_retried() {
     let receiver = Receiver::default();
-    let router = Router::new().route("/hook", post(receive)).with_state(receiver.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let url = serve_locally(Router::new().route("/hook", post(receive)).with_state(receiver.clone()), "/hook").await;
     // SAFETY of the test: the variable name is unique to this test.
     unsafe { std::env::set_var("CS_TEST_WEBHOOK_SECRET", "s3cret") };
     let toml = format!(
@@ -76,10 +73,7 @@ async fn gated(State(g): State<Gate>, body: Bytes) -> StatusCode {
 #[tokio::test]
 async fn a_delivery_still_owed_when_the_server_is_killed_is_made_after_the_restart_once() {
     let gate = Gate::default();
-    let router = Router::new().route("/hook", post(gated)).with_state(gate.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let url = serve_locally(Router::new().route("/hook", post(gated)).with_state(gate.clone()), "/hook").await;
     let toml = format!(
         "{}\n[[webhooks]]\nurl = \"{url}\"\nsecret_env = \"CS_HOOK_SECRET\"\nevents = [\"approval-required\"]\n",
         crate::helpers::agents_with_timeout(300.0)

@@ -71,6 +71,13 @@ async def main(url, token):
     got = await client.get_task(pb.GetTaskRequest(id=task.id))
     say("got", state=pb.TaskState.Name(got.status.state))
 
+    # Approved with edited arguments: a data part is a protobuf Value, so its numbers arrive as
+    # floats (1003.0, 2.0); the integer the tool's schema asks for is taken from the whole float.
+    task = await send(client, text_message("refund order 1003", context_id=got.context_id))
+    edit = {"decision_type": "approve", "args": {"order_id": 1003, "amount": 2}}
+    task = await send(client, data_message(edit, task.id, task.context_id))
+    say("edited", state=pb.TaskState.Name(task.status.state), sent=json_format.MessageToJson(json_format.ParseDict(edit, struct_pb2.Value())))
+
     # A second turn in the same context, denied with a reason.
     task = await send(client, text_message("refund order 1002", context_id=got.context_id))
     asked_again = pb.TaskState.Name(task.status.state)

@@ -6,17 +6,16 @@
 use axum::{
     Json,
     extract::{Path, State},
-    http::{StatusCode, header},
+    http::header,
     response::{IntoResponse, Response},
 };
 use serde_json::json;
 
-use crate::state::AppState;
+use crate::{api::ApiError, state::AppState};
 
 pub async fn card(State(state): State<AppState>, Path(agent): Path<String>) -> Response {
     let Some(agent) = state.orchestrator.agents().get(&agent) else {
-        return (StatusCode::NOT_FOUND, Json(json!({ "error": { "code": "not_found", "message": format!("no agent named {agent:?}") } })))
-            .into_response();
+        return ApiError::NotFound(format!("no agent named {agent:?}")).into_response();
     };
     let description = if agent.description.is_empty() {
         "A Countersign agent: its risky calls wait for a person's approval".to_owned()
