@@ -276,8 +276,11 @@ testWithAgents(AGENTS)("a 2026-07-28 client asks its user through an elicitation
 
   // Dismissed: the call waits for someone (held, with progress) and she approves it in the chat.
   const second = path.join(ROOT, "dismissed.txt");
+  // A short timeout that only the server's progress keeps alive (the SDK asks for progress only
+  // with an `onprogress` handler).
+  const progress: string[] = [];
   const waiting = client.callTool({ name: "write_file", arguments: { path: second, content: "later" } }, {
-    timeout: 4_000, resetTimeoutOnProgress: true, maxTotalTimeout: 60_000,
+    timeout: 4_000, resetTimeoutOnProgress: true, maxTotalTimeout: 60_000, onprogress: (p: any) => progress.push(String(p.message ?? "")),
   });
   await page.goto("/");
   await page.getByRole("link", { name: /MCP client “countersign-e2e-2026”/ }).first().click();
@@ -290,6 +293,7 @@ testWithAgents(AGENTS)("a 2026-07-28 client asks its user through an elicitation
   expect(done.isError).toBeFalsy();
   expect(readFileSync(second, "utf8")).toBe("later");
   expect(asked).toHaveLength(2);
+  expect(progress.some((m) => m.startsWith("waiting for a person to approve or reject"))).toBe(true);
   await client.close();
 });
 
