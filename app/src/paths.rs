@@ -13,14 +13,11 @@ pub fn local_path(next: Option<&str>) -> String {
     }
 }
 
-/// This page's path and query: where a decision form sent before hydration comes back to.
+/// This page's path, without its query: where a decision form sent before hydration comes back
+/// to. Only the path, so a compressed page never repeats text another site put in its URL next to
+/// the page's own content (a BREACH-style guess; docs/security.md, "Attacks").
 pub fn here() -> String {
-    let location = leptos_router::hooks::use_location();
-    let (path, search) = (location.pathname.get_untracked(), location.search.get_untracked());
-    match search.trim_start_matches('?') {
-        "" => path,
-        query => format!("{path}?{query}"),
-    }
+    leptos_router::hooks::use_location().pathname.get_untracked()
 }
 
 /// Percent-encodes a path for use as a query value (`/login?next=…`).

@@ -61,9 +61,12 @@ struct TextQuery {
     back: Option<String>,
 }
 
-/// Where to go afterwards: a path on this site, else the chats.
+/// Where to go afterwards: one of the pages that hold decisions (the chats, a chat, the queue),
+/// else the chats. Nothing else another site could put in the link is repeated on a page.
 fn back_to(back: Option<&str>) -> String {
-    app::paths::local_path(back)
+    let path = app::paths::local_path(back);
+    let chat = path.strip_prefix("/c/").is_some_and(|id| !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
+    if chat || path == "/approvals" { path } else { "/".to_owned() }
 }
 
 /// Not logged in (the session ended): log in, then back to the page.
@@ -128,9 +131,16 @@ async fn answered(state: &AppState, id: &ApprovalId, answer: String) -> Result<V
         return Err(ApiError::invalid("answer", "an answer has 1 to 4000 characters"));
     }
     let approval = approvals::get(&state.store, id).await?.ok_or_else(|| ApiError::NotFound(format!("approval {id} does not exist")))?;
+    // Only the agent's question takes an answer; any other call is approved as proposed or edited
+    // on the card.
     let mut args = approval.args();
-    args["answer"] = Value::String(answer);
-    Ok(args)
+    match args.as_object_mut() {
+        Some(fields) if approval.tool == domain::naming::ASK_USER => {
+            fields.insert("answer".into(), Value::String(answer));
+            Ok(args)
+        }
+        _ => Err(ApiError::invalid("answer", "only the agent's question takes an answer")),
+    }
 }
 
 /// The page to write a rejection's reason or a deferral's guidance, for a form sent without it.

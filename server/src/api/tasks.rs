@@ -142,11 +142,13 @@ async fn abort(
     credential: Option<Extension<Credential>>,
     Path(id): Path<TaskId>,
 ) -> Result<Json<Task>, ApiError> {
-    state.limits.decision(&state.store, &user.user.id).await?;
     let task = visible_task(&state, &user, &id).await?;
     if !scopes::may_stop(&state.store, &user.user, credential.as_deref(), scopes, &task.conversation_id).await? {
         return Err(ApiError::Forbidden(scopes::MAY_NOT_STOP.into()));
     }
+    // Counted only once this credential may stop it: a token refused here uses up nothing of its
+    // person's decision limit.
+    state.limits.decision(&state.store, &user.user.id).await?;
     state.decisions.abort(&id, &actor(&user)).await?;
     Ok(Json(with_summary(&state, &visible_task(&state, &user, &id).await?).await?))
 }

@@ -402,6 +402,7 @@ async fn a_call_only_token_stops_the_tasks_it_started_and_no_others() {
     let (status, body) = agent.post_json(&format!("/api/tasks/{other}/abort"), json!({})).await;
     assert_eq!((status, error_code(&body)), (403, "forbidden"), "{body}");
     assert!(body["error"]["message"].as_str().unwrap().contains("decide scope"), "{body}");
+
     let (_, refused) = rpc(&agent, &cancel(&other)).await;
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
     assert_eq!(app.task_status(&other).await, domain::TaskStatus::InputRequired);
@@ -456,4 +457,23 @@ async fn a_batch_decides_every_waiting_call_as_named_in_one_write_or_none_of_the
     assert_eq!(done["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{done}");
     assert_eq!(states().await, [json!("approved"), json!("rejected")]);
     assert_eq!((app.order(1001).await.status, app.order(1002).await.status), ("refunded".into(), "open".into()));
+}
+
+#[tokio::test]
+async fn an_abort_refused_to_a_call_only_token_uses_up_nothing_of_its_persons_decisions() {
+    let app = spawn_app_with(Options { agents_toml: Some(AGENT.into()), decisions_per_minute: Some(2), ..Default::default() }).await;
+    let (ok, token, stderr) = cli(app.data_dir.path(), &["token", "create", "--user", "alice", "--name", "agent", "--gateway"], None).await;
+    assert!(ok, "{stderr}");
+    let agent = TestApp { client: client_with_token(token.trim()), ..app.as_user("alice") };
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    for _ in 0..4 {
+        let (status, _) = agent.post_json("/api/tasks/no-such-task/abort", json!({})).await;
+        assert_eq!(status, 404);
+        let (status, _) = agent.post_json(&format!("/api/tasks/{task}/abort"), json!({})).await;
+        assert_eq!(status, 403);
+    }
+    // alice's own decision is still within her limit.
+    let (status, body) = app.post_json(&format!("/api/approvals/{}/approve", approvals[0].id), json!({})).await;
+    assert_eq!(status, 200, "{body}");
 }

@@ -129,3 +129,24 @@ async fn a_question_and_a_whole_turn_are_decided_with_forms() {
         assert_eq!(state_of(&app, approval.id.as_ref()).await.0, ApprovalState::Approved);
     }
 }
+
+#[tokio::test]
+async fn a_form_answers_only_a_question_and_comes_back_only_to_a_page_of_decisions() {
+    let app = spawn_app().await;
+    let alice = browser(&app, "alice").await;
+    let c = app.create_conversation().await;
+    let (_, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let form = format!("/forms/approvals/{}", approvals[0].id);
+
+    // An "answer" to a call that is no question: refused, the call still waits as proposed.
+    let (status, _, page) = post(&app, &alice, &form, &[("answer", "1002"), ("back", "/audit?kind=secret")]).await;
+    assert_eq!(status, 422, "{page}");
+    assert!(page.contains("<a href=\"/\">Back</a>") && !page.contains("secret"), "only a page of decisions is linked back: {page}");
+    let (state, approval) = state_of(&app, approvals[0].id.as_ref()).await;
+    assert_eq!((state, approval["edited_args"].clone()), (ApprovalState::Pending, serde_json::Value::Null));
+
+    // A chat's path with a query another site chose: back to the chats, the query not repeated.
+    let reject = [("decision", "reject"), ("back", &format!("/c/{c}?q=guess") as &str)];
+    let (status, location, _) = post(&app, &alice, &form, &reject).await;
+    assert_eq!((status, location.as_str()), (StatusCode::SEE_OTHER, format!("{form}?decision=reject&back=/").as_str()));
+}
