@@ -313,7 +313,7 @@ impl CardStatus {
 /// The version of what [`ConversationView::apply`] makes of events. Bump it whenever the same
 /// events would fold to a different view (a new field filled, a rule changed): stored snapshots
 /// of another version are then rebuilt from the events (engine/src/store/snapshots.rs).
-pub const FOLD_VERSION: i64 = 3;
+pub const FOLD_VERSION: i64 = 4;
 
 /// Folds a whole event log.
 pub fn fold<'a>(events: impl IntoIterator<Item = &'a Event>) -> ConversationView {
@@ -500,6 +500,7 @@ impl ConversationView {
                         edited_args: edited_args.clone(),
                     });
                 }
+                self.after_chat_answer(call_id, event.seq);
             }
             EventBody::ApprovalCounted { call_id, approved_by, .. } => {
                 if let Some(approval) = self.card_mut(call_id).and_then(|c| c.approval.as_mut()) {
@@ -583,6 +584,21 @@ impl ConversationView {
 
     fn task_mut(&mut self, task_id: &TaskId) -> Option<&mut TaskView> {
         self.tasks.iter_mut().find(|t| &t.task_id == task_id)
+    }
+
+    /// A call decided by a yes or no in the chat moves below that answer (its place becomes the
+    /// decision's, `seq`): it reads as what the answer did, not as done before anyone said yes.
+    fn after_chat_answer(&mut self, call_id: &str, seq: i64) {
+        let asked_in_chat =
+            |item: &Item| matches!(item, Item::Card(c) if c.call_id == call_id && c.approval.as_ref().is_some_and(|a| a.in_chat));
+        let Some(at) = self.items.iter().rposition(asked_in_chat) else { return };
+        if at + 1 < self.items.len() && matches!(self.items.last(), Some(Item::User { .. })) {
+            let mut card = self.items.remove(at);
+            if let Item::Card(card) = &mut card {
+                card.seq = seq;
+            }
+            self.items.push(card);
+        }
     }
 
     fn card_mut(&mut self, call_id: &str) -> Option<&mut Card> {
@@ -772,6 +788,42 @@ mod tests {
 
     fn statuses(view: &ConversationView) -> Vec<(&str, CardStatus)> {
         view.cards().map(|c| (c.call_id.as_str(), c.status)).collect()
+    }
+
+    #[test]
+    fn a_call_confirmed_in_the_chat_is_shown_below_the_answer_that_decided_it() {
+        let mut log = Log::new();
+        log.user("t", "refund order 1001").call("t", "k1", json!({})).gate("t", "k1", json!({}));
+        if let Some(Event { body: EventBody::ApprovalRequired { in_chat, .. }, .. }) = log.0.last_mut() {
+            *in_chat = true;
+        }
+        log.push(EventBody::ConfirmationAsked {
+            task_id: "t".into(),
+            approval_id: "a-k1".into(),
+            call_id: "k1".into(),
+            question: "Shall I go ahead?".into(),
+        });
+        log.push(EventBody::UserMessage { task_id: "t".into(), text: "yes".into(), reply_to: Some("a-k1".into()), client_id: None });
+        log.decide("t", "k1", ApprovalOutcome::Approved, None).started("t", "k1").result("t", "k1", true);
+        let view = log.view();
+        let order: Vec<String> = view
+            .items
+            .iter()
+            .map(|item| match item {
+                Item::User { text, .. } | Item::Assistant { text, .. } => text.clone(),
+                Item::Card(card) => card.call_id.to_string(),
+            })
+            .collect();
+        assert_eq!(order, ["refund order 1001", "Shall I go ahead?", "yes", "k1"]);
+        assert_eq!(view.card("k1").map(|c| c.status), Some(CardStatus::Succeeded));
+        // The order stays the order of `seq`, which pages and "Show earlier" rely on.
+        assert!(view.items.windows(2).all(|w| w[0].seq() < w[1].seq()));
+
+        // A card decided with a button stays where it was asked.
+        let mut log = Log::new();
+        log.user("t", "refund").call("t", "k1", json!({})).gate("t", "k1", json!({})).user("t2", "and another");
+        log.decide("t", "k1", ApprovalOutcome::Approved, None);
+        assert!(matches!(log.view().items[1], Item::Card(_)));
     }
 
     #[test]

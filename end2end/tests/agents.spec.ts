@@ -22,6 +22,13 @@ test("confirming in the chat: the agent asks, an unclear answer is asked again, 
   await expect(card).toHaveAttribute("data-status", "succeeded");
   await expect(card.locator(".decision")).toContainText("alice");
   await expect(page.locator(".bubble-user").last()).toHaveText("yes");
+  // The card reads as what the yes did: below it, live and after a reload.
+  const belowTheYes = () =>
+    page.locator(".bubble-user").last().evaluate((yes) => {
+      const card = document.querySelector(".tool-card");
+      return card !== null && (yes.compareDocumentPosition(card) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0;
+    });
+  await expect.poll(belowTheYes).toBe(true);
   const order = await (await page.request.get(`${server.url}/api/orders/1001`)).json();
   expect(order.status).toBe("refunded");
 
@@ -29,6 +36,7 @@ test("confirming in the chat: the agent asks, an unclear answer is asked again, 
   await page.reload();
   await expect(cards(page).first()).toHaveAttribute("data-status", "succeeded");
   await expect(page.locator(".bubble-assistant", { hasText: "I need a clear yes or no" })).toHaveCount(1);
+  expect(await belowTheYes()).toBe(true);
 });
 
 test("a supervisor delegates: the worker's card is marked with its name and the supervisor answers after approval", async ({ page, server }) => {
