@@ -295,7 +295,9 @@ named! {
         /// A notification went out (an email), or could not be sent.
         NotificationSent = "notification.sent",
         /// At start-up under another configuration: a pending approval kept or canceled, or a
-        /// grant made under an earlier one ended.
+        /// grant made under an earlier one ended; and a timeout that would have approved a call
+        /// the configuration in force no longer approves on time-out (`outcome` "timeout does
+        /// not approve", with the action applied instead).
         PolicyReclassified = "policy.reclassified",
     }
 }

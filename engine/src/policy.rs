@@ -35,6 +35,21 @@ pub struct Spent {
 }
 
 impl Spent {
+    /// What the model spent in `history` (a conversation's events): in the whole conversation,
+    /// and in `task`.
+    pub fn of(history: &[domain::Event], task: &domain::TaskId) -> Self {
+        let mut spent = Self::default();
+        for event in history {
+            if let domain::EventBody::ModelUsage { task_id, usage, .. } = &event.body {
+                spent.conversation.add(usage);
+                if task_id == task {
+                    spent.task.add(usage);
+                }
+            }
+        }
+        spent
+    }
+
     pub fn per(&self, scope: BudgetScope) -> &Usage {
         match scope {
             BudgetScope::Task => &self.task,
@@ -583,6 +598,22 @@ mod tests {
         assert_eq!(stricter(TimeoutAction::Approve, TimeoutAction::Retry), TimeoutAction::Retry);
         assert_eq!(stricter(TimeoutAction::Escalate, TimeoutAction::Abort), TimeoutAction::Abort);
         assert_eq!(stricter(TimeoutAction::Approve, TimeoutAction::Approve), TimeoutAction::Approve);
+    }
+
+    /// A gate that asks in the chat cannot have four-eyes, approvers, a quorum or a fresh sign-in
+    /// (agents.rs refuses them); beside a gate that has them the call is asked on the card, so a
+    /// requirement that asks in the chat never needs anyone but the requester's yes.
+    #[test]
+    fn a_call_is_asked_in_the_chat_only_when_every_gate_asks_there() {
+        let chat = |name: &str| Gate { in_chat: true, ..gate(name, GateRule::Tools(["refund".to_string()].into())) };
+        let mut four_eyes = gate("four-eyes", GateRule::All);
+        four_eyes.rules.separate_requester = true;
+        four_eyes.rules.quorum = 2;
+        let refund = spec("refund", true);
+        let both = check(&agent(vec![chat("chat"), four_eyes]), &refund, json!({}), "alice").unwrap();
+        assert!(!both.in_chat && both.rules.separate_requester && both.rules.quorum == 2, "asked on the card, with every rule");
+        let chats = check(&agent(vec![chat("a"), chat("b")]), &refund, json!({}), "alice").unwrap();
+        assert!(chats.in_chat, "every gate asks in the chat");
     }
 
     #[test]

@@ -164,6 +164,13 @@ fn needs(gates: &[&Gate], combined: &Gate) -> String {
             parts.push(what.to_owned());
         }
     }
+    // A gate asks in the chat only alone or beside others that do; beside one that asks on the
+    // card (four-eyes, approvers, a quorum: never in the chat) its calls are decided on the card.
+    let in_chat: Vec<String> = gates.iter().filter(|g| g.in_chat).map(|g| format!("{:?}", g.name)).collect();
+    if !in_chat.is_empty() && !combined.in_chat {
+        let asks = if in_chat.len() == 1 { "asks" } else { "ask" };
+        parts.push(format!("a decision on the card, not a yes in the chat (though {} {asks} in the chat)", in_chat.join(" and ")));
+    }
     parts.push(format!("a decision within {}s, then {}", combined.timeout.as_secs(), combined.timeout_action.as_str()));
     parts.join(", ")
 }
@@ -196,6 +203,23 @@ mod tests {
         assert!(overlap.contains("four-eyes") && overlap.contains("within 30s, then reject"), "{overlap}");
         // The rule may match any tool (it reads the arguments): it overlaps nothing else here.
         assert_eq!(w.iter().filter(|w| w.contains("may apply together")).count(), 1, "{w:?}");
+    }
+
+    #[test]
+    fn a_chat_gate_beside_a_card_gate_is_said_to_be_decided_on_the_card() {
+        let w = warned(
+            "[[agents.gates]]\nname = \"refunds\"\nkind = \"tools\"\ntools = [\"process_refund\"]\nconfirm = \"chat\"\n\
+             [[agents.gates]]\nname = \"big-refunds\"\nkind = \"rule\"\nrule = \"args.amount > 100\"\napprovers = [\"user:bob\"]\n\
+             separate_requester = true\n",
+        );
+        let overlap = w.iter().find(|w| w.contains("may apply together")).expect("an overlap");
+        assert!(overlap.contains("four-eyes"), "{overlap}");
+        assert!(overlap.contains("a decision on the card, not a yes in the chat (though \"refunds\" asks in the chat)"), "{overlap}");
+        let chats = warned(
+            "[[agents.gates]]\nname = \"a\"\nkind = \"tools\"\ntools = [\"process_refund\"]\nconfirm = \"chat\"\n\
+             [[agents.gates]]\nname = \"b\"\nkind = \"destructive\"\nconfirm = \"chat\"\n",
+        );
+        assert!(chats.iter().all(|w| !w.contains("on the card")), "both ask in the chat: {chats:?}");
     }
 
     #[test]

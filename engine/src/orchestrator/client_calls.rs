@@ -43,6 +43,7 @@ pub struct Ran {
 struct RanRead {
     conversation: Conversation,
     client: String,
+    started_by: Option<String>,
     tool: std::sync::Arc<dyn Tool>,
     args: Value,
     outcome: Result<Value, String>,
@@ -88,7 +89,8 @@ impl ClientCalls {
     /// The tool must be one of the conversation's agent's tools (the gateway checks it first, with
     /// the protocol's own error).
     /// `request`: the client's own name for the request that makes it (its cancellation finds
-    /// the call by it, `client_calls::by_request`).
+    /// the call by it, `client_calls::by_request`). `started_by`: the client's credential, kept
+    /// with the task (`tasks::TaskRow::started_by`).
     pub async fn propose_call(
         &self,
         conversation: &Conversation,
@@ -96,6 +98,7 @@ impl ClientCalls {
         tool: &str,
         args: &Value,
         request: Option<&str>,
+        started_by: Option<&str>,
     ) -> crate::Result<TaskId> {
         let agent = self.driver.agents.get(&conversation.agent).ok_or_else(|| anyhow::anyhow!("no agent {:?}", conversation.agent))?;
         if !agent.tools.iter().any(|t| t == tool) {
@@ -103,7 +106,7 @@ impl ClientCalls {
         }
         let cid = &conversation.id;
         let mut w = self.driver.store.write(Scope::Conversation(cid)).await?;
-        let task_id = tasks::insert(&mut w.tx, cid, 0).await?.id;
+        let task_id = tasks::insert(&mut w.tx, cid, 0, started_by).await?.id;
         let call = ClientCall::new(&task_id, cid, client, tool, args);
         client_calls::insert(&mut w.tx, &call).await?;
         if let Some(request) = request {
@@ -137,16 +140,31 @@ impl ClientCalls {
     /// Runs a call [`Self::runs_unasked`] said no one is asked about, recorded as a task of
     /// `conversation` exactly as the driven way records it; its task (ended) and the tool's result.
     /// The call runs to its end even if the caller stops waiting (a request that went away), so
-    /// its result is recorded.
-    pub async fn run_unasked(&self, conversation: &Conversation, client: &str, tool: &str, args: &Value) -> crate::Result<Ran> {
+    /// its result is recorded. `started_by`: as [`Self::propose_call`]'s.
+    pub async fn run_unasked(
+        &self,
+        conversation: &Conversation,
+        client: &str,
+        tool: &str,
+        args: &Value,
+        started_by: Option<&str>,
+    ) -> crate::Result<Ran> {
         let this = self.clone();
         let (conversation, client, tool, args) = (conversation.clone(), client.to_owned(), tool.to_owned(), args.clone());
-        tokio::spawn(async move { this.run_unasked_here(&conversation, &client, &tool, &args).await })
+        let started_by = started_by.map(str::to_owned);
+        tokio::spawn(async move { this.run_unasked_here(&conversation, &client, &tool, &args, started_by).await })
             .await
             .map_err(|e| anyhow::anyhow!("a client's call stopped: {e}"))?
     }
 
-    async fn run_unasked_here(&self, conversation: &Conversation, client: &str, tool_name: &str, args: &Value) -> crate::Result<Ran> {
+    async fn run_unasked_here(
+        &self,
+        conversation: &Conversation,
+        client: &str,
+        tool_name: &str,
+        args: &Value,
+        started_by: Option<String>,
+    ) -> crate::Result<Ran> {
         let tool = self.driver.tools.get(tool_name).cloned().ok_or_else(|| anyhow::anyhow!("no tool {tool_name:?}"))?;
         let external = tool.is_external();
         // An outside tool that only reads (`readOnlyHint`) has no effect to guard: it runs first,
@@ -154,11 +172,12 @@ impl ClientCalls {
         // nothing to report: nothing happened, and the client, unanswered, asks again.
         if external && tool.spec().read_only {
             let outcome = self.call_external(tool.as_ref(), args).await;
-            let ran = RanRead { conversation: conversation.clone(), client: client.to_owned(), tool, args: args.clone(), outcome };
+            let ran =
+                RanRead { conversation: conversation.clone(), client: client.to_owned(), started_by, tool, args: args.clone(), outcome };
             return self.record_ran(ran).await;
         }
         let mut w = self.driver.store.write(Scope::Conversation(&conversation.id)).await?;
-        let (task, call) = self.record_start(&mut w, conversation, client, tool.as_ref(), args).await?;
+        let (task, call) = self.record_start(&mut w, conversation, client, started_by.as_deref(), tool.as_ref(), args).await?;
         let (mut w, outcome, fenced) = match external {
             // A built-in tool's effect is part of the same write.
             false => {
@@ -250,7 +269,8 @@ impl ClientCalls {
 
     /// A read that ran, as the driven way records it: its start, its result, its task's end.
     async fn record_in(&self, w: &mut Write, ran: &RanRead) -> crate::Result<TaskId> {
-        let (task, call) = self.record_start(w, &ran.conversation, &ran.client, ran.tool.as_ref(), &ran.args).await?;
+        let (task, call) =
+            self.record_start(w, &ran.conversation, &ran.client, ran.started_by.as_deref(), ran.tool.as_ref(), &ran.args).await?;
         self.driver.record_result(w, &call, ran.outcome.clone()).await?;
         tasks::transition(w, &task, &[TaskStatus::Working], TaskStatus::Completed, None).await?;
         if let Some(hook) = &self.driver.before_commit {
@@ -267,6 +287,7 @@ impl ClientCalls {
         w: &mut Write,
         conversation: &Conversation,
         client: &str,
+        started_by: Option<&str>,
         tool: &dyn Tool,
         args: &Value,
     ) -> crate::Result<(TaskRow, CallRow)> {
@@ -274,7 +295,7 @@ impl ClientCalls {
         let (cid, tool_name) = (&conversation.id, tool.spec().name.clone());
         // Its one step, the call, is taken as it is made: the driven way's `take_step` on a
         // row this write just made could only succeed.
-        let task = tasks::insert(&mut w.tx, cid, 1).await?;
+        let task = tasks::insert(&mut w.tx, cid, 1, started_by).await?;
         let task_id = task.id.clone();
         let call = ClientCall::new(&task_id, cid, client, &tool_name, args);
         client_calls::insert(&mut w.tx, &call).await?;

@@ -8,7 +8,7 @@ use domain::{ApprovalId, ConversationId, TaskId};
 
 use domain::{ApprovalOutcome, EventBody};
 
-use super::{Actor, Decisions};
+use super::{Actor, Decisions, decide::Approved};
 use crate::store::{Scope, approvals};
 
 /// The words a person confirms or refuses with in the chat (docs/config.md, "Conversational
@@ -72,45 +72,64 @@ pub struct Reply {
     pub task_id: TaskId,
     pub approval_id: ApprovalId,
     pub answer: Answer,
+    /// A yes that counted toward the approvals the call needs, which still waits for more
+    /// (a quorum): nothing runs yet.
+    pub counted: bool,
 }
 
 impl Decisions {
     /// When the conversation waits for a yes/no in the chat, takes `text` as the answer and
     /// returns what it did; `None` when nothing waits (the message starts a new turn instead).
+    ///
+    /// A yes is an approval like the card's, judged by the same rules in this one write
+    /// ([`Decisions::decide`]): who may decide (a delegation included, a fresh sign-in),
+    /// four-eyes, and the quorum or shares it counts toward. A yes or no those rules refuse is a
+    /// conflict (409, not a forbidden command: the message itself was fine), checked before
+    /// the reply is stored, and nothing is kept.
     pub async fn answer_in_chat(&self, conversation_id: &ConversationId, text: &str, actor: &Actor) -> Result<Option<Reply>, Error> {
         let mut w = self.driver.store.write(Scope::Conversation(conversation_id)).await?;
         w.hold_authority().await?;
         let Some(approval) = approvals::pending_in_chat(&mut *w.tx, conversation_id).await? else { return Ok(None) };
-        // The same rule as the buttons; a chat answer that may not decide is a conflict (409), not
-        // a forbidden command: the message itself was fine.
-        super::authority::may_decide(actor, &approval, crate::store::time::now_ms()).map_err(|err| match err {
+        let conflict = |err: Error| match err {
             Error::NotAllowed(why) => Error::WrongState(why),
             other => other,
-        })?;
+        };
+        let actor = &self.decider(&mut w, actor, &approval).await.map_err(conflict)?;
         let task = self.waiting_task(&mut w, &approval.task_id).await?;
         let answer = classify(text);
+        let reason = Some(format!("declined in the chat: \"{}\"", text.trim()));
+        match answer {
+            Answer::Yes => self.vet_approval(&approval, actor, None, false).map(drop).map_err(conflict)?,
+            // The reply is the reason (`require_reason` is met by it).
+            Answer::No => approval.rules().check_rejection(reason.as_deref()).map_err(super::authority::breached)?,
+            Answer::Unclear => {}
+        }
         let reply_to = Some(approval.id.clone());
         let message = EventBody::UserMessage { task_id: task.id.clone(), text: text.to_owned(), reply_to, client_id: None };
         w.append(conversation_id, message).await?;
-        match answer {
+        let counted = match answer {
             Answer::Yes => {
-                self.apply(&mut w, &task, &approval, ApprovalOutcome::Approved, actor, None, None).await?;
+                // The quorum's own refusals (this person counted already, a yes that adds to no
+                // unmet share) drop this write whole, the reply with it.
+                let approved = self.approve_checked(&mut w, &task, &approval, actor, None, None).await.map_err(conflict)?;
+                matches!(approved, Approved::Counted(_))
             }
             Answer::No => {
-                let reason = Some(format!("declined in the chat: \"{}\"", text.trim()));
                 self.apply(&mut w, &task, &approval, ApprovalOutcome::Rejected, actor, reason, None).await?;
+                false
             }
             Answer::Unclear => {
                 let question = question(&approval.summary, true);
                 let (task_id, approval_id, call_id) = (task.id.clone(), approval.id.clone(), approval.call_id.clone());
                 w.append(conversation_id, EventBody::ConfirmationAsked { task_id, approval_id, call_id, question }).await?;
+                false
             }
-        }
+        };
         w.commit().await?;
-        if answer != Answer::Unclear {
+        if answer != Answer::Unclear && !counted {
             self.driver.trigger(&task.id);
         }
-        Ok(Some(Reply { task_id: task.id, approval_id: approval.id, answer }))
+        Ok(Some(Reply { task_id: task.id, approval_id: approval.id, answer, counted }))
     }
 }
 

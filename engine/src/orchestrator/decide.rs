@@ -6,7 +6,7 @@ use domain::{ApprovalId, TaskId};
 
 use domain::{
     ApprovalOutcome, ApprovalState, AuditKind, CallState, EventBody, Role, TaskStatus, rules,
-    wire::{DecisionOutcome, FieldProblem},
+    wire::{DecisionOutcome, FieldProblem, GrantRequest},
 };
 use serde_json::{Value, json};
 
@@ -26,6 +26,14 @@ use crate::{
     tools::schema,
 };
 
+/// What an approval did ([`Decisions::approve_checked`]).
+pub(super) enum Approved {
+    /// Counted toward a quorum or a share; the call still waits (outcome `pending`).
+    Counted(DecisionOutcome),
+    /// The requirement is met: the call is approved.
+    Decided(DecisionOutcome),
+}
+
 impl Decisions {
     /// Approves or rejects one approval, then lets the task go on.
     pub async fn decide(&self, approval_id: &ApprovalId, decision: Decision, actor: &Actor) -> Result<DecisionOutcome, Error> {
@@ -36,31 +44,14 @@ impl Decisions {
         let task = self.waiting_task(&mut w, &approval.task_id).await?;
         let outcome = match decision {
             Decision::Approve { args, grant } => {
-                // Numbers as the tool's schema types them, before any rule or check reads the
-                // edit: `1003.0` is `1003`, the same call (docs/api.md, `POST /api/approvals/{id}/approve`).
-                let args = args.map(|args| self.driver.tools.exact_args(&approval.tool, args));
-                if approval.tool == crate::tools::ask::NAME {
-                    check_answer(&approval, args.as_ref(), grant.is_some())?;
+                let edited = self.vet_approval(&approval, actor, args, grant.is_some())?;
+                match self.approve_checked(&mut w, &task, &approval, actor, edited, grant).await? {
+                    Approved::Counted(counted) => {
+                        w.commit().await?;
+                        return Ok(counted);
+                    }
+                    Approved::Decided(outcome) => outcome,
                 }
-                approval.rules().check_approval(&approval.args(), args.as_ref()).map_err(breached)?;
-                four_eyes(actor, &approval)?;
-                if grant.is_some() && approval.rules().quorum <= 1 {
-                    self.grant_gate(&approval)?;
-                }
-                let edited = match args {
-                    Some(args) if args != approval.args() => Some(self.validated(&approval, args)?),
-                    _ => None,
-                };
-                if let Some(counted) = self.count_toward_quorum(&mut w, &task, &approval, actor, grant.is_some()).await? {
-                    w.commit().await?;
-                    return Ok(counted);
-                }
-                let approved = edited.clone().unwrap_or_else(|| approval.args());
-                let outcome = self.apply(&mut w, &task, &approval, ApprovalOutcome::Approved, actor, None, edited).await?;
-                if let Some(grant) = grant {
-                    self.grant(&mut w, &task, &approval, actor, grant, &approved).await?;
-                }
-                outcome
             }
             Decision::Reject { reason } => {
                 approval.rules().check_rejection(reason.as_deref()).map_err(breached)?;
@@ -141,6 +132,60 @@ impl Decisions {
         w.commit().await?;
         self.driver.drive_with(task_id, lease);
         Ok(outcomes)
+    }
+
+    /// What an approval by `actor` (already [`Self::decider`]) must pass before anything is
+    /// recorded, on every door that approves one call (the buttons, the API, links, the chat's
+    /// yes): a question's answer, the gate's rules on edits, four-eyes, and no "always allow"
+    /// over a gate that asks each call on its own. Answers the edited arguments, validated (none:
+    /// the call runs as proposed).
+    pub(super) fn vet_approval(
+        &self,
+        approval: &ApprovalRow,
+        actor: &Actor,
+        args: Option<Value>,
+        grant: bool,
+    ) -> Result<Option<Value>, Error> {
+        // Numbers as the tool's schema types them, before any rule or check reads the
+        // edit: `1003.0` is `1003`, the same call (docs/api.md, `POST /api/approvals/{id}/approve`).
+        let args = args.map(|args| self.driver.tools.exact_args(&approval.tool, args));
+        if approval.tool == crate::tools::ask::NAME {
+            check_answer(approval, args.as_ref(), grant)?;
+        }
+        approval.rules().check_approval(&approval.args(), args.as_ref()).map_err(breached)?;
+        four_eyes(actor, approval)?;
+        if grant && approval.rules().quorum <= 1 {
+            self.grant_gate(approval)?;
+        }
+        match args {
+            Some(args) if args != approval.args() => Ok(Some(self.validated(approval, args)?)),
+            _ => Ok(None),
+        }
+    }
+
+    /// An approval that passed [`Self::vet_approval`], inside the caller's write: counted
+    /// toward the quorum or the shares while the requirement is still unmet (the call waits), or
+    /// the call approved (and, with `grant`, allowed for good). Refusals here (the same person
+    /// twice, an approval that adds to no unmet share) come before anything is written to the
+    /// approval; the caller's write is then dropped whole.
+    pub(super) async fn approve_checked(
+        &self,
+        w: &mut Write,
+        task: &TaskRow,
+        approval: &ApprovalRow,
+        actor: &Actor,
+        edited: Option<Value>,
+        grant: Option<GrantRequest>,
+    ) -> Result<Approved, Error> {
+        if let Some(counted) = self.count_toward_quorum(w, task, approval, actor, grant.is_some()).await? {
+            return Ok(Approved::Counted(counted));
+        }
+        let approved = edited.clone().unwrap_or_else(|| approval.args());
+        let outcome = self.apply(w, task, approval, ApprovalOutcome::Approved, actor, None, edited).await?;
+        if let Some(grant) = grant {
+            self.grant(w, task, approval, actor, grant, &approved).await?;
+        }
+        Ok(Approved::Decided(outcome))
     }
 
     pub(super) async fn waiting_task(&self, w: &mut Write, task_id: &TaskId) -> Result<TaskRow, Error> {

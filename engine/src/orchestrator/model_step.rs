@@ -351,15 +351,7 @@ impl Orchestrator {
         usage: Option<Usage>,
         history: &[domain::Event],
     ) -> crate::Result<policy::Spent> {
-        let mut spent = policy::Spent::default();
-        for event in history {
-            if let EventBody::ModelUsage { task_id, usage, .. } = &event.body {
-                spent.conversation.add(usage);
-                if task_id == &task.id {
-                    spent.task.add(usage);
-                }
-            }
-        }
+        let mut spent = policy::Spent::of(history, &task.id);
         if let Some(mut usage) = usage {
             let model = agent.model_name();
             usage.cost_usd = self.agents.prices.get(model).map(|p| p.cost(&usage));

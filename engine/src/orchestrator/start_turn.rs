@@ -8,9 +8,11 @@ use super::Orchestrator;
 use crate::store::{Scope, conversations, tasks};
 
 impl Orchestrator {
-    /// Records the user's message as a new task and starts driving it.
-    pub async fn start_turn(self: &Arc<Self>, conversation: &Conversation, text: &str) -> crate::Result<TaskId> {
-        self.start_turn_with_message_id(conversation, text, None).await
+    /// Records the user's message as a new task and starts driving it. `started_by`: the
+    /// credential that sends it, kept with the task (`tasks::TaskRow::started_by`: a token that may
+    /// only call stops only the tasks it started).
+    pub async fn start_turn(self: &Arc<Self>, conversation: &Conversation, text: &str, started_by: Option<&str>) -> crate::Result<TaskId> {
+        self.start_turn_with_message_id(conversation, text, None, started_by).await
     }
 
     /// [`Self::start_turn`] with the id the client gave its message (an AG-UI message id), which
@@ -20,13 +22,14 @@ impl Orchestrator {
         conversation: &Conversation,
         text: &str,
         client_id: Option<String>,
+        started_by: Option<&str>,
     ) -> crate::Result<TaskId> {
         let mut w = self.store.write(Scope::Conversation(&conversation.id)).await?;
         if let Some(open) = tasks::open_in_conversation(&mut *w.tx, &conversation.id).await? {
             return Err(crate::Error::TurnUnfinished(open.id));
         }
         conversations::title_from_first_message(&mut w.tx, &conversation.id, text).await?;
-        let task_id = tasks::insert(&mut w.tx, &conversation.id, 0).await?.id;
+        let task_id = tasks::insert(&mut w.tx, &conversation.id, 0, started_by).await?.id;
         let message = EventBody::UserMessage { task_id: task_id.clone(), text: text.to_owned(), reply_to: None, client_id };
         w.append(&conversation.id, message).await?;
         w.append(

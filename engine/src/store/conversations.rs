@@ -44,7 +44,8 @@ const SELECT: &str = "SELECT c.id, c.title, c.agent, c.created_at, c.last_seq, c
     FROM conversations c LEFT JOIN users u ON u.id = c.owner_id";
 
 /// A new conversation of `owner`'s; `opened_by`: the credential that made it, as
-/// `server::auth::Credential` names it (who may stop its tasks: [`opened_with`]).
+/// `server::auth::Credential` names it. (Who may stop a task is kept with the task:
+/// `tasks::TaskRow::started_by`.)
 pub async fn create(
     pool: impl Into<Db<'_>>,
     title: &str,
@@ -170,27 +171,6 @@ pub async fn get(pool: impl Into<Db<'_>>, id: &ConversationId) -> anyhow::Result
         .await
         .context("failed to load conversation")?;
     Ok(row.map(Into::into))
-}
-
-/// Whether the credential `key` opened `owner`'s conversation `id`: it made it (`opened_by`), or
-/// it is that credential's MCP gateway conversation ([`gateway_id`], which only the gateway
-/// makes, so this holds for gateway conversations older than `opened_by` too). A token that may
-/// only call stops the tasks of such a conversation and no other (docs/security.md, "Tokens").
-pub async fn opened_with(db: impl Into<Db<'_>>, id: &ConversationId, owner: &UserId, key: &str) -> anyhow::Result<bool> {
-    #[derive(sqlx::FromRow)]
-    struct Opener {
-        agent: String,
-        owner_id: Option<UserId>,
-        opened_by: Option<String>,
-    }
-    let found: Option<Opener> = sqlx::query_as("SELECT agent, owner_id, opened_by FROM conversations WHERE id = $1")
-        .bind(id)
-        .fetch_optional(db.into().read_few())
-        .await
-        .context("failed to load who opened a conversation")?;
-    Ok(found.is_some_and(|c| {
-        c.owner_id.as_ref() == Some(owner) && (c.opened_by.as_deref() == Some(key) || *id == gateway_id(owner, key, &c.agent))
-    }))
 }
 
 /// Newest first; `owner_id` None lists everyone's (admins).

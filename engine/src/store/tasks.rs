@@ -25,6 +25,11 @@ pub struct TaskRow {
     pub agent: Option<String>,
     /// A worker's task answers this delegating call of its supervisor.
     pub parent_call_id: Option<CallId>,
+    /// The credential that started it, as `server::auth::Credential` names it (`token:<id>`,
+    /// `session:<digest>`); a worker's task has its supervisor's. None for a task started by no
+    /// credential, or before this was kept. A token that may only call stops only the tasks it
+    /// started (docs/security.md, "Tokens").
+    pub started_by: Option<String>,
 }
 
 impl TaskRow {
@@ -44,7 +49,7 @@ impl TaskRow {
     }
 }
 
-const COLUMNS: &str = "id, conversation_id, status, steps, created_at, updated_at, agent, parent_call_id";
+const COLUMNS: &str = "id, conversation_id, status, steps, created_at, updated_at, agent, parent_call_id, started_by";
 
 /// [`TaskRow`]'s columns as `alias.column`, for a query that joins `tasks AS alias` to another table.
 pub(super) fn columns_of(alias: &str) -> String {
@@ -81,18 +86,27 @@ pub async fn ids_with_status(db: impl Into<Db<'_>>, status: TaskStatus) -> anyho
 
 /// Starts a task of `conversation_id`, working, with `steps` model steps taken (1 for a client's
 /// call recorded the short way, whose one step is the call); its row as stored (no read back).
-pub async fn insert(conn: &mut AnyConnection, conversation_id: &ConversationId, steps: i64) -> anyhow::Result<TaskRow> {
+/// `started_by`: the credential that starts it ([`TaskRow::started_by`]).
+pub async fn insert(
+    conn: &mut AnyConnection,
+    conversation_id: &ConversationId,
+    steps: i64,
+    started_by: Option<&str>,
+) -> anyhow::Result<TaskRow> {
     let id: TaskId = new_id();
     let now = now_ms();
-    sqlx::query("INSERT INTO tasks (id, conversation_id, status, steps, created_at, updated_at) VALUES ($1, $2, 'working', $3, $4, $5)")
-        .bind(&id)
-        .bind(conversation_id)
-        .bind(steps)
-        .bind(now)
-        .bind(now)
-        .execute(conn)
-        .await
-        .context("failed to create task")?;
+    sqlx::query(
+        "INSERT INTO tasks (id, conversation_id, status, steps, created_at, updated_at, started_by) VALUES ($1, $2, 'working', $3, $4, $5, $6)",
+    )
+    .bind(&id)
+    .bind(conversation_id)
+    .bind(steps)
+    .bind(now)
+    .bind(now)
+    .bind(started_by)
+    .execute(conn)
+    .await
+    .context("failed to create task")?;
     let conversation_id = conversation_id.to_owned();
     Ok(TaskRow {
         id,
@@ -103,10 +117,12 @@ pub async fn insert(conn: &mut AnyConnection, conversation_id: &ConversationId, 
         updated_at: now,
         agent: None,
         parent_call_id: None,
+        started_by: started_by.map(str::to_owned),
     })
 }
 
-/// Starts a worker's task for a supervisor's delegating call, with its `task-status` event.
+/// Starts a worker's task for a supervisor's delegating call, with its `task-status` event. It
+/// was started by whoever started its supervisor's task (`started_by`, copied from that task).
 pub async fn insert_worker(
     w: &mut Write,
     conversation_id: &ConversationId,
@@ -116,7 +132,9 @@ pub async fn insert_worker(
     let id: TaskId = new_id();
     let now = now_ms();
     sqlx::query(
-        "INSERT INTO tasks (id, conversation_id, status, created_at, updated_at, agent, parent_call_id) VALUES ($1, $2, 'working', $3, $4, $5, $6)",
+        "INSERT INTO tasks (id, conversation_id, status, created_at, updated_at, agent, parent_call_id, started_by)
+         VALUES ($1, $2, 'working', $3, $4, $5, $6,
+                 (SELECT s.started_by FROM tool_calls c JOIN tasks s ON s.id = c.task_id WHERE c.id = $6))",
     )
     .bind(&id)
     .bind(conversation_id)

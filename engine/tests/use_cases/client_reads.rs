@@ -91,7 +91,9 @@ async fn reads_waiting_together_are_recorded_together_and_a_failed_one_fails_alo
         .iter()
         .map(|&key| {
             let (calls, chat) = (calls.clone(), chat.clone());
-            tokio::spawn(async move { calls.run_unasked(&chat, "MCP client \u{201c}test\u{201d}", "lookup", &json!({ "key": key })).await })
+            tokio::spawn(async move {
+                calls.run_unasked(&chat, "MCP client \u{201c}test\u{201d}", "lookup", &json!({ "key": key }), None).await
+            })
         })
         .collect();
     tokio::time::timeout(std::time::Duration::from_secs(10), async {

@@ -82,7 +82,7 @@ impl Engine {
 
     /// Starts a turn with `text` and waits until it settles.
     pub async fn say(&self, conversation: &Conversation, text: &str) -> TaskId {
-        let task = self.orchestrator.start_turn(conversation, text).await.expect("the turn starts");
+        let task = self.orchestrator.start_turn(conversation, text, None).await.expect("the turn starts");
         self.settle(&task).await;
         task
     }

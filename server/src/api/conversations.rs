@@ -76,8 +76,8 @@ async fn create(
     if title.chars().count() > MAX_TITLE_CHARS {
         return Err(ApiError::invalid("title", format!("the title is longer than {MAX_TITLE_CHARS} characters")));
     }
-    // Who opened it: a token that may only call stops the turns of the conversations it opened
-    // and no others (docs/security.md, "Tokens").
+    // Who opened it, kept with the conversation. (Who may stop a turn is who started it, kept
+    // with the turn: docs/security.md, "Tokens".)
     let opened_by = credential.as_ref().map(|Extension(Credential(key))| key.as_str());
     let conversation = conversations::create(&state.store, &title, &agent.name, &user.user, opened_by).await?;
     Ok((StatusCode::CREATED, Json(conversation)))
@@ -215,7 +215,8 @@ struct MessageAccepted {
     /// The approval the message answered (a yes/no asked in the chat).
     #[serde(skip_serializing_if = "Option::is_none")]
     approval_id: Option<ApprovalId>,
-    /// `approved`, `rejected` or `asked_again` (the answer was neither yes nor no).
+    /// `approved`, `rejected`, `counted` (a yes that counted toward the approvals the call needs;
+    /// it still waits for more) or `asked_again` (the answer was neither yes nor no).
     #[serde(skip_serializing_if = "Option::is_none")]
     confirmation: Option<String>,
 }
@@ -233,11 +234,12 @@ struct MessageAccepted {
         WriteErrors,
     ),
 )]
-#[tracing::instrument(skip(state, user, body))]
+#[tracing::instrument(skip(state, user, credential, body))]
 async fn post_message(
     State(state): State<AppState>,
     user: CurrentUser,
     scopes: Scopes,
+    credential: Option<Extension<Credential>>,
     Path(id): Path<ConversationId>,
     ApiJson(body): ApiJson<NewMessage>,
 ) -> Result<(StatusCode, Json<MessageAccepted>), ApiError> {
@@ -264,6 +266,7 @@ async fn post_message(
         state.limits.decision(&state.store, &user.user.id).await?;
         if let Some(reply) = state.decisions.answer_in_chat(&conversation.id, text, &access::actor(&user)).await? {
             let answer = match reply.answer {
+                Answer::Yes if reply.counted => "counted",
                 Answer::Yes => "approved",
                 Answer::No => "rejected",
                 Answer::Unclear => "asked_again",
@@ -274,7 +277,10 @@ async fn post_message(
             ));
         }
     }
-    match state.orchestrator.start_turn(&conversation, text).await {
+    // Who started it: a token that may only call stops the turns it started and no others
+    // (docs/security.md, "Tokens").
+    let started_by = credential.as_ref().map(|Extension(Credential(key))| key.as_str());
+    match state.orchestrator.start_turn(&conversation, text, started_by).await {
         Ok(task_id) => Ok((StatusCode::ACCEPTED, Json(MessageAccepted { task_id, approval_id: None, confirmation: None }))),
         Err(err) => Err(err.into()),
     }

@@ -143,7 +143,7 @@ async fn abort(
     Path(id): Path<TaskId>,
 ) -> Result<Json<Task>, ApiError> {
     let task = visible_task(&state, &user, &id).await?;
-    if !scopes::may_stop(&state.store, &user.user, credential.as_deref(), scopes, &task.conversation_id).await? {
+    if !scopes::may_stop(credential.as_deref(), scopes, &task) {
         return Err(ApiError::Forbidden(scopes::MAY_NOT_STOP.into()));
     }
     // Counted only once this credential may stop it: a token refused here uses up nothing of its

@@ -11,10 +11,9 @@ use axum::{
     extract::FromRequestParts,
     http::{Method, request::Parts},
 };
-use domain::ConversationId;
 
 use super::Credential;
-use crate::store::{Store, conversations, users::User};
+use crate::store::tasks::TaskRow;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scope {
@@ -133,24 +132,19 @@ pub fn needed(method: &Method, path: &str) -> Option<Scope> {
 pub const MAY_NOT_STOP: &str = "stopping this task needs a token with the decide scope: a token that may only call stops only \
                                 the tasks it started (docs/security.md, \"Tokens\")";
 
-/// Whether `user`, asking with `credential` and `scopes`, may stop a task of `conversation` that
-/// they see: the one rule of every door that stops a task (REST abort, A2A `CancelTask`, the MCP
-/// gateway's cancellation; docs/security.md, "Tokens"). `decide` stops any task its person sees;
-/// `call` alone stops only what this credential started, a task of a conversation it opened
-/// ([`conversations::opened_with`]), so an agent's token cannot stop its person's other work.
-pub async fn may_stop(
-    store: &Store,
-    user: &User,
-    credential: Option<&Credential>,
-    scopes: Scopes,
-    conversation: &ConversationId,
-) -> anyhow::Result<bool> {
+/// Whether a person asking with `credential` and `scopes` may stop `task`, which they see: the
+/// one rule of every door that stops a task (REST abort, A2A `CancelTask`, the MCP gateway's
+/// cancellation; docs/security.md, "Tokens"). `decide` stops any task its person sees; `call`
+/// alone stops only the tasks this credential started (`started_by`), not the other turns of a
+/// conversation it opened, so an agent's token cannot stop its person's other work. A task that
+/// names no starter (one from before they were kept) is no such credential's to stop.
+pub fn may_stop(credential: Option<&Credential>, scopes: Scopes, task: &TaskRow) -> bool {
     if scopes.allows(Scope::Decide) {
-        return Ok(true);
+        return true;
     }
     match credential {
-        Some(Credential(key)) if scopes.allows(Scope::Call) => conversations::opened_with(store, conversation, &user.id, key).await,
-        _ => Ok(false),
+        Some(Credential(key)) if scopes.allows(Scope::Call) => task.started_by.as_deref() == Some(key.as_str()),
+        _ => false,
     }
 }
 
@@ -198,5 +192,30 @@ mod tests {
         assert_eq!(needed(&Method::GET, "/healthz"), None);
         // `decide`, or `call` for a task the token started: judged by its handler (`may_stop`).
         assert_eq!(needed(&post, "/api/tasks/t1/abort"), None);
+    }
+
+    #[test]
+    fn call_alone_stops_only_the_tasks_this_credential_started_and_decide_stops_any() {
+        let task = |started_by: Option<&str>| TaskRow {
+            id: "t1".into(),
+            conversation_id: "c1".into(),
+            status: domain::TaskStatus::InputRequired,
+            steps: 0,
+            created_at: 0,
+            updated_at: 0,
+            agent: None,
+            parent_call_id: None,
+            started_by: started_by.map(str::to_owned),
+        };
+        let token = Credential::of_token("a");
+        let (its_own, another_tokens, a_sessions, unknown) =
+            (task(Some("token:a")), task(Some("token:b")), task(Some("session:x")), task(None));
+        assert!(may_stop(Some(&token), Scopes::CALL, &its_own));
+        for other in [&another_tokens, &a_sessions, &unknown] {
+            assert!(!may_stop(Some(&token), Scopes::CALL, other), "{:?}", other.started_by);
+            assert!(may_stop(Some(&token), Scopes::ALL, other), "{:?}", other.started_by);
+        }
+        assert!(!may_stop(Some(&token), Scopes::parse("read").unwrap(), &its_own), "read alone stops nothing");
+        assert!(!may_stop(None, Scopes::CALL, &its_own), "no credential, nothing started");
     }
 }

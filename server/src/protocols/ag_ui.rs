@@ -110,8 +110,8 @@ async fn run(
     let (tx, rx) = mpsc::channel::<Value>(64);
     tokio::spawn(async move {
         let _ = tx.send(json!({ "type": "RUN_STARTED", "threadId": thread, "runId": run_id })).await;
-        let opened_by = credential.as_ref().map(|Extension(Credential(key))| key.as_str());
-        let last = match drive(&state, &user, may_decide, opened_by, &agent, &thread, &input, &tx).await {
+        let key = credential.as_ref().map(|Extension(Credential(key))| key.as_str());
+        let last = match drive(&state, &user, may_decide, key, &agent, &thread, &input, &tx).await {
             Ok(outcome) => json!({ "type": "RUN_FINISHED", "threadId": thread, "runId": run_id, "outcome": outcome }),
             Err(RunError(code, message)) => json!({ "type": "RUN_ERROR", "code": code, "message": message }),
         };
@@ -125,14 +125,14 @@ async fn run(
 }
 
 /// Starts or resumes the thread's turn, streams its events, and says how the run ended.
-/// `opened_by`: the credential that asks, kept with a thread it makes (who may stop its turns:
-/// `conversations::opened_with`).
+/// `key`: the credential that asks, kept with a thread it makes (`opened_by`) and with a turn it
+/// starts (`started_by`: who may stop it, `scopes::may_stop`).
 #[allow(clippy::too_many_arguments)]
 async fn drive(
     state: &AppState,
     user: &User,
     may_decide: bool,
-    opened_by: Option<&str>,
+    key: Option<&str>,
     agent: &str,
     thread: &str,
     input: &Value,
@@ -142,7 +142,7 @@ async fn drive(
     // Someone else's thread, and one of the MCP gateway's ids (which no client may choose), get
     // the same answer, and nothing is written.
     let from = conversations::IdFrom::Client;
-    let Some(conversation) = conversations::open_or_create(&state.store, &id, from, &title_of(input), agent, user, opened_by).await? else {
+    let Some(conversation) = conversations::open_or_create(&state.store, &id, from, &title_of(input), agent, user, key).await? else {
         return Err(RunError("THREAD_NOT_FOUND", format!("thread {thread} is not one of yours with agent {agent}")));
     };
     let since = conversation.last_seq;
@@ -175,7 +175,7 @@ async fn drive(
                 return Err(RunError("NO_INPUT", "the run has no user message to answer".into()));
             };
             let client_id = last_user_message(input).and_then(client_message_id);
-            match state.orchestrator.start_turn_with_message_id(&conversation, &text, client_id).await {
+            match state.orchestrator.start_turn_with_message_id(&conversation, &text, client_id, key).await {
                 Ok(task) => task,
                 Err(EngineError::TurnUnfinished(_)) => {
                     return Err(RunError("INTERRUPTED", "the thread waits for its interrupts: answer them with resume".into()));

@@ -8,7 +8,7 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{Options, TestApp, cli, client_with_token, error_code, raw_post, spawn_app_with};
+use crate::helpers::{Options, PASSWORD, TestApp, cli, client_with_token, error_code, raw_post, spawn_app_with, test_client};
 
 const AGENT: &str = "[[agents]]\nname = \"support\"\ndescription = \"Refunds and orders\"\n\
     tools = [\"list_orders\", \"get_order\", \"cancel_order\", \"process_refund\"]\n\
@@ -419,6 +419,63 @@ async fn a_call_only_token_stops_the_tasks_it_started_and_no_others() {
     // alice's own token (it may decide) stops her chat's task.
     let (status, body) = app.post_json(&format!("/api/tasks/{other}/abort"), json!({})).await;
     assert_eq!((status, body["status"].as_str()), (200, Some("canceled")), "{body}");
+}
+
+/// A call-only token stops the tasks it started, not the conversation it opened: a turn its
+/// person started there in the browser is not the token's to stop, on either door, and the refusal
+/// changes nothing (docs/security.md, "Tokens").
+#[tokio::test]
+async fn a_call_only_token_does_not_stop_its_persons_turn_in_a_conversation_it_opened() {
+    use countersign::auth::scopes::MAY_NOT_STOP;
+    let app = app().await;
+    let (ok, token, stderr) = cli(app.data_dir.path(), &["token", "create", "--user", "alice", "--name", "agent", "--gateway"], None).await;
+    assert!(ok, "{stderr}");
+    let agent = TestApp { client: client_with_token(token.trim()), ..app.as_user("alice") };
+    // alice in the browser: her session cookie, no token.
+    let browser = test_client().cookie_store(true).build().unwrap();
+    let login = browser.post(app.url("/api/session")).json(&json!({ "username": "alice", "password": PASSWORD })).send().await.unwrap();
+    assert_eq!(login.status(), 200);
+    let person = TestApp { client: browser, ..app.clone() };
+    let send = |text: &str, context: Option<&str>| {
+        let message = match context {
+            Some(context) => json!({ "contextId": context, "parts": [{ "text": text }] }),
+            None => json!({ "parts": [{ "text": text }] }),
+        };
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": { "message": message } }).to_string()
+    };
+    let cancel = |task: &str| json!({ "jsonrpc": "2.0", "id": 2, "method": "CancelTask", "params": { "id": task } }).to_string();
+
+    // The token opens a conversation with a turn of its own, and stops it (REST).
+    let (_, first) = rpc(&agent, &send("refund order 1001", None)).await;
+    assert_eq!(first["result"]["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED", "{first}");
+    let own = first["result"]["task"]["id"].as_str().expect("a task").to_owned();
+    let context = first["result"]["task"]["contextId"].as_str().expect("a context").to_owned();
+    let (status, body) = agent.post_json(&format!("/api/tasks/{own}/abort"), json!({})).await;
+    assert_eq!((status, body["status"].as_str()), (200, Some("canceled")), "{body}");
+
+    // alice, in the browser, starts the next turn of that conversation: neither door lets the
+    // token stop it, and nothing changes.
+    let (other, approvals) = person.pending_turn(&context, "refund order 1002", 1).await;
+    let events = app.detail(&context).await.events.len();
+    let (status, body) = agent.post_json(&format!("/api/tasks/{other}/abort"), json!({})).await;
+    assert_eq!((status, error_code(&body)), (403, "forbidden"), "{body}");
+    assert_eq!(body["error"]["message"], MAY_NOT_STOP, "{body}");
+    let (_, refused) = rpc(&agent, &cancel(&other)).await;
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert_eq!(refused["error"]["message"], MAY_NOT_STOP, "{refused}");
+    assert_eq!(app.task_status(&other).await, domain::TaskStatus::InputRequired);
+    assert_eq!(app.pending_approvals_of(&other).await.len(), 1, "{approvals:?}");
+    assert_eq!(app.detail(&context).await.events.len(), events, "nothing changed");
+
+    // alice stops her own turn; the token's next turn there is its own again (A2A).
+    let (status, body) = person.post_json(&format!("/api/tasks/{other}/abort"), json!({})).await;
+    assert_eq!((status, body["status"].as_str()), (200, Some("canceled")), "{body}");
+    let (_, third) = rpc(&agent, &send("refund order 1001", Some(context.as_str()))).await;
+    assert_eq!(third["result"]["task"]["contextId"], context.as_str(), "{third}");
+    let mine = third["result"]["task"]["id"].as_str().expect("a task").to_owned();
+    let (_, canceled) = rpc(&agent, &cancel(&mine)).await;
+    assert_eq!(canceled["result"]["status"]["state"], "TASK_STATE_CANCELED", "{canceled}");
+    assert_eq!((app.order(1001).await.status, app.order(1002).await.status), ("open".into(), "open".into()));
 }
 
 #[tokio::test]

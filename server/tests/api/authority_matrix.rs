@@ -12,8 +12,9 @@ use serde_json::{Value, json};
 
 use crate::helpers::{Options, TestApp, cli, client_with_token, spawn_app_with};
 
+/// The doors, as the model-based test (authority_model.rs) drives them too.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Door {
+pub(crate) enum Door {
     Rest,
     Bulk,
     Link,
@@ -68,7 +69,7 @@ const RULES: [Rule; 10] = [
 
 /// What is asked of a door.
 #[derive(Clone, Debug)]
-enum Ask {
+pub(crate) enum Ask {
     Approve { args: Option<Value>, grant: bool },
     Reject,
 }
@@ -137,12 +138,12 @@ impl Rule {
 }
 
 /// One pending refund, in a chat of its own.
-struct Pending {
-    conversation: ConversationId,
-    task: TaskId,
-    approval: ApprovalId,
+pub(crate) struct Pending {
+    pub(crate) conversation: ConversationId,
+    pub(crate) task: TaskId,
+    pub(crate) approval: ApprovalId,
     /// For the MCP door: the `requestState` its call was answered with.
-    request_state: Option<String>,
+    pub(crate) request_state: Option<String>,
 }
 
 /// The refund as an MCP 2026-07-28 client calls it (`extra` params: the answer and the state).
@@ -223,14 +224,14 @@ async fn pending_over_mcp(app: &TestApp, token: &str) -> Pending {
 }
 
 /// The approval as the admins see it: what must not change when a door refuses.
-async fn snapshot(app: &TestApp, id: &ApprovalId) -> (Value, Value, Value) {
+pub(crate) async fn snapshot(app: &TestApp, id: &ApprovalId) -> (Value, Value, Value) {
     let (_, a) = app.as_user("root").get_json(&format!("/api/approvals/{id}")).await;
     (a["state"].clone(), a["approved_by"].clone(), a["decided_by"].clone())
 }
 
 /// Puts `ask` to `door` as the holder of `token`: `Ok` if the door accepted it, `Err` with what
 /// it answered if it refused.
-async fn knock(app: &TestApp, token: &str, door: Door, p: &Pending, ask: &Ask) -> Result<(), String> {
+pub(crate) async fn knock(app: &TestApp, token: &str, door: Door, p: &Pending, ask: &Ask) -> Result<(), String> {
     let client = client_with_token(token);
     let post = |path: String, body: Value| {
         let client = client.clone();

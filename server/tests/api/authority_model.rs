@@ -1,30 +1,60 @@
 //! A model-based test of who may decide a call and when it runs. A reference model, written from
 //! docs/security.md ("The authority rules", "A call's requirement") and not from the engine's
 //! code, says for a generated policy — gates in random order, with approvers, groups, quorum and
-//! four-eyes — and a generated sequence of decisions by different people, a delegation and an
-//! account turned off, which decisions are accepted and whether the call has run. Each case runs against a real server on the suite's
-//! database (SQLite, and PostgreSQL in its second run); after every step the server must agree
-//! with the model: an accepted decision where the model accepts one, a refusal that changed
-//! nothing where it refuses, and the refund made exactly when the model says the call runs.
+//! four-eyes — and a generated sequence of steps which decisions are accepted and whether the call
+//! has run. Each case runs against a real server on the suite's database (SQLite, and PostgreSQL
+//! in its second run); after every step the server must agree with the model: an accepted
+//! decision where the model accepts one, a refusal that changed nothing where it refuses, and the
+//! refund made exactly when the model says the call runs.
+//!
+//! The model knows nothing of doors: the rules are the same on every one. Each decision is put
+//! through a door drawn at random among those its person can use ([`Door`]): the REST API, the
+//! CLI (`countersign approvals approve|reject --server`), the card's no-JavaScript form
+//! (`/forms/approvals/{id}`, a signed-in browser), a signed link issued to that person, a signed
+//! Slack click, and, for those who see the conversation (its owner, the admins), Approve / Reject
+//! All, the batch bar's form (`/forms/tasks/{id}`) and A2A, and for its owner AG-UI. Each door's
+//! answer is read as taken or refused by [`knock_as`]. The other steps: bob delegating to alice,
+//! root turning bob's account off and on again, root removing someone from `finance` (a group
+//! made through the API in some cases, the file's in others, where the API refuses), and a
+//! restart of the server on the same database (nothing lost, nothing added).
+//!
+//! Not drawn, and why: the chat's yes / no answers only a `confirm = "chat"` gate, which may not
+//! name approvers, a quorum or four-eyes (the model's subject); an MCP client's elicitation is
+//! offered only for a call made through the MCP gateway (the model's call is made in a chat), and
+//! the MCP gateway's cancellation stops only that call; emailed links are the signed links above,
+//! delivered by SMTP (email.rs); the console (`approvals watch`) needs a terminal and decides
+//! through the same REST calls as the CLI; timeouts would need the clock to pass the deadline
+//! (seconds of sleep per case: durability.rs and reminders.rs test them); grants and plans are the
+//! subject of grants.rs and plans.rs and the matrix.
 //!
 //! `./x test` runs `COUNTERSIGN_MODEL_CASES` cases (default 16) from a fixed seed;
 //! `scripts/authority-model.sh` runs many more from a random seed and prints it. A failure
-//! prints the shrunk case; it then becomes a named test below.
+//! prints the shrunk case; it then becomes a named test below (`run_case`).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use domain::TaskStatus;
 use proptest::{
     prelude::*,
     test_runner::{Config, RngSeed, TestCaseError, TestRunner},
 };
-use serde_json::json;
+use serde_json::{Value, json};
 
-use crate::helpers::{Options, TestApp, spawn_app_with};
+use crate::{
+    authority_matrix::{self, Ask, Pending, knock, snapshot},
+    helpers::{Options, PASSWORD, TestApp, client_with_token, spawn_restartable, test_client},
+};
 
 /// The people of the test server: alice owns the conversation, root is the admin.
 const PEOPLE: [&str; 3] = ["alice", "bob", "root"];
 const APPROVER_NAMES: [&str; 4] = ["user:bob", "user:alice", "group:finance", "role:admin"];
+
+/// The Slack workspace of the test servers: its secrets' variables (set once, [`slack_secrets`])
+/// and its signing secret. No gate notifies Slack, so nothing is posted (its API is never called);
+/// a click is what Slack would send from a posted message's buttons.
+const SLACK_TOKEN_ENV: &str = "CS_MODEL_SLACK_TOKEN";
+const SLACK_SECRET_ENV: &str = "CS_MODEL_SLACK_SECRET";
+const SLACK_SECRET: &str = "model-slack-signing-secret";
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Kind {
@@ -44,20 +74,85 @@ struct GateSpec {
     four_eyes: bool,
 }
 
+/// Where a person's decision is put. The rules are the same on every door; what differs is who
+/// can reach the call through it ([`Door::reaches`]) and how it says yes or no ([`knock_as`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Door {
+    /// `POST /api/approvals/{id}/approve|reject` with the person's token.
+    Rest,
+    /// `countersign approvals approve|reject ID --server --token`.
+    Cli,
+    /// The card's form without JavaScript, `POST /forms/approvals/{id}`, from a browser signed in
+    /// with the password.
+    Form,
+    /// The person's own signed links (`POST /api/approvals/{id}/links`), the button posted
+    /// without a login.
+    Link,
+    /// A click on the Slack message's button, signed as Slack signs, by the person's Slack user.
+    Slack,
+    /// Approve All / Reject All of the task (it has one pending call).
+    Bulk,
+    /// The batch bar's form without JavaScript, `POST /forms/tasks/{id}`.
+    FormAll,
+    /// A2A `SendMessage` on the task with a `decision_type` data part.
+    A2a,
+    /// An AG-UI run on the thread that resumes the call's interrupt.
+    AgUi,
+}
+
+impl Door {
+    const ALL: [Door; 9] = [Door::Rest, Door::Cli, Door::Form, Door::Link, Door::Slack, Door::Bulk, Door::FormAll, Door::A2a, Door::AgUi];
+
+    /// Whether `who` reaches the call through this door at all. Approve / Reject All, the batch
+    /// bar and A2A act on the task, which only those who see the conversation see (its owner and
+    /// the admins: an approver sees the approval, not the chat), and an AG-UI thread is its
+    /// owner's alone (server/src/api/access.rs: a conversation belongs to one person on every
+    /// door). Any other refusal is the rules', which the model says.
+    fn reaches(self, who: &str) -> bool {
+        match self {
+            Door::Rest | Door::Cli | Door::Form | Door::Link | Door::Slack => true,
+            Door::Bulk | Door::FormAll | Door::A2a => who == "alice" || who == "root",
+            Door::AgUi => who == "alice",
+        }
+    }
+
+    /// The matrix's own driver of this door (authority_matrix.rs), if it has one.
+    fn in_matrix(self) -> Option<authority_matrix::Door> {
+        Some(match self {
+            Door::Rest => authority_matrix::Door::Rest,
+            Door::Cli => authority_matrix::Door::Cli,
+            Door::Link => authority_matrix::Door::Link,
+            Door::Bulk => authority_matrix::Door::Bulk,
+            Door::A2a => authority_matrix::Door::A2a,
+            Door::AgUi => authority_matrix::Door::AgUi,
+            Door::Form | Door::FormAll | Door::Slack => return None,
+        })
+    }
+}
+
 #[derive(Clone, Debug)]
 enum Step {
-    /// This person approves (true) or rejects (false) the call.
-    Decide(&'static str, bool),
+    /// This person approves (true) or rejects (false) the call, through this door.
+    Decide(&'static str, bool, Door),
     /// bob lets alice decide in his place.
     Delegate,
     /// root turns bob's account off.
     DisableBob,
+    /// root turns bob's account on again; bob signs in again and makes a token (his ended).
+    EnableBob,
+    /// root takes this person out of `finance` (`PUT /api/groups/finance`).
+    RemoveFromFinance(&'static str),
+    /// The server stops as on SIGTERM and another starts on the same database.
+    Restart,
 }
 
 #[derive(Clone, Debug)]
 struct Case {
-    /// Members of the file's group `finance` (`carol` has no account: she stands for no one).
+    /// Members of the group `finance` (`carol` has no account: she stands for no one).
     finance: Vec<&'static str>,
+    /// `finance` is made through the API (`POST /api/groups`, its members with an account) rather
+    /// than declared in the configuration file.
+    finance_in_db: bool,
     gates: Vec<GateSpec>,
     amount: u32,
     steps: Vec<Step>,
@@ -71,29 +166,42 @@ fn case() -> impl Strategy<Value = Case> {
         any::<bool>(),
     )
         .prop_map(|(kind, approvers, quorum, four_eyes)| GateSpec { kind, approvers, quorum, four_eyes });
+    let decide = (proptest::sample::select(PEOPLE.to_vec()), proptest::bool::weighted(0.8)).prop_flat_map(|(who, yes)| {
+        let doors: Vec<Door> = Door::ALL.into_iter().filter(|d| d.reaches(who)).collect();
+        proptest::sample::select(doors).prop_map(move |door| Step::Decide(who, yes, door))
+    });
     (
         proptest::sample::subsequence(vec!["alice", "bob", "carol"], 1..=2),
+        any::<bool>(),
         proptest::collection::vec(gate, 1..=3),
         prop_oneof![Just(5u32), Just(150u32)],
         proptest::collection::vec(
             prop_oneof![
-                6 => (proptest::sample::select(PEOPLE.to_vec()), proptest::bool::weighted(0.8)).prop_map(|(who, yes)| Step::Decide(who, yes)),
+                8 => decide,
                 1 => Just(Step::Delegate),
                 1 => Just(Step::DisableBob),
+                1 => Just(Step::EnableBob),
+                1 => proptest::sample::select(vec!["alice", "bob"]).prop_map(Step::RemoveFromFinance),
+                1 => Just(Step::Restart),
             ],
-            1..=5,
+            1..=6,
         ),
     )
-        .prop_map(|(finance, gates, amount, steps)| Case { finance, gates, amount, steps })
+        .prop_map(|(finance, finance_in_db, gates, amount, steps)| Case { finance, finance_in_db, gates, amount, steps })
 }
 
 fn toml(case: &Case) -> String {
-    let members: Vec<String> = case.finance.iter().map(|m| format!("{m:?}")).collect();
-    let mut toml = format!(
-        "[[groups]]\nname = \"finance\"\nmembers = [{}]\n\n[[agents]]\nname = \"support\"\n\
-         tools = [\"list_orders\", \"get_order\", \"cancel_order\", \"process_refund\"]\n",
-        members.join(", ")
-    );
+    let mut toml = String::new();
+    if !case.finance_in_db {
+        let members: Vec<String> = case.finance.iter().map(|m| format!("{m:?}")).collect();
+        toml.push_str(&format!("[[groups]]\nname = \"finance\"\nmembers = [{}]\n\n", members.join(", ")));
+    }
+    toml.push_str(&format!(
+        "[slack]\napi_base_url = \"http://127.0.0.1:9/api\"\nbot_token_env = \"{SLACK_TOKEN_ENV}\"\n\
+         signing_secret_env = \"{SLACK_SECRET_ENV}\"\nchannel = \"C1\"\n\
+         [slack.users]\nU_ALICE = \"alice\"\nU_BOB = \"bob\"\nU_ROOT = \"root\"\n\n"
+    ));
+    toml.push_str("[[agents]]\nname = \"support\"\ntools = [\"list_orders\", \"get_order\", \"cancel_order\", \"process_refund\"]\n");
     for (i, gate) in case.gates.iter().enumerate() {
         let kind = match gate.kind {
             Kind::Refunds => "kind = \"tools\"\ntools = [\"process_refund\"]",
@@ -114,13 +222,24 @@ fn toml(case: &Case) -> String {
 
 /// The reference model: docs/security.md, read as a specification.
 struct Model {
-    /// Each matching gate's people as named (`None`: no approvers named: whoever may decide), and
-    /// its quorum. Who they stand for now is [`Model::people`].
-    shares: Vec<(Option<BTreeSet<&'static str>>, u32)>,
+    /// Each matching gate's approver names (`None`: it names none: whoever may decide) and its
+    /// quorum.
+    shares: Vec<(Option<Vec<&'static str>>, u32)>,
+    /// Whom each share's names stand for, as the approval keeps them: resolved when the call is
+    /// asked, and again when an account it names is turned off, when a group it names changes,
+    /// and at start-up for the file's groups ("The authority rules"). Turning an account on again
+    /// is none of these: the approval keeps whom it had.
+    resolved: Vec<Option<BTreeSet<&'static str>>>,
+    /// The members of `finance` now; `finance_in_db`: a group made through the API, which an
+    /// account leaves when it is turned off (the file's group is changed in the file).
+    finance: BTreeSet<&'static str>,
+    finance_in_db: bool,
     four_eyes: bool,
     /// Whom each approval counts as (the person a delegate stood in for), and who acted.
     approved: Vec<&'static str>,
     acted: Vec<&'static str>,
+    /// bob's delegation to alice is in force (ended when bob is turned off, and not back when he
+    /// is turned on again: a new one must be made).
     delegated: bool,
     bob_off: bool,
     state: State,
@@ -141,30 +260,56 @@ impl Model {
             Kind::Refunds | Kind::All => true,
             Kind::Big => case.amount > 100,
         };
-        let people = |name: &str| -> BTreeSet<&'static str> {
-            match name {
-                "user:bob" => ["bob"].into(),
-                "user:alice" => ["alice"].into(),
-                "group:finance" => case.finance.iter().copied().filter(|m| PEOPLE.contains(m)).collect(),
-                _ => ["root"].into(),
-            }
-        };
         let shares: Vec<_> = case
             .gates
             .iter()
             .filter(|g| matches(g.kind))
-            .map(|g| ((!g.approvers.is_empty()).then(|| g.approvers.iter().flat_map(|a| people(a)).collect()), g.quorum))
+            .map(|g| ((!g.approvers.is_empty()).then(|| g.approvers.clone()), g.quorum))
             .collect();
         let four_eyes = case.gates.iter().any(|g| matches(g.kind) && g.four_eyes);
         let state = if shares.is_empty() { State::RanUnasked } else { State::Pending };
-        Self { shares, four_eyes, approved: Vec::new(), acted: Vec::new(), delegated: false, bob_off: false, state }
+        // A group made through the API holds only accounts.
+        let finance = case.finance.iter().copied().filter(|m| !case.finance_in_db || PEOPLE.contains(m)).collect();
+        let mut model = Self {
+            shares,
+            resolved: Vec::new(),
+            finance,
+            finance_in_db: case.finance_in_db,
+            four_eyes,
+            approved: Vec::new(),
+            acted: Vec::new(),
+            delegated: false,
+            bob_off: false,
+            state,
+        };
+        model.resolve_again();
+        model
     }
 
-    /// Whom a share's names stand for now: those with an account that is on; names that stand
-    /// for no one leave the decision to the admins rather than to nobody.
-    fn people(&self, named: &BTreeSet<&'static str>) -> BTreeSet<&'static str> {
-        let on: BTreeSet<&str> = named.iter().copied().filter(|p| !(self.bob_off && *p == "bob")).collect();
-        if on.is_empty() { ["root"].into() } else { on }
+    /// Whom approver names stand for now: those with an account that is on; names that stand for
+    /// no one leave the decision to the admins rather than to nobody.
+    fn stand_for(&self, names: &[&'static str]) -> BTreeSet<&'static str> {
+        let on = |p: &&'static str| PEOPLE.contains(p) && !(self.bob_off && *p == "bob");
+        let people: BTreeSet<&'static str> = names
+            .iter()
+            .flat_map(|name| match *name {
+                "user:bob" => vec!["bob"],
+                "user:alice" => vec!["alice"],
+                "group:finance" => self.finance.iter().copied().collect(),
+                _ => vec!["root"],
+            })
+            .filter(on)
+            .collect();
+        if people.is_empty() { ["root"].into() } else { people }
+    }
+
+    /// Resolves every share's names again, as they stand now.
+    fn resolve_again(&mut self) {
+        self.resolved = self.shares.iter().map(|(names, _)| names.as_ref().map(|n| self.stand_for(n))).collect();
+    }
+
+    fn names_finance(&self) -> bool {
+        self.shares.iter().any(|(names, _)| names.as_ref().is_some_and(|n| n.contains(&"group:finance")))
     }
 
     /// Who may decide at all, as themselves: the union of the gates' approvers, or, when no gate
@@ -173,7 +318,7 @@ impl Model {
         if self.bob_off && who == "bob" {
             return false;
         }
-        let named: Vec<BTreeSet<&str>> = self.shares.iter().filter_map(|(p, _)| p.as_ref()).map(|p| self.people(p)).collect();
+        let named: Vec<&BTreeSet<&str>> = self.resolved.iter().flatten().collect();
         match named.is_empty() {
             true => who == "alice" || who == "root",
             false => named.iter().any(|p| p.contains(who)),
@@ -192,18 +337,25 @@ impl Model {
         }
     }
 
-    fn counted(&self, share: &(Option<BTreeSet<&'static str>>, u32), approved: &[&str]) -> u32 {
-        approved.iter().filter(|a| share.0.as_ref().is_none_or(|p| self.people(p).contains(**a))).count() as u32
+    /// How many of `approved` count toward share `i`.
+    fn counted(&self, i: usize, approved: &[&str]) -> u32 {
+        approved.iter().filter(|a| self.resolved[i].as_ref().is_none_or(|p| p.contains(**a))).count() as u32
     }
 
-    /// Earlier approvals count only while their person may still decide (enabled, an approver).
+    /// Earlier approvals count only while their person may still decide (enabled, an approver)
+    /// and, for one a delegate gave, while the delegation is in force.
     fn still(&self) -> Vec<&'static str> {
-        self.approved.iter().copied().filter(|a| !(self.bob_off && *a == "bob") && self.may_decide(a)).collect()
+        self.approved
+            .iter()
+            .zip(&self.acted)
+            .filter(|&(&principal, &by)| self.may_decide(principal) && (principal == by || self.delegated))
+            .map(|(&principal, _)| principal)
+            .collect()
     }
 
     fn met(&self, approved: &[&'static str]) -> bool {
         let most = self.shares.iter().map(|s| s.1).max().unwrap_or(1);
-        approved.len() as u32 >= most && self.shares.iter().all(|s| self.counted(s, approved) >= s.1)
+        approved.len() as u32 >= most && (0..self.shares.len()).all(|i| self.counted(i, approved) >= self.shares[i].1)
     }
 
     /// Applies a decision; whether the server must accept it.
@@ -227,12 +379,14 @@ impl Model {
         let still = self.still();
         // Several gates naming approvers: an approval must add to a share not yet met.
         let several = self.shares.len() > 1 && self.shares.iter().any(|s| s.0.is_some());
-        // A gate without approvers and no quorum is no share of its own: whoever decides meets it.
-        let shares: Vec<_> = self.shares.iter().filter(|s| !(several && s.0.is_none() && s.1 <= 1)).collect();
-        let adds = |s: &&(Option<BTreeSet<&'static str>>, u32)| {
-            s.0.as_ref().is_none_or(|p| self.people(p).contains(principal)) && self.counted(s, &still) < s.1
+        let adds = |i: usize| {
+            let (names, quorum) = &self.shares[i];
+            // A gate without approvers and no quorum is no share of its own: whoever decides meets it.
+            !(names.is_none() && *quorum <= 1)
+                && self.resolved[i].as_ref().is_none_or(|p| p.contains(principal))
+                && self.counted(i, &still) < *quorum
         };
-        if several && !shares.iter().any(adds) {
+        if several && !(0..self.shares.len()).any(adds) {
             return false;
         }
         self.approved.push(principal);
@@ -245,13 +399,194 @@ impl Model {
         true
     }
 
+    /// Turned off: bob leaves the groups made through the API, his delegations end, and the
+    /// pending approval is resolved again if it named him (to the admins if no one is left).
+    fn disable_bob(&mut self) {
+        let named = self.resolved.iter().flatten().any(|p| p.contains("bob"));
+        let left = self.finance_in_db && self.finance.remove("bob") && self.names_finance();
+        self.bob_off = true;
+        self.delegated = false;
+        if self.state == State::Pending && (named || left) {
+            self.resolve_again();
+        }
+    }
+
+    /// Turned on again: bob signs in and decides again where he is an approver; the groups made
+    /// through the API he left, his ended delegations and the pending approval's resolution stay
+    /// as they are (docs/security.md says of turning an account on again nothing more).
+    fn enable_bob(&mut self) {
+        self.bob_off = false;
+    }
+
+    /// Whether the API changes `finance` (a group made through it; the file's is changed in the
+    /// file, 409); the pending approval, if it names the group, is decided by its new members.
+    fn remove_from_finance(&mut self, person: &str) -> bool {
+        if !self.finance_in_db {
+            return false;
+        }
+        self.finance.remove(person);
+        if self.state == State::Pending && self.names_finance() {
+            self.resolve_again();
+        }
+        true
+    }
+
+    /// A restart loses nothing; the file's groups are resolved again for the pending approvals
+    /// that name them.
+    fn restart(&mut self) {
+        if !self.finance_in_db && self.state == State::Pending && self.names_finance() {
+            self.resolve_again();
+        }
+    }
+
     fn ran(&self) -> bool {
         matches!(self.state, State::RanUnasked | State::Approved)
     }
 }
 
+/// What each person decides with: an API token (`read decide call`), and a browser signed in with
+/// the password once they used a form.
+struct People {
+    tokens: HashMap<&'static str, String>,
+    browsers: HashMap<&'static str, reqwest::Client>,
+}
+
+impl People {
+    /// The app as `who`'s token sees it.
+    fn app(&self, app: &TestApp, who: &str) -> TestApp {
+        TestApp { client: client_with_token(&self.tokens[who]), ..app.clone() }
+    }
+}
+
+/// A browser for `who`: a cookie jar, redirects not followed, signed in with the password when
+/// `signs_in` (an account that is off cannot sign in: its browser has no session).
+async fn browser(app: &TestApp, who: &str, signs_in: bool) -> reqwest::Client {
+    let client = test_client().cookie_store(true).redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    if signs_in {
+        let response =
+            client.post(app.url("/api/session")).json(&json!({ "username": who, "password": PASSWORD })).send().await.expect("sign in");
+        assert_eq!(response.status(), 200, "{who} signs in");
+    }
+    client
+}
+
+/// A new API token made by the signed-in `browser` (a token cannot make tokens).
+async fn new_token(app: &TestApp, browser: &reqwest::Client) -> String {
+    let response = browser
+        .post(app.url("/api/tokens"))
+        .header("sec-fetch-site", "same-origin")
+        .json(&json!({ "name": "model" }))
+        .send()
+        .await
+        .expect("create a token");
+    assert_eq!(response.status(), 201, "a new token");
+    let made: Value = response.json().await.expect("the new token");
+    made["token"].as_str().expect("the token's secret").to_owned()
+}
+
+/// Puts `who`'s decision to `door` as that person: whether the door took it, and what it
+/// answered. Each door's answer, read:
+/// - REST, Approve / Reject All: a 2xx is taken; 403, 404, 409… refused. The CLI: exit status 0
+///   taken, anything else (it prints the API's status) refused.
+/// - A signed link: issuing the person's links (`POST /api/approvals/{id}/links`) refused is
+///   refused (a link is made only for someone who may decide now); then the button's post: 200
+///   ("Approved", "Rejected", "Your approval is counted") taken, every other page (403 "This
+///   link no longer works", 409 "Not decided" or "Already decided", 410) refused.
+/// - A2A: a JSON-RPC `result` taken, an `error` (in a 200 answer) refused.
+/// - AG-UI: the run ends with `RUN_FINISHED` taken, with `RUN_ERROR` refused.
+/// - The forms: 303 back to the page they came from (`/approvals`) taken; a page saying why
+///   (4xx), or 303 to the login page (no session: an account turned off), refused.
+/// - Slack: 200 either way; the reply that only the clicking person sees starts "Counted:",
+///   "approved:" or "rejected:" when taken, anything else ("Not decided: …", "… may not decide
+///   this approval …", "… has no Countersign account …") refused.
+async fn knock_as(
+    app: &TestApp,
+    people: &mut People,
+    bob_off: bool,
+    who: &'static str,
+    approve: bool,
+    door: Door,
+    at: &Pending,
+) -> (bool, String) {
+    if let Some(door) = door.in_matrix() {
+        let ask = if approve { Ask::Approve { args: None, grant: false } } else { Ask::Reject };
+        return match knock(app, &people.tokens[who], door, at, &ask).await {
+            Ok(()) => (true, "taken".to_owned()),
+            Err(why) => (false, why),
+        };
+    }
+    match door {
+        Door::Form | Door::FormAll => {
+            let client = match people.browsers.get(who) {
+                Some(client) => client.clone(),
+                None => {
+                    let client = browser(app, who, !(bob_off && who == "bob")).await;
+                    people.browsers.insert(who, client.clone());
+                    client
+                }
+            };
+            let path = match door {
+                Door::Form => format!("/forms/approvals/{}", at.approval),
+                _ => format!("/forms/tasks/{}", at.task),
+            };
+            let mut form = vec![("decision", if approve { "approve" } else { "reject" }), ("back", "/approvals")];
+            if !approve {
+                form.push(("reason", "no"));
+            }
+            let response =
+                client.post(app.url(&path)).header("sec-fetch-site", "same-origin").form(&form).send().await.expect("a form's post");
+            let status = response.status().as_u16();
+            let location = response.headers().get(reqwest::header::LOCATION).and_then(|l| l.to_str().ok()).unwrap_or_default().to_owned();
+            let page = response.text().await.unwrap_or_default();
+            (status == 303 && location == "/approvals", format!("{status} {location} {page}"))
+        }
+        _ => slack_click(app, who, approve, at.approval.as_str()).await,
+    }
+}
+
+/// A click on the Slack message's Approve or Reject button by `who`'s Slack user, signed as Slack
+/// signs (`v0:` + timestamp + body, HMAC-SHA256 with the signing secret).
+async fn slack_click(app: &TestApp, who: &str, approve: bool, approval: &str) -> (bool, String) {
+    use hmac::{Hmac, Mac};
+    let action = if approve { "approve" } else { "reject" };
+    let user = format!("U_{}", who.to_uppercase());
+    let payload = json!({ "type": "block_actions", "user": { "id": user }, "actions": [{ "action_id": action, "value": approval }] });
+    let body = serde_urlencoded::to_string([("payload", payload.to_string())]).unwrap();
+    let ts = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(SLACK_SECRET.as_bytes()).unwrap();
+    mac.update(format!("v0:{ts}:{body}").as_bytes());
+    let signature = format!("v0={}", hex::encode(mac.finalize().into_bytes()));
+    let response = test_client()
+        .build()
+        .unwrap()
+        .post(app.url("/slack/interactions"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("x-slack-request-timestamp", ts.to_string())
+        .header("x-slack-signature", signature)
+        .body(body)
+        .send()
+        .await
+        .expect("a Slack click");
+    let status = response.status().as_u16();
+    let reply: Value = response.json().await.unwrap_or(Value::Null);
+    let text = reply["text"].as_str().unwrap_or_default();
+    let taken = status == 200 && ["Counted: ", "approved: ", "rejected: "].iter().any(|p| text.starts_with(p));
+    (taken, format!("{status} {text}"))
+}
+
+fn ok(status: u16) -> bool {
+    (200..300).contains(&status)
+}
+
 async fn run(case: Case) -> Result<(), TestCaseError> {
-    let app = spawn_app_with(Options { agents_toml: Some(toml(&case)), ..Default::default() }).await;
+    let options = Options { agents_toml: Some(toml(&case)), decisions_per_minute: Some(10_000), ..Default::default() };
+    let mut server = spawn_restartable(options).await;
+    let app = server.app.clone();
+    if case.finance_in_db {
+        let members: Vec<&str> = case.finance.iter().copied().filter(|m| PEOPLE.contains(m)).collect();
+        let (status, body) = app.as_user("root").post_json("/api/groups", json!({ "name": "finance", "members": members })).await;
+        prop_assert_eq!(status, 201, "the group finance, made through the API: {}", body);
+    }
     let c = app.create_conversation().await;
     let task = app.say(&c, &format!("refund ${} on order 1001", case.amount)).await;
     let mut model = Model::new(&case);
@@ -268,31 +603,68 @@ async fn run(case: Case) -> Result<(), TestCaseError> {
             pending[0].clone()
         }
     };
+    let at = Pending { conversation: c.clone(), task: task.clone(), approval: approval.id.clone(), request_state: None };
+    let mut people = People { tokens: PEOPLE.iter().map(|p| (*p, app.tokens[*p].clone())).collect(), browsers: HashMap::new() };
     for (i, step) in case.steps.iter().enumerate() {
         STEPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let app = server.app.clone();
+        let root = app.as_user("root");
         let before = events(&app, &c).await;
-        let (status, answer, accepted) = match *step {
-            Step::Decide(who, approve) => {
-                let action = if approve { "approve" } else { "reject" };
-                let body = if approve { json!({}) } else { json!({ "reason": "no" }) };
-                let (status, answer) = app.as_user(who).post_json(&format!("/api/approvals/{}/{action}", approval.id), body).await;
-                (status, answer, model.decide(who, approve))
+        let (taken, answer, accepted) = match *step {
+            Step::Decide(who, approve, door) => {
+                // A link is made only for someone who could approve with it (links::issue checks
+                // four-eyes): the requester under four-eyes gets none, not even to reject, so
+                // that rejection, which the rules allow, goes through REST.
+                let door = if door == Door::Link && who == "alice" && !approve && model.four_eyes { Door::Rest } else { door };
+                let (taken, answer) = knock_as(&app, &mut people, model.bob_off, who, approve, door, &at).await;
+                (taken, answer, model.decide(who, approve))
             }
             Step::Delegate if model.delegated => continue,
             Step::Delegate => {
                 let ends_at = countersign::store::time::rfc3339(countersign::store::time::now_ms() + 3_600_000);
-                let (status, answer) = app.as_user("bob").post_json("/api/delegations", json!({ "to": "alice", "ends_at": ends_at })).await;
+                let bob = people.app(&app, "bob");
+                let (status, answer) = bob.post_json("/api/delegations", json!({ "to": "alice", "ends_at": ends_at })).await;
                 model.delegated = !model.bob_off;
-                (status, answer, !model.bob_off)
+                (ok(status), format!("{status} {answer}"), !model.bob_off)
             }
             Step::DisableBob if model.bob_off => continue,
             Step::DisableBob => {
-                let (status, answer) = app.as_user("root").post_json("/api/users/bob/disable", json!({})).await;
-                (model.bob_off, model.delegated) = (true, false);
-                (status, answer, true)
+                let (status, answer) = root.post_json("/api/users/bob/disable", json!({})).await;
+                model.disable_bob();
+                (ok(status), format!("{status} {answer}"), true)
+            }
+            Step::EnableBob if !model.bob_off => continue,
+            Step::EnableBob => {
+                let (status, answer) = root.post_json("/api/users/bob/enable", json!({})).await;
+                model.enable_bob();
+                if ok(status) {
+                    // His tokens were revoked and his sessions ended when he was turned off.
+                    let bob = browser(&app, "bob", true).await;
+                    people.tokens.insert("bob", new_token(&app, &bob).await);
+                    people.browsers.insert("bob", bob);
+                }
+                (ok(status), format!("{status} {answer}"), true)
+            }
+            Step::RemoveFromFinance(person) => {
+                let members: Vec<&str> = model.finance.iter().copied().filter(|m| *m != person && PEOPLE.contains(m)).collect();
+                let response =
+                    root.client.put(app.url("/api/groups/finance")).json(&json!({ "members": members })).send().await.expect("PUT");
+                let status = response.status().as_u16();
+                let answer = response.text().await.unwrap_or_default();
+                (ok(status), format!("{status} {answer}"), model.remove_from_finance(person))
+            }
+            Step::Restart => {
+                let kept = snapshot(&app, &at.approval).await;
+                server = server.restart().await;
+                model.restart();
+                prop_assert_eq!(events(&server.app, &c).await, before, "step {}: the restart lost or added events", i);
+                prop_assert_eq!(snapshot(&server.app, &at.approval).await, kept, "step {}: the restart changed the approval", i);
+                (true, "restarted".to_owned(), true)
             }
         };
-        prop_assert_eq!((200..300).contains(&status), accepted, "step {} ({:?}): {} {}", i, step, status, answer);
+        prop_assert_eq!(taken, accepted, "step {} ({:?}): {}", i, step, answer);
+        // After a restart, the new server.
+        let app = server.app.clone();
         if !accepted {
             prop_assert_eq!(events(&app, &c).await, before, "step {}: a refusal changed nothing", i);
         }
@@ -324,14 +696,31 @@ async fn events(app: &TestApp, conversation: &str) -> usize {
 /// Steps run so far (shrinking included), said at the end of a run.
 static STEPS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
+/// Sets the Slack workspace's secrets, once, before the first server starts (it reads them at
+/// start-up).
+fn slack_secrets() {
+    static SET: std::sync::Once = std::sync::Once::new();
+    // SAFETY: set once, to the same values every time, under names no other test uses, before this
+    // test's first server starts (nextest runs each test in a process of its own).
+    SET.call_once(|| unsafe {
+        std::env::set_var(SLACK_TOKEN_ENV, "xoxb-model");
+        std::env::set_var(SLACK_SECRET_ENV, SLACK_SECRET);
+    });
+}
+
+/// One case against a real server, on a runtime of its own (a named test of a shrunk case calls
+/// this).
+fn run_case(case: Case) -> Result<(), TestCaseError> {
+    slack_secrets();
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    rt.block_on(run(case))
+}
+
 /// Runs `cases` generated cases from `seed` against a real server each.
 fn check(cases: u32, seed: u64) {
     let config = Config { cases, failure_persistence: None, rng_seed: RngSeed::Fixed(seed), ..Config::default() };
     let mut runner = TestRunner::new(config);
-    let result = runner.run(&case(), |case| {
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-        rt.block_on(run(case))
-    });
+    let result = runner.run(&case(), run_case);
     let steps = STEPS.load(std::sync::atomic::Ordering::Relaxed);
     if let Err(failure) = result {
         panic!("the server disagrees with the model (seed {seed}, after {steps} steps): {failure}");

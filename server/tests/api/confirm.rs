@@ -4,7 +4,7 @@
 use domain::{EventBody, TaskStatus};
 use serde_json::{Value, json};
 
-use crate::helpers::{Options, TestApp, assistant_texts, named, spawn_app_with};
+use crate::helpers::{Options, TestApp, assistant_texts, database_url, named, spawn_app_with};
 
 const AGENTS: &str = "[[agents]]\nname = \"support\"\ntools = [\"get_order\", \"process_refund\"]\n\
 [[agents.gates]]\nname = \"refunds\"\nkind = \"tools\"\ntools = [\"process_refund\"]\nconfirm = \"chat\"\n";
@@ -152,4 +152,90 @@ async fn once_handed_to_the_admins_a_chat_answer_from_the_user_is_refused_and_ch
     assert!(body["error"]["message"].as_str().unwrap().contains("with the admins"), "{body}");
     assert_eq!(app.detail(&c).await.events.len(), before, "nothing stored");
     assert_eq!(approval_state(&app, &approvals[0].id).await["state"], "pending");
+}
+
+/// A gate that asks in the chat has no four-eyes, quorum or approvers (refused at start-up), and
+/// beside a gate that has one the call is asked on the card: the requester's "yes" in the chat
+/// then decides nothing (the turn still waits: 409), and the card's rules stand.
+#[tokio::test]
+async fn beside_a_four_eyes_gate_the_call_is_asked_on_the_card_and_the_requesters_yes_runs_nothing() {
+    let four_eyes = "[[agents.gates]]\nname = \"four-eyes\"\nkind = \"tools\"\ntools = [\"process_refund\"]\nseparate_requester = true\n";
+    let app = spawn_app_with(Options { agents_toml: Some(format!("{AGENTS}{four_eyes}")), ..Default::default() }).await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    assert_eq!(approvals[0].gate, "four-eyes + refunds");
+    let detail = app.detail(&c).await;
+    assert!(matches!(&named(&detail.events, "approval-required")[0].body, EventBody::ApprovalRequired { in_chat: false, .. }));
+    assert!(named(&detail.events, "confirmation-asked").is_empty(), "nothing is asked in the chat");
+
+    let before = detail.events.len();
+    let (status, body) = app.post_json(&format!("/api/conversations/{c}/messages"), json!({ "text": "yes" })).await;
+    assert_eq!(status, 409, "the turn waits for a decision on its card: {body}");
+    let (status, body) = app.post_json(&approvals[0].approve_url, json!({})).await;
+    assert_eq!(status, 403, "four-eyes: {body}");
+    assert_eq!(app.detail(&c).await.events.len(), before, "nothing stored");
+    assert_eq!(approval_state(&app, &approvals[0].id).await["state"], "pending");
+    assert_eq!(app.order(1001).await.status, "open", "nothing ran");
+
+    let (status, body) = app.as_user("root").post_json(&approvals[0].approve_url, json!({})).await;
+    assert_eq!((status, body["outcome"].as_str()), (200, Some("approved")), "{body}");
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(app.order(1001).await.status, "refunded");
+}
+
+/// A yes in the chat is the card's Approve, judged by the same rules in the same write, whatever
+/// the approval carries. The configuration cannot give a chat approval four-eyes or a quorum, so
+/// they are written into its row here (as an approval kept from elsewhere would carry them):
+/// four-eyes refuses the requester's yes (409, nothing stored, nothing run); under a quorum of 2
+/// the yes counts once, the call waits, a second yes is refused, and another person's approval
+/// runs it once.
+#[tokio::test]
+async fn a_yes_in_the_chat_meets_four_eyes_and_counts_once_toward_a_quorum() {
+    let app = app().await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let id = approvals[0].id.to_string();
+    sqlx::any::install_default_drivers();
+    let db = sqlx::AnyPool::connect(&database_url(app.data_dir.path()).await).await.unwrap();
+    let set = |sql: &'static str| {
+        let (db, id) = (db.clone(), id.clone());
+        async move {
+            sqlx::query(sql).bind(id).execute(&db).await.unwrap();
+        }
+    };
+
+    set("UPDATE approvals SET separate_requester = 1 WHERE id = $1").await;
+    let before = app.detail(&c).await.events.len();
+    let (status, body) = app.post_json(&format!("/api/conversations/{c}/messages"), json!({ "text": "yes" })).await;
+    assert_eq!(status, 409, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("four-eyes"), "{body}");
+    assert_eq!(app.detail(&c).await.events.len(), before, "nothing stored, not even the reply");
+    let approval = approval_state(&app, &id).await;
+    assert_eq!((approval["state"].as_str(), approval["approved_by"].as_array().map(Vec::len)), (Some("pending"), Some(0)));
+    assert_eq!(app.order(1001).await.status, "open");
+
+    set("UPDATE approvals SET separate_requester = 0, quorum = 2 WHERE id = $1").await;
+    let body = reply(&app, &c, "yes").await;
+    assert_eq!(body["confirmation"], "counted", "{body}");
+    let approval = approval_state(&app, &id).await;
+    assert_eq!((approval["state"].as_str(), approval["approved_by"].clone()), (Some("pending"), json!(["alice"])));
+    assert_eq!(named(&app.detail(&c).await.events, "approval-counted").len(), 1);
+    assert_eq!(app.task_status(&task).await, TaskStatus::InputRequired, "the call waits for a second person");
+    assert_eq!(app.order(1001).await.status, "open", "one yes does not run it");
+
+    let before = app.detail(&c).await.events.len();
+    let (status, body) = app.post_json(&format!("/api/conversations/{c}/messages"), json!({ "text": "yes please" })).await;
+    assert_eq!(status, 409, "alice counts once: {body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("already approved"), "{body}");
+    assert_eq!(app.detail(&c).await.events.len(), before, "nothing stored");
+    assert_eq!(approval_state(&app, &id).await["approved_by"], json!(["alice"]));
+    assert_eq!(app.order(1001).await.status, "open");
+    db.close().await;
+
+    let (status, body) = app.as_user("root").post_json(&format!("/api/approvals/{id}/approve"), json!({})).await;
+    assert_eq!((status, body["outcome"].as_str()), (200, Some("approved")), "{body}");
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(app.order(1001).await.status, "refunded");
+    let results = named(&app.detail(&c).await.events, "tool-result").len();
+    assert_eq!(results, 1, "the call ran once");
 }

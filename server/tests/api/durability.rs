@@ -445,7 +445,7 @@ async fn a_commit_dropped_at_its_yield_after_the_commit_still_publishes_its_even
     let mut live = store.bus().subscribe_local();
 
     let mut w = store.write(Scope::Conversation(&c.id)).await.unwrap();
-    let task_id = tasks::insert(&mut w.tx, &c.id, 0).await.unwrap().id;
+    let task_id = tasks::insert(&mut w.tx, &c.id, 0, None).await.unwrap().id;
     w.append(&c.id, EventBody::AssistantMessage { task_id, text: "hello".into(), agent: None }).await.unwrap();
     let waiting = tokio::spawn({
         let store = store.clone();

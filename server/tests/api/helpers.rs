@@ -144,9 +144,24 @@ pub fn sqlite_only(test: &str) -> bool {
 
 pub async fn spawn_app_with(options: Options) -> TestApp {
     let data_dir = tempfile::tempdir().expect("temp dir");
-    let database = database_url(data_dir.path()).await;
-    let agents_path = options.agents_toml.map(|toml| {
-        let path = data_dir.path().join("agents.toml");
+    let model = Arc::new(ScriptedModel::default());
+    let (base_url, database_url, _serving) = serve(data_dir.path(), &options, model.clone(), std::future::pending()).await;
+    let tokens = Arc::new(create_users(&database_url).await);
+    TestApp { base_url, client: client_with_token(&tokens["alice"]), model, data_dir: Arc::new(data_dir), tokens }
+}
+
+/// Builds the application on the database of `data_dir` with `options` (its agent configuration
+/// written there) and serves it on 127.0.0.1:0 until `stop` completes: its base URL, its database
+/// URL, and the task that serves (it ends once the server has stopped).
+async fn serve(
+    data_dir: &std::path::Path,
+    options: &Options,
+    model: Arc<ScriptedModel>,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) -> (String, String, tokio::task::JoinHandle<anyhow::Result<()>>) {
+    let database = database_url(data_dir).await;
+    let agents_path = options.agents_toml.as_ref().map(|toml| {
+        let path = data_dir.join("agents.toml");
         std::fs::write(&path, toml).expect("write agents.toml");
         path.display().to_string()
     });
@@ -160,7 +175,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
     let write_stall = options.write_stall_ms.map(|n| n.to_string());
     let config = Config::from_lookup(|key| match key {
         "COUNTERSIGN_ADDR" => Some("127.0.0.1:0".to_owned()),
-        "COUNTERSIGN_DATA_DIR" => Some(data_dir.path().display().to_string()),
+        "COUNTERSIGN_DATA_DIR" => Some(data_dir.display().to_string()),
         "DATABASE_URL" => Some(database.clone()),
         "COUNTERSIGN_AGENTS" => agents_path.clone(),
         "COUNTERSIGN_BODY_LIMIT" => body_limit.clone(),
@@ -183,14 +198,52 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
     })
     .expect("test config");
     countersign::telemetry::init(&config.log_filter, false);
-    let model = Arc::new(ScriptedModel::default());
-    let parts = Parts { model: (!options.configured_models).then(|| model.clone() as _), before_commit: options.before_commit };
+    let parts = Parts { model: (!options.configured_models).then_some(model as _), before_commit: options.before_commit.clone() };
     let database_url = config.database_url.clone();
     let app = Application::build_with(config, parts).await.expect("application builds");
     let base_url = format!("http://{}", app.local_addr());
-    tokio::spawn(app.run_until(std::future::pending()));
+    (base_url, database_url, tokio::spawn(app.run_until(stop)))
+}
+
+/// An in-process server that can be restarted on its database: [`Restartable::restart`] stops it
+/// as SIGTERM does (open connections drained, background work stopped) and starts another with
+/// the same options, data directory (so the same SQLite file or PostgreSQL database) and scripted
+/// model, on a new port. Accounts, tokens and sessions are in the database: every client of the
+/// first server works with the second (`app.base_url` is the new one).
+pub struct Restartable {
+    pub app: TestApp,
+    options: Options,
+    stop: tokio::sync::oneshot::Sender<()>,
+    serving: tokio::task::JoinHandle<anyhow::Result<()>>,
+}
+
+/// Like [`spawn_app_with`], for a server to restart.
+pub async fn spawn_restartable(options: Options) -> Restartable {
+    let data_dir = tempfile::tempdir().expect("temp dir");
+    let model = Arc::new(ScriptedModel::default());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let (base_url, database_url, serving) = serve(data_dir.path(), &options, model.clone(), async move {
+        let _ = stopped.await;
+    })
+    .await;
     let tokens = Arc::new(create_users(&database_url).await);
-    TestApp { base_url, client: client_with_token(&tokens["alice"]), model, data_dir: Arc::new(data_dir), tokens }
+    let app = TestApp { base_url, client: client_with_token(&tokens["alice"]), model, data_dir: Arc::new(data_dir), tokens };
+    Restartable { app, options, stop, serving }
+}
+
+impl Restartable {
+    /// Stops this server (and waits until it has stopped), then starts the next on its database.
+    pub async fn restart(self) -> Self {
+        let Self { app, options, stop, serving } = self;
+        let _ = stop.send(());
+        serving.await.expect("the server's task").expect("the server stops cleanly");
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (base_url, _, serving) = serve(app.data_dir.path(), &options, app.model.clone(), async move {
+            let _ = stopped.await;
+        })
+        .await;
+        Self { app: TestApp { base_url, ..app }, options, stop, serving }
+    }
 }
 
 /// Polls until `check` returns Some, for at most 10 seconds.

@@ -16,12 +16,14 @@ const LANDED: &[(&str, &str)] = &[
     ("postgres/20261130000000_sign_in.sql", "78c3217e66266ad6015c6b24bbaff74f831ea508a160b95fffa6c9d35b5321fb"),
     ("postgres/20261201000000_client_call_requests.sql", "ab429f6e8d88ba43112cdb8eb386bbe1f412f602859cb9b68aa8430acfa65141"),
     ("postgres/20261202000000_conversation_openers.sql", "cfadd23781c41fd6f4b1faac54567ed4dce7d335fda8cd88a1ebef0600f4cca2"),
+    ("postgres/20261203000000_task_starters.sql", "44d6abb2fb44431e190593c736d0273fac93187557b378df18253e4bdd629937"),
     ("sqlite/20261127000000_baseline.sql", "f92a4cd2d0994d4328add2eb6b9dd27b2f646404e53275498805c3f453512463"),
     ("sqlite/20261128000000_outbox_kind.sql", "7e4a0c4258ad2ba710d98ae3552b8ce9d8d28d48cd2648f6b602c85703ce119c"),
     ("sqlite/20261129000000_events_by_task.sql", "52aa37051cc57f48037725f0cf73dad8590ceab1544fde1d453a438cc79de120"),
     ("sqlite/20261130000000_sign_in.sql", "ceab34c4cbb3d64c5af28c787ee3618752cb2428c7aa40ea2ac1c5f11fe92463"),
     ("sqlite/20261201000000_client_call_requests.sql", "ab429f6e8d88ba43112cdb8eb386bbe1f412f602859cb9b68aa8430acfa65141"),
     ("sqlite/20261202000000_conversation_openers.sql", "cfadd23781c41fd6f4b1faac54567ed4dce7d335fda8cd88a1ebef0600f4cca2"),
+    ("sqlite/20261203000000_task_starters.sql", "44d6abb2fb44431e190593c736d0273fac93187557b378df18253e4bdd629937"),
 ];
 
 fn checksums() -> Vec<(String, String)> {
@@ -100,6 +102,7 @@ async fn a_database_from_before_the_baseline_is_refused_with_what_to_do() {
 /// database the server made at head, it puts that part back as the baseline had it, so the
 /// upgrade below migrates real data written by the server, not a hand-made sample.
 const REWIND_TO_BASELINE: &[&str] = &[
+    "ALTER TABLE tasks DROP COLUMN started_by",
     "ALTER TABLE conversations DROP COLUMN opened_by",
     "DROP INDEX client_calls_by_request",
     "ALTER TABLE client_calls DROP COLUMN request_key",

@@ -257,14 +257,15 @@ async fn start(
         Some(id) => conversations::owned(&state.store, &ConversationId::from(id.to_owned()), &user.id, Some(agent)).await?,
         None => None,
     };
+    let key = credential.map(|Credential(key)| key.as_str());
     let conversation = match existing {
         Some(conversation) => conversation,
         None => {
             let title: String = text.chars().take(60).collect();
-            conversations::create(&state.store, &title, agent, user, credential.map(|Credential(key)| key.as_str())).await?
+            conversations::create(&state.store, &title, agent, user, key).await?
         }
     };
-    match state.orchestrator.start_turn(&conversation, text).await {
+    match state.orchestrator.start_turn(&conversation, text, key).await {
         Ok(task) => Ok(task),
         Err(EngineError::TurnUnfinished(open)) => {
             Err(RpcError(code::INVALID_PARAMS, format!("this context's task {open} has not finished")))
@@ -380,7 +381,7 @@ async fn cancel(
 ) -> Result<TaskView, RpcError> {
     let id = params["id"].as_str().ok_or_else(|| RpcError(code::INVALID_PARAMS, "params.id names the task".into()))?;
     let task = visible_task(state, user, id).await?;
-    if !may_stop(&state.store, user, credential, scopes, &task.conversation_id).await? {
+    if !may_stop(credential, scopes, &task) {
         return Err(RpcError(code::INVALID_REQUEST, MAY_NOT_STOP.into()));
     }
     if task.status().is_final() {

@@ -91,11 +91,11 @@ async fn json_rpc_only(axum::extract::State(state): axum::extract::State<AppStat
         Ok(rmcp::model::ClientJsonRpcMessage::Notification(n)) => {
             if let rmcp::model::ClientNotification::CancelledNotification(cancelled) = n.notification
                 && let Some(credential) = parts.extensions.get::<Credential>()
-                && let Some(Viewer(Some(user))) = parts.extensions.get::<Viewer>()
+                && let Some(Viewer(Some(_))) = parts.extensions.get::<Viewer>()
                 && let Some(agent) = parts.uri.path().strip_prefix("/mcp/").map(|a| a.trim_end_matches('/'))
             {
                 let scopes = parts.extensions.get::<Scopes>().copied().unwrap_or(Scopes::NONE);
-                cancel_request(&state, user, credential, scopes, agent, cancelled.params).await;
+                cancel_request(&state, credential, scopes, agent, cancelled.params).await;
             }
         }
         Ok(_) => {}
@@ -230,7 +230,8 @@ impl ServerHandler for Gateway {
         };
         // A call no one is asked about runs at once, the short way (no queue entry to flood).
         if state.client_calls.runs_unasked(&conversation, tool, &args) {
-            let ran = state.client_calls.run_unasked(&conversation, &client, tool, &args).await.map_err(|e| internal(e.into()))?;
+            let ran =
+                state.client_calls.run_unasked(&conversation, &client, tool, &args, Some(&key)).await.map_err(|e| internal(e.into()))?;
             // As the call's result is stored (`record_result`).
             let result = match ran.outcome {
                 Ok(output) => (true, output),
@@ -243,7 +244,7 @@ impl ServerHandler for Gateway {
             return Err(McpError::invalid_request("too many calls in the last minute: wait a moment", None));
         }
         let request = request_key(&key, &self.agent, &context.id.to_string());
-        let task = match state.client_calls.propose_call(&conversation, &client, tool, &args, Some(&request)).await {
+        let task = match state.client_calls.propose_call(&conversation, &client, tool, &args, Some(&request), Some(&key)).await {
             Ok(task) => task,
             Err(e) => return Err(internal(e.into())),
         };
@@ -280,35 +281,22 @@ fn request_key(key: &str, agent: &str, id: &str) -> String {
 /// made is stopped for good — its turn is aborted, so a later approval runs nothing, the card says
 /// the client stopped waiting, and the held request ends with that (docs/mcp-gateway.md). rmcp
 /// drops notifications in stateless mode, so this runs before it, on the parsed body.
-async fn cancel_request(
-    state: &AppState,
-    user: &User,
-    credential: &Credential,
-    scopes: Scopes,
-    agent: &str,
-    params: CancelledNotificationParam,
-) {
+async fn cancel_request(state: &AppState, credential: &Credential, scopes: Scopes, agent: &str, params: CancelledNotificationParam) {
     let Some(id) = params.request_id else { return };
-    match stoppable(state, user, credential, scopes, &request_key(&credential.0, agent, &id.to_string())).await {
+    match stoppable(state, credential, scopes, &request_key(&credential.0, agent, &id.to_string())).await {
         Ok(Some(task)) => wait::client_stopped(state, &task, params.reason).await,
         Ok(None) => {}
         Err(err) => tracing::warn!(error = ?err, "looking up a cancelled MCP request failed"),
     }
 }
 
-/// The task the credential's request `request` made, if it may stop it. A request of its own made
-/// it, in its gateway conversation, so the rule of every door that stops a task
-/// (`scopes::may_stop`) lets it stop that one.
-async fn stoppable(
-    state: &AppState,
-    user: &User,
-    credential: &Credential,
-    scopes: Scopes,
-    request: &str,
-) -> anyhow::Result<Option<TaskId>> {
+/// The task the credential's request `request` made, if it may stop it. A request of its own
+/// started it (`started_by`), so the rule of every door that stops a task (`scopes::may_stop`)
+/// lets it stop that one.
+async fn stoppable(state: &AppState, credential: &Credential, scopes: Scopes, request: &str) -> anyhow::Result<Option<TaskId>> {
     let Some((task, _)) = client_calls::by_request(&state.store, request).await? else { return Ok(None) };
     let Some(row) = tasks::get(&state.store, &task).await? else { return Ok(None) };
-    Ok(may_stop(&state.store, user, Some(credential), scopes, &row.conversation_id).await?.then_some(task))
+    Ok(may_stop(Some(credential), scopes, &row).then_some(task))
 }
 
 impl Gateway {
