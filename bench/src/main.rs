@@ -9,14 +9,14 @@
 //! `--gateway-only` the MCP gateway one (with the baseline's first; `--gateway-sizes R,C,E,G`: R reads
 //! at one client, C clients × E reads, G gated cycles, for a build too slow for the full sizes),
 //! `--memory-only [--paused N]` the paused-task memory one, `--postgres-only` the PostgreSQL ones
-//! (needs `--postgres`).
+//! (needs `--postgres`), `--replay-only` the policy replay one (in this process: no server).
 //! `--baseline-server` also measures an older build's cycles in the same run, in three rounds with
 //! the builds taking turns (ratios of the median rates, and each round's); `--postgres`
 //! (a server URL, databases are created in it) adds cycles on one and two replicas and a frozen
 //! replica. Quick mode uses tiny sizes and is a smoke test in `./x test`; its numbers mean little.
 
 const USAGE: &str =
-    "bench [--quick] [--cycles-only | --reload-only | --fanout-only | --gateway-only | --memory-only [--paused N] | --postgres-only]
+    "bench [--quick] [--cycles-only | --reload-only | --fanout-only | --gateway-only | --memory-only [--paused N] | --postgres-only | --replay-only]
       [--server PATH] [--baseline-server PATH] [--gateway-sizes R,C,E,G] [--site-root DIR] [--postgres URL] [--write docs/benchmarks.md]
 Measures the countersign binary at --server (default: next to this one) over HTTP; see the header
 of bench/src/main.rs for what each flag does.";
@@ -37,6 +37,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
 mod cpu_cap;
 mod gateway;
+mod replay;
 
 /// The share of one core each replica gets in the held-replicas section: with two of them,
 /// PostgreSQL and the clients still have about 1.5 cores of this 2-core machine.
@@ -59,6 +60,8 @@ struct Sizes {
     freeze: (u64, u64),
     /// MCP gateway: reads at one client, clients at once and reads each, gated cycles.
     gateway: (usize, usize, usize, usize),
+    /// Recorded calls a draft policy is replayed against.
+    replay_calls: usize,
 }
 
 impl Sizes {
@@ -76,6 +79,7 @@ impl Sizes {
                 fanout: vec![10],
                 freeze: (1, 2),
                 gateway: (10, 4, 5, 2),
+                replay_calls: 2_000,
             }
         } else {
             Self {
@@ -96,6 +100,8 @@ impl Sizes {
                 fanout: vec![1000, 5000],
                 freeze: (5, 30),
                 gateway: (2000, 32, 100, 100),
+                // The target's size: `countersign policy replay --since 30d` over a busy month.
+                replay_calls: 100_000,
             }
         }
     }
@@ -1113,7 +1119,7 @@ fn bundle(site_root: &Path, report: &mut Report) -> anyhow::Result<()> {
 async fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     // Flags, and the flags that take a value; anything else is a mistake, not a full run.
-    const FLAGS: [&str; 9] = [
+    const FLAGS: [&str; 10] = [
         "--quick",
         "--cycles-only",
         "--reload-only",
@@ -1121,6 +1127,7 @@ async fn main() -> anyhow::Result<()> {
         "--gateway-only",
         "--memory-only",
         "--postgres-only",
+        "--replay-only",
         "--help",
         "-h",
     ];
@@ -1139,6 +1146,10 @@ async fn main() -> anyhow::Result<()> {
         return Ok(());
     }
     let quick = args.iter().any(|a| a == "--quick");
+    if args.iter().any(|a| a == "--replay-only") {
+        // In this process: no server binary needed.
+        return replay::replay(&Sizes::new(quick), &mut Report { markdown: String::new() });
+    }
     let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
     let bin = PathBuf::from(value("--server").unwrap_or_else(|| {
         std::env::current_exe().ok().and_then(|p| p.parent().map(|d| d.join("countersign").display().to_string())).unwrap_or_default()
@@ -1212,6 +1223,7 @@ async fn main() -> anyhow::Result<()> {
     memory(&bin, &sizes, &mut report).await?;
     fanout(&bin, &sizes, &mut report).await?;
     gateway::gateway(&bin, &sizes, &mut report).await?;
+    replay::replay(&sizes, &mut report)?;
     if let Some(root) = &site_root {
         bundle(root, &mut report)?;
     }

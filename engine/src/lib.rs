@@ -16,6 +16,7 @@ pub mod orchestrator;
 pub mod people;
 pub mod policy;
 pub mod policy_warnings;
+pub mod replay;
 pub mod store;
 pub mod tools;
 pub mod webhooks;

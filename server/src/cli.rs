@@ -54,6 +54,23 @@ pub enum PolicyCommand {
     /// who writes gates needs (overlapping gates and what they require together, gates no call
     /// reaches, self-grants, timeouts that approve), or the first problem (exit code 1).
     Check { file: std::path::PathBuf },
+    /// Replay FILE, a draft, against the calls recorded in the configured database (read-only;
+    /// while the server runs): per gate the calls it would stop, the calls that ran unasked and
+    /// would now be asked, those asked that would now run unasked or go to other deciders, the
+    /// deciders' load, the grants it would end, and `check`'s warnings. Exit code 1 when FILE is
+    /// not a valid configuration.
+    Replay {
+        file: std::path::PathBuf,
+        /// How far back: a number and a unit, 30d, 12h or 90m.
+        #[arg(long, default_value = "30d")]
+        since: String,
+        /// Only this agent's calls.
+        #[arg(long)]
+        agent: Option<String>,
+        /// The report as JSON, for scripts.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -226,6 +243,22 @@ pub(crate) async fn remote(remote: &Remote, method: reqwest::Method, path: &str,
     Ok(value)
 }
 
+/// `--since`'s window in ms: a positive number and a unit, `30d`, `12h` or `90m`.
+fn window_ms(since: &str) -> anyhow::Result<i64> {
+    let bad = || anyhow::anyhow!("--since takes a number and a unit: 30d, 12h or 90m (got {since:?})");
+    let unit_ms = match since.chars().last() {
+        Some('d') => 86_400_000,
+        Some('h') => 3_600_000,
+        Some('m') => 60_000,
+        _ => return Err(bad()),
+    };
+    let number: i64 = since[..since.len() - 1].parse().map_err(|_| bad())?;
+    if number <= 0 {
+        return Err(bad());
+    }
+    number.checked_mul(unit_ms).ok_or_else(bad)
+}
+
 /// Runs a non-serve subcommand.
 pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
     match command {
@@ -358,6 +391,40 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
                 n => println!("{} is valid, with {n} warning{}", file.display(), if n == 1 { "" } else { "s" }),
             }
         }
+        Command::Policy(PolicyCommand::Replay { file, since, agent, json }) => {
+            let window = window_ms(&since)?;
+            let mut registry = crate::tools::Registry::builtin();
+            let draft = crate::agents::AgentsConfig::load(&file, &registry)?;
+            // The configuration the server runs: the same file it reads (or the demo's).
+            let live = match &config.agents_path {
+                Some(path) => crate::agents::AgentsConfig::load(path, &registry).context("the live configuration (COUNTERSIGN_AGENTS)")?,
+                None => crate::agents::AgentsConfig::demo(&registry)?,
+            };
+            for tool in live.delegate_tools().into_iter().chain(draft.delegate_tools()) {
+                registry.register(tool);
+            }
+            let store = open_store(&config).await?;
+            store.follow_database_clock().await?;
+            let until_ms = crate::store::time::now_ms();
+            let since_ms = until_ms.saturating_sub(window);
+            let calls = crate::store::recorded::calls(&store, since_ms, agent.as_deref()).await?;
+            let grants = crate::store::grants::standing(&store).await?;
+            let replay = crate::replay::Replay {
+                draft: &draft,
+                live: &live,
+                registry: &registry,
+                calls: &calls,
+                grants: &grants,
+                since_ms,
+                until_ms,
+                agent: agent.as_deref(),
+            };
+            let report = crate::replay::replay(&replay);
+            match json {
+                true => println!("{}", serde_json::to_string_pretty(&report).context("failed to write the report as JSON")?),
+                false => print!("{}", report.render_table()),
+            }
+        }
         Command::Backup { file } => {
             let bytes = crate::store::backup::to_file(&open_store(&config).await?, &file).await?;
             println!("backed up to {} ({} KiB)", file.display(), bytes.div_ceil(1024));
@@ -367,4 +434,20 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::window_ms;
+
+    #[test]
+    fn since_takes_a_number_and_a_unit() {
+        assert_eq!(window_ms("30d").unwrap(), 30 * 86_400_000);
+        assert_eq!(window_ms("12h").unwrap(), 12 * 3_600_000);
+        assert_eq!(window_ms("90m").unwrap(), 90 * 60_000);
+        for bad in ["", "d", "30", "30s", "-1d", "0h", "1.5d", "30 d", "99999999999999999d", "1é"] {
+            let err = window_ms(bad).unwrap_err().to_string();
+            assert!(err.starts_with("--since takes a number and a unit: 30d, 12h or 90m"), "{bad:?}: {err}");
+        }
+    }
 }

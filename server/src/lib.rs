@@ -4,7 +4,8 @@
 
 // The engine's modules under their usual names (`crate::store`, `countersign::orchestrator`…).
 pub use engine::{
-    Error as EngineError, agents, bus, config, metrics, model, orchestrator, people, policy, policy_warnings, store, tools, webhooks,
+    Error as EngineError, agents, bus, config, metrics, model, orchestrator, people, policy, policy_warnings, replay, store, tools,
+    webhooks,
 };
 
 pub mod api;

@@ -161,3 +161,54 @@ pub async fn standing_under_other_policy(db: impl Into<Db<'_>>, version: &str) -
     .await
     .context("failed to list grants made under another configuration")
 }
+
+/// A standing grant in force ("always allow"), and what binds it (engine/src/coverage.rs).
+#[derive(Clone, Debug)]
+pub struct StandingGrant {
+    pub id: String,
+    pub conversation_id: String,
+    pub tool: String,
+    /// The gate it was given under; `None`: made before grants named one (it covers nothing).
+    pub gate: Option<String>,
+    pub agent: Option<String>,
+    pub policy_version: Option<String>,
+    pub created_by: String,
+    pub created_at_ms: i64,
+}
+
+/// The standing grants in force now, with what binds them: the gate, the agent, the configuration
+/// version (for `countersign policy replay`: which of them a draft would end).
+pub async fn standing(db: impl Into<Db<'_>>) -> anyhow::Result<Vec<StandingGrant>> {
+    #[derive(sqlx::FromRow)]
+    struct Row {
+        id: String,
+        conversation_id: String,
+        tool: String,
+        created_by: String,
+        created_at: i64,
+        gate: Option<String>,
+        agent: Option<String>,
+        policy_version: Option<String>,
+    }
+    let rows: Vec<Row> = sqlx::query_as(&format!(
+        "SELECT id, conversation_id, tool, created_by, created_at, gate, agent, policy_version FROM grants
+         WHERE {USABLE} AND task_id IS NULL ORDER BY created_at, id"
+    ))
+    .bind(now_ms())
+    .fetch_all(db.into().read())
+    .await
+    .context("failed to list the standing grants")?;
+    Ok(rows
+        .into_iter()
+        .map(|r| StandingGrant {
+            id: r.id,
+            conversation_id: r.conversation_id,
+            tool: r.tool,
+            gate: r.gate,
+            agent: r.agent,
+            policy_version: r.policy_version,
+            created_by: r.created_by,
+            created_at_ms: r.created_at,
+        })
+        .collect())
+}

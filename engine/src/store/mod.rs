@@ -20,6 +20,7 @@ pub mod limits;
 mod new_row;
 pub mod orders;
 pub mod outbox;
+pub mod recorded;
 pub mod replicas;
 pub mod secrets;
 pub mod shadow_hits;

@@ -40,6 +40,7 @@ mod openai;
 mod openapi;
 mod people;
 mod plans;
+mod policy_replay;
 mod policy_versions;
 mod queue_order;
 mod race;

@@ -1,0 +1,214 @@
+//! `countersign policy replay`: a draft configuration put to the calls a live one recorded, by
+//! the CLI against the running server's database. Every number of the report is checked against
+//! the calls made here: 24 calls in 12 turns, each turn a chat of its own (a few dozen calls keep
+//! the test at about a second; each kind of change the report counts has several calls).
+
+use domain::{TaskStatus, wire::Approval};
+use serde_json::{Value, json};
+
+use crate::helpers::{Options, TestApp, cli_with_env, spawn_app_with};
+
+const TOOLS: &str = "tools = [\"list_orders\", \"get_order\", \"cancel_order\", \"process_refund\"]\n";
+
+/// Refunds and cancellations asked, anyone who sees them decides.
+fn live() -> String {
+    format!(
+        "[[agents]]\nname = \"support\"\n{TOOLS}\
+         [[agents.gates]]\nname = \"refunds\"\nkind = \"tools\"\ntools = [\"process_refund\"]\n\
+         [[agents.gates]]\nname = \"cancellations\"\nkind = \"tools\"\ntools = [\"cancel_order\"]\n"
+    )
+}
+
+/// Root decides refunds, finance big ones too; lookups are asked; cancellations are not.
+fn draft() -> String {
+    format!(
+        "[[groups]]\nname = \"finance\"\nmembers = [\"bob\", \"root\"]\n\
+         [[agents]]\nname = \"support\"\n{TOOLS}\
+         [[agents.gates]]\nname = \"refunds\"\nkind = \"tools\"\ntools = [\"process_refund\"]\napprovers = [\"user:root\"]\n\
+         [[agents.gates]]\nname = \"big-refunds\"\nkind = \"rule\"\nrule = \"tool == 'process_refund' && args.amount > 100\"\n\
+         approvers = [\"group:finance\"]\n\
+         [[agents.gates]]\nname = \"lookups\"\nkind = \"tools\"\ntools = [\"get_order\"]\n"
+    )
+}
+
+/// `who` (alice or root) approves (`body`: the decision's) or rejects the approval.
+async fn decide(app: &TestApp, who: &str, approval: &Approval, verb: &str, body: Value) {
+    let (status, answer) = app.as_user(who).post_json(&format!("/api/approvals/{}/{verb}", approval.id), body).await;
+    assert_eq!(status, 200, "{verb} by {who}: {answer}");
+}
+
+/// Runs `policy replay` on the app's database with its configuration as the live one.
+async fn replay(app: &TestApp, args: &[&str]) -> (bool, String, String) {
+    let dir = app.data_dir.path();
+    let live = dir.join("agents.toml").display().to_string();
+    let args: Vec<&str> = ["policy", "replay"].into_iter().chain(args.iter().copied()).collect();
+    cli_with_env(dir, &args, None, &[("COUNTERSIGN_AGENTS", live.as_str())]).await
+}
+
+fn counted(report: &Value, path: &str) -> u64 {
+    report.pointer(path).and_then(Value::as_u64).unwrap_or_else(|| panic!("{path} in {report:#}"))
+}
+
+#[tokio::test]
+async fn a_draft_replayed_against_the_recorded_calls_says_what_it_would_change() {
+    let app = spawn_app_with(Options { agents_toml: Some(live()), ..Default::default() }).await;
+    // 12 lookups, 3 a turn, nobody asked.
+    for _ in 0..4 {
+        let chat = app.create_conversation().await;
+        let task = app.say(&chat, "look up order 1001, 1002 and 1003").await;
+        app.wait_task(&task, TaskStatus::Completed).await;
+    }
+    // 8 small refunds, 2 a turn, approved by alice; the last turn's first one "always allowed".
+    let mut granted_chat = None;
+    for turn in 0..4 {
+        let chat = app.create_conversation().await;
+        let (task, asked) = app.pending_turn(&chat, "refund $2 on order 1001 and 1002", 2).await;
+        for (i, approval) in asked.iter().enumerate() {
+            let grant = turn == 3 && i == 0;
+            decide(&app, "alice", approval, "approve", if grant { json!({ "grant": {} }) } else { json!({}) }).await;
+        }
+        app.wait_task(&task, TaskStatus::Completed).await;
+        granted_chat = Some(chat);
+    }
+    // A big refund root approves, a small one alice rejects.
+    let chat = app.create_conversation().await;
+    let (task, big) = app.pending_turn(&chat, "refund $150 on order 1004", 1).await;
+    decide(&app, "root", &big[0], "approve", json!({})).await;
+    app.wait_task(&task, TaskStatus::Completed).await;
+    let chat = app.create_conversation().await;
+    let (task, small) = app.pending_turn(&chat, "refund $3 on order 1002", 1).await;
+    decide(&app, "alice", &small[0], "reject", json!({ "reason": "not this one" })).await;
+    app.wait_task(&task, TaskStatus::Completed).await;
+    // Two cancellations: alice approves one, root rejects the other.
+    let chat = app.create_conversation().await;
+    let (task, cancels) = app.pending_turn(&chat, "cancel order 1003 and 1005", 2).await;
+    decide(&app, "alice", &cancels[0], "approve", json!({})).await;
+    decide(&app, "root", &cancels[1], "reject", json!({})).await;
+    app.wait_task(&task, TaskStatus::Completed).await;
+
+    let path = app.data_dir.path().join("draft.toml");
+    std::fs::write(&path, draft()).unwrap();
+    let draft = path.display().to_string();
+    let (ok, stdout, stderr) = replay(&app, &[&draft, "--since", "1h", "--json"]).await;
+    assert!(ok, "{stderr}");
+    let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+
+    // 24 calls: 12 lookups ran unasked; 10 refunds and 2 cancellations were asked.
+    let summary = |field: &str| counted(&report, &format!("/summary/{field}"));
+    assert_eq!((summary("calls"), summary("replayed"), summary("asked_recorded")), (24, 24, 12), "{report:#}");
+    // The draft asks the 10 refunds and the 12 lookups, not the cancellations.
+    assert_eq!(summary("asked_draft"), 22);
+    assert_eq!((summary("new_friction"), summary("now_unasked"), summary("deciders_change")), (12, 2, 10));
+    assert_eq!((summary("no_longer_possible"), summary("grants_ended")), (0, 1));
+
+    // Per gate, in the file's order: refunds stops every refund, big-refunds the $150 one.
+    let gates: Vec<(&str, u64, u64)> = report["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| (g["gate"].as_str().unwrap(), g["calls"].as_u64().unwrap(), g["ran_unasked"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(gates, [("refunds", 10, 0), ("big-refunds", 1, 0), ("lookups", 12, 12)]);
+    assert_eq!(report["gates"][0]["by_tool"], json!({ "process_refund": 10 }));
+    assert_eq!(report["gates"][0]["by_agent"], json!({ "support": 10 }));
+    assert_eq!(report["gates"][2]["by_tool"], json!({ "get_order": 12 }));
+
+    // New friction: the lookups, with the newest few as examples.
+    let friction = &report["new_friction"];
+    assert_eq!((friction["by_requirement"].clone(), friction["by_tool"].clone()), (json!({ "lookups": 12 }), json!({ "get_order": 12 })));
+    let examples = friction["examples"].as_array().unwrap();
+    assert_eq!(examples.len(), 5);
+    for example in examples {
+        assert_eq!((example["tool"].as_str(), example["agent"].as_str()), (Some("get_order"), Some("support")));
+        assert!(example["call_id"].as_str().unwrap().starts_with("call_") && example["conversation_id"].is_string(), "{example}");
+        assert_eq!((example["recorded"].as_str(), example["draft"].as_str()), (Some("ran unasked"), Some("asked under lookups (anyone)")));
+    }
+    assert!(examples.windows(2).all(|w| w[0]["at"].as_str() >= w[1]["at"].as_str()), "newest first: {examples:?}");
+
+    // New risk: the cancellations would run unasked; the refunds would go to root (and finance).
+    let unasked = &report["new_risk"]["unasked"];
+    assert_eq!((unasked["calls"].as_u64(), unasked["by_outcome"].clone()), (Some(2), json!({ "approved": 1, "rejected": 1 })));
+    assert_eq!(unasked["by_tool"], json!({ "cancel_order": 2 }));
+    let changes = &report["new_risk"]["deciders"]["changes"];
+    assert_eq!(
+        *changes,
+        json!([
+            { "recorded": "anyone", "draft": "root", "calls": 9 },
+            { "recorded": "anyone", "draft": "finance and root", "calls": 1 },
+        ])
+    );
+    let big_example =
+        report["new_risk"]["deciders"]["examples"].as_array().unwrap().iter().find(|e| e["args"].as_str().unwrap().contains("150"));
+    assert_eq!(big_example.map(|e| e["recorded"].clone()), Some(json!("approved by root under refunds (anyone)")));
+
+    // The deciders' load: who decided then, whom the draft names.
+    let load: Vec<(String, String, u64, u64)> = report["load"]["deciders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            let (recorded, draft) = (l["recorded"]["approvals"].as_u64().unwrap(), l["draft"]["approvals"].as_u64().unwrap());
+            (l["kind"].as_str().unwrap().to_owned(), l["who"].as_str().unwrap().to_owned(), recorded, draft)
+        })
+        .collect();
+    let expected = [("person", "alice", 10, 0), ("person", "root", 2, 10), ("group", "finance", 0, 1), ("anyone", "anyone", 12, 12)];
+    assert_eq!(load, expected.map(|(k, w, r, d)| (k.to_owned(), w.to_owned(), r, d)));
+    assert_eq!((counted(&report, "/load/recorded/approvals"), counted(&report, "/load/draft/approvals")), (12, 22));
+    let days = report["window"]["days"].as_f64().unwrap();
+    assert!((0.04..=0.05).contains(&days), "an hour: {days}");
+    let per_day = report["load"]["draft"]["per_day"].as_f64().unwrap();
+    assert!((per_day - 22.0 * 24.0).abs() < 0.01, "22 in an hour: {per_day}");
+    let busiest = &report["load"]["draft"]["busiest_hour"];
+    assert!(busiest["approvals"].as_u64().unwrap() >= 11, "the 22 fall in one or two clock hours: {busiest}");
+
+    // The grant alice gave ends: the draft's refunds gate names its approvers, so it asks each call.
+    let ended = report["grants_ended"].as_array().unwrap();
+    assert_eq!(ended.len(), 1, "{ended:?}");
+    assert_eq!(
+        (ended[0]["gate"].as_str(), ended[0]["tool"].as_str(), ended[0]["created_by"].as_str()),
+        (Some("refunds"), Some("process_refund"), Some("alice"))
+    );
+    assert_eq!(ended[0]["conversation_id"].as_str(), granted_chat.as_deref());
+    assert_eq!(ended[0]["why"], "gate \"refunds\" asks each call on its own in the draft (it is not grantable)");
+    // `policy check`'s warnings.
+    let warnings: Vec<&str> = report["warnings"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(
+        warnings.iter().any(|w| w.contains("gates \"big-refunds\" and \"refunds\" may apply together to process_refund")),
+        "{warnings:?}"
+    );
+
+    // The same report as a table.
+    let (ok, table, stderr) = replay(&app, &[&draft, "--since", "1h"]).await;
+    assert!(ok, "{stderr}");
+    assert!(table.contains("New friction: 12 calls ran without asking and would now be stopped"), "{table}");
+    assert!(table.lines().any(|l| l.starts_with("  lookups ") && l.contains(" 12  get_order 12 ")), "{table}");
+    // One agent's calls, or none.
+    let (ok, stdout, _) = replay(&app, &[&draft, "--since", "1h", "--agent", "nobody", "--json"]).await;
+    assert!(ok);
+    assert_eq!(counted(&serde_json::from_str(&stdout).unwrap(), "/summary/calls"), 0);
+    let (_, stdout, _) = replay(&app, &[&draft, "--since", "90m", "--agent", "support", "--json"]).await;
+    assert_eq!(counted(&serde_json::from_str(&stdout).unwrap(), "/summary/calls"), 24);
+}
+
+#[tokio::test]
+async fn a_bad_window_or_an_invalid_draft_is_said_with_exit_code_1() {
+    let app = spawn_app_with(Options { agents_toml: Some(live()), ..Default::default() }).await;
+    let path = app.data_dir.path().join("draft.toml");
+    std::fs::write(&path, draft()).unwrap();
+    let draft = path.display().to_string();
+    for since in ["30", "30s", "0h", "twod"] {
+        let (ok, _, stderr) = replay(&app, &[&draft, "--since", since]).await;
+        assert!(!ok, "{since}");
+        assert!(stderr.contains("--since takes a number and a unit: 30d, 12h or 90m"), "{since}: {stderr}");
+    }
+    let broken = app.data_dir.path().join("broken.toml");
+    std::fs::write(&broken, format!("[[agents]]\nname = \"support\"\n{TOOLS}[[agents.gates]]\nname = \"g\"\nkind = \"sometimes\"\n"))
+        .unwrap();
+    let (ok, stdout, stderr) = replay(&app, &[&broken.display().to_string()]).await;
+    assert!(!ok && stdout.is_empty(), "{stdout}");
+    assert!(stderr.contains("unknown kind \"sometimes\""), "{stderr}");
+    // Nothing recorded yet: a valid draft over an empty window is a report of zeros, exit code 0.
+    let (ok, stdout, stderr) = replay(&app, &[&draft, "--json"]).await;
+    assert!(ok, "{stderr}");
+    assert_eq!(counted(&serde_json::from_str(&stdout).unwrap(), "/summary/calls"), 0);
+}
