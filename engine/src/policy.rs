@@ -397,9 +397,13 @@ pub fn assess(gate: &Gate, agent: &Agent, call: &Call<'_>, mut assessment: RiskA
     assessment
 }
 
+/// CEL's standard functions, built once: building them is most of what a fresh context costs,
+/// and every call is put to every rule gate (a replay, to every gate for each recorded call).
+static STDLIB: std::sync::LazyLock<std::sync::Arc<cel::Env>> = std::sync::LazyLock::new(|| std::sync::Arc::new(cel::Env::stdlib()));
+
 /// Runs a CEL expression over the call.
 fn run(rule: &Rule, agent: &Agent, call: &Call<'_>) -> Result<cel::Value, String> {
-    let mut context = cel::Context::default();
+    let mut context = cel::Context::with_env(STDLIB.clone());
     let args = cel::to_value(call.args).unwrap_or(cel::Value::Null);
     context.add_variable_from_value("args", args);
     context.add_variable_from_value("tool", call.tool.name.clone());
