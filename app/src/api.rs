@@ -12,10 +12,11 @@ use crate::{
     client::{self, ApiFailure},
     data::QueueQuery,
     domain::page::EarlierItems,
+    domain::replay::Report,
     domain::wire::{
         AgentInfo, Approval, ApproveRequest, CallPreview, Conversation, ConversationDetail, DecisionOutcome, DeferRequest, Delegation,
-        Group, GroupMembers, Login, Me, NewConversation, NewDelegation, NewGroup, NewMessage, PreviewRequest, RejectRequest, SignInOptions,
-        Task,
+        Group, GroupMembers, LivePolicy, Login, Me, NewConversation, NewDelegation, NewGroup, NewMessage, PreviewRequest, RejectRequest,
+        ReplayRequest, SignInOptions, Task,
     },
 };
 
@@ -169,6 +170,16 @@ pub async fn set_group_members(name: &str, members: &GroupMembers) -> Answer<Gro
 
 pub async fn delete_group(name: &str) -> Answer<()> {
     client::delete(&format!("/api/groups/{}", crate::paths::query_value(name))).await
+}
+
+/// The agent configuration in force (admins).
+pub async fn live_policy() -> Answer<LivePolicy> {
+    client::get("/api/policy").await
+}
+
+/// What a draft configuration would have changed on the calls recorded (admins; reads only).
+pub async fn replay_policy(request: &ReplayRequest) -> Answer<Report> {
+    client::post("/api/policy/replay", request).await
 }
 
 pub async fn audit_verification() -> Answer<Value> {

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::domain::{
     ConversationView,
-    wire::{Approval, Conversation, Me, SignInOptions},
+    wire::{Approval, Conversation, LivePolicy, Me, SignInOptions},
 };
 
 /// What the chat page needs: the conversation and the fold of its events so far.
@@ -86,6 +86,8 @@ pub mod ssr {
     /// Implemented by the server over its store. `parts` is the page request: who is asking.
     pub trait PageData: Send + Sync {
         fn me(&self, parts: &Parts) -> Option<Me>;
+        /// The configuration in force, for an admin only (`None` for anyone else).
+        fn policy(&self, parts: &Parts) -> Option<LivePolicy>;
         fn sign_in_options(&self) -> SignInOptions;
         fn conversations(&self, parts: &Parts) -> BoxFuture<Loaded<Vec<Conversation>>>;
         fn chat(&self, parts: &Parts, id: ConversationId) -> BoxFuture<Loaded<Option<ChatData>>>;
@@ -124,6 +126,32 @@ pub fn me_loader() -> impl Fn() -> BoxFuture<Loaded<Option<Me>>> + Clone + Send 
                     Err(e) if e.status == 401 => Ok(None),
                     Err(e) => Err(e.message),
                 }
+            })
+        }
+    }
+}
+
+/// The configuration in force for the Policy page, to hand to a `Resource`: `None` when the viewer
+/// is not an admin, and then nothing else is asked (in the browser: no request the server would
+/// refuse).
+pub fn policy_loader() -> impl Fn() -> BoxFuture<Loaded<Option<LivePolicy>>> + Clone + Send + Sync + 'static {
+    #[cfg(feature = "ssr")]
+    {
+        let policy = ssr::context().and_then(|(source, parts)| source.0.policy(&parts));
+        move || -> BoxFuture<Loaded<Option<LivePolicy>>> {
+            let policy = policy.clone();
+            Box::pin(async move { Ok(policy) })
+        }
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        move || -> BoxFuture<Loaded<Option<LivePolicy>>> {
+            browser(async {
+                let me = crate::api::me().await.map_err(|e| e.message)?;
+                if me.role != crate::domain::Role::Admin {
+                    return Ok(None);
+                }
+                crate::api::live_policy().await.map(Some).map_err(|e| e.message)
             })
         }
     }

@@ -51,6 +51,19 @@ pub fn composer() {
     });
 }
 
+/// Gives the element `id` keyboard focus once this tick's changes are drawn: a replay's results
+/// when they arrive, the draft's field when it was refused (app/src/pages/policy.rs).
+pub fn by_id(id: &'static str) {
+    #[cfg(feature = "hydrate")]
+    after_paint(move || {
+        if let Some(el) = html_element(&leptos::prelude::document(), &format!("#{id}")) {
+            let _ = el.focus();
+        }
+    });
+    #[cfg(not(feature = "hydrate"))]
+    let _ = id;
+}
+
 /// Gives the page's main content (`#content`) keyboard focus: the skip link's target.
 pub fn content() {
     #[cfg(feature = "hydrate")]

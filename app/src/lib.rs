@@ -76,6 +76,8 @@ pub fn App() -> impl IntoView {
                     // load in the browser below it.
                     <Route path=StaticSegment("audit") view=pages::audit::AuditPage ssr=SsrMode::Async />
                     <Route path=StaticSegment("groups") view=pages::groups::GroupsPage ssr=SsrMode::Async />
+                    // Async too: the configuration in force is in the HTML; a replay's report is drawn in the browser.
+                    <Route path=StaticSegment("policy") view=pages::policy::PolicyPage ssr=SsrMode::Async />
                     // Async too: the login form is in the HTML, never behind a streamed fallback that
                     // only a script would swap (it must work with JavaScript off).
                     <Route path=StaticSegment("login") view=pages::login::LoginPage ssr=SsrMode::Async />

@@ -9,6 +9,7 @@ pub mod fold;
 pub mod ids;
 pub mod naming;
 pub mod page;
+pub mod replay;
 pub mod rules;
 pub mod states;
 pub mod time;

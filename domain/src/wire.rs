@@ -446,6 +446,36 @@ pub struct AgentInfo {
     pub delegates: Vec<String>,
 }
 
+/// `GET /api/policy` (admins): the agent configuration in force, as the server read it at
+/// start-up, and what `countersign policy check` warns about it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct LivePolicy {
+    /// The file it was read from (`COUNTERSIGN_AGENTS`); `None`: the built-in demo configuration.
+    pub path: Option<String>,
+    /// Its version: the first 12 hex digits of the SHA-256 of its text.
+    pub version: String,
+    /// Its text (TOML), as read at start-up.
+    pub text: String,
+    /// Its agents' names, in the file's order.
+    pub agents: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+/// `POST /api/policy/replay` (admins): a draft configuration to put to the calls recorded.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ReplayRequest {
+    /// The draft: an agent configuration's text (TOML), validated as start-up validates a file.
+    pub draft: String,
+    /// How many days back (default 30).
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 365))]
+    pub since_days: Option<u32>,
+    /// Only this agent's calls (default: every agent's).
+    pub agent: Option<String>,
+}
+
 /// A group of people who may decide approvals (a gate's `approvers = ["group:<name>"]`) or
 /// receive escalations.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -536,7 +566,8 @@ pub fn args_shape(args: &Value) -> Vec<String> {
     keys
 }
 
-/// A call a shadow gate (`mode = "shadow"`) would have stopped; it ran unasked.
+/// A call a shadow gate (`mode = "shadow"`) would have stopped (it ran unasked), or one the draft
+/// configuration (`COUNTERSIGN_AGENTS_DRAFT`) would have treated otherwise (`draft`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ShadowHit {
@@ -544,8 +575,15 @@ pub struct ShadowHit {
     pub conversation_title: String,
     pub owner: Option<String>,
     pub call_id: CallId,
+    /// The shadow gate; for the draft's, `draft:` and the draft's gates that would stop the call
+    /// (`draft:none`: none would).
     pub gate: String,
+    /// The draft's hit, not a shadow gate's.
+    #[serde(default)]
+    pub draft: bool,
     pub tool: String,
+    /// The call's summary; for the draft's, followed by what the draft would do and what the live
+    /// configuration does.
     pub summary: String,
     /// RFC 3339.
     pub at: String,

@@ -49,7 +49,7 @@ test("every page hydrates and works under the CSP without a single violation", a
   await logIn(adminContext, server, "root");
   const admin = await adminContext.newPage();
   const adminViolations = await watchCsp(admin);
-  for (const path of ["/audit", "/approvals", "/groups"]) {
+  for (const path of ["/audit", "/approvals", "/groups", "/policy"]) {
     await admin.goto(`${server.url}${path}`);
     await waitForHydration(admin);
     expect(await adminViolations(), path).toEqual([]);

@@ -42,6 +42,8 @@ pub struct AgentsConfig {
     /// The configuration's version: the first 12 hex digits of the SHA-256 of its text. Kept with
     /// every approval, decision and grant it produced.
     pub version: String,
+    /// The text it was read from (the admins' Policy page shows it, `GET /api/policy`).
+    pub text: String,
 }
 
 /// `[[groups]]`: a name and its members (user names).
@@ -664,6 +666,7 @@ impl AgentsConfig {
             suggest_grant_after,
             grants_lapse_on_policy_change: file.defaults.grants_lapse_on_policy_change,
             version: policy_version(text),
+            text: text.to_owned(),
         })
     }
 
@@ -838,6 +841,10 @@ fn read_gate(mut gate: FileGate, defaults: &FileDefaults, agent_tools: &[String]
     // An approval asked under several gates is named by theirs joined with " + ".
     if gate.name.contains(" + ") {
         bail!("{gat}: a gate's name may not contain \" + \" (it joins the names of gates that apply together)");
+    }
+    // A draft's shadow hits are named `draft:<gates>` (engine/src/draft.rs).
+    if gate.name.starts_with(crate::draft::PREFIX) {
+        bail!("{gat}: a gate's name may not start with \"{}\" (it names a draft's shadow hits)", crate::draft::PREFIX);
     }
     let (name, timeout_secs) = (gate.name.clone(), gate.timeout_secs);
     let (timeout_action, max_retries) = gate_timeout_action(&gate, defaults, &gat)?;

@@ -18,6 +18,9 @@ pub struct Config {
     pub site_root: PathBuf,
     /// Agent configuration file (TOML); `None` uses the built-in demo configuration.
     pub agents_path: Option<PathBuf>,
+    /// A draft agent configuration (`COUNTERSIGN_AGENTS_DRAFT`) every call is also put to, its
+    /// differences recorded as shadow hits (engine/src/draft.rs); `None`: no draft.
+    pub agents_draft_path: Option<PathBuf>,
     /// Largest request body accepted, in bytes (larger ones get 413).
     pub body_limit: usize,
     /// How often overdue approvals are looked for.
@@ -89,6 +92,7 @@ impl Config {
         let site_root =
             PathBuf::from(get("COUNTERSIGN_SITE_ROOT").or_else(|| get("LEPTOS_SITE_ROOT")).unwrap_or_else(|| "target/site".to_owned()));
         let agents_path = get("COUNTERSIGN_AGENTS").filter(|p| !p.is_empty()).map(PathBuf::from);
+        let agents_draft_path = get("COUNTERSIGN_AGENTS_DRAFT").filter(|p| !p.is_empty()).map(PathBuf::from);
         let body_limit = number(&get, "COUNTERSIGN_BODY_LIMIT", 64 * 1024)?;
         let sweep_interval = Duration::from_millis(number(&get, "COUNTERSIGN_SWEEP_MS", 250)?.max(10) as u64);
         let task_lease = Duration::from_millis(number(&get, "COUNTERSIGN_TASK_LEASE_MS", 10_000)?.max(100) as u64);
@@ -156,6 +160,7 @@ impl Config {
             log_json,
             site_root,
             agents_path,
+            agents_draft_path,
             body_limit,
             sweep_interval,
             task_lease,

@@ -9,6 +9,7 @@ pub mod bus;
 pub mod config;
 pub mod coverage;
 pub mod delivery;
+pub mod draft;
 mod error;
 pub mod metrics;
 pub mod model;

@@ -4,7 +4,8 @@
 //! for the verdict, as the orchestrator does (orchestrator/model_step.rs) — and compared with what
 //! happened: whether a human was asked, who decided, who could have. Pure: the calls come loaded
 //! (store/recorded.rs), no model is asked, no tool runs, nothing is written, and the window's
-//! times are the caller's.
+//! times are the caller's. Its two doors, `countersign policy replay` and the admins' Policy page
+//! (`POST /api/policy/replay`), both go through [`run`] (replay/service.rs), which reads them.
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -15,7 +16,6 @@ use domain::{
     rules::{Approvers, Share},
     wire::FieldProblem,
 };
-use serde::Serialize;
 
 pub use crate::store::{
     grants::StandingGrant,
@@ -27,6 +27,10 @@ use crate::{
     store::time::rfc3339,
     tools::{self, Registry},
 };
+
+mod service;
+
+pub use service::{in_force, run};
 
 /// What to replay: the draft, the configuration in force, and what was recorded in the window.
 pub struct Replay<'a> {
@@ -43,181 +47,17 @@ pub struct Replay<'a> {
     pub agent: Option<&'a str>,
 }
 
-/// What the draft would have changed in the window.
-#[derive(Clone, Debug, Serialize)]
-pub struct Report {
-    pub window: Window,
-    pub live_version: String,
-    pub draft_version: String,
-    pub summary: Summary,
-    /// Each gate of the draft, in the file's order: the calls it would stop.
-    pub gates: Vec<GateStops>,
-    pub new_friction: Friction,
-    pub new_risk: NewRisk,
-    pub load: Load,
-    pub grants_ended: Vec<EndedGrant>,
-    /// Calls that ran or were asked, and whose tool the draft's agent no longer has (or whose
-    /// arguments its schema no longer takes), by tool.
-    pub no_longer_possible: BTreeMap<String, u64>,
-    /// Calls left out, by tool: their tool's metadata is not known here (an MCP tool).
-    pub not_replayed: BTreeMap<String, u64>,
-    /// What to keep in mind when reading the numbers.
-    pub notes: Vec<String>,
-    /// The draft's warnings, as `countersign policy check` gives them.
-    pub warnings: Vec<String>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Window {
-    /// RFC 3339.
-    pub since: String,
-    pub until: String,
-    pub days: f64,
-    pub agent: Option<String>,
-}
-
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Summary {
-    /// Calls recorded in the window.
-    pub calls: u64,
-    /// Of them, those put to the draft (the rest: `not_replayed`).
-    pub replayed: u64,
-    /// Calls a human was asked about.
-    pub asked_recorded: u64,
-    /// Calls the draft would ask a human about.
-    pub asked_draft: u64,
-    pub new_friction: u64,
-    pub now_unasked: u64,
-    pub deciders_change: u64,
-    pub no_longer_possible: u64,
-    pub grants_ended: u64,
-}
-
-/// One gate of the draft and the calls it would stop (a shadow gate: that it would record).
-#[derive(Clone, Debug, Serialize)]
-pub struct GateStops {
-    pub gate: String,
-    /// `enforce` or `shadow`.
-    pub mode: &'static str,
-    pub calls: u64,
-    /// Of them, calls that ran without asking.
-    pub ran_unasked: u64,
-    pub by_tool: BTreeMap<String, u64>,
-    pub by_agent: BTreeMap<String, u64>,
-}
-
-/// Calls no human was asked about that the draft would stop.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Friction {
-    pub calls: u64,
-    /// By the requirement that would stop them (gates that apply together joined with " + ").
-    pub by_requirement: BTreeMap<String, u64>,
-    pub by_tool: BTreeMap<String, u64>,
-    /// The newest few.
-    pub examples: Vec<Example>,
-}
-
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct NewRisk {
-    pub unasked: Unasked,
-    pub deciders: DecidersChange,
-}
-
-/// Calls a human was asked about (or that were refused without asking) that would run unasked.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Unasked {
-    pub calls: u64,
-    /// By what happened to them: approved, rejected, … or "refused again".
-    pub by_outcome: BTreeMap<String, u64>,
-    pub by_tool: BTreeMap<String, u64>,
-    pub examples: Vec<Example>,
-}
-
-/// Calls asked then and under the draft, whose deciders would change.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct DecidersChange {
-    pub calls: u64,
-    /// Who could decide them then and who would have to, most calls first.
-    pub changes: Vec<Change>,
-    pub examples: Vec<Example>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Change {
-    pub recorded: String,
-    pub draft: String,
-    pub calls: u64,
-}
-
-/// A call, as a list of examples shows it.
-#[derive(Clone, Debug, Serialize)]
-pub struct Example {
-    /// RFC 3339.
-    pub at: String,
-    pub call_id: String,
-    pub conversation_id: String,
-    pub agent: String,
-    pub tool: String,
-    /// Its arguments as compact JSON, cut to 60 characters.
-    pub args: String,
-    /// What happened, and what the draft would do.
-    pub recorded: String,
-    pub draft: String,
-}
-
-/// The deciders' load: approvals asked, recorded and under the draft.
-#[derive(Clone, Debug, Serialize)]
-pub struct Load {
-    pub recorded: Rate,
-    pub draft: Rate,
-    /// By person (recorded: who decided; the draft: the people its gates name), group, the
-    /// admins, and "anyone" (gates that name no approvers).
-    pub deciders: Vec<DeciderLoad>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct DeciderLoad {
-    pub who: String,
-    /// `person`, `group`, `admins` or `anyone`.
-    pub kind: &'static str,
-    pub recorded: Rate,
-    pub draft: Rate,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Rate {
-    pub approvals: u64,
-    /// Over the window's days.
-    pub per_day: f64,
-    /// The clock hour (UTC) in which most of them were asked.
-    pub busiest_hour: Option<BusyHour>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct BusyHour {
-    /// RFC 3339: the hour's start.
-    pub starts: String,
-    pub approvals: u64,
-}
-
-/// A standing grant that would stop covering calls under the draft.
-#[derive(Clone, Debug, Serialize)]
-pub struct EndedGrant {
-    pub id: String,
-    pub conversation_id: String,
-    pub agent: String,
-    pub tool: String,
-    pub gate: String,
-    pub created_by: String,
-    /// RFC 3339.
-    pub created_at: String,
-    pub why: String,
-}
+// What the draft would have changed: the report's shape is the domain's (domain/src/replay.rs),
+// which the browser reads too.
+pub use domain::replay::{
+    BusyHour, Change, DayStops, DeciderLoad, DecidersChange, EndedGrant, Example, Friction, GateStops, Load, NewRisk, Rate, Report,
+    Summary, Unasked, Window,
+};
 
 /// How many examples each list keeps.
 const EXAMPLES: usize = 5;
 const HOUR_MS: i64 = 3_600_000;
-const DAY_MS: f64 = 86_400_000.0;
+const DAY_MS: i64 = 86_400_000;
 
 /// Puts every recorded call to the draft and says what would change.
 pub fn replay(input: &Replay<'_>) -> Report {
@@ -340,8 +180,9 @@ fn who_decides(names: &[String], shares: Vec<Share>, quorum: u32) -> String {
     if one_gate && quorum > 1 { format!("{quorum} of {label}") } else { label }
 }
 
-/// Who must decide a call the draft stops.
-fn draft_decides(requirement: &Requirement<'_>) -> String {
+/// Who must decide a call `requirement` stops (the draft's here; the live one's too for a draft's
+/// shadow hits, engine/src/draft.rs).
+pub(crate) fn decides(requirement: &Requirement<'_>) -> String {
     let shares = requirement
         .shares()
         .into_iter()
@@ -464,6 +305,10 @@ struct Tally<'a, 'r> {
     not_replayed: HashMap<&'a str, u64>,
     agents_gone: HashMap<&'a str, u64>,
     without_confidence: u64,
+    /// Calls asked, by the gates that asked them then.
+    recorded_by_gate: HashMap<&'a str, u64>,
+    /// By UTC day (days since 1970): calls asked then, and under the draft.
+    days: HashMap<i64, (u64, u64)>,
 }
 
 impl<'a, 'r> Tally<'a, 'r> {
@@ -493,6 +338,8 @@ impl<'a, 'r> Tally<'a, 'r> {
             not_replayed: HashMap::new(),
             agents_gone: HashMap::new(),
             without_confidence: 0,
+            recorded_by_gate: HashMap::new(),
+            days: HashMap::new(),
         }
     }
 
@@ -539,8 +386,13 @@ impl<'a, 'r> Tally<'a, 'r> {
         };
         // An agent's question is answered by whoever asked the agent: no decider's load.
         let question = call.tool == tools::ask::NAME;
-        if matches!(call.then, Then::Asked(_)) {
+        let day = call.at_ms.div_euclid(DAY_MS);
+        if let Then::Asked(asked) = &call.then {
             self.summary.asked_recorded += 1;
+            self.days.entry(day).or_default().0 += 1;
+            for gate in asked.gate.split(" + ").filter(|g| !g.is_empty()) {
+                *self.recorded_by_gate.entry(gate).or_default() += 1;
+            }
         }
         if let Then::Asked(asked) = &call.then
             && !question
@@ -586,6 +438,7 @@ impl<'a, 'r> Tally<'a, 'r> {
             }
             (then, Now::Asks(requirement)) => {
                 self.summary.asked_draft += 1;
+                self.days.entry(day).or_default().1 += 1;
                 for &gate in &requirement.gates {
                     self.stopped_by(gate, call, ran_unasked);
                 }
@@ -610,7 +463,7 @@ impl<'a, 'r> Tally<'a, 'r> {
                         self.friction.add(index, requirement.gate.name.clone(), &call.tool);
                     }
                     Then::Asked(asked) => {
-                        let (then_who, draft_who) = (recorded_decides(asked), draft_decides(&requirement));
+                        let (then_who, draft_who) = (recorded_decides(asked), decides(&requirement));
                         if then_who != draft_who {
                             self.summary.deciders_change += 1;
                             self.deciders.add(index, (then_who, draft_who), &call.tool);
@@ -653,7 +506,7 @@ impl<'a, 'r> Tally<'a, 'r> {
             Now::Unknown => "not replayed".to_owned(),
             Now::Invalid => "fails its checks".to_owned(),
             Now::Runs { .. } => "runs unasked".to_owned(),
-            Now::Asks(r) => format!("asked under {} ({})", r.gate.name, draft_decides(&r)),
+            Now::Asks(r) => format!("asked under {} ({})", r.gate.name, decides(&r)),
             Now::RefusedAgain(r) => format!("refused again unasked under {}", r.gate.name),
         };
         let mut args = call.args.to_string();
@@ -674,7 +527,7 @@ impl<'a, 'r> Tally<'a, 'r> {
 
     fn report(mut self) -> Report {
         let input = self.input;
-        let days = (input.until_ms - input.since_ms).max(0) as f64 / DAY_MS;
+        let days = (input.until_ms - input.since_ms).max(0) as f64 / DAY_MS as f64;
         let grants_ended = ended_grants(input);
         self.summary.grants_ended = grants_ended.len() as u64;
         let owned = |map: HashMap<&str, u64>| map.into_iter().map(|(k, v)| (k.to_owned(), v)).collect::<BTreeMap<_, _>>();
@@ -682,7 +535,7 @@ impl<'a, 'r> Tally<'a, 'r> {
             .into_iter()
             .map(|g| GateStops {
                 gate: g.name.to_owned(),
-                mode: if g.shadow { "shadow" } else { "enforce" },
+                mode: if g.shadow { "shadow" } else { "enforce" }.to_owned(),
                 calls: g.calls,
                 ran_unasked: g.ran_unasked,
                 by_tool: owned(g.by_tool),
@@ -716,13 +569,14 @@ impl<'a, 'r> Tally<'a, 'r> {
                 .into_iter()
                 .map(|((kind, who), d)| DeciderLoad {
                     who: who.to_owned(),
-                    kind: kind.as_str(),
+                    kind: kind.as_str().to_owned(),
                     recorded: d.recorded.rate(days),
                     draft: d.draft.rate(days),
                 })
                 .collect(),
         };
         let notes = self.notes();
+        let per_day = self.by_day();
         Report {
             window: Window {
                 since: rfc3339(input.since_ms),
@@ -733,7 +587,9 @@ impl<'a, 'r> Tally<'a, 'r> {
             live_version: input.live.version.clone(),
             draft_version: input.draft.version.clone(),
             summary: self.summary,
+            per_day,
             gates,
+            recorded_by_gate: owned(self.recorded_by_gate),
             new_friction,
             new_risk: NewRisk { unasked, deciders },
             load,
@@ -743,6 +599,22 @@ impl<'a, 'r> Tally<'a, 'r> {
             notes,
             warnings: crate::policy_warnings::warnings(input.draft, input.registry),
         }
+    }
+
+    /// Every UTC day of the window, oldest first, those without calls too (a call recorded just
+    /// after the window's end, while it was read, stretches it to its day).
+    fn by_day(&self) -> Vec<DayStops> {
+        let input = self.input;
+        let first = input.since_ms.div_euclid(DAY_MS);
+        let last = (input.until_ms - 1).div_euclid(DAY_MS).max(first);
+        let (first, last) = self.days.keys().fold((first, last), |(lo, hi), day| (lo.min(*day), hi.max(*day)));
+        (first..=last)
+            .map(|day| {
+                let (recorded, draft) = self.days.get(&day).copied().unwrap_or_default();
+                let date = rfc3339(day * DAY_MS);
+                DayStops { day: date.get(..10).unwrap_or(&date).to_owned(), recorded, draft }
+            })
+            .collect()
     }
 
     fn notes(&self) -> Vec<String> {
@@ -827,130 +699,128 @@ fn why_ended(draft: &AgentsConfig, live: &AgentsConfig, agent: &str, gate: &str)
     "the draft is another version of the configuration, and a grant covers calls only under the version it was made under".to_owned()
 }
 
-impl Report {
-    /// The report for a terminal: plain text, aligned columns.
-    pub fn render_table(&self) -> String {
-        let mut out = String::new();
-        let w = &self.window;
-        let agent = w.agent.as_ref().map(|a| format!(" of agent {a}")).unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "Draft {} against the live configuration {}: {} calls{agent} from {} to {} UTC ({} days)",
-            self.draft_version,
-            self.live_version,
-            self.summary.calls,
-            minute(&w.since),
-            minute(&w.until),
-            w.days
-        );
-        let s = &self.summary;
-        heading(&mut out, "Summary");
-        let rows = [
-            ("calls replayed", s.replayed),
-            ("asked a human (recorded)", s.asked_recorded),
-            ("asked a human (draft)", s.asked_draft),
-            ("new friction: ran unasked, would be asked", s.new_friction),
-            ("new risk: asked, would run unasked", s.now_unasked),
-            ("new risk: asked, other deciders", s.deciders_change),
-            ("no longer possible under the draft", s.no_longer_possible),
-            ("grants the draft would end", s.grants_ended),
-        ];
-        table(&mut out, &[], &[false, true], rows.iter().map(|(label, n)| vec![(*label).to_owned(), n.to_string()]).collect());
+/// The report for a terminal: plain text, aligned columns.
+pub fn render_table(report: &Report) -> String {
+    let mut out = String::new();
+    let w = &report.window;
+    let agent = w.agent.as_ref().map(|a| format!(" of agent {a}")).unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "Draft {} against the live configuration {}: {} calls{agent} from {} to {} UTC ({} days)",
+        report.draft_version,
+        report.live_version,
+        report.summary.calls,
+        minute(&w.since),
+        minute(&w.until),
+        w.days
+    );
+    let s = &report.summary;
+    heading(&mut out, "Summary");
+    let rows = [
+        ("calls replayed", s.replayed),
+        ("asked a human (recorded)", s.asked_recorded),
+        ("asked a human (draft)", s.asked_draft),
+        ("new friction: ran unasked, would be asked", s.new_friction),
+        ("new risk: asked, would run unasked", s.now_unasked),
+        ("new risk: asked, other deciders", s.deciders_change),
+        ("no longer possible under the draft", s.no_longer_possible),
+        ("grants the draft would end", s.grants_ended),
+    ];
+    table(&mut out, &[], &[false, true], rows.iter().map(|(label, n)| vec![(*label).to_owned(), n.to_string()]).collect());
 
-        heading(&mut out, "Gates of the draft: the calls each would stop");
-        let rows = self
-            .gates
+    heading(&mut out, "Gates of the draft: the calls each would stop");
+    let rows = report
+        .gates
+        .iter()
+        .map(|g| {
+            let mode = g.mode.clone();
+            vec![g.gate.clone(), mode, g.calls.to_string(), g.ran_unasked.to_string(), counts(&g.by_tool), counts(&g.by_agent)]
+        })
+        .collect();
+    table(&mut out, &["gate", "mode", "calls", "ran unasked", "by tool", "by agent"], &[false, false, true, true, false, false], rows);
+
+    let f = &report.new_friction;
+    heading(&mut out, &format!("New friction: {} calls ran without asking and would now be stopped", f.calls));
+    if f.calls > 0 {
+        let _ = writeln!(out, "  by requirement: {}", counts(&f.by_requirement));
+        let _ = writeln!(out, "  by tool: {}", counts(&f.by_tool));
+        examples(&mut out, &f.examples);
+    }
+    let u = &report.new_risk.unasked;
+    heading(&mut out, &format!("New risk: {} calls were asked and would now run unasked", u.calls));
+    if u.calls > 0 {
+        let _ = writeln!(out, "  recorded: {}", counts(&u.by_outcome));
+        let _ = writeln!(out, "  by tool: {}", counts(&u.by_tool));
+        examples(&mut out, &u.examples);
+    }
+    let d = &report.new_risk.deciders;
+    heading(&mut out, &format!("New risk: {} asked calls would have other deciders", d.calls));
+    if d.calls > 0 {
+        let rows = d.changes.iter().map(|c| vec![c.recorded.clone(), c.draft.clone(), c.calls.to_string()]).collect();
+        table(&mut out, &["recorded", "draft", "calls"], &[false, false, true], rows);
+        examples(&mut out, &d.examples);
+    }
+
+    heading(&mut out, &format!("Deciders' load: approvals asked, per day over {} days, and the busiest hour (UTC)", w.days));
+    let rate = |r: &Rate| {
+        let busiest = r.busiest_hour.as_ref().map_or("-".to_owned(), |h| format!("{} ({})", minute(&h.starts), h.approvals));
+        [r.approvals.to_string(), format!("{:.1}", r.per_day), busiest]
+    };
+    let mut rows: Vec<Vec<String>> = report
+        .load
+        .deciders
+        .iter()
+        .map(|l| {
+            let who = match l.kind.as_str() {
+                "group" => format!("{} (group)", l.who),
+                "anyone" => "anyone (no approvers named)".to_owned(),
+                _ => l.who.clone(),
+            };
+            std::iter::once(who).chain(rate(&l.recorded)).chain(rate(&l.draft)).collect()
+        })
+        .collect();
+    rows.push(std::iter::once("all".to_owned()).chain(rate(&report.load.recorded)).chain(rate(&report.load.draft)).collect());
+    table(
+        &mut out,
+        &["who", "recorded", "per day", "busiest hour", "draft", "per day", "busiest hour"],
+        &[false, true, true, false, true, true, false],
+        rows,
+    );
+
+    heading(&mut out, &format!("Grants the draft would end: {}", report.grants_ended.len()));
+    if !report.grants_ended.is_empty() {
+        let rows = report
+            .grants_ended
             .iter()
             .map(|g| {
-                let mode = g.mode.to_owned();
-                vec![g.gate.clone(), mode, g.calls.to_string(), g.ran_unasked.to_string(), counts(&g.by_tool), counts(&g.by_agent)]
+                vec![
+                    g.id.clone(),
+                    g.conversation_id.clone(),
+                    g.agent.clone(),
+                    g.tool.clone(),
+                    g.gate.clone(),
+                    g.created_by.clone(),
+                    g.why.clone(),
+                ]
             })
             .collect();
-        table(&mut out, &["gate", "mode", "calls", "ran unasked", "by tool", "by agent"], &[false, false, true, true, false, false], rows);
-
-        let f = &self.new_friction;
-        heading(&mut out, &format!("New friction: {} calls ran without asking and would now be stopped", f.calls));
-        if f.calls > 0 {
-            let _ = writeln!(out, "  by requirement: {}", counts(&f.by_requirement));
-            let _ = writeln!(out, "  by tool: {}", counts(&f.by_tool));
-            examples(&mut out, &f.examples);
-        }
-        let u = &self.new_risk.unasked;
-        heading(&mut out, &format!("New risk: {} calls were asked and would now run unasked", u.calls));
-        if u.calls > 0 {
-            let _ = writeln!(out, "  recorded: {}", counts(&u.by_outcome));
-            let _ = writeln!(out, "  by tool: {}", counts(&u.by_tool));
-            examples(&mut out, &u.examples);
-        }
-        let d = &self.new_risk.deciders;
-        heading(&mut out, &format!("New risk: {} asked calls would have other deciders", d.calls));
-        if d.calls > 0 {
-            let rows = d.changes.iter().map(|c| vec![c.recorded.clone(), c.draft.clone(), c.calls.to_string()]).collect();
-            table(&mut out, &["recorded", "draft", "calls"], &[false, false, true], rows);
-            examples(&mut out, &d.examples);
-        }
-
-        heading(&mut out, &format!("Deciders' load: approvals asked, per day over {} days, and the busiest hour (UTC)", w.days));
-        let rate = |r: &Rate| {
-            let busiest = r.busiest_hour.as_ref().map_or("-".to_owned(), |h| format!("{} ({})", minute(&h.starts), h.approvals));
-            [r.approvals.to_string(), format!("{:.1}", r.per_day), busiest]
-        };
-        let mut rows: Vec<Vec<String>> = self
-            .load
-            .deciders
-            .iter()
-            .map(|l| {
-                let who = match l.kind {
-                    "group" => format!("{} (group)", l.who),
-                    "anyone" => "anyone (no approvers named)".to_owned(),
-                    _ => l.who.clone(),
-                };
-                std::iter::once(who).chain(rate(&l.recorded)).chain(rate(&l.draft)).collect()
-            })
-            .collect();
-        rows.push(std::iter::once("all".to_owned()).chain(rate(&self.load.recorded)).chain(rate(&self.load.draft)).collect());
-        table(
-            &mut out,
-            &["who", "recorded", "per day", "busiest hour", "draft", "per day", "busiest hour"],
-            &[false, true, true, false, true, true, false],
-            rows,
-        );
-
-        heading(&mut out, &format!("Grants the draft would end: {}", self.grants_ended.len()));
-        if !self.grants_ended.is_empty() {
-            let rows = self
-                .grants_ended
-                .iter()
-                .map(|g| {
-                    vec![
-                        g.id.clone(),
-                        g.conversation_id.clone(),
-                        g.agent.clone(),
-                        g.tool.clone(),
-                        g.gate.clone(),
-                        g.created_by.clone(),
-                        g.why.clone(),
-                    ]
-                })
-                .collect();
-            table(&mut out, &["grant", "conversation", "agent", "tool", "gate", "given by", "why"], &[false; 7], rows);
-        }
-        if !self.no_longer_possible.is_empty() {
-            heading(&mut out, "No longer possible under the draft (the agent lacks the tool, or its schema refuses the arguments)");
-            let _ = writeln!(out, "  {}", counts(&self.no_longer_possible));
-        }
-        if !self.warnings.is_empty() {
-            heading(&mut out, "Warnings of the draft (as `countersign policy check` gives them)");
-            for warning in &self.warnings {
-                let _ = writeln!(out, "  warning: {warning}");
-            }
-        }
-        heading(&mut out, "Notes");
-        for note in &self.notes {
-            let _ = writeln!(out, "  - {note}");
-        }
-        out
+        table(&mut out, &["grant", "conversation", "agent", "tool", "gate", "given by", "why"], &[false; 7], rows);
     }
+    if !report.no_longer_possible.is_empty() {
+        heading(&mut out, "No longer possible under the draft (the agent lacks the tool, or its schema refuses the arguments)");
+        let _ = writeln!(out, "  {}", counts(&report.no_longer_possible));
+    }
+    if !report.warnings.is_empty() {
+        heading(&mut out, "Warnings of the draft (as `countersign policy check` gives them)");
+        for warning in &report.warnings {
+            let _ = writeln!(out, "  warning: {warning}");
+        }
+    }
+    heading(&mut out, "Notes");
+    for note in &report.notes {
+        let _ = writeln!(out, "  - {note}");
+    }
+    out
 }
 
 /// "2026-12-03 14:05" from an RFC 3339 time.
@@ -1119,13 +989,52 @@ mod tests {
             report.new_risk.deciders.changes.iter().map(|c| (c.recorded.as_str(), c.draft.as_str(), c.calls)).collect();
         assert_eq!(changes, [("anyone", "root", 9), ("anyone", "finance and root", 1)]);
         let load: Vec<(&str, &str, u64, u64)> =
-            report.load.deciders.iter().map(|l| (l.kind, l.who.as_str(), l.recorded.approvals, l.draft.approvals)).collect();
+            report.load.deciders.iter().map(|l| (l.kind.as_str(), l.who.as_str(), l.recorded.approvals, l.draft.approvals)).collect();
         assert_eq!(load, [("person", "alice", 10, 0), ("person", "root", 2, 10), ("group", "finance", 0, 1), ("anyone", "anyone", 12, 12)]);
         assert_eq!((report.load.recorded.approvals, report.load.draft.approvals), (12, 22));
         assert_eq!(report.load.recorded.per_day, 12.0, "a window of one day");
         let busiest = report.load.draft.busiest_hour.as_ref().unwrap();
         assert_eq!((busiest.starts.as_str(), busiest.approvals), ("1970-01-01T10:00:00.000Z", 22));
         assert!(report.warnings.iter().any(|w| w.contains("may apply together to process_refund")), "{:?}", report.warnings);
+    }
+
+    #[test]
+    fn each_day_of_the_window_counts_the_calls_asked_then_and_under_the_draft() {
+        let (draft, live) = (draft(), live());
+        // The refunds stay on the window's first day, the lookups move to its second, the
+        // cancellations to its third; the fourth is quiet.
+        let mut calls = recorded();
+        for call in &mut calls {
+            call.at_ms += match call.tool.as_str() {
+                "get_order" => 24 * HOUR,
+                "cancel_order" => 48 * HOUR,
+                _ => 0,
+            };
+        }
+        let registry = Registry::builtin();
+        let input = Replay {
+            draft: &draft,
+            live: &live,
+            registry: &registry,
+            calls: &calls,
+            grants: &[],
+            since_ms: 0,
+            until_ms: 96 * HOUR,
+            agent: None,
+        };
+        let report = replay(&input);
+        let days: Vec<(&str, u64, u64)> = report.per_day.iter().map(|d| (d.day.as_str(), d.recorded, d.draft)).collect();
+        assert_eq!(
+            days,
+            [("1970-01-01", 10, 10), ("1970-01-02", 0, 12), ("1970-01-03", 2, 0), ("1970-01-04", 0, 0)],
+            "every day of the window, oldest first, quiet ones too"
+        );
+        let sums = report.per_day.iter().fold((0, 0), |(r, d), day| (r + day.recorded, d + day.draft));
+        assert_eq!(sums, (report.summary.asked_recorded, report.summary.asked_draft));
+        assert_eq!(report.recorded_by_gate, BTreeMap::from([("cancellations".to_owned(), 2), ("refunds".to_owned(), 10)]));
+        // The browser reads what the engine writes (domain::replay).
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(serde_json::from_value::<Report>(json).unwrap(), report);
     }
 
     #[test]
@@ -1231,7 +1140,7 @@ mod tests {
     #[test]
     fn the_table_aligns_its_columns() {
         let report = run(&draft(), &live(), &recorded(), &[]);
-        let text = report.render_table();
+        let text = render_table(&report);
         assert!(
             text.starts_with(&format!("Draft {} against the live configuration {}: 24 calls", report.draft_version, report.live_version))
         );

@@ -393,36 +393,29 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         }
         Command::Policy(PolicyCommand::Replay { file, since, agent, json }) => {
             let window = window_ms(&since)?;
-            let mut registry = crate::tools::Registry::builtin();
-            let draft = crate::agents::AgentsConfig::load(&file, &registry)?;
+            let draft = std::fs::read_to_string(&file).with_context(|| format!("cannot read agent config {}", file.display()))?;
             // The configuration the server runs: the same file it reads (or the demo's).
+            let registry = crate::tools::Registry::builtin();
             let live = match &config.agents_path {
                 Some(path) => crate::agents::AgentsConfig::load(path, &registry).context("the live configuration (COUNTERSIGN_AGENTS)")?,
                 None => crate::agents::AgentsConfig::demo(&registry)?,
             };
-            for tool in live.delegate_tools().into_iter().chain(draft.delegate_tools()) {
-                registry.register(tool);
-            }
             let store = open_store(&config).await?;
             store.follow_database_clock().await?;
-            let until_ms = crate::store::time::now_ms();
-            let since_ms = until_ms.saturating_sub(window);
-            let calls = crate::store::recorded::calls(&store, since_ms, agent.as_deref()).await?;
-            let grants = crate::store::grants::standing(&store).await?;
-            let replay = crate::replay::Replay {
-                draft: &draft,
-                live: &live,
-                registry: &registry,
-                calls: &calls,
-                grants: &grants,
-                since_ms,
-                until_ms,
-                agent: agent.as_deref(),
-            };
-            let report = crate::replay::replay(&replay);
+            // The same path as the Policy page's (engine/src/replay/service.rs); an invalid draft is
+            // said as `policy check` says it.
+            let report =
+                crate::replay::run(&store, &draft, &file.display().to_string(), &live, window, agent.as_deref()).await.map_err(|err| {
+                    match err {
+                        crate::EngineError::Invalid { details, .. } => {
+                            anyhow::anyhow!("{}", details.into_iter().map(|d| d.message).collect::<Vec<_>>().join("; "))
+                        }
+                        other => anyhow::Error::from(other),
+                    }
+                })?;
             match json {
                 true => println!("{}", serde_json::to_string_pretty(&report).context("failed to write the report as JSON")?),
-                false => print!("{}", report.render_table()),
+                false => print!("{}", crate::replay::render_table(&report)),
             }
         }
         Command::Backup { file } => {

@@ -7,7 +7,7 @@ use app::data::{
 };
 use domain::{
     ApprovalState, ConversationId, Risk, UserId,
-    wire::{Approval, Conversation, Me, SignInOptions},
+    wire::{Approval, Conversation, LivePolicy, Me, SignInOptions},
 };
 
 use crate::{
@@ -21,8 +21,9 @@ use crate::{
     },
 };
 
-/// The store, the chat's page size, the agent configuration's version and the sign-in options.
-struct StorePages(Store, usize, String, SignInOptions);
+/// The store, the chat's page size, the agent configuration's version, the sign-in options and the
+/// configuration in force (the Policy page's).
+struct StorePages(Store, usize, String, SignInOptions, LivePolicy);
 
 fn unavailable(err: anyhow::Error) -> String {
     tracing::error!(error = ?err, "page data failed");
@@ -45,6 +46,10 @@ impl PageData for StorePages {
     fn me(&self, parts: &Parts) -> Option<Me> {
         let stands_in_for = parts.extensions.get::<crate::pages::StandsInFor>().map(|s| s.0.clone()).unwrap_or_default();
         viewer(parts).as_ref().map(|user| Me { stands_in_for, ..Me::from(user) })
+    }
+
+    fn policy(&self, parts: &Parts) -> Option<LivePolicy> {
+        viewer(parts).filter(User::is_admin).map(|_| self.4.clone())
     }
 
     fn conversations(&self, parts: &Parts) -> BoxFuture<Loaded<Vec<Conversation>>> {
@@ -99,6 +104,6 @@ impl PageData for StorePages {
     }
 }
 
-pub fn data_source(store: Store, page_items: usize, policy_version: String, sign_in: SignInOptions) -> DataSource {
-    DataSource(std::sync::Arc::new(StorePages(store, page_items, policy_version, sign_in)))
+pub fn data_source(store: Store, page_items: usize, policy_version: String, sign_in: SignInOptions, policy: LivePolicy) -> DataSource {
+    DataSource(std::sync::Arc::new(StorePages(store, page_items, policy_version, sign_in, policy)))
 }

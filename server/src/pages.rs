@@ -38,6 +38,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         state.config.page_items,
         state.orchestrator.agents().version.clone(),
         crate::auth::oidc::options(state.oidc.as_deref()),
+        crate::replay::in_force(state.orchestrator.agents(), state.config.agents_path.as_deref()),
     );
     let options = state.leptos_options.clone();
     Router::new()

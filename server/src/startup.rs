@@ -67,6 +67,23 @@ impl Application {
         for warning in engine::policy_warnings::warnings(&agents, &registry) {
             tracing::warn!("policy: {warning}");
         }
+        // A draft every call is also put to, its differences recorded as shadow hits
+        // (engine/src/draft.rs): checked as the live file is, and an error stops the start-up too.
+        let draft = match &config.agents_draft_path {
+            Some(path) => {
+                let draft = AgentsConfig::load(path, &registry)
+                    .with_context(|| format!("the draft policy COUNTERSIGN_AGENTS_DRAFT={}", path.display()))?;
+                for warning in engine::policy_warnings::warnings(&draft, &registry) {
+                    tracing::warn!("draft: {warning}");
+                }
+                if draft.version == agents.version {
+                    tracing::warn!("draft: {} is the live configuration: it can differ on no call", path.display());
+                }
+                tracing::info!(draft_version = draft.version, live_version = agents.version, "a draft policy shadows the live one");
+                Some(Arc::new(draft))
+            }
+            None => None,
+        };
         for tool in agents.delegate_tools() {
             registry.add(tool)?;
         }
@@ -122,7 +139,7 @@ impl Application {
         let people = Arc::new(crate::people::People::new(store.clone(), &agents));
         let oidc_config = agents.oidc.clone();
         let fresh_sign_in = engine::policy_warnings::asks_fresh_sign_in(&agents).then(|| agents.clone());
-        let orchestrator = Orchestrator::new(store.clone(), models, tools, agents, parts.before_commit, config.task_lease);
+        let orchestrator = Orchestrator::new(store.clone(), models, tools, agents, draft, parts.before_commit, config.task_lease);
         background.start("task claims", |pulse| Arc::clone(&orchestrator).renew_claims(pulse));
         let decisions = Decisions::new(&orchestrator);
 

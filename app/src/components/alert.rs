@@ -7,3 +7,10 @@ use leptos::prelude::*;
 pub fn ErrorLine(#[prop(into)] text: String) -> impl IntoView {
     view! { <p class="error" role="alert">{text}</p> }
 }
+
+/// All that someone who is not an admin sees of an admins' page (`/audit`, `/groups`, `/policy`):
+/// that it is for admins. Nothing of the page is asked of the server for them.
+#[component]
+pub fn AdminsOnly(#[prop(into)] text: String) -> impl IntoView {
+    view! { <p class="error not-admin" role="alert">{text}</p> }
+}

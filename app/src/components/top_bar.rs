@@ -26,7 +26,7 @@ pub fn TopBar() -> impl IntoView {
                             <nav class="top-links" aria-label="Main">
                                 <A href="/">"Chats"</A>
                                 <A href="/approvals">"Approval queue"</A>
-                                {admin.then(|| view! { <A href="/audit">"Audit"</A><A href="/groups">"Groups"</A> })}
+                                {admin.then(|| view! { <A href="/audit">"Audit"</A><A href="/groups">"Groups"</A><A href="/policy">"Policy"</A> })}
                             </nav>
                             <crate::notify::NotifyToggle />
                             <Show

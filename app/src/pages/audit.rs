@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::{
     api,
-    components::alert::ErrorLine,
+    components::alert::{AdminsOnly, ErrorLine},
     data::me_loader,
     domain::{AuditKind, Role},
     time::ago,
@@ -46,9 +46,7 @@ pub fn AuditPage() -> impl IntoView {
                 {move || Suspend::new(async move {
                     match me.await {
                         Ok(Some(me)) if me.role == Role::Admin => view! { <AuditTrail /> }.into_any(),
-                        Ok(_) => view! {
-                            <p class="error not-admin" role="alert">"Only admins may see the audit trail."</p>
-                        }.into_any(),
+                        Ok(_) => view! { <AdminsOnly text="Only admins may see the audit trail." /> }.into_any(),
                         Err(e) => view! { <ErrorLine text=e /> }.into_any(),
                     }
                 })}

@@ -8,7 +8,7 @@ use leptos_meta::Title;
 use crate::{
     api::{self, in_background},
     client::ApiFailure,
-    components::alert::ErrorLine,
+    components::alert::{AdminsOnly, ErrorLine},
     data::me_loader,
     domain::{
         Role,
@@ -35,9 +35,7 @@ pub fn GroupsPage() -> impl IntoView {
                 {move || Suspend::new(async move {
                     match me.await {
                         Ok(Some(me)) if me.role == Role::Admin => view! { <GroupsAdmin /> }.into_any(),
-                        Ok(_) => view! {
-                            <p class="error not-admin" role="alert">"Only admins may see and change the groups of approvers."</p>
-                        }.into_any(),
+                        Ok(_) => view! { <AdminsOnly text="Only admins may see and change the groups of approvers." /> }.into_any(),
                         Err(e) => view! { <ErrorLine text=e /> }.into_any(),
                     }
                 })}

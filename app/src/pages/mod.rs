@@ -4,4 +4,5 @@ pub mod chat;
 pub mod groups;
 pub mod login;
 pub mod not_found;
+pub mod policy;
 pub mod queue;

@@ -193,7 +193,7 @@ fn ShadowHits() -> impl IntoView {
         None => view! { <p class="muted">"Loading shadow hits…"</p> }.into_any(),
         Some(Err(e)) => view! { <ErrorLine text=e /> }.into_any(),
         Some(Ok(list)) if list.is_empty() => {
-            view! { <p class="muted empty-queue">"No shadow gate would have asked yet (a gate with mode = \"shadow\" records them here)."</p> }.into_any()
+            view! { <p class="muted empty-queue">"No shadow gate would have asked yet (a gate with mode = \"shadow\" records them here; for admins, so does a draft policy, COUNTERSIGN_AGENTS_DRAFT, as draft:…)."</p> }.into_any()
         }
         Some(Ok(list)) => view! {
             <div class="table-wrap">

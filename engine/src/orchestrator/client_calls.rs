@@ -124,7 +124,10 @@ impl ClientCalls {
 
     /// Whether `tool` with `args` runs in `conversation` without asking anyone: a tool of its
     /// agent, arguments that fit its schema, and no gate (enforcing or shadow) that matches or
-    /// fails to evaluate. A client's conversation has no model usage, so budget gates read none.
+    /// fails to evaluate, nor a draft (`COUNTERSIGN_AGENTS_DRAFT`) that would stop or refuse it.
+    /// A call a shadow gate or the draft would stop runs unasked too, but the driven way, which
+    /// records its shadow hit (model_step.rs). A client's conversation has no model usage, so
+    /// budget gates read none.
     pub fn runs_unasked(&self, conversation: &Conversation, tool: &str, args: &Value) -> bool {
         let Some(agent) = self.driver.agents.get(&conversation.agent) else { return false };
         let Some(t) = self.driver.tools.get(tool).filter(|_| agent.tools.iter().any(|a| a == tool)) else { return false };
@@ -133,8 +136,13 @@ impl ClientCalls {
         }
         let user = conversation.owner.as_deref().unwrap_or_default();
         let spent = policy::Spent::default();
-        let gating = policy::check(agent, &policy::Call { tool: t.spec(), args, user, confidence: None, spent: &spent });
-        gating.requirement.is_none() && gating.shadow.is_none() && gating.rule_errors.is_empty()
+        let call = policy::Call { tool: t.spec(), args, user, confidence: None, spent: &spent };
+        let gating = policy::check(agent, &call);
+        if gating.requirement.is_some() || gating.shadow.is_some() || !gating.rule_errors.is_empty() {
+            return false;
+        }
+        let draft = self.driver.draft.as_deref().and_then(|d| crate::draft::judge(d, &self.driver.tools, &agent.name, &call, false));
+        draft.is_none_or(|judged| matches!(judged, crate::draft::Judged::Runs))
     }
 
     /// Runs a call [`Self::runs_unasked`] said no one is asked about, recorded as a task of

@@ -75,6 +75,9 @@ pub struct Orchestrator {
     models: Models,
     tools: Arc<Registry>,
     agents: Arc<AgentsConfig>,
+    /// A draft configuration (`COUNTERSIGN_AGENTS_DRAFT`) every proposed call is also put to: where
+    /// it would do otherwise, a shadow hit says so (engine/src/draft.rs). It decides nothing.
+    draft: Option<Arc<AgentsConfig>>,
     /// Tasks being driven in this process. Guards against two drivers for one task, not a wait
     /// for a human.
     drivers: Drivers,
@@ -128,15 +131,21 @@ impl Orchestrator {
         models: Models,
         tools: Arc<Registry>,
         agents: Arc<AgentsConfig>,
+        draft: Option<Arc<AgentsConfig>>,
         before_commit: Option<BeforeCommitHook>,
         lease: Duration,
     ) -> Arc<Self> {
         let metrics = Arc::new(Metrics::default());
-        Arc::new(Self { store, models, tools, agents, drivers: Drivers::default(), before_commit, metrics, lease })
+        Arc::new(Self { store, models, tools, agents, draft, drivers: Drivers::default(), before_commit, metrics, lease })
     }
 
     pub fn agents(&self) -> &AgentsConfig {
         &self.agents
+    }
+
+    /// The draft configuration calls are also put to, if one is loaded.
+    pub fn draft(&self) -> Option<&AgentsConfig> {
+        self.draft.as_deref()
     }
 
     /// The input schema of a tool, if the tool is (still) available.

@@ -7,6 +7,7 @@ use domain::{
     wire::{ApprovalContext, AssistantDelta, RiskAssessment, Spend, Usage},
 };
 use serde_json::json;
+use sqlx::Connection;
 
 use super::{Drove, Orchestrator, step_outcome};
 use crate::{
@@ -245,6 +246,19 @@ impl Orchestrator {
                 self.metrics.shadow_hit(gate);
                 crate::store::shadow_hits::record(&mut w.tx, cid, &call.id, gate, &call.tool, &summary).await?;
             }
+            // The draft (COUNTERSIGN_AGENTS_DRAFT) is put to the same call: where it would do
+            // otherwise, a shadow hit says so. What happens to the call is the live policy's alone.
+            if let (Some(draft), Some(t)) = (self.draft.as_deref(), tool)
+                && !matches!(verdict, Verdict::Invalid { .. })
+            {
+                let draft_call = policy::Call { tool: t.spec(), args: &call.args, user, confidence: call.confidence, spent: &spent };
+                if let Some(judged) = crate::draft::judge(draft, &self.tools, &agent.name, &draft_call, held_answer.is_some())
+                    && let Some(difference) = crate::draft::difference(requirement.as_ref(), &judged)
+                {
+                    let hit = DraftHit { cid, call, summary: &summary, agent: &agent.name, version: &draft.version };
+                    self.record_draft_hit(&mut w, hit, &difference).await;
+                }
+            }
             w.append(
                 cid,
                 EventBody::ToolCall {
@@ -361,6 +375,48 @@ impl Orchestrator {
         }
         Ok(spent)
     }
+
+    /// Records that the draft would do otherwise with a call (`difference`), as a shadow gate's
+    /// hit is: a `policy.shadow_hit` audit entry, its count in `/metrics` and a row for the
+    /// queue's Shadow hits, named `draft:…`. The row is written in a savepoint of the step's
+    /// write, so failing to record it is logged and changes nothing of the call.
+    async fn record_draft_hit(&self, w: &mut Write, hit: DraftHit<'_>, difference: &crate::draft::Difference) {
+        let DraftHit { cid, call, summary, agent, version } = hit;
+        w.audit(
+            AuditKind::PolicyShadowHit,
+            agent,
+            json!({
+                "gate": difference.gate, "draft_version": version, "difference": difference.what,
+                "call_id": call.id, "conversation_id": cid, "tool": call.tool, "args": call.args,
+            }),
+        );
+        self.metrics.shadow_hit(&difference.gate);
+        let summary = format!("{summary} — {}", difference.what);
+        if let Err(err) = record_apart(w, cid, call, &difference.gate, &summary).await {
+            tracing::warn!(call_id = %call.id, gate = %difference.gate, error = ?err, "the draft's shadow hit was not recorded; the call goes on");
+        }
+    }
+}
+
+/// A call the draft would treat otherwise, and what its shadow hit names.
+struct DraftHit<'a> {
+    cid: &'a domain::ConversationId,
+    call: &'a ProposedCall,
+    /// The call's summary ("Refund $150.00 on order 1004").
+    summary: &'a str,
+    agent: &'a str,
+    /// The draft's configuration version.
+    version: &'a str,
+}
+
+/// Records a shadow hit in a savepoint of `w`: if that fails, the write goes on without it.
+async fn record_apart(w: &mut Write, cid: &domain::ConversationId, call: &ProposedCall, gate: &str, summary: &str) -> anyhow::Result<()> {
+    let mut savepoint = w.tx.begin().await.context("failed to open a savepoint")?;
+    if let Err(err) = crate::store::shadow_hits::record(&mut savepoint, cid, &call.id, gate, &call.tool, summary).await {
+        savepoint.rollback().await.context("failed to roll back the savepoint")?;
+        return Err(err);
+    }
+    savepoint.commit().await.context("failed to release the savepoint")
 }
 
 /// The turn's calls already done, as their one-line summaries ("Refund $25.00 on order 1002").

@@ -1,4 +1,6 @@
-//! Calls a shadow gate would have stopped (they ran unasked), for the queue's Decided tab.
+//! Calls a shadow gate would have stopped (they ran unasked), and calls a draft configuration
+//! would have treated otherwise (their gate is `draft:…`, engine/src/draft.rs), for the queue's
+//! Decided tab.
 
 use super::Db;
 use anyhow::Context;
@@ -40,13 +42,31 @@ struct Row {
     at: i64,
 }
 
-/// The newest shadow hits, of one owner's conversations (`None`: everyone's).
-pub async fn list(db: impl Into<Db<'_>>, owner_id: Option<&UserId>, limit: i64) -> anyhow::Result<Vec<ShadowHit>> {
-    let rows: Vec<Row> = sqlx::query_as(
+/// Which shadow hits to list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Which {
+    /// Shadow gates' and the draft's.
+    All,
+    /// Shadow gates' (`mode = "shadow"`).
+    Gates,
+    /// The draft's (`COUNTERSIGN_AGENTS_DRAFT`).
+    Draft,
+}
+
+/// The newest shadow hits of one kind, of one owner's conversations (`None`: everyone's).
+pub async fn list(db: impl Into<Db<'_>>, owner_id: Option<&UserId>, which: Which, limit: i64) -> anyhow::Result<Vec<ShadowHit>> {
+    // A gate's name may not start with the draft's prefix (agents.rs): it tells them apart.
+    let prefix = crate::draft::PREFIX;
+    let kind = match which {
+        Which::All => String::new(),
+        Which::Gates => format!("AND substr(s.gate, 1, {}) <> '{prefix}'", prefix.len()),
+        Which::Draft => format!("AND substr(s.gate, 1, {}) = '{prefix}'", prefix.len()),
+    };
+    let rows: Vec<Row> = sqlx::query_as(&format!(
         "SELECT s.conversation_id, c.title, u.username, s.call_id, s.gate, s.tool, s.summary, s.at
          FROM shadow_hits s JOIN conversations c ON c.id = s.conversation_id LEFT JOIN users u ON u.id = c.owner_id
-         WHERE $1 IS NULL OR c.owner_id = $1 ORDER BY s.at DESC, s.id DESC LIMIT $2",
-    )
+         WHERE ($1 IS NULL OR c.owner_id = $1) {kind} ORDER BY s.at DESC, s.id DESC LIMIT $2",
+    ))
     .bind(owner_id)
     .bind(limit)
     .fetch_all(db.into().read())
@@ -59,6 +79,7 @@ pub async fn list(db: impl Into<Db<'_>>, owner_id: Option<&UserId>, limit: i64) 
             conversation_title: r.title,
             owner: r.username,
             call_id: r.call_id.into(),
+            draft: r.gate.starts_with(crate::draft::PREFIX),
             gate: r.gate,
             tool: r.tool,
             summary: r.summary,

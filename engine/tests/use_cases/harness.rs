@@ -59,7 +59,7 @@ impl Engine {
         let agents = Arc::new(AgentsConfig::parse(&agents_toml, "test", &registry).expect("the agents parse"));
         let models = Models::build(&agents, None).expect("the models build");
         let hook = extra.before_commit.clone();
-        let orchestrator = Orchestrator::new(store.clone(), models, Arc::new(registry), agents, hook, Duration::from_secs(30));
+        let orchestrator = Orchestrator::new(store.clone(), models, Arc::new(registry), agents, None, hook, Duration::from_secs(30));
         sweeper::resume_at_start_up(&orchestrator).await.expect("resuming at start-up");
         let decisions = Decisions::new(&orchestrator);
         Self { dir, agents_toml, extra, store, orchestrator, decisions }

@@ -17,6 +17,7 @@ pub mod live;
 mod metrics;
 pub mod openapi;
 mod orders;
+mod policy;
 mod queue;
 mod resume;
 pub mod session;
@@ -63,6 +64,7 @@ fn routes() -> OpenApiRouter<AppState> {
         .merge(queue::router())
         .merge(grants::router())
         .merge(groups::router())
+        .merge(policy::router())
         .merge(delegations::router())
         .merge(links::router())
         .merge(shadow_hits::router())

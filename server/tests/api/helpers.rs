@@ -79,6 +79,8 @@ pub fn agents_with_timeout(secs: f64) -> String {
 #[derive(Default)]
 pub struct Options {
     pub agents_toml: Option<String>,
+    /// `COUNTERSIGN_AGENTS_DRAFT`: a draft configuration every call is also put to.
+    pub agents_draft_toml: Option<String>,
     pub before_commit: Option<BeforeCommitHook>,
     pub body_limit: Option<usize>,
     pub decisions_per_minute: Option<u32>,
@@ -165,6 +167,11 @@ async fn serve(
         std::fs::write(&path, toml).expect("write agents.toml");
         path.display().to_string()
     });
+    let agents_draft_path = options.agents_draft_toml.as_ref().map(|toml| {
+        let path = data_dir.join("agents.draft.toml");
+        std::fs::write(&path, toml).expect("write agents.draft.toml");
+        path.display().to_string()
+    });
     let body_limit = options.body_limit.map(|n| n.to_string());
     let decisions = options.decisions_per_minute.map(|n| n.to_string());
     let sweep = options.sweep_ms.unwrap_or(20).to_string();
@@ -178,6 +185,7 @@ async fn serve(
         "COUNTERSIGN_DATA_DIR" => Some(data_dir.display().to_string()),
         "DATABASE_URL" => Some(database.clone()),
         "COUNTERSIGN_AGENTS" => agents_path.clone(),
+        "COUNTERSIGN_AGENTS_DRAFT" => agents_draft_path.clone(),
         "COUNTERSIGN_BODY_LIMIT" => body_limit.clone(),
         "COUNTERSIGN_DECISIONS_PER_MINUTE" => decisions.clone(),
         "COUNTERSIGN_SWEEP_MS" => Some(sweep.clone()),
@@ -556,18 +564,25 @@ pub async fn cli_token(data_dir: &std::path::Path) -> String {
 /// Starts the binary with `toml` as its agent configuration, expecting it to refuse to start;
 /// returns what it printed on stderr.
 pub async fn refused_start_up(toml: &str) -> String {
+    refused_start_up_with(toml, None).await.0
+}
+
+/// Like [`refused_start_up`], with `draft` as `COUNTERSIGN_AGENTS_DRAFT` too: the error, and the
+/// draft file's path.
+pub async fn refused_start_up_with(toml: &str, draft: Option<&str>) -> (String, String) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("agents.toml");
     std::fs::write(&path, toml).unwrap();
-    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_countersign"))
-        .env("COUNTERSIGN_ADDR", "127.0.0.1:0")
-        .env("COUNTERSIGN_DATA_DIR", dir.path())
-        .env("COUNTERSIGN_AGENTS", &path)
-        .output()
-        .await
-        .unwrap();
+    let draft_path = dir.path().join("agents.draft.toml");
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_countersign"));
+    command.env("COUNTERSIGN_ADDR", "127.0.0.1:0").env("COUNTERSIGN_DATA_DIR", dir.path()).env("COUNTERSIGN_AGENTS", &path);
+    if let Some(draft) = draft {
+        std::fs::write(&draft_path, draft).unwrap();
+        command.env("COUNTERSIGN_AGENTS_DRAFT", &draft_path);
+    }
+    let output = command.output().await.unwrap();
     assert!(!output.status.success(), "start-up should fail");
-    String::from_utf8_lossy(&output.stderr).into_owned()
+    (String::from_utf8_lossy(&output.stderr).into_owned(), draft_path.display().to_string())
 }
 
 /// What a protocol client script (server/tests/clients/*.py) printed: one JSON line per step,

@@ -1,12 +1,14 @@
 //! `countersign policy replay`: a draft configuration put to the calls a live one recorded, by
 //! the CLI against the running server's database. Every number of the report is checked against
 //! the calls made here: 24 calls in 12 turns, each turn a chat of its own (a few dozen calls keep
-//! the test at about a second; each kind of change the report counts has several calls).
+//! the test at about a second; each kind of change the report counts has several calls). The
+//! admins' Policy page asks the same of the server (`GET /api/policy`, `POST /api/policy/replay`):
+//! the same report as the command line's, for admins only.
 
 use domain::{TaskStatus, wire::Approval};
 use serde_json::{Value, json};
 
-use crate::helpers::{Options, TestApp, cli_with_env, spawn_app_with};
+use crate::helpers::{Options, TestApp, cli_with_env, error_code, raw_post, spawn_app_with};
 
 const TOOLS: &str = "tools = [\"list_orders\", \"get_order\", \"cancel_order\", \"process_refund\"]\n";
 
@@ -211,4 +213,120 @@ async fn a_bad_window_or_an_invalid_draft_is_said_with_exit_code_1() {
     let (ok, stdout, stderr) = replay(&app, &[&draft, "--json"]).await;
     assert!(ok, "{stderr}");
     assert_eq!(counted(&serde_json::from_str(&stdout).unwrap(), "/summary/calls"), 0);
+}
+
+/// A few calls of each kind, in alice's chats: three lookups nobody was asked about, two refunds
+/// alice approved (the second "always allowed"), two cancellations (alice approves one, root
+/// rejects the other).
+async fn record_a_few(app: &TestApp) {
+    let chat = app.create_conversation().await;
+    let task = app.say(&chat, "look up order 1001, 1002 and 1003").await;
+    app.wait_task(&task, TaskStatus::Completed).await;
+    let chat = app.create_conversation().await;
+    let (task, refunds) = app.pending_turn(&chat, "refund $2 on order 1001 and 1002", 2).await;
+    decide(app, "alice", &refunds[0], "approve", json!({})).await;
+    decide(app, "alice", &refunds[1], "approve", json!({ "grant": {} })).await;
+    app.wait_task(&task, TaskStatus::Completed).await;
+    let chat = app.create_conversation().await;
+    let (task, cancels) = app.pending_turn(&chat, "cancel order 1003 and 1005", 2).await;
+    decide(app, "alice", &cancels[0], "approve", json!({})).await;
+    decide(app, "root", &cancels[1], "reject", json!({})).await;
+    app.wait_task(&task, TaskStatus::Completed).await;
+}
+
+/// The report less what depends on the moment it was made: its window's times, and its days.
+fn timeless(mut report: Value) -> Value {
+    assert!(report.is_object(), "a report is an object: {report}");
+    let fields = report.as_object_mut().expect("an object");
+    fields.remove("window");
+    fields.remove("per_day");
+    report
+}
+
+#[tokio::test]
+async fn an_admin_replays_a_draft_through_the_api_and_gets_the_command_lines_report() {
+    let app = spawn_app_with(Options { agents_toml: Some(live()), ..Default::default() }).await;
+    record_a_few(&app).await;
+    let root = app.as_user("root");
+
+    // The configuration in force: the file the server read, its text and version.
+    let (status, policy) = root.get_json("/api/policy").await;
+    assert_eq!(status, 200, "{policy}");
+    assert_eq!(policy["text"], live());
+    assert_eq!(policy["version"], countersign::agents::policy_version(&live()));
+    assert_eq!(policy["agents"], json!(["support"]));
+    assert!(policy["path"].as_str().is_some_and(|p| p.ends_with("agents.toml")), "{policy}");
+    assert!(policy["warnings"].is_array(), "{policy}");
+
+    let (status, report) = root.post_json("/api/policy/replay", json!({ "draft": draft(), "since_days": 1 })).await;
+    assert_eq!(status, 200, "{report}");
+    // 7 calls: the 3 lookups would be asked (new friction), the cancellations not (new risk), the
+    // refunds by root (other deciders); alice's grant would end.
+    let summary = |field: &str| counted(&report, &format!("/summary/{field}"));
+    assert_eq!((summary("calls"), summary("replayed"), summary("asked_recorded"), summary("asked_draft")), (7, 7, 4, 5), "{report:#}");
+    assert_eq!((summary("new_friction"), summary("now_unasked"), summary("deciders_change"), summary("grants_ended")), (3, 2, 2, 1));
+    assert_eq!(report["live_version"], policy["version"]);
+    assert_eq!(report["recorded_by_gate"], json!({ "cancellations": 2, "refunds": 2 }));
+    let examples = report["new_friction"]["examples"].as_array().unwrap();
+    assert!(examples.iter().all(|e| e["conversation_id"].is_string() && e["tool"] == "get_order"), "{examples:?}");
+    // Each day of the window; together they count what the summary does.
+    let days = report["per_day"].as_array().unwrap();
+    assert!((1..=2).contains(&days.len()), "a day's window spans one or two UTC days: {days:?}");
+    let sum = |side: &str| days.iter().map(|d| d[side].as_u64().unwrap()).sum::<u64>();
+    assert_eq!((sum("recorded"), sum("draft")), (4, 5));
+
+    // The command line's report for the same draft and window is the same, but for its moment.
+    let path = app.data_dir.path().join("draft.toml");
+    std::fs::write(&path, draft()).unwrap();
+    let (ok, stdout, stderr) = replay(&app, &[&path.display().to_string(), "--since", "1d", "--json"]).await;
+    assert!(ok, "{stderr}");
+    let cli: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(timeless(report.clone()), timeless(cli));
+
+    // One agent's calls, or nobody's.
+    let (status, report) = root.post_json("/api/policy/replay", json!({ "draft": draft(), "agent": "nobody" })).await;
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(counted(&report, "/summary/calls"), 0);
+    assert_eq!(report["window"]["agent"], "nobody");
+}
+
+#[tokio::test]
+async fn only_admins_see_the_policy_or_replay_a_draft_and_a_bad_draft_is_a_422_naming_its_problem() {
+    let app = spawn_app_with(Options { agents_toml: Some(live()), ..Default::default() }).await;
+    record_a_few(&app).await;
+    let root = app.as_user("root");
+    let trail = || async { root.get_json("/api/audit?order=newest&limit=1000").await.1["entries"].as_array().map(Vec::len) };
+    let before = trail().await;
+
+    // Alice is no admin: refused, before her body is even read, and nothing changes.
+    let (status, body) = app.get_json("/api/policy").await;
+    assert_eq!((status, error_code(&body)), (403, "forbidden"));
+    let (status, body) = app.post_json("/api/policy/replay", json!({ "draft": draft() })).await;
+    assert_eq!((status, error_code(&body)), (403, "forbidden"));
+    assert_eq!(body["error"]["message"], "only admins may do this");
+    let (status, _) = raw_post(&app, "/api/policy/replay", "application/json", "{").await;
+    assert_eq!(status, 403, "the role is checked first");
+    assert_eq!(trail().await, before, "a replay writes nothing, refused or not");
+
+    // A draft that is not a valid configuration: its problem as `policy check` says it, at /draft.
+    let broken = format!("[[agents]]\nname = \"support\"\n{TOOLS}[[agents.gates]]\nname = \"g\"\nkind = \"sometimes\"\n");
+    let (status, body) = root.post_json("/api/policy/replay", json!({ "draft": broken })).await;
+    assert_eq!((status, error_code(&body)), (422, "unprocessable"), "{body}");
+    let details = body["error"]["details"].as_array().unwrap();
+    assert_eq!(details.len(), 1, "{body}");
+    assert_eq!(details[0]["path"], "/draft");
+    assert!(details[0]["message"].as_str().unwrap().contains("unknown kind \"sometimes\""), "{body}");
+    let (status, body) = root.post_json("/api/policy/replay", json!({ "draft": "" })).await;
+    assert_eq!(status, 422, "an empty draft has no agent: {body}");
+
+    // A window outside 1 to 365 days, a field of no such name, malformed JSON.
+    for days in [0, 366] {
+        let (status, body) = root.post_json("/api/policy/replay", json!({ "draft": draft(), "since_days": days })).await;
+        assert_eq!((status, body["error"]["details"][0]["path"].as_str()), (422, Some("/since_days")), "{days}: {body}");
+    }
+    let (status, body) = root.post_json("/api/policy/replay", json!({ "draft": draft(), "since": "30d" })).await;
+    assert_eq!((status, error_code(&body)), (422, "unprocessable"), "{body}");
+    let (status, body) = raw_post(&root, "/api/policy/replay", "application/json", "{\"draft\": ").await;
+    assert_eq!((status, error_code(&body)), (400, "bad_request"), "{body}");
+    assert_eq!(trail().await, before);
 }

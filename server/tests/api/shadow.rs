@@ -1,9 +1,11 @@
 //! Shadow gates (`mode = "shadow"`): a gate being tried out records the calls it would have
 //! stopped — on the call's event and card, in the audit trail and in `/metrics` — and stops none.
+//! A whole draft (`COUNTERSIGN_AGENTS_DRAFT`) is tried out the same way: every call is also put to
+//! it, and where it would do otherwise a shadow hit named `draft:…` says so.
 
 use domain::{EventBody, TaskStatus};
 
-use crate::helpers::{Options, named, refused_start_up, spawn_app_with};
+use crate::helpers::{Options, named, refused_start_up, refused_start_up_with, spawn_app_with};
 
 const AGENT: &str = "[[agents]]\nname = \"support\"\ntools = [\"list_orders\", \"get_order\", \"cancel_order\", \"process_refund\"]\n";
 
@@ -68,4 +70,70 @@ async fn an_unknown_mode_or_a_shadow_plan_gate_stops_the_start_up() {
     assert!(err.contains("mode must be \"enforce\" or \"shadow\", got \"dry-run\""), "{err}");
     let err = refused_start_up(&format!("{AGENT}[[agents.gates]]\nname = \"p\"\nkind = \"plan\"\nmode = \"shadow\"\n")).await;
     assert!(err.contains("a plan gate cannot be a shadow gate"), "{err}");
+}
+
+#[tokio::test]
+async fn a_draft_policy_records_where_it_would_differ_and_changes_no_call() {
+    // Live: cancellations are asked, refunds are not. Draft: big refunds are asked, cancellations are not.
+    let live = format!("{AGENT}[[agents.gates]]\nname = \"cancellations\"\nkind = \"tools\"\ntools = [\"cancel_order\"]\n");
+    let draft = format!(
+        "{AGENT}[[agents.gates]]\nname = \"big-refunds\"\nkind = \"rule\"\nrule = \"tool == 'process_refund' && args.amount > 100\"\n"
+    );
+    let app = spawn_app_with(Options { agents_toml: Some(live), agents_draft_toml: Some(draft), ..Default::default() }).await;
+    let root = app.as_user("root");
+
+    // A big refund runs unasked, as the live policy says; the draft would have asked.
+    let c = app.create_conversation().await;
+    let task = app.say(&c, "refund $150 on order 1004").await;
+    app.wait_task(&task, TaskStatus::Completed).await;
+    let detail = app.detail(&c).await;
+    assert!(named(&detail.events, "approval-required").is_empty(), "no approval: the draft decides nothing");
+    let card = detail.view.cards().find(|card| card.tool == "process_refund").cloned().unwrap();
+    assert_eq!(card.shadow_gate, None, "no shadow gate's badge on the card");
+    let (status, hits) = root.get_json("/api/shadow-hits?draft=true").await;
+    assert_eq!((status, hits.as_array().map(Vec::len)), (200, Some(1)), "{hits}");
+    assert_eq!(
+        (hits[0]["gate"].as_str(), hits[0]["tool"].as_str(), hits[0]["draft"].as_bool(), hits[0]["owner"].as_str()),
+        (Some("draft:big-refunds"), Some("process_refund"), Some(true), Some("alice"))
+    );
+    let summary = hits[0]["summary"].as_str().unwrap();
+    assert!(summary.ends_with(" — draft would ask: big-refunds (deciders: anyone); live lets it run unasked"), "{summary}");
+    let metrics = app.anonymous().client.get(app.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    assert!(metrics.contains("countersign_shadow_hits_total{gate=\"draft:big-refunds\"} 1"), "{metrics}");
+
+    // A small refund: both let it run, nothing is recorded.
+    let c = app.create_conversation().await;
+    let task = app.say(&c, "refund $5 on order 1001").await;
+    app.wait_task(&task, TaskStatus::Completed).await;
+    assert_eq!(root.get_json("/api/shadow-hits?draft=true").await.1.as_array().map(Vec::len), Some(1), "no hit for the small refund");
+
+    // A cancellation the live policy asks about and the draft would let run: still asked.
+    let c = app.create_conversation().await;
+    let (_task, approvals) = app.pending_turn(&c, "cancel order 1003", 1).await;
+    assert_eq!(approvals[0].gate, "cancellations");
+    let (_, hits) = root.get_json("/api/shadow-hits?draft=true").await;
+    assert_eq!(hits.as_array().map(Vec::len), Some(2), "{hits}");
+    assert_eq!((hits[0]["gate"].as_str(), hits[0]["tool"].as_str()), (Some("draft:none"), Some("cancel_order")), "newest first");
+    let summary = hits[0]["summary"].as_str().unwrap();
+    assert!(summary.ends_with(" — draft would run it unasked; live requires cancellations (deciders: anyone)"), "{summary}");
+    let entries = app.audit_entries("policy.shadow_hit", 2).await;
+    let gates: Vec<_> = entries.iter().filter_map(|e| e["data"]["gate"].as_str()).collect();
+    assert!(gates.contains(&"draft:big-refunds") && gates.contains(&"draft:none"), "{gates:?}");
+
+    // The draft's hits are the admins' to read; the shadow gates' are listed apart.
+    assert_eq!(root.get_json("/api/shadow-hits").await.1.as_array().map(Vec::len), Some(2));
+    assert_eq!(root.get_json("/api/shadow-hits?draft=false").await.1, serde_json::json!([]));
+    assert_eq!(app.get_json("/api/shadow-hits").await.1, serde_json::json!([]), "the chat's owner is no admin");
+    assert_eq!(app.get_json("/api/shadow-hits?draft=true").await.0, 403);
+}
+
+#[tokio::test]
+async fn an_invalid_draft_stops_the_start_up_naming_its_file() {
+    let draft = format!("{AGENT}[[agents.gates]]\nname = \"g\"\nkind = \"all\"\nmode = \"dry-run\"\n");
+    let (err, path) = refused_start_up_with(AGENT, Some(draft.as_str())).await;
+    assert!(err.contains(&format!("COUNTERSIGN_AGENTS_DRAFT={path}")), "{err}");
+    assert!(err.contains("mode must be \"enforce\" or \"shadow\", got \"dry-run\""), "{err}");
+    // A gate's name may not pass for a draft's hit.
+    let err = refused_start_up(&format!("{AGENT}[[agents.gates]]\nname = \"draft:big\"\nkind = \"all\"\n")).await;
+    assert!(err.contains("may not start with \"draft:\""), "{err}");
 }

@@ -1,0 +1,69 @@
+//! The replay as its doors ask for it — `countersign policy replay` and the admins' Policy page
+//! (`POST /api/policy/replay`, `GET /api/policy`): the draft's text validated as start-up validates
+//! a file, the recorded calls and the standing grants read, and the report made off the async
+//! runtime; and the configuration in force as the page shows it beside its form.
+
+use std::path::Path;
+
+use anyhow::Context;
+use domain::wire::{FieldProblem, LivePolicy};
+
+use super::{Replay, Report, replay};
+use crate::{
+    Error, Result,
+    agents::AgentsConfig,
+    store::{Store, grants, recorded, time::now_ms},
+    tools::Registry,
+};
+
+/// Replays `draft`, a configuration's text (`origin` names it in its problems), against the calls
+/// recorded in the last `window_ms` (only `agent`'s, when given), with `live` as the configuration
+/// in force. A draft that is not a valid configuration is [`Error::Invalid`] with its problem at
+/// `/draft`, as `countersign policy check` says it. Reads only; on the database's clock, which
+/// the caller follows (the server always does; the command line asks it first).
+pub async fn run(store: &Store, draft: &str, origin: &str, live: &AgentsConfig, window_ms: i64, agent: Option<&str>) -> Result<Report> {
+    let mut registry = Registry::builtin();
+    let draft = AgentsConfig::parse(draft, origin, &registry).map_err(|err| Error::Invalid {
+        message: "the draft is not a valid agent configuration".to_owned(),
+        details: vec![FieldProblem::new("/draft", format!("{err:#}"))],
+    })?;
+    // The `ask_<worker>` tools of both, so that a delegated call is judged under either.
+    for tool in live.delegate_tools().into_iter().chain(draft.delegate_tools()) {
+        registry.register(tool);
+    }
+    let until_ms = now_ms();
+    let since_ms = until_ms.saturating_sub(window_ms);
+    let calls = recorded::calls(store, since_ms, agent).await?;
+    let standing = grants::standing(store).await?;
+    let (live, agent) = (live.clone(), agent.map(str::to_owned));
+    // Pure and bound by the processor (100,000 calls take a few tenths of a second on one core,
+    // docs/benchmarks.md §10): on a blocking thread, not on the runtime's workers.
+    let report = tokio::task::spawn_blocking(move || {
+        replay(&Replay {
+            draft: &draft,
+            live: &live,
+            registry: &registry,
+            calls: &calls,
+            grants: &standing,
+            since_ms,
+            until_ms,
+            agent: agent.as_deref(),
+        })
+    })
+    .await
+    .context("the replay stopped by panicking")?;
+    Ok(report)
+}
+
+/// The configuration in force (`config`, read from `path` at start-up; none: the built-in demo
+/// one) as the Policy page shows it: its text, version and agents, and `policy check`'s warnings.
+pub fn in_force(config: &AgentsConfig, path: Option<&Path>) -> LivePolicy {
+    LivePolicy {
+        path: path.map(|p| p.display().to_string()),
+        version: config.version.clone(),
+        text: config.text.clone(),
+        agents: config.agents.iter().map(|a| a.name.clone()).collect(),
+        // With the built-in tools' metadata, as start-up and `policy check` give them.
+        warnings: crate::policy_warnings::warnings(config, &Registry::builtin()),
+    }
+}

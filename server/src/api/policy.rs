@@ -1,0 +1,64 @@
+//! The policy, for admins (the Policy page, app/src/pages/policy.rs): the agent configuration in
+//! force, and a draft replayed against the calls recorded — what `countersign policy replay`
+//! reports, through the same engine function (docs/config.md, "The policy's life"). Nothing here
+//! changes anything.
+
+use super::error::{ReadErrors, WriteErrors};
+use axum::{Json, extract::State};
+use domain::{
+    replay::Report,
+    wire::{LivePolicy, ReplayRequest},
+};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use super::{ApiError, extract::ApiJson};
+use crate::{auth::Admin, state::AppState};
+
+/// How far back a replay looks when the request does not say, and at most, in days.
+const DEFAULT_DAYS: u32 = 30;
+const MAX_DAYS: u32 = 365;
+const DAY_MS: i64 = 86_400_000;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(in_force)).routes(routes!(replay))
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/policy",
+    operation_id = "policy",
+    tag = "policy",
+    summary = "The agent configuration in force (admin): its file, version, text and `policy check` warnings",
+    responses(
+        (status = 200, description = "OK", body = LivePolicy),
+        ReadErrors,
+    ),
+    extensions(("x-admin-only" = json!(true))),
+)]
+async fn in_force(State(state): State<AppState>, _admin: Admin) -> Json<LivePolicy> {
+    Json(crate::replay::in_force(state.orchestrator.agents(), state.config.agents_path.as_deref()))
+}
+
+#[utoipa::path(
+    post,
+    path = "/api/policy/replay",
+    operation_id = "replayPolicy",
+    tag = "policy",
+    summary = "Replay a draft configuration against the calls recorded (admin; reads only): the report `countersign policy replay --json` gives",
+    request_body = ReplayRequest,
+    responses(
+        (status = 200, description = "What the draft would have changed", body = Report),
+        WriteErrors,
+    ),
+    extensions(("x-admin-only" = json!(true))),
+)]
+async fn replay(State(state): State<AppState>, _admin: Admin, ApiJson(body): ApiJson<ReplayRequest>) -> Result<Json<Report>, ApiError> {
+    let days = body.since_days.unwrap_or(DEFAULT_DAYS);
+    if !(1..=MAX_DAYS).contains(&days) {
+        return Err(ApiError::invalid("since_days", format!("since_days must be between 1 and {MAX_DAYS}")));
+    }
+    let agent = body.agent.as_deref().map(str::trim).filter(|a| !a.is_empty());
+    let live = state.orchestrator.agents();
+    let report = crate::replay::run(&state.store, &body.draft, "the draft", live, i64::from(days) * DAY_MS, agent).await?;
+    Ok(Json(report))
+}
