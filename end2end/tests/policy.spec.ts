@@ -85,6 +85,7 @@ test("an admin replays a draft that adds a gate: the summary, the charts, and an
     await expect(gates.locator("svg rect.bar-draft")).toHaveCount(2);
     await expect(admin.getByRole("img", { name: /^Calls asked about per day/ })).toBeVisible();
     await expect(admin.getByRole("table", { name: /^Deciders' load/ })).toBeVisible();
+    await admin.locator("section.replay-results").screenshot({ path: "screenshots/policy.png" });
 
     // The new friction: the lookup, which opens the chat it was made in.
     const friction = admin.locator(".replay-examples").filter({ has: admin.getByRole("heading", { name: /^New friction/ }) });
