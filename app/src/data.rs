@@ -86,8 +86,9 @@ pub mod ssr {
     /// Implemented by the server over its store. `parts` is the page request: who is asking.
     pub trait PageData: Send + Sync {
         fn me(&self, parts: &Parts) -> Option<Me>;
-        /// The configuration in force, for an admin only (`None` for anyone else).
-        fn policy(&self, parts: &Parts) -> Option<LivePolicy>;
+        /// The configuration in force and the draft in shadow with its hits so far, for an admin
+        /// only (`None` for anyone else).
+        fn policy(&self, parts: &Parts) -> BoxFuture<Loaded<Option<LivePolicy>>>;
         fn sign_in_options(&self) -> SignInOptions;
         fn conversations(&self, parts: &Parts) -> BoxFuture<Loaded<Vec<Conversation>>>;
         fn chat(&self, parts: &Parts, id: ConversationId) -> BoxFuture<Loaded<Option<ChatData>>>;
@@ -101,6 +102,10 @@ pub mod ssr {
 
     pub(crate) fn missing<T: Send + 'static>() -> BoxFuture<Loaded<T>> {
         Box::pin(async { Err("no data source".to_owned()) })
+    }
+
+    pub(crate) fn nothing<T: Send + 'static>() -> BoxFuture<Loaded<Option<T>>> {
+        Box::pin(async { Ok(None) })
     }
 
     #[derive(Clone)]
@@ -137,10 +142,10 @@ pub fn me_loader() -> impl Fn() -> BoxFuture<Loaded<Option<Me>>> + Clone + Send 
 pub fn policy_loader() -> impl Fn() -> BoxFuture<Loaded<Option<LivePolicy>>> + Clone + Send + Sync + 'static {
     #[cfg(feature = "ssr")]
     {
-        let policy = ssr::context().and_then(|(source, parts)| source.0.policy(&parts));
-        move || -> BoxFuture<Loaded<Option<LivePolicy>>> {
-            let policy = policy.clone();
-            Box::pin(async move { Ok(policy) })
+        let context = ssr::context();
+        move || match context.clone() {
+            Some((source, parts)) => source.0.policy(&parts),
+            None => ssr::nothing(),
         }
     }
     #[cfg(not(feature = "ssr"))]

@@ -1,5 +1,7 @@
 //! JSON bodies of the REST API, shared by the server and its Rust clients (the hydrated UI).
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -460,6 +462,30 @@ pub struct LivePolicy {
     /// Its agents' names, in the file's order.
     pub agents: Vec<String>,
     pub warnings: Vec<String>,
+    /// The draft every call is also put to (`COUNTERSIGN_AGENTS_DRAFT`); `None`: the server runs
+    /// without one.
+    #[serde(default)]
+    pub draft_in_shadow: Option<DraftInShadow>,
+}
+
+/// A whole draft configuration in shadow (`COUNTERSIGN_AGENTS_DRAFT`, docs/config.md, "The
+/// policy's life"): every call is also put to it, and each call it would treat otherwise is
+/// recorded as a shadow hit whose gate starts with `draft:` (`GET /api/shadow-hits?draft=true`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct DraftInShadow {
+    /// The file it was read from at start-up.
+    pub path: String,
+    /// Its version: the first 12 hex digits of the SHA-256 of its text.
+    pub version: String,
+    /// Its text (TOML), as read at start-up.
+    pub text: String,
+    /// When this server started with it (RFC 3339): its hits are counted from then.
+    pub since: String,
+    /// The draft's shadow hits recorded since then.
+    pub hits: u64,
+    /// Those hits per gate (`draft:big-refunds`; `draft:none`: calls it would let run unasked or refuse).
+    pub by_gate: BTreeMap<String, u64>,
 }
 
 /// `POST /api/policy/replay` (admins): a draft configuration to put to the calls recorded.

@@ -30,7 +30,7 @@ use crate::{
 
 mod service;
 
-pub use service::{in_force, run};
+pub use service::{count_draft_hits, draft_in_shadow, in_force, run};
 
 /// What to replay: the draft, the configuration in force, and what was recorded in the window.
 pub struct Replay<'a> {

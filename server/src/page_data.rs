@@ -21,9 +21,10 @@ use crate::{
     },
 };
 
-/// The store, the chat's page size, the agent configuration's version, the sign-in options and the
-/// configuration in force (the Policy page's).
-struct StorePages(Store, usize, String, SignInOptions, LivePolicy);
+/// The store, the chat's page size, the agent configuration's version, the sign-in options, the
+/// configuration in force (the Policy page's, with the draft in shadow if any) and when the server
+/// started (the draft's hits are counted from then).
+struct StorePages(Store, usize, String, SignInOptions, LivePolicy, i64);
 
 fn unavailable(err: anyhow::Error) -> String {
     tracing::error!(error = ?err, "page data failed");
@@ -48,8 +49,13 @@ impl PageData for StorePages {
         viewer(parts).as_ref().map(|user| Me { stands_in_for, ..Me::from(user) })
     }
 
-    fn policy(&self, parts: &Parts) -> Option<LivePolicy> {
-        viewer(parts).filter(User::is_admin).map(|_| self.4.clone())
+    fn policy(&self, parts: &Parts) -> BoxFuture<Loaded<Option<LivePolicy>>> {
+        let (store, policy, started_ms) = (self.0.clone(), viewer(parts).filter(User::is_admin).map(|_| self.4.clone()), self.5);
+        Box::pin(async move {
+            let Some(policy) = policy else { return Ok(None) };
+            // The draft in shadow's hits as they are now, as `GET /api/policy` counts them.
+            crate::replay::count_draft_hits(&store, policy, started_ms).await.map(Some).map_err(unavailable)
+        })
     }
 
     fn conversations(&self, parts: &Parts) -> BoxFuture<Loaded<Vec<Conversation>>> {
@@ -104,6 +110,13 @@ impl PageData for StorePages {
     }
 }
 
-pub fn data_source(store: Store, page_items: usize, policy_version: String, sign_in: SignInOptions, policy: LivePolicy) -> DataSource {
-    DataSource(std::sync::Arc::new(StorePages(store, page_items, policy_version, sign_in, policy)))
+pub fn data_source(
+    store: Store,
+    page_items: usize,
+    policy_version: String,
+    sign_in: SignInOptions,
+    policy: LivePolicy,
+    started_ms: i64,
+) -> DataSource {
+    DataSource(std::sync::Arc::new(StorePages(store, page_items, policy_version, sign_in, policy, started_ms)))
 }

@@ -38,7 +38,8 @@ pub fn router(state: &AppState) -> Router<AppState> {
         state.config.page_items,
         state.orchestrator.agents().version.clone(),
         crate::auth::oidc::options(state.oidc.as_deref()),
-        crate::replay::in_force(state.orchestrator.agents(), state.config.agents_path.as_deref()),
+        crate::api::policy::live_policy(state),
+        state.started_ms,
     );
     let options = state.leptos_options.clone();
     Router::new()

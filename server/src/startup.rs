@@ -139,6 +139,8 @@ impl Application {
         let people = Arc::new(crate::people::People::new(store.clone(), &agents));
         let oidc_config = agents.oidc.clone();
         let fresh_sign_in = engine::policy_warnings::asks_fresh_sign_in(&agents).then(|| agents.clone());
+        // Before any call is put to the draft: its hits are counted from here (the Policy page).
+        let started_ms = crate::store::time::now_ms();
         let orchestrator = Orchestrator::new(store.clone(), models, tools, agents, draft, parts.before_commit, config.task_lease);
         background.start("task claims", |pulse| Arc::clone(&orchestrator).renew_claims(pulse));
         let decisions = Decisions::new(&orchestrator);
@@ -202,6 +204,7 @@ impl Application {
             background: background.clone(),
             config: Arc::new(config),
             limits: limits.clone(),
+            started_ms,
         });
 
         let mut channels: Vec<Arc<dyn engine::delivery::Channel>> = Vec::new();

@@ -65,4 +65,7 @@ pub struct Shared {
     pub build_id: std::sync::Arc<str>,
     /// The work beside the requests, and its health (`/readyz`).
     pub background: engine::background::Background,
+    /// When this server started (Unix ms, on the database's clock): the draft in shadow's hits
+    /// are counted from then (`GET /api/policy`, the Policy page).
+    pub started_ms: i64,
 }

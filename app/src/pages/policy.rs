@@ -2,8 +2,10 @@
 //! warnings, rendered by the server — and a form that replays a draft against the calls recorded
 //! (`POST /api/policy/replay`: what `countersign policy replay` reports, through the same engine
 //! function), its report drawn in the browser once it answers; then how to roll a draft out
-//! (docs/config.md, "The policy's life"). Someone else is told only that it is for admins, and
-//! nothing is asked of the server for them.
+//! (docs/config.md, "The policy's life"). A draft the server runs in shadow
+//! (`COUNTERSIGN_AGENTS_DRAFT`) is shown too, with its shadow hits by gate, and can be put in the
+//! form to compare its replay with what it recorded live. Someone else is told only that it is for
+//! admins, and nothing is asked of the server for them.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -14,13 +16,13 @@ use crate::{
     components::{
         alert::{AdminsOnly, ErrorLine},
         hydration_marker::busy_until_hydrated,
-        replay_report::{RESULTS_HEADING, ReplayReport},
+        replay_report::{RESULTS_HEADING, ReplayReport, minute},
         rollout_steps::RolloutSteps,
     },
     data::policy_loader,
     domain::{
         replay::Report,
-        wire::{LivePolicy, ReplayRequest},
+        wire::{DraftInShadow, LivePolicy, ReplayRequest},
     },
     focus,
 };
@@ -68,8 +70,11 @@ pub fn PolicyPage() -> impl IntoView {
 /// browser, after a replay: the server renders none), and the steps to roll a draft out.
 #[component]
 fn PolicyAdmin(live: LivePolicy) -> impl IntoView {
-    let LivePolicy { path, version, text, agents, warnings } = live;
+    let LivePolicy { path, version, text, agents, warnings, draft_in_shadow } = live;
     let draft = RwSignal::new(String::new());
+    // The draft's field, which "Replay this draft" fills (set on the element: a `prop:value`
+    // on a textarea is rendered differently by the server and breaks hydration).
+    let field = NodeRef::<leptos::html::Textarea>::new();
     let days = RwSignal::new(DEFAULT_DAYS);
     let agent = RwSignal::new(String::new());
     let busy = busy_until_hydrated();
@@ -105,6 +110,7 @@ fn PolicyAdmin(live: LivePolicy) -> impl IntoView {
             }
         });
     };
+    let in_shadow = draft_in_shadow.map(|shadow| view! { <DraftInShadowSection shadow draft field busy /> });
     let source = match &path {
         Some(path) => view! { "read from " <code>{path.clone()}</code> " at start-up" }.into_any(),
         None => view! { "the built-in demo configuration (no " <code>"COUNTERSIGN_AGENTS"</code> " is set)" }.into_any(),
@@ -126,6 +132,7 @@ fn PolicyAdmin(live: LivePolicy) -> impl IntoView {
                 }.into_any()
             }}
         </section>
+        {in_shadow}
         <form class="replay-form" on:submit=submit>
             <h2>"Replay a draft"</h2>
             <p class="muted">
@@ -136,7 +143,7 @@ fn PolicyAdmin(live: LivePolicy) -> impl IntoView {
             <label>
                 "Draft policy (TOML)"
                 <textarea id=DRAFT_FIELD class="policy-draft" name="draft" rows="14" required spellcheck="false" autocomplete="off"
-                    on:input=move |ev| draft.set(event_target_value(&ev))></textarea>
+                    node_ref=field on:input=move |ev| draft.set(event_target_value(&ev))></textarea>
             </label>
             <div class="replay-options">
                 <label>
@@ -167,6 +174,69 @@ fn PolicyAdmin(live: LivePolicy) -> impl IntoView {
         </form>
         {move || report.get().map(|report| view! { <ReplayReport report /> })}
         <RolloutSteps path />
+    }
+}
+
+/// The draft the server runs in shadow: its version, its shadow hits by gate since the server
+/// started with it, and a button that puts its text in the replay's form (`draft`), so that its
+/// replay can be compared with what shadow recorded live.
+#[component]
+fn DraftInShadowSection(
+    shadow: DraftInShadow,
+    draft: RwSignal<String>,
+    field: NodeRef<leptos::html::Textarea>,
+    busy: RwSignal<bool>,
+) -> impl IntoView {
+    let DraftInShadow { path, version, text, since, hits, by_gate } = shadow;
+    let counted = match hits {
+        1 => "1 shadow hit".to_owned(),
+        n => format!("{n} shadow hits"),
+    };
+    let fill = move |_: leptos::ev::MouseEvent| {
+        if let Some(element) = field.get() {
+            element.set_value(&text);
+        }
+        draft.set(text.clone());
+        focus::by_id(DRAFT_FIELD);
+    };
+    view! {
+        <section class="policy-shadow" aria-labelledby="policy-shadow-title">
+            <h2 id="policy-shadow-title">"The draft in shadow"</h2>
+            <p>
+                "Version " <code class="policy-version">{version}</code> ", read from " <code>{path}</code> " at start-up ("
+                <code>"COUNTERSIGN_AGENTS_DRAFT"</code> "): every call is also put to it, and each one it would treat otherwise is "
+                "recorded as a shadow hit; it decides nothing. " {counted} " since the server started with it ("
+                <time datetime=since.clone()>{minute(&since)}</time> " UTC)."
+            </p>
+            {if by_gate.is_empty() {
+                view! { <p class="muted">"No call so far that it would treat otherwise."</p> }.into_any()
+            } else {
+                view! {
+                    <div class="table-wrap">
+                        <table class="replay-table policy-shadow-hits">
+                            <caption>"Its shadow hits by gate"</caption>
+                            <thead>
+                                <tr>
+                                    <th scope="col">"Gate"</th>
+                                    <th scope="col">"Hits"</th>
+                                </tr>
+                            </thead>
+                            <tbody>
+                                {by_gate
+                                    .into_iter()
+                                    .map(|(gate, n)| view! { <tr><td><code>{gate}</code></td><td>{n.to_string()}</td></tr> })
+                                    .collect_view()}
+                            </tbody>
+                        </table>
+                    </div>
+                }.into_any()
+            }}
+            <p class="muted">
+                "Replay it to compare: its replay says what it would have changed on the calls recorded in the window, "
+                "its hits what it saw of each call live since the server started with it."
+            </p>
+            <button type="button" class="btn" disabled=move || busy.get() on:click=fill>"Replay this draft"</button>
+        </section>
     }
 }
 

@@ -6,13 +6,16 @@
 use std::path::Path;
 
 use anyhow::Context;
-use domain::wire::{FieldProblem, LivePolicy};
+use domain::wire::{DraftInShadow, FieldProblem, LivePolicy};
 
 use super::{Replay, Report, replay};
 use crate::{
     Error, Result,
     agents::AgentsConfig,
-    store::{Store, grants, recorded, time::now_ms},
+    store::{
+        Store, grants, recorded, shadow_hits,
+        time::{now_ms, rfc3339},
+    },
     tools::Registry,
 };
 
@@ -65,5 +68,31 @@ pub fn in_force(config: &AgentsConfig, path: Option<&Path>) -> LivePolicy {
         agents: config.agents.iter().map(|a| a.name.clone()).collect(),
         // With the built-in tools' metadata, as start-up and `policy check` give them.
         warnings: crate::policy_warnings::warnings(config, &Registry::builtin()),
+        draft_in_shadow: None,
     }
+}
+
+/// The draft in shadow (`draft`, read from `path` at start-up; engine/src/draft.rs) as the Policy
+/// page shows it beside the configuration in force, its hits not counted yet
+/// ([`count_draft_hits`]): they are counted from `started_ms`, when the server started with it.
+pub fn draft_in_shadow(draft: &AgentsConfig, path: &Path, started_ms: i64) -> DraftInShadow {
+    DraftInShadow {
+        path: path.display().to_string(),
+        version: draft.version.clone(),
+        text: draft.text.clone(),
+        since: rfc3339(started_ms),
+        hits: 0,
+        by_gate: Default::default(),
+    }
+}
+
+/// `live` with its draft in shadow's hits counted, if it has one: the `draft:…` shadow hits
+/// recorded since `started_ms` (when the server started with the draft), by gate.
+pub async fn count_draft_hits(store: &Store, mut live: LivePolicy, started_ms: i64) -> anyhow::Result<LivePolicy> {
+    if let Some(draft) = live.draft_in_shadow.as_mut() {
+        let counts = shadow_hits::draft_counts(store, started_ms).await?;
+        draft.by_gate = counts.into_iter().map(|(gate, n)| (gate, u64::try_from(n).unwrap_or(0))).collect();
+        draft.hits = draft.by_gate.values().sum();
+    }
+    Ok(live)
 }

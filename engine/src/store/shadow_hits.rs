@@ -87,3 +87,14 @@ pub async fn list(db: impl Into<Db<'_>>, owner_id: Option<&UserId>, which: Which
         })
         .collect())
 }
+
+/// How many shadow hits the draft (`COUNTERSIGN_AGENTS_DRAFT`) has recorded since `since_ms`, per
+/// gate (`draft:…`), in the gates' order: for the Policy page.
+pub async fn draft_counts(db: impl Into<Db<'_>>, since_ms: i64) -> anyhow::Result<Vec<(String, i64)>> {
+    let prefix = crate::draft::PREFIX;
+    let sql = format!(
+        "SELECT gate, COUNT(*) FROM shadow_hits WHERE substr(gate, 1, {}) = '{prefix}' AND at >= $1 GROUP BY gate ORDER BY gate",
+        prefix.len()
+    );
+    sqlx::query_as(&sql).bind(since_ms).fetch_all(db.into().read()).await.context("failed to count the draft's shadow hits")
+}

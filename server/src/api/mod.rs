@@ -17,7 +17,7 @@ pub mod live;
 mod metrics;
 pub mod openapi;
 mod orders;
-mod policy;
+pub(crate) mod policy;
 mod queue;
 mod resume;
 pub mod session;

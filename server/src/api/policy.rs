@@ -28,15 +28,28 @@ pub fn router() -> OpenApiRouter<AppState> {
     path = "/api/policy",
     operation_id = "policy",
     tag = "policy",
-    summary = "The agent configuration in force (admin): its file, version, text and `policy check` warnings",
+    summary = "The agent configuration in force (admin): its file, version, text and `policy check` warnings, and the draft in shadow with its hits, if any",
     responses(
         (status = 200, description = "OK", body = LivePolicy),
         ReadErrors,
     ),
     extensions(("x-admin-only" = json!(true))),
 )]
-async fn in_force(State(state): State<AppState>, _admin: Admin) -> Json<LivePolicy> {
-    Json(crate::replay::in_force(state.orchestrator.agents(), state.config.agents_path.as_deref()))
+async fn in_force(State(state): State<AppState>, _admin: Admin) -> Result<Json<LivePolicy>, ApiError> {
+    Ok(Json(crate::replay::count_draft_hits(&state.store, live_policy(&state), state.started_ms).await?))
+}
+
+/// The configuration in force and the draft in shadow (`COUNTERSIGN_AGENTS_DRAFT`), if the server
+/// runs with one, as `GET /api/policy` and the Policy page give them: the draft's hits are not
+/// counted yet ([`crate::replay::count_draft_hits`] counts them, as each asks).
+pub fn live_policy(state: &AppState) -> LivePolicy {
+    let mut live = crate::replay::in_force(state.orchestrator.agents(), state.config.agents_path.as_deref());
+    live.draft_in_shadow = state
+        .orchestrator
+        .draft()
+        .zip(state.config.agents_draft_path.as_deref())
+        .map(|(draft, path)| crate::replay::draft_in_shadow(draft, path, state.started_ms));
+    live
 }
 
 #[utoipa::path(

@@ -1,9 +1,11 @@
 //! `countersign policy replay`: a draft configuration put to the calls a live one recorded, by
 //! the CLI against the running server's database. Every number of the report is checked against
 //! the calls made here: 24 calls in 12 turns, each turn a chat of its own (a few dozen calls keep
-//! the test at about a second; each kind of change the report counts has several calls). The
-//! admins' Policy page asks the same of the server (`GET /api/policy`, `POST /api/policy/replay`):
-//! the same report as the command line's, for admins only.
+//! the test at about a second; each kind of change the report counts has several calls); then 200
+//! calls in 16 turns, counted as they are made, under a draft that adds a stricter gate, removes
+//! one and changes another's approvers. The admins' Policy page asks the same of the server
+//! (`GET /api/policy`, `POST /api/policy/replay`): the same report as the command line's, for
+//! admins only.
 
 use domain::{TaskStatus, wire::Approval};
 use serde_json::{Value, json};
@@ -192,6 +194,136 @@ async fn a_draft_replayed_against_the_recorded_calls_says_what_it_would_change()
     assert_eq!(counted(&serde_json::from_str(&stdout).unwrap(), "/summary/calls"), 24);
 }
 
+/// The live policy's refunds gate with other approvers (bob), a stricter gate over it for big
+/// refunds (root), and no cancellations gate.
+fn stricter_draft() -> String {
+    format!(
+        "[[agents]]\nname = \"support\"\n{TOOLS}\
+         [[agents.gates]]\nname = \"refunds\"\nkind = \"tools\"\ntools = [\"process_refund\"]\napprovers = [\"user:bob\"]\n\
+         [[agents.gates]]\nname = \"big-refunds\"\nkind = \"rule\"\nrule = \"tool == 'process_refund' && args.amount > 100\"\n\
+         approvers = [\"user:root\"]\n"
+    )
+}
+
+/// Rounds of [`a_few_hundred_calls_replayed_under_a_stricter_draft_are_counted_as_they_were_made`]:
+/// each a turn of 17 lookups and a turn of 8 asked calls, 25 calls in 13 requests and the polls of
+/// three waits (25 ms apart): 200 calls in 105 requests and the polls, a few seconds.
+const ROUNDS: usize = 8;
+const LOOKUPS_PER_TURN: usize = 17;
+/// One turn of asked calls: a big refund (root approves it), five small ones (alice approves
+/// them) and two cancellations (alice rejects them).
+const ASKED_TURN: &str = "refund $150 on order 1004 and $1 on order 1001, 1002, 1003, 1005, 1006 and cancel order 1003 and 1005";
+
+#[tokio::test]
+async fn a_few_hundred_calls_replayed_under_a_stricter_draft_are_counted_as_they_were_made() {
+    let options = Options { agents_toml: Some(live()), decisions_per_minute: Some(10_000), ..Default::default() };
+    let app = spawn_app_with(options).await;
+    let root = app.as_user("root");
+    // What was recorded, counted here as it is made: lookups nobody was asked about, refunds of
+    // $100 or less alice approved, bigger ones root approved, cancellations alice rejected.
+    let (mut lookups, mut small, mut big, mut cancels) = (0u64, 0u64, 0u64, 0u64);
+    let orders = [1001, 1002, 1003, 1004, 1005, 1006];
+    for round in 0..ROUNDS {
+        let ids: Vec<String> = (0..LOOKUPS_PER_TURN).map(|i| orders[(round + i) % orders.len()].to_string()).collect();
+        let chat = app.create_conversation().await;
+        let task = app.say(&chat, &format!("look up order {}", ids.join(", "))).await;
+        app.wait_task(&task, TaskStatus::Completed).await;
+        lookups += ids.len() as u64;
+
+        let chat = app.create_conversation().await;
+        let (task, asked) = app.pending_turn(&chat, ASKED_TURN, 8).await;
+        for approval in &asked {
+            let amount = approval.args["amount"].as_f64();
+            let (who, verb) = match (approval.tool.as_str(), amount) {
+                ("process_refund", Some(amount)) if amount > 100.0 => {
+                    big += 1;
+                    (&root, "approve")
+                }
+                ("process_refund", Some(_)) => {
+                    small += 1;
+                    (&app, "approve")
+                }
+                ("cancel_order", None) => {
+                    cancels += 1;
+                    (&app, "reject")
+                }
+                _ => panic!("a call this turn does not ask for: {approval:?}"),
+            };
+            let (status, answer) = who.post_json(&format!("/api/approvals/{}/{verb}", approval.id), json!({})).await;
+            assert_eq!(status, 200, "{verb}: {answer}");
+        }
+        app.wait_task(&task, TaskStatus::Completed).await;
+    }
+    let (calls, refunds) = (lookups + small + big + cancels, small + big);
+    assert_eq!((calls, lookups, small, big, cancels), (200, 136, 40, 8, 16), "the turns asked for these");
+
+    let (status, report) = root.post_json("/api/policy/replay", json!({ "draft": stricter_draft(), "since_days": 1 })).await;
+    assert_eq!(status, 200, "{report}");
+    // The refunds and the cancellations were asked; the draft asks the refunds only, each of other deciders.
+    let summary = |field: &str| counted(&report, &format!("/summary/{field}"));
+    assert_eq!((summary("calls"), summary("replayed")), (calls, calls), "{report:#}");
+    assert_eq!((summary("asked_recorded"), summary("asked_draft")), (refunds + cancels, refunds));
+    assert_eq!((summary("new_friction"), summary("now_unasked"), summary("deciders_change")), (0, cancels, refunds));
+    assert_eq!((summary("no_longer_possible"), summary("grants_ended")), (0, 0));
+    assert_eq!(report["recorded_by_gate"], json!({ "refunds": refunds, "cancellations": cancels }));
+    let days = report["per_day"].as_array().unwrap();
+    let sum = |side: &str| days.iter().map(|d| d[side].as_u64().unwrap()).sum::<u64>();
+    assert_eq!((sum("recorded"), sum("draft")), (refunds + cancels, refunds));
+
+    // Per gate, in the draft's order: refunds stops every refund, big-refunds the big ones.
+    let gates: Vec<(&str, u64, u64)> = report["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| (g["gate"].as_str().unwrap(), g["calls"].as_u64().unwrap(), g["ran_unasked"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(gates, [("refunds", refunds, 0), ("big-refunds", big, 0)]);
+    assert_eq!(report["gates"][0]["by_tool"], json!({ "process_refund": refunds }));
+    assert_eq!(report["gates"][1]["by_tool"], json!({ "process_refund": big }));
+    assert_eq!(report["gates"][1]["by_agent"], json!({ "support": big }));
+
+    // No new friction: every call the draft stops was asked then.
+    let friction = &report["new_friction"];
+    assert_eq!(friction["calls"].as_u64(), Some(0), "{friction}");
+    assert_eq!((friction["by_requirement"].clone(), friction["examples"].clone()), (json!({}), json!([])));
+
+    // New risk: the cancellations would run unasked; the refunds would go to bob, the big ones to root too.
+    let unasked = &report["new_risk"]["unasked"];
+    assert_eq!(unasked["calls"].as_u64(), Some(cancels), "{unasked}");
+    assert_eq!(
+        (unasked["by_outcome"].clone(), unasked["by_tool"].clone()),
+        (json!({ "rejected": cancels }), json!({ "cancel_order": cancels }))
+    );
+    let deciders = &report["new_risk"]["deciders"];
+    assert_eq!(deciders["calls"].as_u64(), Some(refunds), "{deciders}");
+    assert_eq!(
+        deciders["changes"],
+        json!([
+            { "recorded": "anyone", "draft": "bob", "calls": small },
+            { "recorded": "anyone", "draft": "root and bob", "calls": big },
+        ])
+    );
+
+    // The deciders' load: who decided then (and "anyone", whom the live gates named), whom the draft names.
+    let load: Vec<(String, String, u64, u64)> = report["load"]["deciders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            let (recorded, draft) = (l["recorded"]["approvals"].as_u64().unwrap(), l["draft"]["approvals"].as_u64().unwrap());
+            (l["kind"].as_str().unwrap().to_owned(), l["who"].as_str().unwrap().to_owned(), recorded, draft)
+        })
+        .collect();
+    let expected = [
+        ("person", "alice", small + cancels, 0),
+        ("person", "bob", 0, refunds),
+        ("person", "root", big, big),
+        ("anyone", "anyone", refunds + cancels, 0),
+    ];
+    assert_eq!(load, expected.map(|(k, w, r, d)| (k.to_owned(), w.to_owned(), r, d)));
+    assert_eq!((counted(&report, "/load/recorded/approvals"), counted(&report, "/load/draft/approvals")), (refunds + cancels, refunds));
+}
+
 #[tokio::test]
 async fn a_bad_window_or_an_invalid_draft_is_said_with_exit_code_1() {
     let app = spawn_app_with(Options { agents_toml: Some(live()), ..Default::default() }).await;
@@ -257,6 +389,7 @@ async fn an_admin_replays_a_draft_through_the_api_and_gets_the_command_lines_rep
     assert_eq!(policy["agents"], json!(["support"]));
     assert!(policy["path"].as_str().is_some_and(|p| p.ends_with("agents.toml")), "{policy}");
     assert!(policy["warnings"].is_array(), "{policy}");
+    assert!(policy["draft_in_shadow"].is_null(), "no draft in shadow: {policy}");
 
     let (status, report) = root.post_json("/api/policy/replay", json!({ "draft": draft(), "since_days": 1 })).await;
     assert_eq!(status, 200, "{report}");

@@ -79,8 +79,9 @@ async fn a_draft_policy_records_where_it_would_differ_and_changes_no_call() {
     let draft = format!(
         "{AGENT}[[agents.gates]]\nname = \"big-refunds\"\nkind = \"rule\"\nrule = \"tool == 'process_refund' && args.amount > 100\"\n"
     );
-    let app = spawn_app_with(Options { agents_toml: Some(live), agents_draft_toml: Some(draft), ..Default::default() }).await;
+    let app = spawn_app_with(Options { agents_toml: Some(live), agents_draft_toml: Some(draft.clone()), ..Default::default() }).await;
     let root = app.as_user("root");
+    let in_shadow = || async { root.get_json("/api/policy").await.1["draft_in_shadow"].clone() };
 
     // A big refund runs unasked, as the live policy says; the draft would have asked.
     let c = app.create_conversation().await;
@@ -100,6 +101,13 @@ async fn a_draft_policy_records_where_it_would_differ_and_changes_no_call() {
     assert!(summary.ends_with(" — draft would ask: big-refunds (deciders: anyone); live lets it run unasked"), "{summary}");
     let metrics = app.anonymous().client.get(app.url("/metrics")).send().await.unwrap().text().await.unwrap();
     assert!(metrics.contains("countersign_shadow_hits_total{gate=\"draft:big-refunds\"} 1"), "{metrics}");
+    // The Policy page's answer (admins): the draft in shadow, and its hits by gate since the start.
+    let shadow = in_shadow().await;
+    assert_eq!(shadow["version"], countersign::agents::policy_version(&draft), "{shadow}");
+    assert_eq!(shadow["text"], draft.as_str());
+    assert!(shadow["path"].as_str().is_some_and(|p| p.ends_with("agents.draft.toml")), "{shadow}");
+    assert!(shadow["since"].is_string(), "{shadow}");
+    assert_eq!((shadow["hits"].as_u64(), shadow["by_gate"].clone()), (Some(1), serde_json::json!({ "draft:big-refunds": 1 })));
 
     // A small refund: both let it run, nothing is recorded.
     let c = app.create_conversation().await;
@@ -119,12 +127,24 @@ async fn a_draft_policy_records_where_it_would_differ_and_changes_no_call() {
     let entries = app.audit_entries("policy.shadow_hit", 2).await;
     let gates: Vec<_> = entries.iter().filter_map(|e| e["data"]["gate"].as_str()).collect();
     assert!(gates.contains(&"draft:big-refunds") && gates.contains(&"draft:none"), "{gates:?}");
+    let shadow = in_shadow().await;
+    assert_eq!(
+        (shadow["hits"].as_u64(), shadow["by_gate"].clone()),
+        (Some(2), serde_json::json!({ "draft:big-refunds": 1, "draft:none": 1 })),
+        "{shadow}"
+    );
+    // The Policy page shows them, rendered by the server: the draft, its hits by gate, the button.
+    let html = root.client.get(root.url("/policy")).send().await.unwrap().text().await.unwrap();
+    for text in ["The draft in shadow", shadow["version"].as_str().unwrap(), "Its shadow hits by gate", "Replay this draft"] {
+        assert!(html.contains(text), "{text} in {html}");
+    }
 
     // The draft's hits are the admins' to read; the shadow gates' are listed apart.
     assert_eq!(root.get_json("/api/shadow-hits").await.1.as_array().map(Vec::len), Some(2));
     assert_eq!(root.get_json("/api/shadow-hits?draft=false").await.1, serde_json::json!([]));
     assert_eq!(app.get_json("/api/shadow-hits").await.1, serde_json::json!([]), "the chat's owner is no admin");
     assert_eq!(app.get_json("/api/shadow-hits?draft=true").await.0, 403);
+    assert_eq!(app.get_json("/api/policy").await.0, 403);
 }
 
 #[tokio::test]
