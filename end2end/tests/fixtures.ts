@@ -123,7 +123,7 @@ let allowed: RegExp[] = [];
 
 // The browser's own report of a server going away under an open stream (a restart, or the end
 // of a test that stops its server itself). The page handles it: it reconnects (live.spec.ts).
-const SERVER_GONE = /Failed to load resource: net::ERR_(INCOMPLETE_CHUNKED_ENCODING|CONNECTION_REFUSED)/;
+const SERVER_GONE = /Failed to load resource: net::ERR_(INCOMPLETE_CHUNKED_ENCODING|CONNECTION_REFUSED|CONNECTION_RESET)/;
 
 /** Lets the running test's pages print console messages matching `pattern` (an expected refusal). */
 export function allowConsole(pattern: RegExp): void {
