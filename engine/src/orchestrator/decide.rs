@@ -214,13 +214,20 @@ impl Decisions {
         Ok(args)
     }
 
+    /// Edited arguments as an approval would run them (numbers as the tool's schema types them),
+    /// or the refusal it would get for breaking the schema, each field named: a door that decides
+    /// several calls at once checks every edit before it decides any.
+    pub fn checked_args(&self, approval: &ApprovalRow, args: Value) -> Result<Value, Error> {
+        self.validated(approval, self.driver.tools.exact_args(&approval.tool, args))
+    }
+
     /// What the pending call would do with `args` instead, read against the data now: a
     /// reviewer editing arguments sees the new summary and what would make it fail before they
     /// approve. Refused like the approval would be when `args` break the tool's schema.
     pub async fn preview(&self, approval_id: &ApprovalId, args: Value) -> Result<crate::tools::Description, Error> {
         let mut conn = self.driver.store.connection().await?;
         let approval = pending_approval(&mut conn, approval_id).await?;
-        let args = self.validated(&approval, self.driver.tools.exact_args(&approval.tool, args))?;
+        let args = self.checked_args(&approval, args)?;
         let tool = self
             .driver
             .tools

@@ -5,12 +5,13 @@
 //! `expiresAt` its deadline). The next run's `resume` entries decide them through the same
 //! decision as the API (approve with edited `args`, reject with a `reason`, mixed in one resume);
 //! an unknown, decided or expired interrupt is a `RUN_ERROR` and decides nothing, and so is a
-//! rejection (`cancelled` too) without a reason when the gate requires one. The AG-UI
+//! rejection (`cancelled` too) without a reason when the gate requires one, and an edit that is
+//! not an object or breaks the tool's schema (the message names each field). The AG-UI
 //! thread is the Countersign conversation. A run on a thread that has a past starts with
-//! `MESSAGES_SNAPSHOT` (the thread so far, the user's messages under the ids the client gave them)
-//! and `STATE_SNAPSHOT` (its open interrupts), so a front end that reloaded gets the thread back;
-//! such a run with nothing new to say ends with the open interrupts as its outcome, where the
-//! client keeps them. See docs/ag-ui.md.
+//! `MESSAGES_SNAPSHOT` (the thread so far, the run's new message included, the user's messages
+//! under the ids the client gave them) and `STATE_SNAPSHOT` (its open interrupts), so a front end
+//! that reloaded gets the thread back; such a run with nothing new to say ends with the open
+//! interrupts as its outcome, where the client keeps them. See docs/ag-ui.md.
 
 use std::{convert::Infallible, time::Duration};
 
@@ -21,7 +22,7 @@ use axum::{
     response::{IntoResponse, Response, Sse, sse::Event},
     routing::post,
 };
-use domain::{ApprovalId, ConversationId, EventBody, TaskId, TaskStatus};
+use domain::{ApprovalId, ConversationId, EventBody, TaskId, TaskStatus, wire::Conversation};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -146,45 +147,81 @@ async fn drive(
         return Err(RunError("THREAD_NOT_FOUND", format!("thread {thread} is not one of yours with agent {agent}")));
     };
     let since = conversation.last_seq;
-    if since > 0 {
-        for snapshot in snapshots(state, &conversation.id, since).await? {
-            if tx.send(snapshot).await.is_err() {
-                return Err(RunError("CLIENT_GONE", "the client disconnected".into()));
-            }
-        }
-    }
     let resume = input["resume"].as_array().filter(|r| !r.is_empty());
-    let task = match resume {
-        // A client that only calls (an autonomous agent's token) cannot countersign its own calls.
-        Some(_) if !may_decide => {
-            return Err(RunError(
+    let text = if resume.is_none() { last_user_text(input) } else { None };
+    let Some(text) = text else {
+        send_snapshots(state, &conversation.id, since, since, tx).await?;
+        return match resume {
+            // A client that only calls (an autonomous agent's token) cannot countersign its own calls.
+            Some(_) if !may_decide => Err(RunError(
                 "FORBIDDEN",
                 "this API token may only call: answering interrupts needs a token with the decide scope (docs/security.md, \"Tokens\")"
                     .into(),
-            ));
-        }
-        Some(entries) => resume_with(state, user, &conversation.id, entries).await?,
-        None => {
-            let Some(text) = last_user_text(input) else {
-                // A client that reloaded runs with nothing new to say. `@ag-ui/client` keeps open
-                // interrupts (`agent.pendingInterrupts`) only from a `RUN_FINISHED` whose outcome
-                // is `interrupt`, never from state: the thread's are said that way (docs/ag-ui.md).
-                if let Some(waiting) = approvals::pending_in(&state.store, &conversation.id).await?.first() {
-                    return Ok(json!({ "type": "interrupt", "interrupts": interrupts(state, &waiting.task_id).await? }));
-                }
-                return Err(RunError("NO_INPUT", "the run has no user message to answer".into()));
-            };
-            let client_id = last_user_message(input).and_then(client_message_id);
-            match state.orchestrator.start_turn_with_message_id(&conversation, &text, client_id, key).await {
-                Ok(task) => task,
-                Err(EngineError::TurnUnfinished(_)) => {
-                    return Err(RunError("INTERRUPTED", "the thread waits for its interrupts: answer them with resume".into()));
-                }
-                Err(e) => return Err(anyhow::Error::from(e).into()),
+            )),
+            Some(entries) => {
+                let task = resume_with(state, user, &conversation.id, entries).await?;
+                stream_until_settled(state, &conversation.id, &task, since, tx).await
             }
-        }
+            None => reloaded(state, &conversation.id).await,
+        };
     };
-    stream_until_settled(state, &conversation.id, &task, since, tx).await
+    // The new message is stored before the snapshot is taken, so the snapshot has it, under the
+    // client's id, before any reply: `@ag-ui/client` keeps only the messages a snapshot names.
+    let started = start(state, &conversation, input, &text, key).await;
+    let until = match &started {
+        Ok(task) => message_seq(state, &conversation.id, task).await?.unwrap_or(since),
+        Err(_) => since,
+    };
+    send_snapshots(state, &conversation.id, since, until, tx).await?;
+    stream_until_settled(state, &conversation.id, &started?, until, tx).await
+}
+
+/// A run with nothing new to say, from a client that reloaded. `@ag-ui/client` keeps open
+/// interrupts (`agent.pendingInterrupts`) only from a `RUN_FINISHED` whose outcome is
+/// `interrupt`, never from state: the thread's are said that way (docs/ag-ui.md).
+async fn reloaded(state: &AppState, conversation: &ConversationId) -> Result<Value, RunError> {
+    if let Some(waiting) = approvals::pending_in(&state.store, conversation).await?.first() {
+        return Ok(json!({ "type": "interrupt", "interrupts": interrupts(state, &waiting.task_id).await? }));
+    }
+    Err(RunError("NO_INPUT", "the run has no user message to answer".into()))
+}
+
+/// Starts the turn the run's new message asks for, the message stored under the client's id.
+async fn start(state: &AppState, conversation: &Conversation, input: &Value, text: &str, key: Option<&str>) -> Result<TaskId, RunError> {
+    let client_id = last_user_message(input).and_then(client_message_id);
+    match state.orchestrator.start_turn_with_message_id(conversation, text, client_id, key).await {
+        Ok(task) => Ok(task),
+        Err(EngineError::TurnUnfinished(_)) => {
+            Err(RunError("INTERRUPTED", "the thread waits for its interrupts: answer them with resume".into()))
+        }
+        Err(e) => Err(anyhow::Error::from(e).into()),
+    }
+}
+
+/// Where the task's user message was stored: the run's snapshot ends there, its events follow.
+async fn message_seq(state: &AppState, conversation: &ConversationId, task: &TaskId) -> anyhow::Result<Option<i64>> {
+    let stored = events::of_task(&state.store, conversation, task).await?;
+    Ok(stored.iter().find(|e| matches!(e.body, EventBody::UserMessage { .. })).map(|e| e.seq))
+}
+
+/// The thread up to `until` as snapshots, when it had a past before the run (`since`): the
+/// client of a new thread has all of it already.
+async fn send_snapshots(
+    state: &AppState,
+    conversation: &ConversationId,
+    since: i64,
+    until: i64,
+    tx: &mpsc::Sender<Value>,
+) -> Result<(), RunError> {
+    if since == 0 {
+        return Ok(());
+    }
+    for snapshot in snapshots(state, conversation, until).await? {
+        if tx.send(snapshot).await.is_err() {
+            return Err(RunError("CLIENT_GONE", "the client disconnected".into()));
+        }
+    }
+    Ok(())
 }
 
 fn title_of(input: &Value) -> String {
@@ -243,8 +280,10 @@ async fn resume_with(state: &AppState, user: &User, conversation: &ConversationI
         let payload = &entry["payload"];
         let reason = payload["reason"].as_str().filter(|r| !r.trim().is_empty()).map(str::to_owned);
         let decision = match (entry["status"].as_str(), payload["approved"].as_bool()) {
+            // Edited arguments of any shape go to the checks below (not an object: refused, as
+            // the API refuses them); dropped, the call would run unedited.
             (Some("resolved"), Some(true)) => {
-                Decision::Approve { args: payload.get("args").cloned().filter(Value::is_object), grant: None }
+                Decision::Approve { args: payload.get("args").filter(|a| !a.is_null()).cloned(), grant: None }
             }
             // A gate that requires a reason gets the client's, never one written for it.
             (Some("resolved"), Some(false)) | (Some("cancelled"), _) if approval.rules().check_rejection(reason.as_deref()).is_err() => {
@@ -278,6 +317,7 @@ async fn resume_with(state: &AppState, user: &User, conversation: &ConversationI
                     .check_approver(&actor.name, approval.owner.as_deref())
                     .err()
                     .or_else(|| rules.check_approval(&approval.args(), args.as_ref()).err().map(|b| b.message.to_owned()))
+                    .or_else(|| schema_refusal(state, &approval, args.as_ref()))
             }
             Decision::Reject { reason } => rules.check_rejection(reason.as_deref()).err().map(|b| b.message.to_owned()),
             Decision::Defer { .. } => None,
@@ -293,9 +333,17 @@ async fn resume_with(state: &AppState, user: &User, conversation: &ConversationI
         return Err(RunError("INVALID_RESUME", format!("the resume leaves interrupt {missing} unanswered: answer every open interrupt")));
     }
     for (approval, decision) in decisions {
-        state.decisions.decide(&approval.id, decision, &actor).await.map_err(|e| RunError("DECISION_REFUSED", e.to_string()))?;
+        state.decisions.decide(&approval.id, decision, &actor).await.map_err(|e| RunError("DECISION_REFUSED", super::said(&e)))?;
     }
     Ok(task)
+}
+
+/// Why an edit breaks the tool's schema, each field named (`/order_id: must be an integer`):
+/// checked with the rest, so that one bad edit in a resume decides none of its interrupts.
+fn schema_refusal(state: &AppState, approval: &ApprovalRow, args: Option<&Value>) -> Option<String> {
+    // Unchanged arguments are the call as proposed, which the decision does not check again.
+    let edited = args.filter(|a| **a != approval.args())?;
+    state.decisions.checked_args(approval, edited.clone()).err().map(|e| super::said(&e))
 }
 
 /// Sends the task's events as they are stored, until it finished or waits for a person.

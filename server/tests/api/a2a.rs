@@ -2,8 +2,9 @@
 //! `tests/clients/a2a_client.py` and `a2a_client_03.py`), each answered in its own version's
 //! shapes: a gated call makes the task input-required with the approval request as a data part,
 //! a data part `{"decision_type": ...}` decides it and the task completes;
-//! bad JSON-RPC gets the protocol's own error shapes and changes nothing. Also AG-UI's resume where
-//! a gate requires a reason to reject, the client's message ids in its snapshots, and the open
+//! bad JSON-RPC gets the protocol's own error shapes and changes nothing, and so do edited
+//! arguments the tool cannot take. Also AG-UI's resume where a gate requires a reason to reject or
+//! an edit breaks the tool's schema, the client's message ids in its snapshots, and the open
 //! interrupts a reloaded client is given.
 
 use serde_json::{Value, json};
@@ -256,6 +257,82 @@ async fn an_approval_with_edited_args_runs_the_edited_call() {
     assert_eq!(app.order(1001).await.refunded, 10.0, "the edited amount, not the proposed one");
 }
 
+/// Edited arguments are checked as the API checks them and refused with each field named (in the
+/// message, and as the API's 422 `details` in `data`), and an `approval_id` that is not a string
+/// is refused rather than read as none (which would decide every waiting call): nothing decided.
+#[tokio::test]
+async fn a2a_edits_the_tool_cannot_take_and_ids_that_name_no_approval_are_refused_and_decide_nothing() {
+    let app = app().await;
+    let send = |message: Value| json!({ "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": { "message": message } }).to_string();
+    let (_, first) = rpc(&app, &send(json!({ "parts": [{ "text": "refund order 1001 and 1002" }] }))).await;
+    let task = first["result"]["task"].clone();
+    let approvals = task["status"]["message"]["parts"][1]["data"]["approvals"].as_array().cloned().unwrap_or_default();
+    assert_eq!(approvals.len(), 2, "{first}");
+    let a1001 = approvals.iter().find(|a| a["args"]["order_id"] == 1001).unwrap()["approval_id"].clone();
+    let decide = |data: Value| send(json!({ "taskId": task["id"], "contextId": task["contextId"], "parts": [{ "data": data }] }));
+    let task_id = task["id"].as_str().unwrap().to_owned();
+    let refunded = || async { (app.order(1001).await.refunded, app.order(1002).await.refunded) };
+    let before = refunded().await;
+
+    for (data, said) in [
+        (json!({ "decision_type": "approve", "approval_id": a1001, "args": "{\"order_id\": 1001, \"amount\": 2}" }), "must be an object"),
+        (json!({ "decision_type": "approve", "approval_id": a1001, "args": [{ "order_id": 1001, "amount": 2 }] }), "must be an object"),
+        (json!({ "decision_type": "approve", "approval_id": 12345 }), "approval_id must be a string"),
+        (json!({ "decision_type": "reject", "approval_id": 12345 }), "approval_id must be a string"),
+    ] {
+        let (_, reply) = rpc(&app, &decide(data.clone())).await;
+        assert_eq!(reply["error"]["code"], -32602, "{data} → {reply}");
+        assert!(reply["error"]["message"].as_str().unwrap().contains(said), "{data} → {reply}");
+        assert_eq!(app.pending_approvals_of(&task_id).await.len(), 2, "{data}: nothing decided");
+        assert_eq!(refunded().await, before, "{data}: nothing refunded");
+    }
+
+    // A number the schema does not take: its field and what is wrong with it.
+    let (_, reply) =
+        rpc(&app, &decide(json!({ "decision_type": "approve", "approval_id": a1001, "args": { "order_id": 1001.5, "amount": 2 } }))).await;
+    let error = &reply["error"];
+    assert_eq!(error["code"], -32602, "{reply}");
+    assert_eq!(error["data"]["details"], json!([{ "path": "/order_id", "message": "must be an integer" }]), "{reply}");
+    assert!(error["message"].as_str().unwrap().contains("/order_id: must be an integer"), "{reply}");
+    assert_eq!(app.pending_approvals_of(&task_id).await.len(), 2, "nothing decided");
+    assert_eq!(refunded().await, before, "nothing refunded");
+}
+
+/// An AG-UI resume whose edited arguments the tool cannot take (not an object, or a number its
+/// schema refuses) is `DECISION_REFUSED`, its message naming the interrupt and what is wrong, and
+/// decides none of the resume's interrupts, not even one answered well.
+#[tokio::test]
+async fn an_ag_ui_edit_the_tool_cannot_take_is_refused_and_decides_nothing() {
+    let app = app().await;
+    let asked = json!({ "threadId": "edits", "runId": "ask", "messages": [{ "id": "m1", "role": "user", "content": "refund order 1001 and 1002" }] });
+    let asked = ag_ui_post(&app, asked).await;
+    let interrupts = asked.last().unwrap()["outcome"]["interrupts"].as_array().cloned().unwrap_or_default();
+    assert_eq!(interrupts.len(), 2, "{asked:?}");
+    let by_order =
+        |order: i64| interrupts.iter().find(|i| i["metadata"]["args"]["order_id"] == order).unwrap()["id"].as_str().unwrap().to_owned();
+    let (i1001, i1002) = (by_order(1001), by_order(1002));
+    let approve = |id: &str, args: Value| json!({ "interruptId": id, "status": "resolved", "payload": { "approved": true, "args": args } });
+    let refunded = || async { (app.order(1001).await.refunded, app.order(1002).await.refunded) };
+    let before = refunded().await;
+
+    for (run, args, said) in [
+        ("string", json!("{\"order_id\": 1002, \"amount\": 2}"), "must be an object"),
+        ("list", json!([{ "order_id": 1002, "amount": 2 }]), "must be an object"),
+        ("fraction", json!({ "order_id": 1002.5, "amount": 2 }), "/order_id: must be an integer"),
+    ] {
+        let resume = json!([approve(&i1001, json!({ "order_id": 1001, "amount": 2 })), approve(&i1002, args)]);
+        let events = ag_ui_post(&app, json!({ "threadId": "edits", "runId": run, "resume": resume, "messages": [] })).await;
+        let last = events.last().unwrap();
+        assert_eq!((last["type"].as_str(), last["code"].as_str()), (Some("RUN_ERROR"), Some("DECISION_REFUSED")), "{run}: {events:?}");
+        let message = last["message"].as_str().unwrap();
+        assert!(message.contains(&i1002) && message.contains(said), "{run}: {message}");
+        for id in [&i1001, &i1002] {
+            assert_eq!(app.get_json(&format!("/api/approvals/{id}")).await.1["state"], "pending", "{run}: nothing decided");
+        }
+        assert_eq!(refunded().await, before, "{run}: nothing refunded");
+    }
+}
+
 /// The events of an AG-UI run (`POST /ag-ui/support`), as the `data:` lines of its stream.
 async fn ag_ui_run(app: &TestApp, run: &str, resume: Value) -> Vec<Value> {
     let messages = json!([{ "id": "1", "role": "user", "content": "refund order 1001" }]);
@@ -271,9 +348,10 @@ async fn ag_ui_post(app: &TestApp, mut input: Value) -> Vec<Value> {
     stream.lines().filter_map(|l| l.strip_prefix("data:")).map(|d| serde_json::from_str(d.trim()).unwrap()).collect()
 }
 
-/// The client's own id for its message stays that message's id: a later run's
-/// `MESSAGES_SNAPSHOT` names it so (once, where it was), and `@ag-ui/client`'s merge then keeps the
-/// message in place instead of appending a renamed copy after the tool result.
+/// The client's own id for its message stays that message's id, in every run: a run that brings
+/// a new message has it in its own `MESSAGES_SNAPSHOT`, last and before the agent's answer to it,
+/// since `@ag-ui/client`'s merge keeps only the messages a snapshot names (a message left out was
+/// dropped, and came back below the answer a run later).
 #[tokio::test]
 async fn an_ag_ui_snapshot_names_the_users_message_by_the_id_its_client_gave_it() {
     let app = app().await;
@@ -282,12 +360,19 @@ async fn an_ag_ui_snapshot_names_the_users_message_by_the_id_its_client_gave_it(
     assert_eq!(events.last().unwrap()["outcome"]["type"], "success", "{events:?}");
     let second = json!({ "id": "m-client-2", "role": "user", "content": "look up order 1002" });
     let events = ag_ui_post(&app, json!({ "threadId": "ids", "runId": "two", "messages": [first, second] })).await;
-    let snapshot = events.iter().find(|e| e["type"] == "MESSAGES_SNAPSHOT").expect("a snapshot");
+    assert_eq!(events.last().unwrap()["outcome"]["type"], "success", "{events:?}");
+    let at = |kind: &str| events.iter().position(|e| e["type"] == kind);
+    let snapshot = &events[at("MESSAGES_SNAPSHOT").expect("a snapshot")];
     let messages = snapshot["messages"].as_array().unwrap();
     let users: Vec<&Value> = messages.iter().filter(|m| m["role"] == "user").collect();
-    assert_eq!(users, [&json!({ "id": "m-client-1", "role": "user", "content": "look up order 1001" })], "{snapshot}");
-    assert_eq!(messages[0]["id"], "m-client-1", "first, before the call it asked for: {snapshot}");
-    assert!(messages.iter().all(|m| !m["id"].as_str().unwrap().starts_with("user-")), "no id of the server's own: {snapshot}");
+    assert_eq!(users, [&first, &second], "each once, under its client's id: {snapshot}");
+    let ids: Vec<&str> = messages.iter().map(|m| m["id"].as_str().unwrap()).collect();
+    assert_eq!((ids.first(), ids.last()), (Some(&"m-client-1"), Some(&"m-client-2")), "the new message last: {snapshot}");
+    assert!(ids.len() > 2, "run one's call, result and answer between them: {snapshot}");
+    assert!(ids.iter().all(|id| !id.starts_with("user-")), "no id of the server's own: {snapshot}");
+    // The answer to the new message follows the snapshot, as this run's live events.
+    let (call, answer) = (at("TOOL_CALL_START"), at("TEXT_MESSAGE_START"));
+    assert!(call.is_some() && answer.is_some() && at("MESSAGES_SNAPSHOT") < call, "{events:?}");
 }
 
 /// A client that reloaded runs with no new message: besides the snapshots, the run's outcome is

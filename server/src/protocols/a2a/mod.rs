@@ -53,26 +53,46 @@ pub fn router() -> Router<AppState> {
 /// it answers with the task still working (the client then polls for the task).
 const SETTLE: Duration = Duration::from_secs(25);
 
-/// A JSON-RPC error for the response.
-struct RpcError(i64, String);
+/// A JSON-RPC error for the response, with `data` when there is more to say than its message.
+struct RpcError {
+    code: i64,
+    message: String,
+    data: Option<Value>,
+}
+
+impl RpcError {
+    fn new(code: i64, message: String) -> Self {
+        Self { code, message, data: None }
+    }
+}
 
 fn rpc_error(id: &Value, error: RpcError) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": error.0, "message": error.1 } })
+    let mut body = json!({ "code": error.code, "message": error.message });
+    if let Some(data) = error.data {
+        body["data"] = data;
+    }
+    json!({ "jsonrpc": "2.0", "id": id, "error": body })
 }
 
 impl From<anyhow::Error> for RpcError {
     fn from(err: anyhow::Error) -> Self {
         tracing::error!(error = ?err, "A2A request failed");
-        Self(code::INTERNAL, "the server could not complete the request".into())
+        Self::new(code::INTERNAL, "the server could not complete the request".into())
     }
 }
 
 impl From<EngineError> for RpcError {
     fn from(err: EngineError) -> Self {
         match err {
-            EngineError::Unknown(m) => Self(code::TASK_NOT_FOUND, m),
+            EngineError::Unknown(m) => Self::new(code::TASK_NOT_FOUND, m),
             EngineError::Internal(e) => e.into(),
-            other => Self(code::INVALID_PARAMS, other.to_string()),
+            // Each field's problem, as the API's 422 lists them, so a client can fix what it sent.
+            EngineError::Invalid { message, details } => Self {
+                code: code::INVALID_PARAMS,
+                message: super::with_details(&message, &details),
+                data: Some(json!({ "details": details })),
+            },
+            other => Self::new(code::INVALID_PARAMS, other.to_string()),
         }
     }
 }
@@ -87,24 +107,24 @@ async fn rpc(
     body: Bytes,
 ) -> Response {
     let Ok(request) = serde_json::from_slice::<Value>(&body) else {
-        return Json(rpc_error(&Value::Null, RpcError(code::PARSE, "the body is not JSON".into()))).into_response();
+        return Json(rpc_error(&Value::Null, RpcError::new(code::PARSE, "the body is not JSON".into()))).into_response();
     };
     let id = request.get("id").cloned().unwrap_or(Value::Null);
     let (Some("2.0"), Some(name)) = (request["jsonrpc"].as_str(), request["method"].as_str()) else {
-        return Json(rpc_error(&id, RpcError(code::INVALID_REQUEST, "expected a JSON-RPC 2.0 request with a method".into())))
+        return Json(rpc_error(&id, RpcError::new(code::INVALID_REQUEST, "expected a JSON-RPC 2.0 request with a method".into())))
             .into_response();
     };
     let Some(user) = viewer.0 else {
-        let error = RpcError(code::INVALID_REQUEST, "send a Countersign API token as Authorization: Bearer <token>".into());
+        let error = RpcError::new(code::INVALID_REQUEST, "send a Countersign API token as Authorization: Bearer <token>".into());
         return (StatusCode::UNAUTHORIZED, Json(rpc_error(&id, error))).into_response();
     };
     let header = headers.get("a2a-version").and_then(|v| v.to_str().ok());
     let (method, version) = match wire::method(name, header) {
         Ok(chosen) => chosen,
-        Err((code, message)) => return Json(rpc_error(&id, RpcError(code, message))).into_response(),
+        Err((code, message)) => return Json(rpc_error(&id, RpcError::new(code, message))).into_response(),
     };
     if state.orchestrator.agents().get(&agent).is_none() {
-        return Json(rpc_error(&id, RpcError(code::INVALID_REQUEST, format!("no agent named {agent:?}")))).into_response();
+        return Json(rpc_error(&id, RpcError::new(code::INVALID_REQUEST, format!("no agent named {agent:?}")))).into_response();
     }
     let params = &request["params"];
     let credential = credential.map(|Extension(c)| c);
@@ -113,7 +133,7 @@ async fn rpc(
         Method::Send => send_message(&state, &user, scopes, credential.as_ref(), &agent, params).await.map(|task| version.sent(&task)),
         Method::Get => get_task(&state, &user, params).await.map(|task| version.task(&task)),
         Method::Cancel => cancel(&state, &user, scopes, credential.as_ref(), params).await.map(|task| version.task(&task)),
-        Method::Unsupported(code) => Err(RpcError(code, format!("{name} is not offered: poll the task instead"))),
+        Method::Unsupported(code) => Err(RpcError::new(code, format!("{name} is not offered: poll the task instead"))),
     };
     Json(match outcome {
         Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
@@ -128,7 +148,7 @@ fn actor(user: &User) -> Actor {
 
 /// The task if it exists and is in a conversation the user sees.
 async fn visible_task(state: &AppState, user: &User, id: &str) -> Result<TaskRow, RpcError> {
-    let not_found = || RpcError(code::TASK_NOT_FOUND, format!("task {id} does not exist"));
+    let not_found = || RpcError::new(code::TASK_NOT_FOUND, format!("task {id} does not exist"));
     let task = tasks::get(&state.store, &TaskId::from(id.to_owned())).await?.ok_or_else(not_found)?;
     let conversation = conversations::get(&state.store, &task.conversation_id).await?.ok_or_else(not_found)?;
     if !(user.is_admin() || conversation.owner_id.as_ref() == Some(&user.id)) {
@@ -178,7 +198,7 @@ async fn stream_message(
 }
 
 async fn get_task(state: &AppState, user: &User, params: &Value) -> Result<TaskView, RpcError> {
-    let id = params["id"].as_str().ok_or_else(|| RpcError(code::INVALID_PARAMS, "params.id names the task".into()))?;
+    let id = params["id"].as_str().ok_or_else(|| RpcError::new(code::INVALID_PARAMS, "params.id names the task".into()))?;
     let task = visible_task(state, user, id).await?;
     task_view(state, &task).await
 }
@@ -207,12 +227,12 @@ async fn begin(
     params: &Value,
 ) -> Result<TaskId, RpcError> {
     let message = &params["message"];
-    let parts = wire::parts(message).ok_or_else(|| RpcError(code::INVALID_PARAMS, "params.message.parts must be a list".into()))?;
+    let parts = wire::parts(message).ok_or_else(|| RpcError::new(code::INVALID_PARAMS, "params.message.parts must be a list".into()))?;
     let decision = parts.data.iter().copied().find(|d| d.get("decision_type").is_some());
     let task = match (message["taskId"].as_str().filter(|t| !t.is_empty()), decision) {
         // A client that only calls (an autonomous agent's token) cannot countersign its own calls.
         (Some(_), Some(_)) if !scopes.allows(Scope::Decide) => {
-            return Err(RpcError(
+            return Err(RpcError::new(
                 code::INVALID_REQUEST,
                 "this API token may only call: deciding needs a token with the decide scope (docs/security.md, \"Tokens\")".into(),
             ));
@@ -220,7 +240,7 @@ async fn begin(
         (Some(task_id), Some(decision)) => decide(state, user, task_id, decision).await?,
         (Some(task_id), None) => {
             let task = visible_task(state, user, task_id).await?;
-            return Err(RpcError(
+            return Err(RpcError::new(
                 code::INVALID_PARAMS,
                 match task.status() {
                     TaskStatus::InputRequired => {
@@ -230,7 +250,7 @@ async fn begin(
                 },
             ));
         }
-        (None, Some(_)) => return Err(RpcError(code::INVALID_PARAMS, "a decision names the task it decides (message.taskId)".into())),
+        (None, Some(_)) => return Err(RpcError::new(code::INVALID_PARAMS, "a decision names the task it decides (message.taskId)".into())),
         (None, None) => {
             let context = message["contextId"].as_str().filter(|c| !c.is_empty());
             start(state, user, credential, agent, context, &parts.text.join("\n")).await?
@@ -249,7 +269,7 @@ async fn start(
 ) -> Result<TaskId, RpcError> {
     let text = text.trim();
     if text.is_empty() {
-        return Err(RpcError(code::INVALID_PARAMS, "the message needs a text part".into()));
+        return Err(RpcError::new(code::INVALID_PARAMS, "the message needs a text part".into()));
     }
     // A contextId that is not the caller's own with this agent (someone else's, or none) starts a
     // new context, as an unknown one does: another person's conversation is never used.
@@ -268,7 +288,7 @@ async fn start(
     match state.orchestrator.start_turn(&conversation, text, key).await {
         Ok(task) => Ok(task),
         Err(EngineError::TurnUnfinished(open)) => {
-            Err(RpcError(code::INVALID_PARAMS, format!("this context's task {open} has not finished")))
+            Err(RpcError::new(code::INVALID_PARAMS, format!("this context's task {open} has not finished")))
         }
         Err(e) => Err(e.into()),
     }
@@ -289,15 +309,20 @@ enum Answer {
 /// `{"decision_type": "reject" | "deny", "reason" | "rejection_reason"?}`, or
 /// `{"decision_type": "batch", "decisions": {id: "approve" | "reject"}, "rejection_reasons"?: {id: reason}}`.
 fn answer(data: &Value) -> Result<Answer, RpcError> {
-    let invalid = |message: &str| RpcError(code::INVALID_PARAMS, message.to_owned());
+    let invalid = |message: &str| RpcError::new(code::INVALID_PARAMS, message.to_owned());
     let text = |v: &Value| v.as_str().map(str::to_owned).filter(|r| !r.trim().is_empty());
     let reason = text(&data["reason"]).or_else(|| text(&data["rejection_reason"]));
-    let approval = data["approval_id"].as_str().map(|a| ApprovalId::from(a.to_owned()));
+    // An id that cannot name an approval is refused: left out, the decision would be every call's.
+    let approval = match data.get("approval_id") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(id)) => Some(ApprovalId::from(id.clone())),
+        Some(_) => return Err(invalid("approval_id must be a string: the id of the approval the decision is for")),
+    };
+    // Edited arguments of any shape go to the decision, which checks them against the tool's
+    // schema as the API does (not an object: refused); dropped, the call would run unedited.
+    let args = data.get("args").filter(|a| !a.is_null()).cloned();
     match data["decision_type"].as_str() {
-        Some("approve") => Ok(Answer::One {
-            approval,
-            decision: Decision::Approve { args: data.get("args").cloned().filter(|a| a.is_object()), grant: None },
-        }),
+        Some("approve") => Ok(Answer::One { approval, decision: Decision::Approve { args, grant: None } }),
         Some("reject" | "deny") => Ok(Answer::One { approval, decision: Decision::Reject { reason } }),
         Some("batch") => {
             let decisions = data["decisions"].as_object().filter(|d| !d.is_empty());
@@ -324,14 +349,14 @@ async fn decide(state: &AppState, user: &User, task_id: &str, data: &Value) -> R
     let answer = answer(data)?;
     // The same per-user decision limit as the API's.
     if state.limits.decision(&state.store, &user.id).await.is_err() {
-        return Err(RpcError(code::INVALID_REQUEST, "too many decisions in the last minute: wait a moment".into()));
+        return Err(RpcError::new(code::INVALID_REQUEST, "too many decisions in the last minute: wait a moment".into()));
     }
     let actor = actor(user);
     match answer {
         Answer::One { approval: Some(approval), decision } => {
             let row = approvals::get(&state.store, &approval).await?;
             if row.is_none_or(|a| a.task_id != task.id) {
-                return Err(RpcError(code::INVALID_PARAMS, format!("approval {approval} is not one of task {task_id}'s")));
+                return Err(RpcError::new(code::INVALID_PARAMS, format!("approval {approval} is not one of task {task_id}'s")));
             }
             state.decisions.decide(&approval, decision, &actor).await?;
         }
@@ -343,7 +368,7 @@ async fn decide(state: &AppState, user: &User, task_id: &str, data: &Value) -> R
                     state.decisions.decide(&only.id, decision, &actor).await?;
                 }
                 (Decision::Approve { args: Some(_), .. }, _) => {
-                    return Err(RpcError(
+                    return Err(RpcError::new(
                         code::INVALID_PARAMS,
                         "several calls wait: name the one the edited args are for (approval_id)".into(),
                     ));
@@ -360,7 +385,7 @@ async fn decide(state: &AppState, user: &User, task_id: &str, data: &Value) -> R
             let mut by_approval = HashMap::new();
             for (id, decision) in batch {
                 let Some(approval) = pending.iter().find(|a| *a.id == id || *a.call_id == id) else {
-                    return Err(RpcError(code::INVALID_PARAMS, format!("no pending call {id:?} in task {task_id}")));
+                    return Err(RpcError::new(code::INVALID_PARAMS, format!("no pending call {id:?} in task {task_id}")));
                 };
                 by_approval.insert(approval.id.clone(), decision);
             }
@@ -379,13 +404,13 @@ async fn cancel(
     credential: Option<&Credential>,
     params: &Value,
 ) -> Result<TaskView, RpcError> {
-    let id = params["id"].as_str().ok_or_else(|| RpcError(code::INVALID_PARAMS, "params.id names the task".into()))?;
+    let id = params["id"].as_str().ok_or_else(|| RpcError::new(code::INVALID_PARAMS, "params.id names the task".into()))?;
     let task = visible_task(state, user, id).await?;
     if !may_stop(credential, scopes, &task) {
-        return Err(RpcError(code::INVALID_REQUEST, MAY_NOT_STOP.into()));
+        return Err(RpcError::new(code::INVALID_REQUEST, MAY_NOT_STOP.into()));
     }
     if task.status().is_final() {
-        return Err(RpcError(code::TASK_NOT_CANCELABLE, format!("task {id} is already {}", task.status().as_str())));
+        return Err(RpcError::new(code::TASK_NOT_CANCELABLE, format!("task {id} is already {}", task.status().as_str())));
     }
     match state.decisions.abort(&task.id, &actor(user)).await {
         Ok(()) | Err(EngineError::WrongState(_)) => {}
@@ -400,7 +425,7 @@ async fn settled(state: &AppState, id: &TaskId) -> Result<TaskRow, RpcError> {
     let deadline = tokio::time::Instant::now() + SETTLE;
     loop {
         let task =
-            tasks::get(&state.store, id).await?.ok_or_else(|| RpcError(code::TASK_NOT_FOUND, format!("task {id} does not exist")))?;
+            tasks::get(&state.store, id).await?.ok_or_else(|| RpcError::new(code::TASK_NOT_FOUND, format!("task {id} does not exist")))?;
         if task.status() != TaskStatus::Working || tokio::time::Instant::now() >= deadline {
             return Ok(task);
         }

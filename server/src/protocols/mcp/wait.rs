@@ -231,14 +231,10 @@ pub async fn outcome(state: &AppState, conversation: &ConversationId, task: &Tas
     tool_result(result, decided, running(&history))
 }
 
-/// One `{path, message}` problem as a model reads it: `/order_id: must be an integer`, or the
-/// message alone for the arguments as a whole (`order_id is required`).
+/// One stored `{path, message}` problem as a model reads it (`crate::protocols::problem_said`).
 fn detail_said(detail: &Value) -> String {
     let message = detail["message"].as_str().unwrap_or("is not valid");
-    match detail["path"].as_str().filter(|p| !p.is_empty()) {
-        Some(path) => format!("{path}: {message}"),
-        None => message.to_owned(),
-    }
+    crate::protocols::problem_said(detail["path"].as_str().unwrap_or_default(), message)
 }
 
 /// The tool result for a call's result (`ok`, its output as stored), who decided it, and whether
