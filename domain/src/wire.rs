@@ -195,14 +195,33 @@ pub struct ApproveRequest {
 #[serde(deny_unknown_fields)]
 pub struct GrantRequest {
     /// Seconds the grant lasts; none: until revoked.
+    #[serde(default, deserialize_with = "whole_or_none")]
     pub ttl_secs: Option<u64>,
     /// How many calls it may let through; none: unlimited.
     #[cfg_attr(feature = "openapi", schema(minimum = 1))]
+    #[serde(default, deserialize_with = "whole_or_none")]
     pub max_uses: Option<u32>,
     /// Which arguments it lets through besides the gate's own bounds: `any` (the default),
     /// `exact` (only the approved arguments), or `at_most` (numbers no larger than approved).
     #[serde(default)]
     pub args: GrantArgs,
+}
+
+/// An optional whole number, also when written as a float (`2.0`), as clients that carry every
+/// JSON number as a float send it and as tool arguments are read. A fraction, a negative number
+/// or one too large for the field is refused, saying so.
+fn whole_or_none<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: TryFrom<u64>,
+{
+    use serde::de::Error;
+    let Some(number) = Option::<serde_json::Number>::deserialize(deserializer)? else { return Ok(None) };
+    // `u64::MAX as f64` is 2^64, exactly.
+    let whole =
+        number.as_u64().or_else(|| number.as_f64().filter(|f| f.fract() == 0.0 && (0.0..u64::MAX as f64).contains(f)).map(|f| f as u64));
+    let Some(whole) = whole else { return Err(D::Error::custom(format!("must be a whole number of at least 0, not {number}"))) };
+    T::try_from(whole).map(Some).map_err(|_| D::Error::custom(format!("{number} is too large")))
 }
 
 /// How far a grant reaches over the arguments of the calls its gate stops.
@@ -613,4 +632,29 @@ pub struct ShadowHit {
     pub summary: String,
     /// RFC 3339.
     pub at: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A client that writes every number as a float (`2.0`) asks for the same grant as one that
+    /// writes `2`; anything that is not a whole number of the field's size is refused.
+    #[test]
+    fn a_grant_s_numbers_may_be_whole_floats_and_nothing_else() {
+        let read = |text: &str| serde_json::from_str::<GrantRequest>(text);
+        let grant = read(r#"{"max_uses": 2.0, "ttl_secs": 3600.0}"#).unwrap();
+        assert_eq!((grant.max_uses, grant.ttl_secs), (Some(2), Some(3600)));
+        assert_eq!(read(r#"{"max_uses": 2, "ttl_secs": null}"#).unwrap(), GrantRequest { max_uses: Some(2), ..Default::default() });
+        assert_eq!(read("{}").unwrap(), GrantRequest::default());
+        for (text, said) in [
+            (r#"{"max_uses": 2.5}"#, "must be a whole number of at least 0, not 2.5"),
+            (r#"{"ttl_secs": -1}"#, "must be a whole number of at least 0, not -1"),
+            (r#"{"max_uses": 4294967296}"#, "4294967296 is too large"),
+            (r#"{"max_uses": "2"}"#, "invalid type: string"),
+        ] {
+            let refused = read(text).unwrap_err().to_string();
+            assert!(refused.contains(said), "{text}: {refused}");
+        }
+    }
 }

@@ -115,10 +115,14 @@ pub async fn task_with_call(db: impl Into<Db<'_>>, task_id: &TaskId) -> anyhow::
     }))
 }
 
-/// The client still waits (a heartbeat), or has gone (`gone`). A client once gone stays gone.
+/// The client still waits (a heartbeat), or has gone (`gone`). A client once gone stays gone; a
+/// call whose task ended keeps its record as it ended (no one waits for it any more).
 pub async fn mark(db: impl Into<Db<'_>>, task_id: &TaskId, gone: bool) -> anyhow::Result<()> {
     let sql = match gone {
-        true => "UPDATE client_calls SET gone_at = $1 WHERE task_id = $2 AND gone_at IS NULL",
+        true => {
+            "UPDATE client_calls SET gone_at = $1 WHERE task_id = $2 AND gone_at IS NULL \
+             AND EXISTS (SELECT 1 FROM tasks t WHERE t.id = client_calls.task_id AND t.status IN ('working', 'input_required'))"
+        }
         false => "UPDATE client_calls SET seen_at = $1 WHERE task_id = $2 AND gone_at IS NULL",
     };
     sqlx::query(sql).bind(now_ms()).bind(task_id).execute(db.into().write()).await.context("failed to record whether the client waits")?;
@@ -138,13 +142,20 @@ pub async fn set_request(conn: &mut AnyConnection, task_id: &TaskId, request_key
 }
 
 /// The call (its task and who asked) that the client's request `request_key` made, while its
-/// client still waits for it.
+/// client still waits for it. A key is not unique over time: MCP clients number their requests
+/// from 0 in every session, so a client that reconnects with the same token repeats ids. Only a
+/// call whose task has not ended can still be waited for, and of those the newest is the one the
+/// request that repeats the id made.
 pub async fn by_request(db: impl Into<Db<'_>>, request_key: &str) -> anyhow::Result<Option<(TaskId, String)>> {
-    sqlx::query_as("SELECT task_id, client FROM client_calls WHERE request_key = $1 AND gone_at IS NULL")
-        .bind(request_key)
-        .fetch_optional(db.into().read_few())
-        .await
-        .context("failed to find the client's request")
+    sqlx::query_as(
+        "SELECT c.task_id, c.client FROM client_calls c JOIN tasks t ON t.id = c.task_id \
+         WHERE c.request_key = $1 AND c.gone_at IS NULL AND t.status IN ('working', 'input_required') \
+         ORDER BY t.created_at DESC, t.id DESC LIMIT 1",
+    )
+    .bind(request_key)
+    .fetch_optional(db.into().read_few())
+    .await
+    .context("failed to find the client's request")
 }
 
 /// The client was answered "input required" and comes back with its answer (MCP 2026-07-28):

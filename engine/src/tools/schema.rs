@@ -2,7 +2,7 @@
 //! numbers read as the schema types them.
 
 use std::{
-    collections::HashMap,
+    collections::{BTreeSet, HashMap},
     sync::{Arc, LazyLock},
 };
 
@@ -22,37 +22,77 @@ pub fn violations(schema: &Value, args: &Value) -> Vec<FieldProblem> {
         Ok(v) => v,
         Err(err) => return vec![FieldProblem::new("", format!("the tool's schema is invalid: {err}"))],
     };
-    validator.iter_errors(args).map(|e| FieldProblem::new(e.instance_path().to_string(), plain(&e))).collect()
+    let mut found: Vec<FieldProblem> =
+        validator.iter_errors(args).map(|e| FieldProblem::new(e.instance_path().to_string(), plain(&e))).collect();
+    found.extend(past_i64(schema, args));
+    found
 }
+
+/// Whole numbers where the schema types an integer that are too large for one: the validator
+/// counts `1e20` and `9223372036854775808` as integers, but tools read integers as `i64`, so
+/// such an edit would be decided and then fail in the tool.
+fn past_i64(schema: &Value, args: &Value) -> Vec<FieldProblem> {
+    integer_places(schema, args)
+        .into_iter()
+        .filter(|place| args.pointer(place).and_then(Value::as_number).is_some_and(whole_past_i64))
+        .map(|place| FieldProblem::new(place, format!("must be an integer from {} to {}", i64::MIN, i64::MAX)))
+        .collect()
+}
+
+/// Whether a number is whole but no `i64`. A fraction is not: the validator refuses it already.
+fn whole_past_i64(n: &serde_json::Number) -> bool {
+    match (n.is_i64(), n.is_u64(), n.as_f64()) {
+        (true, _, _) => false,
+        // Above `i64::MAX`.
+        (false, true, _) => true,
+        (false, false, f) => f.is_some_and(|f| f.fract() == 0.0 && !I64_RANGE.contains(&f)),
+    }
+}
+
+/// The floats that are an `i64` when whole: `i64::MIN as f64` and `i64::MAX as f64` are -2^63
+/// and 2^63, exactly.
+const I64_RANGE: std::ops::Range<f64> = i64::MIN as f64..i64::MAX as f64;
 
 /// `args` with every whole number the schema types as an `integer` written as one: `1004.0`
 /// becomes `1004`. Clients that carry JSON as floats (a protobuf `Value`, some models) send
 /// `1004.0`, which the schema check counts as an integer but a tool reading an integer does not
-/// (docs/api.md, `POST /api/approvals/{id}/approve`). Nothing else changes: a fraction (`1004.5`) and a string
-/// (`"1004"`) stay for [`violations`] to refuse, and a `number` field keeps what it was given.
-/// Follows `properties`, `additionalProperties`, `items`, `prefixItems`, `allOf` and local
-/// `$ref`s (`#/...`).
+/// (docs/api.md, `POST /api/approvals/{id}/approve`). Nothing else changes: a fraction (`1004.5`),
+/// a whole number too large for an `i64` (`1e20`) and a string (`"1004"`) stay for [`violations`]
+/// to refuse, and a `number` field keeps what it was given. Follows `properties`,
+/// `additionalProperties`, `items`, `prefixItems`, `allOf`, `anyOf`, `oneOf` and local `$ref`s
+/// (`#/...`), as [`integer_places`] does.
 pub fn exact_numbers(schema: &Value, mut args: Value) -> Value {
-    exact_in(schema, schema, &mut args, 0);
+    for place in integer_places(schema, &args) {
+        if let Some(value) = args.pointer_mut(&place)
+            && let Some(whole) = value.as_f64().filter(|_| value.is_f64()).and_then(whole_number)
+        {
+            *value = whole;
+        }
+    }
     args
 }
 
-/// How deep [`exact_numbers`] follows the schema: a schema whose `$ref`s go round ends here.
+/// How deep [`integer_places`] follows the schema: a schema whose `$ref`s go round ends here.
 const DEEPEST: usize = 64;
 
-fn exact_in(root: &Value, schema: &Value, value: &mut Value, depth: usize) {
+/// Where (as JSON pointers) `value` holds a number that `schema` types as an integer only.
+fn integer_places(schema: &Value, value: &Value) -> BTreeSet<String> {
+    let mut places = BTreeSet::new();
+    places_in(schema, schema, value, "", 0, &mut places);
+    places
+}
+
+fn places_in(root: &Value, schema: &Value, value: &Value, path: &str, depth: usize, places: &mut BTreeSet<String>) {
     // `true` / `false` schemas say nothing of types.
     let Some(schema) = schema.as_object().filter(|_| depth < DEEPEST) else { return };
     if let Some(target) = schema.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#')).and_then(|p| root.pointer(p)) {
-        exact_in(root, target, value, depth + 1);
+        places_in(root, target, value, path, depth + 1, places);
     }
-    for part in schema.get("allOf").and_then(Value::as_array).into_iter().flatten() {
-        exact_in(root, part, value, depth + 1);
+    for part in parts(schema) {
+        places_in(root, part, value, path, depth + 1, places);
     }
-    if value.is_f64() && integer_only(schema) {
-        if let Some(whole) = value.as_f64().and_then(whole_number) {
-            *value = whole;
-        }
+    if value.is_number() && integer_only(schema) {
+        places.insert(path.to_owned());
         return;
     }
     match value {
@@ -60,15 +100,16 @@ fn exact_in(root: &Value, schema: &Value, value: &mut Value, depth: usize) {
             let properties = schema.get("properties").and_then(Value::as_object);
             // `additionalProperties` is for names no `properties` (nor `patternProperties`) covers.
             let additional = schema.get("additionalProperties").filter(|_| !schema.contains_key("patternProperties"));
-            for (name, field) in fields.iter_mut() {
+            for (name, field) in fields {
                 if let Some(field_schema) = properties.and_then(|p| p.get(name)).or(additional) {
-                    exact_in(root, field_schema, field, depth + 1);
+                    let path = format!("{path}/{}", name.replace('~', "~0").replace('/', "~1"));
+                    places_in(root, field_schema, field, &path, depth + 1, places);
                 }
             }
         }
         Value::Array(items) => {
             let prefix = schema.get("prefixItems").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-            for (i, item) in items.iter_mut().enumerate() {
+            for (i, item) in items.iter().enumerate() {
                 let item_schema = match (prefix.get(i), schema.get("items")) {
                     (Some(s), _) => Some(s),
                     // Drafts before 2020-12 write a tuple as an array of `items`.
@@ -76,11 +117,39 @@ fn exact_in(root: &Value, schema: &Value, value: &mut Value, depth: usize) {
                     (None, rest) => rest,
                 };
                 if let Some(item_schema) = item_schema {
-                    exact_in(root, item_schema, item, depth + 1);
+                    places_in(root, item_schema, item, &format!("{path}/{i}"), depth + 1, places);
                 }
             }
         }
         _ => {}
+    }
+}
+
+/// The subschemas that type the same value as `schema`: each `allOf` part, and each branch of an
+/// `anyOf` or `oneOf` none of whose branches takes any number (Pydantic's `Optional[int]` is
+/// `anyOf: [{"type": "integer"}, {"type": "null"}]`). Where a branch takes any number, a whole
+/// float and a large one fit it as they are.
+fn parts(schema: &serde_json::Map<String, Value>) -> impl Iterator<Item = &Value> {
+    let all = schema.get("allOf").and_then(Value::as_array).into_iter().flatten();
+    let choices = ["anyOf", "oneOf"]
+        .into_iter()
+        .filter_map(move |keyword| schema.get(keyword).and_then(Value::as_array))
+        .filter(|branches| !branches.iter().any(any_number))
+        .flatten();
+    all.chain(choices)
+}
+
+/// Whether a branch takes any number: it types `number`, or it is `true` or `{}`.
+fn any_number(branch: &Value) -> bool {
+    match branch {
+        Value::Bool(takes) => *takes,
+        Value::Object(schema) if schema.is_empty() => true,
+        Value::Object(schema) => match schema.get("type") {
+            Some(Value::String(t)) => t == "number",
+            Some(Value::Array(types)) => types.iter().any(|t| t == "number"),
+            _ => false,
+        },
+        _ => false,
     }
 }
 
@@ -94,19 +163,9 @@ fn integer_only(schema: &serde_json::Map<String, Value>) -> bool {
     }
 }
 
-/// The integer a float is exactly, if it is one JSON can hold as an integer.
+/// The integer a float is exactly, if it is an `i64`: tools read integers as one.
 fn whole_number(f: f64) -> Option<Value> {
-    if f.fract() != 0.0 {
-        return None;
-    }
-    // `u64::MAX as f64` and `i64::MIN as f64` are 2^64 and -2^63, exactly.
-    if (0.0..u64::MAX as f64).contains(&f) {
-        Some(Value::from(f as u64))
-    } else if (i64::MIN as f64..0.0).contains(&f) {
-        Some(Value::from(f as i64))
-    } else {
-        None
-    }
+    (f.fract() == 0.0 && I64_RANGE.contains(&f)).then(|| Value::from(f as i64))
 }
 
 /// A violation said for the person who edited the value ("must be more than 0"), not in the
@@ -203,6 +262,47 @@ mod tests {
         assert_eq!(said(json!({"order_id": "1004"})), [FieldProblem::new("/order_id", "must be an integer")]);
         let huge = exact_numbers(&schema(), json!({"order_id": 1e300}));
         assert!(huge["order_id"].is_f64(), "too large for an integer: left as it is: {huge}");
+        assert_eq!(violations(&schema(), &huge), [FieldProblem::new("/order_id", TOO_LARGE)], "and then refused");
+    }
+
+    const TOO_LARGE: &str = "must be an integer from -9223372036854775808 to 9223372036854775807";
+
+    /// The validator counts any whole number as an integer; tools read integers as `i64`.
+    #[test]
+    fn a_whole_number_too_large_for_an_i64_is_refused_on_its_field() {
+        let checked = |text: &str| {
+            let args: Value = serde_json::from_str(&format!(r#"{{"order_id": {text}}}"#)).unwrap();
+            violations(&schema(), &exact_numbers(&schema(), args))
+        };
+        for text in ["1e20", "1e19", "18446744073709551616", "9223372036854775808", "-1e19"] {
+            assert_eq!(checked(text), [FieldProblem::new("/order_id", TOO_LARGE)], "{text}");
+        }
+        for text in ["9223372036854775807", "-9223372036854775808", "9.2e18", "-4.0"] {
+            assert!(checked(text).is_empty(), "{text} is an i64");
+        }
+        let edge = exact_numbers(&schema(), json!({"order_id": 9.2e18}));
+        assert!(edge["order_id"].is_i64() && edge["order_id"] == 9_200_000_000_000_000_000_i64, "{edge}");
+    }
+
+    #[test]
+    fn any_of_and_one_of_are_followed_where_a_branch_types_an_integer() {
+        let schema = json!({
+            "type": "object",
+            "$defs": { "line": { "type": "object", "properties": { "qty": { "type": "integer" } } } },
+            "properties": {
+                "optional": { "anyOf": [{ "type": "integer" }, { "type": "null" }] },
+                "either": { "oneOf": [{ "type": "string" }, { "type": "integer", "minimum": 1 }] },
+                "line": { "anyOf": [{ "$ref": "#/$defs/line" }, { "type": "null" }] },
+                "loose": { "anyOf": [{ "type": "integer" }, { "type": "number" }] }
+            }
+        });
+        let args = json!({ "optional": 3.0, "either": 4.0, "line": { "qty": 6.0 }, "loose": 5.0 });
+        let exact = json!({ "optional": 3, "either": 4, "line": { "qty": 6 }, "loose": 5.0 });
+        assert_eq!(exact_numbers(&schema, args), exact);
+        assert_eq!(exact_numbers(&schema, json!({ "optional": null, "either": "x" })), json!({ "optional": null, "either": "x" }));
+        // A branch that takes any number takes a large one too.
+        let huge = violations(&schema, &json!({ "optional": 1e20, "loose": 1e20 }));
+        assert_eq!(huge, [FieldProblem::new("/optional", TOO_LARGE)]);
     }
 
     #[test]

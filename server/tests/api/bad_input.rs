@@ -121,6 +121,10 @@ async fn malformed_decision_bodies_are_refused_and_the_approval_stays_pending() 
     assert_eq!(status, 422);
     let (status, _) = app.post_json(&format!("/api/approvals/{}/reject", approvals[0].id), json!({ "reason": ["x"] })).await;
     assert_eq!(status, 422);
+    // A grant's numbers may come as whole floats (`2.0`), never as fractions.
+    let (status, body) = app.post_json(&path, json!({ "grant": { "max_uses": 2.5 } })).await;
+    assert_eq!((status, problem_paths(&body)), (422, vec!["/grant/max_uses".to_owned()]), "{body}");
+    assert!(body["error"]["details"][0]["message"].as_str().unwrap().contains("must be a whole number"), "{body}");
     assert_eq!(app.pending_approvals_of(&task).await.len(), 1);
 }
 

@@ -133,6 +133,31 @@ async fn an_edited_whole_float_is_the_integer_the_schema_says_and_a_fraction_is_
     assert!(approval["edited_args"]["order_id"].is_u64() && approval["edited_args"] == *edited, "{approval}");
 }
 
+/// A whole number too large for the integer a tool reads (`1e20`, or one past `i64::MAX` written
+/// as an integer) is refused on its field like a fraction, before anything is decided: the schema
+/// check counts it as an integer, the tool would not.
+#[tokio::test]
+async fn an_edited_integer_too_large_for_the_tool_is_refused_on_its_field_and_decides_nothing() {
+    let app = spawn_app().await;
+    let c = app.create_conversation().await;
+    let (task, approvals) = app.pending_turn(&c, "refund order 1001", 1).await;
+    let path = format!("/api/approvals/{}", approvals[0].id);
+    let before = app.detail(&c).await.events;
+    let refused = json!([{ "path": "/order_id", "message": "must be an integer from -9223372036854775808 to 9223372036854775807" }]);
+    for order_id in [json!(1e20), json!(9_223_372_036_854_775_808_u64)] {
+        let args = json!({ "order_id": order_id, "amount": 1 });
+        for door in ["approve", "preview"] {
+            let (status, body) = app.post_json(&format!("{path}/{door}"), json!({ "args": args })).await;
+            assert_eq!((status, error_code(&body)), (422, "unprocessable"), "{door} {args}: {body}");
+            assert_eq!(body["error"]["details"], refused, "{door} {args}: {body}");
+        }
+    }
+    assert_eq!(app.detail(&c).await.events, before, "nothing changed");
+    assert_eq!(app.get_json(&path).await.1["state"], "pending");
+    assert_eq!(app.task_status(&task).await, TaskStatus::InputRequired);
+    assert_eq!(app.order(1001).await.refunded, 0.0);
+}
+
 /// Attack: approve after the deadline passed but before the sweeper applied the timeout action
 /// (with `escalate` that would skip the admins). The decision checks the deadline itself.
 #[tokio::test]

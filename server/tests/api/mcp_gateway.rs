@@ -7,6 +7,8 @@
 //! or decide its own approvals over REST. A 2026-07-28 client that can ask its user is answered
 //! "input required" instead, and resumes on any replica. A call whose arguments break the tool's
 //! schema is a tool error naming each problem, as `mcp_client_bad_args.py` reads it in both eras.
+//! A cancellation stops only the call its request id still waits for, never an earlier, finished
+//! call of the same token with the same id.
 //! The TypeScript SDK's tests are in end2end/tests/mcp-gateway.spec.ts.
 
 use std::time::Duration;
@@ -490,6 +492,76 @@ async fn the_official_python_client_is_told_each_bad_argument_in_the_text_and_th
         cards.extend(detail.view.cards().map(|c| (c.tool.clone(), c.status)));
     }
     assert_eq!(cards, vec![("process_refund".to_owned(), domain::CardStatus::Failed); 4], "two calls in each era");
+}
+
+/// MCP clients number their requests from 0 in every session, so a client that connects again
+/// with the same token repeats a request id. Its `notifications/cancelled` stops the call that
+/// request still waits for, which a later approval then cannot run, and leaves an earlier,
+/// finished call with the same id as it was.
+#[tokio::test]
+async fn a_cancellation_stops_the_waiting_call_of_its_request_id_and_not_a_finished_one_with_the_same_id() {
+    let app = spawn_app_with(Options { agents_toml: Some(REFUNDS.to_owned()), ..Default::default() }).await;
+    let refund = |amount: u32| {
+        let call = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "process_refund", "arguments": { "order_id": 1004, "amount": amount },
+        } });
+        tokio::spawn(answer(support_request(&app, call)))
+    };
+    let waiting = || async {
+        let (_, list) = app.get_json("/api/approvals?status=pending").await;
+        list.as_array().and_then(|l| l.first().cloned())
+    };
+    let before = app.order(1004).await.refunded;
+
+    // The first call with id 1: approved, run, answered.
+    let first = refund(1);
+    let approved = eventually("the first refund to wait", waiting).await;
+    let approved_path = format!("/api/approvals/{}", approved["id"].as_str().unwrap());
+    let (status, body) = app.post_json(&format!("{approved_path}/approve"), json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    let first = tokio::time::timeout(Duration::from_secs(30), first).await.expect("the first call is answered").unwrap();
+    assert_eq!(first["result"]["isError"], json!(null), "{first}");
+    assert_eq!(app.order(1004).await.refunded, before + 1.0);
+    let conversation = approved["conversation_id"].as_str().unwrap().to_owned();
+    let first_task = approved["task_id"].as_str().unwrap().to_owned();
+    let of_first = |events: Vec<domain::Event>| events.into_iter().filter(|e| e.body.task_id().as_str() == first_task).collect::<Vec<_>>();
+    let recorded = of_first(app.detail(&conversation).await.events);
+
+    // The second call with id 1 waits; the client cancels request 1.
+    let second = refund(2);
+    let held = eventually("the second refund to wait", waiting).await;
+    assert_ne!(held["id"], approved["id"]);
+    let cancel = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 1, "reason": "stopped" } });
+    let cancelled = support_request(&app, cancel).send().await.unwrap();
+    assert_eq!(cancelled.status(), 202, "a notification is accepted");
+    let held_path = format!("/api/approvals/{}", held["id"].as_str().unwrap());
+    let stopped = eventually("the waiting call to be stopped", || async {
+        let (_, approval) = app.get_json(&held_path).await;
+        (approval["state"] == "canceled").then_some(approval)
+    })
+    .await;
+    assert!(stopped["reason"].as_str().unwrap_or_default().contains("which stopped waiting"), "{stopped}");
+    let (status, body) = app.post_json(&format!("{held_path}/approve"), json!({})).await;
+    assert_eq!(status, 409, "{body}");
+    let second = tokio::time::timeout(Duration::from_secs(30), second).await.expect("the held call is answered").unwrap();
+    assert_eq!(second["result"]["isError"], true, "{second}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(app.order(1004).await.refunded, before + 1.0, "the cancelled refund did not run");
+
+    let detail = app.detail(&conversation).await;
+    let cards: Vec<_> = detail.view.cards().map(|c| c.status).collect();
+    assert_eq!(cards, [domain::CardStatus::Succeeded, domain::CardStatus::Canceled]);
+    assert_eq!(of_first(detail.events), recorded, "the first call's record is as it was");
+    assert_eq!(app.get_json(&approved_path).await.1["state"], "approved");
+}
+
+/// A 2025-11-25 JSON-RPC message to alice's gateway of the agent `support` ([`REFUNDS`]).
+fn support_request(app: &TestApp, message: serde_json::Value) -> reqwest::RequestBuilder {
+    app.client
+        .post(app.url("/mcp/support"))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .json(&message)
 }
 
 /// A 2026-07-28 `tools/call` to alice's gateway; its JSON-RPC answer.

@@ -271,7 +271,9 @@ impl ServerHandler for Gateway {
 }
 
 /// The name of a client's request — its credential, the agent it asked and its JSON-RPC id — as
-/// its cancellation names it too.
+/// its cancellation names it too. Not unique over time: clients number their requests from 0 in
+/// every session and the gateway has none, so a cancellation finds the newest call of that name
+/// that has not ended (`client_calls::by_request`).
 fn request_key(key: &str, agent: &str, id: &str) -> String {
     format!("{key} {agent} {id}")
 }
