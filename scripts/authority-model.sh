@@ -15,7 +15,7 @@ for round in $(seq 1 "$rounds"); do
   echo "[authority-model] round $round/$rounds: 150 cases, seed $seed"
   status=0
   COUNTERSIGN_MODEL_CASES=150 COUNTERSIGN_MODEL_SEED="$seed" \
-    cargo nextest run --cargo-quiet --no-capture -p server --test api -E 'test(/authority_model::/)' >"$log" 2>&1 || status=$?
+    cargo nextest run --profile model-long --cargo-quiet --no-capture -p server --test api -E 'test(/authority_model::/)' >"$log" 2>&1 || status=$?
   grep -E '^authority model:|disagrees|minimal failing' "$log" || true
   [ "$status" -eq 0 ] || { cat "$log" >&2; echo "[authority-model] failed with seed $seed" >&2; exit 1; }
 done
