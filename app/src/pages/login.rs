@@ -17,6 +17,7 @@ fn sign_in_error(code: &str) -> &'static str {
         "state" => "That sign-in was not started here or was already used. Start again.",
         "refused" => "The identity provider did not let you sign in.",
         "code" => "The identity provider would not confirm the sign-in (it was used already or took too long). Start again.",
+        "client" => "The identity provider refused this server's client id, secret or auth method. Tell an admin: the log says why.",
         "token" => "The identity provider's answer did not verify, so you are not signed in. Tell an admin if it happens again.",
         "claims" => "The identity provider sent a claim in a form this server cannot read. Tell an admin: the server's log names it.",
         "stale" => "The identity provider did not ask you to sign in again. Start again.",

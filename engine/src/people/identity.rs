@@ -175,7 +175,9 @@ impl Identity {
     pub fn from_claims(config: &OidcConfig, issuer: &str, sub: &str, claims: &Value) -> Result<Self, ClaimsProblem> {
         let username = match claims.get(&config.username_claim) {
             Some(Value::String(name)) => name.trim().to_owned(),
-            _ => return Err(ClaimsProblem::NoUsername(config.username_claim.clone())),
+            None | Some(Value::Null) => return Err(ClaimsProblem::NoUsername(config.username_claim.clone())),
+            // Named as sent, so the log says what the provider put there.
+            Some(other) => return Err(ClaimsProblem::BadUsername { claim: config.username_claim.clone(), value: other.to_string() }),
         };
         if !valid_target(&username) {
             return Err(ClaimsProblem::BadUsername { claim: config.username_claim.clone(), value: username });
@@ -211,12 +213,13 @@ impl Identity {
 }
 
 /// Whether the provider says the email address is verified: `true`, or the string "true" some
-/// providers send (Cognito's userinfo). `false`, "false", anything else and no claim at all are
-/// not (Entra ID sends none: its `email` is whatever its tenant set, docs/sign-in.md).
+/// providers send (Cognito's userinfo), in any case and with spaces around. `false`, "false",
+/// anything else (`1`, "yes", `[true]`) and no claim at all are not, and never an error (Entra
+/// ID sends none: its `email` is whatever its tenant set, docs/sign-in.md).
 fn email_verified(claims: &Value) -> bool {
     match claims.get("email_verified") {
         Some(Value::Bool(verified)) => *verified,
-        Some(Value::String(said)) => said == "true",
+        Some(Value::String(said)) => said.trim().eq_ignore_ascii_case("true"),
         _ => false,
     }
 }
@@ -296,6 +299,10 @@ mod tests {
         assert!(missing.to_string().contains("oidc.username_claim"));
         let bad = Identity::from_claims(&config(), "i", "s", &json!({ "preferred_username": "a b" })).unwrap_err();
         assert!(matches!(bad, ClaimsProblem::BadUsername { .. }), "{bad:?}");
+        let number = Identity::from_claims(&config(), "i", "s", &json!({ "preferred_username": 42 })).unwrap_err();
+        assert_eq!(number, ClaimsProblem::BadUsername { claim: "preferred_username".into(), value: "42".into() });
+        let null = Identity::from_claims(&config(), "i", "s", &json!({ "preferred_username": null })).unwrap_err();
+        assert_eq!(null, ClaimsProblem::NoUsername("preferred_username".into()));
     }
 
     #[test]
@@ -327,17 +334,24 @@ mod tests {
         assert_eq!(Identity::from_claims(&config, "i", "s", &verified).unwrap().username, "boss@example.com");
     }
 
-    /// Verified only when the provider says `true` or "true": a string "false", no claim, or
-    /// anything else is unverified for the user name, the kept email and `allowed_domains`.
+    /// Verified only when the provider says `true` or "true" (any case, spaces around): a string
+    /// "false", no claim, or anything else is unverified for the user name, the kept email and
+    /// `allowed_domains`.
     #[test]
     fn only_true_or_the_string_true_verifies_an_address() {
         let shapes = [
             (json!(true), true),
             (json!("true"), true),
+            (json!("True"), true),
+            (json!("TRUE"), true),
+            (json!(" true "), true),
             (json!(false), false),
             (json!("false"), false),
             (json!("yes"), false),
+            (json!("1"), false),
             (json!(1), false),
+            (json!([true]), false),
+            (json!({ "value": true }), false),
             (Value::Null, false),
         ];
         let mut by_email = config();

@@ -71,7 +71,9 @@ async fn create(
     ApiJson(body): ApiJson<NewToken>,
 ) -> Result<(StatusCode, Json<CreatedToken>), ApiError> {
     if by_token.is_some() {
-        return Err(ApiError::Forbidden("a token cannot make tokens: log in to make one".into()));
+        return Err(ApiError::Forbidden(
+            "a token cannot make tokens, whatever its scopes: tokens are made from a signed-in session only (log in to make one)".into(),
+        ));
     }
     let name = body.name.trim().to_owned();
     if name.is_empty() || name.chars().count() > 100 {

@@ -7,6 +7,11 @@
 //! keys, issuer, audience, expiry, nonce) and hands the claims to `people::sign_in`, which makes
 //! or refreshes the account in one write. Anything that goes wrong ends on the login page with
 //! what happened (`?sign_in_error=…`) and no session user.
+//!
+//! The person's claims (`email_verified`, `updated_at`, …) are read here as JSON, never by the
+//! library, whose typed claims refuse shapes providers send (`"True"`, `"1764403200"`): the
+//! library checks a copy of the token with only the claims its checks need, and the signature
+//! is checked over the token as the provider signed it (`Oidc::verify`).
 
 use std::time::{Duration, Instant};
 
@@ -17,14 +22,19 @@ use axum::{
     response::{IntoResponse, Redirect, Response},
     routing::{get, post},
 };
+use base64::Engine as _;
 use openidconnect::{
-    AuthType, AuthorizationCode, ClientId, ClientSecret, CsrfToken, DiscoveryError, IssuerUrl, Nonce, OAuth2TokenResponse,
-    PkceCodeChallenge, PkceCodeVerifier, PostLogoutRedirectUrl, ProviderMetadataWithLogout, RedirectUrl, RequestTokenError, Scope,
-    TokenResponse,
-    core::{CoreAuthPrompt, CoreAuthenticationFlow, CoreClient, CoreClientAuthMethod},
+    AccessToken, AuthType, AuthorizationCode, ClaimsVerificationError, ClientId, ClientSecret, CsrfToken, DiscoveryError,
+    EmptyAdditionalClaims, ExtraTokenFields, IssuerUrl, JsonWebKey, JwsSigningAlgorithm, Nonce, OAuth2TokenResponse, PkceCodeChallenge,
+    PkceCodeVerifier, PostLogoutRedirectUrl, ProviderMetadataWithLogout, RedirectUrl, RefreshToken, RequestTokenError, Scope,
+    SignatureVerificationError, StandardErrorResponse, StandardTokenResponse, TokenResponse,
+    core::{
+        CoreAuthPrompt, CoreAuthenticationFlow, CoreClientAuthMethod, CoreErrorResponseType, CoreGenderClaim, CoreIdToken,
+        CoreIdTokenClaims, CoreIdTokenVerifier, CoreJsonWebKey, CoreJweContentEncryptionAlgorithm, CoreJwsSigningAlgorithm, CoreTokenType,
+    },
 };
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio::sync::RwLock;
 use tower_sessions::Session;
 
@@ -69,10 +79,14 @@ pub enum Failure {
     Refused,
     /// The provider would not trade the code for tokens (used already, expired, wrong verifier).
     Code,
+    /// The provider refused this server's client credentials at its token endpoint
+    /// (`invalid_client`: the client id, the secret, or how they are sent, `token_endpoint_auth`).
+    Client,
     /// The ID token failed verification (signature, issuer, audience, expiry, nonce).
     Token,
-    /// The token response could not be read: a claim in a shape this server does not read (the log
-    /// names the claim; docs/sign-in.md, "Claim shapes").
+    /// The ID token could not be read: a claim its checks read (`iss`, `aud`, `exp`, `iat`,
+    /// `nonce`, `sub`, `auth_time`) in a shape this server does not read (the log says which;
+    /// docs/sign-in.md, "Claim shapes"). No other claim's shape ends a sign-in.
     Claims,
     /// The sign-in was not fresh enough for the gate that asked for one.
     Stale,
@@ -91,6 +105,7 @@ impl Failure {
             Self::State => "state",
             Self::Refused => "refused",
             Self::Code => "code",
+            Self::Client => "client",
             Self::Token => "token",
             Self::Claims => "claims",
             Self::Stale => "stale",
@@ -221,14 +236,37 @@ impl Oidc {
         }
     }
 
+    /// The client secret sent to the token endpoint (and the key of an HMAC-signed ID token).
+    fn secret_sent(&self, auth: TokenEndpointAuth) -> Option<ClientSecret> {
+        // A public client sends no secret even if one is set.
+        if auth == TokenEndpointAuth::Public { None } else { self.secret.clone() }
+    }
+
     fn client(&self, metadata: ProviderMetadataWithLogout) -> CoreClientSet {
         let auth = self.token_auth(&metadata);
-        // A public client sends no secret even if one is set.
-        let secret = if auth == TokenEndpointAuth::Public { None } else { self.secret.clone() };
         let auth_type = if auth == TokenEndpointAuth::ClientSecretBasic { AuthType::BasicAuth } else { AuthType::RequestBody };
-        CoreClient::from_provider_metadata(metadata, ClientId::new(self.config.client_id.clone()), secret)
+        CoreClientSet::from_provider_metadata(metadata, ClientId::new(self.config.client_id.clone()), self.secret_sent(auth))
             .set_redirect_uri(self.redirect.clone())
             .set_auth_type(auth_type)
+    }
+
+    /// Verifies the ID token as the provider sent it (`raw`), by `metadata`'s keys: its signature
+    /// over the token as signed, then (by the library, on the token with only the claims its
+    /// checks read) issuer, audience, expiry and nonce. Returns those checked claims, and every
+    /// claim of the token for `Identity::from_claims`, which reads them in any shape.
+    fn verify(&self, metadata: &ProviderMetadataWithLogout, raw: &str, nonce: &Nonce) -> Result<(CoreIdTokenClaims, Value), Refusal> {
+        let (token, all) = checked_token(raw).map_err(Refusal::Shape)?;
+        let client = self.client(metadata.clone());
+        let verifier = client.id_token_verifier();
+        // `checked_token` found the three parts.
+        let (signed, signature) = raw.rsplit_once('.').unwrap_or_default();
+        let secret = self.secret_sent(self.token_auth(metadata));
+        check_signature(&token, signed, signature, &verifier, metadata.id_token_signing_alg_values_supported(), secret.as_ref())
+            .map_err(|err| Refusal::Check(ClaimsVerificationError::SignatureVerification(err)))?;
+        // The signature is checked above, over what the provider signed: `token` carries the same
+        // header and the claims the rest reads.
+        let claims = token.claims(&verifier.insecure_disable_signature_check(), nonce).map_err(Refusal::Check)?.clone();
+        Ok((claims, Value::Object(all)))
     }
 
     /// The claims the provider's discovery says it sends (`claims_supported`), when it says.
@@ -239,7 +277,8 @@ impl Oidc {
 }
 
 /// The client as `from_provider_metadata` makes it: authorization endpoint set, token and
-/// userinfo endpoints as the provider lists them.
+/// userinfo endpoints as the provider lists them, and the token endpoint's answer read as
+/// [`Tokens`].
 type CoreClientSet = openidconnect::Client<
     openidconnect::EmptyAdditionalClaims,
     openidconnect::core::CoreAuthDisplay,
@@ -248,7 +287,7 @@ type CoreClientSet = openidconnect::Client<
     openidconnect::core::CoreJsonWebKey,
     CoreAuthPrompt,
     openidconnect::StandardErrorResponse<openidconnect::core::CoreErrorResponseType>,
-    openidconnect::core::CoreTokenResponse,
+    Tokens,
     openidconnect::core::CoreTokenIntrospectionResponse,
     openidconnect::core::CoreRevocableToken,
     openidconnect::core::CoreRevocationErrorResponse,
@@ -259,6 +298,54 @@ type CoreClientSet = openidconnect::Client<
     openidconnect::EndpointMaybeSet,
     openidconnect::EndpointMaybeSet,
 >;
+
+/// The token endpoint's answer with its ID token as the provider sent it. The library would
+/// decode the token's claims as it reads the answer, strictly (`email_verified: "True"` refused
+/// there), though no such claim is needed to verify the token ([`Oidc::verify`]).
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(transparent)]
+struct Tokens(StandardTokenResponse<SentIdToken, CoreTokenType>);
+
+/// The answer's `id_token`, unread.
+#[derive(Debug, Deserialize, Serialize)]
+struct SentIdToken {
+    id_token: Option<String>,
+}
+
+impl ExtraTokenFields for SentIdToken {}
+
+impl Tokens {
+    fn id_token_as_sent(&self) -> Option<&str> {
+        self.0.extra_fields().id_token.as_deref()
+    }
+}
+
+impl OAuth2TokenResponse for Tokens {
+    type TokenType = CoreTokenType;
+
+    fn access_token(&self) -> &AccessToken {
+        self.0.access_token()
+    }
+    fn token_type(&self) -> &CoreTokenType {
+        self.0.token_type()
+    }
+    fn expires_in(&self) -> Option<Duration> {
+        self.0.expires_in()
+    }
+    fn refresh_token(&self) -> Option<&RefreshToken> {
+        self.0.refresh_token()
+    }
+    fn scopes(&self) -> Option<&Vec<Scope>> {
+        self.0.scopes()
+    }
+}
+
+/// The client's type asks for it; the token is read from [`Tokens::id_token_as_sent`] instead.
+impl TokenResponse<EmptyAdditionalClaims, CoreGenderClaim, CoreJweContentEncryptionAlgorithm, CoreJwsSigningAlgorithm> for Tokens {
+    fn id_token(&self) -> Option<&CoreIdToken> {
+        None
+    }
+}
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -361,36 +448,24 @@ async fn finish(state: &AppState, session: &Session, query: CallbackQuery) -> Re
     }
     let metadata = oidc.metadata(false).await?;
     let auth = oidc.token_auth(&metadata);
-    let client = oidc.client(metadata);
+    let client = oidc.client(metadata.clone());
     let tokens = client
         .exchange_code(AuthorizationCode::new(code))
         .map_err(|_| Failure::Unreachable)?
         .set_pkce_verifier(PkceCodeVerifier::new(pending.verifier))
         .request_async(&oidc.http)
         .await
-        .map_err(|err| match err {
-            // The provider traded the code and sent an ID token, but the token's claims (read as
-            // the answer is decoded) have a shape this server cannot read: not the code's fault.
-            RequestTokenError::Parse(problem, body) if holds_id_token(&body) => {
-                tracing::error!(%problem, "the identity provider's answer with the ID token has a claim (or field) in a shape this server does not read (docs/sign-in.md, \"Claim shapes\")");
-                Failure::Claims
-            }
-            err => {
-                tracing::warn!(error = %err, token_endpoint_auth = auth.as_str(), "the identity provider would not trade the code");
-                Failure::Code
-            }
-        })?;
-    let id_token = tokens.id_token().ok_or(Failure::Token)?;
+        .map_err(|err| not_traded(oidc, auth, err))?;
+    let id_token = tokens.id_token_as_sent().ok_or(Failure::Token)?;
     let nonce = Nonce::new(pending.nonce);
-    let claims = match id_token.claims(&client.id_token_verifier(), &nonce) {
-        Ok(claims) => claims.clone(),
+    let verified = match oidc.verify(&metadata, id_token, &nonce) {
         // The provider may have rotated its keys: fetch them once more and try again.
-        Err(openidconnect::ClaimsVerificationError::SignatureVerification(_)) => {
-            let client = oidc.client(oidc.metadata(true).await?);
-            id_token.claims(&client.id_token_verifier(), &nonce).map_err(token_refused)?.clone()
+        Err(Refusal::Check(ClaimsVerificationError::SignatureVerification(_))) => {
+            oidc.verify(&oidc.metadata(true).await?, id_token, &nonce)
         }
-        Err(err) => return Err(token_refused(err)),
+        verified => verified,
     };
+    let (claims, mut all) = verified.map_err(refused)?;
     if pending.fresh {
         // Asked with max_age=0: the provider must say it checked the person just now.
         let checked = claims.auth_time().map(|t| t.timestamp_millis());
@@ -403,7 +478,6 @@ async fn finish(state: &AppState, session: &Session, query: CallbackQuery) -> Re
             return Err(Failure::Stale);
         }
     }
-    let mut all = verified_payload(&id_token.to_string()).ok_or(Failure::Token)?;
     if oidc.config.userinfo {
         merge_userinfo(oidc, &client, tokens.access_token().secret(), claims.subject().as_str(), &mut all).await?;
     }
@@ -422,7 +496,7 @@ async fn finish(state: &AppState, session: &Session, query: CallbackQuery) -> Re
         }
     })?;
     let auth_time_ms = claims.auth_time().map(|t| t.timestamp_millis());
-    let how = SignedIn::Provider { id_token: id_token.to_string(), auth_time_ms, max_secs: oidc.config.session_max_secs };
+    let how = SignedIn::Provider { id_token: id_token.to_owned(), auth_time_ms, max_secs: oidc.config.session_max_secs };
     start_session(session, &user.id, how).await.map_err(|err| {
         tracing::error!(error = ?err, "cannot start the session");
         Failure::Server
@@ -436,24 +510,131 @@ pub fn options(oidc: Option<&Oidc>) -> domain::wire::SignInOptions {
     domain::wire::SignInOptions { provider: oidc.map(|o| o.config.name.clone()), password: oidc.is_none_or(|o| o.config.password_login) }
 }
 
+/// Why the token endpoint did not trade the code, as the login page names it, with the log line
+/// that says why.
+fn not_traded<RE>(oidc: &Oidc, auth: TokenEndpointAuth, err: RequestTokenError<RE, StandardErrorResponse<CoreErrorResponseType>>) -> Failure
+where
+    RE: std::error::Error + 'static,
+{
+    match err {
+        // The provider traded the code, but its answer has a field in a shape this server cannot
+        // read: not the code's fault.
+        RequestTokenError::Parse(problem, body) if holds_id_token(&body) => {
+            tracing::error!(%problem, "the identity provider's answer with the ID token has a field in a shape this server does not read (docs/sign-in.md, \"Claim shapes\")");
+            Failure::Claims
+        }
+        // The client's credentials, not the person's sign-in: the configuration must change.
+        RequestTokenError::ServerResponse(answer) if matches!(answer.error(), CoreErrorResponseType::InvalidClient) => {
+            tracing::error!(
+                client_id = %oidc.config.client_id,
+                token_endpoint_auth = auth.as_str(),
+                secret_env = %oidc.config.client_secret_env,
+                description = answer.error_description().map(String::as_str).unwrap_or(""),
+                "the identity provider refused this server's client credentials at its token endpoint (invalid_client): check oidc.client_id, the client secret and oidc.token_endpoint_auth against the client registered at the provider (docs/sign-in.md, \"The token endpoint\")"
+            );
+            Failure::Client
+        }
+        err => {
+            tracing::warn!(error = %err, token_endpoint_auth = auth.as_str(), "the identity provider would not trade the code");
+            Failure::Code
+        }
+    }
+}
+
 /// Whether the token endpoint's answer (as JSON) holds an ID token: then what could not be read
-/// is the token's claims, not an error answer.
+/// is the answer's fields, not an error answer.
 fn holds_id_token(answer: &[u8]) -> bool {
     serde_json::from_slice::<Value>(answer).is_ok_and(|answer| answer.get("id_token").is_some())
 }
 
-fn token_refused(err: openidconnect::ClaimsVerificationError) -> Failure {
+/// Why an ID token was not taken.
+enum Refusal {
+    /// The token, or a claim its checks read ([`CHECKED`]), is in a shape this server does not read.
+    Shape(String),
+    /// It failed a check: signature, issuer, audience, expiry or nonce.
+    Check(ClaimsVerificationError),
+}
+
+fn refused(refusal: Refusal) -> Failure {
+    match refusal {
+        Refusal::Shape(problem) => {
+            tracing::error!(%problem, "the identity provider's ID token cannot be read (docs/sign-in.md, \"Claim shapes\")");
+            Failure::Claims
+        }
+        Refusal::Check(err) => token_refused(err),
+    }
+}
+
+fn token_refused(err: ClaimsVerificationError) -> Failure {
     tracing::warn!(error = %err, "the identity provider's ID token was refused");
     Failure::Token
 }
 
-/// The payload of an ID token whose signature was verified already: every claim, including the
-/// ones the library has no field for (groups, the user name claim).
-fn verified_payload(jwt: &str) -> Option<Value> {
-    use base64::Engine;
-    let payload = jwt.split('.').nth(1)?;
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload.trim_end_matches('=')).ok()?;
-    serde_json::from_slice(&bytes).ok().filter(Value::is_object)
+/// The claims the library's checks of an ID token read: issuer, audience, expiry, issue time,
+/// nonce, and the two read here as typed (`sub`, `auth_time`). The person's claims are not among
+/// them: the library reads those strictly, and `Identity::from_claims` reads them from the JSON.
+const CHECKED: [&str; 7] = ["iss", "aud", "exp", "iat", "nonce", "sub", "auth_time"];
+
+/// Base64url without padding, as JWTs are written; trailing bits allowed, as the library reads them.
+const B64: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
+    &base64::alphabet::URL_SAFE,
+    base64::engine::general_purpose::NO_PAD.with_decode_allow_trailing_bits(true),
+);
+
+/// The ID token `raw` for the library's checks: its header and signature as sent, with only the
+/// [`CHECKED`] claims; and every claim of the token. `Err` says what cannot be read.
+fn checked_token(raw: &str) -> Result<(CoreIdToken, Map<String, Value>), String> {
+    let mut parts = raw.split('.');
+    let (Some(header), Some(payload), Some(signature), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+        return Err("the ID token is not a signed JWT (three parts)".into());
+    };
+    let all = payload_object(payload).ok_or("the ID token's payload is not a JSON object")?;
+    let checked: Map<String, Value> =
+        all.iter().filter(|(name, _)| CHECKED.contains(&name.as_str())).map(|(n, v)| (n.clone(), v.clone())).collect();
+    let payload = B64.encode(Value::Object(checked).to_string());
+    let token = format!("{header}.{payload}.{signature}")
+        .parse::<CoreIdToken>()
+        .map_err(|err| format!("its header or one of {} is in a shape this server does not read: {err}", CHECKED.join(", ")))?;
+    Ok((token, all))
+}
+
+/// A JWT's payload part as its claims: every one, including those the library has no field for
+/// (groups, the user name claim).
+fn payload_object(part: &str) -> Option<Map<String, Value>> {
+    let bytes = B64.decode(part.trim_end_matches('=')).ok()?;
+    match serde_json::from_slice::<Value>(&bytes).ok()? {
+        Value::Object(claims) => Some(claims),
+        _ => None,
+    }
+}
+
+/// Checks an ID token's signature over what the provider signed (`signed`: its header and
+/// payload as sent), as the library checks it: an algorithm discovery lists (`algs`), then the
+/// client secret as the key of an HMAC, or else the provider's key for that algorithm. `token`
+/// has the same header.
+fn check_signature(
+    token: &CoreIdToken,
+    signed: &str,
+    signature: &str,
+    verifier: &CoreIdTokenVerifier<'_>,
+    algs: &[CoreJwsSigningAlgorithm],
+    secret: Option<&ClientSecret>,
+) -> Result<(), SignatureVerificationError> {
+    let alg = token.signing_alg()?;
+    if !algs.contains(alg) {
+        return Err(SignatureVerificationError::DisallowedAlg(format!(
+            "{alg:?} is not in discovery's id_token_signing_alg_values_supported"
+        )));
+    }
+    let signature =
+        B64.decode(signature).map_err(|err| SignatureVerificationError::CryptoError(format!("the signature is not base64url: {err}")))?;
+    if alg.uses_shared_secret() {
+        // A public client's secret is no secret: anyone could sign with it.
+        let secret = secret
+            .ok_or_else(|| SignatureVerificationError::DisallowedAlg("symmetric signatures are disallowed for public clients".into()))?;
+        return CoreJsonWebKey::new_symmetric(secret.secret().clone().into_bytes()).verify_signature(alg, signed.as_bytes(), &signature);
+    }
+    token.signing_key(verifier)?.verify_signature(alg, signed.as_bytes(), &signature)
 }
 
 /// Reads the userinfo endpoint's claims over the ID token's (when `userinfo = true`); its `sub`
@@ -472,9 +653,31 @@ async fn merge_userinfo(oidc: &Oidc, client: &CoreClientSet, access_token: &str,
         return Err(Failure::Token);
     }
     if let (Some(all), Some(info)) = (all.as_object_mut(), info.as_object()) {
-        all.extend(info.iter().map(|(k, v)| (k.clone(), v.clone())));
+        overlay_userinfo(all, info, &oidc.config.email_claim);
     }
     Ok(())
+}
+
+/// Puts userinfo's claims over the ID token's, keeping an address and whether it is verified from
+/// one document: a flag is about the address beside it. When userinfo names an address
+/// (`email`, or `email_claim`), `email_verified` is userinfo's; without one there, the token's
+/// still holds only if the address is the token's, and else the address is unverified. When
+/// userinfo names none, the token's address keeps the token's flag.
+fn overlay_userinfo(all: &mut Map<String, Value>, info: &Map<String, Value>, email_claim: &str) {
+    let named: Vec<&str> = ["email", email_claim].into_iter().filter(|claim| info.contains_key(*claim)).collect();
+    let same_address = named.iter().all(|claim| info.get(*claim) == all.get(*claim));
+    let token_says = all.get("email_verified").cloned();
+    all.extend(info.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let verified = match (named.is_empty(), info.get("email_verified")) {
+        (true, _) => token_says,
+        (false, Some(said)) => Some(said.clone()),
+        (false, None) => token_says.filter(|_| same_address),
+    };
+    if let Some(said) = verified {
+        all.insert("email_verified".into(), said);
+    } else {
+        all.remove("email_verified");
+    }
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -510,14 +713,15 @@ async fn logout(State(state): State<AppState>, session: Session) -> Response {
     if let (Some(oidc), Some(id_token)) = (state.oidc.as_deref(), id_token)
         && let Ok(metadata) = oidc.metadata(false).await
         && let Some(end) = metadata.additional_metadata().end_session_endpoint.clone()
-        && let Ok(token) = id_token.parse::<openidconnect::core::CoreIdToken>()
         && let Ok(after) = PostLogoutRedirectUrl::new(oidc.after_logout.clone())
     {
-        let url = openidconnect::LogoutRequest::from(end)
-            .set_id_token_hint(&token)
+        let mut url = openidconnect::LogoutRequest::from(end)
             .set_client_id(ClientId::new(oidc.config.client_id.clone()))
             .set_post_logout_redirect_uri(after)
             .http_get_url();
+        // The token exactly as the provider sent it: the library's hint takes a parsed token,
+        // and it does not parse every claim shape a provider sends.
+        url.query_pairs_mut().append_pair("id_token_hint", &id_token);
         return on_to_provider(&oidc.config.name, url.as_str());
     }
     Redirect::to("/login?signed_out=1").into_response()
@@ -562,13 +766,75 @@ mod tests {
         assert!(configured(None, "http://127.0.0.1:3000").err().unwrap().to_string().contains("oidc.issuer"));
     }
 
+    /// A JWT part of the given claims, as a provider writes it.
+    fn part(claims: &Value) -> String {
+        base64::Engine::encode(&B64, claims.to_string())
+    }
+
     #[test]
-    fn only_the_signed_part_of_a_token_is_read() {
-        use base64::Engine;
-        let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(br#"{"sub":"1","groups":["cs-a"]}"#);
-        assert_eq!(verified_payload(&format!("h.{payload}.s")).unwrap()["groups"], serde_json::json!(["cs-a"]));
-        assert!(verified_payload("not a token").is_none());
-        let array = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b"[1]");
-        assert!(verified_payload(&format!("h.{array}.s")).is_none(), "claims are an object");
+    fn a_payload_is_read_as_its_claims_object() {
+        assert_eq!(
+            payload_object(&part(&serde_json::json!({ "sub": "1", "groups": ["cs-a"] }))).unwrap()["groups"],
+            serde_json::json!(["cs-a"])
+        );
+        assert!(payload_object("not base64!").is_none());
+        assert!(payload_object(&part(&serde_json::json!([1]))).is_none(), "claims are an object");
+    }
+
+    /// The library refuses a token whose person's claims are in shapes it does not read; the
+    /// checked token keeps the header, the signature and only the claims the checks read, and
+    /// every claim stays readable beside it. A checked claim it cannot read is said.
+    #[test]
+    fn the_checked_token_holds_only_the_claims_the_checks_read() {
+        let header = part(&serde_json::json!({ "alg": "RS256", "kid": "k" }));
+        let claims = serde_json::json!({
+            "iss": "https://idp.example.com", "aud": "countersign", "exp": 4102444800u64, "iat": 1764403200, "sub": "123",
+            "nonce": "n", "auth_time": 1764403200, "email_verified": "True", "updated_at": "1764403200", "groups": ["cs-a"]
+        });
+        let raw = format!("{header}.{}.c2ln", part(&claims));
+        assert!(raw.parse::<CoreIdToken>().is_err(), "the library's typed claims refuse these shapes");
+
+        let (token, all) = checked_token(&raw).unwrap();
+        assert_eq!((all["email_verified"].as_str(), all["groups"].clone()), (Some("True"), serde_json::json!(["cs-a"])));
+        let sent = token.to_string();
+        let parts: Vec<&str> = sent.split('.').collect();
+        assert_eq!((parts[0], parts[2]), (header.as_str(), "c2ln"), "the provider's header and signature");
+        let checked = payload_object(parts[1]).unwrap();
+        let mut names: Vec<&str> = checked.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["aud", "auth_time", "exp", "iat", "iss", "nonce", "sub"]);
+
+        let mut late = claims.clone();
+        late["exp"] = serde_json::json!("soon");
+        let problem = checked_token(&format!("{header}.{}.c2ln", part(&late))).unwrap_err();
+        assert!(problem.contains("exp"), "{problem}");
+        assert!(checked_token("a.b").is_err() && checked_token(&format!("{raw}.x")).is_err());
+    }
+
+    /// An address and whether it is verified come from one document: userinfo's address with
+    /// userinfo's flag (none: unverified, unless it is the token's address), the token's
+    /// address with the token's.
+    #[test]
+    fn userinfo_says_whether_its_own_address_is_verified() {
+        let token = serde_json::json!({ "sub": "1", "email": "a@example.com", "email_verified": true, "groups": ["x"] });
+        let merged = |info: Value| {
+            let mut all = token.as_object().unwrap().clone();
+            overlay_userinfo(&mut all, info.as_object().unwrap(), "email");
+            all
+        };
+        let swapped = merged(serde_json::json!({ "sub": "1", "email": "ceo@example.com" }));
+        assert_eq!(swapped["email"], "ceo@example.com");
+        assert!(swapped.get("email_verified").is_none(), "another address, which userinfo does not say is verified");
+        let moved = merged(serde_json::json!({ "sub": "1", "email": "b@example.com", "email_verified": "false" }));
+        assert_eq!(moved["email_verified"], "false");
+        let confirmed = merged(serde_json::json!({ "sub": "1", "email": "b@example.com", "email_verified": true }));
+        assert_eq!(
+            (confirmed["email"].clone(), confirmed["email_verified"].clone()),
+            (serde_json::json!("b@example.com"), serde_json::json!(true))
+        );
+        let same = merged(serde_json::json!({ "sub": "1", "email": "a@example.com", "groups": ["y"] }));
+        assert_eq!((same["email_verified"].clone(), same["groups"].clone()), (serde_json::json!(true), serde_json::json!(["y"])));
+        let flag_only = merged(serde_json::json!({ "sub": "1", "email_verified": false }));
+        assert_eq!(flag_only["email_verified"], true, "a flag beside no address says nothing about the token's");
     }
 }

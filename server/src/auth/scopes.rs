@@ -119,6 +119,8 @@ pub fn needed(method: &Method, path: &str) -> Option<Scope> {
         // Stopping a task needs `decide`, or `call` for a task the token started: its handler
         // judges that with the task in hand ([`may_stop`]).
         ["api", "tasks", _, "abort"] if write => None,
+        // Making a token: its handler refuses every token, whatever its scopes, and says so.
+        ["api", "tokens"] if *method == Method::POST => None,
         // The page's decisions as HTML forms (server/src/forms.rs).
         ["forms", ..] => Some(Scope::Decide),
         ["api", "grants" | "links" | "delegations" | "groups" | "users", ..] if write => Some(Scope::Decide),
@@ -192,6 +194,10 @@ mod tests {
         assert_eq!(needed(&Method::GET, "/healthz"), None);
         // `decide`, or `call` for a task the token started: judged by its handler (`may_stop`).
         assert_eq!(needed(&post, "/api/tasks/t1/abort"), None);
+        // No token makes tokens: its handler refuses them all alike.
+        assert_eq!(needed(&post, "/api/tokens"), None);
+        assert_eq!(needed(&Method::GET, "/api/tokens"), Some(Scope::Read));
+        assert_eq!(needed(&post, "/api/tokens/k1/revoke"), Some(Scope::Read));
     }
 
     #[test]

@@ -689,10 +689,9 @@ async fn each_providers_claim_shapes_sign_in_as_its_documentation_shows_them() {
 }
 
 /// A time as an RFC 3339 string and a boolean as a string (as some providers send them, in the ID
-/// token) sign in. A claim no one can read ends on the login page saying so (`claims`), not
-/// blaming the code, with no session and no account.
+/// token) sign in, and the string "true" verifies the address.
 #[tokio::test]
-async fn string_times_and_booleans_sign_in_and_an_unreadable_claim_is_named() {
+async fn string_times_and_booleans_in_the_id_token_sign_in() {
     let idp = Idp::start().await;
     let app = app_with(&idp.issuer, "countersign").await;
     idp.set_user(
@@ -705,13 +704,95 @@ async fn string_times_and_booleans_sign_in_and_an_unreadable_claim_is_named() {
     assert_eq!(landed, "/approvals");
     assert_eq!(me(&dana, &app).await.1["username"], "dana");
     assert_eq!(stored_email(&app, "dana").await.as_deref(), Some("dana@example.com"), "the string \"true\" verifies it");
+}
 
-    idp.set_user("frank", json!({ "password": "frank-pw", "claims": { "updated_at": "last tuesday" } })).await;
-    let (frank, landed) = sign_in(&app, &idp, "frank", "frank-pw").await;
-    assert_eq!(landed, "/login?sign_in_error=claims");
-    assert_eq!(me(&frank, &app).await.0, StatusCode::UNAUTHORIZED);
+/// `email_verified` and `updated_at` in shapes the library's typed claims refuse, in the ID token
+/// (and userinfo): everyone signs in, since a claim nothing reads never ends one. An address is
+/// verified only by `true` or "true" (any case, spaces around): any other value keeps no email,
+/// and with `username_claim = "email"` it is no user name.
+#[tokio::test]
+async fn odd_claim_shapes_sign_in_and_only_true_verifies_an_address() {
+    let idp = Idp::start().await;
+    // `email_verified` as sent, and whether it verifies the address.
+    let shapes = [
+        (json!("True"), true),
+        (json!("TRUE"), true),
+        (json!(" true"), true),
+        (json!("1"), false),
+        (json!(1), false),
+        (json!("yes"), false),
+        (json!([true]), false),
+    ];
+    for (n, (said, _)) in shapes.iter().enumerate() {
+        let user = json!({ "password": "odd-pw", "email": format!("odd{n}@example.com"), "claims": { "email_verified": said } });
+        idp.set_user(&format!("odd{n}"), user).await;
+    }
+    let times = [json!("1764403200"), json!(1e20), json!("2026-11-29 08:00:00"), json!("last tuesday")];
+    for (n, when) in times.iter().enumerate() {
+        idp.set_user(&format!("when{n}"), json!({ "password": "when-pw", "claims": { "updated_at": when } })).await;
+    }
+
+    // The user name from preferred_username: everyone signs in, with the address only if verified.
+    let app = app_with(&idp.issuer, "countersign").await;
+    for (n, (said, verifies)) in shapes.iter().enumerate() {
+        let login = format!("odd{n}");
+        let (b, landed) = sign_in(&app, &idp, &login, "odd-pw").await;
+        assert_eq!(landed, "/approvals", "email_verified: {said}");
+        assert_eq!(me(&b, &app).await.1["username"], login.as_str(), "email_verified: {said}");
+        let kept = stored_email(&app, &login).await;
+        assert_eq!(kept.is_some(), *verifies, "email_verified: {said}: {kept:?}");
+    }
+    for (n, when) in times.iter().enumerate() {
+        let login = format!("when{n}");
+        let (b, landed) = sign_in(&app, &idp, &login, "when-pw").await;
+        assert_eq!(landed, "/approvals", "updated_at: {when}");
+        assert_eq!(me(&b, &app).await.1["username"], login.as_str(), "updated_at: {when}");
+    }
+
+    // The user name from the address, with userinfo read too: only a verified one signs in.
+    let app = app_with_extra(&idp.issuer, "countersign", "username_claim = \"email\"\nuserinfo = true").await;
+    for (n, (said, verifies)) in shapes.iter().enumerate() {
+        let (b, landed) = sign_in(&app, &idp, &format!("odd{n}"), "odd-pw").await;
+        let (status, who) = me(&b, &app).await;
+        if *verifies {
+            assert_eq!(landed, "/approvals", "email_verified: {said}");
+            assert_eq!(who["username"], format!("odd{n}@example.com").as_str(), "email_verified: {said}");
+        } else {
+            assert_eq!((landed.as_str(), status), ("/login?sign_in_error=account", StatusCode::UNAUTHORIZED), "email_verified: {said}");
+        }
+    }
     let (_, users) = app.as_user("root").get_json("/api/users").await;
-    assert!(!users.as_array().unwrap().iter().any(|u| u["username"] == "frank"), "no account was made: {users}");
+    let made = users.as_array().unwrap().iter().filter(|u| u["username"].as_str().is_some_and(|n| n.starts_with("odd"))).count();
+    assert_eq!(made, shapes.iter().filter(|(_, verifies)| *verifies).count(), "accounts only for verified addresses: {users}");
+}
+
+/// With userinfo read too, an address and whether it is verified come from one document: the ID
+/// token's verified address does not vouch for another address that userinfo sends without
+/// saying it is verified. Userinfo's own `email_verified` does, and for the token's own address
+/// the token's still holds.
+#[tokio::test]
+async fn userinfo_cannot_lend_another_address_the_id_tokens_verification() {
+    let idp = Idp::start().await;
+    let user =
+        |address: &str, userinfo: Value| json!({ "password": "pw", "email": address, "email_verified": true, "userinfo_claims": userinfo });
+    idp.set_user("swap", user("buiswap@example.com", json!({ "email": "ceo@example.com", "email_verified": null }))).await;
+    idp.set_user("moved", user("old.moved@example.com", json!({ "email": "moved@example.com", "email_verified": true }))).await;
+    idp.set_user("same", user("same@example.com", json!({ "email_verified": null }))).await;
+    let extra = "username_claim = \"email\"\nallowed_domains = [\"example.com\"]\nuserinfo = true";
+    let app = app_with_extra(&idp.issuer, "countersign", extra).await;
+
+    let (b, landed) = sign_in(&app, &idp, "swap", "pw").await;
+    assert_eq!(landed, "/login?sign_in_error=account");
+    assert_eq!(me(&b, &app).await.0, StatusCode::UNAUTHORIZED);
+    let (_, users) = app.as_user("root").get_json("/api/users").await;
+    let named = |name: &str| users.as_array().unwrap().iter().any(|u| u["username"] == name);
+    assert!(!named("ceo@example.com") && !named("buiswap@example.com"), "no account was made: {users}");
+
+    for (login, address) in [("moved", "moved@example.com"), ("same", "same@example.com")] {
+        let (b, landed) = sign_in(&app, &idp, login, "pw").await;
+        assert_eq!(landed, "/approvals", "{login}");
+        assert_eq!(me(&b, &app).await.1["username"], address, "{login}");
+    }
 }
 
 /// An address the provider does not say is verified (`"false"` as a string, or no
@@ -806,11 +887,29 @@ async fn the_token_endpoint_is_authenticated_as_discovery_and_the_configuration_
     assert_eq!(landed, "/approvals");
     assert_eq!(me(&b, &app).await.1["username"], "dana");
     assert_eq!(strict.token_auth().await, "client_secret_post", "as its discovery lists");
-    // Configured against it: the provider refuses the code, and no one is signed in.
+    // Configured against it: the provider refuses the client (invalid_client), which the login
+    // page names, and no one is signed in.
     let app = app_with_extra(&strict.issuer, "countersign", "token_endpoint_auth = \"client_secret_basic\"").await;
     let (b, landed) = sign_in(&app, &strict, "dana", "dana-pw").await;
-    assert_eq!(landed, "/login?sign_in_error=code");
+    assert_eq!(landed, "/login?sign_in_error=client");
     assert_eq!(me(&b, &app).await.0, StatusCode::UNAUTHORIZED);
+}
+
+/// The token endpoint answers 401 `invalid_client` (here: a public client at the provider, set up
+/// here to send a secret): the login page says the provider refused this server's client, not
+/// that the sign-in was used already or took too long, and the log says what to check.
+#[tokio::test]
+async fn a_client_the_token_endpoint_refuses_is_named_with_what_to_check() {
+    let idp = Idp::start().await;
+    idp.set_user("dana", json!({ "password": "dana-pw" })).await;
+    let toml = config(&idp.issuer, "countersign-public", "token_endpoint_auth = \"client_secret_basic\"");
+    let dir = std::sync::Arc::new(tempfile::tempdir().unwrap());
+    let server = crate::helpers::BinaryServer::start_with_env(dir, Some(&toml), &[("COUNTERSIGN_TEST_OIDC_SECRET", "test-secret")]).await;
+    let (b, landed) = sign_in(&server.app, &idp, "dana", "dana-pw").await;
+    assert_eq!(landed, "/login?sign_in_error=client");
+    assert_eq!(me(&b, &server.app).await.0, StatusCode::UNAUTHORIZED);
+    let said = server.logged_line("invalid_client", Duration::from_secs(10)).await.expect("the log says why");
+    assert!(said.contains("client_secret_basic") && said.contains("countersign-public") && said.contains("token_endpoint_auth"), "{said}");
 }
 
 /// A provider that sends no `auth_time` and does not list it in discovery: start-up warns that the

@@ -242,6 +242,25 @@ async fn a_revoked_token_no_longer_works() {
     assert_eq!(scripted.get_json("/healthz").await.0, 200);
 }
 
+/// No token makes tokens, whatever its scopes: one that may only call is told that tokens are made
+/// from a signed-in session, not sent after a token with more scopes, and nothing is made.
+#[tokio::test]
+async fn a_call_only_token_is_told_that_tokens_come_from_a_signed_in_session() {
+    let app = spawn_app().await;
+    let client = cookie_client();
+    assert_eq!(login(&app, &client, "alice", PASSWORD).await, 200);
+    let app = TestApp { client, ..app };
+    let (code, created) = app.post_json("/api/tokens", json!({ "name": "gateway", "scopes": ["call"] })).await;
+    assert_eq!(code, 201, "{created}");
+    let gateway = TestApp { client: crate::helpers::client_with_token(created["token"].as_str().unwrap()), ..app.clone() };
+    let (code, body) = gateway.post_json("/api/tokens", json!({ "name": "backdoor", "scopes": ["read", "decide", "call"] })).await;
+    assert_eq!(code, 403, "{body}");
+    let said = body["error"]["message"].as_str().unwrap();
+    assert!(said.contains("made from a signed-in session only") && !said.contains("scope (countersign token create"), "{said}");
+    let listed = app.get_json("/api/tokens").await.1;
+    assert!(!listed.as_array().unwrap().iter().any(|t| t["name"] == "backdoor"), "nothing was made: {listed}");
+}
+
 #[tokio::test]
 async fn a_user_is_refused_an_admin_route_before_its_query_is_read() {
     let app = spawn_app().await;
