@@ -15,6 +15,8 @@ use domain::rules::DecisionRules;
 
 use crate::tools::Registry;
 
+mod rule_limits;
+
 /// The demo configuration used when no file is given.
 pub const DEMO_TOML: &str = include_str!("agents.demo.toml");
 
@@ -212,9 +214,13 @@ struct FileAssessment {
     factors: Vec<String>,
 }
 
-/// Compiles a CEL expression, naming where it is in errors.
+/// Compiles a CEL expression within the limits of a rule, naming where it is in errors (and,
+/// when it does not compile, itself; not when it is too long to read in a message).
 fn compile(source: &str, at: &str) -> anyhow::Result<Rule> {
-    let program = cel::Program::compile(source).map_err(|e| anyhow::anyhow!("{at}: {source:?} does not compile: {e}"))?;
+    let program = rule_limits::compile(source).map_err(|refused| match refused {
+        rule_limits::Refused::Invalid(_) => anyhow::anyhow!("{at}: {source:?} {refused}"),
+        _ => anyhow::anyhow!("{at}: the expression {refused}"),
+    })?;
     Ok(Rule { source: source.to_owned(), program: std::sync::Arc::new(program) })
 }
 
@@ -567,7 +573,7 @@ fn gate_rule(gate: FileGate, agent_tools: &[String], at: &str) -> anyhow::Result
         "plan" | "plan_approval" => GateRule::Plan,
         "rule" => {
             let source = gate.rule.with_context(|| format!("{at}: kind \"rule\" needs rule = \"<CEL expression>\""))?;
-            let program = cel::Program::compile(&source).map_err(|e| anyhow::anyhow!("{at}: the rule does not compile: {e}"))?;
+            let program = rule_limits::compile(&source).map_err(|refused| anyhow::anyhow!("{at}: the rule {refused}"))?;
             GateRule::Rule(Rule { source, program: std::sync::Arc::new(program) })
         }
         "any" => {
@@ -1234,6 +1240,32 @@ mod tests {
             "[[agents]]\nname = \"a\"\ntools = [\"get_order\"]\n[[agents.gates]]\nname = \"big\"\nkind = \"rule\"\nrule = \"args.amount >\"",
         );
         assert!(e.contains("\"big\"") && e.contains("does not compile"), "{e}");
+    }
+
+    #[test]
+    fn a_rule_past_the_limits_of_a_rule_is_refused_naming_its_gate() {
+        let gate = |rule: &str| {
+            format!(
+                "[[agents]]\nname = \"a\"\ntools = [\"get_order\"]\n[[agents.gates]]\nname = \"deep\"\nkind = \"rule\"\nrule = \"{rule}\""
+            )
+        };
+        let nested = |depth: usize| format!("{}tool == 'x'{}", "(".repeat(depth), ")".repeat(depth));
+        let rule = |config: AgentsConfig| config.agents[0].gates[0].rule.clone();
+        assert!(matches!(rule(parse(&gate(&nested(12))).unwrap()), GateRule::Rule(r) if r.source == nested(12)));
+        let e = err(&gate(&nested(13)));
+        assert!(e.contains("gate \"deep\": the rule nests brackets ( [ { 13 deep; a rule may nest them at most 12 deep"), "{e}");
+        // Brackets in a string are text.
+        let quoted = format!("tool == '{}' && user != '{}'", "(".repeat(40), ")]}".repeat(40));
+        assert!(parse(&gate(&quoted)).is_ok());
+        let e = err(&gate(&format!("tool == '{}'", "x".repeat(4_990))));
+        assert!(e.contains("gate \"deep\": the rule is 5000 characters long; a rule may have at most 4000"), "{e}");
+        // A chain of || is balanced, one of + as deep as it is long.
+        assert!(parse(&gate(&vec!["tool == 'x'"; 200].join(" || "))).is_ok());
+        let e = err(&gate(&format!("1{} > 0", " + 1".repeat(30))));
+        assert!(e.contains("gate \"deep\": the rule is 32 levels deep; a rule may be at most 24"), "{e}");
+        let assessed = format!("{}\n[agents.gates.assessment]\nfactors = [\"{}\"]", gate("true"), nested(20));
+        let e = err(&assessed);
+        assert!(e.contains("gate \"deep\": assessment.factors: the expression nests brackets ( [ { 20 deep"), "{e}");
     }
 
     #[test]

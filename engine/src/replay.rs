@@ -54,6 +54,10 @@ pub use domain::replay::{
     Summary, Unasked, Window,
 };
 
+/// The longest window a replay looks back over, in days, at both doors: a report lists every day
+/// of its window, so a window without bound would be a report without bound.
+pub const MAX_WINDOW_DAYS: u32 = 365;
+
 /// How many examples each list keeps.
 const EXAMPLES: usize = 5;
 const HOUR_MS: i64 = 3_600_000;

@@ -58,10 +58,11 @@ pub enum PolicyCommand {
     /// while the server runs): per gate the calls it would stop, the calls that ran unasked and
     /// would now be asked, those asked that would now run unasked or go to other deciders, the
     /// deciders' load, the grants it would end, and `check`'s warnings. Exit code 1 when FILE is
-    /// not a valid configuration.
+    /// not a valid configuration, or the database does not exist or has another build's schema
+    /// (it is neither created nor migrated).
     Replay {
         file: std::path::PathBuf,
-        /// How far back: a number and a unit, 30d, 12h or 90m.
+        /// How far back: a number and a unit, 30d, 12h or 90m; at most 365d.
         #[arg(long, default_value = "30d")]
         since: String,
         /// Only this agent's calls.
@@ -243,7 +244,8 @@ pub(crate) async fn remote(remote: &Remote, method: reqwest::Method, path: &str,
     Ok(value)
 }
 
-/// `--since`'s window in ms: a positive number and a unit, `30d`, `12h` or `90m`.
+/// `--since`'s window in ms: a positive number (digits only) and a unit, `30d`, `12h` or `90m`; at
+/// most 365 days, as on the Policy page (a report lists every day of its window).
 fn window_ms(since: &str) -> anyhow::Result<i64> {
     let bad = || anyhow::anyhow!("--since takes a number and a unit: 30d, 12h or 90m (got {since:?})");
     let unit_ms = match since.chars().last() {
@@ -252,11 +254,20 @@ fn window_ms(since: &str) -> anyhow::Result<i64> {
         Some('m') => 60_000,
         _ => return Err(bad()),
     };
-    let number: i64 = since[..since.len() - 1].parse().map_err(|_| bad())?;
+    let digits = &since[..since.len() - 1];
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    let number: i64 = digits.parse().map_err(|_| bad())?;
     if number <= 0 {
         return Err(bad());
     }
-    number.checked_mul(unit_ms).ok_or_else(bad)
+    let window = number.checked_mul(unit_ms).ok_or_else(bad)?;
+    let max_days = crate::replay::MAX_WINDOW_DAYS;
+    if window > i64::from(max_days) * 86_400_000 {
+        bail!("--since must be between 1m and {max_days}d (got {since:?})");
+    }
+    Ok(window)
 }
 
 /// Runs a non-serve subcommand.
@@ -400,7 +411,8 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
                 Some(path) => crate::agents::AgentsConfig::load(path, &registry).context("the live configuration (COUNTERSIGN_AGENTS)")?,
                 None => crate::agents::AgentsConfig::demo(&registry)?,
             };
-            let store = open_store(&config).await?;
+            // Read-only: a mistyped path is said, not created, and another build's database is not migrated.
+            let store = Store::connect_read_only(&config.database_url, Bus::default()).await?;
             store.follow_database_clock().await?;
             // The same path as the Policy page's (engine/src/replay/service.rs); an invalid draft is
             // said as `policy check` says it.
@@ -438,9 +450,19 @@ mod tests {
         assert_eq!(window_ms("30d").unwrap(), 30 * 86_400_000);
         assert_eq!(window_ms("12h").unwrap(), 12 * 3_600_000);
         assert_eq!(window_ms("90m").unwrap(), 90 * 60_000);
-        for bad in ["", "d", "30", "30s", "-1d", "0h", "1.5d", "30 d", "99999999999999999d", "1é"] {
+        for bad in ["", "d", "30", "30s", "-1d", "0h", "1.5d", "30 d", "99999999999999999d", "1é", "+5d", " 5d"] {
             let err = window_ms(bad).unwrap_err().to_string();
             assert!(err.starts_with("--since takes a number and a unit: 30d, 12h or 90m"), "{bad:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn since_goes_back_at_most_365_days() {
+        assert_eq!(window_ms("365d").unwrap(), 365 * 86_400_000);
+        assert_eq!(window_ms("8760h").unwrap(), 365 * 86_400_000);
+        for far in ["366d", "8761h", "525601m", "3000000d", "106751991167d"] {
+            let err = window_ms(far).unwrap_err().to_string();
+            assert_eq!(err, format!("--since must be between 1m and 365d (got {far:?})"));
         }
     }
 }

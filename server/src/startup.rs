@@ -239,6 +239,7 @@ impl Application {
             .merge(crate::assets::router())
             .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(crate::pages::nonce_context, app::shell))
             .layer(DefaultBodyLimit::max(body_limit))
+            .layer(axum::Extension(api::BodyLimit(body_limit)))
             .layer(axum::Extension(trusted_proxies))
             // Outermost last: sessions, then who is asking, then the cross-site and login checks.
             .layer(middleware::from_fn(auth::pages::require_login))

@@ -34,12 +34,16 @@ const DEFAULT_DAYS: u32 = 30;
 const DRAFT_FIELD: &str = "policy-draft";
 
 /// A refused replay as the form says it: the message, then each problem (a draft's is the one
-/// `countersign policy check` gives, named by the API at `/draft`).
+/// `countersign policy check` gives, named by the API at `/draft`); a draft over the server's
+/// body limit (413, the message names it) is pointed to the command line, which has none.
 pub fn failure_text(failure: &ApiFailure) -> String {
     let mut text = failure.message.clone();
     for detail in &failure.details {
         text.push('\n');
         text.push_str(detail.strip_prefix("/draft: ").unwrap_or(detail));
+    }
+    if failure.status == 413 {
+        text.push_str("\nA draft this large can be replayed from its file: countersign policy replay FILE");
     }
     text
 }
@@ -254,6 +258,20 @@ mod tests {
         assert_eq!(
             failure_text(&failure),
             "the draft is not a valid agent configuration\nthe draft: agent \"support\": unknown kind \"sometimes\""
+        );
+    }
+
+    #[test]
+    fn a_draft_over_the_body_limit_is_pointed_to_the_command_line() {
+        let failure = ApiFailure {
+            status: 413,
+            message: "the request body is too large: at most 64 KiB (COUNTERSIGN_BODY_LIMIT)".into(),
+            details: Vec::new(),
+        };
+        assert_eq!(
+            failure_text(&failure),
+            "the request body is too large: at most 64 KiB (COUNTERSIGN_BODY_LIMIT)\n\
+             A draft this large can be replayed from its file: countersign policy replay FILE"
         );
     }
 }

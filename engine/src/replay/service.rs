@@ -25,11 +25,8 @@ use crate::{
 /// `/draft`, as `countersign policy check` says it. Reads only; on the database's clock, which
 /// the caller follows (the server always does; the command line asks it first).
 pub async fn run(store: &Store, draft: &str, origin: &str, live: &AgentsConfig, window_ms: i64, agent: Option<&str>) -> Result<Report> {
+    let draft = read_draft(draft, origin).await?;
     let mut registry = Registry::builtin();
-    let draft = AgentsConfig::parse(draft, origin, &registry).map_err(|err| Error::Invalid {
-        message: "the draft is not a valid agent configuration".to_owned(),
-        details: vec![FieldProblem::new("/draft", format!("{err:#}"))],
-    })?;
     // The `ask_<worker>` tools of both, so that a delegated call is judged under either.
     for tool in live.delegate_tools().into_iter().chain(draft.delegate_tools()) {
         registry.register(tool);
@@ -56,6 +53,20 @@ pub async fn run(store: &Store, draft: &str, origin: &str, live: &AgentsConfig, 
     .await
     .context("the replay stopped by panicking")?;
     Ok(report)
+}
+
+/// `text` read as a configuration, as start-up reads a file, off the runtime's workers: a large
+/// draft's rules take a while to compile (each on a thread of its own with a large stack,
+/// engine/src/agents/rule_limits.rs). One that is not valid is [`Error::Invalid`] at `/draft`.
+async fn read_draft(text: &str, origin: &str) -> Result<AgentsConfig> {
+    let (text, origin) = (text.to_owned(), origin.to_owned());
+    let read = tokio::task::spawn_blocking(move || AgentsConfig::parse(&text, &origin, &Registry::builtin()))
+        .await
+        .context("reading the draft stopped by panicking")?;
+    read.map_err(|err| Error::Invalid {
+        message: "the draft is not a valid agent configuration".to_owned(),
+        details: vec![FieldProblem::new("/draft", format!("{err:#}"))],
+    })
 }
 
 /// The configuration in force (`config`, read from `path` at start-up; none: the built-in demo

@@ -20,6 +20,7 @@ pub mod limits;
 mod new_row;
 pub mod orders;
 pub mod outbox;
+mod read_only;
 pub mod recorded;
 pub mod replicas;
 pub mod secrets;
@@ -47,6 +48,10 @@ use sqlx::{
 pub use self::connections::{Connections, Tx};
 pub use self::db::{Db, Exec};
 use crate::bus::Bus;
+
+/// This build's migrations, per backend (embedded when it is built).
+static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");
+static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/postgres");
 
 /// Why the database could not be brought to this build's schema, said so an admin knows what to
 /// do. A database that applied migrations this build does not have was made by a development
@@ -206,7 +211,7 @@ impl Store {
                 .connect(url)
                 .await
                 .context("failed to connect to PostgreSQL (check DATABASE_URL)")?;
-            sqlx::migrate!("../migrations/postgres").run(&native).await.map_err(migration_failed)?;
+            POSTGRES_MIGRATIONS.run(&native).await.map_err(migration_failed)?;
             // A replica that froze inside a transaction must not stall the others for long:
             // PostgreSQL ends its session after 15 s idle in a transaction (releasing its locks),
             // and a wait for a lock gives up after 30 s (longer, so waiters outlast a frozen holder).

@@ -16,6 +16,22 @@ use super::ApiError;
 /// `Json<T>`: malformed JSON → 400, wrong types or missing fields → 422, too large → 413.
 pub struct ApiJson<T>(pub T);
 
+/// The largest body the app reads, in bytes (`COUNTERSIGN_BODY_LIMIT`, as `DefaultBodyLimit` is
+/// set to it): in every request's extensions, so that a body refused as too large can say it.
+#[derive(Clone, Copy, Debug)]
+pub struct BodyLimit(pub usize);
+
+/// The 413 of a body over `limit`, which it names when the request knows it.
+fn too_large(limit: Option<BodyLimit>) -> ApiError {
+    ApiError::PayloadTooLarge(match limit {
+        Some(BodyLimit(bytes)) if bytes % 1024 == 0 => {
+            format!("the request body is too large: at most {} KiB (COUNTERSIGN_BODY_LIMIT)", bytes / 1024)
+        }
+        Some(BodyLimit(bytes)) => format!("the request body is too large: at most {bytes} bytes (COUNTERSIGN_BODY_LIMIT)"),
+        None => "the request body is too large".into(),
+    })
+}
+
 impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiError;
 
@@ -51,12 +67,9 @@ impl<S: Send + Sync, T: DeserializeOwned> OptionalFromRequest<S> for ApiJson<T> 
 
     async fn from_request(req: Request, state: &S) -> Result<Option<Self>, Self::Rejection> {
         let json_declared = req.headers().get(axum::http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(is_json);
+        let limit = req.extensions().get::<BodyLimit>().copied();
         let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
-            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::PayloadTooLarge("the request body is too large".into())
-            } else {
-                ApiError::BadRequest(rejection.body_text())
-            }
+            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE { too_large(limit) } else { ApiError::BadRequest(rejection.body_text()) }
         })?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(None);
@@ -134,6 +147,14 @@ fn problem_in(text: &str) -> FieldProblem {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_body_too_large_names_the_limit() {
+        let said = |limit| too_large(limit).to_string();
+        assert_eq!(said(Some(BodyLimit(64 * 1024))), "the request body is too large: at most 64 KiB (COUNTERSIGN_BODY_LIMIT)");
+        assert_eq!(said(Some(BodyLimit(1000))), "the request body is too large: at most 1000 bytes (COUNTERSIGN_BODY_LIMIT)");
+        assert_eq!(said(None), "the request body is too large");
+    }
 
     #[test]
     fn a_deserialize_error_names_its_field_as_a_json_pointer() {

@@ -33,6 +33,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use crate::state::AppState;
 
 pub use error::ApiError;
+pub use extract::BodyLimit;
 
 /// Refuses a NUL character (`%00`) anywhere in the path or query: no id or parameter has one,
 /// and PostgreSQL text cannot hold it, so it would otherwise fail deep inside a query.

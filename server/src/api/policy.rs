@@ -16,7 +16,7 @@ use crate::{auth::Admin, state::AppState};
 
 /// How far back a replay looks when the request does not say, and at most, in days.
 const DEFAULT_DAYS: u32 = 30;
-const MAX_DAYS: u32 = 365;
+const MAX_DAYS: u32 = crate::replay::MAX_WINDOW_DAYS;
 const DAY_MS: i64 = 86_400_000;
 
 pub fn router() -> OpenApiRouter<AppState> {

@@ -83,6 +83,7 @@ async fn a_body_over_the_limit_is_413_and_changes_nothing() {
     let big = json!({ "text": "x".repeat(4096) }).to_string();
     let (status, body) = raw_post(&app, &format!("/api/conversations/{c}/messages"), "application/json", big).await;
     assert_eq!((status, error_code(&body)), (413, "payload_too_large"), "{body}");
+    assert_eq!(body["error"]["message"], "the request body is too large: at most 1 KiB (COUNTERSIGN_BODY_LIMIT)");
     assert!(app.detail(&c).await.events.is_empty());
 }
 

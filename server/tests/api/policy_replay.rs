@@ -10,7 +10,7 @@
 use domain::{TaskStatus, wire::Approval};
 use serde_json::{Value, json};
 
-use crate::helpers::{Options, TestApp, cli_with_env, error_code, raw_post, spawn_app_with};
+use crate::helpers::{Options, TestApp, cli, cli_with_env, error_code, raw_post, refused_start_up, spawn_app_with, sqlite_only};
 
 const TOOLS: &str = "tools = [\"list_orders\", \"get_order\", \"cancel_order\", \"process_refund\"]\n";
 
@@ -330,11 +330,19 @@ async fn a_bad_window_or_an_invalid_draft_is_said_with_exit_code_1() {
     let path = app.data_dir.path().join("draft.toml");
     std::fs::write(&path, draft()).unwrap();
     let draft = path.display().to_string();
-    for since in ["30", "30s", "0h", "twod"] {
+    for since in ["30", "30s", "0h", "twod", "+5d"] {
         let (ok, _, stderr) = replay(&app, &[&draft, "--since", since]).await;
         assert!(!ok, "{since}");
         assert!(stderr.contains("--since takes a number and a unit: 30d, 12h or 90m"), "{since}: {stderr}");
     }
+    // At most a year back, as on the Policy page: a report lists every day of its window.
+    for since in ["366d", "8761h", "3000000d", "106751991167d"] {
+        let (ok, stdout, stderr) = replay(&app, &[&draft, "--since", since, "--json"]).await;
+        assert!(!ok && stdout.is_empty(), "{since}: {stdout}");
+        assert!(stderr.contains(&format!("--since must be between 1m and 365d (got {since:?})")), "{since}: {stderr}");
+    }
+    let (ok, _, stderr) = replay(&app, &[&draft, "--since", "365d"]).await;
+    assert!(ok, "{stderr}");
     let broken = app.data_dir.path().join("broken.toml");
     std::fs::write(&broken, format!("[[agents]]\nname = \"support\"\n{TOOLS}[[agents.gates]]\nname = \"g\"\nkind = \"sometimes\"\n"))
         .unwrap();
@@ -461,5 +469,76 @@ async fn only_admins_see_the_policy_or_replay_a_draft_and_a_bad_draft_is_a_422_n
     assert_eq!((status, error_code(&body)), (422, "unprocessable"), "{body}");
     let (status, body) = raw_post(&root, "/api/policy/replay", "application/json", "{\"draft\": ").await;
     assert_eq!((status, error_code(&body)), (400, "bad_request"), "{body}");
+    // A draft over the body limit (64 KiB unless COUNTERSIGN_BODY_LIMIT says otherwise) is a 413 that names it.
+    let (status, body) = root.post_json("/api/policy/replay", json!({ "draft": "#".repeat(70 * 1024) })).await;
+    let message = body["error"]["message"].as_str();
+    assert_eq!((status, message), (413, Some("the request body is too large: at most 64 KiB (COUNTERSIGN_BODY_LIMIT)")), "{body}");
     assert_eq!(trail().await, before);
+}
+
+/// A draft whose one gate is `rule`, a CEL expression without double quotes.
+fn draft_with_rule(rule: &str) -> String {
+    format!("[[agents]]\nname = \"support\"\n{TOOLS}[[agents.gates]]\nname = \"deep\"\nkind = \"rule\"\nrule = \"{rule}\"\n")
+}
+
+/// `rule` inside `depth` pairs of parentheses.
+fn nested(depth: usize, rule: &str) -> String {
+    format!("{}{rule}{}", "(".repeat(depth), ")".repeat(depth))
+}
+
+#[tokio::test]
+async fn a_rule_nested_past_the_limit_is_refused_naming_its_gate_at_every_door_and_the_server_answers_on() {
+    let app = spawn_app_with(Options { agents_toml: Some(live()), ..Default::default() }).await;
+    let root = app.as_user("root");
+    let deep = draft_with_rule(&nested(100, "tool == 'get_order'"));
+
+    // The Policy page's replay: a 422 on /draft that names the gate, not a crash.
+    let (status, body) = root.post_json("/api/policy/replay", json!({ "draft": deep })).await;
+    assert_eq!((status, error_code(&body)), (422, "unprocessable"), "{body}");
+    assert_eq!(body["error"]["details"][0]["path"], "/draft", "{body}");
+    let message = body["error"]["details"][0]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("gate \"deep\": the rule nests brackets ( [ { 100 deep; a rule may nest them at most 12 deep"), "{body}");
+    // The server answers on, and replays a rule as deep as the limit.
+    let shallow = draft_with_rule(&nested(12, "tool == 'get_order'"));
+    let (status, report) = root.post_json("/api/policy/replay", json!({ "draft": shallow })).await;
+    assert_eq!(status, 200, "{report}");
+    let (status, _) = root.get_json("/api/policy").await;
+    assert_eq!(status, 200);
+
+    // The command line and start-up say the same.
+    let path = app.data_dir.path().join("deep.toml");
+    std::fs::write(&path, &deep).unwrap();
+    let (ok, _, stderr) = cli(app.data_dir.path(), &["policy", "check", &path.display().to_string()], None).await;
+    assert!(!ok && stderr.contains("gate \"deep\": the rule nests brackets ( [ { 100 deep"), "{stderr}");
+    let (ok, _, stderr) = replay(&app, &[&path.display().to_string()]).await;
+    assert!(!ok && stderr.contains("gate \"deep\": the rule nests brackets ( [ { 100 deep"), "{stderr}");
+    let stderr = refused_start_up(&deep).await;
+    assert!(stderr.contains("gate \"deep\": the rule nests brackets ( [ { 100 deep"), "{stderr}");
+}
+
+#[tokio::test]
+async fn a_replay_reads_an_existing_database_of_this_builds_schema_and_creates_none() {
+    if !sqlite_only("a_replay_reads_an_existing_database_of_this_builds_schema_and_creates_none") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("draft.toml");
+    std::fs::write(&path, draft()).unwrap();
+    let draft = path.display().to_string();
+
+    // A mistyped data directory: said, and neither it nor a database is made.
+    let missing = dir.path().join("no-such-dir");
+    let (ok, stdout, stderr) = cli(&missing, &["policy", "replay", &draft], None).await;
+    assert!(!ok && stdout.is_empty(), "{stdout}");
+    let file = missing.join("countersign.db");
+    assert!(stderr.contains(&format!("there is no database at {}", file.display())), "{stderr}");
+    assert!(!missing.exists(), "the directory is not created");
+
+    // A file that is not the server's database is not made one.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    std::fs::write(empty.join("countersign.db"), b"").unwrap();
+    let (ok, _, stderr) = cli(&empty, &["policy", "replay", &draft], None).await;
+    assert!(!ok && stderr.contains("it has no Countersign schema"), "{stderr}");
+    assert_eq!(std::fs::metadata(empty.join("countersign.db")).unwrap().len(), 0, "nothing is written to it");
 }

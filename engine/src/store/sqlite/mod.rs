@@ -18,7 +18,7 @@ use sqlx::{
 };
 
 use self::held::Held;
-use super::{Backend, Connections, migration_failed, portable_pool};
+use super::{Backend, Connections, SQLITE_MIGRATIONS, migration_failed, portable_pool};
 
 /// Opens the file at `url` (created if missing), applies pending migrations, and returns the
 /// readers, the writer, the quick readers and the native pool (the session store's).
@@ -39,7 +39,7 @@ pub(super) async fn open(url: &str) -> anyhow::Result<(AnyPool, Connections, Con
         .connect_with(options)
         .await
         .with_context(|| format!("failed to open database {url}"))?;
-    sqlx::migrate!("../migrations/sqlite").run(&native).await.map_err(migration_failed)?;
+    SQLITE_MIGRATIONS.run(&native).await.map_err(migration_failed)?;
     // The portable pools open the same file; WAL is a property of the file, the rest is per
     // connection. The busy timeout covers the rare write outside the writer (the session store);
     // checkpoints run in the background (`checkpoint::keep_checkpointing`), not in a commit,
