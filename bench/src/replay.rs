@@ -54,7 +54,8 @@ fn synthetic(i: usize, count: usize) -> RecordedCall {
             outcome: if i.is_multiple_of(7) { "rejected" } else { "approved" }.to_owned(),
             deciders: vec![["alice", "bob", "carol"][i % 3].to_owned()],
             approvers: None,
-            quorum: 1,
+            rules: Default::default(),
+            in_chat: false,
         }),
         _ => Then::NotAsked,
     };
@@ -74,6 +75,7 @@ fn synthetic(i: usize, count: usize) -> RecordedCall {
         spent_task: spent,
         spent_conversation: spent,
         then,
+        granted: None,
     }
 }
 
@@ -84,12 +86,15 @@ pub fn replay(sizes: &Sizes, report: &mut Report) -> anyhow::Result<()> {
     let (live, draft) = (config(LIVE, "live", &registry)?, config(DRAFT, "draft", &registry)?);
     let count = sizes.replay_calls;
     let calls: Vec<RecordedCall> = (0..count).map(|i| synthetic(i, count)).collect();
+    // The people the draft's approvers stand for, as the database would have them.
+    let directory = replay::Directory { users: ["alice", "bob", "carol", "root"].map(str::to_owned).to_vec(), ..Default::default() };
     let input = replay::Replay {
         draft: &draft,
         live: &live,
         registry: &registry,
         calls: &calls,
         grants: &[],
+        directory: &directory,
         since_ms: 0,
         until_ms: 30 * DAY_MS,
         agent: None,

@@ -21,6 +21,9 @@ pub struct Report {
     pub per_day: Vec<DayStops>,
     /// Each gate of the draft, in the file's order: the calls it would stop.
     pub gates: Vec<GateStops>,
+    /// The draft's gates whose rule could not be evaluated for some calls, in the order met.
+    #[serde(default)]
+    pub rule_errors: Vec<RuleErrors>,
     /// Beside `gates`: the calls each gate asked a human about, as recorded (a call asked under
     /// several gates counts for each), by the gate's name.
     pub recorded_by_gate: BTreeMap<String, u64>,
@@ -74,9 +77,15 @@ pub struct Summary {
     pub asked_draft: u64,
     pub new_friction: u64,
     pub now_unasked: u64,
+    /// Asked then and under the draft, with other deciders or other rules for them (four-eyes, a
+    /// fresh sign-in, a reason, no edits, in the chat or on a card), or approved by the requester
+    /// where the draft asks four-eyes.
     pub deciders_change: u64,
     pub no_longer_possible: u64,
     pub grants_ended: u64,
+    /// Calls for which a rule of the draft's gates could not be evaluated.
+    #[serde(default)]
+    pub rule_errors: u64,
 }
 
 /// One gate of the draft and the calls it would stop (a shadow gate: that it would record).
@@ -91,6 +100,22 @@ pub struct GateStops {
     pub ran_unasked: u64,
     pub by_tool: BTreeMap<String, u64>,
     pub by_agent: BTreeMap<String, u64>,
+}
+
+/// A gate of the draft whose rule could not be evaluated for some calls (a missing field, a type
+/// error). As at runtime, the gate stops such a call all the same (fail-closed), unless the
+/// agent is `fail_open`: then it runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = ReplayRuleErrors))]
+pub struct RuleErrors {
+    pub gate: String,
+    pub calls: u64,
+    /// Of them, calls the gate stopped all the same.
+    pub stopped: u64,
+    /// The newest one's error, as the rule's evaluation gave it (`rule: error`).
+    pub error: String,
+    /// The newest one.
+    pub example: Example,
 }
 
 /// Calls no human was asked about that the draft would stop.
@@ -123,12 +148,15 @@ pub struct Unasked {
     pub examples: Vec<Example>,
 }
 
-/// Calls asked then and under the draft, whose deciders would change.
+/// Calls asked then and under the draft, whose deciders would change: who may decide, how many,
+/// and what the draft asks of them beyond a click.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = ReplayDecidersChange))]
 pub struct DecidersChange {
     pub calls: u64,
-    /// Who could decide them then and who would have to, most calls first.
+    /// Who could decide them then and who would have to, with the rules for them ("anyone; not
+    /// the requester (four-eyes)"), most calls first. A call its requester approved, where the
+    /// draft asks four-eyes, says so on the recorded side ("anyone, approved by the requester").
     pub changes: Vec<Change>,
     pub examples: Vec<Example>,
 }

@@ -503,7 +503,8 @@ pub struct DraftInShadow {
     pub since: String,
     /// The draft's shadow hits recorded since then.
     pub hits: u64,
-    /// Those hits per gate (`draft:big-refunds`; `draft:none`: calls it would let run unasked or refuse).
+    /// Those hits per gate (`draft:big-refunds`; `draft:none`: calls it would let run unasked or
+    /// refuse): this draft's only, by its version.
     pub by_gate: BTreeMap<String, u64>,
 }
 
@@ -626,6 +627,10 @@ pub struct ShadowHit {
     /// The draft's hit, not a shadow gate's.
     #[serde(default)]
     pub draft: bool,
+    /// For a draft's hit: the draft's configuration version (hits of several drafts, one after
+    /// another, are told apart by it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft_version: Option<String>,
     pub tool: String,
     /// The call's summary; for the draft's, followed by what the draft would do and what the live
     /// configuration does.

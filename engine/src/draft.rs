@@ -6,9 +6,12 @@
 //! records the hit (orchestrator/model_step.rs).
 //!
 //! What is compared is what each configuration requires of the call — whether a gate stops it,
-//! which gates, who must decide — not what happened next: a standing grant or an earlier refusal
-//! answers a call the live gates stop, and the draft, another configuration version, would have
-//! grants of its own (docs/security.md, "Grants").
+//! which gates, who must decide and what they must meet (a quorum, four-eyes, a fresh sign-in, a
+//! reason, no edits, in the chat or on a card) — not what happened next: a standing grant or an
+//! earlier refusal answers a call the live gates stop, and the draft, another configuration
+//! version, would have grants of its own (docs/security.md, "Grants"). Approvers are compared as
+//! the gates name them: who a name stands for is the database's to say when a call is asked (a
+//! replay resolves them, engine/src/replay/people.rs).
 
 use crate::{
     agents::AgentsConfig,
@@ -20,6 +23,22 @@ use crate::{
 /// The prefix of a draft's shadow hits' gate (`draft:big-refunds`, `draft:none`). A gate's name
 /// may not start with it (agents.rs), so a shadow gate's hits and a draft's never mix.
 pub const PREFIX: &str = "draft:";
+
+/// A draft's hit's gate as it is stored, `draft:big-refunds@9a0d3c5e2b44`: the table has no
+/// column for the draft's version, and hits of drafts run one after another must stay apart.
+pub fn stored_gate(gate: &str, version: &str) -> String {
+    format!("{gate}@{version}")
+}
+
+/// A stored hit's gate and, for a draft's, the draft's version ([`stored_gate`]); `None`: a
+/// shadow gate's hit, or a draft's stored before versions were kept.
+pub fn split_version(stored: &str) -> (&str, Option<&str>) {
+    let is_version = |v: &str| v.len() == 12 && v.bytes().all(|b| b.is_ascii_hexdigit());
+    match stored.rsplit_once('@') {
+        Some((gate, version)) if stored.starts_with(PREFIX) && is_version(version) => (gate, Some(version)),
+        _ => (stored, None),
+    }
+}
 
 /// What the draft does with a call.
 #[derive(Debug)]
@@ -73,7 +92,8 @@ pub struct Difference {
 /// The difference between `live`, the requirement of the live configuration (`None`: no gate
 /// stops the call), and what the draft does: the draft would stop a call the live configuration
 /// lets run, let run one it stops, refuse one it does not, or both stop it under other gates or
-/// other deciders. `None` when they agree.
+/// with other deciders or other rules for them (as `policy replay` says them). `None` when they
+/// agree.
 pub fn difference(live: Option<&Requirement<'_>>, draft: &Judged<'_>) -> Option<Difference> {
     let requires = |r: &Requirement<'_>| format!("{} (deciders: {})", r.gate.name, replay::decides(r));
     let live_does = match live {
@@ -148,6 +168,34 @@ mod tests {
         let renamed = config("[[agents.gates]]\nname = \"orders\"\nkind = \"tools\"\ntools = [\"cancel_order\"]\n");
         let other = compare(&live, &renamed, "cancel_order", json!({ "order_id": 1003 })).unwrap();
         assert_eq!(other.gate, "draft:orders");
+    }
+
+    #[test]
+    fn four_eyes_or_a_card_instead_of_the_chat_is_a_difference_too() {
+        let live = config(CANCELLATIONS);
+        let four_eyes = config(&format!("{CANCELLATIONS}separate_requester = true\n"));
+        let other = compare(&live, &four_eyes, "cancel_order", json!({ "order_id": 1003 })).unwrap();
+        assert_eq!(other.gate, "draft:cancellations");
+        assert_eq!(
+            other.what,
+            "draft would require cancellations (deciders: anyone; not the requester (four-eyes)); live requires cancellations (deciders: anyone)"
+        );
+        let in_chat = config(&format!("{CANCELLATIONS}confirm = \"chat\"\n"));
+        let card = compare(&in_chat, &live, "cancel_order", json!({ "order_id": 1003 })).unwrap();
+        assert_eq!(
+            card.what,
+            "draft would require cancellations (deciders: anyone); live requires cancellations (deciders: the requester, in the chat)"
+        );
+        assert_eq!(compare(&four_eyes, &four_eyes, "cancel_order", json!({ "order_id": 1003 })), None, "the same rules");
+    }
+
+    #[test]
+    fn a_hits_stored_gate_carries_the_drafts_version() {
+        let stored = stored_gate("draft:big-refunds", "9a0d3c5e2b44");
+        assert_eq!(stored, "draft:big-refunds@9a0d3c5e2b44");
+        assert_eq!(split_version(&stored), ("draft:big-refunds", Some("9a0d3c5e2b44")));
+        assert_eq!(split_version("draft:none"), ("draft:none", None), "stored before versions were kept");
+        assert_eq!(split_version("ops@example"), ("ops@example", None), "a shadow gate's name");
     }
 
     #[test]

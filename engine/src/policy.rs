@@ -69,10 +69,20 @@ impl Spent {
 pub struct Gating<'a> {
     /// What the call requires, if a gate stops it.
     pub requirement: Option<Requirement<'a>>,
-    /// When no gate stops it: the first shadow gate (`mode = "shadow"`) that would have.
-    pub shadow: Option<&'a Gate>,
-    /// Rules that could not be evaluated for this call, as `rule: error`.
-    pub rule_errors: Vec<String>,
+    /// When no gate stops it: every shadow gate (`mode = "shadow"`) that would have, by name
+    /// (the order of the gates in the file changes nothing).
+    pub shadows: Vec<&'a Gate>,
+    /// Enforcing gates' rules that could not be evaluated for this call.
+    pub rule_errors: Vec<RuleError<'a>>,
+}
+
+/// An enforcing gate's rule that could not be evaluated for a call (a missing field, a type
+/// error): the gate matches (fail-closed) unless its agent is `fail_open`.
+#[derive(Clone, Debug)]
+pub struct RuleError<'a> {
+    pub gate: &'a Gate,
+    /// `rule: error`.
+    pub error: String,
 }
 
 /// Everything that decides what happens to one proposed call.
@@ -267,26 +277,31 @@ pub fn check<'a>(agent: &'a Agent, call: &Call<'_>) -> Gating<'a> {
     // A question waits for its answer whatever the other gates say (even `disabled`).
     if call.tool.name == crate::tools::ask::NAME {
         let requirement = agent.gates.iter().find(|g| g.name == crate::tools::ask::GATE).map(Requirement::one);
-        return Gating { requirement, shadow: None, rule_errors };
+        return Gating { requirement, shadows: Vec::new(), rule_errors };
     }
     if agent.gates.iter().any(|g| g.rule == GateRule::Disabled) {
-        return Gating { requirement: None, shadow: None, rule_errors };
+        return Gating { requirement: None, shadows: Vec::new(), rule_errors };
     }
-    let mut shadow: Option<&Gate> = None;
+    let mut shadows: Vec<&Gate> = Vec::new();
     let mut matched = Vec::new();
     for gate in &agent.gates {
         if gate.shadow {
             // A shadow gate's failing rule asks no one, so it is no rule error of the call's.
-            if shadow.is_none() && matches(&gate.rule, agent, call, &mut Vec::new()) {
-                shadow = Some(gate);
+            if matches(&gate.rule, agent, call, &mut Vec::new()) {
+                shadows.push(gate);
             }
-        } else if matches(&gate.rule, agent, call, &mut rule_errors) {
+            continue;
+        }
+        let mut errors = Vec::new();
+        if matches(&gate.rule, agent, call, &mut errors) {
             matched.push(gate);
         }
+        rule_errors.extend(errors.into_iter().map(|error| RuleError { gate, error }));
     }
+    shadows.sort_by(|a, b| a.name.cmp(&b.name));
     match Requirement::of(matched) {
-        Some(requirement) => Gating { requirement: Some(requirement), shadow: None, rule_errors },
-        None => Gating { requirement: None, shadow, rule_errors },
+        Some(requirement) => Gating { requirement: Some(requirement), shadows: Vec::new(), rule_errors },
+        None => Gating { requirement: None, shadows, rule_errors },
     }
 }
 
@@ -528,17 +543,23 @@ mod tests {
         let gating = |a, tool| super::check(a, &Call { tool, args: &args, user: "u", confidence: None, spent: &spent });
         let g = gating(&a, &refund);
         assert!(g.requirement.is_none(), "a shadow gate stops nothing");
-        assert_eq!(g.shadow.map(|s| s.name.as_str()), Some("try-refunds"), "the first shadow gate that matches");
-        assert_eq!(gating(&a, &lookup).shadow.map(|s| s.name.as_str()), Some("try-all"));
+        assert_eq!(shadow_names(&g), ["try-all", "try-refunds"], "every shadow gate that matches, by name");
+        assert_eq!(shadow_names(&gating(&a, &lookup)), ["try-all"]);
+        let reversed = agent(vec![shadow("try-all", GateRule::All), shadow("try-refunds", refunds())]);
+        assert_eq!(shadow_names(&gating(&reversed, &refund)), ["try-all", "try-refunds"], "the order changes nothing");
         // An enforcing gate after it still stops the call; then there is no shadow hit to record.
         let b = agent(vec![shadow("try-refunds", refunds()), gate("refunds", refunds())]);
         let g = gating(&b, &refund);
-        assert_eq!((g.requirement.map(|r| r.gate.name), g.shadow.is_none()), (Some("refunds".into()), true));
+        assert_eq!((g.requirement.map(|r| r.gate.name), g.shadows.is_empty()), (Some("refunds".into()), true));
         // A shadow gate's failing rule is no rule error of the call (nobody is asked because of it).
         let c = agent(vec![shadow("broken", rule("args.amount > 100"))]);
         let g = gating(&c, &refund);
         assert!(g.rule_errors.is_empty() && g.requirement.is_none());
-        assert_eq!(g.shadow.map(|s| s.name.as_str()), Some("broken"), "fail-closed: it would have asked");
+        assert_eq!(shadow_names(&g), ["broken"], "fail-closed: it would have asked");
+    }
+
+    fn shadow_names(gating: &Gating<'_>) -> Vec<String> {
+        gating.shadows.iter().map(|g| g.name.clone()).collect()
     }
 
     #[test]
@@ -693,7 +714,8 @@ mod tests {
         let gating = super::check(&a, &call);
         assert!(gating.requirement.is_none());
         assert_eq!(gating.rule_errors.len(), 1);
-        assert!(gating.rule_errors[0].starts_with("args.amount > 100: "), "{:?}", gating.rule_errors);
+        assert!(gating.rule_errors[0].error.starts_with("args.amount > 100: "), "{:?}", gating.rule_errors);
+        assert_eq!(gating.rule_errors[0].gate.name, "big", "the gate whose rule failed");
     }
 
     #[test]

@@ -13,23 +13,25 @@ use std::{
 };
 
 use domain::{
-    rules::{Approvers, Share},
+    rules::{Approvers, DecisionRules, Share},
     wire::FieldProblem,
 };
 
 pub use crate::store::{
     grants::StandingGrant,
-    recorded::{Asked, RecordedCall, Then},
+    recorded::{Asked, Granted, RecordedCall, Then},
 };
 use crate::{
-    agents::{Agent, AgentsConfig, Gate, GateRule},
-    policy::{self, Requirement, Spent, Verdict},
+    agents::{Agent, AgentsConfig, ApproverName, Gate, GateRule, parse_approver},
+    policy::{self, Requirement, RuleError, Spent, Verdict},
     store::time::rfc3339,
     tools::{self, Registry},
 };
 
+mod people;
 mod service;
 
+pub use people::Directory;
 pub use service::{count_draft_hits, draft_in_shadow, in_force, run};
 
 /// What to replay: the draft, the configuration in force, and what was recorded in the window.
@@ -41,6 +43,8 @@ pub struct Replay<'a> {
     pub calls: &'a [RecordedCall],
     /// The standing grants in force now.
     pub grants: &'a [StandingGrant],
+    /// Who approver names stand for in the database (accounts, stored groups).
+    pub directory: &'a Directory,
     /// The window (Unix ms), and the one agent it is about, if any.
     pub since_ms: i64,
     pub until_ms: i64,
@@ -51,7 +55,7 @@ pub struct Replay<'a> {
 // which the browser reads too.
 pub use domain::replay::{
     BusyHour, Change, DayStops, DeciderLoad, DecidersChange, EndedGrant, Example, Friction, GateStops, Load, NewRisk, Rate, Report,
-    Summary, Unasked, Window,
+    RuleErrors, Summary, Unasked, Window,
 };
 
 /// The longest window a replay looks back over, in days, at both doors: a report lists every day
@@ -79,8 +83,8 @@ enum Now<'a> {
     Unknown,
     /// Fails the checks before any gate: its agent lacks the tool, or the arguments break its schema.
     Invalid,
-    /// Runs unasked; the shadow gate that would record it, if any.
-    Runs { shadow: Option<&'a Gate> },
+    /// Runs unasked; the shadow gates that would record it (each of them, whatever their order).
+    Runs { shadows: Vec<&'a Gate> },
     /// A human decides.
     Asks(Requirement<'a>),
     /// Refused without asking: a human refused the same call before.
@@ -104,17 +108,20 @@ fn violations(agent: &Agent, registry: &Registry, call: &RecordedCall, schema: &
 
 /// What `config` does with `call`, by the orchestrator's steps (orchestrator/model_step.rs) less
 /// the grants: each configuration version has its own. `schema`: how the arguments break their
-/// tool's schema (the same under every configuration).
-fn judge<'a>(config: &'a AgentsConfig, registry: &Registry, call: &RecordedCall, schema: &[FieldProblem]) -> Now<'a> {
+/// tool's schema (the same under every configuration). With it, the enforcing gates' rules that
+/// could not be evaluated for the call, which `policy::check` has already treated as the engine
+/// does (fail-closed: the gate stops the call; a `fail_open` agent lets it run).
+fn judge<'a>(config: &'a AgentsConfig, registry: &Registry, call: &RecordedCall, schema: &[FieldProblem]) -> (Now<'a>, Vec<RuleError<'a>>) {
     let agent = agent_of(config, &call.agent);
     // An answer is a call only while a final_response gate holds it; otherwise it is shown as written.
     if call.tool == tools::answer::NAME {
-        return match agent.final_response_gate() {
+        let now = match agent.final_response_gate() {
             Some(gate) => Now::Asks(Requirement::one(gate)),
-            None => Now::Runs { shadow: None },
+            None => Now::Runs { shadows: Vec::new() },
         };
+        return (now, Vec::new());
     }
-    let Some(tool) = registry.get(&call.tool) else { return Now::Unknown };
+    let Some(tool) = registry.get(&call.tool) else { return (Now::Unknown, Vec::new()) };
     let known_tool = agent.tools.contains(&call.tool);
     let spent = Spent { task: call.spent_task, conversation: call.spent_conversation };
     let facts = policy::Call {
@@ -124,12 +131,9 @@ fn judge<'a>(config: &'a AgentsConfig, registry: &Registry, call: &RecordedCall,
         confidence: call.confidence,
         spent: &spent,
     };
-    let (requirement, shadow) = match known_tool {
-        true => {
-            let gating = policy::check(agent, &facts);
-            (gating.requirement, gating.shadow)
-        }
-        false => (None, None),
+    let policy::Gating { requirement, shadows, rule_errors } = match known_tool {
+        true => policy::check(agent, &facts),
+        false => policy::Gating { requirement: None, shadows: Vec::new(), rule_errors: Vec::new() },
     };
     let refused_again = match policy::classify(policy::Facts {
         tool: &call.tool,
@@ -140,16 +144,17 @@ fn judge<'a>(config: &'a AgentsConfig, registry: &Registry, call: &RecordedCall,
         refused_before: matches!(call.then, Then::RefusedAgain).then(String::new),
         grant: None,
     }) {
-        Verdict::Invalid { .. } => return Now::Invalid,
-        Verdict::Run { .. } => return Now::Runs { shadow },
+        Verdict::Invalid { .. } => return (Now::Invalid, Vec::new()),
+        Verdict::Run { .. } => return (Now::Runs { shadows }, rule_errors),
         Verdict::RepeatRefused { .. } => true,
         Verdict::Ask { .. } => false,
     };
     let requirement = requirement.expect("BUG: a gate stops the call");
-    match refused_again {
+    let now = match refused_again {
         true => Now::RefusedAgain(requirement),
         false => Now::Asks(requirement),
-    }
+    };
+    (now, rule_errors)
 }
 
 /// Whether `call` passes the checks before any gate under `config` (its agent has the tool and
@@ -171,36 +176,120 @@ fn passes(config: &AgentsConfig, registry: &Registry, call: &RecordedCall, schem
 }
 
 /// "anyone", "root", "2 of finance", "finance and root": who must decide, as the gates name them
-/// ([`Approvers::label`] over the names alone; who they stand for is the database's to say when
-/// a call is asked). `shares`: each gate's, when several apply.
-fn who_decides(names: &[String], shares: Vec<Share>, quorum: u32) -> String {
-    if names.is_empty() && shares.is_empty() {
-        return if quorum > 1 { format!("{quorum} people") } else { "anyone".to_owned() };
-    }
-    let admins = |names: &[String]| names.iter().any(|n| n == "role:admin");
-    let one_gate = shares.is_empty();
-    let shares = shares.into_iter().map(|s| Share { people: Vec::new(), admins: admins(&s.names), ..s }).collect();
-    let label = Approvers { names: names.to_vec(), people: Vec::new(), admins: admins(names), each: shares }.label();
-    if one_gate && quorum > 1 { format!("{quorum} of {label}") } else { label }
-}
-
-/// Who must decide a call `requirement` stops (the draft's here; the live one's too for a draft's
-/// shadow hits, engine/src/draft.rs).
-pub(crate) fn decides(requirement: &Requirement<'_>) -> String {
-    let shares = requirement
-        .shares()
-        .into_iter()
-        .map(|(gate, names, quorum)| Share { gate: gate.to_owned(), quorum, names: names.to_vec(), people: Vec::new(), admins: false })
+/// ([`Approvers::label`]; `approvers`: `None` when they name none, with each gate's share when
+/// several apply). `resolved`: each set of names is followed by who it stands for where that is
+/// not plain from the names ([`stands_for`]), so that a group whose members change, or a name
+/// that stands for no one, changes the label too.
+fn who_decides(approvers: Option<&Approvers>, quorum: u32, resolved: bool) -> String {
+    let Some(approvers) = approvers.filter(|a| !a.names.is_empty() || !a.each.is_empty()) else { return anyone(quorum) };
+    let set = |names: &[String], people: &[String], admins: bool| match resolved {
+        true => stands_for(names, people, admins),
+        false => names_label(names),
+    };
+    let shares: Vec<String> = approvers
+        .each
+        .iter()
+        .map(|s| if s.names.is_empty() { anyone(s.quorum) } else { of(s.quorum, set(&s.names, &s.people, s.admins)) })
         .collect();
-    who_decides(&requirement.gate.approvers, shares, requirement.gate.rules.quorum)
+    match shares.as_slice() {
+        [] => of(quorum, set(&approvers.names, &approvers.people, approvers.admins)),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
-/// Who could decide a call when it was asked.
-fn recorded_decides(asked: &Asked) -> String {
-    match &asked.approvers {
-        Some(a) => who_decides(&a.names, a.each.clone(), asked.quorum),
-        None => who_decides(&[], Vec::new(), asked.quorum),
+/// "anyone", "2 people": a gate that names no approvers.
+fn anyone(quorum: u32) -> String {
+    if quorum > 1 { format!("{quorum} people") } else { "anyone".to_owned() }
+}
+
+/// "2 of finance".
+fn of(quorum: u32, who: String) -> String {
+    if quorum > 1 { format!("{quorum} of {who}") } else { who }
+}
+
+/// "finance, root or an admin": approver names as a card says them.
+fn names_label(names: &[String]) -> String {
+    let admins = names.iter().any(|n| n == "role:admin");
+    Approvers { names: names.to_vec(), people: Vec::new(), admins, each: Vec::new() }.label()
+}
+
+/// Approver names, and who they stand for where that is not plain from them (a group, a user
+/// without an account): "root", "finance (bob, dora)", "nobody (no one, so an admin)".
+fn stands_for(names: &[String], people: &[String], admins: bool) -> String {
+    let label = names_label(names);
+    let users: Vec<&str> = names.iter().filter_map(|n| n.strip_prefix("user:")).collect();
+    let plain = !names.iter().any(|n| n.starts_with("group:"))
+        && users.len() == people.len()
+        && users.iter().all(|u| people.iter().any(|p| p.eq_ignore_ascii_case(u)));
+    if plain {
+        return label;
     }
+    let mut who: Vec<&str> = people.iter().map(String::as_str).collect();
+    who.sort_by_key(|p| p.to_lowercase());
+    // The admins named as such are in the label already; these are those no one else left.
+    let fell_to_admins = admins && !names.iter().any(|n| n == "role:admin");
+    let who = match (who.is_empty(), fell_to_admins) {
+        (false, _) => who.join(", "),
+        (true, true) => "no one, so an admin".to_owned(),
+        (true, false) => "no one".to_owned(),
+    };
+    format!("{label} ({who})")
+}
+
+/// What deciding a call requires, as the report compares it: `who` ([`who_decides`]), then each
+/// rule a decider must meet beyond that — four-eyes, a fresh sign-in, a reason to reject, no
+/// edits. A call asked in the chat is the requester's to answer there (such a gate names no
+/// approvers and no quorum, agents.rs).
+fn needs(who: String, rules: &DecisionRules, in_chat: bool) -> String {
+    let mut parts = vec![if in_chat { "the requester, in the chat".to_owned() } else { who }];
+    if rules.separate_requester {
+        parts.push("not the requester (four-eyes)".to_owned());
+    }
+    if let Some(secs) = rules.reauthenticate_secs {
+        parts.push(format!("a sign-in within {secs} s"));
+    }
+    if rules.require_reason {
+        parts.push("a reason to reject".to_owned());
+    }
+    if !rules.allow_modification {
+        parts.push("no edits".to_owned());
+    }
+    parts.join("; ")
+}
+
+/// A requirement's approvers as its gates name them, not resolved: their union and, when several
+/// gates name some, each gate's share.
+fn named_approvers(requirement: &Requirement<'_>) -> Option<Approvers> {
+    let names = &requirement.gate.approvers;
+    let share = |(gate, names, quorum): (&str, &[String], u32)| Share {
+        gate: gate.to_owned(),
+        quorum,
+        names: names.to_vec(),
+        people: Vec::new(),
+        admins: false,
+    };
+    let each: Vec<Share> = requirement.shares().into_iter().map(share).collect();
+    (!names.is_empty()).then(|| Approvers { names: names.clone(), people: Vec::new(), admins: false, each })
+}
+
+/// What deciding a call `requirement` stops needs, its approvers as the gates name them: for a
+/// draft's shadow hits, where both configurations' requirements are compared as the call is
+/// proposed (engine/src/draft.rs).
+pub(crate) fn decides(requirement: &Requirement<'_>) -> String {
+    let gate = &requirement.gate;
+    needs(who_decides(named_approvers(requirement).as_ref(), gate.rules.quorum, false), &gate.rules, gate.in_chat)
+}
+
+/// What deciding a call needed when it was asked, its approvers as they stood then.
+fn recorded_needs(asked: &Asked) -> String {
+    needs(who_decides(asked.approvers.as_ref(), asked.rules.quorum, true), &asked.rules, asked.in_chat)
+}
+
+/// Whether the requester's own approval counted toward the call's: one that four-eyes refuses.
+fn approved_by_requester(call: &RecordedCall, asked: &Asked) -> bool {
+    let Some(requester) = call.requester.as_deref() else { return false };
+    asked.outcome == "approved" && asked.deciders.iter().any(|d| d.eq_ignore_ascii_case(requester))
 }
 
 /// Whose load an approval is: a person, a group, the admins, or anyone who sees it.
@@ -275,6 +364,17 @@ struct GateRow<'a> {
     by_agent: HashMap<&'a str, u64>,
 }
 
+/// A gate of the draft whose rule could not be evaluated for some calls.
+struct Unevaluated<'a> {
+    gate: &'a str,
+    calls: u64,
+    /// Of them, calls the gate stopped all the same (fail-closed).
+    stopped: u64,
+    /// The newest such call (its index) and its error.
+    example: usize,
+    error: String,
+}
+
 /// Calls of one list (by their index), counted by a key and by tool.
 #[derive(Default)]
 struct Listed<'a, K> {
@@ -313,6 +413,10 @@ struct Tally<'a, 'r> {
     recorded_by_gate: HashMap<&'a str, u64>,
     /// By UTC day (days since 1970): calls asked then, and under the draft.
     days: HashMap<i64, (u64, u64)>,
+    /// Per gate, in the order met: calls its rule could not be evaluated for.
+    unevaluated: Vec<Unevaluated<'a>>,
+    /// Calls that ran under a grant the draft keeps (made under its version).
+    granted_still: u64,
 }
 
 impl<'a, 'r> Tally<'a, 'r> {
@@ -344,6 +448,8 @@ impl<'a, 'r> Tally<'a, 'r> {
             without_confidence: 0,
             recorded_by_gate: HashMap::new(),
             days: HashMap::new(),
+            unevaluated: Vec::new(),
+            granted_still: 0,
         }
     }
 
@@ -372,12 +478,15 @@ impl<'a, 'r> Tally<'a, 'r> {
             (Then::NotAsked, Some(tool)) => tools::schema::violations(&tool.spec().input_schema, &call.args),
             _ => Vec::new(),
         };
-        let now = judge(draft, registry, call, &schema);
+        let (now, rule_errors) = judge(draft, registry, call, &schema);
         if matches!(now, Now::Unknown) {
             *self.not_replayed.entry(&call.tool).or_default() += 1;
             return;
         }
         self.summary.replayed += 1;
+        if !rule_errors.is_empty() {
+            self.unevaluated(index, call, &now, rule_errors);
+        }
         if draft.get(&call.agent).is_none() {
             *self.agents_gone.entry(&call.agent).or_default() += 1;
         }
@@ -423,8 +532,8 @@ impl<'a, 'r> Tally<'a, 'r> {
                     *self.no_longer_possible.entry(&call.tool).or_default() += 1;
                 }
             }
-            (then, Now::Runs { shadow }) => {
-                if let Some(gate) = shadow {
+            (then, Now::Runs { shadows }) => {
+                for gate in shadows {
                     self.stopped_by(gate, call, ran_unasked);
                 }
                 let outcome = match then {
@@ -440,6 +549,13 @@ impl<'a, 'r> Tally<'a, 'r> {
                     self.stopped_by(gate, call, ran_unasked);
                 }
             }
+            (Then::NotAsked, Now::Asks(requirement)) if call.granted.as_ref().is_some_and(|g| self.keeps(g)) => {
+                // The grant that let it run would let it run under the draft too: no one is asked.
+                self.granted_still += 1;
+                for &gate in &requirement.gates {
+                    self.stopped_by(gate, call, ran_unasked);
+                }
+            }
             (then, Now::Asks(requirement)) => {
                 self.summary.asked_draft += 1;
                 self.days.entry(day).or_default().1 += 1;
@@ -448,17 +564,8 @@ impl<'a, 'r> Tally<'a, 'r> {
                 }
                 if !question {
                     self.asked_draft.add(call.at_ms);
-                    let mut named_once: Vec<&'a str> = Vec::new();
-                    for &gate in &requirement.gates {
-                        for name in &gate.approvers {
-                            if !named_once.contains(&name.as_str()) {
-                                named_once.push(name.as_str());
-                                self.by_who.entry(named(name.as_str())).or_default().draft.add(call.at_ms);
-                            }
-                        }
-                    }
-                    if named_once.is_empty() {
-                        self.by_who.entry((Kind::Anyone, "anyone")).or_default().draft.add(call.at_ms);
+                    for who in self.draft_load(&requirement) {
+                        self.by_who.entry(who).or_default().draft.add(call.at_ms);
                     }
                 }
                 match then {
@@ -467,8 +574,11 @@ impl<'a, 'r> Tally<'a, 'r> {
                         self.friction.add(index, requirement.gate.name.clone(), &call.tool);
                     }
                     Then::Asked(asked) => {
-                        let (then_who, draft_who) = (recorded_decides(asked), decides(&requirement));
-                        if then_who != draft_who {
+                        let (then_who, draft_who) = (recorded_needs(asked), self.draft_needs(&requirement));
+                        // Four-eyes in the draft refuses the approval the requester gave then.
+                        let own = requirement.gate.rules.separate_requester && approved_by_requester(call, asked);
+                        if then_who != draft_who || own {
+                            let then_who = if own { format!("{then_who}, approved by the requester") } else { then_who };
                             self.summary.deciders_change += 1;
                             self.deciders.add(index, (then_who, draft_who), &call.tool);
                         }
@@ -476,6 +586,83 @@ impl<'a, 'r> Tally<'a, 'r> {
                     // `classify` refuses a call refused before whenever a gate stops it.
                     Then::RefusedAgain => {}
                 }
+            }
+        }
+    }
+
+    /// Whether the draft keeps the grant that let a call run: a grant covers calls only under the
+    /// configuration version it was made under (engine/src/coverage.rs).
+    fn keeps(&self, granted: &Granted) -> bool {
+        granted.policy_version.as_deref() == Some(self.input.draft.version.as_str())
+    }
+
+    /// What deciding a call `requirement` stops needs under the draft, its approvers resolved as
+    /// the server would resolve them (the draft's groups first, then the database's).
+    fn draft_needs(&self, requirement: &Requirement<'_>) -> String {
+        let gate = &requirement.gate;
+        let approvers = self.input.directory.resolve_requirement(&self.input.draft.groups, requirement);
+        needs(who_decides(approvers.as_ref(), gate.rules.quorum, true), &gate.rules, gate.in_chat)
+    }
+
+    /// Whose load a call the draft would ask is: each approver its gates name who stands for
+    /// someone, the admins for a gate whose names all stand for no one (the server hands such a
+    /// call to them), and "anyone" when its gates name none.
+    fn draft_load(&self, requirement: &Requirement<'a>) -> Vec<(Kind, &'a str)> {
+        let (directory, groups): (&'a Directory, _) = (self.input.directory, &self.input.draft.groups);
+        let mut whose: Vec<(Kind, &'a str)> = Vec::new();
+        for &gate in &requirement.gates {
+            let mut someone = gate.approvers.is_empty();
+            for name in &gate.approvers {
+                let who = match parse_approver(name) {
+                    Some(ApproverName::Admins) => Some((Kind::Admins, "admins")),
+                    Some(ApproverName::User(user)) => directory.account(user).map(|person| (Kind::Person, person)),
+                    Some(ApproverName::Group(group)) => (!directory.group_people(groups, group).is_empty()).then_some((Kind::Group, group)),
+                    None => None,
+                };
+                let Some(who) = who else { continue };
+                someone = true;
+                if !whose.contains(&who) {
+                    whose.push(who);
+                }
+            }
+            if !someone && !whose.contains(&(Kind::Admins, "admins")) {
+                whose.push((Kind::Admins, "admins"));
+            }
+        }
+        if whose.is_empty() {
+            whose.push((Kind::Anyone, "anyone"));
+        }
+        whose
+    }
+
+    /// Counts, per gate, a call whose rule could not be evaluated, and whether the gate stopped
+    /// it all the same (fail-closed) or let it run (`fail_open`), as `now` says the engine would.
+    fn unevaluated(&mut self, index: usize, call: &'a RecordedCall, now: &Now<'a>, errors: Vec<RuleError<'a>>) {
+        self.summary.rule_errors += 1;
+        let stopping: &[&Gate] = match now {
+            Now::Asks(r) | Now::RefusedAgain(r) => r.gates.as_slice(),
+            _ => &[],
+        };
+        // A gate whose rule has several failing parts (`any`) counts the call once.
+        let mut by_gate: Vec<(&'a str, String)> = Vec::new();
+        for RuleError { gate, error } in errors {
+            match by_gate.iter_mut().find(|(name, _)| *name == gate.name) {
+                Some((_, all)) => *all = format!("{all}; {error}"),
+                None => by_gate.push((&gate.name, error)),
+            }
+        }
+        let calls = self.input.calls;
+        for (gate, error) in by_gate {
+            let stopped = u64::from(stopping.iter().any(|g| g.name == gate));
+            match self.unevaluated.iter_mut().find(|u| u.gate == gate) {
+                Some(row) => {
+                    row.calls += 1;
+                    row.stopped += stopped;
+                    if calls[row.example].at_ms <= call.at_ms {
+                        (row.example, row.error) = (index, error);
+                    }
+                }
+                None => self.unevaluated.push(Unevaluated { gate, calls: 1, stopped, example: index, error }),
             }
         }
     }
@@ -494,23 +681,24 @@ impl<'a, 'r> Tally<'a, 'r> {
             (Then::NotAsked, Some(tool)) => tools::schema::violations(&tool.spec().input_schema, &call.args),
             _ => Vec::new(),
         };
-        let recorded = match &call.then {
-            Then::NotAsked if passes(live, registry, call, &schema) => "ran unasked".to_owned(),
-            Then::NotAsked => "failed its checks".to_owned(),
-            Then::RefusedAgain => "refused again unasked".to_owned(),
-            Then::Asked(asked) => {
+        let recorded = match (&call.then, &call.granted) {
+            (Then::NotAsked, _) if !passes(live, registry, call, &schema) => "failed its checks".to_owned(),
+            (Then::NotAsked, Some(grant)) => format!("ran unasked under {}'s grant {}", grant.created_by, grant.id),
+            (Then::NotAsked, None) => "ran unasked".to_owned(),
+            (Then::RefusedAgain, _) => "refused again unasked".to_owned(),
+            (Then::Asked(asked), _) => {
                 let by = match asked.deciders.as_slice() {
                     [] => String::new(),
                     people => format!(" by {}", people.join(", ")),
                 };
-                format!("{}{by} under {} ({})", asked.outcome, asked.gate, recorded_decides(asked))
+                format!("{}{by} under {} ({})", asked.outcome, asked.gate, recorded_needs(asked))
             }
         };
-        let draft = match judge(draft, registry, call, &schema) {
+        let draft = match judge(draft, registry, call, &schema).0 {
             Now::Unknown => "not replayed".to_owned(),
             Now::Invalid => "fails its checks".to_owned(),
             Now::Runs { .. } => "runs unasked".to_owned(),
-            Now::Asks(r) => format!("asked under {} ({})", r.gate.name, decides(&r)),
+            Now::Asks(r) => format!("asked under {} ({}){}", r.gate.name, self.draft_needs(&r), self.why_asked(call, &r)),
             Now::RefusedAgain(r) => format!("refused again unasked under {}", r.gate.name),
         };
         let mut args = call.args.to_string();
@@ -526,6 +714,20 @@ impl<'a, 'r> Tally<'a, 'r> {
             args,
             recorded,
             draft,
+        }
+    }
+
+    /// What an example of a change adds to "asked under …": why the grant that let the call run
+    /// would not cover it, or that four-eyes refuses the approval its requester gave.
+    fn why_asked(&self, call: &RecordedCall, requirement: &Requirement<'_>) -> String {
+        match (&call.then, &call.granted) {
+            (Then::NotAsked, Some(grant)) if !self.keeps(grant) => {
+                format!("; the grant would not cover it: {}", lapses(self.input, call, grant))
+            }
+            (Then::Asked(asked), _) if requirement.gate.rules.separate_requester && approved_by_requester(call, asked) => {
+                format!("; {}, the requester, could not approve it", call.requester.as_deref().unwrap_or_default())
+            }
+            _ => String::new(),
         }
     }
 
@@ -579,6 +781,16 @@ impl<'a, 'r> Tally<'a, 'r> {
                 })
                 .collect(),
         };
+        let rule_errors = std::mem::take(&mut self.unevaluated)
+            .into_iter()
+            .map(|u| RuleErrors {
+                gate: u.gate.to_owned(),
+                calls: u.calls,
+                stopped: u.stopped,
+                error: u.error,
+                example: self.example(&input.calls[u.example]),
+            })
+            .collect();
         let notes = self.notes();
         let per_day = self.by_day();
         Report {
@@ -593,6 +805,7 @@ impl<'a, 'r> Tally<'a, 'r> {
             summary: self.summary,
             per_day,
             gates,
+            rule_errors,
             recorded_by_gate: owned(self.recorded_by_gate),
             new_friction,
             new_risk: NewRisk { unasked, deciders },
@@ -647,11 +860,36 @@ impl<'a, 'r> Tally<'a, 'r> {
                 self.without_confidence
             ));
         }
+        let no_one = self.standing_for_no_one();
+        if !no_one.is_empty() {
+            notes.push(format!(
+                "approvers the draft names that stand for no one here (no account that may sign in, or a group none of whose members has one): {}; the server leaves them out, and a call whose gate names no one else goes to the admins, as the load counts it",
+                no_one.join(", ")
+            ));
+        }
+        if self.granted_still > 0 {
+            notes.push(format!(
+                "{} calls ran under a standing grant made under the draft's own version: it would let them run under the draft too, so they are not counted as friction",
+                self.granted_still
+            ));
+        }
         notes.push(
-            "the draft's load is an estimate: each call it would stop counts for every approver its gates name (\"anyone\" when they name none)"
+            "the draft's load is an estimate: each call it would stop counts for every approver its gates name who stands for someone (the admins for a gate whose approvers stand for no one, \"anyone\" when they name none)"
                 .to_owned(),
         );
         notes
+    }
+
+    /// The draft's approver names that stand for no one, as the server would resolve them.
+    fn standing_for_no_one(&self) -> Vec<&'a str> {
+        let (draft, directory) = (self.input.draft, self.input.directory);
+        let mut names: Vec<&'a str> = Vec::new();
+        for name in draft.agents.iter().flat_map(|a| &a.gates).flat_map(|g| &g.approvers) {
+            if !directory.stands_for_someone(&draft.groups, name) && !names.contains(&name.as_str()) {
+                names.push(name);
+            }
+        }
+        names
     }
 }
 
@@ -703,6 +941,16 @@ fn why_ended(draft: &AgentsConfig, live: &AgentsConfig, agent: &str, gate: &str)
     "the draft is another version of the configuration, and a grant covers calls only under the version it was made under".to_owned()
 }
 
+/// Why the grant that let `call` run would not cover it under the draft: a grant made under the
+/// live version ends as [`ended_grants`] says; one made under another, older version covered
+/// calls only under that one.
+fn lapses(input: &Replay<'_>, call: &RecordedCall, grant: &Granted) -> String {
+    match (grant.policy_version.as_deref() == Some(input.live.version.as_str()), grant.gate.as_deref()) {
+        (true, Some(gate)) => why_ended(input.draft, input.live, &call.agent, gate),
+        _ => "it was made under another version of the configuration, and covers calls only under that one".to_owned(),
+    }
+}
+
 /// The report for a terminal: plain text, aligned columns.
 pub fn render_table(report: &Report) -> String {
     let mut out = String::new();
@@ -729,6 +977,7 @@ pub fn render_table(report: &Report) -> String {
         ("new risk: asked, other deciders", s.deciders_change),
         ("no longer possible under the draft", s.no_longer_possible),
         ("grants the draft would end", s.grants_ended),
+        ("a gate's rule could not be evaluated", s.rule_errors),
     ];
     table(&mut out, &[], &[false, true], rows.iter().map(|(label, n)| vec![(*label).to_owned(), n.to_string()]).collect());
 
@@ -742,6 +991,16 @@ pub fn render_table(report: &Report) -> String {
         })
         .collect();
     table(&mut out, &["gate", "mode", "calls", "ran unasked", "by tool", "by agent"], &[false, false, true, true, false, false], rows);
+    if !report.rule_errors.is_empty() {
+        heading(
+            &mut out,
+            "Rules that could not be evaluated: the gate stops the call all the same (fail-closed) unless its agent is fail_open",
+        );
+        let rows =
+            report.rule_errors.iter().map(|r| vec![r.gate.clone(), r.calls.to_string(), r.stopped.to_string(), r.error.clone()]).collect();
+        table(&mut out, &["gate", "calls", "stopped", "error (the newest call's)"], &[false, true, true, false], rows);
+        examples(&mut out, &report.rule_errors.iter().map(|r| r.example.clone()).collect::<Vec<_>>());
+    }
 
     let f = &report.new_friction;
     heading(&mut out, &format!("New friction: {} calls ran without asking and would now be stopped", f.calls));
@@ -758,7 +1017,7 @@ pub fn render_table(report: &Report) -> String {
         examples(&mut out, &u.examples);
     }
     let d = &report.new_risk.deciders;
-    heading(&mut out, &format!("New risk: {} asked calls would have other deciders", d.calls));
+    heading(&mut out, &format!("New risk: {} asked calls would have other deciders, or other rules for them", d.calls));
     if d.calls > 0 {
         let rows = d.changes.iter().map(|c| vec![c.recorded.clone(), c.draft.clone(), c.calls.to_string()]).collect();
         table(&mut out, &["recorded", "draft", "calls"], &[false, false, true], rows);
@@ -937,16 +1196,25 @@ mod tests {
             spent_task: Usage::default(),
             spent_conversation: Usage::default(),
             then,
+            granted: None,
         }
     }
 
     fn asked(gate: &str, outcome: &str, by: &str) -> Then {
-        Then::Asked(Asked { gate: gate.into(), outcome: outcome.into(), deciders: vec![by.into()], approvers: None, quorum: 1 })
+        let (gate, outcome, deciders) = (gate.into(), outcome.into(), vec![by.into()]);
+        Then::Asked(Asked { gate, outcome, deciders, approvers: None, rules: DecisionRules::default(), in_chat: false })
+    }
+
+    /// The test app's accounts (server/tests/api/helpers.rs); no group is kept in the database.
+    fn directory() -> Directory {
+        Directory { users: ["alice", "bob", "root"].map(str::to_owned).to_vec(), groups: BTreeMap::new() }
     }
 
     fn run(draft: &AgentsConfig, live: &AgentsConfig, calls: &[RecordedCall], grants: &[StandingGrant]) -> Report {
         let registry = Registry::builtin();
-        replay(&Replay { draft, live, registry: &registry, calls, grants, since_ms: 0, until_ms: 24 * HOUR, agent: None })
+        let directory = directory();
+        let directory = &directory;
+        replay(&Replay { draft, live, registry: &registry, calls, grants, directory, since_ms: 0, until_ms: 24 * HOUR, agent: None })
     }
 
     /// The integration test's recorded calls (server/tests/api/policy_replay.rs), as rows.
@@ -991,7 +1259,7 @@ mod tests {
         assert_eq!(unasked.examples[0].recorded, "rejected by root under cancellations (anyone)");
         let changes: Vec<(&str, &str, u64)> =
             report.new_risk.deciders.changes.iter().map(|c| (c.recorded.as_str(), c.draft.as_str(), c.calls)).collect();
-        assert_eq!(changes, [("anyone", "root", 9), ("anyone", "finance and root", 1)]);
+        assert_eq!(changes, [("anyone", "root", 9), ("anyone", "finance (bob, root) and root", 1)], "a group with its people");
         let load: Vec<(&str, &str, u64, u64)> =
             report.load.deciders.iter().map(|l| (l.kind.as_str(), l.who.as_str(), l.recorded.approvals, l.draft.approvals)).collect();
         assert_eq!(load, [("person", "alice", 10, 0), ("person", "root", 2, 10), ("group", "finance", 0, 1), ("anyone", "anyone", 12, 12)]);
@@ -1022,6 +1290,7 @@ mod tests {
             registry: &registry,
             calls: &calls,
             grants: &[],
+            directory: &directory(),
             since_ms: 0,
             until_ms: 96 * HOUR,
             agent: None,
@@ -1152,7 +1421,180 @@ mod tests {
         assert_eq!(gates[0], "  gate         mode     calls  ran unasked  by tool            by agent");
         assert_eq!(gates[1], "  refunds      enforce     10            0  process_refund 10  support 10");
         assert_eq!(gates[3], "  lookups      enforce     12           12  get_order 12       support 12");
-        assert!(text.contains("\n  anyone    root                  9\n"), "{text}");
+        // The draft column is as wide as "finance (bob, root) and root".
+        assert!(text.contains(&format!("\n  anyone    root{}9\n", " ".repeat(30))), "{text}");
         assert!(text.contains("\n  all                                12     12.0  1970-01-01 10:00 (12)     22     22.0"), "{text}");
+    }
+
+    /// The live configuration with `extra` added to the cancellations gate.
+    fn cancellations_with(extra: &str) -> AgentsConfig {
+        config(&format!("{}{extra}", live().text))
+    }
+
+    #[test]
+    fn four_eyes_changes_the_requirement_and_refuses_the_requesters_own_approval() {
+        let draft = cancellations_with("separate_requester = true\n");
+        let report = run(&draft, &live(), &recorded(), &[]);
+        assert_eq!(report.summary.deciders_change, 2, "both cancellations; the refunds are as they were");
+        let changes: Vec<(&str, &str, u64)> =
+            report.new_risk.deciders.changes.iter().map(|c| (c.recorded.as_str(), c.draft.as_str(), c.calls)).collect();
+        assert_eq!(
+            changes,
+            [
+                ("anyone", "anyone; not the requester (four-eyes)", 1),
+                ("anyone, approved by the requester", "anyone; not the requester (four-eyes)", 1),
+            ]
+        );
+        let own = report.new_risk.deciders.examples.iter().find(|e| e.call_id == "call_22").unwrap();
+        assert_eq!(own.recorded, "approved by alice under cancellations (anyone)");
+        assert_eq!(
+            own.draft,
+            "asked under cancellations (anyone; not the requester (four-eyes)); alice, the requester, could not approve it"
+        );
+        // Asked in the chat then, on a card under the draft: other deciders too.
+        let chat = cancellations_with("confirm = \"chat\"\n");
+        let report = run(&live(), &chat, &recorded(), &[]);
+        assert_eq!(report.summary.deciders_change, 0, "recorded on cards, as the live file asks: nothing to compare");
+        let mut calls = recorded();
+        for call in &mut calls {
+            if let Then::Asked(asked) = &mut call.then
+                && asked.gate == "cancellations"
+            {
+                asked.in_chat = true;
+            }
+        }
+        let changes = run(&live(), &chat, &calls, &[]).new_risk.deciders.changes;
+        assert_eq!(
+            (changes[0].recorded.as_str(), changes[0].draft.as_str(), changes[0].calls),
+            ("the requester, in the chat", "anyone", 2)
+        );
+    }
+
+    #[test]
+    fn a_groups_members_count_and_a_name_for_no_one_falls_to_the_admins() {
+        let gate =
+            "[[agents.gates]]\nname = \"refunds\"\nkind = \"tools\"\ntools = [\"process_refund\"]\napprovers = [\"group:finance\"]\n";
+        let with = |members: &str| {
+            config(&format!("[[groups]]\nname = \"finance\"\nmembers = [{members}]\n[[agents]]\nname = \"support\"\n{TOOLS}{gate}"))
+        };
+        let live = with("\"bob\", \"root\"");
+        let then =
+            Approvers { names: vec!["group:finance".into()], people: vec!["bob".into(), "root".into()], admins: false, each: vec![] };
+        let refund = |n: usize| {
+            let mut call = call(n, "process_refund", json!({ "order_id": 1001, "amount": 2.0 }), asked("refunds", "approved", "bob"));
+            if let Then::Asked(asked) = &mut call.then {
+                asked.approvers = Some(then.clone());
+            }
+            call
+        };
+        let calls = [refund(0), refund(1)];
+        let changed = |draft: &AgentsConfig| {
+            let report = run(draft, &live, &calls, &[]);
+            (report.summary.deciders_change, report.new_risk.deciders.changes.first().map(|c| c.draft.clone()))
+        };
+        assert_eq!(changed(&live), (0, None), "the same members");
+        assert_eq!(changed(&with("\"bob\"")), (2, Some("finance (bob)".to_owned())));
+        assert_eq!(
+            changed(&with("\"carol\", \"erin\"")),
+            (2, Some("finance (no one, so an admin)".to_owned())),
+            "members without accounts"
+        );
+        // Without the group, the name stands for no one: the admins decide, as the server would have them.
+        let no_groups = config(&format!("[[agents]]\nname = \"support\"\n{TOOLS}{gate}"));
+        let report = run(&no_groups, &live, &calls, &[]);
+        let change = &report.new_risk.deciders.changes[0];
+        assert_eq!(
+            (change.recorded.as_str(), change.draft.as_str(), change.calls),
+            ("finance (bob, root)", "finance (no one, so an admin)", 2)
+        );
+        let load: Vec<(&str, &str, u64, u64)> =
+            report.load.deciders.iter().map(|l| (l.kind.as_str(), l.who.as_str(), l.recorded.approvals, l.draft.approvals)).collect();
+        assert_eq!(load, [("person", "bob", 2, 0), ("group", "finance", 2, 0), ("admins", "admins", 0, 2)]);
+        assert!(report.notes.iter().any(|n| n.contains("stand for no one here") && n.contains("group:finance")), "{:?}", report.notes);
+    }
+
+    #[test]
+    fn a_user_without_an_account_is_no_person_and_leaves_the_call_to_the_admins() {
+        let draft = config(&format!(
+            "[[agents]]\nname = \"support\"\n{TOOLS}\
+             [[agents.gates]]\nname = \"refunds\"\nkind = \"tools\"\ntools = [\"process_refund\"]\napprovers = [\"user:nobody\"]\n"
+        ));
+        let report = run(&draft, &live(), &recorded(), &[]);
+        let changes: Vec<(&str, &str, u64)> =
+            report.new_risk.deciders.changes.iter().map(|c| (c.recorded.as_str(), c.draft.as_str(), c.calls)).collect();
+        assert_eq!(changes, [("anyone", "nobody (no one, so an admin)", 10)]);
+        let drafted: Vec<(&str, &str, u64)> = report
+            .load
+            .deciders
+            .iter()
+            .filter(|l| l.draft.approvals > 0)
+            .map(|l| (l.kind.as_str(), l.who.as_str(), l.draft.approvals))
+            .collect();
+        assert_eq!(drafted, [("admins", "admins", 10)], "nobody is no person");
+        assert!(report.notes.iter().any(|n| n.contains(": user:nobody;")), "{:?}", report.notes);
+    }
+
+    #[test]
+    fn every_shadow_gate_that_matches_counts_whatever_the_order() {
+        let lookups = "[[agents.gates]]\nname = \"shadow-lookups\"\nkind = \"tools\"\ntools = [\"get_order\"]\nmode = \"shadow\"\n";
+        let reads = "[[agents.gates]]\nname = \"shadow-reads\"\nkind = \"rule\"\nrule = \"tool == 'get_order' || tool == 'list_orders'\"\n\
+                     mode = \"shadow\"\n";
+        let counted = |first: &str, second: &str| {
+            let draft = config(&format!("[[agents]]\nname = \"support\"\n{TOOLS}{first}{second}"));
+            let mut gates: Vec<(String, u64)> =
+                run(&draft, &live(), &recorded(), &[]).gates.iter().map(|g| (g.gate.clone(), g.calls)).collect();
+            gates.sort();
+            gates
+        };
+        let expected = [("shadow-lookups".to_owned(), 12), ("shadow-reads".to_owned(), 12)];
+        assert_eq!(counted(lookups, reads), expected);
+        assert_eq!(counted(reads, lookups), expected, "the order of the gates changes nothing");
+    }
+
+    #[test]
+    fn a_call_a_grant_let_run_is_friction_only_when_the_draft_would_end_the_grant() {
+        let live = live();
+        let mut calls = recorded();
+        let mut granted = call(calls.len(), "process_refund", json!({ "order_id": 1002, "amount": 2.0 }), Then::NotAsked);
+        let version = Some(live.version.clone());
+        granted.granted =
+            Some(Granted { id: "g1".into(), created_by: "alice".into(), policy_version: version, gate: Some("refunds".into()) });
+        calls.push(granted);
+        let report = run(&live, &live, &calls, &[]);
+        let s = &report.summary;
+        assert_eq!((s.new_friction, s.asked_recorded, s.asked_draft), (0, 12, 12), "the same version keeps the grant");
+        assert_eq!(report.gates[0].calls, 11, "the refunds gate matches it all the same");
+        assert!(report.notes.iter().any(|n| n.starts_with("1 calls ran under a standing grant")), "{:?}", report.notes);
+        // Another version: the grant would cover nothing, so the call would be asked.
+        let other = config(&format!("{}# another version\n", live.text));
+        let report = run(&other, &live, &calls, &[]);
+        assert_eq!(report.summary.new_friction, 1);
+        let example = &report.new_friction.examples[0];
+        assert_eq!(example.recorded, "ran unasked under alice's grant g1");
+        assert!(
+            example.draft.starts_with("asked under refunds (anyone); the grant would not cover it: the draft is another version"),
+            "{}",
+            example.draft
+        );
+    }
+
+    #[test]
+    fn a_rule_that_cannot_be_evaluated_is_counted_and_treated_as_the_engine_treats_it() {
+        let gate = "[[agents.gates]]\nname = \"big-amounts\"\nkind = \"rule\"\nrule = \"args.amount > 100\"\n";
+        let draft = config(&format!("[[agents]]\nname = \"support\"\n{TOOLS}{gate}"));
+        let report = run(&draft, &live(), &recorded(), &[]);
+        // The lookups and the cancellations have no amount: fail-closed, the gate stops them.
+        assert_eq!(report.summary.rule_errors, 14);
+        let errors = &report.rule_errors;
+        assert_eq!((errors.len(), errors[0].gate.as_str(), errors[0].calls, errors[0].stopped), (1, "big-amounts", 14, 14));
+        assert!(errors[0].error.starts_with("args.amount > 100: "), "{}", errors[0].error);
+        assert_eq!((errors[0].example.call_id.as_str(), errors[0].example.tool.as_str()), ("call_23", "cancel_order"), "the newest");
+        assert_eq!(report.gates[0].calls, 15, "14 it could not evaluate and the $150 refund");
+        let table = render_table(&report);
+        assert!(table.contains("Rules that could not be evaluated"), "{table}");
+        // A fail-open agent lets them run.
+        let open = config(&format!("[[agents]]\nname = \"support\"\nfail_open = true\n{TOOLS}{gate}"));
+        let report = run(&open, &live(), &recorded(), &[]);
+        assert_eq!((report.rule_errors[0].calls, report.rule_errors[0].stopped, report.gates[0].calls), (14, 0, 1));
     }
 }

@@ -55,11 +55,13 @@ pub enum PolicyCommand {
     /// reaches, self-grants, timeouts that approve), or the first problem (exit code 1).
     Check { file: std::path::PathBuf },
     /// Replay FILE, a draft, against the calls recorded in the configured database (read-only;
-    /// while the server runs): per gate the calls it would stop, the calls that ran unasked and
-    /// would now be asked, those asked that would now run unasked or go to other deciders, the
-    /// deciders' load, the grants it would end, and `check`'s warnings. Exit code 1 when FILE is
-    /// not a valid configuration, or the database does not exist or has another build's schema
-    /// (it is neither created nor migrated).
+    /// while the server runs): per gate the calls it would stop and those its rule could not be
+    /// evaluated for, the calls that ran unasked and would now be asked, those asked that would
+    /// now run unasked or go to other deciders (or with other rules for them), the deciders' load,
+    /// the grants it would end, and `check`'s warnings. Exit code 1 when FILE is not a valid
+    /// configuration, or `--agent` names an agent neither it, the live file nor the window's calls
+    /// have, or the database does not exist or has another build's schema (it is neither created
+    /// nor migrated).
     Replay {
         file: std::path::PathBuf,
         /// How far back: a number and a unit, 30d, 12h or 90m; at most 365d.

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use leptos::prelude::*;
 
 use super::replay_charts::{BarRow, BarTable, DayChart};
-use crate::domain::replay::{DeciderLoad, EndedGrant, Example, GateStops, Rate, Report};
+use crate::domain::replay::{DeciderLoad, EndedGrant, Example, GateStops, Rate, Report, RuleErrors};
 
 /// The results' heading: it takes keyboard focus when they arrive.
 pub const RESULTS_HEADING: &str = "replay-results";
@@ -75,6 +75,7 @@ pub fn ReplayReport(report: Report) -> impl IntoView {
         summary: s,
         per_day,
         gates,
+        rule_errors,
         recorded_by_gate,
         new_friction,
         new_risk,
@@ -105,6 +106,7 @@ pub fn ReplayReport(report: Report) -> impl IntoView {
         ("deciders_change", "New risk: asked, other deciders", s.deciders_change, "stat-bad"),
         ("no_longer_possible", "No longer possible", s.no_longer_possible, "stat-warn"),
         ("grants_ended", "Grants that would end", s.grants_ended, "stat-warn"),
+        ("rule_errors", "A gate's rule could not be evaluated", s.rule_errors, "stat-warn"),
     ];
     let load_rows: Vec<BarRow> = load
         .deciders
@@ -128,7 +130,7 @@ pub fn ReplayReport(report: Report) -> impl IntoView {
     let unasked_title = format!("New risk: asked then, would now run unasked ({})", calls(unasked.calls));
     let unasked_by = format!("What happened to them: {}. By tool: {}.", counts(&unasked.by_outcome), counts(&unasked.by_tool));
     let deciders = new_risk.deciders;
-    let deciders_title = format!("New risk: asked then, would have other deciders ({})", calls(deciders.calls));
+    let deciders_title = format!("New risk: asked then, would have other deciders or other rules for them ({})", calls(deciders.calls));
     let deciders_by =
         deciders.changes.iter().map(|c| format!("{} → {} ({})", c.recorded, c.draft, c.calls)).collect::<Vec<_>>().join(" · ");
     view! {
@@ -154,6 +156,7 @@ pub fn ReplayReport(report: Report) -> impl IntoView {
                 header="Gate"
                 rows=gate_rows(&gates, &recorded_by_gate)
             />
+            <UnevaluatedRules rules=rule_errors />
             <DayChart days=per_day />
             <BarTable caption=load_caption header="Who" rows=load_rows />
             <p class="muted">{busiest_hours}</p>
@@ -204,6 +207,47 @@ fn Examples(title: String, by: Option<String>, examples: Vec<Example>) -> impl I
             })}
         </section>
     }
+}
+
+/// The draft's gates whose rule could not be evaluated for some calls: how many, how many the
+/// gate stopped all the same (fail-closed), the newest one's error and the call.
+#[component]
+fn UnevaluatedRules(rules: Vec<RuleErrors>) -> impl IntoView {
+    let title = format!("Rules that could not be evaluated ({})", rules.len());
+    let examples: Vec<Example> = rules.iter().map(|r| r.example.clone()).collect();
+    let newest = "The newest call of each".to_owned();
+    (!rules.is_empty()).then(move || {
+        view! {
+            <section class="replay-examples">
+                <h3>{title}</h3>
+                <p>"As at runtime, the gate stops such a call all the same (fail-closed), unless its agent is fail_open: then it runs."</p>
+                <div class="table-wrap">
+                    <table class="replay-table">
+                        <caption>"Per gate: the calls its rule could not be evaluated for"</caption>
+                        <thead>
+                            <tr>
+                                <th scope="col">"Gate"</th>
+                                <th scope="col">"Calls"</th>
+                                <th scope="col">"Stopped all the same"</th>
+                                <th scope="col">"Error (the newest call's)"</th>
+                            </tr>
+                        </thead>
+                        <tbody>
+                            {rules.into_iter().map(|r| view! {
+                                <tr>
+                                    <td>{r.gate}</td>
+                                    <td>{r.calls.to_string()}</td>
+                                    <td>{r.stopped.to_string()}</td>
+                                    <td><code>{r.error}</code></td>
+                                </tr>
+                            }).collect_view()}
+                        </tbody>
+                    </table>
+                </div>
+                <Examples title=newest by=None examples />
+            </section>
+        }
+    })
 }
 
 /// The standing grants the draft would end, each with why.

@@ -202,7 +202,10 @@ fn ShadowHits() -> impl IntoView {
                     <tbody>
                         {list.into_iter().map(|h| view! {
                             <tr data-call-id=h.call_id.to_string()>
-                                <td data-label="Gate"><span class="badge shadow">{h.gate.clone()}</span></td>
+                                <td data-label="Gate">
+                                    <span class="badge shadow">{h.gate.clone()}</span>
+                                    {h.draft_version.clone().map(|v| view! { <span class="muted">{format!(" version {v}")}</span> })}
+                                </td>
                                 <td data-label="Tool"><code>{h.tool.clone()}</code></td>
                                 <td data-label="Summary">{h.summary.clone()}</td>
                                 <td data-label="User">{h.owner.clone().unwrap_or_default()}</td>

@@ -138,7 +138,7 @@ impl ClientCalls {
         let spent = policy::Spent::default();
         let call = policy::Call { tool: t.spec(), args, user, confidence: None, spent: &spent };
         let gating = policy::check(agent, &call);
-        if gating.requirement.is_some() || gating.shadow.is_some() || !gating.rule_errors.is_empty() {
+        if gating.requirement.is_some() || !gating.shadows.is_empty() || !gating.rule_errors.is_empty() {
             return false;
         }
         let draft = self.driver.draft.as_deref().and_then(|d| crate::draft::judge(d, &self.driver.tools, &agent.name, &call, false));

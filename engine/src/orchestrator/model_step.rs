@@ -144,14 +144,15 @@ impl Orchestrator {
             let user = conversation.owner.as_deref().unwrap_or_default();
             let gating = match held_answer {
                 Some(gate) => {
-                    Some(policy::Gating { requirement: Some(policy::Requirement::one(gate)), shadow: None, rule_errors: Vec::new() })
+                    Some(policy::Gating { requirement: Some(policy::Requirement::one(gate)), shadows: Vec::new(), rule_errors: Vec::new() })
                 }
                 None => tool.map(|t| {
                     let call = policy::Call { tool: t.spec(), args: &call.args, user, confidence: call.confidence, spent: &spent };
                     policy::check(agent, &call)
                 }),
             };
-            let (requirement, shadow, rule_errors) = gating.map_or((None, None, Vec::new()), |g| (g.requirement, g.shadow, g.rule_errors));
+            let (requirement, shadows, rule_errors) =
+                gating.map_or((None, Vec::new(), Vec::new()), |g| (g.requirement, g.shadows, g.rule_errors));
             let gate = requirement.as_ref().map(|r| &r.gate);
             if !rule_errors.is_empty() {
                 // Fail-closed asks a human and tells them why; fail-open runs the call. Both are audited.
@@ -159,10 +160,11 @@ impl Orchestrator {
                     summary.push_str(" — a gate rule could not be checked, so a human decides");
                 }
                 let kind = if agent.fail_open { AuditKind::PolicyFailOpen } else { AuditKind::PolicyFailClosed };
+                let errors: Vec<&str> = rule_errors.iter().map(|e| e.error.as_str()).collect();
                 w.audit(
                     kind,
                     &agent.name,
-                    json!({ "call_id": call.id, "conversation_id": cid, "tool": call.tool, "args": call.args, "rule_errors": rule_errors }),
+                    json!({ "call_id": call.id, "conversation_id": cid, "tool": call.tool, "args": call.args, "rule_errors": errors }),
                 );
             }
             let mut facts = policy::Facts {
@@ -234,18 +236,21 @@ impl Orchestrator {
                 (None, _) => format!("gate \"{}\" matched", g.name),
             };
             let used = grant.as_ref().map(|g| step_outcome::UsedGrant { by: &g.created_by, id: &g.id });
-            let why = step_outcome::why(&verdict, &call.tool, gate, shadow, uncovered.as_ref(), used, why_gate);
-            // A shadow gate would have asked before a call that runs unasked: say so, ask no one.
-            let shadow_gate = shadow.filter(|_| matches!(verdict, Verdict::Run { grant: None })).map(|g| g.name.clone());
-            if let Some(gate) = &shadow_gate {
+            let why = step_outcome::why(&verdict, &call.tool, gate, &shadows, uncovered.as_ref(), used, why_gate);
+            // Shadow gates would have asked before a call that runs unasked: say so, ask no one.
+            // Each one records its hit, so that its count does not hang on the order of the gates.
+            let shadowed: &[&Gate] = if matches!(verdict, Verdict::Run { grant: None }) { shadows.as_slice() } else { &[] };
+            for gate in shadowed {
                 w.audit(
                     AuditKind::PolicyShadowHit,
                     &agent.name,
-                    json!({ "gate": gate, "call_id": call.id, "conversation_id": cid, "tool": call.tool, "args": call.args }),
+                    json!({ "gate": gate.name, "call_id": call.id, "conversation_id": cid, "tool": call.tool, "args": call.args }),
                 );
-                self.metrics.shadow_hit(gate);
-                crate::store::shadow_hits::record(&mut w.tx, cid, &call.id, gate, &call.tool, &summary).await?;
+                self.metrics.shadow_hit(&gate.name);
+                crate::store::shadow_hits::record(&mut w.tx, cid, &call.id, &gate.name, &call.tool, &summary).await?;
             }
+            // The card's badge names them all, as an approval asked under several gates is named.
+            let shadow_gate = (!shadowed.is_empty()).then(|| shadowed.iter().map(|g| g.name.as_str()).collect::<Vec<_>>().join(" + "));
             // The draft (COUNTERSIGN_AGENTS_DRAFT) is put to the same call: where it would do
             // otherwise, a shadow hit says so. What happens to the call is the live policy's alone.
             if let (Some(draft), Some(t)) = (self.draft.as_deref(), tool)
@@ -392,7 +397,10 @@ impl Orchestrator {
         );
         self.metrics.shadow_hit(&difference.gate);
         let summary = format!("{summary} — {}", difference.what);
-        if let Err(err) = record_apart(w, cid, call, &difference.gate, &summary).await {
+        // The row has no column for the draft's version: its gate carries it, so that hits of
+        // different drafts stay apart.
+        let gate = crate::draft::stored_gate(&difference.gate, version);
+        if let Err(err) = record_apart(w, cid, call, &gate, &summary).await {
             tracing::warn!(call_id = %call.id, gate = %difference.gate, error = ?err, "the draft's shadow hit was not recorded; the call goes on");
         }
     }

@@ -45,14 +45,14 @@ pub(super) struct UsedGrant<'a> {
 }
 
 /// Why a call was asked, or not, for the card and the audit trail. `gate` is the enforcing gate
-/// that matched (before a grant or an earlier refusal), `shadow` a shadow gate that would have,
+/// that matched (before a grant or an earlier refusal), `shadows` the shadow gates that would have,
 /// `uncovered` a grant in force that does not cover the call and why, and `why_gate` says what a
 /// gate's rule looked at.
 pub(super) fn why(
     verdict: &Verdict<'_>,
     tool: &str,
     gate: Option<&Gate>,
-    shadow: Option<&Gate>,
+    shadows: &[&Gate],
     uncovered: Option<&(GrantId, Uncovered)>,
     grant: Option<UsedGrant<'_>>,
     why_gate: impl Fn(&Gate) -> String,
@@ -65,7 +65,10 @@ pub(super) fn why(
         (Verdict::Run { grant: Some(_) }, Some(gated)) => {
             grant.map(|g| format!("Not asked: {} allowed {tool} here (grant {}); without it, {}", g.by, g.id, why_gate(gated)))
         }
-        (Verdict::Run { grant: None }, _) => shadow.map(|s| format!("Not asked: no enforcing gate covers it; shadow {}", why_gate(s))),
+        (Verdict::Run { grant: None }, _) if !shadows.is_empty() => {
+            let each: Vec<String> = shadows.iter().map(|&s| format!("shadow {}", why_gate(s))).collect();
+            Some(format!("Not asked: no enforcing gate covers it; {}", each.join("; ")))
+        }
         (Verdict::RepeatRefused { .. }, _) => Some("Refused without asking: the same call was rejected before in this chat".into()),
         _ => None,
     }
@@ -141,10 +144,12 @@ mod tests {
         let used = || Some(UsedGrant { by: "alice", id: &grant_id });
         let uncovered = (grant_id.clone(), Uncovered::OtherVersion);
         let why_gate = |g: &Gate| format!("gate \"{}\" matched", g.name);
-        let why = |verdict: &Verdict<'_>, gate, shadow, uncovered, grant| why(verdict, "refund", gate, shadow, uncovered, grant, why_gate);
+        let why = |verdict: &Verdict<'_>, gate, shadows: &[&Gate], uncovered, grant| {
+            why(verdict, "refund", gate, shadows, uncovered, grant, why_gate)
+        };
         let ask = Verdict::Ask { gate: &refunds };
-        assert_eq!(why(&ask, Some(&refunds), None, None, None).as_deref(), Some("Asked because gate \"refunds\" matched"));
-        let asked = why(&ask, Some(&refunds), None, Some(&uncovered), None).unwrap();
+        assert_eq!(why(&ask, Some(&refunds), &[], None, None).as_deref(), Some("Asked because gate \"refunds\" matched"));
+        let asked = why(&ask, Some(&refunds), &[], Some(&uncovered), None).unwrap();
         assert!(asked.starts_with("Asked because gate \"refunds\" matched; grant g1 does not cover it: "), "{asked}");
         assert_eq!(
             asked.strip_prefix("Asked because gate \"refunds\" matched; grant g1 does not cover it: "),
@@ -152,23 +157,28 @@ mod tests {
         );
         let granted = Verdict::Run { grant: Some(grant_id.clone()) };
         assert_eq!(
-            why(&granted, Some(&refunds), None, None, used()).as_deref(),
+            why(&granted, Some(&refunds), &[], None, used()).as_deref(),
             Some("Not asked: alice allowed refund here (grant g1); without it, gate \"refunds\" matched")
         );
         // A grant whose last use went to another call asks instead; the verdict says so first.
-        assert_eq!(why(&granted, Some(&refunds), None, None, None), None);
+        assert_eq!(why(&granted, Some(&refunds), &[], None, None), None);
         let free = Verdict::Run { grant: None };
-        assert_eq!(why(&free, None, None, None, None), None, "an ungated call needs no why");
+        assert_eq!(why(&free, None, &[], None, None), None, "an ungated call needs no why");
         assert_eq!(
-            why(&free, None, Some(&shadow), None, None).as_deref(),
+            why(&free, None, &[&shadow], None, None).as_deref(),
             Some("Not asked: no enforcing gate covers it; shadow gate \"try-all\" matched")
+        );
+        assert_eq!(
+            why(&free, None, &[&refunds, &shadow], None, None).as_deref(),
+            Some("Not asked: no enforcing gate covers it; shadow gate \"refunds\" matched; shadow gate \"try-all\" matched"),
+            "every shadow gate that would have asked"
         );
         let refused = Verdict::RepeatRefused { output: json!({}) };
         assert_eq!(
-            why(&refused, Some(&refunds), None, None, None).as_deref(),
+            why(&refused, Some(&refunds), &[], None, None).as_deref(),
             Some("Refused without asking: the same call was rejected before in this chat")
         );
-        assert_eq!(why(&Verdict::Invalid { output: json!({}) }, None, None, None, None), None, "the failed result says why");
+        assert_eq!(why(&Verdict::Invalid { output: json!({}) }, None, &[], None, None), None, "the failed result says why");
     }
 
     #[test]

@@ -8,13 +8,14 @@ use std::path::Path;
 use anyhow::Context;
 use domain::wire::{DraftInShadow, FieldProblem, LivePolicy};
 
-use super::{Replay, Report, replay};
+use super::{Directory, RecordedCall, Replay, Report, replay};
 use crate::{
     Error, Result,
     agents::AgentsConfig,
     store::{
-        Store, grants, recorded, shadow_hits,
+        Store, grants, groups, recorded, shadow_hits,
         time::{now_ms, rfc3339},
+        users,
     },
     tools::Registry,
 };
@@ -22,8 +23,9 @@ use crate::{
 /// Replays `draft`, a configuration's text (`origin` names it in its problems), against the calls
 /// recorded in the last `window_ms` (only `agent`'s, when given), with `live` as the configuration
 /// in force. A draft that is not a valid configuration is [`Error::Invalid`] with its problem at
-/// `/draft`, as `countersign policy check` says it. Reads only; on the database's clock, which
-/// the caller follows (the server always does; the command line asks it first).
+/// `/draft`, as `countersign policy check` says it; an agent neither configuration has and no
+/// call in the window was made by, at `/agent`. Reads only; on the database's clock, which the
+/// caller follows (the server always does; the command line asks it first).
 pub async fn run(store: &Store, draft: &str, origin: &str, live: &AgentsConfig, window_ms: i64, agent: Option<&str>) -> Result<Report> {
     let draft = read_draft(draft, origin).await?;
     let mut registry = Registry::builtin();
@@ -34,7 +36,11 @@ pub async fn run(store: &Store, draft: &str, origin: &str, live: &AgentsConfig, 
     let until_ms = now_ms();
     let since_ms = until_ms.saturating_sub(window_ms);
     let calls = recorded::calls(store, since_ms, agent).await?;
+    if let Some(name) = agent {
+        known_agent(name, &draft, live, &calls)?;
+    }
     let standing = grants::standing(store).await?;
+    let directory = directory(store).await?;
     let (live, agent) = (live.clone(), agent.map(str::to_owned));
     // Pure and bound by the processor (100,000 calls take a few tenths of a second on one core,
     // docs/benchmarks.md §10): on a blocking thread, not on the runtime's workers.
@@ -45,6 +51,7 @@ pub async fn run(store: &Store, draft: &str, origin: &str, live: &AgentsConfig, 
             registry: &registry,
             calls: &calls,
             grants: &standing,
+            directory: &directory,
             since_ms,
             until_ms,
             agent: agent.as_deref(),
@@ -67,6 +74,27 @@ async fn read_draft(text: &str, origin: &str) -> Result<AgentsConfig> {
         message: "the draft is not a valid agent configuration".to_owned(),
         details: vec![FieldProblem::new("/draft", format!("{err:#}"))],
     })
+}
+
+/// An agent to replay is one the draft or the configuration in force has, or that made calls in
+/// the window (`calls`, read for it alone): another name is a mistake, not a report of nothing
+/// under another agent's gates.
+fn known_agent(name: &str, draft: &AgentsConfig, live: &AgentsConfig, calls: &[RecordedCall]) -> Result<()> {
+    if draft.get(name).is_some() || live.get(name).is_some() || !calls.is_empty() {
+        return Ok(());
+    }
+    Err(Error::invalid(
+        "/agent",
+        format!("no agent {name:?} in the draft, in the configuration in force or among the calls recorded in the window"),
+    ))
+}
+
+/// Who approver names stand for in the database: the accounts that may sign in and the groups
+/// kept there, as the server reads them when it resolves a gate's approvers.
+async fn directory(store: &Store) -> anyhow::Result<Directory> {
+    let users = users::enabled_names(store).await?;
+    let groups = groups::list(store).await?.into_iter().map(|g| (g.name, g.members)).collect();
+    Ok(Directory { users, groups })
 }
 
 /// The configuration in force (`config`, read from `path` at start-up; none: the built-in demo
@@ -97,11 +125,11 @@ pub fn draft_in_shadow(draft: &AgentsConfig, path: &Path, started_ms: i64) -> Dr
     }
 }
 
-/// `live` with its draft in shadow's hits counted, if it has one: the `draft:…` shadow hits
-/// recorded since `started_ms` (when the server started with the draft), by gate.
+/// `live` with its draft in shadow's hits counted, if it has one: the `draft:…` shadow hits this
+/// draft (by its version) recorded since `started_ms` (when the server started with it), by gate.
 pub async fn count_draft_hits(store: &Store, mut live: LivePolicy, started_ms: i64) -> anyhow::Result<LivePolicy> {
     if let Some(draft) = live.draft_in_shadow.as_mut() {
-        let counts = shadow_hits::draft_counts(store, started_ms).await?;
+        let counts = shadow_hits::draft_counts(store, started_ms, &draft.version).await?;
         draft.by_gate = counts.into_iter().map(|(gate, n)| (gate, u64::try_from(n).unwrap_or(0))).collect();
         draft.hits = draft.by_gate.values().sum();
     }

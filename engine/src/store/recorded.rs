@@ -1,14 +1,15 @@
 //! Tool calls as they were recorded — who asked, what the policy did, who decided, what the
-//! model had spent — for replaying a draft policy against them (`countersign policy replay`,
-//! engine/src/replay.rs, which reads these rows; the store knows nothing of it). Read-only: one
-//! query, on both backends.
+//! model had spent, which grant let a call run — for replaying a draft policy against them
+//! (`countersign policy replay`, engine/src/replay.rs, which reads these rows; the store knows
+//! nothing of it). Read-only: one query for the calls, one for the grants that let some run, on
+//! both backends.
 
 use std::collections::HashMap;
 
 use anyhow::Context;
 use domain::{
     EventBody,
-    rules::Approvers,
+    rules::{Approvers, DecisionRules},
     wire::{RiskAssessment, Usage},
 };
 use serde_json::Value;
@@ -37,6 +38,19 @@ pub struct RecordedCall {
     pub spent_task: Usage,
     pub spent_conversation: Usage,
     pub then: Then,
+    /// The standing grant that let it run without asking (`then` is `NotAsked`), if one did.
+    pub granted: Option<Granted>,
+}
+
+/// The standing grant that let a call run without asking anyone.
+#[derive(Clone, Debug)]
+pub struct Granted {
+    pub id: String,
+    pub created_by: String,
+    /// The configuration version it was made under: it covers calls only under that one.
+    pub policy_version: Option<String>,
+    /// The gate whose calls it covers.
+    pub gate: Option<String>,
 }
 
 /// What happened to a recorded call.
@@ -60,10 +74,14 @@ pub struct Asked {
     /// The people who decided: each approver of a quorum, whoever rejected it. Empty when no
     /// person did (a timeout, an abort, still pending).
     pub deciders: Vec<String>,
-    /// Who could decide it, as its gates named them (`None`: whoever saw it).
+    /// Who could decide it, as its gates named them and the people they stood for then (`None`:
+    /// whoever saw it).
     pub approvers: Option<Approvers>,
-    /// How many people had to approve it.
-    pub quorum: u32,
+    /// What deciding it required of them: how many had to approve, four-eyes, a fresh sign-in, a
+    /// reason to reject, no edits (grantable is not kept here).
+    pub rules: DecisionRules,
+    /// Asked in the chat (`confirm = "chat"`: the requester's reply decided), not on a card.
+    pub in_chat: bool,
 }
 
 /// The calls proposed since `$1` (of agent `$2`, when it is not NULL), each with its approval if
@@ -82,7 +100,8 @@ pub struct Asked {
 const SQL: &str =
     "SELECT 'call' AS row_kind, tc.conversation_id AS conversation_id, tc.created_at AS happened_at, tc.task_id, tc.id AS call_id,
         COALESCE(t.agent, c.agent) AS agent, tc.tool, COALESCE(a.args, tc.args) AS body, tc.state AS call_state,
-        u.username AS requester, a.state AS approval_state, a.gate, a.decided_by, a.approved_by, a.approvers, a.quorum, a.assessment
+        u.username AS requester, a.state AS approval_state, a.gate, a.decided_by, a.approved_by, a.approvers, a.quorum, a.assessment,
+        a.confirm, a.require_reason, a.allow_modification, a.separate_requester, a.reauthenticate_secs
     FROM tool_calls tc
     JOIN tasks t ON t.id = tc.task_id
     JOIN conversations c ON c.id = tc.conversation_id
@@ -90,7 +109,8 @@ const SQL: &str =
     LEFT JOIN approvals a ON a.call_id = tc.id
     WHERE tc.created_at >= $1 AND ($2 IS NULL OR COALESCE(t.agent, c.agent) = $2)
 UNION ALL
-SELECT 'usage', e.conversation_id, e.created_at, e.task_id, NULL, NULL, NULL, e.body, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+SELECT 'usage', e.conversation_id, e.created_at, e.task_id, NULL, NULL, NULL, e.body, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+        NULL, NULL, NULL, NULL, NULL
     FROM events e
     WHERE e.kind = 'model-usage' AND e.conversation_id IN (SELECT conversation_id FROM tool_calls WHERE created_at >= $1)
 ORDER BY conversation_id, happened_at, row_kind DESC";
@@ -115,13 +135,20 @@ struct Row {
     approvers: Option<String>,
     quorum: Option<i64>,
     assessment: Option<String>,
+    /// The approval's rules as it was asked: `card` or `chat`, and flags (0 or 1).
+    confirm: Option<String>,
+    require_reason: Option<i64>,
+    allow_modification: Option<i64>,
+    separate_requester: Option<i64>,
+    reauthenticate_secs: Option<i64>,
 }
 
 /// The calls proposed since `since_ms` (only `agent`'s, when given), each with what the model
 /// had spent when it proposed it; grouped by conversation, in the order they were proposed.
 pub async fn calls(db: impl Into<Db<'_>>, since_ms: i64, agent: Option<&str>) -> anyhow::Result<Vec<RecordedCall>> {
+    let mut db: Db<'_> = db.into();
     let rows: Vec<Row> =
-        sqlx::query_as(SQL).bind(since_ms).bind(agent).fetch_all(db.into().read()).await.context("failed to load the recorded calls")?;
+        sqlx::query_as(SQL).bind(since_ms).bind(agent).fetch_all(db.again().read()).await.context("failed to load the recorded calls")?;
     let mut calls = Vec::new();
     let mut conversation = String::new();
     let (mut in_conversation, mut by_task) = (Usage::default(), HashMap::<String, Usage>::new());
@@ -142,7 +169,57 @@ pub async fn calls(db: impl Into<Db<'_>>, since_ms: i64, agent: Option<&str>) ->
         let spent = (by_task.get(&row.task_id).copied().unwrap_or_default(), in_conversation);
         calls.push(recorded(row, call_id, spent)?);
     }
+    let mut granted = granted(db.again(), since_ms).await?;
+    for call in &mut calls {
+        call.granted = granted.remove(&call.call_id);
+    }
     Ok(calls)
+}
+
+/// The `tool-call` events that may name the grant that let their call run. Only those are read
+/// whole; an argument named `grant_id` matches too, and is told apart once the event is read.
+const GRANTED_SQL: &str = "SELECT body FROM events WHERE kind = 'tool-call' AND created_at >= $1 AND body LIKE '%\"grant_id\":%'";
+
+/// The standing grants that let calls proposed since `since_ms` run unasked, by call id: each
+/// call's event names its grant, which says who gave it and under which version.
+async fn granted(mut db: Db<'_>, since_ms: i64) -> anyhow::Result<HashMap<String, Granted>> {
+    // A call's event is written just before the call, in the same write: a minute's margin keeps
+    // the window's first calls.
+    let since = since_ms.saturating_sub(60_000);
+    let bodies: Vec<(String,)> =
+        sqlx::query_as(GRANTED_SQL).bind(since).fetch_all(db.again().read()).await.context("failed to load the calls' grants")?;
+    let mut grants: HashMap<String, Option<Granted>> = HashMap::new();
+    let mut by_call = HashMap::new();
+    for (body,) in bodies {
+        let Ok(EventBody::ToolCall { call_id, grant_id: Some(grant_id), .. }) = serde_json::from_str::<EventBody>(&body) else {
+            continue;
+        };
+        let id = grant_id.to_string();
+        // A grant lets many calls run: each is read once.
+        let found = match grants.get(&id) {
+            Some(found) => found.clone(),
+            None => {
+                let found = grant(db.again(), &id).await?;
+                grants.insert(id, found.clone());
+                found
+            }
+        };
+        if let Some(granted) = found {
+            by_call.insert(call_id.to_string(), granted);
+        }
+    }
+    Ok(by_call)
+}
+
+/// The grant `id`, as a call it let run names it; `None` if it is no longer stored.
+async fn grant(db: Db<'_>, id: &str) -> anyhow::Result<Option<Granted>> {
+    let row: Option<(String, Option<String>, Option<String>)> =
+        sqlx::query_as("SELECT created_by, policy_version, gate FROM grants WHERE id = $1")
+            .bind(id)
+            .fetch_optional(db.read_few())
+            .await
+            .context("failed to load a grant")?;
+    Ok(row.map(|(created_by, policy_version, gate)| Granted { id: id.to_owned(), created_by, policy_version, gate }))
 }
 
 /// A JSON column of a call's row, read strictly: a value that does not parse is an error naming
@@ -169,7 +246,15 @@ fn recorded(row: Row, call_id: String, (spent_task, spent_conversation): (Usage,
                 outcome,
                 deciders,
                 approvers: json::<Approvers>(&call_id, "approvers", row.approvers.as_deref())?,
-                quorum: row.quorum.and_then(|q| u32::try_from(q).ok()).unwrap_or(1).max(1),
+                rules: DecisionRules {
+                    require_reason: row.require_reason == Some(1),
+                    allow_modification: row.allow_modification != Some(0),
+                    separate_requester: row.separate_requester == Some(1),
+                    quorum: row.quorum.and_then(|q| u32::try_from(q).ok()).unwrap_or(1).max(1),
+                    reauthenticate_secs: row.reauthenticate_secs.and_then(|s| u32::try_from(s).ok()),
+                    ..DecisionRules::default()
+                },
+                in_chat: row.confirm.as_deref() == Some("chat"),
             })
         }
         // A call starts rejected only when it is refused again without asking (policy::classify).
@@ -188,5 +273,6 @@ fn recorded(row: Row, call_id: String, (spent_task, spent_conversation): (Usage,
         spent_task,
         spent_conversation,
         then,
+        granted: None,
     })
 }

@@ -1,6 +1,6 @@
 //! Calls a shadow gate would have stopped (they ran unasked), and calls a draft configuration
-//! would have treated otherwise (their gate is `draft:…`, engine/src/draft.rs), for the queue's
-//! Decided tab.
+//! would have treated otherwise (their gate is `draft:…@<the draft's version>`,
+//! engine/src/draft.rs), for the queue's Decided tab.
 
 use super::Db;
 use anyhow::Context;
@@ -74,27 +74,41 @@ pub async fn list(db: impl Into<Db<'_>>, owner_id: Option<&UserId>, which: Which
     .context("failed to list shadow hits")?;
     Ok(rows
         .into_iter()
-        .map(|r| ShadowHit {
-            conversation_id: r.conversation_id.into(),
-            conversation_title: r.title,
-            owner: r.username,
-            call_id: r.call_id.into(),
-            draft: r.gate.starts_with(crate::draft::PREFIX),
-            gate: r.gate,
-            tool: r.tool,
-            summary: r.summary,
-            at: rfc3339(r.at),
+        .map(|r| {
+            let (gate, version) = crate::draft::split_version(&r.gate);
+            ShadowHit {
+                conversation_id: r.conversation_id.into(),
+                conversation_title: r.title,
+                owner: r.username,
+                call_id: r.call_id.into(),
+                draft: r.gate.starts_with(crate::draft::PREFIX),
+                draft_version: version.map(str::to_owned),
+                gate: gate.to_owned(),
+                tool: r.tool,
+                summary: r.summary,
+                at: rfc3339(r.at),
+            }
         })
         .collect())
 }
 
-/// How many shadow hits the draft (`COUNTERSIGN_AGENTS_DRAFT`) has recorded since `since_ms`, per
-/// gate (`draft:…`), in the gates' order: for the Policy page.
-pub async fn draft_counts(db: impl Into<Db<'_>>, since_ms: i64) -> anyhow::Result<Vec<(String, i64)>> {
+/// How many shadow hits the draft (`COUNTERSIGN_AGENTS_DRAFT`) of version `version` has recorded
+/// since `since_ms`, per gate (`draft:…`, without the version), in the gates' order: for the
+/// Policy page.
+pub async fn draft_counts(db: impl Into<Db<'_>>, since_ms: i64, version: &str) -> anyhow::Result<Vec<(String, i64)>> {
     let prefix = crate::draft::PREFIX;
     let sql = format!(
         "SELECT gate, COUNT(*) FROM shadow_hits WHERE substr(gate, 1, {}) = '{prefix}' AND at >= $1 GROUP BY gate ORDER BY gate",
         prefix.len()
     );
-    sqlx::query_as(&sql).bind(since_ms).fetch_all(db.into().read()).await.context("failed to count the draft's shadow hits")
+    let counts: Vec<(String, i64)> =
+        sqlx::query_as(&sql).bind(since_ms).fetch_all(db.into().read()).await.context("failed to count the draft's shadow hits")?;
+    // Another draft's hits (a replica started with another file) are not this one's.
+    Ok(counts
+        .into_iter()
+        .filter_map(|(stored, n)| match crate::draft::split_version(&stored) {
+            (gate, Some(v)) if v == version => Some((gate.to_owned(), n)),
+            _ => None,
+        })
+        .collect())
 }

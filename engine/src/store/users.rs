@@ -96,6 +96,16 @@ pub async fn credentials(db: impl Into<Db<'_>>, username: &str) -> anyhow::Resul
     .transpose()
 }
 
+/// The user names of the accounts that may sign in (not disabled), as stored: whom a gate's
+/// approvers can stand for.
+pub async fn enabled_names(db: impl Into<Db<'_>>) -> anyhow::Result<Vec<String>> {
+    let rows: Vec<(String,)> = sqlx::query_as("SELECT username FROM users WHERE disabled_at IS NULL ORDER BY username")
+        .fetch_all(db.into().read())
+        .await
+        .context("failed to list the accounts")?;
+    Ok(rows.into_iter().map(|(name,)| name).collect())
+}
+
 pub async fn list(db: impl Into<Db<'_>>) -> anyhow::Result<Vec<User>> {
     let rows: Vec<UserRow> = sqlx::query_as("SELECT id, username, role, created_at FROM users ORDER BY username")
         .fetch_all(db.into().read())

@@ -7,6 +7,8 @@
 //! (`GET /api/policy`, `POST /api/policy/replay`): the same report as the command line's, for
 //! admins only.
 
+use std::collections::BTreeMap;
+
 use domain::{TaskStatus, wire::Approval};
 use serde_json::{Value, json};
 
@@ -35,7 +37,7 @@ fn draft() -> String {
     )
 }
 
-/// `who` (alice or root) approves (`body`: the decision's) or rejects the approval.
+/// `who` (alice, bob or root) approves (`body`: the decision's) or rejects the approval.
 async fn decide(app: &TestApp, who: &str, approval: &Approval, verb: &str, body: Value) {
     let (status, answer) = app.as_user(who).post_json(&format!("/api/approvals/{}/{verb}", approval.id), body).await;
     assert_eq!(status, 200, "{verb} by {who}: {answer}");
@@ -138,7 +140,7 @@ async fn a_draft_replayed_against_the_recorded_calls_says_what_it_would_change()
         *changes,
         json!([
             { "recorded": "anyone", "draft": "root", "calls": 9 },
-            { "recorded": "anyone", "draft": "finance and root", "calls": 1 },
+            { "recorded": "anyone", "draft": "finance (bob, root) and root", "calls": 1 },
         ])
     );
     let big_example =
@@ -186,10 +188,10 @@ async fn a_draft_replayed_against_the_recorded_calls_says_what_it_would_change()
     assert!(ok, "{stderr}");
     assert!(table.contains("New friction: 12 calls ran without asking and would now be stopped"), "{table}");
     assert!(table.lines().any(|l| l.starts_with("  lookups ") && l.contains(" 12  get_order 12 ")), "{table}");
-    // One agent's calls, or none.
-    let (ok, stdout, _) = replay(&app, &[&draft, "--since", "1h", "--agent", "nobody", "--json"]).await;
-    assert!(ok);
-    assert_eq!(counted(&serde_json::from_str(&stdout).unwrap(), "/summary/calls"), 0);
+    // One agent's calls; an agent no configuration has and no call was made by is a mistake.
+    let (ok, stdout, stderr) = replay(&app, &[&draft, "--since", "1h", "--agent", "nobody", "--json"]).await;
+    assert!(!ok && stdout.is_empty(), "{stdout}");
+    assert!(stderr.contains("no agent \"nobody\" in the draft, in the configuration in force or among the calls recorded"), "{stderr}");
     let (_, stdout, _) = replay(&app, &[&draft, "--since", "90m", "--agent", "support", "--json"]).await;
     assert_eq!(counted(&serde_json::from_str(&stdout).unwrap(), "/summary/calls"), 24);
 }
@@ -357,8 +359,8 @@ async fn a_bad_window_or_an_invalid_draft_is_said_with_exit_code_1() {
 
 /// A few calls of each kind, in alice's chats: three lookups nobody was asked about, two refunds
 /// alice approved (the second "always allowed"), two cancellations (alice approves one, root
-/// rejects the other).
-async fn record_a_few(app: &TestApp) {
+/// rejects the other). The refunds' chat, where alice's grant stands.
+async fn record_a_few(app: &TestApp) -> String {
     let chat = app.create_conversation().await;
     let task = app.say(&chat, "look up order 1001, 1002 and 1003").await;
     app.wait_task(&task, TaskStatus::Completed).await;
@@ -367,11 +369,13 @@ async fn record_a_few(app: &TestApp) {
     decide(app, "alice", &refunds[0], "approve", json!({})).await;
     decide(app, "alice", &refunds[1], "approve", json!({ "grant": {} })).await;
     app.wait_task(&task, TaskStatus::Completed).await;
+    let granted = chat;
     let chat = app.create_conversation().await;
     let (task, cancels) = app.pending_turn(&chat, "cancel order 1003 and 1005", 2).await;
     decide(app, "alice", &cancels[0], "approve", json!({})).await;
     decide(app, "root", &cancels[1], "reject", json!({})).await;
     app.wait_task(&task, TaskStatus::Completed).await;
+    granted.to_string()
 }
 
 /// The report less what depends on the moment it was made: its window's times, and its days.
@@ -424,11 +428,12 @@ async fn an_admin_replays_a_draft_through_the_api_and_gets_the_command_lines_rep
     let cli: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
     assert_eq!(timeless(report.clone()), timeless(cli));
 
-    // One agent's calls, or nobody's.
-    let (status, report) = root.post_json("/api/policy/replay", json!({ "draft": draft(), "agent": "nobody" })).await;
+    // One agent's calls; an agent no one knows is refused at /agent.
+    let (status, report) = root.post_json("/api/policy/replay", json!({ "draft": draft(), "agent": "support" })).await;
     assert_eq!(status, 200, "{report}");
-    assert_eq!(counted(&report, "/summary/calls"), 0);
-    assert_eq!(report["window"]["agent"], "nobody");
+    assert_eq!((counted(&report, "/summary/calls"), report["window"]["agent"].as_str()), (7, Some("support")));
+    let (status, body) = root.post_json("/api/policy/replay", json!({ "draft": draft(), "agent": "nobody" })).await;
+    assert_eq!((status, body["error"]["details"][0]["path"].as_str()), (422, Some("/agent")), "{body}");
 }
 
 #[tokio::test]
@@ -541,4 +546,154 @@ async fn a_replay_reads_an_existing_database_of_this_builds_schema_and_creates_n
     let (ok, _, stderr) = cli(&empty, &["policy", "replay", &draft], None).await;
     assert!(!ok && stderr.contains("it has no Countersign schema"), "{stderr}");
     assert_eq!(std::fs::metadata(empty.join("countersign.db")).unwrap().len(), 0, "nothing is written to it");
+}
+
+/// `draft` replayed by root through the API over the last day: the report.
+async fn replayed(app: &TestApp, draft: &str) -> Value {
+    let (status, report) = app.as_user("root").post_json("/api/policy/replay", json!({ "draft": draft, "since_days": 1 })).await;
+    assert_eq!(status, 200, "{report}");
+    report
+}
+
+/// The summary's `fields`, in that order.
+fn summary(report: &Value, fields: &[&str]) -> Vec<u64> {
+    fields.iter().map(|field| counted(report, &format!("/summary/{field}"))).collect()
+}
+
+/// Each gate's calls, by name.
+fn gate_calls(report: &Value) -> BTreeMap<String, u64> {
+    let gates = report["gates"].as_array().unwrap();
+    gates.iter().map(|g| (g["gate"].as_str().unwrap().to_owned(), g["calls"].as_u64().unwrap())).collect()
+}
+
+/// The deciders' load: kind, who, approvals recorded and under the draft.
+fn load(report: &Value) -> Vec<(String, String, u64, u64)> {
+    let rows = report["load"]["deciders"].as_array().unwrap();
+    rows.iter()
+        .map(|l| {
+            let (recorded, draft) = (l["recorded"]["approvals"].as_u64().unwrap(), l["draft"]["approvals"].as_u64().unwrap());
+            (l["kind"].as_str().unwrap().to_owned(), l["who"].as_str().unwrap().to_owned(), recorded, draft)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn grants_four_eyes_shadow_gates_and_failing_rules_are_replayed_as_the_engine_would_treat_the_calls() {
+    let app = spawn_app_with(Options { agents_toml: Some(live()), ..Default::default() }).await;
+    let granted_chat = record_a_few(&app).await;
+    // A refund alice's grant lets run unasked: 8 calls, 4 of them asked.
+    let task = app.say(&granted_chat, "refund $1 on order 1006").await;
+    app.wait_task(&task, TaskStatus::Completed).await;
+    let numbers =
+        ["calls", "asked_recorded", "asked_draft", "new_friction", "now_unasked", "deciders_change", "grants_ended", "rule_errors"];
+
+    // The live file itself changes nothing: it keeps the grant, so the refund it let run is no friction.
+    let same = replayed(&app, &live()).await;
+    assert_eq!(summary(&same, &numbers), [8, 4, 4, 0, 0, 0, 0, 0], "{same:#}");
+    assert_eq!(gate_calls(&same), BTreeMap::from([("cancellations".to_owned(), 2), ("refunds".to_owned(), 3)]), "its gate matches it");
+    assert!(same["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().starts_with("1 calls ran under a standing grant")));
+
+    // Another version (a comment added) ends the grant: the refund it let run would be asked.
+    let other = replayed(&app, &format!("{}# another version\n", live())).await;
+    assert_eq!(summary(&other, &numbers), [8, 4, 5, 1, 0, 0, 1, 0], "{other:#}");
+    let example = &other["new_friction"]["examples"][0];
+    assert!(example["recorded"].as_str().unwrap().starts_with("ran unasked under alice's grant "), "{example}");
+    assert_eq!(
+        example["draft"],
+        "asked under refunds (anyone); the grant would not cover it: the draft is another version of the configuration, and a grant covers calls only under the version it was made under"
+    );
+
+    // Four-eyes on cancellations: both change; alice approved one of her own, which the draft refuses.
+    let four_eyes = replayed(&app, &format!("{}separate_requester = true\n", live())).await;
+    assert_eq!(summary(&four_eyes, &numbers), [8, 4, 5, 1, 0, 2, 1, 0], "{four_eyes:#}");
+    assert_eq!(
+        four_eyes["new_risk"]["deciders"]["changes"],
+        json!([
+            { "recorded": "anyone", "draft": "anyone; not the requester (four-eyes)", "calls": 1 },
+            { "recorded": "anyone, approved by the requester", "draft": "anyone; not the requester (four-eyes)", "calls": 1 },
+        ])
+    );
+    let examples = four_eyes["new_risk"]["deciders"]["examples"].as_array().unwrap();
+    let own = examples.iter().find(|e| e["recorded"] == "approved by alice under cancellations (anyone)").map(|e| e["draft"].clone());
+    assert_eq!(
+        own,
+        Some(json!("asked under cancellations (anyone; not the requester (four-eyes)); alice, the requester, could not approve it"))
+    );
+
+    // Two shadow gates over the lookups: each counts every lookup, whichever comes first.
+    let lookups = "[[agents.gates]]\nname = \"shadow-lookups\"\nkind = \"tools\"\ntools = [\"get_order\"]\nmode = \"shadow\"\n";
+    let reads = "[[agents.gates]]\nname = \"shadow-reads\"\nkind = \"rule\"\nrule = \"tool == 'get_order' || tool == 'list_orders'\"\nmode = \"shadow\"\n";
+    let mut seen = Vec::new();
+    for (first, second) in [(lookups, reads), (reads, lookups)] {
+        let report = replayed(&app, &format!("{}{first}{second}", live())).await;
+        seen.push((gate_calls(&report), report["summary"].clone()));
+    }
+    let expected = [("cancellations", 2), ("refunds", 3), ("shadow-lookups", 3), ("shadow-reads", 3)];
+    assert_eq!(seen[0].0, expected.into_iter().map(|(g, n)| (g.to_owned(), n)).collect::<BTreeMap<_, _>>());
+    assert_eq!(seen[0], seen[1], "the order of the gates changes nothing");
+
+    // A rule that cannot be evaluated for the calls without an amount: counted, and stopped as at runtime (fail-closed).
+    let failing =
+        replayed(&app, &format!("{}[[agents.gates]]\nname = \"big-amounts\"\nkind = \"rule\"\nrule = \"args.amount > 100\"\n", live()))
+            .await;
+    assert_eq!(summary(&failing, &numbers), [8, 4, 8, 4, 0, 0, 1, 5], "{failing:#}");
+    let errors = failing["rule_errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(
+        (errors[0]["gate"].as_str(), errors[0]["calls"].as_u64(), errors[0]["stopped"].as_u64()),
+        (Some("big-amounts"), Some(5), Some(5))
+    );
+    assert!(errors[0]["error"].as_str().unwrap().starts_with("args.amount > 100: "), "{errors:?}");
+    assert_eq!(errors[0]["example"]["tool"], "cancel_order", "the newest");
+    assert_eq!(failing["new_friction"]["by_requirement"], json!({ "big-amounts": 3, "refunds": 1 }));
+
+    // An agent that neither configuration has and that made no call: a 422, not a report of nothing.
+    let (status, body) = app.as_user("root").post_json("/api/policy/replay", json!({ "draft": live(), "agent": "nosuch" })).await;
+    assert_eq!((status, body["error"]["details"][0]["path"].as_str()), (422, Some("/agent")), "{body}");
+    assert!(body["error"]["details"][0]["message"].as_str().unwrap().contains("no agent \"nosuch\""), "{body}");
+}
+
+/// An agent whose refunds `approver` decides.
+fn refunds_decided_by(approver: &str) -> String {
+    format!(
+        "[[agents]]\nname = \"support\"\n{TOOLS}\
+         [[agents.gates]]\nname = \"refunds\"\nkind = \"tools\"\ntools = [\"process_refund\"]\napprovers = [\"{approver}\"]\n"
+    )
+}
+
+/// Refunds decided by finance, `members`.
+fn finance(members: &str) -> String {
+    format!("[[groups]]\nname = \"finance\"\nmembers = [{members}]\n{}", refunds_decided_by("group:finance"))
+}
+
+#[tokio::test]
+async fn a_groups_members_and_names_that_stand_for_no_one_are_resolved_as_the_server_would() {
+    let live = finance("\"bob\", \"root\"");
+    let app = spawn_app_with(Options { agents_toml: Some(live.clone()), ..Default::default() }).await;
+    let chat = app.create_conversation().await;
+    let (task, refunds) = app.pending_turn(&chat, "refund $2 on order 1001 and 1002", 2).await;
+    for approval in &refunds {
+        decide(&app, "bob", approval, "approve", json!({})).await;
+    }
+    app.wait_task(&task, TaskStatus::Completed).await;
+    let changed = |report: &Value| (counted(report, "/summary/deciders_change"), report["new_risk"]["deciders"]["changes"].clone());
+    let to = |draft: &str| json!([{ "recorded": "finance (bob, root)", "draft": draft, "calls": 2 }]);
+
+    assert_eq!(changed(&replayed(&app, &live).await), (0, json!([])), "the same members");
+    assert_eq!(changed(&replayed(&app, &finance("\"bob\"")).await), (2, to("finance (bob)")));
+    // Members without an account, or no group of that name: the name stands for no one, and the admins decide.
+    assert_eq!(changed(&replayed(&app, &finance("\"carol\", \"erin\"")).await), (2, to("finance (no one, so an admin)")));
+    let gone = replayed(&app, &refunds_decided_by("group:finance")).await;
+    assert_eq!(changed(&gone), (2, to("finance (no one, so an admin)")), "the [[groups]] table removed");
+    // Who decided then (bob, for finance); the admins under the draft.
+    let to_the_admins = [("person", "bob", 2, 0), ("group", "finance", 2, 0), ("admins", "admins", 0, 2)]
+        .map(|(kind, who, recorded, draft)| (kind.to_owned(), who.to_owned(), recorded, draft));
+    assert_eq!(load(&gone), to_the_admins);
+
+    // A user without an account is no person: the admins decide, and the notes say why.
+    let nobody = replayed(&app, &refunds_decided_by("user:nobody")).await;
+    assert_eq!(changed(&nobody), (2, to("nobody (no one, so an admin)")));
+    assert_eq!(load(&nobody), to_the_admins, "no person \"nobody\" with a load");
+    let notes: Vec<&str> = nobody["notes"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(notes.iter().any(|n| n.contains("stand for no one here") && n.contains("user:nobody")), "{notes:?}");
 }

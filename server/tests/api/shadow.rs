@@ -65,6 +65,25 @@ async fn a_shadow_gate_lets_the_call_run_and_records_that_it_would_have_asked() 
 }
 
 #[tokio::test]
+async fn every_shadow_gate_that_matches_records_its_hit_whatever_their_order() {
+    let refunds = "[[agents.gates]]\nname = \"try-refunds\"\nkind = \"tools\"\ntools = [\"process_refund\"]\nmode = \"shadow\"\n";
+    let writes = "[[agents.gates]]\nname = \"try-writes\"\nkind = \"writes\"\nmode = \"shadow\"\n";
+    for gates in [format!("{writes}{refunds}"), format!("{refunds}{writes}")] {
+        let app = spawn_app_with(Options { agents_toml: Some(format!("{AGENT}{gates}")), ..Default::default() }).await;
+        let c = app.create_conversation().await;
+        let task = app.say(&c, "refund order 1001").await;
+        app.wait_task(&task, TaskStatus::Completed).await;
+        let (_, hits) = app.get_json("/api/shadow-hits").await;
+        let mut hit: Vec<&str> =
+            hits.as_array().unwrap().iter().filter(|h| h["tool"] == "process_refund").filter_map(|h| h["gate"].as_str()).collect();
+        hit.sort();
+        assert_eq!(hit, ["try-refunds", "try-writes"], "{gates}: {hits}");
+        let card = app.detail(&c).await.view.cards().find(|card| card.tool == "process_refund").cloned().unwrap();
+        assert_eq!(card.shadow_gate.as_deref(), Some("try-refunds + try-writes"), "the badge names both");
+    }
+}
+
+#[tokio::test]
 async fn an_unknown_mode_or_a_shadow_plan_gate_stops_the_start_up() {
     let err = refused_start_up(&format!("{AGENT}[[agents.gates]]\nname = \"g\"\nkind = \"all\"\nmode = \"dry-run\"\n")).await;
     assert!(err.contains("mode must be \"enforce\" or \"shadow\", got \"dry-run\""), "{err}");
@@ -97,13 +116,15 @@ async fn a_draft_policy_records_where_it_would_differ_and_changes_no_call() {
         (hits[0]["gate"].as_str(), hits[0]["tool"].as_str(), hits[0]["draft"].as_bool(), hits[0]["owner"].as_str()),
         (Some("draft:big-refunds"), Some("process_refund"), Some(true), Some("alice"))
     );
+    let version = countersign::agents::policy_version(&draft);
+    assert_eq!(hits[0]["draft_version"], version.as_str(), "which draft saw it");
     let summary = hits[0]["summary"].as_str().unwrap();
     assert!(summary.ends_with(" — draft would ask: big-refunds (deciders: anyone); live lets it run unasked"), "{summary}");
     let metrics = app.anonymous().client.get(app.url("/metrics")).send().await.unwrap().text().await.unwrap();
     assert!(metrics.contains("countersign_shadow_hits_total{gate=\"draft:big-refunds\"} 1"), "{metrics}");
     // The Policy page's answer (admins): the draft in shadow, and its hits by gate since the start.
     let shadow = in_shadow().await;
-    assert_eq!(shadow["version"], countersign::agents::policy_version(&draft), "{shadow}");
+    assert_eq!(shadow["version"], version, "{shadow}");
     assert_eq!(shadow["text"], draft.as_str());
     assert!(shadow["path"].as_str().is_some_and(|p| p.ends_with("agents.draft.toml")), "{shadow}");
     assert!(shadow["since"].is_string(), "{shadow}");
