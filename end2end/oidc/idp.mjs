@@ -24,11 +24,14 @@
 //   IDP_NO_AUTH_TIME=1          no auth_time in ID tokens nor in discovery's claims_supported
 // Test controls (outside the provider):
 //   PUT /test/users/<id>   JSON {password?, email?, email_verified?, name?, groups?, claims?,
-//                          userinfo_claims?} merged into (or creating) the account; 204.
-//                          `claims` are sent as given, over the others, in the ID token and
-//                          userinfo (a real provider's shapes: "true" strings, RFC 3339
+//                          userinfo_claims?, id_token_claims?} merged into (or creating) the
+//                          account; 204. `claims` are sent as given, over the others, in the ID
+//                          token and userinfo (a real provider's shapes: "true" strings, RFC 3339
 //                          times, its own claim names); `userinfo_claims` over those in
-//                          userinfo only; a null value leaves the claim out
+//                          userinfo only; a null value leaves the claim out. `id_token_claims`
+//                          go over the finished ID token's payload, which is signed again with
+//                          the provider's key: the claims the provider sets itself (`sub`,
+//                          `auth_time`, `iat`, `azp`), as a broken provider would send them
 //   GET /test/users/<id>   the account as JSON (404 if unknown)
 //   GET /test/token-auth   {"method"}: how the last token request authenticated
 //                          (client_secret_basic, client_secret_post or none)
@@ -55,7 +58,7 @@ const CLAIMS = {
   groups: ['groups', 'cognito:groups', 'https://countersign.example/groups'],
 };
 const ALL_CLAIMS = Object.values(CLAIMS).flat();
-const USER_FIELDS = ['password', 'email', 'email_verified', 'name', 'groups', 'claims', 'userinfo_claims'];
+const USER_FIELDS = ['password', 'email', 'email_verified', 'name', 'groups', 'claims', 'userinfo_claims', 'id_token_claims'];
 
 const AUTH_METHODS = process.env.IDP_TOKEN_AUTH_METHODS?.split(',').map((m) => m.trim()).filter(Boolean);
 const SECRET_AUTH = AUTH_METHODS?.find((m) => m.startsWith('client_secret_')) ?? 'client_secret_basic';
@@ -179,21 +182,28 @@ provider.use(async (ctx, next) => {
   }
 });
 
-// Broken ID tokens for the negative-test clients (and ones without auth_time), rewritten after
-// the token endpoint answered.
+// Broken ID tokens for the negative-test clients (and ones without auth_time, and a user's
+// `id_token_claims`), rewritten after the token endpoint answered.
 provider.use(async (ctx, next) => {
   await next();
   const mode = ctx.oidc?.route === 'token' && ctx.status === 200 && ctx.body?.id_token
     && ctx.oidc.client?.clientId;
-  const broken = mode === 'countersign-expired' || mode === 'countersign-wrong-key';
-  if (!mode || (!broken && !NO_AUTH_TIME)) return;
-  const header = decodeProtectedHeader(ctx.body.id_token);
+  if (!mode) return;
   const payload = decodeJwt(ctx.body.id_token);
+  // `sub` is the account's id here (public subjects).
+  const over = users.get(payload.sub)?.id_token_claims;
+  const broken = mode === 'countersign-expired' || mode === 'countersign-wrong-key';
+  if (!broken && !NO_AUTH_TIME && !over) return;
+  const header = decodeProtectedHeader(ctx.body.id_token);
   if (mode === 'countersign-expired') {
     const now = Math.floor(Date.now() / 1000);
     Object.assign(payload, { iat: now - 7200, exp: now - 3600 });
   }
   if (NO_AUTH_TIME) delete payload.auth_time;
+  for (const [claim, value] of Object.entries(over ?? {})) {
+    if (value === null) delete payload[claim];
+    else payload[claim] = value;
+  }
   const key = mode === 'countersign-wrong-key' ? wrongKey : signing.privateKey;
   ctx.body.id_token = await new SignJWT(payload).setProtectedHeader({ ...header, kid: KID }).sign(key);
 });

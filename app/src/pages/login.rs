@@ -19,7 +19,7 @@ fn sign_in_error(code: &str) -> &'static str {
         "code" => "The identity provider would not confirm the sign-in (it was used already or took too long). Start again.",
         "client" => "The identity provider refused this server's client id, secret or auth method. Tell an admin: the log says why.",
         "token" => "The identity provider's answer did not verify, so you are not signed in. Tell an admin if it happens again.",
-        "claims" => "The identity provider sent a claim in a form this server cannot read. Tell an admin: the server's log names it.",
+        "claims" => "The identity provider sent a claim this server cannot read or accept. Tell an admin: the server's log names it.",
         "stale" => "The identity provider did not ask you to sign in again. Start again.",
         "account" => "The identity provider's account cannot be used here (see the server's log, or ask an admin).",
         "server" => "Countersign could not finish signing you in. Try again in a moment; if it stays so, tell an admin.",

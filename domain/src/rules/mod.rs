@@ -401,14 +401,20 @@ impl Default for DecisionRules {
     }
 }
 
+/// How far apart the clocks of two replicas may be (ms): a sign-in recorded on one may look
+/// that far ahead on another.
+pub const CLOCK_SKEW_MS: i64 = 60_000;
+
 impl DecisionRules {
     /// Whether a person who last signed in at `signed_in_at` (ms; `None`: through no sign-in at
     /// all, e.g. a token or a link) may decide at `now` under these rules; the refusal says what
-    /// to do.
+    /// to do. Sign-in times are kept no later than when they were recorded, so one ahead of `now`
+    /// by more than the clocks of two replicas may differ ([`CLOCK_SKEW_MS`]) came from a clock
+    /// that cannot be trusted, and is no fresh sign-in.
     pub fn check_sign_in(&self, signed_in_at: Option<i64>, now: i64) -> Result<(), String> {
         let Some(within) = self.reauthenticate_secs else { return Ok(()) };
         match signed_in_at {
-            Some(at) if now.saturating_sub(at) <= i64::from(within) * 1000 => Ok(()),
+            Some(at) if at <= now.saturating_add(CLOCK_SKEW_MS) && now.saturating_sub(at) <= i64::from(within) * 1000 => Ok(()),
             Some(_) => Err(format!(
                 "this gate asks for a fresh sign-in: sign in again (within the last {}) to decide it",
                 crate::wording::duration_words(i64::from(within) * 1000)
@@ -497,6 +503,14 @@ mod decision_rules_tests {
         assert!(stale.contains("sign in again (within the last 5 minutes)"), "{stale}");
         let none = rules.check_sign_in(None, now).unwrap_err();
         assert!(none.contains("not with a token, link or chat app"), "{none}");
+        // A sign-in time ahead of the clock by more than replicas' clocks differ counts as no
+        // fresh one, however far ahead.
+        assert_eq!(rules.check_sign_in(Some(now), now), Ok(()));
+        assert_eq!(rules.check_sign_in(Some(now + CLOCK_SKEW_MS), now), Ok(()));
+        for ahead in [CLOCK_SKEW_MS + 1, 300_000, 3_600_000, i64::MAX - now] {
+            let future = rules.check_sign_in(Some(now + ahead), now).unwrap_err();
+            assert!(future.contains("sign in again"), "{ahead}: {future}");
+        }
         // Any sign-in, or none, decides a gate that does not ask.
         assert_eq!(DecisionRules::default().check_sign_in(None, now), Ok(()));
         assert_eq!(rules.restriction(false), Some("its gate asks for a fresh sign-in for each decision (reauthenticate)"));

@@ -188,7 +188,8 @@ impl Identity {
         if !verified && (config.username_claim == config.email_claim || config.username_claim == "email") {
             return Err(ClaimsProblem::UnverifiedUsername(username));
         }
-        let email = claims.get(&config.email_claim).and_then(Value::as_str).map(str::trim).filter(|e| e.contains('@')).map(str::to_owned);
+        let email =
+            claims.get(&config.email_claim).and_then(Value::as_str).map(str::trim).filter(|e| domain_of(e).is_some()).map(str::to_owned);
         let email = email.filter(|_| verified);
         let named: Vec<&str> = match claims.get(&config.groups_claim) {
             Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
@@ -200,8 +201,8 @@ impl Identity {
             return Err(ClaimsProblem::NotInAllowedGroup(username));
         }
         if !config.allowed_domains.is_empty() {
-            let domain = email.as_deref().and_then(|e| e.rsplit_once('@')).map(|(_, d)| d.to_ascii_lowercase());
-            if !domain.is_some_and(|d| config.allowed_domains.iter().any(|a| a.eq_ignore_ascii_case(&d))) {
+            let domain = email.as_deref().and_then(domain_of);
+            if !domain.is_some_and(|d| config.allowed_domains.iter().any(|a| a.eq_ignore_ascii_case(d))) {
                 return Err(ClaimsProblem::NotInAllowedDomain(username));
             }
         }
@@ -210,6 +211,13 @@ impl Identity {
         groups.dedup_by(|a, b| a.eq_ignore_ascii_case(b));
         Ok(Self { subject: format!("{issuer} {sub}"), username, email, role, groups })
     }
+}
+
+/// The domain of an address with exactly one `@`. With a second one, which domain it is depends
+/// on which `@` a reader takes (`m@evil.com@example.com`): such an address is none at all.
+fn domain_of(address: &str) -> Option<&str> {
+    let (local, domain) = address.split_once('@')?;
+    (!local.is_empty() && !domain.is_empty() && !domain.contains('@')).then_some(domain)
 }
 
 /// Whether the provider says the email address is verified: `true`, or the string "true" some
@@ -322,6 +330,18 @@ mod tests {
         assert_eq!(Identity::from_claims(&config, "i", "s", &elsewhere), Err(ClaimsProblem::NotInAllowedDomain("a".into())));
         let unverified = json!({ "preferred_username": "a", "email": "a@example.com", "email_verified": false });
         assert_eq!(Identity::from_claims(&config, "i", "s", &unverified), Err(ClaimsProblem::NotInAllowedDomain("a".into())));
+    }
+
+    /// An address with two `@` names no one domain: it is not kept, and no allowed domain lets it in.
+    #[test]
+    fn an_address_with_two_ats_is_no_address() {
+        let claims = json!({ "preferred_username": "m", "email": "m@evil.com@example.com", "email_verified": true });
+        assert_eq!(Identity::from_claims(&config(), "i", "s", &claims).unwrap().email, None);
+        let mut by_domain = config();
+        by_domain.allowed_domains = vec!["example.com".into()];
+        assert_eq!(Identity::from_claims(&by_domain, "i", "s", &claims), Err(ClaimsProblem::NotInAllowedDomain("m".into())));
+        assert_eq!(domain_of("m@example.com"), Some("example.com"));
+        assert_eq!((domain_of("@example.com"), domain_of("m@"), domain_of("m")), (None, None, None));
     }
 
     #[test]

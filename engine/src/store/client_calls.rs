@@ -141,19 +141,18 @@ pub async fn set_request(conn: &mut AnyConnection, task_id: &TaskId, request_key
     Ok(())
 }
 
-/// The call (its task and who asked) that the client's request `request_key` made, while its
-/// client still waits for it. A key is not unique over time: MCP clients number their requests
-/// from 0 in every session, so a client that reconnects with the same token repeats ids. Only a
-/// call whose task has not ended can still be waited for, and of those the newest is the one the
-/// request that repeats the id made.
-pub async fn by_request(db: impl Into<Db<'_>>, request_key: &str) -> anyhow::Result<Option<(TaskId, String)>> {
-    sqlx::query_as(
-        "SELECT c.task_id, c.client FROM client_calls c JOIN tasks t ON t.id = c.task_id \
+/// Every call the client's request `request_key` made that is still held: its client waits and
+/// its task has not ended, oldest first. A key is not unique: MCP clients number their requests
+/// from 0 in every session, so a client that reconnects with the same token repeats ids, and two
+/// clients sharing a token use the same ids at once. A call that ended is never among them.
+pub async fn by_request(db: impl Into<Db<'_>>, request_key: &str) -> anyhow::Result<Vec<TaskId>> {
+    sqlx::query_scalar(
+        "SELECT c.task_id FROM client_calls c JOIN tasks t ON t.id = c.task_id \
          WHERE c.request_key = $1 AND c.gone_at IS NULL AND t.status IN ('working', 'input_required') \
-         ORDER BY t.created_at DESC, t.id DESC LIMIT 1",
+         ORDER BY t.created_at, t.id",
     )
     .bind(request_key)
-    .fetch_optional(db.into().read_few())
+    .fetch_all(db.into().read_few())
     .await
     .context("failed to find the client's request")
 }

@@ -25,9 +25,9 @@ use axum::{
 use base64::Engine as _;
 use openidconnect::{
     AccessToken, AuthType, AuthorizationCode, ClaimsVerificationError, ClientId, ClientSecret, CsrfToken, DiscoveryError,
-    EmptyAdditionalClaims, ExtraTokenFields, IssuerUrl, JsonWebKey, JwsSigningAlgorithm, Nonce, OAuth2TokenResponse, PkceCodeChallenge,
-    PkceCodeVerifier, PostLogoutRedirectUrl, ProviderMetadataWithLogout, RedirectUrl, RefreshToken, RequestTokenError, Scope,
-    SignatureVerificationError, StandardErrorResponse, StandardTokenResponse, TokenResponse,
+    EmptyAdditionalClaims, ExtraTokenFields, HttpClientError, HttpRequest, HttpResponse, IssuerUrl, JsonWebKey, JwsSigningAlgorithm, Nonce,
+    OAuth2TokenResponse, PkceCodeChallenge, PkceCodeVerifier, PostLogoutRedirectUrl, ProviderMetadataWithLogout, RedirectUrl, RefreshToken,
+    RequestTokenError, Scope, SignatureVerificationError, StandardErrorResponse, StandardTokenResponse, TokenResponse,
     core::{
         CoreAuthPrompt, CoreAuthenticationFlow, CoreClientAuthMethod, CoreErrorResponseType, CoreGenderClaim, CoreIdToken,
         CoreIdTokenClaims, CoreIdTokenVerifier, CoreJsonWebKey, CoreJweContentEncryptionAlgorithm, CoreJwsSigningAlgorithm, CoreTokenType,
@@ -55,6 +55,14 @@ const PENDING: &str = "oidc_pending";
 const REFRESH: Duration = Duration::from_secs(600);
 /// How long the provider may take to answer.
 const PROVIDER_TIMEOUT: Duration = Duration::from_secs(10);
+/// The most of the token endpoint's answer that is read: a few tokens, never megabytes. A larger
+/// answer would be held in memory and its ID token kept in the session row.
+const TOKEN_ANSWER_MAX: usize = 1024 * 1024;
+/// How far ahead of this server's clock an ID token's `iat` or `auth_time` may be: clocks differ
+/// a little, and no more is taken.
+const CLOCK_SKEW_MS: i64 = 5 * 60 * 1000;
+/// The longest `sub` taken (OpenID Connect Core: at most 255 ASCII characters).
+const SUBJECT_MAX: usize = 255;
 
 /// The configured provider, with its discovery document and keys once fetched.
 pub struct Oidc {
@@ -82,11 +90,14 @@ pub enum Failure {
     /// The provider refused this server's client credentials at its token endpoint
     /// (`invalid_client`: the client id, the secret, or how they are sent, `token_endpoint_auth`).
     Client,
-    /// The ID token failed verification (signature, issuer, audience, expiry, nonce).
+    /// The ID token failed verification (signature, issuer, audience, expiry, nonce), or the
+    /// token endpoint's answer was larger than this server reads (`TOKEN_ANSWER_MAX`).
     Token,
     /// The ID token could not be read: a claim its checks read (`iss`, `aud`, `exp`, `iat`,
     /// `nonce`, `sub`, `auth_time`) in a shape this server does not read (the log says which;
-    /// docs/sign-in.md, "Claim shapes"). No other claim's shape ends a sign-in.
+    /// docs/sign-in.md, "Claim shapes"). No other claim's shape ends a sign-in. Or one of them
+    /// is refused (`check_claims`): a `sub` that is blank or too long, an `azp` naming another
+    /// client, an `iat` or `auth_time` ahead of this server's clock.
     Claims,
     /// The sign-in was not fresh enough for the gate that asked for one.
     Stale,
@@ -449,11 +460,14 @@ async fn finish(state: &AppState, session: &Session, query: CallbackQuery) -> Re
     let metadata = oidc.metadata(false).await?;
     let auth = oidc.token_auth(&metadata);
     let client = oidc.client(metadata.clone());
+    // The answer is read with a cap: its ID token ends up in the session row.
+    let provider = oidc.http.clone();
+    let http = move |request: HttpRequest| capped(provider.clone(), request);
     let tokens = client
         .exchange_code(AuthorizationCode::new(code))
         .map_err(|_| Failure::Unreachable)?
         .set_pkce_verifier(PkceCodeVerifier::new(pending.verifier))
-        .request_async(&oidc.http)
+        .request_async(&http)
         .await
         .map_err(|err| not_traded(oidc, auth, err))?;
     let id_token = tokens.id_token_as_sent().ok_or(Failure::Token)?;
@@ -466,6 +480,7 @@ async fn finish(state: &AppState, session: &Session, query: CallbackQuery) -> Re
         verified => verified,
     };
     let (claims, mut all) = verified.map_err(refused)?;
+    check_claims(&claims, &all, &oidc.config.client_id, now_ms())?;
     if pending.fresh {
         // Asked with max_age=0: the provider must say it checked the person just now.
         let checked = claims.auth_time().map(|t| t.timestamp_millis());
@@ -510,12 +525,40 @@ pub fn options(oidc: Option<&Oidc>) -> domain::wire::SignInOptions {
     domain::wire::SignInOptions { provider: oidc.map(|o| o.config.name.clone()), password: oidc.is_none_or(|o| o.config.password_login) }
 }
 
+/// Sends a request to the provider's token endpoint with `http`, reading at most
+/// [`TOKEN_ANSWER_MAX`] of the answer (as the library's own reqwest client does, but capped).
+async fn capped(http: reqwest::Client, request: HttpRequest) -> Result<HttpResponse, HttpClientError<reqwest::Error>> {
+    let request = reqwest::Request::try_from(request).map_err(Box::new)?;
+    let mut response = http.execute(request).await.map_err(Box::new)?;
+    if response.content_length().is_some_and(|length| length > TOKEN_ANSWER_MAX as u64) {
+        return Err(too_large());
+    }
+    let mut answer = openidconnect::http::Response::builder().status(response.status()).version(response.version());
+    for (name, value) in response.headers() {
+        answer = answer.header(name, value);
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(Box::new)? {
+        if body.len() + chunk.len() > TOKEN_ANSWER_MAX {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    answer.body(body).map_err(HttpClientError::Http)
+}
+
+/// The one `Other` error [`capped`] gives, which [`not_traded`] names.
+fn too_large() -> HttpClientError<reqwest::Error> {
+    HttpClientError::Other(format!("the token endpoint's answer is larger than {TOKEN_ANSWER_MAX} bytes"))
+}
+
 /// Why the token endpoint did not trade the code, as the login page names it, with the log line
 /// that says why.
-fn not_traded<RE>(oidc: &Oidc, auth: TokenEndpointAuth, err: RequestTokenError<RE, StandardErrorResponse<CoreErrorResponseType>>) -> Failure
-where
-    RE: std::error::Error + 'static,
-{
+fn not_traded(
+    oidc: &Oidc,
+    auth: TokenEndpointAuth,
+    err: RequestTokenError<HttpClientError<reqwest::Error>, StandardErrorResponse<CoreErrorResponseType>>,
+) -> Failure {
     match err {
         // The provider traded the code, but its answer has a field in a shape this server cannot
         // read: not the code's fault.
@@ -534,8 +577,14 @@ where
             );
             Failure::Client
         }
+        // Only `capped` says `Other`: an answer too large to read is no answer.
+        RequestTokenError::Request(HttpClientError::Other(problem)) => {
+            tracing::error!(%problem, "the identity provider's token endpoint answered with more than this server reads: the sign-in is refused");
+            Failure::Token
+        }
         err => {
-            tracing::warn!(error = %err, token_endpoint_auth = auth.as_str(), "the identity provider would not trade the code");
+            let error = with_causes(&err);
+            tracing::warn!(%error, token_endpoint_auth = auth.as_str(), "the identity provider would not trade the code");
             Failure::Code
         }
     }
@@ -566,8 +615,78 @@ fn refused(refusal: Refusal) -> Failure {
 }
 
 fn token_refused(err: ClaimsVerificationError) -> Failure {
-    tracing::warn!(error = %err, "the identity provider's ID token was refused");
+    let error = with_causes(&err);
+    tracing::warn!(%error, "the identity provider's ID token was refused");
     Failure::Token
+}
+
+/// An error with every cause under it, on one line: the library's outer message alone ("Signature
+/// verification failed") does not say which check failed or why.
+fn with_causes(err: &dyn std::error::Error) -> String {
+    let mut said = err.to_string();
+    let mut cause = err.source();
+    while let Some(inner) = cause {
+        said.push_str(": ");
+        said.push_str(&inner.to_string());
+        cause = inner.source();
+    }
+    said
+}
+
+/// What the library leaves unchecked and a sign-in relies on (`all`: the ID token's claims): a
+/// `sub` that names one person, an `azp` (when sent) that is this client, and times that are not
+/// ahead of this server's clock (`now`). A refusal is `claims`, with the log saying why.
+fn check_claims(claims: &CoreIdTokenClaims, all: &Value, client_id: &str, now: i64) -> Result<(), Failure> {
+    let checked = check_subject(claims.subject().as_str())
+        .and_then(|()| check_authorized_party(all, client_id))
+        .and_then(|()| not_ahead("iat", Some(claims.issue_time().timestamp_millis()), now))
+        .and_then(|()| not_ahead("auth_time", claims.auth_time().map(|t| t.timestamp_millis()), now));
+    checked.map_err(|problem| {
+        tracing::warn!(%problem, "the identity provider's ID token was refused");
+        Failure::Claims
+    })
+}
+
+/// Refuses a `sub` that names no one in particular: blank (everyone the provider sends so would
+/// be one account), or longer than OpenID Connect allows.
+fn check_subject(sub: &str) -> Result<(), String> {
+    if sub.trim().is_empty() {
+        return Err(format!("its sub is {sub:?}: a blank subject would make everyone sent with it one account"));
+    }
+    let length = sub.chars().count();
+    if length > SUBJECT_MAX {
+        return Err(format!("its sub is {length} characters long, more than the {SUBJECT_MAX} OpenID Connect allows"));
+    }
+    Ok(())
+}
+
+/// Refuses an ID token whose authorized party (`azp`), when sent, is not this server's client: it
+/// was issued to another client. The library leaves `azp` unchecked.
+fn check_authorized_party(all: &Value, client_id: &str) -> Result<(), String> {
+    match all.get("azp") {
+        None | Some(Value::Null) => Ok(()),
+        Some(Value::String(azp)) if azp == client_id => Ok(()),
+        Some(other) => Err(format!("its azp is {other}, not this server's client id {client_id:?}")),
+    }
+}
+
+/// Refuses a time (`at`, ms) the token gives for `claim` more than [`CLOCK_SKEW_MS`] after `now`:
+/// an `auth_time` ahead would make the sign-in count as fresh for as long as it is ahead.
+fn not_ahead(claim: &str, at: Option<i64>, now: i64) -> Result<(), String> {
+    match at {
+        Some(at) if at > now.saturating_add(CLOCK_SKEW_MS) => Err(format!(
+            "its {claim} is {}, ahead of this server's clock ({}) by more than the {} minutes allowed",
+            time_said(at),
+            time_said(now),
+            CLOCK_SKEW_MS / 60_000
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A time in ms as the log says it (RFC 3339, UTC).
+fn time_said(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms).map_or_else(|| format!("{ms} ms"), |t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
 }
 
 /// The claims the library's checks of an ID token read: issuer, audience, expiry, issue time,
@@ -836,5 +955,51 @@ mod tests {
         assert_eq!((same["email_verified"].clone(), same["groups"].clone()), (serde_json::json!(true), serde_json::json!(["y"])));
         let flag_only = merged(serde_json::json!({ "sub": "1", "email_verified": false }));
         assert_eq!(flag_only["email_verified"], true, "a flag beside no address says nothing about the token's");
+    }
+
+    /// The log says why a token was refused, not only the library's outer message.
+    #[test]
+    fn a_refusal_is_logged_with_every_cause() {
+        let alg = "HS256 is not in discovery's id_token_signing_alg_values_supported";
+        let err = ClaimsVerificationError::SignatureVerification(SignatureVerificationError::DisallowedAlg(alg.into()));
+        assert_eq!(with_causes(&err), format!("Signature verification failed: Disallowed signature algorithm: {alg}"));
+        assert_eq!(with_causes(&ClaimsVerificationError::Expired("at noon".into())), "Expired: at noon");
+    }
+
+    /// A `sub` must name one person: blank would make everyone sent with it one account.
+    #[test]
+    fn a_blank_or_overlong_subject_is_refused() {
+        for blank in ["", " ", "\t\n"] {
+            assert!(check_subject(blank).unwrap_err().contains("blank subject"), "{blank:?}");
+        }
+        assert_eq!(check_subject("00u1a2b3c"), Ok(()));
+        assert_eq!(check_subject(&"s".repeat(SUBJECT_MAX)), Ok(()));
+        assert!(check_subject(&"s".repeat(SUBJECT_MAX + 1)).unwrap_err().contains("256 characters"));
+    }
+
+    /// An `azp`, when sent, must be this client, exactly; none (or null) is fine.
+    #[test]
+    fn an_authorized_party_other_than_this_client_is_refused() {
+        let with = |azp: Value| serde_json::json!({ "sub": "1", "azp": azp });
+        assert_eq!(check_authorized_party(&serde_json::json!({ "sub": "1" }), "countersign"), Ok(()));
+        assert_eq!(check_authorized_party(&with(Value::Null), "countersign"), Ok(()));
+        assert_eq!(check_authorized_party(&with("countersign".into()), "countersign"), Ok(()));
+        for other in [serde_json::json!("other"), serde_json::json!("Countersign"), serde_json::json!(1), serde_json::json!(["x"])] {
+            let refused = check_authorized_party(&with(other.clone()), "countersign").unwrap_err();
+            assert!(refused.contains("\"countersign\""), "{other}: {refused}");
+        }
+    }
+
+    /// `iat` and `auth_time` may be ahead of this server's clock by the skew allowed, no more;
+    /// the refusal names both times.
+    #[test]
+    fn a_time_ahead_of_the_clock_by_more_than_the_skew_is_refused_naming_both() {
+        let now = 1_764_403_200_000;
+        assert_eq!(not_ahead("auth_time", None, now), Ok(()));
+        assert_eq!(not_ahead("auth_time", Some(now - 3_600_000), now), Ok(()));
+        assert_eq!(not_ahead("iat", Some(now + CLOCK_SKEW_MS), now), Ok(()), "within the skew");
+        let ahead = not_ahead("auth_time", Some(now + 3_600_000), now).unwrap_err();
+        assert!(ahead.contains("auth_time is 2025-11-29T09:00:00Z") && ahead.contains("(2025-11-29T08:00:00Z)"), "{ahead}");
+        assert!(not_ahead("iat", Some(now + CLOCK_SKEW_MS + 1), now).unwrap_err().contains("its iat"));
     }
 }

@@ -17,8 +17,8 @@ pub const SESSION_ENDS_AT: &str = "session_ends_at";
 pub const ID_TOKEN: &str = "oidc_id_token";
 
 /// How a session was started: by a password (now), or by the provider, which says when it last
-/// checked the person (`auth_time`; `None` when it does not say) and for how long the session
-/// may live.
+/// checked the person (`auth_time`; `None` when it does not say; kept as now if it is later) and
+/// for how long the session may live.
 pub enum SignedIn {
     Password,
     Provider { id_token: String, auth_time_ms: Option<i64>, max_secs: u64 },
@@ -40,8 +40,9 @@ pub async fn start_session(session: &Session, user: &domain::UserId, how: Signed
         }
         SignedIn::Provider { id_token, auth_time_ms, max_secs } => {
             // The provider may have let the person in from a session of its own, without asking
-            // anything: the sign-in is as recent as its `auth_time` (0: it did not say).
-            session.insert(SIGNED_IN_AT, auth_time_ms.unwrap_or(0)).await.map_err(fail)?;
+            // anything: the sign-in is as recent as its `auth_time` (0: it did not say), and no
+            // later than now (a provider's clock ahead of ours makes no sign-in fresher).
+            session.insert(SIGNED_IN_AT, auth_time_ms.map_or(0, |at| at.min(now_ms()))).await.map_err(fail)?;
             session.insert(ID_TOKEN, id_token).await.map_err(fail)?;
             let max_ms = i64::try_from(max_secs.min(MAX_SESSION_SECS)).unwrap_or(0) * 1000;
             let ends_at = now_ms() + max_ms;

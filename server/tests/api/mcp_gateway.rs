@@ -7,8 +7,8 @@
 //! or decide its own approvals over REST. A 2026-07-28 client that can ask its user is answered
 //! "input required" instead, and resumes on any replica. A call whose arguments break the tool's
 //! schema is a tool error naming each problem, as `mcp_client_bad_args.py` reads it in both eras.
-//! A cancellation stops only the call its request id still waits for, never an earlier, finished
-//! call of the same token with the same id.
+//! A cancellation stops every call of its token that its request id still holds, never an
+//! earlier, finished call of the same token with the same id.
 //! The TypeScript SDK's tests are in end2end/tests/mcp-gateway.spec.ts.
 
 use std::time::Duration;
@@ -540,7 +540,8 @@ async fn a_cancellation_stops_the_waiting_call_of_its_request_id_and_not_a_finis
         (approval["state"] == "canceled").then_some(approval)
     })
     .await;
-    assert!(stopped["reason"].as_str().unwrap_or_default().contains("which stopped waiting"), "{stopped}");
+    let reason = stopped["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("which stopped waiting") && reason.contains("cancelled request 1 (stopped)"), "{stopped}");
     let (status, body) = app.post_json(&format!("{held_path}/approve"), json!({})).await;
     assert_eq!(status, 409, "{body}");
     let second = tokio::time::timeout(Duration::from_secs(30), second).await.expect("the held call is answered").unwrap();
@@ -553,6 +554,52 @@ async fn a_cancellation_stops_the_waiting_call_of_its_request_id_and_not_a_finis
     assert_eq!(cards, [domain::CardStatus::Succeeded, domain::CardStatus::Canceled]);
     assert_eq!(of_first(detail.events), recorded, "the first call's record is as it was");
     assert_eq!(app.get_json(&approved_path).await.1["state"], "approved");
+}
+
+/// Two clients sharing one token number their requests alike, and the gateway has no sessions to
+/// tell them apart: a cancellation of request 7 stops every held call with that id, each saying
+/// that a client using the same token cancelled request 7, so the call its client gave up on
+/// never runs when approved, and the other client is told why its call stopped.
+#[tokio::test]
+async fn a_cancellation_stops_every_held_call_of_its_request_id_when_clients_share_a_token() {
+    let app = spawn_app_with(Options { agents_toml: Some(REFUNDS.to_owned()), ..Default::default() }).await;
+    let refund = |order: i64| {
+        let call = json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+            "name": "process_refund", "arguments": { "order_id": order, "amount": 1 },
+        } });
+        tokio::spawn(answer(support_request(&app, call)))
+    };
+    let refunded = || async { (app.order(1003).await.refunded, app.order(1005).await.refunded) };
+    let before = refunded().await;
+    let calls = [refund(1003), refund(1005)];
+    let held = eventually("both refunds to wait", || async {
+        let (_, list) = app.get_json("/api/approvals?status=pending").await;
+        list.as_array().filter(|l| l.len() == 2).cloned()
+    })
+    .await;
+
+    let cancel = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 7, "reason": "timed out" } });
+    assert_eq!(support_request(&app, cancel).send().await.unwrap().status(), 202, "a notification is accepted");
+    for approval in &held {
+        let path = format!("/api/approvals/{}", approval["id"].as_str().unwrap());
+        let stopped = eventually("each held call to be stopped", || async {
+            let (_, approval) = app.get_json(&path).await;
+            (approval["state"] == "canceled").then_some(approval)
+        })
+        .await;
+        let reason = stopped["reason"].as_str().unwrap_or_default();
+        assert!(reason.contains("a client using the same token") && reason.contains("cancelled request 7 (timed out)"), "{stopped}");
+        let (status, body) = app.post_json(&format!("{path}/approve"), json!({})).await;
+        assert_eq!(status, 409, "{body}");
+    }
+    for call in calls {
+        let answered = tokio::time::timeout(Duration::from_secs(30), call).await.expect("each held call is answered").unwrap();
+        assert_eq!(answered["result"]["isError"], true, "{answered}");
+        let text = answered["result"]["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(text.contains("a client using the same token") && text.contains("cancelled request 7"), "{answered}");
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(refunded().await, before, "nothing was refunded");
 }
 
 /// A 2025-11-25 JSON-RPC message to alice's gateway of the agent `support` ([`REFUNDS`]).

@@ -570,6 +570,59 @@ async fn stored_email(app: &TestApp, username: &str) -> Option<String> {
     countersign::store::users::email_of(store.testing().pool(), username).await.unwrap()
 }
 
+/// The user names of every account in `app`'s database.
+async fn usernames(app: &TestApp) -> Vec<String> {
+    let url = crate::helpers::database_url(app.data_dir.path()).await;
+    let store = countersign::store::Store::connect(&url, countersign::bus::Bus::default()).await.unwrap();
+    countersign::store::users::list(store.testing().pool()).await.unwrap().into_iter().map(|u| u.username).collect()
+}
+
+/// Claims the library leaves unchecked, as a broken or hostile provider sends them in a correctly
+/// signed ID token: an empty, blank or over-long `sub` (everyone sent with it would be one
+/// account), an `azp` naming another client, an `auth_time` (or `iat`) an hour ahead of this
+/// server's clock (the sign-in would count as fresh all that while). Each is refused (`claims`) with no session
+/// and no account, and the log says why, with both times. One a minute ahead, within the clock
+/// skew allowed, signs in.
+#[tokio::test]
+async fn a_blank_subject_another_clients_token_or_a_sign_in_time_ahead_of_the_clock_is_refused() {
+    let idp = Idp::start().await;
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let refused = [
+        ("empty", json!({ "sub": "" })),
+        ("blank", json!({ "sub": " " })),
+        ("long", json!({ "sub": "s".repeat(256) })),
+        ("elsewhere", json!({ "azp": "another-client" })),
+        ("later", json!({ "auth_time": now + 3600 })),
+        ("issued", json!({ "iat": now + 3600 })),
+    ];
+    for (login, claims) in &refused {
+        idp.set_user(login, json!({ "password": "pw", "groups": ["countersign-admins"], "id_token_claims": claims })).await;
+    }
+    idp.set_user("skewed", json!({ "password": "pw", "id_token_claims": { "auth_time": now + 60 } })).await;
+    let toml = config(&idp.issuer, "countersign", "");
+    let dir = std::sync::Arc::new(tempfile::tempdir().unwrap());
+    let server = crate::helpers::BinaryServer::start_with_env(dir, Some(&toml), &[("COUNTERSIGN_TEST_OIDC_SECRET", "test-secret")]).await;
+    let app = &server.app;
+
+    for (login, _) in &refused {
+        let (b, landed) = sign_in(app, &idp, login, "pw").await;
+        assert_eq!(landed, "/login?sign_in_error=claims", "{login}");
+        assert_eq!(me(&b, app).await.0, StatusCode::UNAUTHORIZED, "{login}");
+    }
+    let accounts = usernames(app).await;
+    assert!(refused.iter().all(|(login, _)| !accounts.iter().any(|a| a == login)), "no account was made: {accounts:?}");
+    let said = server.logged_line("its auth_time is", Duration::from_secs(10)).await.expect("the log says why");
+    let sent = chrono::DateTime::from_timestamp(i64::try_from(now + 3600).unwrap(), 0).unwrap();
+    let sent = sent.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    assert!(said.contains(&format!("its auth_time is {sent}, ahead of this server's clock (")), "{said}");
+    let said = server.logged_line("its sub is \"\"", Duration::from_secs(10)).await.expect("the log says why");
+    assert!(said.contains("blank subject"), "{said}");
+
+    let (b, landed) = sign_in(app, &idp, "skewed", "pw").await;
+    assert_eq!(landed, "/approvals");
+    assert_eq!(me(&b, app).await.1["username"], "skewed");
+}
+
 /// A person as a provider named in docs/sign-in.md sends them: its `[oidc]` settings from that
 /// page, its claims as its documentation shows them, and what Countersign makes of them.
 struct Shape {

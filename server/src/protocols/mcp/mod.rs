@@ -8,8 +8,9 @@
 //! asked instead and answers in a second request, to any replica (input_required.rs). Approved,
 //! the call runs once (with the edited args if edited) and the upstream result is the answer;
 //! rejected, the answer is a tool error with the reason. A client that cancels or stops waiting
-//! stops the call for good (wait.rs `client_stopped`). Stateless: any replica serves any request.
-//! See docs/mcp-gateway.md.
+//! stops the call for good (wait.rs `client_stopped`); a cancellation, every held call of its
+//! token with that request id (clients sharing a token cannot be told apart). Stateless: any
+//! replica serves any request. See docs/mcp-gateway.md.
 
 mod input_required;
 mod wait;
@@ -68,8 +69,8 @@ pub fn router(state: &AppState) -> Router<AppState> {
 
 /// rmcp answers a body it cannot read with a plain-text 415; clients expect JSON-RPC's own errors:
 /// -32700 for text that is not JSON, -32600 for JSON that is no JSON-RPC message. A cancellation
-/// stops the call its request made ([`cancel_request`]). Nothing else is touched (the body is
-/// passed on as read). The app's body limit (`DefaultBodyLimit`) applies: it is
+/// stops the held calls its request's name made ([`cancel_request`]). Nothing else is touched
+/// (the body is passed on as read). The app's body limit (`DefaultBodyLimit`) applies: it is
 /// only a marker that body readers honour, and this reader reads through it.
 async fn json_rpc_only(axum::extract::State(state): axum::extract::State<AppState>, req: Request, next: Next) -> Response {
     if req.method() != axum::http::Method::POST {
@@ -271,34 +272,52 @@ impl ServerHandler for Gateway {
 }
 
 /// The name of a client's request — its credential, the agent it asked and its JSON-RPC id — as
-/// its cancellation names it too. Not unique over time: clients number their requests from 0 in
-/// every session and the gateway has none, so a cancellation finds the newest call of that name
-/// that has not ended (`client_calls::by_request`).
+/// its cancellation names it too. Not unique: clients number their requests from 0 in every
+/// session and the gateway has none, so two clients sharing a token use the same names at once
+/// (`client_calls::by_request`).
 fn request_key(key: &str, agent: &str, id: &str) -> String {
     format!("{key} {agent} {id}")
 }
 
 /// The client's `notifications/cancelled` (the official SDKs send it when their user stops a call
-/// and when their own request times out), which any replica may receive: the call that request
-/// made is stopped for good — its turn is aborted, so a later approval runs nothing, the card says
-/// the client stopped waiting, and the held request ends with that (docs/mcp-gateway.md). rmcp
-/// drops notifications in stateless mode, so this runs before it, on the parsed body.
+/// and when their own request times out), which any replica may receive: every held call of that
+/// request's name is stopped for good — its turn is aborted, so a later approval runs nothing, the
+/// card says a client using the same token cancelled the request, and the held request ends with
+/// that (docs/mcp-gateway.md). Every one, not a guess at which: two clients sharing a token cannot
+/// be told apart, and a call left running that its client gave up on would run for no one. A
+/// finished call is never touched. rmcp drops notifications in stateless mode, so this runs
+/// before it, on the parsed body.
 async fn cancel_request(state: &AppState, credential: &Credential, scopes: Scopes, agent: &str, params: CancelledNotificationParam) {
     let Some(id) = params.request_id else { return };
-    match stoppable(state, credential, scopes, &request_key(&credential.0, agent, &id.to_string())).await {
-        Ok(Some(task)) => wait::client_stopped(state, &task, params.reason).await,
-        Ok(None) => {}
-        Err(err) => tracing::warn!(error = ?err, "looking up a cancelled MCP request failed"),
+    let id = id.to_string();
+    let tasks = match stoppable(state, credential, scopes, &request_key(&credential.0, agent, &id)).await {
+        Ok(tasks) => tasks,
+        Err(err) => {
+            tracing::warn!(error = ?err, "looking up a cancelled MCP request failed");
+            return;
+        }
+    };
+    // Named as the card shows it: the id is the client's, of any length.
+    let request = clean_name(&id);
+    for task in tasks {
+        let why = wait::Stopped::Cancelled { request: request.clone(), reason: params.reason.clone() };
+        wait::client_stopped(state, &task, why).await;
     }
 }
 
-/// The task the credential's request `request` made, if it may stop it. A request of its own
-/// started it (`started_by`), so the rule of every door that stops a task (`scopes::may_stop`)
-/// lets it stop that one.
-async fn stoppable(state: &AppState, credential: &Credential, scopes: Scopes, request: &str) -> anyhow::Result<Option<TaskId>> {
-    let Some((task, _)) = client_calls::by_request(&state.store, request).await? else { return Ok(None) };
-    let Some(row) = tasks::get(&state.store, &task).await? else { return Ok(None) };
-    Ok(may_stop(Some(credential), scopes, &row).then_some(task))
+/// The held tasks the credential's request `request` made that it may stop. A request of its own
+/// started each (`started_by`), so the rule of every door that stops a task (`scopes::may_stop`)
+/// lets it stop those.
+async fn stoppable(state: &AppState, credential: &Credential, scopes: Scopes, request: &str) -> anyhow::Result<Vec<TaskId>> {
+    let mut stoppable = Vec::new();
+    for task in client_calls::by_request(&state.store, request).await? {
+        if let Some(row) = tasks::get(&state.store, &task).await?
+            && may_stop(Some(credential), scopes, &row)
+        {
+            stoppable.push(task);
+        }
+    }
+    Ok(stoppable)
 }
 
 impl Gateway {

@@ -183,16 +183,39 @@ impl Drop for Waiting {
             return;
         }
         let (state, task) = (self.state.clone(), self.task.clone());
-        tokio::spawn(async move { client_stopped(&state, &task, None).await });
+        tokio::spawn(async move { client_stopped(&state, &task, Stopped::Ended).await });
     }
 }
 
-/// The client stopped waiting for the call of `task` (its request ended before the outcome, or
-/// it cancelled it, `why`): no one wants the call any more, so it is stopped for good — marked
-/// gone, and its turn aborted, so its approval is canceled saying so and a later approval runs
-/// nothing (docs/mcp-gateway.md, "When the client goes away"). Runs to its end even if the request
-/// that brought the news goes away.
-pub async fn client_stopped(state: &AppState, task: &TaskId, why: Option<String>) {
+/// Why no one waits for a call any more.
+pub enum Stopped {
+    /// The request that made it ended before its outcome.
+    Ended,
+    /// A client with the token that made it cancelled request `request` (its JSON-RPC id), saying
+    /// `reason`. Perhaps not the client that made this call: without sessions, clients sharing a
+    /// token cannot be told apart, so the card says who did it.
+    Cancelled { request: String, reason: Option<String> },
+}
+
+impl Stopped {
+    /// Who stopped the call, as its card and the held request's answer name them: `client` is the
+    /// call's client.
+    fn by(&self, client: &str) -> String {
+        match self {
+            Self::Ended => format!("{client}, which stopped waiting"),
+            Self::Cancelled { request, reason } => {
+                let why = reason.as_deref().map(str::trim).filter(|r| !r.is_empty()).map(|r| format!(" ({r})")).unwrap_or_default();
+                format!("a client using the same token as {client}, which stopped waiting: it cancelled request {request}{why}")
+            }
+        }
+    }
+}
+
+/// The client stopped waiting for the call of `task` (`why`): no one wants the call any more, so
+/// it is stopped for good — marked gone, and its turn aborted, so its approval is canceled saying
+/// so and a later approval runs nothing (docs/mcp-gateway.md, "When the client goes away"). Runs
+/// to its end even if the request that brought the news goes away.
+pub async fn client_stopped(state: &AppState, task: &TaskId, why: Stopped) {
     let (state, task) = (state.clone(), task.clone());
     let stop = async move {
         if let Err(err) = client_calls::mark(&state.store, &task, true).await {
@@ -203,8 +226,7 @@ pub async fn client_stopped(state: &AppState, task: &TaskId, why: Option<String>
             Ok(Some(call)) => call.client,
             _ => "the MCP client".to_owned(),
         };
-        let why = why.filter(|r| !r.trim().is_empty()).map(|r| format!(" ({})", r.trim())).unwrap_or_default();
-        let stopper = Actor { name: format!("{client}, which stopped waiting{why}"), ..Actor::system() };
+        let stopper = Actor { name: why.by(&client), ..Actor::system() };
         match state.decisions.abort(&task, &stopper).await {
             Ok(()) | Err(crate::EngineError::WrongState(_)) => {}
             Err(err) => tracing::warn!(%task, error = ?err, "stopping a call its MCP client stopped waiting for failed"),
