@@ -247,6 +247,7 @@ impl Application {
             .layer(middleware::from_fn_with_state(state.clone(), auth::resolve))
             .layer(session_layer)
             .layer(middleware::from_fn(api::refuse_nul))
+            .layer(middleware::from_fn(api::close_after_too_large))
             .layer(middleware::from_fn(crate::security_headers::add))
             .layer(middleware::from_fn_with_state(state.clone(), crate::assets::label))
             // Pages and JSON answers compressed by `Accept-Encoding` (brotli, else gzip). Event

@@ -47,6 +47,17 @@ pub async fn refuse_nul(request: axum::extract::Request, next: axum::middleware:
     next.run(request).await
 }
 
+/// Closes the connection after a 413: the body was left unread, so the connection cannot carry
+/// another request, and saying so keeps a client from sending its next one down it (it would
+/// find the connection closed under it).
+pub async fn close_after_too_large(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    let mut response = next.run(request).await;
+    if response.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+        response.headers_mut().insert(axum::http::header::CONNECTION, axum::http::HeaderValue::from_static("close"));
+    }
+    response
+}
+
 /// Every documented route: each handler is routed and described by the same call
 /// (`OpenApiRouter::routes`), so `openapi::document()` lists exactly these.
 fn routes() -> OpenApiRouter<AppState> {

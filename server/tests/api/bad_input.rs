@@ -81,10 +81,22 @@ async fn a_body_over_the_limit_is_413_and_changes_nothing() {
     let app = spawn_app_with(Options { body_limit: Some(1024), ..Default::default() }).await;
     let c = app.create_conversation().await;
     let big = json!({ "text": "x".repeat(4096) }).to_string();
-    let (status, body) = raw_post(&app, &format!("/api/conversations/{c}/messages"), "application/json", big).await;
+    let (status, body) = raw_post(&app, &format!("/api/conversations/{c}/messages"), "application/json", big.clone()).await;
     assert_eq!((status, error_code(&body)), (413, "payload_too_large"), "{body}");
     assert_eq!(body["error"]["message"], "the request body is too large: at most 1 KiB (COUNTERSIGN_BODY_LIMIT)");
     assert!(app.detail(&c).await.events.is_empty());
+    // The body was left unread: the answer closes the connection, so that a client does not send
+    // its next request down it.
+    let response = app
+        .client
+        .post(app.url(&format!("/api/conversations/{c}/messages")))
+        .header("content-type", "application/json")
+        .body(big)
+        .send()
+        .await
+        .expect("the request");
+    assert_eq!(response.status(), 413);
+    assert_eq!(response.headers().get("connection").and_then(|v| v.to_str().ok()), Some("close"));
 }
 
 #[tokio::test]
