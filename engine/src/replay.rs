@@ -856,7 +856,7 @@ impl<'a, 'r> Tally<'a, 'r> {
         }
         if self.without_confidence > 0 {
             notes.push(format!(
-                "{} calls have no recorded confidence (only asked calls keep it): the draft's confidence gates count them as unsure, as the engine does a call whose model does not say",
+                "calls with no recorded confidence (only asked calls keep it): {}; the draft's confidence gates count them as unsure, as the engine does a call whose model does not say",
                 self.without_confidence
             ));
         }
@@ -869,7 +869,7 @@ impl<'a, 'r> Tally<'a, 'r> {
         }
         if self.granted_still > 0 {
             notes.push(format!(
-                "{} calls ran under a standing grant made under the draft's own version: it would let them run under the draft too, so they are not counted as friction",
+                "calls that ran under a standing grant made under the draft's own version: {}; it would let them run under the draft too, so they are not counted as friction",
                 self.granted_still
             ));
         }
@@ -1337,7 +1337,11 @@ mod tests {
         let report = run(&draft, &live(), &calls, &[]);
         let gates: Vec<(&str, u64)> = report.gates.iter().map(|g| (g.gate.as_str(), g.calls)).collect();
         assert_eq!(gates, [("spend", 1), ("unsure", 2)], "over the budget; unsure or not saying");
-        assert!(report.notes.iter().any(|n| n.starts_with("1 calls have no recorded confidence")), "{:?}", report.notes);
+        assert!(
+            report.notes.iter().any(|n| n.starts_with("calls with no recorded confidence (only asked calls keep it): 1;")),
+            "{:?}",
+            report.notes
+        );
     }
 
     #[test]
@@ -1564,7 +1568,11 @@ mod tests {
         let s = &report.summary;
         assert_eq!((s.new_friction, s.asked_recorded, s.asked_draft), (0, 12, 12), "the same version keeps the grant");
         assert_eq!(report.gates[0].calls, 11, "the refunds gate matches it all the same");
-        assert!(report.notes.iter().any(|n| n.starts_with("1 calls ran under a standing grant")), "{:?}", report.notes);
+        assert!(
+            report.notes.iter().any(|n| n.starts_with("calls that ran under a standing grant made under the draft's own version: 1;")),
+            "{:?}",
+            report.notes
+        );
         // Another version: the grant would cover nothing, so the call would be asked.
         let other = config(&format!("{}# another version\n", live.text));
         let report = run(&other, &live, &calls, &[]);

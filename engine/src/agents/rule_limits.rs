@@ -4,7 +4,10 @@
 //! expression's tree, where a runtime worker has 2 MiB. Too deep a rule would overflow the stack
 //! and abort the whole process, so its text is measured before the parser sees it (its length,
 //! how deep its brackets nest), its tree after (how deep it is), and the parser runs on a thread
-//! of its own with a large stack (docs/config.md, "Limits of a rule").
+//! of its own with a large stack. Evaluating it is bounded too: a macro that loops over a list
+//! (`all`, `exists`, `exists_one`, `map`, `filter`) may not loop inside another's body, where
+//! the cost would be the product of the lists' sizes — lists the agent's arguments choose — so
+//! a rule costs at most its size times its input's (docs/config.md, "Limits of a rule").
 
 use std::fmt;
 
@@ -16,6 +19,9 @@ pub const MAX_LENGTH: usize = 4_000;
 pub const MAX_NESTING: usize = 12;
 /// How deep the expression's tree may be: evaluating it recurses once per level.
 pub const MAX_TREE_DEPTH: usize = 24;
+/// How many loops (`all`, `exists`, `exists_one`, `map`, `filter`) may run one inside another's
+/// body.
+pub const MAX_LOOP_NESTING: usize = 1;
 /// The compiler's thread's stack: room for cel's own limit of 96 levels of brackets (about
 /// 15 MiB in a debug build), should the measure of the text ever miss some.
 const COMPILER_STACK: usize = 32 * 1024 * 1024;
@@ -26,6 +32,7 @@ pub enum Refused {
     TooLong(usize),
     TooNested(usize),
     TooDeep(usize),
+    LoopsInLoops(usize),
     Invalid(String),
 }
 
@@ -40,6 +47,11 @@ impl fmt::Display for Refused {
                 f,
                 "is {depth} levels deep; a rule may be at most {MAX_TREE_DEPTH} (each operator, field, index or call applied to \
                  another's result adds a level, as in a long chain of + or ==; a chain of && or || adds only a few)"
+            ),
+            Self::LoopsInLoops(depth) => write!(
+                f,
+                "runs {depth} loops (all, exists, exists_one, map, filter) one inside another; a rule may run at most \
+                 {MAX_LOOP_NESTING}: each inner loop runs once per item of the outer one, over lists the agent's arguments choose"
             ),
             Self::Invalid(error) => write!(f, "does not compile: {error}"),
         }
@@ -71,6 +83,10 @@ fn on_large_stack(source: &str) -> Result<cel::Program, Refused> {
                 let depth = tree_depth(program.expression());
                 if depth > MAX_TREE_DEPTH {
                     return Err(Refused::TooDeep(depth));
+                }
+                let loops = loop_nesting(program.expression());
+                if loops > MAX_LOOP_NESTING {
+                    return Err(Refused::LoopsInLoops(loops));
                 }
                 Ok(program)
             })
@@ -151,6 +167,25 @@ fn tree_depth(root: &IdedExpr) -> usize {
     deepest
 }
 
+/// How many loops run one inside another's body at the deepest: a macro's range, start and
+/// result are evaluated once, its condition and step once per item.
+fn loop_nesting(root: &IdedExpr) -> usize {
+    let mut deepest = 0;
+    let mut todo = vec![(root, 0)];
+    while let Some((expr, loops)) = todo.pop() {
+        match &expr.expr {
+            Expr::Comprehension(c) => {
+                let inside = loops + 1;
+                deepest = deepest.max(inside);
+                todo.extend([(&c.iter_range, loops), (&c.accu_init, loops), (&c.result, loops)]);
+                todo.extend([(&c.loop_cond, inside), (&c.loop_step, inside)]);
+            }
+            _ => todo.extend(children(expr).into_iter().map(|child| (child, loops))),
+        }
+    }
+    deepest
+}
+
 /// The expressions right under `expr`.
 fn children(expr: &IdedExpr) -> Vec<&IdedExpr> {
     match &expr.expr {
@@ -211,6 +246,34 @@ mod tests {
         let alternatives = vec!["tool == 'x'"; 128].join(" || ");
         assert_eq!(depth(&alternatives), 9, "128 terms: 7 levels of || over each term's 2");
         assert_eq!(depth("args.items.exists(i, i.price > 10)"), 5, "a macro counts as it expands: a comprehension over ||");
+    }
+
+    /// What docs/config.md says of numbers in the arguments.
+    #[test]
+    fn whole_numbers_in_the_arguments_are_unsigned_and_int_converts_them() {
+        let eval = |rule: &str| {
+            let mut context = cel::Context::with_env(std::sync::Arc::new(cel::Env::stdlib()));
+            context.add_variable_from_value("args", cel::to_value(serde_json::json!({ "order_id": 1004 })).unwrap());
+            compile(rule).unwrap().execute(&context)
+        };
+        assert_eq!(eval("args.order_id > 1000").unwrap(), cel::Value::Bool(true));
+        assert!(eval("args.order_id + 1 == 1005").is_err());
+        assert_eq!(eval("int(args.order_id) + 1 == 1005").unwrap(), cel::Value::Bool(true));
+    }
+
+    #[test]
+    fn a_loop_may_not_run_inside_another_loops_body() {
+        let loops = |rule: &str| loop_nesting(cel::Program::compile(rule).unwrap().expression());
+        assert_eq!(loops("args.amount > 100"), 0);
+        assert_eq!(loops("args.items.all(i, i.price < 100)"), 1);
+        // One after another, or one over the other's result: each runs once.
+        assert_eq!(loops("args.items.all(i, i > 0) && args.tags.exists(t, t == 'vip')"), 1);
+        assert_eq!(loops("args.items.map(i, i * 2).all(i, i < 100)"), 1);
+        assert_eq!(loops("args.items.all(a, args.items.all(b, a != b))"), 2);
+        assert_eq!(loops("[1, 2].all(a, [1, 2].map(b, [1].filter(c, c == a + b)).size() > 0)"), 3);
+        let nested = compile("tool == 'get_order' && args.items.all(a, args.items.exists(b, a == b))");
+        assert_eq!(nested.err(), Some(Refused::LoopsInLoops(2)));
+        assert!(compile("args.items.all(i, i.price < 100) && args.tags.exists(t, t == 'vip')").is_ok());
     }
 
     #[test]

@@ -21,7 +21,8 @@ const NO_SCHEMA: &str = "it has no Countersign schema (no migration was ever app
 impl Store {
     /// Opens the database at `url` for reading only. It must exist and have exactly this build's
     /// migrations applied: not fewer (an older release's, which its server migrates when this
-    /// build starts on it) nor more (a newer release's). Nothing is created, migrated or written.
+    /// build starts on it) nor more (a newer release's). Nothing is migrated or written
+    /// (SQLite's own `-wal` and `-shm` files aside, [`sqlite`]).
     pub async fn connect_read_only(url: &str, bus: Bus) -> anyhow::Result<Self> {
         sqlx::any::install_default_drivers();
         let (pool, native) =
@@ -39,7 +40,9 @@ impl Store {
     }
 }
 
-/// SQLite: the file, opened read-only (neither it nor its directory is created).
+/// SQLite: the file, opened read-only (neither it nor its directory is created). The server's
+/// database is in WAL mode, and SQLite reads one only beside its `-wal` and `-shm` files, which
+/// it makes if they are missing: a reader needs write access to the directory, as the server has.
 async fn sqlite(url: &str) -> anyhow::Result<(AnyPool, NativePool)> {
     let options = SqliteConnectOptions::from_str(url)
         .with_context(|| format!("invalid database URL {url:?}"))?

@@ -591,7 +591,13 @@ async fn grants_four_eyes_shadow_gates_and_failing_rules_are_replayed_as_the_eng
     let same = replayed(&app, &live()).await;
     assert_eq!(summary(&same, &numbers), [8, 4, 4, 0, 0, 0, 0, 0], "{same:#}");
     assert_eq!(gate_calls(&same), BTreeMap::from([("cancellations".to_owned(), 2), ("refunds".to_owned(), 3)]), "its gate matches it");
-    assert!(same["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().starts_with("1 calls ran under a standing grant")));
+    assert!(
+        same["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with("calls that ran under a standing grant made under the draft's own version: 1;"))
+    );
 
     // Another version (a comment added) ends the grant: the refund it let run would be asked.
     let other = replayed(&app, &format!("{}# another version\n", live())).await;
