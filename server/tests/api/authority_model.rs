@@ -15,14 +15,14 @@
 //! Slack click, and, for those who see the conversation (its owner, the admins), Approve / Reject
 //! All, the batch bar's form (`/forms/tasks/{id}`) and A2A, and for its owner AG-UI. Each door's
 //! answer is read as taken or refused by [`knock_as`]. An approval may also give "always allow"
-//! (REST `{"grant": {}}`), and alice may ask for another refund once the call before is decided:
+//! (REST `{"grant": {}}`); alice may answer "yes" or "no" in the chat (taken only when every
+//! matching gate says `confirm = "chat"`), and ask for another refund once the call before is decided:
 //! the model says whether a grant lets it through unasked. The other steps: bob delegating to alice,
 //! root turning bob's account off and on again, root removing someone from `finance` (a group
 //! made through the API in some cases, the file's in others, where the API refuses), and a
 //! restart of the server on the same database (nothing lost, nothing added).
 //!
-//! Not drawn, and why: the chat's yes / no answers only a `confirm = "chat"` gate, which may not
-//! name approvers, a quorum or four-eyes (the model's subject); an MCP client's elicitation is
+//! Not drawn, and why: an MCP client's elicitation is
 //! offered only for a call made through the MCP gateway (the model's call is made in a chat), and
 //! the MCP gateway's cancellation stops only that call; emailed links are the signed links above,
 //! delivered by SMTP (email.rs); the console (`approvals watch`) needs a terminal and decides
@@ -77,6 +77,9 @@ struct GateSpec {
     four_eyes: bool,
     /// `grantable = …` when the gate says it (never `true` beside a quorum: the file is refused).
     grantable: Option<bool>,
+    /// `confirm = "chat"`: asked in the chat (never with approvers, a quorum or four-eyes: the
+    /// file is refused).
+    in_chat: bool,
 }
 
 impl GateSpec {
@@ -151,6 +154,8 @@ enum Step {
     Delegate,
     /// This person approves the call with "always allow" (`{"grant": {}}`, REST).
     Grant(&'static str),
+    /// alice answers in the chat, "yes" (true) or "no", while the call waits.
+    Chat(bool),
     /// alice asks for another refund, of this amount, on order 1004, once the call before is
     /// decided: asked, or let through by a grant.
     Again(u32),
@@ -183,10 +188,12 @@ fn case() -> impl Strategy<Value = Case> {
         prop_oneof![3 => Just(1u32), 1 => Just(2u32)],
         any::<bool>(),
         prop_oneof![1 => Just(None), 2 => Just(Some(true)), 1 => Just(Some(false))],
+        proptest::bool::weighted(0.3),
     )
-        .prop_map(|(kind, approvers, quorum, four_eyes, grantable)| {
+        .prop_map(|(kind, approvers, quorum, four_eyes, grantable, in_chat)| {
+            let (approvers, quorum, four_eyes) = if in_chat { (Vec::new(), 1, false) } else { (approvers, quorum, four_eyes) };
             let grantable = if quorum > 1 && grantable == Some(true) { None } else { grantable };
-            GateSpec { kind, approvers, quorum, four_eyes, grantable }
+            GateSpec { kind, approvers, quorum, four_eyes, grantable, in_chat }
         });
     let decide = (proptest::sample::select(PEOPLE.to_vec()), proptest::bool::weighted(0.8)).prop_flat_map(|(who, yes)| {
         let doors: Vec<Door> = Door::ALL.into_iter().filter(|d| d.reaches(who)).collect();
@@ -201,6 +208,7 @@ fn case() -> impl Strategy<Value = Case> {
             prop_oneof![
                 8 => decide,
                 3 => proptest::sample::select(PEOPLE.to_vec()).prop_map(Step::Grant),
+                2 => any::<bool>().prop_map(Step::Chat),
                 3 => prop_oneof![Just(5u32), Just(150u32)].prop_map(Step::Again),
                 1 => Just(Step::Delegate),
                 1 => Just(Step::DisableBob),
@@ -242,6 +250,9 @@ fn toml(case: &Case) -> String {
         }
         if let Some(grantable) = gate.grantable {
             toml.push_str(&format!("grantable = {grantable}\n"));
+        }
+        if gate.in_chat {
+            toml.push_str("confirm = \"chat\"\n");
         }
     }
     toml
@@ -350,6 +361,14 @@ impl Model {
             }
             _ => State::Pending,
         };
+    }
+
+    /// alice's yes or no in the chat: a decision like any other of hers when every matching gate
+    /// asks there; otherwise the call is asked on its card and the message, sent while the turn
+    /// waits, is refused (409).
+    fn chat(&mut self, yes: bool) -> bool {
+        let in_chat = !self.matching.is_empty() && self.matching.iter().all(|&i| self.gates[i].in_chat);
+        in_chat && self.decide("alice", yes)
     }
 
     /// Whether every matching gate may be granted.
@@ -728,6 +747,13 @@ async fn run(case: Case) -> Result<(), TestCaseError> {
                 let at = at.as_ref().unwrap();
                 let answer = knock(&app, &people.tokens[who], authority_matrix::Door::Rest, at, &grant).await;
                 (answer.is_ok(), format!("{answer:?}"), model.grant(who))
+            }
+            Step::Chat(_) if model.state != State::Pending => continue,
+            Step::Chat(yes) => {
+                let text = if yes { "yes" } else { "no" };
+                let (status, answer) =
+                    people.app(&app, "alice").post_json(&format!("/api/conversations/{c}/messages"), json!({ "text": text })).await;
+                (status == 202, format!("{status} {answer}"), model.chat(yes))
             }
             Step::Again(_) if model.state == State::Pending => continue,
             Step::Again(amount) => {
