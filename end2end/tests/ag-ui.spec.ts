@@ -199,4 +199,16 @@ testWithAgents(AGENTS)("a reloaded client is given the open interrupt as its run
   expect(0 < call && call < result).toBe(true);
   expect(first.messages.at(-1)!.role).toBe("assistant");
   expect(new Set(ids).size).toBe(ids.length);
+
+  // A second message on the thread: the client's merge of that run's MESSAGES_SNAPSHOT keeps it
+  // under its own id, once, after the first turn's answer and before the call it asks for.
+  const answered = first.messages.length;
+  first.messages.push({ id: "m-local-2", role: "user", content: "refund order 1002" });
+  const second = await run(first);
+  expect(second.error).toBeUndefined();
+  const [next] = (getRunOutcome(second.events.at(-1)) as any).interrupts;
+  expect(first.messages.filter((m: any) => m.role === "user").map((m: any) => m.id)).toEqual(["m-local-1", "m-local-2"]);
+  const asking = first.messages.findIndex((m: any) => m.id === "m-local-2");
+  expect(asking).toBe(answered);
+  expect(first.messages.findIndex((m: any) => m.toolCalls?.[0]?.id === next.toolCallId)).toBeGreaterThan(asking);
 });

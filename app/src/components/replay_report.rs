@@ -169,6 +169,29 @@ pub fn ReplayReport(report: Report) -> impl IntoView {
     }
 }
 
+/// A table of the report: its caption, its column headings and its rows (`children`), in a
+/// wrapper that scrolls it sideways on a narrow screen. `class`: one more class for the table.
+#[component]
+pub fn ReplayTable(
+    #[prop(into)] caption: String,
+    headers: &'static [&'static str],
+    #[prop(optional)] class: Option<&'static str>,
+    children: Children,
+) -> impl IntoView {
+    let class = class.map_or_else(|| "replay-table".to_owned(), |c| format!("replay-table {c}"));
+    view! {
+        <div class="table-wrap">
+            <table class=class>
+                <caption>{caption}</caption>
+                <thead>
+                    <tr>{headers.iter().map(|h| view! { <th scope="col">{*h}</th> }).collect_view()}</tr>
+                </thead>
+                <tbody>{children()}</tbody>
+            </table>
+        </div>
+    }
+}
+
 /// One list of example calls (the newest few), each linked to its chat.
 #[component]
 fn Examples(title: String, by: Option<String>, examples: Vec<Example>) -> impl IntoView {
@@ -177,33 +200,18 @@ fn Examples(title: String, by: Option<String>, examples: Vec<Example>) -> impl I
             <h3>{title}</h3>
             {by.map(|text| view! { <p>{text}</p> })}
             {(!examples.is_empty()).then(|| view! {
-                <div class="table-wrap">
-                    <table class="replay-table">
-                        <caption>{format!("The newest {}", examples.len())}</caption>
-                        <thead>
-                            <tr>
-                                <th scope="col">"When (UTC)"</th>
-                                <th scope="col">"Agent"</th>
-                                <th scope="col">"Tool and arguments"</th>
-                                <th scope="col">"Then"</th>
-                                <th scope="col">"Under the draft"</th>
-                                <th scope="col">"Chat"</th>
-                            </tr>
-                        </thead>
-                        <tbody>
-                            {examples.into_iter().map(|e| view! {
-                                <tr data-call-id=e.call_id.clone()>
-                                    <td><time datetime=e.at.clone()>{minute(&e.at)}</time></td>
-                                    <td>{e.agent}</td>
-                                    <td><code>{format!("{} {}", e.tool, e.args)}</code></td>
-                                    <td>{e.recorded}</td>
-                                    <td>{e.draft}</td>
-                                    <td><a href=format!("/c/{}", e.conversation_id)>"Open the chat"</a></td>
-                                </tr>
-                            }).collect_view()}
-                        </tbody>
-                    </table>
-                </div>
+                <ReplayTable caption=format!("The newest {}", examples.len()) headers=&["When (UTC)", "Agent", "Tool and arguments", "Then", "Under the draft", "Chat"]>
+                    {examples.into_iter().map(|e| view! {
+                        <tr data-call-id=e.call_id.clone()>
+                            <td><time datetime=e.at.clone()>{minute(&e.at)}</time></td>
+                            <td>{e.agent}</td>
+                            <td><code>{format!("{} {}", e.tool, e.args)}</code></td>
+                            <td>{e.recorded}</td>
+                            <td>{e.draft}</td>
+                            <td><a href=format!("/c/{}", e.conversation_id)>"Open the chat"</a></td>
+                        </tr>
+                    }).collect_view()}
+                </ReplayTable>
             })}
         </section>
     }
@@ -221,29 +229,16 @@ fn UnevaluatedRules(rules: Vec<RuleErrors>) -> impl IntoView {
             <section class="replay-examples">
                 <h3>{title}</h3>
                 <p>"As at runtime, the gate stops such a call all the same (fail-closed), unless its agent is fail_open: then it runs."</p>
-                <div class="table-wrap">
-                    <table class="replay-table">
-                        <caption>"Per gate: the calls its rule could not be evaluated for"</caption>
-                        <thead>
-                            <tr>
-                                <th scope="col">"Gate"</th>
-                                <th scope="col">"Calls"</th>
-                                <th scope="col">"Stopped all the same"</th>
-                                <th scope="col">"Error (the newest call's)"</th>
-                            </tr>
-                        </thead>
-                        <tbody>
-                            {rules.into_iter().map(|r| view! {
-                                <tr>
-                                    <td>{r.gate}</td>
-                                    <td>{r.calls.to_string()}</td>
-                                    <td>{r.stopped.to_string()}</td>
-                                    <td><code>{r.error}</code></td>
-                                </tr>
-                            }).collect_view()}
-                        </tbody>
-                    </table>
-                </div>
+                <ReplayTable caption="Per gate: the calls its rule could not be evaluated for" headers=&["Gate", "Calls", "Stopped all the same", "Error (the newest call's)"]>
+                    {rules.into_iter().map(|r| view! {
+                        <tr>
+                            <td>{r.gate}</td>
+                            <td>{r.calls.to_string()}</td>
+                            <td>{r.stopped.to_string()}</td>
+                            <td><code>{r.error}</code></td>
+                        </tr>
+                    }).collect_view()}
+                </ReplayTable>
                 <Examples title=newest by=None examples />
             </section>
         }
@@ -257,31 +252,17 @@ fn EndedGrants(grants: Vec<EndedGrant>) -> impl IntoView {
         <section class="replay-examples">
             <h3>{format!("Grants the draft would end: {}", grants.len())}</h3>
             {(!grants.is_empty()).then(|| view! {
-                <div class="table-wrap">
-                    <table class="replay-table">
-                        <caption>"A grant covers calls only under the configuration version it was made under"</caption>
-                        <thead>
-                            <tr>
-                                <th scope="col">"Tool"</th>
-                                <th scope="col">"Gate"</th>
-                                <th scope="col">"Given by"</th>
-                                <th scope="col">"Why it ends"</th>
-                                <th scope="col">"Chat"</th>
-                            </tr>
-                        </thead>
-                        <tbody>
-                            {grants.into_iter().map(|g| view! {
-                                <tr>
-                                    <td><code>{g.tool}</code></td>
-                                    <td>{g.gate}</td>
-                                    <td>{format!("{} ({} UTC)", g.created_by, minute(&g.created_at))}</td>
-                                    <td>{g.why}</td>
-                                    <td><a href=format!("/c/{}", g.conversation_id)>"Open the chat"</a></td>
-                                </tr>
-                            }).collect_view()}
-                        </tbody>
-                    </table>
-                </div>
+                <ReplayTable caption="A grant covers calls only under the configuration version it was made under" headers=&["Tool", "Gate", "Given by", "Why it ends", "Chat"]>
+                    {grants.into_iter().map(|g| view! {
+                        <tr>
+                            <td><code>{g.tool}</code></td>
+                            <td>{g.gate}</td>
+                            <td>{format!("{} ({} UTC)", g.created_by, minute(&g.created_at))}</td>
+                            <td>{g.why}</td>
+                            <td><a href=format!("/c/{}", g.conversation_id)>"Open the chat"</a></td>
+                        </tr>
+                    }).collect_view()}
+                </ReplayTable>
             })}
         </section>
     }

@@ -16,7 +16,7 @@ use crate::{
     components::{
         alert::{AdminsOnly, ErrorLine},
         hydration_marker::busy_until_hydrated,
-        replay_report::{RESULTS_HEADING, ReplayReport, minute},
+        replay_report::{RESULTS_HEADING, ReplayReport, ReplayTable, minute},
         rollout_steps::RolloutSteps,
     },
     data::policy_loader,
@@ -216,23 +216,12 @@ fn DraftInShadowSection(
                 view! { <p class="muted">"No call so far that it would treat otherwise."</p> }.into_any()
             } else {
                 view! {
-                    <div class="table-wrap">
-                        <table class="replay-table policy-shadow-hits">
-                            <caption>"Its shadow hits by gate"</caption>
-                            <thead>
-                                <tr>
-                                    <th scope="col">"Gate"</th>
-                                    <th scope="col">"Hits"</th>
-                                </tr>
-                            </thead>
-                            <tbody>
-                                {by_gate
-                                    .into_iter()
-                                    .map(|(gate, n)| view! { <tr><td><code>{gate}</code></td><td>{n.to_string()}</td></tr> })
-                                    .collect_view()}
-                            </tbody>
-                        </table>
-                    </div>
+                    <ReplayTable caption="Its shadow hits by gate" headers=&["Gate", "Hits"] class="policy-shadow-hits">
+                        {by_gate
+                            .into_iter()
+                            .map(|(gate, n)| view! { <tr><td><code>{gate}</code></td><td>{n.to_string()}</td></tr> })
+                            .collect_view()}
+                    </ReplayTable>
                 }.into_any()
             }}
             <p class="muted">
