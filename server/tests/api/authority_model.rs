@@ -271,6 +271,9 @@ struct Model {
     refunded_before: (u32, u32),
     /// Calls asked so far, the current one included.
     calls: u32,
+    /// The refunds a person rejected, as (order, amount): the same call asked again in the
+    /// conversation is refused again without asking anyone.
+    rejected: Vec<(u32, u32)>,
     /// The standing grants given so far: the gates of the call they were given on (a grant is
     /// given under their combination), and who gave it.
     grants: Vec<(Vec<usize>, &'static str)>,
@@ -316,6 +319,7 @@ impl Model {
             amount: 0,
             refunded_before: (0, 0),
             calls: 0,
+            rejected: Vec::new(),
             grants: Vec::new(),
             shares: Vec::new(),
             resolved: Vec::new(),
@@ -353,8 +357,11 @@ impl Model {
         self.approved.clear();
         self.acted.clear();
         self.resolve_again();
+        let refused_before = self.rejected.contains(&(self.order(), amount));
         self.state = match (self.shares.is_empty(), self.covered()) {
             (true, _) => State::RanUnasked,
+            // A person rejected this exact call here before: refused again, before any grant.
+            (false, _) if refused_before => State::Rejected,
             (false, true) => {
                 COVERED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 State::RanUnasked
@@ -369,6 +376,11 @@ impl Model {
     fn chat(&mut self, yes: bool) -> bool {
         let in_chat = !self.matching.is_empty() && self.matching.iter().all(|&i| self.gates[i].in_chat);
         in_chat && self.decide("alice", yes)
+    }
+
+    /// The current call's order: 1001 for the first, 1004 for those after it.
+    fn order(&self) -> u32 {
+        if self.calls <= 1 { 1001 } else { 1004 }
     }
 
     /// Whether every matching gate may be granted.
@@ -488,6 +500,7 @@ impl Model {
         let Some(principal) = self.decides_as(who) else { return false };
         if !approve {
             self.state = State::Rejected;
+            self.rejected.push((self.order(), self.amount));
             return true;
         }
         // Four-eyes: neither the requester nor anyone standing in for them approves.
@@ -841,7 +854,7 @@ async fn asked(app: &TestApp, c: &str, task: &str, model: &Model) -> Result<Opti
         status = app.task_status(task).await;
     }
     if model.state != State::Pending {
-        prop_assert_eq!(status, TaskStatus::Completed, "the model says the call runs without asking");
+        prop_assert_eq!(status, TaskStatus::Completed, "the model says the call is not asked: it runs, or is refused again");
         return Ok(None);
     }
     prop_assert_eq!(status, TaskStatus::InputRequired, "the model says the call is asked");
@@ -905,6 +918,21 @@ fn check(cases: u32, seed: u64) {
     println!(
         "authority model: {cases} cases, {steps} steps ({granted} grants given, {covered} calls let through by one), seed {seed}: the server agreed with the model"
     );
+}
+
+/// Found by the model: a refund rejected before and asked again is refused again without asking
+/// (docs/security.md, "The authority rules"), whichever gate stops it.
+#[test]
+fn a_call_rejected_before_is_refused_again_without_asking() {
+    let gate = GateSpec { kind: Kind::All, approvers: Vec::new(), quorum: 1, four_eyes: false, grantable: None, in_chat: false };
+    let case = Case {
+        finance: vec!["alice"],
+        finance_in_db: false,
+        gates: vec![gate],
+        amount: 5,
+        steps: vec![Step::Decide("alice", false, Door::Rest), Step::Again(5), Step::Decide("alice", false, Door::Rest), Step::Again(5)],
+    };
+    run_case(case).unwrap();
 }
 
 #[test]
