@@ -558,7 +558,7 @@ async fn a_cancellation_stops_the_waiting_call_of_its_request_id_and_not_a_finis
 
 /// Two clients sharing one token number their requests alike, and the gateway has no sessions to
 /// tell them apart: a cancellation of request 7 stops every held call with that id, each saying
-/// that a client using the same token cancelled request 7, so the call its client gave up on
+/// that its client or another using its token cancelled request 7, so the call its client gave up on
 /// never runs when approved, and the other client is told why its call stopped.
 #[tokio::test]
 async fn a_cancellation_stops_every_held_call_of_its_request_id_when_clients_share_a_token() {
@@ -588,7 +588,7 @@ async fn a_cancellation_stops_every_held_call_of_its_request_id_when_clients_sha
         })
         .await;
         let reason = stopped["reason"].as_str().unwrap_or_default();
-        assert!(reason.contains("a client using the same token") && reason.contains("cancelled request 7 (timed out)"), "{stopped}");
+        assert!(reason.contains("or another client using its token") && reason.contains("cancelled request 7 (timed out)"), "{stopped}");
         let (status, body) = app.post_json(&format!("{path}/approve"), json!({})).await;
         assert_eq!(status, 409, "{body}");
     }
@@ -596,7 +596,7 @@ async fn a_cancellation_stops_every_held_call_of_its_request_id_when_clients_sha
         let answered = tokio::time::timeout(Duration::from_secs(30), call).await.expect("each held call is answered").unwrap();
         assert_eq!(answered["result"]["isError"], true, "{answered}");
         let text = answered["result"]["content"][0]["text"].as_str().unwrap_or_default();
-        assert!(text.contains("a client using the same token") && text.contains("cancelled request 7"), "{answered}");
+        assert!(text.contains("or another client using its token") && text.contains("cancelled request 7"), "{answered}");
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(refunded().await, before, "nothing was refunded");

@@ -282,7 +282,7 @@ fn request_key(key: &str, agent: &str, id: &str) -> String {
 /// The client's `notifications/cancelled` (the official SDKs send it when their user stops a call
 /// and when their own request times out), which any replica may receive: every held call of that
 /// request's name is stopped for good — its turn is aborted, so a later approval runs nothing, the
-/// card says a client using the same token cancelled the request, and the held request ends with
+/// card says that client or another using its token cancelled the request, and the held request ends with
 /// that (docs/mcp-gateway.md). Every one, not a guess at which: two clients sharing a token cannot
 /// be told apart, and a call left running that its client gave up on would run for no one. A
 /// finished call is never touched. rmcp drops notifications in stateless mode, so this runs

@@ -205,7 +205,7 @@ impl Stopped {
             Self::Ended => format!("{client}, which stopped waiting"),
             Self::Cancelled { request, reason } => {
                 let why = reason.as_deref().map(str::trim).filter(|r| !r.is_empty()).map(|r| format!(" ({r})")).unwrap_or_default();
-                format!("a client using the same token as {client}, which stopped waiting: it cancelled request {request}{why}")
+                format!("{client} or another client using its token, which stopped waiting: it cancelled request {request}{why}")
             }
         }
     }
