@@ -124,8 +124,10 @@ pub fn covers(grant: Terms<'_>, call: Asking<'_>) -> Result<(), Uncovered> {
 
 /// Whether the person who gave a grant (or approved the plan a step is part of) could approve
 /// this call alone, now, under what it requires (`gate`, its resolved `approvers`): they are
-/// enabled (`None`: no longer), one of its approvers, not its requester under four-eyes, and it
-/// asks no quorum and no fresh sign-in. A grant carries one person's authority, never more.
+/// enabled (`None`: no longer), one of its approvers — or, when it names none, one who sees the
+/// call (its requester, who owns the conversation, or an admin) —, not its requester under
+/// four-eyes, and it asks no quorum and no fresh sign-in. A grant carries one person's
+/// authority, never more.
 pub fn giver_may_decide(
     gate: &Gate,
     giver: Option<domain::rules::Decider<'_>>,
@@ -143,12 +145,17 @@ pub fn giver_may_decide(
     if gate.rules.check_approver(giver.name, requester).is_err() {
         return refuse(format!("four-eyes: {} asked for this call, so someone else must approve it", giver.name));
     }
-    if let Some(approvers) = approvers
-        && (!approvers.includes(giver) || !approvers.met(&[giver]))
-    {
-        return refuse(format!("{} may not approve this call alone (it needs {})", giver.name, approvers.label()));
+    match approvers {
+        Some(approvers) if !approvers.includes(giver) || !approvers.met(&[giver]) => {
+            refuse(format!("{} may not approve this call alone (it needs {})", giver.name, approvers.label()))
+        }
+        // No approvers named: whoever sees the call decides it. Someone who could approve the
+        // plan it is a step of may not see the conversation at all.
+        None if !giver.is_admin && requester != Some(giver.name) => {
+            refuse(format!("{} may not approve this call alone (only its requester and the admins see it)", giver.name))
+        }
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 fn within(bounds: &Value, args: &Value) -> Result<(), String> {
@@ -238,6 +245,12 @@ mod tests {
             domain::rules::Approvers { names: vec!["group:finance".into()], people: vec!["dora".into()], admins: false, each: Vec::new() };
         let plain = gate("refunds", true);
         assert_eq!(giver_may_decide(&plain, Some(alice), Some("alice"), None), Ok(()));
+        // Without approvers only those who see the call decide it: its requester and the admins.
+        let bob = domain::rules::Decider { name: "bob", is_admin: false };
+        let elsewhere = giver_may_decide(&plain, Some(bob), Some("alice"), None).unwrap_err();
+        assert_eq!(elsewhere.to_string(), "bob may not approve this call alone (only its requester and the admins see it)");
+        let root = domain::rules::Decider { name: "root", is_admin: true };
+        assert_eq!(giver_may_decide(&plain, Some(root), Some("alice"), None), Ok(()));
         assert!(giver_may_decide(&plain, None, Some("alice"), None).is_err(), "a disabled giver gives nothing");
         let guarded = Gate { rules: DecisionRules { separate_requester: true, ..plain.rules }, ..plain.clone() };
         let own = giver_may_decide(&guarded, Some(alice), Some("alice"), Some(&finance)).unwrap_err();

@@ -19,16 +19,21 @@
 //! matching gate says `confirm = "chat"`), and ask for another refund once the call before is decided:
 //! the model says whether a grant lets it through unasked. The other steps: bob delegating to alice,
 //! root turning bob's account off and on again, root removing someone from `finance` (a group
-//! made through the API in some cases, the file's in others, where the API refuses), and a
-//! restart of the server on the same database (nothing lost, nothing added).
+//! made through the API in some cases, the file's in others, where the API refuses), a restart
+//! of the server on the same database (nothing lost, nothing added), and the deadline passing
+//! (moved into the past in the database, as the clock would; each gate approves or rejects on
+//! time-out).
 //!
-//! Not drawn, and why: an MCP client's elicitation is
-//! offered only for a call made through the MCP gateway (the model's call is made in a chat), and
-//! the MCP gateway's cancellation stops only that call; emailed links are the signed links above,
-//! delivered by SMTP (email.rs); the console (`approvals watch`) needs a terminal and decides
-//! through the same REST calls as the CLI; timeouts would need the clock to pass the deadline
-//! (seconds of sleep per case: durability.rs and reminders.rs test them); plans are the subject
-//! of plans.rs and the matrix.
+//! In about a third of the cases the agent has a `plan` gate, at a random place among the
+//! others, and alice asks for two refunds at once (orders 1001 and 1004): the decisions are on
+//! the plan, and once it is approved the model says which steps run without asking (those the
+//! plan's approver could have approved alone, docs/security.md "Grants") and how many are asked.
+//!
+//! Not drawn, and why: an MCP client's elicitation is offered only for a call made through the
+//! MCP gateway (the model's calls are made in a chat), and the MCP gateway's cancellation stops
+//! only such a call (mcp_gateway.rs and the matrix test both); emailed links are the signed
+//! links above, delivered by SMTP (email.rs); the console (`approvals watch`) needs a terminal
+//! and decides through the same REST calls as the CLI.
 //!
 //! `./x test` runs `COUNTERSIGN_MODEL_CASES` cases (default 16) from a fixed seed;
 //! `scripts/authority-model.sh` runs many more from a random seed and prints it. A failure
@@ -43,9 +48,14 @@ use proptest::{
 };
 use serde_json::{Value, json};
 
+use countersign::{
+    bus::Bus,
+    store::{Store, time::now_ms},
+};
+
 use crate::{
     authority_matrix::{self, Ask, Pending, knock, snapshot},
-    helpers::{Options, PASSWORD, TestApp, client_with_token, spawn_restartable, test_client},
+    helpers::{Options, PASSWORD, TestApp, client_with_token, database_url, spawn_restartable, test_client},
 };
 
 /// The people of the test server: alice owns the conversation, root is the admin.
@@ -67,6 +77,22 @@ enum Kind {
     Big,
     /// `kind = "all"`.
     All,
+    /// `kind = "plan"`: the agent's plans (`propose_plan`), in the cases that make one.
+    Plan,
+}
+
+impl Kind {
+    /// Whether a gate of this kind stops a refund of `amount` (`Some`) or the plan (`None`).
+    /// `args.amount > 100` cannot be evaluated on a plan, which has no amount: a rule that fails
+    /// matches (docs/config.md, fail-closed).
+    fn stops(self, refund: Option<u32>) -> bool {
+        match (self, refund) {
+            (Kind::All, _) | (Kind::Big, None) => true,
+            (Kind::Refunds, refund) => refund.is_some(),
+            (Kind::Big, Some(amount)) => amount > 100,
+            (Kind::Plan, refund) => refund.is_none(),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -80,6 +106,8 @@ struct GateSpec {
     /// `confirm = "chat"`: asked in the chat (never with approvers, a quorum or four-eyes: the
     /// file is refused).
     in_chat: bool,
+    /// `timeout_action = "approve"`, else `"reject"`.
+    approves_on_timeout: bool,
 }
 
 impl GateSpec {
@@ -167,6 +195,9 @@ enum Step {
     RemoveFromFinance(&'static str),
     /// The server stops as on SIGTERM and another starts on the same database.
     Restart,
+    /// The pending approval's deadline passes (it is moved into the past in the database, as a
+    /// clock would): the sweeper applies its timeout action.
+    TimeOut,
 }
 
 #[derive(Clone, Debug)]
@@ -178,48 +209,72 @@ struct Case {
     finance_in_db: bool,
     gates: Vec<GateSpec>,
     amount: u32,
+    /// With a `plan` gate: alice asks for two refunds at once, `amount` on order 1001 and this on
+    /// order 1004, which the agent proposes as one plan.
+    plan: Option<u32>,
     steps: Vec<Step>,
 }
 
-fn case() -> impl Strategy<Value = Case> {
-    let gate = (
+/// A gate. Beside a plan gate (`plan`) each gate asks one person, so that the plan's approval
+/// is one person's, and none asks in the chat.
+fn gate(plan: bool) -> impl Strategy<Value = GateSpec> {
+    (
         prop_oneof![Just(Kind::Refunds), Just(Kind::Big), Just(Kind::All)],
         proptest::sample::subsequence(APPROVER_NAMES.to_vec(), 0..=2),
         prop_oneof![3 => Just(1u32), 1 => Just(2u32)],
         any::<bool>(),
         prop_oneof![1 => Just(None), 2 => Just(Some(true)), 1 => Just(Some(false))],
         proptest::bool::weighted(0.3),
+        proptest::bool::weighted(0.3),
     )
-        .prop_map(|(kind, approvers, quorum, four_eyes, grantable, in_chat)| {
+        .prop_map(move |(kind, approvers, quorum, four_eyes, grantable, in_chat, approves_on_timeout)| {
+            let quorum = if plan { 1 } else { quorum };
+            let in_chat = in_chat && !plan;
             let (approvers, quorum, four_eyes) = if in_chat { (Vec::new(), 1, false) } else { (approvers, quorum, four_eyes) };
             let grantable = if quorum > 1 && grantable == Some(true) { None } else { grantable };
-            GateSpec { kind, approvers, quorum, four_eyes, grantable, in_chat }
-        });
+            GateSpec { kind, approvers, quorum, four_eyes, grantable, in_chat, approves_on_timeout }
+        })
+}
+
+fn case() -> impl Strategy<Value = Case> {
     let decide = (proptest::sample::select(PEOPLE.to_vec()), proptest::bool::weighted(0.8)).prop_flat_map(|(who, yes)| {
         let doors: Vec<Door> = Door::ALL.into_iter().filter(|d| d.reaches(who)).collect();
         proptest::sample::select(doors).prop_map(move |door| Step::Decide(who, yes, door))
     });
-    (
-        proptest::sample::subsequence(vec!["alice", "bob", "carol"], 1..=2),
-        any::<bool>(),
-        proptest::collection::vec(gate, 1..=3),
-        prop_oneof![Just(5u32), Just(150u32)],
-        proptest::collection::vec(
-            prop_oneof![
-                8 => decide,
-                3 => proptest::sample::select(PEOPLE.to_vec()).prop_map(Step::Grant),
-                2 => any::<bool>().prop_map(Step::Chat),
-                3 => prop_oneof![Just(5u32), Just(150u32)].prop_map(Step::Again),
-                1 => Just(Step::Delegate),
-                1 => Just(Step::DisableBob),
-                1 => Just(Step::EnableBob),
-                1 => proptest::sample::select(vec!["alice", "bob"]).prop_map(Step::RemoveFromFinance),
-                1 => Just(Step::Restart),
-            ],
-            1..=8,
-        ),
-    )
-        .prop_map(|(finance, finance_in_db, gates, amount, steps)| Case { finance, finance_in_db, gates, amount, steps })
+    let amount = || prop_oneof![Just(5u32), Just(150u32)];
+    // A plan: one `plan` gate (at a random place among the others) and a second refund.
+    let plan = proptest::option::weighted(0.35, (amount(), any::<proptest::sample::Index>(), gate(true)));
+    (proptest::sample::subsequence(vec!["alice", "bob", "carol"], 1..=2), any::<bool>(), amount(), plan)
+        .prop_flat_map(move |(finance, finance_in_db, first, plan)| {
+            let planned = plan.is_some();
+            let gates = proptest::collection::vec(gate(planned), 1..=3);
+            let steps = proptest::collection::vec(
+                prop_oneof![
+                    8 => decide.clone(),
+                    3 => proptest::sample::select(PEOPLE.to_vec()).prop_map(Step::Grant),
+                    2 => any::<bool>().prop_map(Step::Chat),
+                    // A plan's conversation asks nothing after it.
+                    (if planned { 0 } else { 3 }) => amount().prop_map(Step::Again),
+                    1 => Just(Step::Delegate),
+                    1 => Just(Step::DisableBob),
+                    1 => Just(Step::EnableBob),
+                    1 => proptest::sample::select(vec!["alice", "bob"]).prop_map(Step::RemoveFromFinance),
+                    1 => Just(Step::Restart),
+                    1 => Just(Step::TimeOut),
+                ],
+                1..=8,
+            );
+            (Just((finance, finance_in_db, first, plan)), gates, steps)
+        })
+        .prop_map(|((finance, finance_in_db, amount, plan), mut gates, steps)| {
+            let plan = plan.map(|(second, at, mut gate)| {
+                gate.kind = Kind::Plan;
+                gate.grantable = None;
+                gates.insert(at.index(gates.len() + 1), gate);
+                second
+            });
+            Case { finance, finance_in_db, gates, amount, plan, steps }
+        })
 }
 
 fn toml(case: &Case) -> String {
@@ -239,11 +294,14 @@ fn toml(case: &Case) -> String {
             Kind::Refunds => "kind = \"tools\"\ntools = [\"process_refund\"]",
             Kind::Big => "kind = \"rule\"\nrule = \"args.amount > 100\"",
             Kind::All => "kind = \"all\"",
+            Kind::Plan => "kind = \"plan\"",
         };
         let approvers: Vec<String> = gate.approvers.iter().map(|a| format!("{a:?}")).collect();
         toml.push_str(&format!(
-            "[[agents.gates]]\nname = \"g{i}\"\n{kind}\ntimeout_secs = 600\nquorum = {}\nseparate_requester = {}\n",
-            gate.quorum, gate.four_eyes
+            "[[agents.gates]]\nname = \"g{i}\"\n{kind}\ntimeout_secs = 600\ntimeout_action = \"{}\"\nquorum = {}\nseparate_requester = {}\n",
+            if gate.approves_on_timeout { "approve" } else { "reject" },
+            gate.quorum,
+            gate.four_eyes
         ));
         if !approvers.is_empty() {
             toml.push_str(&format!("approvers = [{}]\n", approvers.join(", ")));
@@ -266,6 +324,12 @@ struct Model {
     /// Which gates stop the current call, in the file's order, and its amount.
     matching: Vec<usize>,
     amount: u32,
+    /// The first call is a plan of two refunds, `amount` on order 1001 and this on order 1004.
+    plan: Option<u32>,
+    /// Once the plan is decided: what its steps refunded (on orders 1001 and 1004), and how
+    /// many of them are asked on their own.
+    steps_ran: (u32, u32),
+    steps_asked: usize,
     /// What the calls before the current one refunded: on order 1001 (the first call), on order
     /// 1004 (the calls after it).
     refunded_before: (u32, u32),
@@ -317,6 +381,9 @@ impl Model {
             gates: case.gates.clone(),
             matching: Vec::new(),
             amount: 0,
+            plan: case.plan,
+            steps_ran: (0, 0),
+            steps_asked: 0,
             refunded_before: (0, 0),
             calls: 0,
             rejected: Vec::new(),
@@ -342,11 +409,9 @@ impl Model {
         (self.refunded_before.0, self.refunded_before.1) = self.refunded();
         self.calls += 1;
         self.amount = amount;
-        let matches = |kind: Kind| match kind {
-            Kind::Refunds | Kind::All => true,
-            Kind::Big => amount > 100,
-        };
-        self.matching = (0..self.gates.len()).filter(|&i| matches(self.gates[i].kind)).collect();
+        // The first call of a plan's case is the plan; its refunds are its steps.
+        let refund = (self.calls > 1 || self.plan.is_none()).then_some(amount);
+        self.matching = (0..self.gates.len()).filter(|&i| self.gates[i].kind.stops(refund)).collect();
         self.shares = self
             .matching
             .iter()
@@ -405,7 +470,8 @@ impl Model {
     /// person it counts as meets the whole requirement alone; otherwise the approval as any
     /// other, and then the grant.
     fn grant(&mut self, who: &'static str) -> bool {
-        if self.state != State::Pending || (self.bob_off && who == "bob") || !self.grantable() {
+        // A plan is approved one at a time.
+        if self.state != State::Pending || (self.bob_off && who == "bob") || !self.grantable() || self.plan.is_some() {
             return false;
         }
         let Some(principal) = self.decides_as(who) else { return false };
@@ -530,8 +596,53 @@ impl Model {
         now.push(principal);
         if self.met(&now) {
             self.state = State::Approved;
+            self.release_steps(Some(who));
         }
         true
+    }
+
+    /// The deadline passed: the call runs if every matching gate approves on time-out, and is
+    /// otherwise rejected (the only two actions drawn); a call that expired unanswered counts as
+    /// rejected when asked again.
+    fn time_out(&mut self) {
+        TIMED_OUT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if self.matching.iter().all(|&i| self.gates[i].approves_on_timeout) {
+            self.state = State::Approved;
+            self.release_steps(None);
+        } else {
+            self.state = State::Rejected;
+            self.rejected.push((self.order(), self.amount));
+        }
+    }
+
+    /// An approved plan's steps, released at once: a step no gate stops runs; one that a gate
+    /// stops runs only when the person who approved the plan (`giver`; none when a timeout
+    /// approved it) could have approved that step alone now ("Grants": every matching gate may
+    /// be granted, the giver is on, one of every gate's approvers — or, when no gate names any,
+    /// one who sees the call —, not its requester under four-eyes); any other step is asked.
+    fn release_steps(&mut self, giver: Option<&'static str>) {
+        let Some(second) = self.plan else { return };
+        let (first, second) = (self.step_runs(self.amount, giver), self.step_runs(second, giver));
+        PLANS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let gated = |amount: u32| self.gates.iter().any(|g| g.kind.stops(Some(amount)));
+        let covered = usize::from(first && gated(self.amount)) + usize::from(second && gated(self.plan.unwrap_or(0)));
+        STEPS_COVERED.fetch_add(covered, std::sync::atomic::Ordering::Relaxed);
+        self.steps_asked = usize::from(!first) + usize::from(!second);
+        self.steps_ran = (if first { self.amount } else { 0 }, if second { self.plan.unwrap_or(0) } else { 0 });
+    }
+
+    fn step_runs(&self, amount: u32, giver: Option<&'static str>) -> bool {
+        let gates: Vec<&GateSpec> = self.gates.iter().filter(|g| g.kind.stops(Some(amount))).collect();
+        let Some(giver) = giver else { return gates.is_empty() };
+        let named: Vec<&GateSpec> = gates.iter().copied().filter(|g| !g.approvers.is_empty()).collect();
+        gates.is_empty()
+            || (gates.iter().all(|g| g.grantable() && g.quorum <= 1)
+                && !(self.bob_off && giver == "bob")
+                && !(giver == "alice" && gates.iter().any(|g| g.four_eyes))
+                && match named.is_empty() {
+                    true => giver == "alice" || giver == "root",
+                    false => named.iter().all(|g| self.stand_for(&g.approvers).contains(giver)),
+                })
     }
 
     /// Turned off: bob leaves the groups made through the API, his delegations end, and the
@@ -580,6 +691,9 @@ impl Model {
 
     /// What orders 1001 and 1004 must show as refunded now.
     fn refunded(&self) -> (u32, u32) {
+        if self.plan.is_some() {
+            return self.steps_ran;
+        }
         let now = if self.calls > 0 && self.ran() { self.amount } else { 0 };
         let (first, later) = self.refunded_before;
         match self.calls {
@@ -735,7 +849,11 @@ async fn run(case: Case) -> Result<(), TestCaseError> {
     }
     let c = app.create_conversation().await;
     let mut model = Model::new(&case);
-    let mut task = app.say(&c, &format!("refund ${} on order 1001", case.amount)).await;
+    let asks = match case.plan {
+        Some(second) => format!("refund ${} on order 1001 and refund ${second} on order 1004", case.amount),
+        None => format!("refund ${} on order 1001", case.amount),
+    };
+    let mut task = app.say(&c, &asks).await;
     // The pending call the steps decide (the last one asked, if any was).
     let mut at = asked(&app, &c, &task, &model).await?;
     let mut people = People { tokens: PEOPLE.iter().map(|p| (*p, app.tokens[*p].clone())).collect(), browsers: HashMap::new() };
@@ -768,7 +886,7 @@ async fn run(case: Case) -> Result<(), TestCaseError> {
                     people.app(&app, "alice").post_json(&format!("/api/conversations/{c}/messages"), json!({ "text": text })).await;
                 (status == 202, format!("{status} {answer}"), model.chat(yes))
             }
-            Step::Again(_) if model.state == State::Pending => continue,
+            Step::Again(_) if model.state == State::Pending || model.plan.is_some() => continue,
             Step::Again(amount) => {
                 model.ask(amount);
                 task = app.say(&c, &format!("refund ${amount} on order 1004")).await;
@@ -779,7 +897,7 @@ async fn run(case: Case) -> Result<(), TestCaseError> {
             }
             Step::Delegate if model.delegated => continue,
             Step::Delegate => {
-                let ends_at = countersign::store::time::rfc3339(countersign::store::time::now_ms() + 3_600_000);
+                let ends_at = countersign::store::time::rfc3339(now_ms() + 3_600_000);
                 let bob = people.app(&app, "bob");
                 let (status, answer) = bob.post_json("/api/delegations", json!({ "to": "alice", "ends_at": ends_at })).await;
                 model.delegated = !model.bob_off;
@@ -824,6 +942,19 @@ async fn run(case: Case) -> Result<(), TestCaseError> {
                 }
                 (true, "restarted".to_owned(), true)
             }
+            Step::TimeOut if model.state != State::Pending => continue,
+            Step::TimeOut => {
+                let approval = &at.as_ref().expect("a pending call has its approval").approval;
+                let store = Store::connect(&database_url(app.data_dir.path()).await, Bus::default()).await.expect("the database");
+                sqlx::query("UPDATE approvals SET deadline = $1 WHERE id = $2")
+                    .bind(now_ms() - 1000)
+                    .bind(approval.as_str())
+                    .execute(store.testing().pool())
+                    .await
+                    .expect("the deadline moved");
+                model.time_out();
+                (true, "timed out".to_owned(), true)
+            }
         };
         prop_assert_eq!(taken, accepted, "step {} ({:?}): {}", i, step, answer);
         // After a restart, the new server.
@@ -831,7 +962,12 @@ async fn run(case: Case) -> Result<(), TestCaseError> {
         if !accepted {
             prop_assert_eq!(events(&app, &c).await, before, "step {}: a refusal changed nothing", i);
         }
-        if model.state != State::Pending {
+        if model.steps_asked > 0 {
+            // An approved plan whose steps are asked: the turn waits on them.
+            let asked = steps_asked(&app, &task).await;
+            prop_assert_eq!(asked, model.steps_asked, "step {}: the plan's steps asked on their own", i);
+            at = None;
+        } else if model.state != State::Pending {
             // Decided: the call runs or the model hears the refusal, and the turn ends.
             prop_assert!(settled(&app, &task).await, "step {}: the model says decided, the server's turn still waits", i);
         }
@@ -863,6 +999,22 @@ async fn asked(app: &TestApp, c: &str, task: &str, model: &Model) -> Result<Opti
     Ok(Some(Pending { conversation: c.into(), task: task.into(), approval: pending[0].id.clone(), request_state: None }))
 }
 
+/// How many calls of the task wait for a decision once its approved plan was released (the
+/// plan's own approval decided, the turn waiting again), within a few seconds.
+async fn steps_asked(app: &TestApp, task: &str) -> usize {
+    for _ in 0..200 {
+        let pending = app.pending_approvals_of(task).await;
+        if app.task_status(task).await == TaskStatus::InputRequired
+            && pending.iter().all(|a| a.tool != "propose_plan")
+            && !pending.is_empty()
+        {
+            return pending.len();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    app.pending_approvals_of(task).await.len()
+}
+
 /// Whether the task ends within a few seconds.
 async fn settled(app: &TestApp, task: &str) -> bool {
     for _ in 0..200 {
@@ -883,6 +1035,11 @@ async fn events(app: &TestApp, conversation: &str) -> usize {
 static STEPS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 static COVERED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 static GRANTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// Plans released (by a person or a timeout), their steps let through by the plan's approval,
+/// and approvals that timed out.
+static PLANS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static STEPS_COVERED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static TIMED_OUT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Sets the Slack workspace's secrets, once, before the first server starts (it reads them at
 /// start-up).
@@ -915,8 +1072,13 @@ fn check(cases: u32, seed: u64) {
     }
     let covered = COVERED.load(std::sync::atomic::Ordering::Relaxed);
     let granted = GRANTED.load(std::sync::atomic::Ordering::Relaxed);
+    let plans = PLANS.load(std::sync::atomic::Ordering::Relaxed);
+    let steps_covered = STEPS_COVERED.load(std::sync::atomic::Ordering::Relaxed);
+    let timed_out = TIMED_OUT.load(std::sync::atomic::Ordering::Relaxed);
     println!(
-        "authority model: {cases} cases, {steps} steps ({granted} grants given, {covered} calls let through by one), seed {seed}: the server agreed with the model"
+        "authority model: {cases} cases, {steps} steps ({granted} grants given, {covered} calls let through by one; {plans} plans \
+         released, {steps_covered} gated steps let through by the plan's approval; {timed_out} timeouts), seed {seed}: the server \
+         agreed with the model"
     );
 }
 
@@ -924,12 +1086,21 @@ fn check(cases: u32, seed: u64) {
 /// (docs/security.md, "The authority rules"), whichever gate stops it.
 #[test]
 fn a_call_rejected_before_is_refused_again_without_asking() {
-    let gate = GateSpec { kind: Kind::All, approvers: Vec::new(), quorum: 1, four_eyes: false, grantable: None, in_chat: false };
+    let gate = GateSpec {
+        kind: Kind::All,
+        approvers: Vec::new(),
+        quorum: 1,
+        four_eyes: false,
+        grantable: None,
+        in_chat: false,
+        approves_on_timeout: false,
+    };
     let case = Case {
         finance: vec!["alice"],
         finance_in_db: false,
         gates: vec![gate],
         amount: 5,
+        plan: None,
         steps: vec![Step::Decide("alice", false, Door::Rest), Step::Again(5), Step::Decide("alice", false, Door::Rest), Step::Again(5)],
     };
     run_case(case).unwrap();
@@ -940,4 +1111,29 @@ fn decisions_agree_with_the_reference_model() {
     let cases = std::env::var("COUNTERSIGN_MODEL_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(16);
     let seed = std::env::var("COUNTERSIGN_MODEL_SEED").ok().and_then(|n| n.parse().ok()).unwrap_or(60);
     check(cases, seed);
+}
+
+/// Found by the model: a plan approved by someone its gate names (bob) who does not see the
+/// conversation lets none of its steps through where no gate names approvers: only alice and
+/// the admins could have approved them alone, so they are asked.
+#[test]
+fn a_plan_approved_by_someone_who_cannot_see_its_steps_lets_none_of_them_through() {
+    let gate = |kind, approvers| GateSpec {
+        kind,
+        approvers,
+        quorum: 1,
+        four_eyes: false,
+        grantable: None,
+        in_chat: false,
+        approves_on_timeout: false,
+    };
+    let case = Case {
+        finance: vec!["alice"],
+        finance_in_db: false,
+        gates: vec![gate(Kind::Plan, vec!["user:bob"]), gate(Kind::Refunds, Vec::new())],
+        amount: 5,
+        plan: Some(150),
+        steps: vec![Step::Decide("bob", true, Door::Rest)],
+    };
+    run_case(case).unwrap();
 }
