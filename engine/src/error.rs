@@ -1,5 +1,5 @@
 //! What can go wrong in a use case, named for the domain: the doors (REST, links, chat, Slack,
-//! email, A2A, AG-UI, MCP) each say it their own way (`server/src/api/error.rs` turns it into HTTP
+//! email, A2A, AG-UI, MCP) each say it their own way (`server/src/error.rs` turns it into HTTP
 //! statuses, `server/src/protocols/a2a/` into JSON-RPC codes).
 
 use domain::{TaskId, wire::FieldProblem};

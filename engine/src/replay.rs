@@ -591,7 +591,7 @@ impl<'a, 'r> Tally<'a, 'r> {
     }
 
     /// Whether the draft keeps the grant that let a call run: a grant covers calls only under the
-    /// configuration version it was made under (engine/src/coverage.rs).
+    /// configuration version it was made under (engine/src/grant_cover.rs).
     fn keeps(&self, granted: &Granted) -> bool {
         granted.policy_version.as_deref() == Some(self.input.draft.version.as_str())
     }
@@ -895,7 +895,7 @@ impl<'a, 'r> Tally<'a, 'r> {
 
 /// The standing grants made under the live configuration that would stop covering calls under
 /// the draft. A grant covers calls only under the configuration version it was made under
-/// (engine/src/coverage.rs), so a draft of another version ends every one of them; `why` names
+/// (engine/src/grant_cover.rs), so a draft of another version ends every one of them; `why` names
 /// the most telling reason.
 fn ended_grants(input: &Replay<'_>) -> Vec<EndedGrant> {
     let (draft, live) = (input.draft, input.live);

@@ -5,12 +5,13 @@ use std::io::{BufRead, IsTerminal};
 
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::{
     auth::{password, scopes::Scopes, tokens},
     bus::Bus,
     config::Config,
+    remote::{Remote, remote},
     store::{
         Store, audit,
         users::{self, Role},
@@ -117,16 +118,6 @@ pub enum TokenCommand {
     },
 }
 
-#[derive(clap::Args)]
-pub struct Remote {
-    /// Base URL of the running server.
-    #[arg(long, env = "COUNTERSIGN_URL", default_value = "http://127.0.0.1:3000")]
-    pub server: String,
-    /// API token (create one with `countersign token create`).
-    #[arg(long, env = "COUNTERSIGN_TOKEN", hide_env_values = true)]
-    pub token: String,
-}
-
 #[derive(Subcommand)]
 pub enum ApprovalsCommand {
     /// List pending approvals.
@@ -228,22 +219,6 @@ fn checked_email(address: &str) -> anyhow::Result<String> {
 async fn user_named(store: &Store, name: &str) -> anyhow::Result<users::User> {
     let credentials = users::credentials(store, name).await?.with_context(|| format!("no user {name}"))?;
     Ok(credentials.user)
-}
-
-pub(crate) async fn remote(remote: &Remote, method: reqwest::Method, path: &str, body: Option<Value>) -> anyhow::Result<Value> {
-    let url = format!("{}{}", remote.server.trim_end_matches('/'), path);
-    let mut request = reqwest::Client::new().request(method, &url).bearer_auth(&remote.token);
-    if let Some(body) = body {
-        request = request.json(&body);
-    }
-    let response = request.send().await.with_context(|| format!("cannot reach {url}"))?;
-    let status = response.status();
-    let value: Value = response.json().await.unwrap_or(Value::Null);
-    if !status.is_success() {
-        let message = value["error"]["message"].as_str().unwrap_or("request failed");
-        bail!("{status}: {message}");
-    }
-    Ok(value)
 }
 
 /// `--since`'s window in ms: a positive number (digits only) and a unit, `30d`, `12h` or `90m`; at

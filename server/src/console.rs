@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 
 use crate::{
     channels::neutral,
-    cli::{Remote, remote},
+    remote::{Remote, remote},
 };
 
 /// Puts the terminal in non-canonical, no-echo mode while alive (a key is read as it is typed).

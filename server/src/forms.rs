@@ -22,8 +22,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::{
-    api::ApiError,
     auth::CurrentUser,
+    error::ApiError,
     links::escape_html,
     orchestrator::Decision,
     plain_page::page,

@@ -11,7 +11,7 @@ use domain::{
 };
 
 use crate::{
-    auth::Viewer,
+    auth::MaybeUser,
     store::{
         Store,
         approvals::{self, StateFilter},
@@ -32,7 +32,7 @@ fn unavailable(err: anyhow::Error) -> String {
 }
 
 fn viewer(parts: &Parts) -> Option<User> {
-    parts.extensions.get::<Viewer>().and_then(|v| v.0.clone())
+    parts.extensions.get::<MaybeUser>().and_then(|v| v.0.clone())
 }
 
 fn sees(user: &User, owner_id: Option<&UserId>) -> bool {

@@ -62,7 +62,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
 pub struct StandsInFor(pub Vec<String>);
 
 async fn with_delegations(axum::extract::State(state): axum::extract::State<AppState>, mut request: Request, next: Next) -> Response {
-    let user = request.extensions().get::<crate::auth::Viewer>().and_then(|v| v.0.clone());
+    let user = request.extensions().get::<crate::auth::MaybeUser>().and_then(|v| v.0.clone());
     if let Some(user) = user.filter(|u| !u.is_admin()) {
         match crate::store::delegations::delegators_of(&state.store, &user.username, crate::store::time::now_ms()).await {
             Ok(people) => {

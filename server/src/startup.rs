@@ -172,7 +172,7 @@ impl Application {
             background
                 .start("audit anchors", |pulse| crate::store::audit_anchors::keep_anchoring(store.clone(), key, every, retention, pulse));
         }
-        let streams = crate::api::live::OpenStreams::new(config.streams_per_user, config.stream_lifetime);
+        let streams = crate::streams::OpenStreams::new(config.streams_per_user, config.stream_lifetime);
         let links = Arc::new(crate::links::key(&config, &store).await?);
         let base_url: Arc<str> = config.public_url.clone().unwrap_or_else(|| format!("http://{addr}")).into();
         let oidc = crate::auth::oidc::configured(oidc_config, &base_url)?.map(Arc::new);

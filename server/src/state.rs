@@ -5,7 +5,7 @@ use std::sync::Arc;
 use axum::extract::FromRef;
 use leptos::prelude::LeptosOptions;
 
-use crate::{api::live::OpenStreams, auth::limits::Limits, config::Config, orchestrator::Orchestrator, store::Store};
+use crate::{auth::limits::Limits, config::Config, orchestrator::Orchestrator, store::Store, streams::OpenStreams};
 
 /// Cloned for every request (axum's `State`), so it is one reference count: [`Shared`] behind an
 /// `Arc`, read through `Deref` (`state.store`).

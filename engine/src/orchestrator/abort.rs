@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::{Decisions, authority::Actor};
 use crate::store::{
-    Scope, Write,
+    Write, WriteScope,
     approvals::{self},
     calls,
     tasks::{self, TaskRow},
@@ -21,7 +21,7 @@ use crate::store::{
 impl Decisions {
     /// Stops a task: pending approvals and approved-but-unrun calls are canceled.
     pub async fn abort(&self, task_id: &TaskId, actor: &Actor) -> Result<(), Error> {
-        let mut w = self.driver.store.write(Scope::Task(task_id)).await?;
+        let mut w = self.driver.store.write(WriteScope::Task(task_id)).await?;
         let task = tasks::get(&mut *w.tx, task_id).await?.ok_or_else(|| Error::Unknown(format!("task {task_id} does not exist")))?;
         if task.status().is_final() {
             return Err(Error::WrongState(format!("task {task_id} is already {}", task.status().as_str())));

@@ -24,7 +24,7 @@ use crate::{
     model::{ModelReply, ProposedCall},
     policy,
     store::{
-        Scope, Write,
+        Write, WriteScope,
         calls::{self, CallRow, NewCall},
         client_calls::{self, ClientCall},
         tasks::{self, Lease, TaskRow},
@@ -105,7 +105,7 @@ impl ClientCalls {
             return Err(anyhow::anyhow!("agent {} has no tool {tool:?}", agent.name).into());
         }
         let cid = &conversation.id;
-        let mut w = self.driver.store.write(Scope::Conversation(cid)).await?;
+        let mut w = self.driver.store.write(WriteScope::Conversation(cid)).await?;
         let task_id = tasks::insert(&mut w.tx, cid, 0, started_by).await?.id;
         let call = ClientCall::new(&task_id, cid, client, tool, args);
         client_calls::insert(&mut w.tx, &call).await?;
@@ -184,7 +184,7 @@ impl ClientCalls {
                 RanRead { conversation: conversation.clone(), client: client.to_owned(), started_by, tool, args: args.clone(), outcome };
             return self.record_ran(ran).await;
         }
-        let mut w = self.driver.store.write(Scope::Conversation(&conversation.id)).await?;
+        let mut w = self.driver.store.write(WriteScope::Conversation(&conversation.id)).await?;
         let (task, call) = self.record_start(&mut w, conversation, client, started_by.as_deref(), tool.as_ref(), args).await?;
         let (mut w, outcome, fenced) = match external {
             // A built-in tool's effect is part of the same write.
@@ -231,7 +231,7 @@ impl ClientCalls {
     /// Leads the recording of the reads of `cid` that joined: takes the writer, then all that
     /// joined by then (later ones lead a write of their own).
     async fn record_joined(&self, cid: &ConversationId) {
-        let w = self.driver.store.write(Scope::Conversation(cid)).await;
+        let w = self.driver.store.write(WriteScope::Conversation(cid)).await;
         let mut joined = self.waiting.take(cid);
         let failed: crate::Error = match w {
             Ok(mut w) => match self.record_all(&mut w, &joined).await {
@@ -269,7 +269,7 @@ impl ClientCalls {
     }
 
     async fn record_alone(&self, ran: &RanRead) -> crate::Result<TaskId> {
-        let mut w = self.driver.store.write(Scope::Conversation(&ran.conversation.id)).await?;
+        let mut w = self.driver.store.write(WriteScope::Conversation(&ran.conversation.id)).await?;
         let task = self.record_in(&mut w, ran).await?;
         w.commit().await?;
         Ok(task)

@@ -9,7 +9,7 @@ use domain::{ApprovalId, ConversationId, TaskId};
 use domain::{ApprovalOutcome, EventBody};
 
 use super::{Actor, Decisions, decide::Approved};
-use crate::store::{Scope, approvals};
+use crate::store::{WriteScope, approvals};
 
 /// The words a person confirms or refuses with in the chat (docs/config.md, "Conversational
 /// confirmation"); anything else is neither.
@@ -17,7 +17,7 @@ const YES: [&str; 10] = ["yes", "y", "yeah", "ok", "okay", "sure", "proceed", "g
 const NO: [&str; 9] = ["no", "n", "nope", "cancel", "stop", "abort", "don't", "dont", "nevermind"];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Answer {
+pub enum ChatAnswer {
     Yes,
     No,
     Unclear,
@@ -29,7 +29,7 @@ const POLITE: [&str; 5] = ["please", "pls", "thanks", "thank you", "then"];
 /// Reads a reply as yes or no only when it is made of confirmation words and courtesies alone
 /// (any case, punctuation ignored): "yes please" and "yes, go ahead" are a yes, "no thanks" a no;
 /// "yes, but refund half" is neither, and neither is a reply with both a yes and a no.
-pub fn classify(reply: &str) -> Answer {
+pub fn classify(reply: &str) -> ChatAnswer {
     let lowered = reply.to_lowercase().replace('’', "'");
     let words: Vec<&str> =
         lowered.split(|c: char| c.is_whitespace() || matches!(c, ',' | '.' | '!' | ';')).filter(|w| !w.is_empty()).collect();
@@ -46,14 +46,14 @@ pub fn classify(reply: &str) -> Answer {
         } else if NO.contains(&phrase.as_str()) {
             no = true;
         } else if !POLITE.contains(&phrase.as_str()) {
-            return Answer::Unclear;
+            return ChatAnswer::Unclear;
         }
         i += len;
     }
     match (yes, no) {
-        (true, false) => Answer::Yes,
-        (false, true) => Answer::No,
-        _ => Answer::Unclear,
+        (true, false) => ChatAnswer::Yes,
+        (false, true) => ChatAnswer::No,
+        _ => ChatAnswer::Unclear,
     }
 }
 
@@ -71,7 +71,7 @@ pub fn question(summary: &str, again: bool) -> String {
 pub struct Reply {
     pub task_id: TaskId,
     pub approval_id: ApprovalId,
-    pub answer: Answer,
+    pub answer: ChatAnswer,
     /// A yes that counted toward the approvals the call needs, which still waits for more
     /// (a quorum): nothing runs yet.
     pub counted: bool,
@@ -87,7 +87,7 @@ impl Decisions {
     /// conflict (409, not a forbidden command: the message itself was fine), checked before
     /// the reply is stored, and nothing is kept.
     pub async fn answer_in_chat(&self, conversation_id: &ConversationId, text: &str, actor: &Actor) -> Result<Option<Reply>, Error> {
-        let mut w = self.driver.store.write(Scope::Conversation(conversation_id)).await?;
+        let mut w = self.driver.store.write(WriteScope::Conversation(conversation_id)).await?;
         w.hold_authority().await?;
         let Some(approval) = approvals::pending_in_chat(&mut *w.tx, conversation_id).await? else { return Ok(None) };
         let conflict = |err: Error| match err {
@@ -99,26 +99,26 @@ impl Decisions {
         let answer = classify(text);
         let reason = Some(format!("declined in the chat: \"{}\"", text.trim()));
         match answer {
-            Answer::Yes => self.vet_approval(&approval, actor, None, false).map(drop).map_err(conflict)?,
+            ChatAnswer::Yes => self.vet_approval(&approval, actor, None, false).map(drop).map_err(conflict)?,
             // The reply is the reason (`require_reason` is met by it).
-            Answer::No => approval.rules().check_rejection(reason.as_deref()).map_err(super::authority::breached)?,
-            Answer::Unclear => {}
+            ChatAnswer::No => approval.rules().check_rejection(reason.as_deref()).map_err(super::authority::breached)?,
+            ChatAnswer::Unclear => {}
         }
         let reply_to = Some(approval.id.clone());
         let message = EventBody::UserMessage { task_id: task.id.clone(), text: text.to_owned(), reply_to, client_id: None };
         w.append(conversation_id, message).await?;
         let counted = match answer {
-            Answer::Yes => {
+            ChatAnswer::Yes => {
                 // The quorum's own refusals (this person counted already, a yes that adds to no
                 // unmet share) drop this write whole, the reply with it.
                 let approved = self.approve_checked(&mut w, &task, &approval, actor, None, None).await.map_err(conflict)?;
                 matches!(approved, Approved::Counted(_))
             }
-            Answer::No => {
+            ChatAnswer::No => {
                 self.apply(&mut w, &task, &approval, ApprovalOutcome::Rejected, actor, reason, None).await?;
                 false
             }
-            Answer::Unclear => {
+            ChatAnswer::Unclear => {
                 let question = question(&approval.summary, true);
                 let (task_id, approval_id, call_id) = (task.id.clone(), approval.id.clone(), approval.call_id.clone());
                 w.append(conversation_id, EventBody::ConfirmationAsked { task_id, approval_id, call_id, question }).await?;
@@ -126,7 +126,7 @@ impl Decisions {
             }
         };
         w.commit().await?;
-        if answer != Answer::Unclear && !counted {
+        if answer != ChatAnswer::Unclear && !counted {
             self.driver.trigger(&task.id);
         }
         Ok(Some(Reply { task_id: task.id, approval_id: approval.id, answer, counted }))
@@ -140,26 +140,26 @@ mod tests {
     #[test]
     fn the_seed_words_are_yes_or_no_and_anything_else_is_unclear() {
         for yes in ["yes", "Y", "Yeah!", "ok", "Okay.", "sure", "proceed", "Go  ahead", "confirm", "do it"] {
-            assert_eq!(classify(yes), Answer::Yes, "{yes}");
+            assert_eq!(classify(yes), ChatAnswer::Yes, "{yes}");
         }
         for no in ["no", "N", "nope", "cancel", "stop", "abort", "don't", "Don’t", "nevermind."] {
-            assert_eq!(classify(no), Answer::No, "{no}");
+            assert_eq!(classify(no), ChatAnswer::No, "{no}");
         }
         for unclear in ["", "maybe", "yes but only half", "not sure", "what does it do?", "yess", "no way, yes"] {
-            assert_eq!(classify(unclear), Answer::Unclear, "{unclear:?}");
+            assert_eq!(classify(unclear), ChatAnswer::Unclear, "{unclear:?}");
         }
     }
 
     #[test]
     fn polite_forms_count_and_conditions_are_asked_again() {
         for yes in ["yes please", "Yes, go ahead", "ok, thanks", "sure, do it please", "yes thank you!", "go ahead then"] {
-            assert_eq!(classify(yes), Answer::Yes, "{yes}");
+            assert_eq!(classify(yes), ChatAnswer::Yes, "{yes}");
         }
         for no in ["no thanks", "No, thank you.", "nope, cancel", "no please don't"] {
-            assert_eq!(classify(no), Answer::No, "{no}");
+            assert_eq!(classify(no), ChatAnswer::No, "{no}");
         }
         for unclear in ["yes, but only half", "yes if it is under $50", "please", "thanks", "yes no", "ok but wait"] {
-            assert_eq!(classify(unclear), Answer::Unclear, "{unclear:?}");
+            assert_eq!(classify(unclear), ChatAnswer::Unclear, "{unclear:?}");
         }
     }
 }

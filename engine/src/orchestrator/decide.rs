@@ -17,7 +17,7 @@ use super::{
 use crate::{
     Error,
     store::{
-        Scope, Write,
+        Write, WriteScope,
         approvals::{self, ApprovalRow},
         calls, delegations, outbox,
         tasks::{self, TaskRow},
@@ -37,7 +37,7 @@ pub(super) enum Approved {
 impl Decisions {
     /// Approves or rejects one approval, then lets the task go on.
     pub async fn decide(&self, approval_id: &ApprovalId, decision: Decision, actor: &Actor) -> Result<DecisionOutcome, Error> {
-        let mut w = self.driver.store.write(Scope::Approval(approval_id)).await?;
+        let mut w = self.driver.store.write(WriteScope::Approval(approval_id)).await?;
         w.hold_authority().await?;
         let approval = pending_approval(&mut w.tx, approval_id).await?;
         let actor = &self.decider(&mut w, actor, &approval).await?;
@@ -83,7 +83,7 @@ impl Decisions {
         actor: &Actor,
         choose: impl Fn(&ApprovalRow) -> Option<Decision>,
     ) -> Result<Vec<DecisionOutcome>, Error> {
-        let mut w = self.driver.store.write(Scope::Task(task_id)).await?;
+        let mut w = self.driver.store.write(WriteScope::Task(task_id)).await?;
         w.hold_authority().await?;
         let task = self.waiting_task(&mut w, task_id).await?;
         let pending = approvals::pending_for_task(&mut *w.tx, task_id).await?;

@@ -15,7 +15,7 @@ use super::{
     authority::{Actor, pending_approval},
 };
 use crate::store::{
-    Scope, Write,
+    Write, WriteScope,
     approvals::{self, ApprovalRow},
     tasks::TaskRow,
     time::now_ms,
@@ -38,7 +38,7 @@ impl Decisions {
     /// A user hands a pending approval over (on demand): to `to` (a user or group name), or
     /// without one to the gate's target or the admins. An unknown `to` is a 422 that changes nothing.
     pub async fn escalate(&self, approval_id: &ApprovalId, actor: &Actor, to: Option<&str>) -> Result<(), Error> {
-        let mut w = self.driver.store.write(Scope::Approval(approval_id)).await?;
+        let mut w = self.driver.store.write(WriteScope::Approval(approval_id)).await?;
         w.hold_authority().await?;
         let approval = pending_approval(&mut w.tx, approval_id).await?;
         let is_admin = actor.role == Some(domain::Role::Admin);
@@ -75,7 +75,7 @@ impl Decisions {
     /// The gate's escalation timeout passed and no one decided: the gate's target (or the admins)
     /// gets it, and the deadline stays (the timeout action still applies then).
     pub async fn escalate_when_due(&self, approval_id: &ApprovalId) -> Result<(), Error> {
-        let mut w = self.driver.store.write(Scope::Approval(approval_id)).await?;
+        let mut w = self.driver.store.write(WriteScope::Approval(approval_id)).await?;
         let approval = pending_approval(&mut w.tx, approval_id).await?;
         if approval.escalated_at.is_some() || approval.escalate_at.is_none_or(|at| at > now_ms()) {
             return Ok(());

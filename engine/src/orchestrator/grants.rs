@@ -1,6 +1,6 @@
 //! Grants ("always allow"): a standing permission for the calls one gate stops for one agent in
 //! one conversation, given with an approval by someone who may decide it, and revoked by its
-//! owner or an admin. Which calls it covers: engine/src/coverage.rs; using one is
+//! owner or an admin. Which calls it covers: engine/src/grant_cover.rs; using one is
 //! `policy::classify`'s `Run { grant }`.
 
 use crate::Error;
@@ -15,7 +15,7 @@ use serde_json::json;
 use super::{Decisions, Orchestrator, authority::Actor};
 use crate::agents::Gate;
 use crate::store::{
-    Scope, Write,
+    Write, WriteScope,
     approvals::{self, ApprovalRow},
     calls::CallRow,
     grants,
@@ -61,7 +61,7 @@ impl Decisions {
         approved: &Value,
     ) -> Result<(), Error> {
         let gate = self.grant_gate(approval)?;
-        let bounds = crate::coverage::bounds(request.args, approved).map_err(|why| Error::invalid("/grant/args", why))?;
+        let bounds = crate::grant_cover::bounds(request.args, approved).map_err(|why| Error::invalid("/grant/args", why))?;
         let expires_at = request.ttl_secs.map(|s| now_ms() + (s.min(365 * 24 * 3600) as i64) * 1000);
         let max_uses = request.max_uses.map(i64::from);
         if max_uses == Some(0) {
@@ -117,7 +117,7 @@ impl Decisions {
 impl Orchestrator {
     /// An approved plan: one grant per step, for exactly that call in this task by the same
     /// agent, once, under the plan's gate; given by whoever approved the plan. A step that a gate
-    /// asking each call on its own stops is still asked (engine/src/coverage.rs).
+    /// asking each call on its own stops is still asked (engine/src/grant_cover.rs).
     pub(super) async fn grant_plan(&self, w: &mut Write, call: &CallRow, steps: &[(&str, &Value)]) -> anyhow::Result<()> {
         // Only a person's approval of the plan grants its steps (a timeout's approval does not;
         // agents.rs refuses `propose_plan` without its gate, so every plan is asked).
@@ -172,7 +172,7 @@ impl Orchestrator {
 impl Decisions {
     /// Revokes a grant; later calls of its tool ask again.
     pub async fn revoke_grant(&self, grant_id: &GrantId, actor: &Actor) -> Result<(), Error> {
-        let mut w = self.driver.store.write(Scope::Grant(grant_id)).await?;
+        let mut w = self.driver.store.write(WriteScope::Grant(grant_id)).await?;
         let grant = grants::get(&mut *w.tx, grant_id).await?.ok_or_else(|| Error::Unknown(format!("grant {grant_id} does not exist")))?;
         if !grants::revoke(&mut w.tx, grant_id, &actor.name).await? {
             return Err(Error::WrongState(format!("grant {grant_id} is already revoked")));

@@ -12,7 +12,7 @@
 //! driver's `trigger`, and a restart resumes every task that was working.
 
 mod abort;
-mod approvers;
+mod approval_emails;
 mod authority;
 mod client_calls;
 mod confirm;
@@ -51,7 +51,7 @@ use crate::{
 pub use crate::store::outbox::EmailNotice;
 pub use authority::{Actor, Decision, SYSTEM, four_eyes};
 pub use client_calls::Ran;
-pub use confirm::{Answer, Reply};
+pub use confirm::{ChatAnswer, Reply};
 pub use reclassify::Reclassified;
 
 /// Failed attempts at driving a task (since its last model step) before the turn fails.

@@ -192,7 +192,7 @@ impl Orchestrator {
                     && held_answer.is_none()
                     && let Some(gate) = gate
                 {
-                    let asking = crate::coverage::Asking {
+                    let asking = crate::grant_cover::Asking {
                         gate,
                         agent: &agent.name,
                         policy_version: &self.agents.version,
@@ -474,7 +474,7 @@ struct Proposal<'a> {
     policy_version: &'a str,
 }
 
-/// The oldest grant in force for the tool that covers the call (engine/src/coverage.rs) and
+/// The oldest grant in force for the tool that covers the call (engine/src/grant_cover.rs) and
 /// whose giver could approve it alone now, and otherwise the first one that does not, with why
 /// not.
 async fn covering_grant(
@@ -482,23 +482,23 @@ async fn covering_grant(
     groups: &std::collections::BTreeMap<String, Vec<String>>,
     cid: &domain::ConversationId,
     tool: &str,
-    asking: crate::coverage::Asking<'_>,
+    asking: crate::grant_cover::Asking<'_>,
     requirement: &policy::Requirement<'_>,
     requester: Option<&str>,
-) -> crate::Result<(Option<domain::GrantId>, Option<(domain::GrantId, crate::coverage::Uncovered)>)> {
+) -> crate::Result<(Option<domain::GrantId>, Option<(domain::GrantId, crate::grant_cover::Uncovered)>)> {
     let mut uncovered = None;
     // The call's approvers as people now, read once and only if a grant gets that far.
     let mut approvers: Option<Option<domain::rules::Approvers>> = None;
     for grant in grants::in_force(&mut *w.tx, cid, tool).await? {
         let decoded = grant.decoded()?;
-        let terms = crate::coverage::Terms {
+        let terms = crate::grant_cover::Terms {
             gate: grant.gate.as_deref(),
             agent: grant.agent.as_deref(),
             policy_version: grant.policy_version.as_deref(),
             step: grant.task_id.as_deref().zip(decoded.step_args.as_ref()),
             bounds: decoded.bounds.as_ref(),
         };
-        let mut verdict = crate::coverage::covers(terms, asking);
+        let mut verdict = crate::grant_cover::covers(terms, asking);
         if verdict.is_ok() {
             if approvers.is_none() {
                 approvers = Some(match asking.gate.approvers.is_empty() {
@@ -512,7 +512,7 @@ async fn covering_grant(
             let giver = crate::store::users::credentials(&mut *w.tx, &grant.created_by).await?;
             let giver =
                 giver.as_ref().map(|c| domain::rules::Decider { name: &c.user.username, is_admin: c.user.role == domain::Role::Admin });
-            verdict = crate::coverage::giver_may_decide(asking.gate, giver, requester, approvers.as_ref().and_then(Option::as_ref));
+            verdict = crate::grant_cover::giver_may_decide(asking.gate, giver, requester, approvers.as_ref().and_then(Option::as_ref));
         }
         match verdict {
             Ok(()) => return Ok((Some(grant.id), None)),
@@ -586,7 +586,7 @@ async fn ask(w: &mut Write, task: &TaskRow, agent: &Agent, gate: &Gate, proposal
         policy_version,
     };
     approvals::insert(&mut w.tx, new_approval).await?;
-    super::approvers::queue_emails(w, &approval_id, &notify, 0).await?;
+    super::approval_emails::queue_emails(w, &approval_id, &notify, 0).await?;
     if gate.notify.iter().any(|c| c == "slack") {
         let post = outbox::Message::Slack { action: outbox::SlackAction::Post, approval_id: &approval_id };
         outbox::queue(&mut w.tx, post).await?;

@@ -17,7 +17,7 @@ use super::{
 };
 use crate::{
     store::{
-        Scope,
+        WriteScope,
         approvals::{self, ApprovalRow},
         grants, tasks,
     },
@@ -78,7 +78,7 @@ impl Decisions {
 
     /// Keeps (`None`) or cancels (the task to go on) one pending approval.
     async fn reclassify(&self, approval: &ApprovalRow) -> Result<Option<TaskId>, Error> {
-        let mut w = self.driver.store.write(Scope::Approval(&approval.id)).await?;
+        let mut w = self.driver.store.write(WriteScope::Approval(&approval.id)).await?;
         // Decided meanwhile (by another replica): nothing to do.
         let Ok(approval) = pending_approval(&mut w.tx, &approval.id).await else { return Ok(None) };
         let (from, to) = (approval.policy_version.clone(), self.driver.agents.version.clone());
@@ -110,7 +110,7 @@ impl Decisions {
 
     /// Ends a standing grant made under an earlier configuration; false if it ended meanwhile.
     async fn end_grant(&self, grant: &grants::GrantRow) -> anyhow::Result<bool> {
-        let mut w = self.driver.store.write(Scope::Grant(&grant.id)).await?;
+        let mut w = self.driver.store.write(WriteScope::Grant(&grant.id)).await?;
         let by = "system (the configuration changed)";
         if !grants::revoke(&mut w.tx, &grant.id, by).await? {
             return Ok(false);

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use domain::{EventBody, TaskId, TaskStatus, wire::Conversation};
 
 use super::Orchestrator;
-use crate::store::{Scope, conversations, tasks};
+use crate::store::{WriteScope, conversations, tasks};
 
 impl Orchestrator {
     /// Records the user's message as a new task and starts driving it. `started_by`: the
@@ -24,7 +24,7 @@ impl Orchestrator {
         client_id: Option<String>,
         started_by: Option<&str>,
     ) -> crate::Result<TaskId> {
-        let mut w = self.store.write(Scope::Conversation(&conversation.id)).await?;
+        let mut w = self.store.write(WriteScope::Conversation(&conversation.id)).await?;
         if let Some(open) = tasks::open_in_conversation(&mut *w.tx, &conversation.id).await? {
             return Err(crate::Error::TurnUnfinished(open.id));
         }

@@ -5,7 +5,7 @@
 use domain::{CallState, GrantId, TaskStatus};
 use serde_json::json;
 
-use crate::{agents::Gate, coverage::Uncovered, model::ProposedCall, policy::Verdict, tools::answer};
+use crate::{agents::Gate, grant_cover::Uncovered, model::ProposedCall, policy::Verdict, tools::answer};
 
 /// A reply as the step records it.
 #[derive(Debug, PartialEq)]

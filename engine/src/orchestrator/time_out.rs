@@ -12,7 +12,7 @@ use super::{
 use crate::{
     Error, policy,
     store::{
-        Scope, Write,
+        Write, WriteScope,
         approvals::{self, ApprovalRow},
         events,
         time::now_ms,
@@ -23,7 +23,7 @@ use crate::{
 impl Decisions {
     /// Applies an approval's timeout action; a no-op when a human decided first.
     pub async fn time_out(&self, approval_id: &ApprovalId) -> Result<(), Error> {
-        let mut w = self.driver.store.write(Scope::Approval(approval_id)).await?;
+        let mut w = self.driver.store.write(WriteScope::Approval(approval_id)).await?;
         let Some(approval) = approvals::get(&mut *w.tx, approval_id).await? else { return Ok(()) };
         if approval.state != ApprovalState::Pending || approval.deadline > now_ms() {
             return Ok(());

@@ -13,7 +13,7 @@ use super::People;
 use crate::{
     Error,
     people::resolve,
-    store::{Scope, approvals, delegations, groups, users},
+    store::{WriteScope, approvals, delegations, groups, users},
 };
 
 /// What turning an account off ended: the tokens revoked, and the account (its event streams,
@@ -28,7 +28,7 @@ impl People {
         if name.eq_ignore_ascii_case(by) {
             return Err(Error::WrongState("you cannot turn off your own account".into()));
         }
-        let mut w = self.store.write(Scope::People).await?;
+        let mut w = self.store.write(WriteScope::People).await?;
         let Some((user_id, username)) = users::set_disabled(&mut w.tx, name, true).await? else {
             return Err(Error::Unknown(format!("no user is named {name:?}")));
         };
@@ -69,7 +69,7 @@ impl People {
     }
 
     pub async fn enable_user(&self, name: &str, by: &str) -> Result<(), Error> {
-        let mut w = self.store.write(Scope::People).await?;
+        let mut w = self.store.write(WriteScope::People).await?;
         let Some((_, username)) = users::set_disabled(&mut w.tx, name, false).await? else {
             return Err(Error::Unknown(format!("no user is named {name:?}")));
         };

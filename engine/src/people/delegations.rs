@@ -10,7 +10,7 @@ use serde_json::json;
 use super::People;
 use crate::orchestrator::Actor;
 use crate::store::{
-    Scope,
+    WriteScope,
     delegations::{self, DelegationRow},
     time::{now_ms, rfc3339},
     users,
@@ -24,7 +24,7 @@ impl People {
     /// unknown person, oneself, or times that are not a future period of at most 90 days; 403 for
     /// a user setting one up for someone else.
     pub async fn delegate_decisions(&self, new: &NewDelegation, actor: &Actor) -> Result<DelegationRow, Error> {
-        let mut w = self.store.write(Scope::People).await?;
+        let mut w = self.store.write(WriteScope::People).await?;
         let from = match new.from.as_deref().map(str::trim).filter(|f| !f.eq_ignore_ascii_case(&actor.name)) {
             None => actor.name.clone(),
             Some(_) if actor.role != Some(Role::Admin) => {
@@ -61,7 +61,7 @@ impl People {
     /// Ends a delegation now (its delegator, its delegate or an admin); 404 if it is not theirs to
     /// see, 409 if it already ended.
     pub async fn revoke_delegation(&self, id: &str, actor: &Actor) -> Result<DelegationRow, Error> {
-        let mut w = self.store.write(Scope::People).await?;
+        let mut w = self.store.write(WriteScope::People).await?;
         let row = delegations::get(&mut *w.tx, id)
             .await?
             .filter(|d| actor.role == Some(Role::Admin) || [&d.from_user, &d.to_user].iter().any(|p| p.eq_ignore_ascii_case(&actor.name)))

@@ -9,7 +9,7 @@ use serde_json::json;
 use super::{People, resolve};
 use crate::{
     agents::valid_target,
-    store::{Scope, Write, approvals, groups, users},
+    store::{Write, WriteScope, approvals, groups, users},
 };
 
 /// A group as the API lists it.
@@ -44,7 +44,7 @@ impl People {
             return Err(Error::invalid("/name", format!("a group's name must be 1 to 64 letters, digits, . _ - or @, got {name:?}")));
         }
         self.refuse_config_group(name)?;
-        let mut w = self.store.write(Scope::People).await?;
+        let mut w = self.store.write(WriteScope::People).await?;
         let members = accounts(&mut w, members).await?;
         if !groups::create(&mut w.tx, name, by).await? {
             return Err(Error::WrongState(format!("a group named {name:?} already exists")));
@@ -60,7 +60,7 @@ impl People {
     /// escalated to it, are decided by its new members from now on.
     pub async fn set_group_members(&self, name: &str, members: &[String], by: &str) -> Result<Group, Error> {
         self.refuse_config_group(name)?;
-        let mut w = self.store.write(Scope::People).await?;
+        let mut w = self.store.write(WriteScope::People).await?;
         refuse_idp_group(&mut w, name).await?;
         let Some(before) = groups::members(&mut *w.tx, name).await? else {
             return Err(Error::Unknown(format!("group {name:?} does not exist")));
@@ -78,7 +78,7 @@ impl People {
     /// approvers (the admins when none is left).
     pub async fn delete_group(&self, name: &str, by: &str) -> Result<(), Error> {
         self.refuse_config_group(name)?;
-        let mut w = self.store.write(Scope::People).await?;
+        let mut w = self.store.write(WriteScope::People).await?;
         refuse_idp_group(&mut w, name).await?;
         let before = groups::members(&mut *w.tx, name).await?;
         if !groups::delete(&mut w.tx, name).await? {
@@ -96,7 +96,7 @@ impl People {
     pub async fn reresolve_configured_groups(&self) -> anyhow::Result<usize> {
         let mut moved = 0;
         for name in self.config_groups.keys() {
-            let mut w = self.store.write(Scope::People).await?;
+            let mut w = self.store.write(WriteScope::People).await?;
             moved += self.reresolve(&mut w, name).await?;
             w.commit().await?;
         }

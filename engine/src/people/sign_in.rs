@@ -10,12 +10,12 @@ use serde_json::json;
 use super::{People, identity::Identity};
 use crate::{
     Error,
-    store::{Scope, groups, users, users::User},
+    store::{WriteScope, groups, users, users::User},
 };
 
 impl People {
     pub async fn sign_in(&self, who: &Identity) -> Result<User, Error> {
-        let mut w = self.store.write(Scope::People).await?;
+        let mut w = self.store.write(WriteScope::People).await?;
         let (user, created) = match users::by_subject(&mut w.tx, &who.subject).await? {
             Some((user, true)) => {
                 return Err(Error::NotAllowed(format!("{}'s account is disabled here; an admin can enable it", user.username)));

@@ -10,7 +10,7 @@ use serde_json::Value;
 use sqlx::AnyConnection;
 
 use super::{
-    stored::{Bit, JsonText, NullableJsonText},
+    strict_columns::{Bit, JsonText, NullableJsonText},
     time::{now_ms, rfc3339},
 };
 

@@ -17,7 +17,7 @@ pub struct CallRow {
     pub step: i64,
     pub position: i64,
     pub tool: String,
-    #[sqlx(try_from = "super::stored::JsonText")]
+    #[sqlx(try_from = "super::strict_columns::JsonText")]
     pub args: Value,
     #[sqlx(try_from = "String")]
     pub state: CallState,

@@ -20,7 +20,7 @@ pub struct ClientCall {
     /// Who asked, as the card and the audit trail name it (e.g. "MCP client claude-code").
     pub client: String,
     pub tool: String,
-    #[sqlx(try_from = "super::stored::JsonText")]
+    #[sqlx(try_from = "super::strict_columns::JsonText")]
     pub args: Value,
     pub seen_at: i64,
     pub gone_at: Option<i64>,
@@ -81,7 +81,7 @@ pub async fn task_with_call(db: impl Into<Db<'_>>, task_id: &TaskId) -> anyhow::
         task: TaskRow,
         client: Option<String>,
         tool: Option<String>,
-        #[sqlx(try_from = "super::stored::NullableJsonText")]
+        #[sqlx(try_from = "super::strict_columns::NullableJsonText")]
         args: Option<Value>,
         seen_at: Option<i64>,
         gone_at: Option<i64>,

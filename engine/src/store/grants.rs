@@ -1,5 +1,5 @@
 //! Grants: standing permissions for one tool in one conversation, bound to the gate, agent and
-//! configuration version they were given under (which calls they cover: engine/src/coverage.rs).
+//! configuration version they were given under (which calls they cover: engine/src/grant_cover.rs).
 //! Using one is a conditional update, so a limited grant is never used more often than allowed.
 
 use super::Db;
@@ -35,7 +35,7 @@ pub struct NewGrant<'a> {
     /// The gate it was given under, and the agent whose calls it covers.
     pub gate: &'a str,
     pub agent: &'a str,
-    /// Bounds on the arguments (`coverage::bounds`).
+    /// Bounds on the arguments (`grant_cover::bounds`).
     pub bounds: Option<&'a Value>,
 }
 
@@ -68,7 +68,7 @@ pub async fn insert(conn: &mut AnyConnection, g: NewGrant<'_>) -> anyhow::Result
 /// Conditions under which a grant lets a call through ($1: now).
 const USABLE: &str = "revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $1) AND (max_uses IS NULL OR uses < max_uses)";
 
-/// A grant still in force, as `coverage::covers` reads it.
+/// A grant still in force, as `grant_cover::covers` reads it.
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct GrantTerms {
     pub id: GrantId,
@@ -101,7 +101,7 @@ impl GrantTerms {
 }
 
 /// The grants in force for `tool` in the conversation, oldest first: which of them covers a
-/// call is `coverage::covers`'s to say.
+/// call is `grant_cover::covers`'s to say.
 pub async fn in_force(db: impl Into<Db<'_>>, conversation_id: &ConversationId, tool: &str) -> anyhow::Result<Vec<GrantTerms>> {
     sqlx::query_as(&format!(
         "SELECT id, created_by, gate, agent, policy_version, task_id, args, bounds FROM grants
@@ -162,7 +162,7 @@ pub async fn standing_under_other_policy(db: impl Into<Db<'_>>, version: &str) -
     .context("failed to list grants made under another configuration")
 }
 
-/// A standing grant in force ("always allow"), and what binds it (engine/src/coverage.rs).
+/// A standing grant in force ("always allow"), and what binds it (engine/src/grant_cover.rs).
 #[derive(Clone, Debug)]
 pub struct StandingGrant {
     pub id: String,

@@ -28,7 +28,7 @@ pub mod shadow_hits;
 pub mod slack;
 pub mod snapshots;
 pub mod sqlite;
-mod stored;
+mod strict_columns;
 pub mod tasks;
 pub mod time;
 pub mod users;
@@ -88,7 +88,7 @@ pub enum NativePool {
 /// time (sequence numbers and state changes need no retry logic) while different conversations
 /// commit in parallel. SQLite has one writer, so there the scope changes nothing.
 #[derive(Clone, Copy, Debug)]
-pub enum Scope<'a> {
+pub enum WriteScope<'a> {
     Conversation(&'a ConversationId),
     Task(&'a TaskId),
     Approval(&'a ApprovalId),
@@ -101,26 +101,28 @@ pub enum Scope<'a> {
 
 /// The PostgreSQL advisory lock that orders decisions with changes of who may decide (groups,
 /// delegations): a decision holds it shared ([`Write::hold_authority`]), a change holds it alone
-/// (`Scope::People`), so a decision never commits on authority that a change removed before it
+/// (`WriteScope::People`), so a decision never commits on authority that a change removed before it
 /// (docs/security.md, "The authority rules"). An advisory lock writes no row, so decisions do not
 /// contend with each other. SQLite's one writer orders every write already.
 const AUTHORITY: &str = "7461001";
 
-impl Scope<'_> {
+impl WriteScope<'_> {
     /// Locks the scope's conversation row; a scope that names nothing locks nothing (the write
     /// then finds nothing to change and says so).
     async fn lock(self, conn: &mut sqlx::AnyConnection) -> anyhow::Result<()> {
         let (sql, id): (_, &str) = match self {
-            Scope::Conversation(id) => ("SELECT id FROM conversations WHERE id = $1 FOR UPDATE", id),
-            Scope::Task(id) => ("SELECT id FROM conversations WHERE id = (SELECT conversation_id FROM tasks WHERE id = $1) FOR UPDATE", id),
-            Scope::Approval(id) => {
+            WriteScope::Conversation(id) => ("SELECT id FROM conversations WHERE id = $1 FOR UPDATE", id),
+            WriteScope::Task(id) => {
+                ("SELECT id FROM conversations WHERE id = (SELECT conversation_id FROM tasks WHERE id = $1) FOR UPDATE", id)
+            }
+            WriteScope::Approval(id) => {
                 ("SELECT id FROM conversations WHERE id = (SELECT conversation_id FROM approvals WHERE id = $1) FOR UPDATE", id)
             }
-            Scope::Grant(id) => {
+            WriteScope::Grant(id) => {
                 ("SELECT id FROM conversations WHERE id = (SELECT conversation_id FROM grants WHERE id = $1) FOR UPDATE", id)
             }
             // Who may decide changes: alone, after every decision under way (see `AUTHORITY`).
-            Scope::People => ("SELECT count(*) FROM (SELECT pg_advisory_xact_lock($1::bigint)) AS l", AUTHORITY),
+            WriteScope::People => ("SELECT count(*) FROM (SELECT pg_advisory_xact_lock($1::bigint)) AS l", AUTHORITY),
         };
         sqlx::query(sql).bind(id).fetch_optional(conn).await.context("failed to take the write's lock")?;
         Ok(())
@@ -323,10 +325,10 @@ impl Store {
 
     /// Starts a write transaction ordered in `scope`'s conversation. SQLite: `BEGIN IMMEDIATE` on
     /// the one writer connection. PostgreSQL: READ COMMITTED with the conversation's row locked
-    /// first (see [`Scope`]); state shared between conversations (orders, grants, leases) changes
+    /// first (see [`WriteScope`]); state shared between conversations (orders, grants, leases) changes
     /// only through conditional statements, and audit entries are staged and chained after the commit
     /// (`audit::keep_chaining`), so no write waits on a global lock.
-    pub async fn write(&self, scope: Scope<'_>) -> anyhow::Result<Write> {
+    pub async fn write(&self, scope: WriteScope<'_>) -> anyhow::Result<Write> {
         let tx = match self.backend() {
             Backend::Sqlite => {
                 let waiting = self.load.wait();
@@ -362,7 +364,7 @@ impl Store {
     /// Otherwise nothing of it is stored and the commit fails with [`crate::Error::LeaseLost`], which the
     /// driver logs and stops on.
     pub async fn write_as(&self, lease: &tasks::Lease) -> anyhow::Result<Write> {
-        let mut w = self.write(Scope::Task(&lease.task_id)).await?;
+        let mut w = self.write(WriteScope::Task(&lease.task_id)).await?;
         w.fence = Some(lease.clone());
         Ok(w)
     }

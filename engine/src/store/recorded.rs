@@ -223,7 +223,7 @@ async fn grant(db: Db<'_>, id: &str) -> anyhow::Result<Option<Granted>> {
 }
 
 /// A JSON column of a call's row, read strictly: a value that does not parse is an error naming
-/// the call and the column, never a default (store/stored.rs).
+/// the call and the column, never a default (store/strict_columns.rs).
 fn json<T: serde::de::DeserializeOwned>(call_id: &str, column: &str, text: Option<&str>) -> anyhow::Result<Option<T>> {
     text.map(serde_json::from_str).transpose().with_context(|| format!("call {call_id}: its stored {column} is not what it should be"))
 }

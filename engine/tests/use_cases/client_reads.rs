@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use domain::EventBody;
 use engine::{
     orchestrator::ClientCalls,
-    store::{Scope, audit},
+    store::{WriteScope, audit},
     tools::{Tool, ToolError, ToolSpec},
 };
 use serde_json::{Value, json};
@@ -84,7 +84,7 @@ async fn reads_waiting_together_are_recorded_together_and_a_failed_one_fails_alo
     let calls = ClientCalls::new(&engine.orchestrator);
 
     // The writer is busy while eight reads run, so all eight wait for it together.
-    let busy = engine.store.write(Scope::People).await.expect("the writer");
+    let busy = engine.store.write(WriteScope::People).await.expect("the writer");
     const KEYS: [&str; 8] = ["a", "b", "c", "poison", "d", "e", "f", "g"];
     let keys = KEYS;
     let reads: Vec<_> = keys

@@ -7,9 +7,10 @@ use domain::{
     wire::{Conversation, RejectRequest},
 };
 
-use super::{ApiError, extract::ApiJson};
+use super::extract::ApiJson;
 use crate::{
     auth::CurrentUser,
+    error::ApiError,
     orchestrator::Actor,
     state::AppState,
     store::{

@@ -1,6 +1,6 @@
 //! `GET /api/agents`: the configured agents a new conversation can talk to.
 
-use super::error::ReadErrors;
+use crate::error::ReadErrors;
 use axum::{Json, extract::State};
 use domain::wire::AgentInfo;
 use utoipa_axum::{router::OpenApiRouter, routes};

@@ -1,6 +1,6 @@
 //! The approval queue and decisions on one approval.
 
-use super::error::{ReadErrors, WriteErrors};
+use crate::error::{ApiError, ReadErrors, WriteErrors};
 use axum::{
     Json,
     extract::{Path, State},
@@ -16,7 +16,7 @@ use serde::Deserialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{
-    ApiError, access,
+    access,
     extract::{ApiJson, ApiQuery},
 };
 use crate::{

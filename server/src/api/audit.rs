@@ -1,13 +1,13 @@
 //! The audit trail for admins: pages, a JSON Lines export, and chain verification.
 
-use super::error::ReadErrors;
+use crate::error::{ApiError, ReadErrors};
 use axum::{Json, extract::State, http::header, response::IntoResponse};
 use serde::Deserialize;
 use serde::Serialize;
 use serde_json::Value;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::{ApiError, extract::ApiQuery};
+use super::extract::ApiQuery;
 use crate::{
     auth::Admin,
     state::AppState,

@@ -1,7 +1,7 @@
 //! Conversations: create, list, read (a page of the folded view, from its snapshot; earlier items
 //! on request), post a message, stream events.
 
-use super::error::{ReadErrors, WriteErrors};
+use crate::error::{ApiError, ReadErrors, WriteErrors};
 use domain::{ApprovalId, ConversationId, TaskId};
 use serde::{Deserialize, Serialize};
 use std::{collections::VecDeque, sync::Arc};
@@ -21,7 +21,7 @@ use domain::{
 use tokio::sync::broadcast;
 
 use super::{
-    ApiError, access, event_stream,
+    access, event_stream,
     extract::{ApiJson, ApiQuery},
     resume::{ResumeQuery, resume_point},
 };
@@ -31,7 +31,7 @@ use crate::{
         scopes::{Scope, Scopes},
     },
     bus::{self, Published},
-    orchestrator::Answer,
+    orchestrator::ChatAnswer,
     state::AppState,
     store::{Store, approvals, conversations, events, snapshots},
 };
@@ -266,10 +266,10 @@ async fn post_message(
         state.limits.decision(&state.store, &user.user.id).await?;
         if let Some(reply) = state.decisions.answer_in_chat(&conversation.id, text, &access::actor(&user)).await? {
             let answer = match reply.answer {
-                Answer::Yes if reply.counted => "counted",
-                Answer::Yes => "approved",
-                Answer::No => "rejected",
-                Answer::Unclear => "asked_again",
+                ChatAnswer::Yes if reply.counted => "counted",
+                ChatAnswer::Yes => "approved",
+                ChatAnswer::No => "rejected",
+                ChatAnswer::Unclear => "asked_again",
             };
             return Ok((
                 StatusCode::ACCEPTED,

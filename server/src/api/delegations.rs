@@ -2,7 +2,7 @@
 //! ones you gave or received (an admin: all), end one early. Audited; the rule is in
 //! engine/src/people/delegations.rs.
 
-use super::error::{ReadErrors, WriteErrors};
+use crate::error::{ApiError, ReadErrors, WriteErrors};
 use axum::{
     Json,
     extract::{Path, State},
@@ -11,7 +11,7 @@ use axum::{
 use domain::wire::{Delegation, NewDelegation};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::{ApiError, access, extract::ApiJson};
+use super::{access, extract::ApiJson};
 use crate::{
     auth::CurrentUser,
     state::AppState,

@@ -11,7 +11,7 @@ use axum::{
 use domain::wire::FieldProblem;
 use serde::de::DeserializeOwned;
 
-use super::ApiError;
+use crate::error::ApiError;
 
 /// `Json<T>`: malformed JSON → 400, wrong types or missing fields → 422, too large → 413.
 pub struct ApiJson<T>(pub T);

@@ -1,7 +1,7 @@
 //! Revoking a standing permission ("always allow") of a conversation. Grants are created by
 //! approving with `{"grant": {...}}` and listed in the conversation's view.
 
-use super::error::WriteErrors;
+use crate::error::{ApiError, WriteErrors};
 use axum::{
     extract::{Path, State},
     http::StatusCode,
@@ -9,7 +9,7 @@ use axum::{
 use domain::GrantId;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::{ApiError, access};
+use super::access;
 use crate::{auth::CurrentUser, state::AppState, store::grants};
 
 pub fn router() -> OpenApiRouter<AppState> {

@@ -2,7 +2,7 @@
 //! audited, and pending approvals whose gate names the group are decided by its new members
 //! (engine/src/people/groups.rs). Groups in the configuration file are listed, not changed.
 
-use super::error::{ReadErrors, WriteErrors};
+use crate::error::{ApiError, ReadErrors, WriteErrors};
 use axum::{
     Json,
     extract::{Path, State},
@@ -11,7 +11,7 @@ use axum::{
 use domain::wire::{Group, GroupMembers, NewGroup};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::{ApiError, extract::ApiJson};
+use super::extract::ApiJson;
 use crate::{auth::Admin, people::Group as EngineGroup, state::AppState};
 
 pub fn router() -> OpenApiRouter<AppState> {

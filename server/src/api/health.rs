@@ -1,6 +1,6 @@
 //! `GET /healthz`: is the process up and can it reach its database?
 
-use super::error::ErrorBody;
+use crate::error::ErrorBody;
 use axum::{Json, extract::State, http::StatusCode};
 use serde_json::{Value, json};
 use utoipa_axum::{router::OpenApiRouter, routes};

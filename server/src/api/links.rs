@@ -3,7 +3,7 @@
 //! answered; an admin's request for someone else's is sent to them by email (the way the
 //! notification channels send theirs) and never shown to the admin (docs/security.md).
 
-use super::error::WriteErrors;
+use crate::error::{ApiError, WriteErrors};
 use axum::{
     Json,
     extract::{Path, State},
@@ -16,14 +16,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::{ApiError, access, extract::ApiJson};
+use super::{access, extract::ApiJson};
 use crate::{
     EngineError,
     auth::CurrentUser,
     links::{self, IssuedLinks},
     orchestrator::{Actor, EmailNotice},
     state::AppState,
-    store::{Scope, outbox, users},
+    store::{WriteScope, outbox, users},
 };
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -124,7 +124,7 @@ async fn send(state: &AppState, id: &ApprovalId, decider: &Actor, by: &CurrentUs
         ))
     })?;
     let notice = EmailNotice { approval_id: approval.id.clone(), person: decider.name.clone(), reminder: 0 };
-    let mut w = state.store.write(Scope::Approval(id)).await?;
+    let mut w = state.store.write(WriteScope::Approval(id)).await?;
     outbox::queue(&mut w.tx, outbox::Message::Email { address: &address, notice: &notice }).await?;
     w.audit(
         AuditKind::LinkIssued,
@@ -154,7 +154,7 @@ async fn revoke(State(state): State<AppState>, user: CurrentUser, Path(id): Path
         .filter(|l| user.user.is_admin() || l.decider.eq_ignore_ascii_case(&user.user.username))
         .ok_or_else(|| ApiError::NotFound(format!("no decision links {id} of yours")))?;
     let approval_id = ApprovalId::from(link.approval_id.clone());
-    let mut w = state.store.write(Scope::Approval(&approval_id)).await?;
+    let mut w = state.store.write(WriteScope::Approval(&approval_id)).await?;
     if !decision_links::revoke(&mut w.tx, &id, &user.user.username).await? {
         return Err(ApiError::Conflict(format!("decision links {id} are already revoked")));
     }

@@ -1,6 +1,6 @@
 //! `/metrics` (Prometheus scrapes it; see `crate::metrics`) and `/readyz`.
 
-use super::error::{ErrorBody, error_body};
+use crate::error::{ApiError, ErrorBody, error_body};
 use axum::{
     Json,
     extract::State,
@@ -11,7 +11,6 @@ use domain::wire::FieldProblem;
 use serde_json::json;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::ApiError;
 use crate::state::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {

@@ -6,14 +6,12 @@ pub(crate) mod approvals;
 mod audit;
 mod conversations;
 mod delegations;
-pub mod error;
 mod event_stream;
 mod extract;
 mod grants;
 mod groups;
 mod health;
 mod links;
-pub mod live;
 mod metrics;
 pub mod openapi;
 mod orders;
@@ -30,9 +28,8 @@ use axum::{Router, routing::any};
 use utoipa::OpenApi;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::state::AppState;
+use crate::{error::ApiError, state::AppState};
 
-pub use error::ApiError;
 pub use extract::BodyLimit;
 
 /// Refuses a NUL character (`%00`) anywhere in the path or query: no id or parameter has one,

@@ -62,7 +62,7 @@ pub fn document() -> &'static str {
     tag = "service",
     responses(
         (status = 200, description = "The OpenAPI 3.1 document", body = Object),
-        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = super::error::ErrorBody),
+        (status = 400, description = "Malformed request (e.g. a NUL character in the path or query)", body = crate::error::ErrorBody),
     ),
     security(()),
 )]

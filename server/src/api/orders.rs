@@ -1,6 +1,6 @@
 //! The demo domain, read-only over the API (the built-in tools change it).
 
-use super::error::ReadErrors;
+use crate::error::{ApiError, ReadErrors};
 use axum::{
     Json,
     extract::{Path, State},
@@ -8,7 +8,6 @@ use axum::{
 use domain::wire::Order;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::ApiError;
 use crate::{auth::CurrentUser, state::AppState, store::orders};
 
 pub fn router() -> OpenApiRouter<AppState> {

@@ -3,7 +3,7 @@
 //! reports, through the same engine function (docs/config.md, "The policy's life"). Nothing here
 //! changes anything.
 
-use super::error::{ReadErrors, WriteErrors};
+use crate::error::{ApiError, ReadErrors, WriteErrors};
 use axum::{Json, extract::State};
 use domain::{
     replay::Report,
@@ -11,7 +11,7 @@ use domain::{
 };
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::{ApiError, extract::ApiJson};
+use super::extract::ApiJson;
 use crate::{auth::Admin, state::AppState};
 
 /// How far back a replay looks when the request does not say, and at most, in days.

@@ -2,7 +2,7 @@
 //! (with the approval id) whenever an approval the caller may see is requested, escalated,
 //! reminded or decided; the queue page then reloads its list.
 
-use super::error::WriteErrors;
+use crate::error::{ApiError, WriteErrors};
 use domain::{ApprovalId, ConversationId, UserId};
 use std::convert::Infallible;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -19,7 +19,6 @@ use futures::Stream;
 use serde_json::json;
 use tokio::sync::broadcast::{self, error::RecvError};
 
-use super::ApiError;
 use crate::{
     auth::{Credential, CurrentUser},
     state::AppState,

@@ -1,7 +1,7 @@
 //! Logging in and out. `POST /api/session` (JSON) for the hydrated page and scripts;
 //! `POST /login` (form) so the login form also works before the page has hydrated.
 
-use super::error::{ReadErrors, WriteErrors};
+use crate::error::{ApiError, ReadErrors, WriteErrors};
 use app::paths::{local_path, query_value};
 use axum::{
     Form, Json,
@@ -14,10 +14,7 @@ use serde::Deserialize;
 use tower_sessions::Session;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::{
-    ApiError,
-    extract::{ApiJson, ApiQuery},
-};
+use super::extract::{ApiJson, ApiQuery};
 use crate::{
     auth::{Credential, CurrentUser, client_ip::ClientIp, oidc, password, signed_in},
     state::AppState,

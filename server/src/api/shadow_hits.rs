@@ -4,13 +4,13 @@
 //! otherwise, `draft: true`, their gate `draft:…`; `?draft=true` lists only those, `?draft=false`
 //! only the shadow gates'.
 
-use super::error::ReadErrors;
+use crate::error::{ApiError, ReadErrors};
 use axum::{Json, extract::State};
 use domain::wire::ShadowHit;
 use serde::Deserialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::{ApiError, extract::ApiQuery};
+use super::extract::ApiQuery;
 use crate::{
     auth::CurrentUser,
     state::AppState,

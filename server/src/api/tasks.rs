@@ -1,6 +1,6 @@
 //! Tasks: read one, decide all of its pending approvals at once, or abort it.
 
-use super::error::{ReadErrors, WriteErrors};
+use crate::error::{ApiError, ReadErrors, WriteErrors};
 use axum::{
     Extension, Json,
     extract::{Path, State},
@@ -10,7 +10,6 @@ use domain::wire::{DecisionOutcome, RejectRequest, Task};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{
-    ApiError,
     access::{self, actor, reason_of},
     extract::ApiJson,
 };

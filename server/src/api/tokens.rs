@@ -1,6 +1,6 @@
 //! Personal API tokens: create (the secret is shown once), list, revoke.
 
-use super::error::{ReadErrors, WriteErrors};
+use crate::error::{ApiError, ReadErrors, WriteErrors};
 use axum::{
     Extension, Json,
     extract::{Path, State},
@@ -9,7 +9,7 @@ use axum::{
 use serde::{Deserialize, Serialize};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::{ApiError, extract::ApiJson};
+use super::extract::ApiJson;
 use crate::{
     auth::{ByToken, Credential, CurrentUser, scopes::Scopes, tokens},
     state::AppState,

@@ -1,6 +1,6 @@
 //! Accounts, for admins.
 
-use super::error::{ReadErrors, WriteErrors};
+use crate::error::{ApiError, ReadErrors, WriteErrors};
 use axum::{
     Json,
     extract::{Path, State},
@@ -8,7 +8,6 @@ use axum::{
 };
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::ApiError;
 use crate::{
     auth::Admin,
     state::AppState,

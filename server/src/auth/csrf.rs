@@ -10,7 +10,7 @@ use axum::{
     response::Response,
 };
 
-use crate::api::ApiError;
+use crate::error::ApiError;
 
 pub async fn same_origin_only(req: Request, next: Next) -> Result<Response, ApiError> {
     if !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS)

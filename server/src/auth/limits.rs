@@ -9,19 +9,28 @@
 use domain::UserId;
 use std::time::Duration;
 
-use crate::store::limits;
+use crate::{error::ApiError, store::limits};
 
 /// Why an attempt was not let through: over a limit (the web layer answers 429 with
 /// `Retry-After`), or the counters could not be read.
 #[derive(Debug)]
-pub enum Refusal {
+pub enum LimitRefusal {
     Limited { message: String, retry_after_secs: u64 },
     Failed(anyhow::Error),
 }
 
-impl From<anyhow::Error> for Refusal {
+impl From<anyhow::Error> for LimitRefusal {
     fn from(err: anyhow::Error) -> Self {
         Self::Failed(err)
+    }
+}
+
+impl From<LimitRefusal> for ApiError {
+    fn from(refusal: LimitRefusal) -> Self {
+        match refusal {
+            LimitRefusal::Limited { message, retry_after_secs } => Self::TooManyRequests { message, retry_after_secs },
+            LimitRefusal::Failed(err) => Self::Internal(err),
+        }
     }
 }
 
@@ -68,13 +77,13 @@ impl Limits {
         }
     }
 
-    pub async fn decision(&self, store: &crate::store::Store, user_id: &UserId) -> Result<(), Refusal> {
+    pub async fn decision(&self, store: &crate::store::Store, user_id: &UserId) -> Result<(), LimitRefusal> {
         take(store, &format!("decide:{user_id}"), self.decisions_per_user, "too many decisions").await
     }
 
     /// Counts a login attempt for `name` from `address`, or refuses it (429) when either has used
     /// its failures for this window.
-    pub async fn login(&self, store: &crate::store::Store, name: &str, address: Option<&str>) -> Result<LoginAttempt, Refusal> {
+    pub async fn login(&self, store: &crate::store::Store, name: &str, address: Option<&str>) -> Result<LoginAttempt, LimitRefusal> {
         let name_key = name_key(name);
         let address_key = format!("login-address:{}", address.unwrap_or("unknown"));
         take(store, &address_key, self.login_per_address, "too many failed logins from this address").await?;
@@ -88,7 +97,7 @@ impl Limits {
 
 impl LoginAttempt {
     /// The password was right: this attempt is not a failure.
-    pub async fn succeeded(self, store: &crate::store::Store) -> Result<(), Refusal> {
+    pub async fn succeeded(self, store: &crate::store::Store) -> Result<(), LimitRefusal> {
         for key in &self.keys {
             limits::give_back(store, key).await?;
         }
@@ -96,13 +105,13 @@ impl LoginAttempt {
     }
 }
 
-async fn take(store: &crate::store::Store, key: &str, rule: Rule, what: &str) -> Result<(), Refusal> {
+async fn take(store: &crate::store::Store, key: &str, rule: Rule, what: &str) -> Result<(), LimitRefusal> {
     match limits::take(store, key, rule.limit, rule.window).await? {
         None => Ok(()),
         Some(wait) => {
             // Never longer than the window: the database's clock may run a little ahead of ours.
             let retry_after_secs = wait.min(rule.window).as_secs_f64().ceil().max(1.0) as u64;
-            Err(Refusal::Limited { message: format!("{what}; try again in {retry_after_secs} s"), retry_after_secs })
+            Err(LimitRefusal::Limited { message: format!("{what}; try again in {retry_after_secs} s"), retry_after_secs })
         }
     }
 }

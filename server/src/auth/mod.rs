@@ -1,7 +1,7 @@
 //! Who is asking (session cookie or bearer token), and what they may see.
 //!
-//! `resolve` runs once per request and leaves a `Viewer` in the request extensions; the
-//! `CurrentUser` extractor turns a missing viewer into 401. A user sees only their own
+//! `resolve` runs once per request and leaves a `MaybeUser` in the request extensions; the
+//! `CurrentUser` extractor turns a missing user into 401. A user sees only their own
 //! conversations and approvals — another user's answer 404, so existence is not revealed — and
 //! an admin sees all.
 
@@ -30,7 +30,7 @@ use tower_sessions::Session;
 
 use self::scopes::Scopes;
 use crate::{
-    api::ApiError,
+    error::ApiError,
     state::AppState,
     store::users::{self, User},
 };
@@ -40,7 +40,7 @@ pub const SESSION_USER: &str = "user_id";
 
 /// The resolved identity of a request (None: anonymous).
 #[derive(Clone, Debug, Default)]
-pub struct Viewer(pub Option<User>);
+pub struct MaybeUser(pub Option<User>);
 
 /// Marks a request a bearer token authenticated (not a cookie): another site cannot send one, so
 /// such a request needs no cross-site check (`csrf`).
@@ -49,7 +49,7 @@ pub struct ByToken;
 
 /// What authenticated a request, as a key that names it without revealing it: `token:<id>` or
 /// `session:<digest of the session id>`. Logout and token revocation publish the key
-/// (`store::replicas::publish_revoked`) and the event streams it opened close (`api::live`).
+/// (`store::replicas::publish_revoked`) and the event streams it opened close (`streams`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Credential(pub String);
 
@@ -138,7 +138,7 @@ pub async fn resolve(State(state): State<AppState>, mut req: Request, next: Next
             None => None,
         },
     };
-    req.extensions_mut().insert(Viewer(user));
+    req.extensions_mut().insert(MaybeUser(user));
     Ok(next.run(req).await)
 }
 
@@ -161,7 +161,7 @@ impl<S: Send + Sync> FromRequestParts<S> for CurrentUser {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
-        let user = parts.extensions.get::<Viewer>().and_then(|v| v.0.clone()).ok_or_else(|| {
+        let user = parts.extensions.get::<MaybeUser>().and_then(|v| v.0.clone()).ok_or_else(|| {
             ApiError::Unauthorized(if parts.extensions.get::<BadToken>().is_some() {
                 "the API token is unknown or revoked".into()
             } else {

@@ -265,18 +265,23 @@ impl Oidc {
     /// over the token as signed, then (by the library, on the token with only the claims its
     /// checks read) issuer, audience, expiry and nonce. Returns those checked claims, and every
     /// claim of the token for `Identity::from_claims`, which reads them in any shape.
-    fn verify(&self, metadata: &ProviderMetadataWithLogout, raw: &str, nonce: &Nonce) -> Result<(CoreIdTokenClaims, Value), Refusal> {
-        let (token, all) = checked_token(raw).map_err(Refusal::Shape)?;
+    fn verify(
+        &self,
+        metadata: &ProviderMetadataWithLogout,
+        raw: &str,
+        nonce: &Nonce,
+    ) -> Result<(CoreIdTokenClaims, Value), IdTokenRefusal> {
+        let (token, all) = checked_token(raw).map_err(IdTokenRefusal::Shape)?;
         let client = self.client(metadata.clone());
         let verifier = client.id_token_verifier();
         // `checked_token` found the three parts.
         let (signed, signature) = raw.rsplit_once('.').unwrap_or_default();
         let secret = self.secret_sent(self.token_auth(metadata));
         check_signature(&token, signed, signature, &verifier, metadata.id_token_signing_alg_values_supported(), secret.as_ref())
-            .map_err(|err| Refusal::Check(ClaimsVerificationError::SignatureVerification(err)))?;
+            .map_err(|err| IdTokenRefusal::Check(ClaimsVerificationError::SignatureVerification(err)))?;
         // The signature is checked above, over what the provider signed: `token` carries the same
         // header and the claims the rest reads.
-        let claims = token.claims(&verifier.insecure_disable_signature_check(), nonce).map_err(Refusal::Check)?.clone();
+        let claims = token.claims(&verifier.insecure_disable_signature_check(), nonce).map_err(IdTokenRefusal::Check)?.clone();
         Ok((claims, Value::Object(all)))
     }
 
@@ -474,7 +479,7 @@ async fn finish(state: &AppState, session: &Session, query: CallbackQuery) -> Re
     let nonce = Nonce::new(pending.nonce);
     let verified = match oidc.verify(&metadata, id_token, &nonce) {
         // The provider may have rotated its keys: fetch them once more and try again.
-        Err(Refusal::Check(ClaimsVerificationError::SignatureVerification(_))) => {
+        Err(IdTokenRefusal::Check(ClaimsVerificationError::SignatureVerification(_))) => {
             oidc.verify(&oidc.metadata(true).await?, id_token, &nonce)
         }
         verified => verified,
@@ -597,20 +602,20 @@ fn holds_id_token(answer: &[u8]) -> bool {
 }
 
 /// Why an ID token was not taken.
-enum Refusal {
+enum IdTokenRefusal {
     /// The token, or a claim its checks read ([`CHECKED`]), is in a shape this server does not read.
     Shape(String),
     /// It failed a check: signature, issuer, audience, expiry or nonce.
     Check(ClaimsVerificationError),
 }
 
-fn refused(refusal: Refusal) -> Failure {
+fn refused(refusal: IdTokenRefusal) -> Failure {
     match refusal {
-        Refusal::Shape(problem) => {
+        IdTokenRefusal::Shape(problem) => {
             tracing::error!(%problem, "the identity provider's ID token cannot be read (docs/sign-in.md, \"Claim shapes\")");
             Failure::Claims
         }
-        Refusal::Check(err) => token_refused(err),
+        IdTokenRefusal::Check(err) => token_refused(err),
     }
 }
 

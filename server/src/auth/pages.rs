@@ -7,7 +7,7 @@ use axum::{
     response::{IntoResponse, Redirect, Response},
 };
 
-use super::Viewer;
+use super::MaybeUser;
 
 /// `/decide/`: a signed decision link is its own credential (server/src/links).
 /// `/a2a/`, `/mcp/`: agent cards, JSON-RPC and MCP, for other agents (server/src/protocols).
@@ -16,7 +16,7 @@ const PUBLIC: [&str; 10] = ["/api/", "/pkg/", "/healthz", "/readyz", "/metrics",
 
 pub async fn require_login(req: Request, next: Next) -> Response {
     let path = req.uri().path();
-    let anonymous = req.extensions().get::<Viewer>().is_none_or(|v| v.0.is_none());
+    let anonymous = req.extensions().get::<MaybeUser>().is_none_or(|v| v.0.is_none());
     let is_page = matches!(*req.method(), Method::GET | Method::HEAD) && !PUBLIC.iter().any(|p| path.starts_with(p));
     if anonymous && is_page {
         let next_path = req.uri().path_and_query().map(|p| p.as_str()).unwrap_or("/");

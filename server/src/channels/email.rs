@@ -21,7 +21,7 @@ use crate::{
     orchestrator::{Actor, EmailNotice},
     state::AppState,
     store::{
-        Scope,
+        WriteScope,
         approvals::{self, ApprovalRow},
         outbox::{self, Delivery},
         time::rfc3339,
@@ -126,7 +126,7 @@ async fn send_one(state: &AppState, mailer: &Mailer, notice: &EmailNotice, addre
         .multipart(MultiPart::alternative().singlepart(part(ContentType::TEXT_PLAIN, text)).singlepart(part(ContentType::TEXT_HTML, html)))
         .map_err(|e| Sent::GiveUp(format!("could not build the message: {e}")))?;
     mailer.transport.send(message).await.map_err(|e| Sent::Retry(format!("SMTP: {e}")))?;
-    let mut w = state.store.write(Scope::Approval(&approval.id)).await.map_err(internal)?;
+    let mut w = state.store.write(WriteScope::Approval(&approval.id)).await.map_err(internal)?;
     w.audit(
         AuditKind::NotificationSent,
         crate::orchestrator::SYSTEM,

@@ -30,7 +30,7 @@ use crate::{
     orchestrator::{Actor, Decision, SYSTEM},
     state::AppState,
     store::{
-        Scope,
+        WriteScope,
         approvals::{self, ApprovalRow},
         outbox::{self, Delivery, SlackAction},
         slack,
@@ -175,7 +175,7 @@ async fn send_one(state: &AppState, slack: &Slack, action: SlackAction, approval
         (SlackAction::Post, _) => ("chat.postMessage", message(&approval, &slack.config.channel), slack.config.channel.clone()),
     };
     let answer = slack.call(method, &body).await.map_err(Sent::Retry)?;
-    let mut w = state.store.write(Scope::Approval(approval_id)).await.map_err(internal)?;
+    let mut w = state.store.write(WriteScope::Approval(approval_id)).await.map_err(internal)?;
     if method == "chat.postMessage" {
         let ts = answer["ts"].as_str().unwrap_or_default();
         let channel = answer["channel"].as_str().unwrap_or(&channel).to_owned();

@@ -15,7 +15,7 @@ use crate::{
     orchestrator::Actor,
     state::AppState,
     store::{
-        Scope,
+        WriteScope,
         time::{new_id, now_ms, rfc3339},
     },
 };
@@ -116,7 +116,7 @@ pub async fn issue(
         reject_url: url(LinkAction::Reject),
         expires_at: rfc3339(expires_at),
     };
-    let mut w = state.store.write(Scope::Approval(approval_id)).await?;
+    let mut w = state.store.write(WriteScope::Approval(approval_id)).await?;
     let record = crate::store::decision_links::NewLink {
         id: &link_id,
         approval_id: approval.id.as_str(),

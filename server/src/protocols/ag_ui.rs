@@ -28,12 +28,12 @@ use tokio::sync::mpsc;
 
 use crate::{
     EngineError,
-    api::ApiError,
     auth::{
-        Credential, Viewer,
+        Credential, MaybeUser,
         scopes::{Scope, Scopes},
     },
     channels::neutral,
+    error::ApiError,
     orchestrator::{Actor, Decision},
     state::AppState,
     store::{
@@ -85,7 +85,7 @@ fn bad_request(message: &str) -> Response {
 
 async fn run(
     State(state): State<AppState>,
-    Extension(viewer): Extension<Viewer>,
+    Extension(viewer): Extension<MaybeUser>,
     scopes: Scopes,
     credential: Option<Extension<Credential>>,
     Path(agent): Path<String>,

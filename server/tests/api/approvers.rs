@@ -385,7 +385,7 @@ async fn a_decision_waits_for_a_change_of_who_may_decide_and_is_judged_by_it() {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         runtime.block_on(async move {
             let other = store::Store::connect(&url, Bus::default()).await.unwrap();
-            let mut change = other.write(store::Scope::People).await.unwrap();
+            let mut change = other.write(store::WriteScope::People).await.unwrap();
             store::groups::set_members(&mut change.tx, "ops", &[]).await.unwrap();
             let nobody = domain::rules::Approvers { names: vec!["group:ops".into()], people: Vec::new(), admins: true, each: Vec::new() };
             store::approvals::set_approvers(&mut change.tx, &approval, &nobody).await.unwrap();

@@ -20,7 +20,7 @@ use std::{
     time::Duration,
 };
 
-use axum::{Json, extract::State, response::IntoResponse, routing::post};
+use axum::{Json, extract::State, routing::post};
 use domain::{EventBody, TaskStatus};
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
@@ -28,7 +28,7 @@ use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde_json::{Value, json};
 use tokio::sync::RwLock;
 
-use crate::helpers::{BinaryServer, TestApp, postgres, start_model};
+use crate::helpers::{BinaryServer, TestApp, model_answer, postgres, start_model};
 
 /// The fake model: a user message asks for a 1-cent refund (after 1.5 s when it says "slow",
 /// longer than the 1 s lease the harness runs with), a tool result gets "Done.". It counts the
@@ -50,8 +50,7 @@ async fn model(State(model): State<Arc<Model>>, Json(body): Json<Value>) -> axum
     } else {
         json!({ "content": "Done." })
     };
-    let chunk = json!({ "choices": [{ "index": 0, "delta": delta }] });
-    ([("content-type", "text/event-stream")], format!("data: {chunk}\n\ndata: [DONE]\n\n")).into_response()
+    model_answer(delta)
 }
 
 #[derive(Debug, Default)]

@@ -16,12 +16,12 @@ use std::{
     time::Duration,
 };
 
-use axum::{Json, extract::State, response::IntoResponse, routing::post};
+use axum::{Json, extract::State, routing::post};
 use domain::{EventBody, TaskStatus};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use serde_json::{Value, json};
 
-use crate::helpers::{BinaryServer, TestApp, eventually, start_model};
+use crate::helpers::{BinaryServer, TestApp, eventually, model_answer, start_model};
 
 /// A model that decides from the request alone, so a step re-run after a crash gets the same
 /// kind of answer: a user message "refund" → a $1 refund, "write N" → write N.txt; a tool result →
@@ -39,8 +39,7 @@ async fn model(State(next_id): State<Arc<AtomicU64>>, Json(body): Json<Value>) -
     } else {
         json!({ "content": "Done." })
     };
-    let chunk = json!({ "choices": [{ "index": 0, "delta": delta }] });
-    ([("content-type", "text/event-stream")], format!("data: {chunk}\n\ndata: [DONE]\n\n")).into_response()
+    model_answer(delta)
 }
 
 #[derive(Debug, Default)]

@@ -389,7 +389,7 @@ async fn a_write_ahead_log_past_its_limit_is_started_over() {
 /// theirs. Its transactions still commit, and still roll back when dropped uncommitted.
 #[tokio::test]
 async fn the_sqlite_writer_and_quick_readers_run_on_the_calling_task_and_transactions_hold() {
-    use countersign::store::{NativePool, Scope, Store};
+    use countersign::store::{NativePool, Store, WriteScope};
     if !crate::helpers::sqlite_only("the_sqlite_writer_and_quick_readers_run_on_the_calling_task_and_transactions_hold") {
         return;
     }
@@ -397,10 +397,10 @@ async fn the_sqlite_writer_and_quick_readers_run_on_the_calling_task_and_transac
     let store = Store::connect(&format!("sqlite://{}", dir.path().join("t.db").display()), Default::default()).await.unwrap();
     sqlx::query("CREATE TABLE notes (x TEXT)").execute(store.testing().writer().exec()).await.unwrap();
 
-    let mut dropped = store.write(Scope::People).await.unwrap();
+    let mut dropped = store.write(WriteScope::People).await.unwrap();
     sqlx::query("INSERT INTO notes VALUES ('dropped')").execute(&mut *dropped.tx).await.unwrap();
     drop(dropped);
-    let mut kept = store.write(Scope::People).await.unwrap();
+    let mut kept = store.write(WriteScope::People).await.unwrap();
     sqlx::query("INSERT INTO notes VALUES ('kept')").execute(&mut *kept.tx).await.unwrap();
     kept.commit().await.unwrap();
     let notes: Vec<String> = sqlx::query_scalar("SELECT x FROM notes").fetch_all(store.testing().pool()).await.unwrap();
@@ -408,7 +408,7 @@ async fn the_sqlite_writer_and_quick_readers_run_on_the_calling_task_and_transac
     // The quick readers (also without threads) see each commit at once.
     let quick: Vec<String> = sqlx::query_scalar("SELECT x FROM notes").fetch_all(store.testing().quick().exec()).await.unwrap();
     assert_eq!(quick, ["kept"]);
-    let mut more = store.write(Scope::People).await.unwrap();
+    let mut more = store.write(WriteScope::People).await.unwrap();
     sqlx::query("INSERT INTO notes VALUES ('more')").execute(&mut *more.tx).await.unwrap();
     more.commit().await.unwrap();
     let quick: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM notes").fetch_one(store.testing().quick().exec()).await.unwrap();
@@ -434,7 +434,7 @@ async fn the_sqlite_writer_and_quick_readers_run_on_the_calling_task_and_transac
 /// the yield that follows the COMMIT while another write waits (a client that hung up just then).
 #[tokio::test(flavor = "current_thread")]
 async fn a_commit_dropped_at_its_yield_after_the_commit_still_publishes_its_events() {
-    use countersign::store::{Scope, Store, conversations, tasks, users};
+    use countersign::store::{Store, WriteScope, conversations, tasks, users};
     if !crate::helpers::sqlite_only("a_commit_dropped_at_its_yield_after_the_commit_still_publishes_its_events") {
         return;
     }
@@ -444,12 +444,12 @@ async fn a_commit_dropped_at_its_yield_after_the_commit_still_publishes_its_even
     let c = conversations::create(&store, "t", "support", &user, None).await.unwrap();
     let mut live = store.bus().subscribe_local();
 
-    let mut w = store.write(Scope::Conversation(&c.id)).await.unwrap();
+    let mut w = store.write(WriteScope::Conversation(&c.id)).await.unwrap();
     let task_id = tasks::insert(&mut w.tx, &c.id, 0, None).await.unwrap().id;
     w.append(&c.id, EventBody::AssistantMessage { task_id, text: "hello".into(), agent: None }).await.unwrap();
     let waiting = tokio::spawn({
         let store = store.clone();
-        async move { store.write(Scope::People).await.unwrap().commit().await.unwrap() }
+        async move { store.write(WriteScope::People).await.unwrap().commit().await.unwrap() }
     });
     for _ in 0..5 {
         tokio::task::yield_now().await;
@@ -498,7 +498,7 @@ async fn a_connection_goes_back_to_its_pool_in_its_drop_when_nothing_has_to_wait
             .unwrap_or_else(|_| panic!("{name}: the connection went back to the pool"));
         }
     }
-    let mut write = store.write(countersign::store::Scope::People).await.unwrap();
+    let mut write = store.write(countersign::store::WriteScope::People).await.unwrap();
     sqlx::query("SELECT 1").execute(&mut *write.tx).await.unwrap();
     write.commit().await.unwrap();
     if url.starts_with("sqlite:") {
@@ -518,7 +518,7 @@ async fn a_connection_goes_back_to_its_pool_in_its_drop_when_nothing_has_to_wait
 #[tokio::test]
 async fn a_lock_wait_that_runs_out_answers_503_with_retry_after_and_other_database_errors_500() {
     use axum::response::IntoResponse;
-    use countersign::api::error::ApiError;
+    use countersign::error::ApiError;
     use sqlx::Connection;
     sqlx::any::install_default_drivers();
     let dir = tempfile::tempdir().unwrap();

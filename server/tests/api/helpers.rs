@@ -422,6 +422,14 @@ pub async fn start_model(completions: axum::routing::MethodRouter) -> String {
     serve_locally(axum::Router::new().route("/v1/chat/completions", completions), "/v1").await
 }
 
+/// A fake model's whole streamed answer: one chunk with `delta` (`{"content": …}` or
+/// `{"tool_calls": […]}`), then `[DONE]`.
+pub fn model_answer(delta: Value) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let chunk = json!({ "choices": [{ "index": 0, "delta": delta }] });
+    ([("content-type", "text/event-stream")], format!("data: {chunk}\n\ndata: [DONE]\n\n")).into_response()
+}
+
 /// POSTs `body` as it is, with `content_type`; answers the status and the JSON body (`null` if
 /// it is not JSON).
 pub async fn raw_post(app: &TestApp, path: &str, content_type: &str, body: impl Into<reqwest::Body>) -> (u16, Value) {

@@ -3,7 +3,7 @@
 //! engine uses nothing of the web layer or the UI is a compile error (no axum, Leptos, app or
 //! server among its dependencies: checked below on `cargo tree`); inside the engine, these rules keep the store from reaching up into
 //! what uses it and the bus plain memory; and a handler file uses the shared helpers of `api`
-//! (`access`, `extract`, `resume`, `error`, `live`), never another handler's
+//! (`access`, `extract`, `resume`, `event_stream`), never another handler's
 //! (docs/architecture.md, "Crates" and "Modules").
 
 use std::path::{Path, PathBuf};
@@ -75,7 +75,7 @@ fn offenders(src: &Path, rule: &Rule) -> Vec<String> {
 }
 
 /// The API modules every handler may use; any other `super::x` in a handler is another handler.
-const API_HELPERS: &[&str] = &["ApiError", "error", "extract", "access", "resume", "live", "event_stream", "*"];
+const API_HELPERS: &[&str] = &["extract", "access", "resume", "event_stream", "*"];
 
 /// The sibling modules `file` imports through `use super::…` (one statement may span lines).
 fn siblings_used(file: &Path) -> Vec<String> {

@@ -8,7 +8,7 @@ use domain::{Event, TaskStatus};
 use futures::StreamExt;
 use serde_json::json;
 
-use crate::helpers::{BinaryServer, agents_with_timeout, eventually, postgres, start_model};
+use crate::helpers::{BinaryServer, agents_with_timeout, eventually, model_answer, postgres, start_model};
 
 async fn replicas(toml: &str) -> Option<(BinaryServer, BinaryServer)> {
     if postgres().is_none() {
@@ -94,8 +94,7 @@ pub async fn slow_model() -> (String, Arc<std::sync::atomic::AtomicU32>) {
         async move {
             counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
-            let chunk = json!({ "choices": [{ "index": 0, "delta": { "content": "Done." } }] });
-            ([("content-type", "text/event-stream")], format!("data: {chunk}\n\ndata: [DONE]\n\n"))
+            model_answer(json!({ "content": "Done." }))
         }
     }))
     .await;

@@ -103,13 +103,13 @@ async fn a_delivery_still_owed_when_the_server_is_killed_is_made_after_the_resta
 async fn two_replicas_racing_over_owed_deliveries_send_each_exactly_once() {
     use countersign::{
         bus::Bus,
-        store::{Scope, Store, outbox},
+        store::{Store, WriteScope, outbox},
     };
     use domain::ApprovalId;
     let dir = tempfile::tempdir().unwrap();
     let url = crate::helpers::database_url(dir.path()).await;
     let (a, b) = (Store::connect(&url, Bus::default()).await.unwrap(), Store::connect(&url, Bus::default()).await.unwrap());
-    let mut w = a.write(Scope::People).await.unwrap();
+    let mut w = a.write(WriteScope::People).await.unwrap();
     for n in 0..100 {
         let (address, approval_id) = (format!("p{n}@example.com"), ApprovalId::new(format!("a{n}")));
         let notice = outbox::EmailNotice { approval_id: approval_id.clone(), person: format!("p{n}"), reminder: 0 };

@@ -11,7 +11,7 @@ use axum::{
 };
 use serde_json::json;
 
-use crate::{api::ApiError, state::AppState};
+use crate::{error::ApiError, state::AppState};
 
 pub async fn card(State(state): State<AppState>, Path(agent): Path<String>) -> Response {
     let Some(agent) = state.orchestrator.agents().get(&agent) else {

@@ -28,7 +28,7 @@ use wire::{Method, TaskView, Version, code};
 use crate::{
     EngineError,
     auth::{
-        Credential, Viewer,
+        Credential, MaybeUser,
         scopes::{MAY_NOT_STOP, Scope, Scopes, may_stop},
     },
     orchestrator::{Actor, Decision},
@@ -99,7 +99,7 @@ impl From<EngineError> for RpcError {
 
 async fn rpc(
     State(state): State<AppState>,
-    Extension(viewer): Extension<Viewer>,
+    Extension(viewer): Extension<MaybeUser>,
     scopes: Scopes,
     credential: Option<Extension<Credential>>,
     Path(agent): Path<String>,
@@ -296,7 +296,7 @@ async fn start(
 
 /// What a decision message asks: one decision (for every pending call of the task, or the one
 /// `approval_id` names), or a batch deciding each call on its own.
-enum Answer {
+enum ApprovalAnswer {
     One {
         approval: Option<ApprovalId>,
         decision: Decision,
@@ -308,7 +308,7 @@ enum Answer {
 /// The decision a data part carries: `{"decision_type": "approve", "args"?, "approval_id"?}`,
 /// `{"decision_type": "reject" | "deny", "reason" | "rejection_reason"?}`, or
 /// `{"decision_type": "batch", "decisions": {id: "approve" | "reject"}, "rejection_reasons"?: {id: reason}}`.
-fn answer(data: &Value) -> Result<Answer, RpcError> {
+fn answer(data: &Value) -> Result<ApprovalAnswer, RpcError> {
     let invalid = |message: &str| RpcError::new(code::INVALID_PARAMS, message.to_owned());
     let text = |v: &Value| v.as_str().map(str::to_owned).filter(|r| !r.trim().is_empty());
     let reason = text(&data["reason"]).or_else(|| text(&data["rejection_reason"]));
@@ -322,8 +322,8 @@ fn answer(data: &Value) -> Result<Answer, RpcError> {
     // schema as the API does (not an object: refused); dropped, the call would run unedited.
     let args = data.get("args").filter(|a| !a.is_null()).cloned();
     match data["decision_type"].as_str() {
-        Some("approve") => Ok(Answer::One { approval, decision: Decision::Approve { args, grant: None } }),
-        Some("reject" | "deny") => Ok(Answer::One { approval, decision: Decision::Reject { reason } }),
+        Some("approve") => Ok(ApprovalAnswer::One { approval, decision: Decision::Approve { args, grant: None } }),
+        Some("reject" | "deny") => Ok(ApprovalAnswer::One { approval, decision: Decision::Reject { reason } }),
         Some("batch") => {
             let decisions = data["decisions"].as_object().filter(|d| !d.is_empty());
             let decisions =
@@ -337,7 +337,7 @@ fn answer(data: &Value) -> Result<Answer, RpcError> {
                 };
                 batch.insert(id.clone(), decision);
             }
-            Ok(Answer::Batch(batch))
+            Ok(ApprovalAnswer::Batch(batch))
         }
         _ => Err(invalid("decision_type must be \"approve\", \"reject\" or \"batch\"")),
     }
@@ -353,14 +353,14 @@ async fn decide(state: &AppState, user: &User, task_id: &str, data: &Value) -> R
     }
     let actor = actor(user);
     match answer {
-        Answer::One { approval: Some(approval), decision } => {
+        ApprovalAnswer::One { approval: Some(approval), decision } => {
             let row = approvals::get(&state.store, &approval).await?;
             if row.is_none_or(|a| a.task_id != task.id) {
                 return Err(RpcError::new(code::INVALID_PARAMS, format!("approval {approval} is not one of task {task_id}'s")));
             }
             state.decisions.decide(&approval, decision, &actor).await?;
         }
-        Answer::One { approval: None, decision } => {
+        ApprovalAnswer::One { approval: None, decision } => {
             let pending = approvals::pending_for_task(&state.store, &task.id).await?;
             match (&decision, pending.as_slice()) {
                 // Edited arguments belong to one call: decide that one.
@@ -378,7 +378,7 @@ async fn decide(state: &AppState, user: &User, task_id: &str, data: &Value) -> R
                 }
             }
         }
-        Answer::Batch(batch) => {
+        ApprovalAnswer::Batch(batch) => {
             // Each id names a pending call of this task, by approval id or call id; the engine then
             // decides all of them in one write, or none.
             let pending = approvals::pending_for_task(&state.store, &task.id).await?;

@@ -111,7 +111,7 @@ pub fn result(summary: &str, risk: &str, needs: Option<&str>, sealed: String) ->
 
 /// What the person answered.
 #[derive(Debug)]
-pub enum Answer {
+pub enum InputAnswer {
     Decide(Decision),
     /// No answer (none sent, or the person dismissed the question): the call waits for someone.
     Wait,
@@ -119,13 +119,13 @@ pub enum Answer {
 
 /// The answer in `inputResponses`: `accept` with `{approve, reason?}`, `decline` (a rejection),
 /// or `cancel` (no decision).
-pub fn answer(responses: Option<&std::collections::BTreeMap<String, Value>>) -> Result<Answer, String> {
-    let Some(response) = responses.and_then(|r| r.get(INPUT)) else { return Ok(Answer::Wait) };
+pub fn answer(responses: Option<&std::collections::BTreeMap<String, Value>>) -> Result<InputAnswer, String> {
+    let Some(response) = responses.and_then(|r| r.get(INPUT)) else { return Ok(InputAnswer::Wait) };
     let reason = response["content"]["reason"].as_str().map(str::to_owned).filter(|r| !r.trim().is_empty());
     match (response["action"].as_str(), response["content"]["approve"].as_bool()) {
-        (Some("accept"), Some(true)) => Ok(Answer::Decide(Decision::Approve { args: None, grant: None })),
-        (Some("accept"), Some(false)) | (Some("decline"), _) => Ok(Answer::Decide(Decision::Reject { reason })),
-        (Some("cancel"), _) => Ok(Answer::Wait),
+        (Some("accept"), Some(true)) => Ok(InputAnswer::Decide(Decision::Approve { args: None, grant: None })),
+        (Some("accept"), Some(false)) | (Some("decline"), _) => Ok(InputAnswer::Decide(Decision::Reject { reason })),
+        (Some("cancel"), _) => Ok(InputAnswer::Wait),
         _ => Err(format!(
             "inputResponses.{INPUT} must be an elicitation result: {{\"action\": \"accept\", \"content\": {{\"approve\": true | false}}}}, \"decline\" or \"cancel\""
         )),
@@ -167,15 +167,15 @@ mod tests {
         let decide = |v: Value| answer(Some(&responses(v)));
         assert!(matches!(
             decide(json!({ "action": "accept", "content": { "approve": true } })),
-            Ok(Answer::Decide(Decision::Approve { .. }))
+            Ok(InputAnswer::Decide(Decision::Approve { .. }))
         ));
         assert!(matches!(
             decide(json!({ "action": "accept", "content": { "approve": false, "reason": "no" } })),
-            Ok(Answer::Decide(Decision::Reject { reason: Some(r) })) if r == "no"
+            Ok(InputAnswer::Decide(Decision::Reject { reason: Some(r) })) if r == "no"
         ));
-        assert!(matches!(decide(json!({ "action": "decline" })), Ok(Answer::Decide(Decision::Reject { reason: None }))));
-        assert!(matches!(decide(json!({ "action": "cancel" })), Ok(Answer::Wait)));
-        assert!(matches!(answer(None), Ok(Answer::Wait)));
+        assert!(matches!(decide(json!({ "action": "decline" })), Ok(InputAnswer::Decide(Decision::Reject { reason: None }))));
+        assert!(matches!(decide(json!({ "action": "cancel" })), Ok(InputAnswer::Wait)));
+        assert!(matches!(answer(None), Ok(InputAnswer::Wait)));
         for bad in [json!({ "action": "accept" }), json!({ "action": "accept", "content": { "approve": "yes" } }), json!("ok")] {
             assert!(decide(bad.clone()).is_err(), "{bad}");
         }

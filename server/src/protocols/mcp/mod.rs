@@ -25,7 +25,7 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use domain::{ApprovalId, ConversationId, TaskId, wire::Conversation};
-use input_required::{Answer, RequestState};
+use input_required::{InputAnswer, RequestState};
 use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler,
     model::{
@@ -42,7 +42,7 @@ use wait::Waited;
 use crate::{
     EngineError,
     auth::{
-        ByToken, Credential, Viewer,
+        ByToken, Credential, MaybeUser,
         scopes::{Scope, Scopes, may_stop},
     },
     orchestrator::Actor,
@@ -92,7 +92,7 @@ async fn json_rpc_only(axum::extract::State(state): axum::extract::State<AppStat
         Ok(rmcp::model::ClientJsonRpcMessage::Notification(n)) => {
             if let rmcp::model::ClientNotification::CancelledNotification(cancelled) = n.notification
                 && let Some(credential) = parts.extensions.get::<Credential>()
-                && let Some(Viewer(Some(_))) = parts.extensions.get::<Viewer>()
+                && let Some(MaybeUser(Some(_))) = parts.extensions.get::<MaybeUser>()
                 && let Some(agent) = parts.uri.path().strip_prefix("/mcp/").map(|a| a.trim_end_matches('/'))
             {
                 let scopes = parts.extensions.get::<Scopes>().copied().unwrap_or(Scopes::NONE);
@@ -112,7 +112,7 @@ fn json_rpc_error(status: StatusCode, code: i64, message: &str) -> Response {
 /// The gateway speaks to programs: a bearer token is its only credential (no cookies, so no
 /// cross-site requests). Anything else is a 401 in JSON-RPC's shape.
 async fn tokens_only(req: Request, next: Next) -> Response {
-    let user = req.extensions().get::<Viewer>().and_then(|v| v.0.as_ref()).is_some();
+    let user = req.extensions().get::<MaybeUser>().and_then(|v| v.0.as_ref()).is_some();
     if user && req.extensions().get::<ByToken>().is_some() {
         return next.run(req).await;
     }
@@ -138,7 +138,7 @@ fn offered(state: &AppState, name: &str) -> bool {
 /// The request's user and a key for the client (its token).
 fn caller(context: &RequestContext<RoleServer>) -> Result<(User, String), McpError> {
     let parts = context.extensions.get::<axum::http::request::Parts>();
-    let user = parts.and_then(|p| p.extensions.get::<Viewer>()).and_then(|v| v.0.clone());
+    let user = parts.and_then(|p| p.extensions.get::<MaybeUser>()).and_then(|v| v.0.clone());
     let key = parts.and_then(|p| p.extensions.get::<Credential>()).map(|c| c.0.clone());
     match (user, key) {
         (Some(user), Some(key)) => Ok((user, key)),
@@ -340,7 +340,7 @@ impl Gateway {
         let request = RequestState::open(&state.links, sealed, now, key, tool, args).map_err(|e| McpError::invalid_params(e, None))?;
         let answer = input_required::answer(responses).map_err(|e| McpError::invalid_params(e, None))?;
         let (approval, task) = (ApprovalId::from(request.approval), TaskId::from(request.task));
-        if let Answer::Decide(decision) = answer {
+        if let InputAnswer::Decide(decision) = answer {
             if !scopes(context).allows(Scope::Decide) {
                 return Err(McpError::invalid_request("this API token may only call: deciding needs a token with the decide scope", None));
             }

@@ -1,4 +1,5 @@
-//! The one error type of the API. Every failure leaves as `{"error": {"code", "message", "details"?}}`.
+//! The one error type of the API, which auth, the forms and the protocols answer with too. Every
+//! failure leaves as `{"error": {"code", "message", "details"?}}`.
 
 use axum::{
     Json,
@@ -36,16 +37,6 @@ pub enum ApiError {
     /// Anything unexpected: logged in full, answered without detail.
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
-}
-
-impl From<crate::auth::limits::Refusal> for ApiError {
-    fn from(refusal: crate::auth::limits::Refusal) -> Self {
-        use crate::auth::limits::Refusal;
-        match refusal {
-            Refusal::Limited { message, retry_after_secs } => Self::TooManyRequests { message, retry_after_secs },
-            Refusal::Failed(err) => Self::Internal(err),
-        }
-    }
 }
 
 impl ApiError {

@@ -18,10 +18,10 @@ use std::{
 use futures::{Stream, StreamExt};
 use tokio::sync::broadcast::error::RecvError;
 
-use super::ApiError;
 use crate::{
     auth::{Credential, CurrentUser},
     bus::Bus,
+    error::ApiError,
 };
 
 #[derive(Clone, Debug)]
