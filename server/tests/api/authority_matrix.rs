@@ -147,7 +147,7 @@ pub(crate) struct Pending {
 }
 
 /// The refund as an MCP 2026-07-28 client calls it (`extra` params: the answer and the state).
-fn mcp_call(extra: Value) -> Value {
+pub(crate) fn mcp_call(extra: Value) -> Value {
     let mut params = json!({
         "name": "process_refund", "arguments": { "order_id": 1001 },
         "_meta": {
@@ -164,7 +164,7 @@ fn mcp_call(extra: Value) -> Value {
 
 /// Sends a 2026-07-28 request to the MCP gateway; its JSON-RPC answer (sent as JSON or as the
 /// last message of an SSE stream).
-async fn mcp(app: &TestApp, token: &str, body: Value) -> Value {
+pub(crate) async fn mcp(app: &TestApp, token: &str, body: Value) -> Value {
     let response = client_with_token(token)
         .post(app.url("/mcp/support"))
         .header("accept", "application/json, text/event-stream")

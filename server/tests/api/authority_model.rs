@@ -29,11 +29,17 @@
 //! the plan, and once it is approved the model says which steps run without asking (those the
 //! plan's approver could have approved alone, docs/security.md "Grants") and how many are asked.
 //!
-//! Not drawn, and why: an MCP client's elicitation is offered only for a call made through the
-//! MCP gateway (the model's calls are made in a chat), and the MCP gateway's cancellation stops
-//! only such a call (mcp_gateway.rs and the matrix test both); emailed links are the signed
-//! links above, delivered by SMTP (email.rs); the console (`approvals watch`) needs a terminal
-//! and decides through the same REST calls as the CLI.
+//! In about a fifth of the cases the refund comes from alice's MCP client through the gateway
+//! (2026-07-28, showing elicitations: [`McpClient`]) instead of a chat. The client answers its
+//! elicitation when it was given a `requestState` (a door of its own, [`Door::Mcp`]: an answer
+//! after someone else decided is told that outcome and changes nothing), and cancels its request
+//! (`notifications/cancelled`): a call still waiting is stopped for good, a decided one is left
+//! as it is. A2A and AG-UI are not drawn there (they reach conversations made through them), nor
+//! a restart while the client holds a request open (that ends the request, and with it the call).
+//!
+//! Not drawn, and why: emailed links are the signed links above, delivered by SMTP (email.rs);
+//! the console (`approvals watch`) needs a terminal and decides through the same REST calls as
+//! the CLI.
 //!
 //! `./x test` runs `COUNTERSIGN_MODEL_CASES` cases (default 16) from a fixed seed;
 //! `scripts/authority-model.sh` runs many more from a random seed and prints it. A failure
@@ -41,7 +47,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use domain::TaskStatus;
+use domain::{ConversationId, TaskId, TaskStatus};
 use proptest::{
     prelude::*,
     test_runner::{Config, RngSeed, TestCaseError, TestRunner},
@@ -142,10 +148,17 @@ enum Door {
     A2a,
     /// An AG-UI run on the thread that resumes the call's interrupt.
     AgUi,
+    /// The MCP client that made the call (alice's, in the cases where the call comes through the
+    /// gateway) sends it again with the `requestState` it was answered with and the person's
+    /// answer to the elicitation. Only while the client holds such a state.
+    Mcp,
 }
 
 impl Door {
     const ALL: [Door; 9] = [Door::Rest, Door::Cli, Door::Form, Door::Link, Door::Slack, Door::Bulk, Door::FormAll, Door::A2a, Door::AgUi];
+    /// For a call an MCP client made: A2A and AG-UI reach conversations made through them, and
+    /// the gateway's conversation is its client's; the client itself answers instead.
+    const FOR_MCP: [Door; 8] = [Door::Rest, Door::Cli, Door::Form, Door::Link, Door::Slack, Door::Bulk, Door::FormAll, Door::Mcp];
 
     /// Whether `who` reaches the call through this door at all. Approve / Reject All, the batch
     /// bar and A2A act on the task, which only those who see the conversation see (its owner and
@@ -156,7 +169,7 @@ impl Door {
         match self {
             Door::Rest | Door::Cli | Door::Form | Door::Link | Door::Slack => true,
             Door::Bulk | Door::FormAll | Door::A2a => who == "alice" || who == "root",
-            Door::AgUi => who == "alice",
+            Door::AgUi | Door::Mcp => who == "alice",
         }
     }
 
@@ -169,7 +182,7 @@ impl Door {
             Door::Bulk => authority_matrix::Door::Bulk,
             Door::A2a => authority_matrix::Door::A2a,
             Door::AgUi => authority_matrix::Door::AgUi,
-            Door::Form | Door::FormAll | Door::Slack => return None,
+            Door::Form | Door::FormAll | Door::Slack | Door::Mcp => return None,
         })
     }
 }
@@ -198,6 +211,8 @@ enum Step {
     /// The pending approval's deadline passes (it is moved into the past in the database, as a
     /// clock would): the sweeper applies its timeout action.
     TimeOut,
+    /// The MCP client that made the call sends `notifications/cancelled` for its request.
+    Cancel,
 }
 
 #[derive(Clone, Debug)]
@@ -212,6 +227,9 @@ struct Case {
     /// With a `plan` gate: alice asks for two refunds at once, `amount` on order 1001 and this on
     /// order 1004, which the agent proposes as one plan.
     plan: Option<u32>,
+    /// The call comes from alice's MCP client through the gateway (a 2026-07-28 client that shows
+    /// elicitations), not from a chat.
+    mcp: bool,
     steps: Vec<Step>,
 }
 
@@ -237,24 +255,41 @@ fn gate(plan: bool) -> impl Strategy<Value = GateSpec> {
 }
 
 fn case() -> impl Strategy<Value = Case> {
-    let decide = (proptest::sample::select(PEOPLE.to_vec()), proptest::bool::weighted(0.8)).prop_flat_map(|(who, yes)| {
-        let doors: Vec<Door> = Door::ALL.into_iter().filter(|d| d.reaches(who)).collect();
-        proptest::sample::select(doors).prop_map(move |door| Step::Decide(who, yes, door))
-    });
+    let decide = |mcp: bool| {
+        let any_door = (proptest::sample::select(PEOPLE.to_vec()), proptest::bool::weighted(0.8)).prop_flat_map(move |(who, yes)| {
+            let doors = if mcp { Door::FOR_MCP.to_vec() } else { Door::ALL.to_vec() };
+            let doors: Vec<Door> = doors.into_iter().filter(|d| d.reaches(who)).collect();
+            proptest::sample::select(doors).prop_map(move |door| Step::Decide(who, yes, door))
+        });
+        // The MCP client answering its elicitation, often where there is one.
+        let client = proptest::bool::weighted(0.8).prop_map(|yes| Step::Decide("alice", yes, Door::Mcp));
+        match mcp {
+            true => prop_oneof![3 => any_door, 2 => client].boxed(),
+            false => any_door.boxed(),
+        }
+    };
     let amount = || prop_oneof![Just(5u32), Just(150u32)];
     // A plan: one `plan` gate (at a random place among the others) and a second refund.
-    let plan = proptest::option::weighted(0.35, (amount(), any::<proptest::sample::Index>(), gate(true)));
-    (proptest::sample::subsequence(vec!["alice", "bob", "carol"], 1..=2), any::<bool>(), amount(), plan)
-        .prop_flat_map(move |(finance, finance_in_db, first, plan)| {
+    let plan = proptest::option::weighted(0.3, (amount(), any::<proptest::sample::Index>(), gate(true)));
+    (proptest::sample::subsequence(vec!["alice", "bob", "carol"], 1..=2), any::<bool>(), amount(), plan, proptest::bool::weighted(0.3))
+        .prop_flat_map(move |(finance, finance_in_db, first, plan, mcp)| {
             let planned = plan.is_some();
-            let gates = proptest::collection::vec(gate(planned), 1..=3);
+            // A call through the MCP gateway is never asked in a chat (it has none).
+            let mcp = mcp && !planned;
+            let gates = proptest::collection::vec(gate(planned), 1..=3)
+                .prop_map(move |gates| gates.into_iter().map(|g| GateSpec { in_chat: g.in_chat && !mcp, ..g }).collect::<Vec<_>>());
+            // The steps of one kind of case: a chat's yes or no and the next refund; a plan's
+            // conversation asks nothing after it; an MCP client cancels its request.
+            let (weight, own) = match (planned, mcp) {
+                (false, false) => (5, prop_oneof![2 => any::<bool>().prop_map(Step::Chat), 3 => amount().prop_map(Step::Again)].boxed()),
+                (true, _) => (1, Just(Step::TimeOut).boxed()),
+                (false, true) => (2, Just(Step::Cancel).boxed()),
+            };
             let steps = proptest::collection::vec(
                 prop_oneof![
-                    8 => decide.clone(),
+                    8 => decide(mcp),
                     3 => proptest::sample::select(PEOPLE.to_vec()).prop_map(Step::Grant),
-                    2 => any::<bool>().prop_map(Step::Chat),
-                    // A plan's conversation asks nothing after it.
-                    (if planned { 0 } else { 3 }) => amount().prop_map(Step::Again),
+                    weight => own,
                     1 => Just(Step::Delegate),
                     1 => Just(Step::DisableBob),
                     1 => Just(Step::EnableBob),
@@ -264,16 +299,16 @@ fn case() -> impl Strategy<Value = Case> {
                 ],
                 1..=8,
             );
-            (Just((finance, finance_in_db, first, plan)), gates, steps)
+            (Just((finance, finance_in_db, first, plan, mcp)), gates, steps)
         })
-        .prop_map(|((finance, finance_in_db, amount, plan), mut gates, steps)| {
+        .prop_map(|((finance, finance_in_db, amount, plan, mcp), mut gates, steps)| {
             let plan = plan.map(|(second, at, mut gate)| {
                 gate.kind = Kind::Plan;
                 gate.grantable = None;
                 gates.insert(at.index(gates.len() + 1), gate);
                 second
             });
-            Case { finance, finance_in_db, gates, amount, plan, steps }
+            Case { finance, finance_in_db, gates, amount, plan, mcp, steps }
         })
 }
 
@@ -371,6 +406,8 @@ enum State {
     Pending,
     Approved,
     Rejected,
+    /// Its client stopped waiting for it: it never runs.
+    Cancelled,
 }
 
 impl Model {
@@ -615,6 +652,17 @@ impl Model {
         }
     }
 
+    /// The client that made the call cancels its request: a call still waiting is stopped for
+    /// good; a decided one is left as it is.
+    fn cancel(&mut self) -> bool {
+        let waiting = self.state == State::Pending;
+        if waiting {
+            self.state = State::Cancelled;
+            CANCELLED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        waiting
+    }
+
     /// An approved plan's steps, released at once: a step no gate stops runs; one that a gate
     /// stops runs only when the person who approved the plan (`giver`; none when a timeout
     /// approved it) could have approved that step alone now ("Grants": every matching gate may
@@ -847,23 +895,46 @@ async fn run(case: Case) -> Result<(), TestCaseError> {
         let (status, body) = app.as_user("root").post_json("/api/groups", json!({ "name": "finance", "members": members })).await;
         prop_assert_eq!(status, 201, "the group finance, made through the API: {}", body);
     }
-    let c = app.create_conversation().await;
     let mut model = Model::new(&case);
-    let asks = match case.plan {
-        Some(second) => format!("refund ${} on order 1001 and refund ${second} on order 1004", case.amount),
-        None => format!("refund ${} on order 1001", case.amount),
+    let mut client = McpClient { amount: case.amount, open: None, state: None };
+    let (c, mut task) = match case.mcp {
+        true => client.call(&app).await,
+        false => {
+            let c = app.create_conversation().await;
+            let asks = match case.plan {
+                Some(second) => format!("refund ${} on order 1001 and refund ${second} on order 1004", case.amount),
+                None => format!("refund ${} on order 1001", case.amount),
+            };
+            let task = app.say(&c, &asks).await;
+            (c, task)
+        }
     };
-    let mut task = app.say(&c, &asks).await;
     // The pending call the steps decide (the last one asked, if any was).
     let mut at = asked(&app, &c, &task, &model).await?;
+    // Once the call waits, the client is answered "input required" at once when it may ask its
+    // person; otherwise its request stays open.
+    client.settle(std::time::Duration::from_millis(500)).await;
     let mut people = People { tokens: PEOPLE.iter().map(|p| (*p, app.tokens[*p].clone())).collect(), browsers: HashMap::new() };
     for (i, step) in case.steps.iter().enumerate() {
         STEPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let app = server.app.clone();
         let root = app.as_user("root");
         let before = events(&app, &c).await;
+        client.look().await;
         let (taken, answer, accepted) = match *step {
             Step::Decide(..) | Step::Grant(_) if at.is_none() => continue,
+            // The client answers only with a state it was given (and holds no request meanwhile).
+            Step::Decide(_, _, Door::Mcp) if client.state.is_none() => continue,
+            Step::Decide(who, approve, Door::Mcp) => {
+                // An answer that comes after someone else decided is told that decision's outcome:
+                // taken only if it changed the approval.
+                let approval = &at.as_ref().unwrap().approval;
+                let before = snapshot(&app, approval).await;
+                let (answered, answer) = client.answer(&app, &people.tokens[who], approve).await;
+                let taken = answered && snapshot(&app, approval).await != before;
+                MCP_ANSWERS.fetch_add(usize::from(taken), std::sync::atomic::Ordering::Relaxed);
+                (taken, answer, model.decide(who, approve))
+            }
             Step::Decide(who, approve, door) => {
                 let at = at.as_ref().unwrap();
                 // A link is made only for someone who could approve with it (links::issue checks
@@ -929,6 +1000,9 @@ async fn run(case: Case) -> Result<(), TestCaseError> {
                 let answer = response.text().await.unwrap_or_default();
                 (ok(status), format!("{status} {answer}"), model.remove_from_finance(person))
             }
+            // A restart ends the request the client holds open, and with it the call (its client
+            // stopped waiting): not drawn while one is open.
+            Step::Restart if client.holds() => continue,
             Step::Restart => {
                 let kept = match &at {
                     Some(at) => Some(snapshot(&app, &at.approval).await),
@@ -941,6 +1015,18 @@ async fn run(case: Case) -> Result<(), TestCaseError> {
                     prop_assert_eq!(snapshot(&server.app, &at.approval).await, kept, "step {}: the restart changed the approval", i);
                 }
                 (true, "restarted".to_owned(), true)
+            }
+            Step::Cancel => {
+                let canceled = async |at: &Option<Pending>| match at {
+                    Some(at) => snapshot(&app, &at.approval).await.0 == "canceled",
+                    None => false,
+                };
+                let before = canceled(&at).await;
+                let status = cancel_request(&app, &people.tokens["alice"]).await;
+                let accepted = model.cancel();
+                // A cancellation that stops the call does so before its 202.
+                let stopped = !before && canceled(&at).await;
+                (status == 202 && stopped, format!("{status}, the approval canceled by it: {stopped}"), accepted)
             }
             Step::TimeOut if model.state != State::Pending => continue,
             Step::TimeOut => {
@@ -976,6 +1062,101 @@ async fn run(case: Case) -> Result<(), TestCaseError> {
         prop_assert_eq!(refunded, (f64::from(first), f64::from(later)), "step {}: ran iff the model says", i);
     }
     Ok(())
+}
+
+/// alice's MCP client (2026-07-28, showing elicitations, with her token): the refund it calls,
+/// the request it holds open while its call waits, and the `requestState` it was answered with
+/// when it may ask its person.
+struct McpClient {
+    amount: u32,
+    open: Option<tokio::task::JoinHandle<Value>>,
+    state: Option<String>,
+}
+
+impl McpClient {
+    /// The refund's request; `extra` params (its answer and state).
+    fn request(&self, extra: Value) -> Value {
+        let mut extra = extra;
+        extra["arguments"] = json!({ "order_id": 1001, "amount": self.amount });
+        authority_matrix::mcp_call(extra)
+    }
+
+    /// Calls the refund: the gateway's conversation (alice's only one) and the call's task.
+    async fn call(&mut self, app: &TestApp) -> (ConversationId, TaskId) {
+        let (app2, body) = (app.clone(), self.request(json!({})));
+        let token = app.tokens["alice"].clone();
+        self.open = Some(tokio::spawn(async move { authority_matrix::mcp(&app2, &token, body).await }));
+        let c = crate::helpers::eventually("the MCP client's call to be recorded", || async {
+            let (_, list) = app.get_json("/api/conversations").await;
+            let c = ConversationId::from(list.as_array()?.first()?["id"].as_str()?.to_owned());
+            (!app.detail(&c).await.view.tasks.is_empty()).then_some(c)
+        })
+        .await;
+        let task = app.detail(&c).await.view.tasks.last().expect("the call's task").task_id.clone();
+        (c, task)
+    }
+
+    /// Waits up to `within` for the open request's answer; keeps the state of an "input
+    /// required" one. The answer, if it came.
+    async fn settle(&mut self, within: std::time::Duration) -> Option<Value> {
+        let open = self.open.as_mut()?;
+        let answer = tokio::time::timeout(within, open).await.ok()?.expect("the MCP request's task");
+        self.open = None;
+        if answer["result"]["resultType"] == "input_required" {
+            self.state = answer["result"]["requestState"].as_str().map(str::to_owned);
+        }
+        Some(answer)
+    }
+
+    /// Takes the open request's answer if it came meanwhile (a held call that came to wait for
+    /// alice's decision is answered "input required" then).
+    async fn look(&mut self) {
+        if self.open.as_ref().is_some_and(|o| o.is_finished()) {
+            self.settle(std::time::Duration::from_secs(1)).await;
+        }
+    }
+
+    fn holds(&self) -> bool {
+        self.open.as_ref().is_some_and(|o| !o.is_finished())
+    }
+
+    /// The person's answer, sent with the state: refused with a JSON-RPC error (the state kept);
+    /// otherwise answered with the call's outcome, or held while it waits for more.
+    async fn answer(&mut self, app: &TestApp, token: &str, approve: bool) -> (bool, String) {
+        let state = self.state.clone().expect("a state to answer with");
+        let body = self.request(json!({
+            "requestState": state,
+            "inputResponses": { "approval": { "action": "accept", "content": { "approve": approve } } },
+        }));
+        let (app, token) = (app.clone(), token.to_owned());
+        self.open = Some(tokio::spawn(async move { authority_matrix::mcp(&app, &token, body).await }));
+        self.state = None;
+        // A refusal is answered at once; an answer taken waits for the call's outcome.
+        match self.settle(std::time::Duration::from_millis(1500)).await {
+            Some(answer) if answer.get("error").is_some() => {
+                self.state = Some(state);
+                (false, answer.to_string())
+            }
+            Some(answer) => (true, answer.to_string()),
+            None => (true, "held until the call is decided".to_owned()),
+        }
+    }
+}
+
+/// `notifications/cancelled` for the client's request (id 1, as each of its requests), sent as
+/// a 2026-07-28 client sends it; the gateway's status.
+async fn cancel_request(app: &TestApp, token: &str) -> u16 {
+    let body = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 1, "reason": "stopped" } });
+    let response = client_with_token(token)
+        .post(app.url("/mcp/support"))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "notifications/cancelled")
+        .json(&body)
+        .send()
+        .await
+        .expect("the cancellation");
+    response.status().as_u16()
 }
 
 /// Waits for the turn that asked for `task`'s call to stop, and checks it stopped as the model
@@ -1018,7 +1199,7 @@ async fn steps_asked(app: &TestApp, task: &str) -> usize {
 /// Whether the task ends within a few seconds.
 async fn settled(app: &TestApp, task: &str) -> bool {
     for _ in 0..200 {
-        if app.task_status(task).await == TaskStatus::Completed {
+        if app.task_status(task).await.is_final() {
             return true;
         }
         tokio::time::sleep(std::time::Duration::from_millis(25)).await;
@@ -1040,6 +1221,9 @@ static GRANTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize:
 static PLANS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 static STEPS_COVERED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 static TIMED_OUT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// Decisions an MCP client's answer to its elicitation carried, and calls its cancellation stopped.
+static MCP_ANSWERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static CANCELLED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Sets the Slack workspace's secrets, once, before the first server starts (it reads them at
 /// start-up).
@@ -1075,10 +1259,12 @@ fn check(cases: u32, seed: u64) {
     let plans = PLANS.load(std::sync::atomic::Ordering::Relaxed);
     let steps_covered = STEPS_COVERED.load(std::sync::atomic::Ordering::Relaxed);
     let timed_out = TIMED_OUT.load(std::sync::atomic::Ordering::Relaxed);
+    let (answers, cancelled) =
+        (MCP_ANSWERS.load(std::sync::atomic::Ordering::Relaxed), CANCELLED.load(std::sync::atomic::Ordering::Relaxed));
     println!(
         "authority model: {cases} cases, {steps} steps ({granted} grants given, {covered} calls let through by one; {plans} plans \
-         released, {steps_covered} gated steps let through by the plan's approval; {timed_out} timeouts), seed {seed}: the server \
-         agreed with the model"
+         released, {steps_covered} gated steps let through by the plan's approval; {timed_out} timeouts; {answers} MCP elicitation \
+         answers taken, {cancelled} calls stopped by their client's cancellation), seed {seed}: the server agreed with the model"
     );
 }
 
@@ -1101,6 +1287,7 @@ fn a_call_rejected_before_is_refused_again_without_asking() {
         gates: vec![gate],
         amount: 5,
         plan: None,
+        mcp: false,
         steps: vec![Step::Decide("alice", false, Door::Rest), Step::Again(5), Step::Decide("alice", false, Door::Rest), Step::Again(5)],
     };
     run_case(case).unwrap();
@@ -1133,6 +1320,7 @@ fn a_plan_approved_by_someone_who_cannot_see_its_steps_lets_none_of_them_through
         gates: vec![gate(Kind::Plan, vec!["user:bob"]), gate(Kind::Refunds, Vec::new())],
         amount: 5,
         plan: Some(150),
+        mcp: false,
         steps: vec![Step::Decide("bob", true, Door::Rest)],
     };
     run_case(case).unwrap();
