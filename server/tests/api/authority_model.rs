@@ -117,6 +117,12 @@ struct GateSpec {
 }
 
 impl GateSpec {
+    /// A gate of this kind asked of one of `approvers` (anyone who sees the call if none), with
+    /// no other rule: the named cases start from it.
+    fn one_person(kind: Kind, approvers: Vec<&'static str>) -> Self {
+        GateSpec { kind, approvers, quorum: 1, four_eyes: false, grantable: None, in_chat: false, approves_on_timeout: false }
+    }
+
     /// Whether "always allow" may be given under the gate: what it says, else only when it asks
     /// nothing of each call on its own (no approvers, quorum or four-eyes).
     fn grantable(&self) -> bool {
@@ -1272,19 +1278,10 @@ fn check(cases: u32, seed: u64) {
 /// (docs/security.md, "The authority rules"), whichever gate stops it.
 #[test]
 fn a_call_rejected_before_is_refused_again_without_asking() {
-    let gate = GateSpec {
-        kind: Kind::All,
-        approvers: Vec::new(),
-        quorum: 1,
-        four_eyes: false,
-        grantable: None,
-        in_chat: false,
-        approves_on_timeout: false,
-    };
     let case = Case {
         finance: vec!["alice"],
         finance_in_db: false,
-        gates: vec![gate],
+        gates: vec![GateSpec::one_person(Kind::All, Vec::new())],
         amount: 5,
         plan: None,
         mcp: false,
@@ -1305,19 +1302,10 @@ fn decisions_agree_with_the_reference_model() {
 /// the admins could have approved them alone, so they are asked.
 #[test]
 fn a_plan_approved_by_someone_who_cannot_see_its_steps_lets_none_of_them_through() {
-    let gate = |kind, approvers| GateSpec {
-        kind,
-        approvers,
-        quorum: 1,
-        four_eyes: false,
-        grantable: None,
-        in_chat: false,
-        approves_on_timeout: false,
-    };
     let case = Case {
         finance: vec!["alice"],
         finance_in_db: false,
-        gates: vec![gate(Kind::Plan, vec!["user:bob"]), gate(Kind::Refunds, Vec::new())],
+        gates: vec![GateSpec::one_person(Kind::Plan, vec!["user:bob"]), GateSpec::one_person(Kind::Refunds, Vec::new())],
         amount: 5,
         plan: Some(150),
         mcp: false,
