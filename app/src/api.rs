@@ -12,7 +12,6 @@ use crate::{
     client::{self, ApiFailure},
     data::QueueQuery,
     domain::page::EarlierItems,
-    domain::replay::Report,
     domain::wire::{
         AgentInfo, Approval, ApproveRequest, CallPreview, Conversation, ConversationDetail, DecisionOutcome, DeferRequest, Delegation,
         Group, GroupMembers, LivePolicy, Login, Me, NewConversation, NewDelegation, NewGroup, NewMessage, PreviewRequest, RejectRequest,
@@ -177,9 +176,10 @@ pub async fn live_policy() -> Answer<LivePolicy> {
     client::get("/api/policy").await
 }
 
-/// What a draft configuration would have changed on the calls recorded (admins; reads only).
-pub async fn replay_policy(request: &ReplayRequest) -> Answer<Report> {
-    client::post("/api/policy/replay", request).await
+/// What a draft configuration would have changed on the calls recorded (admins; reads only), as
+/// the report's HTML the server renders (app/src/components/replay_report.rs).
+pub async fn replay_policy(request: &ReplayRequest) -> Answer<String> {
+    client::post_for_html("/api/policy/replay", request).await
 }
 
 pub async fn audit_verification() -> Answer<Value> {

@@ -35,7 +35,8 @@ mod imp {
     use super::*;
     use gloo_net::http::{Request, Response};
 
-    async fn read<T: DeserializeOwned>(response: Result<Response, gloo_net::Error>) -> Result<T, ApiFailure> {
+    /// A successful answer's status and text, or the failure it says.
+    async fn read_text(response: Result<Response, gloo_net::Error>) -> Result<(u16, String), ApiFailure> {
         let response =
             response.map_err(|e| ApiFailure { status: 0, message: format!("cannot reach the server ({e})"), details: vec![] })?;
         let status = response.status();
@@ -47,6 +48,11 @@ mod imp {
         if !(200..300).contains(&status) {
             return Err(failure_from_body(status, &text));
         }
+        Ok((status, text))
+    }
+
+    async fn read<T: DeserializeOwned>(response: Result<Response, gloo_net::Error>) -> Result<T, ApiFailure> {
+        let (status, text) = read_text(response).await?;
         serde_json::from_str(&text).map_err(|e| ApiFailure { status, message: format!("unexpected answer: {e}"), details: vec![] })
     }
 
@@ -57,6 +63,17 @@ mod imp {
     pub async fn post<B: Serialize, T: DeserializeOwned>(path: &str, body: &B) -> Result<T, ApiFailure> {
         let request = Request::post(path).json(body).map_err(|e| ApiFailure { status: 0, message: e.to_string(), details: vec![] })?;
         read(request.send().await).await
+    }
+
+    /// A POST whose answer is asked for as HTML (`Accept: text/html`): a fragment the server
+    /// rendered, given as its text; a failure is still the API's JSON error.
+    pub async fn post_for_html<B: Serialize>(path: &str, body: &B) -> Result<String, ApiFailure> {
+        let request = Request::post(path).header("Accept", "text/html").json(body).map_err(|e| ApiFailure {
+            status: 0,
+            message: e.to_string(),
+            details: vec![],
+        })?;
+        Ok(read_text(request.send().await).await?.1)
     }
 
     pub async fn put<B: Serialize, T: DeserializeOwned>(path: &str, body: &B) -> Result<T, ApiFailure> {
@@ -90,6 +107,10 @@ mod imp {
         Err(unavailable())
     }
 
+    pub async fn post_for_html<B: Serialize>(_path: &str, _body: &B) -> Result<String, ApiFailure> {
+        Err(unavailable())
+    }
+
     pub async fn put<B: Serialize, T: DeserializeOwned>(_path: &str, _body: &B) -> Result<T, ApiFailure> {
         Err(unavailable())
     }
@@ -99,7 +120,7 @@ mod imp {
     }
 }
 
-pub use imp::{delete, get, post, put};
+pub use imp::{delete, get, post, post_for_html, put};
 
 #[cfg(test)]
 mod tests {

@@ -13,6 +13,9 @@ pub mod pages;
 pub mod paths;
 pub mod session;
 
+#[cfg(feature = "ssr")]
+pub use components::replay_report::replay_report_html;
+
 // The domain lives in its own crate (domain/), below the app, the engine and the server; the
 // app names it as `crate::domain` and `crate::time` like its own modules.
 use ::domain::{self, time};

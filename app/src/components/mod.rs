@@ -16,8 +16,11 @@ pub mod hydration_marker;
 pub mod json_diff;
 pub mod pending_queue;
 pub mod question_card;
+#[cfg(feature = "ssr")]
 pub mod replay_charts;
+#[cfg(feature = "ssr")]
 pub mod replay_report;
+pub mod replay_table;
 pub mod rollout_steps;
 pub mod session_notice;
 pub mod status_badge;

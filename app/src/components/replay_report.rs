@@ -1,22 +1,19 @@
 //! A replay's report on the Policy page (app/src/pages/policy.rs): the summary's numbers, the
 //! charts (stops per gate, per day, the deciders' load), the calls that show each change — each
-//! linked to its chat —, the grants that would end, the draft's warnings and the notes. Drawn in
-//! the browser once a replay answers (`POST /api/policy/replay`, domain/src/replay.rs).
+//! linked to its chat —, the grants that would end, the draft's warnings and the notes. The server
+//! renders it ([`replay_report_html`]) when the page asks `POST /api/policy/replay` for HTML, and
+//! the page puts that in place: it is plain HTML and SVG with no handler, so the browser's bundle
+//! carries neither these views nor the report's decoder (docs/performance-notes.md, "The bundle").
 
 use std::collections::BTreeMap;
 
 use leptos::prelude::*;
 
-use super::replay_charts::{BarRow, BarTable, DayChart};
+use super::{
+    replay_charts::{BarRow, BarTable, DayChart},
+    replay_table::{RESULTS_HEADING, ReplayTable, minute},
+};
 use crate::domain::replay::{DeciderLoad, EndedGrant, Example, GateStops, Rate, Report, RuleErrors};
-
-/// The results' heading: it takes keyboard focus when they arrive.
-pub const RESULTS_HEADING: &str = "replay-results";
-
-/// "2026-12-03 14:05" from an RFC 3339 time (UTC).
-pub fn minute(rfc3339: &str) -> String {
-    rfc3339.get(..16).unwrap_or(rfc3339).replace('T', " ")
-}
 
 /// "1 call", "12 calls".
 pub fn calls(n: u64) -> String {
@@ -63,6 +60,13 @@ fn rate(rate: &Rate) -> String {
 /// "2026-12-03 09:00 UTC (10)", or "none".
 fn busiest(rate: &Rate) -> String {
     rate.busiest_hour.as_ref().map_or("none".to_owned(), |h| format!("{} UTC ({})", minute(&h.starts), h.approvals))
+}
+
+/// The report, whole, as the HTML the Policy page puts in place. It is never hydrated, so the
+/// `<!>` markers the server's renderer leaves for hydration go (text it writes has its `<`
+/// escaped, so none of them is the report's own).
+pub fn replay_report_html(report: Report) -> String {
+    Owner::new().with(|| view! { <ReplayReport report /> }.to_html()).replace("<!>", "")
 }
 
 /// The report, whole.
@@ -166,29 +170,6 @@ pub fn ReplayReport(report: Report) -> impl IntoView {
             <EndedGrants grants=grants_ended />
             <Remarks no_longer_possible not_replayed warnings notes />
         </section>
-    }
-}
-
-/// A table of the report: its caption, its column headings and its rows (`children`), in a
-/// wrapper that scrolls it sideways on a narrow screen. `class`: one more class for the table.
-#[component]
-pub fn ReplayTable(
-    #[prop(into)] caption: String,
-    headers: &'static [&'static str],
-    #[prop(optional)] class: Option<&'static str>,
-    children: Children,
-) -> impl IntoView {
-    let class = class.map_or_else(|| "replay-table".to_owned(), |c| format!("replay-table {c}"));
-    view! {
-        <div class="table-wrap">
-            <table class=class>
-                <caption>{caption}</caption>
-                <thead>
-                    <tr>{headers.iter().map(|h| view! { <th scope="col">{*h}</th> }).collect_view()}</tr>
-                </thead>
-                <tbody>{children()}</tbody>
-            </table>
-        </div>
     }
 }
 

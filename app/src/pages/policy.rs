@@ -1,7 +1,8 @@
 //! `/policy` (admins): the agent configuration in force — its text, version and `policy check`
 //! warnings, rendered by the server — and a form that replays a draft against the calls recorded
 //! (`POST /api/policy/replay`: what `countersign policy replay` reports, through the same engine
-//! function), its report drawn in the browser once it answers; then how to roll a draft out
+//! function), its report rendered by the server and put in place once it answers; then how to
+//! roll a draft out
 //! (docs/config.md, "The policy's life"). A draft the server runs in shadow
 //! (`COUNTERSIGN_AGENTS_DRAFT`) is shown too, with its shadow hits by gate, and can be put in the
 //! form to compare its replay with what it recorded live. Someone else is told only that it is for
@@ -16,14 +17,11 @@ use crate::{
     components::{
         alert::{AdminsOnly, ErrorLine},
         hydration_marker::busy_until_hydrated,
-        replay_report::{RESULTS_HEADING, ReplayReport, ReplayTable, minute},
+        replay_table::{RESULTS_HEADING, ReplayTable, minute},
         rollout_steps::RolloutSteps,
     },
     data::policy_loader,
-    domain::{
-        replay::Report,
-        wire::{DraftInShadow, LivePolicy, ReplayRequest},
-    },
+    domain::wire::{DraftInShadow, LivePolicy, ReplayRequest},
     focus,
 };
 
@@ -70,8 +68,8 @@ pub fn PolicyPage() -> impl IntoView {
     }
 }
 
-/// What an admin sees: the configuration in force, the replay's form and its report (only in the
-/// browser, after a replay: the server renders none), and the steps to roll a draft out.
+/// What an admin sees: the configuration in force, the replay's form and its report (after a
+/// replay: its HTML, rendered by the server for that request), and the steps to roll a draft out.
 #[component]
 fn PolicyAdmin(live: LivePolicy) -> impl IntoView {
     let LivePolicy { path, version, text, agents, warnings, draft_in_shadow } = live;
@@ -84,7 +82,7 @@ fn PolicyAdmin(live: LivePolicy) -> impl IntoView {
     let busy = busy_until_hydrated();
     let running = RwSignal::new(false);
     let error = RwSignal::new(None::<ApiFailure>);
-    let report = RwSignal::new(None::<Report>);
+    let report = RwSignal::new(None::<String>);
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         if busy.get_untracked() {
@@ -176,7 +174,7 @@ fn PolicyAdmin(live: LivePolicy) -> impl IntoView {
             <p class="muted replay-status" role="status">{move || running.get().then_some("Replaying the draft against the recorded calls…")}</p>
             {move || error.get().map(|e| view! { <ErrorLine text=failure_text(&e) /> })}
         </form>
-        {move || report.get().map(|report| view! { <ReplayReport report /> })}
+        {move || report.get().map(|html| view! { <div class="replay-report" inner_html=html></div> })}
         <RolloutSteps path />
     }
 }

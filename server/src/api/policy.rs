@@ -4,7 +4,12 @@
 //! changes anything.
 
 use crate::error::{ApiError, ReadErrors, WriteErrors};
-use axum::{Json, extract::State};
+use axum::{
+    Json,
+    extract::State,
+    http::{HeaderMap, header},
+    response::{Html, IntoResponse, Response},
+};
 use domain::{
     replay::Report,
     wire::{LivePolicy, ReplayRequest},
@@ -60,12 +65,20 @@ pub fn live_policy(state: &AppState) -> LivePolicy {
     summary = "Replay a draft configuration against the calls recorded (admin; reads only): the report `countersign policy replay --json` gives",
     request_body = ReplayRequest,
     responses(
-        (status = 200, description = "What the draft would have changed", body = Report),
+        (status = 200, description = "What the draft would have changed: the report as JSON, or as the HTML the Policy page shows when `Accept` names `text/html` first", content(
+            (Report = "application/json"),
+            (String = "text/html"),
+        )),
         WriteErrors,
     ),
     extensions(("x-admin-only" = json!(true))),
 )]
-async fn replay(State(state): State<AppState>, _admin: Admin, ApiJson(body): ApiJson<ReplayRequest>) -> Result<Json<Report>, ApiError> {
+async fn replay(
+    State(state): State<AppState>,
+    _admin: Admin,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<ReplayRequest>,
+) -> Result<Response, ApiError> {
     let days = body.since_days.unwrap_or(DEFAULT_DAYS);
     if !(1..=MAX_DAYS).contains(&days) {
         return Err(ApiError::invalid("since_days", format!("since_days must be between 1 and {MAX_DAYS}")));
@@ -73,5 +86,37 @@ async fn replay(State(state): State<AppState>, _admin: Admin, ApiJson(body): Api
     let agent = body.agent.as_deref().map(str::trim).filter(|a| !a.is_empty());
     let live = state.orchestrator.agents();
     let report = crate::replay::run(&state.store, &body.draft, "the draft", live, i64::from(days) * DAY_MS, agent).await?;
-    Ok(Json(report))
+    Ok(if wants_html(&headers) { Html(app::replay_report_html(report)).into_response() } else { Json(report).into_response() })
+}
+
+/// Whether the caller asked for the report as HTML (the Policy page does, to put it in place):
+/// `text/html` named in `Accept` before any JSON type. Anything else gets the JSON.
+fn wants_html(headers: &HeaderMap) -> bool {
+    let Some(accept) = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()) else { return false };
+    accept
+        .split(',')
+        .map(|part| part.split(';').next().unwrap_or("").trim())
+        .find(|kind| *kind == "text/html" || kind.ends_with("/json") || *kind == "*/*")
+        .is_some_and(|kind| kind == "text/html")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn html_is_given_only_to_an_accept_that_names_it_before_json() {
+        let asks = |accept: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::ACCEPT, accept.parse().unwrap());
+            wants_html(&headers)
+        };
+        assert!(asks("text/html"));
+        assert!(asks("text/html, application/json;q=0.9"));
+        assert!(!asks("application/json"));
+        assert!(!asks("application/json, text/html"));
+        assert!(!asks("*/*"));
+        assert!(!asks("image/png"));
+        assert!(!wants_html(&HeaderMap::new()));
+    }
 }

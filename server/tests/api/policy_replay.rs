@@ -410,6 +410,38 @@ async fn an_admin_replays_a_draft_through_the_api_and_gets_the_command_lines_rep
     let cli: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
     assert_eq!(timeless(report.clone()), timeless(cli));
 
+    // The Policy page asks for the same report as HTML, rendered by the server: the same numbers,
+    // each example linked to its chat, and the heading that takes focus.
+    let html = |accept: &'static str| {
+        let request = root.client.post(root.url("/api/policy/replay")).header("Accept", accept);
+        async move {
+            let response = request.json(&json!({ "draft": draft(), "since_days": 1 })).send().await.expect("POST");
+            let kind = response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+            (response.status().as_u16(), kind, response.text().await.unwrap_or_default())
+        }
+    };
+    let (status, kind, page) = html("text/html").await;
+    assert_eq!(status, 200, "{page}");
+    assert!(kind.starts_with("text/html"), "{kind}");
+    assert!(page.starts_with("<section ") && page.contains("class=\"replay-results\""), "{page}");
+    assert!(page.contains("id=\"replay-results\""), "{page}");
+    for (stat, n) in [("calls", 7), ("asked_recorded", 4), ("asked_draft", 5), ("new_friction", 3), ("now_unasked", 2), ("grants_ended", 1)]
+    {
+        assert!(page.contains(&format!("data-stat=\"{stat}\"")) && page.contains(&format!("<dd>{n}</dd>")), "{stat} {n}: {page}");
+    }
+    let chat = examples[0]["conversation_id"].as_str().unwrap();
+    assert!(page.contains(&format!("href=\"/c/{chat}\"")), "{page}");
+    // An Accept that puts JSON first, or names no type, still gets the JSON.
+    let (status, kind, body) = html("application/json, text/html").await;
+    assert_eq!((status, kind.as_str()), (200, "application/json"), "{body}");
+    assert_eq!(timeless(serde_json::from_str(&body).unwrap()), timeless(report.clone()));
+    // A refused draft is the API's JSON error, whatever was asked for.
+    let refused = root.client.post(root.url("/api/policy/replay")).header("Accept", "text/html");
+    let response = refused.json(&json!({ "draft": "not = [toml", "since_days": 1 })).send().await.expect("POST");
+    assert_eq!(response.status().as_u16(), 422);
+    let body: Value = response.json().await.expect("a JSON error");
+    assert_eq!(body["error"]["details"][0]["path"], "/draft", "{body}");
+
     // One agent's calls; an agent no one knows is refused at /agent.
     let (status, report) = root.post_json("/api/policy/replay", json!({ "draft": draft(), "agent": "support" })).await;
     assert_eq!(status, 200, "{report}");
