@@ -4,14 +4,18 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod decode;
+pub use decode::event_from_value;
+
 pub use super::states::{ApprovalState, CallState, Risk, TaskStatus};
 use super::{
     ids::{ApprovalId, CallId, ConversationId, GrantId, TaskId},
     rules::DecisionRules,
 };
 
-/// One stored event of a conversation.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// One stored event of a conversation. The browser decodes it by hand ([`event_from_value`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Event {
     pub seq: i64,
@@ -23,7 +27,8 @@ pub struct Event {
 }
 
 /// What happened. Serialized with `"type": "<kebab-case name>"`, which is also the SSE event name.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(Deserialize))]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum EventBody {
