@@ -47,6 +47,11 @@ pub struct Shared {
     pub decisions: engine::orchestrator::Decisions,
     /// Calls an outside client proposes (the MCP gateway).
     pub client_calls: engine::orchestrator::ClientCalls,
+    /// Signed decision links as recorded: issued, emailed to their person, revoked (the server
+    /// signs them: server/src/links).
+    pub decision_links: engine::orchestrator::DecisionLinks,
+    /// What the notification channels sent (server/src/channels), recorded.
+    pub notifications: engine::orchestrator::Notifications,
     /// Groups and delegations: who may decide (engine/src/people).
     pub people: Arc<crate::people::People>,
     pub config: Arc<Config>,

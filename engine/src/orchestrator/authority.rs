@@ -141,7 +141,7 @@ impl Decisions {
 }
 
 /// [`Decisions::decider`] on any connection.
-async fn decider_in(conn: &mut sqlx::AnyConnection, actor: &Actor, approval: &ApprovalRow) -> Result<Actor, Error> {
+pub(super) async fn decider_in(conn: &mut sqlx::AnyConnection, actor: &Actor, approval: &ApprovalRow) -> Result<Actor, Error> {
     {
         let refusal = match may_decide(actor, approval, now_ms()) {
             Ok(()) => return Ok(actor.clone()),

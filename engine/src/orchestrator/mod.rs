@@ -1,4 +1,4 @@
-//! The use cases that move tasks on, in three parts.
+//! The use cases that move tasks on, in three parts, and two beside them.
 //!
 //! - [`Orchestrator`] drives tasks from the event log (docs/architecture.md, decision 2): it runs
 //!   approved calls, asks the model for the next step when nothing is pending, and stops when a
@@ -7,6 +7,9 @@
 //! - [`ClientCalls`] are the calls an outside client proposes (`client_calls.rs`).
 //! - [`Decisions`] are what people, rules and deadlines decide about what waits (`decide.rs` and
 //!   the files it names).
+//! - [`DecisionLinks`] issue, email and revoke signed decision links (`decision_links.rs`), and
+//!   [`Notifications`] record what the notification channels sent (`notifications.rs`): writes
+//!   about what waits that decide nothing.
 //!
 //! Nothing waits in memory for a decision: a decision is a database write followed by the
 //! driver's `trigger`, and a restart resumes every task that was working.
@@ -17,12 +20,14 @@ mod authority;
 mod client_calls;
 mod confirm;
 mod decide;
+mod decision_links;
 mod delegate;
 mod drivers;
 mod escalate;
 mod execute;
 mod grants;
 mod model_step;
+mod notifications;
 mod reclassify;
 mod start_turn;
 mod step;
@@ -52,6 +57,8 @@ pub use crate::store::outbox::EmailNotice;
 pub use authority::{Actor, Decision, SYSTEM, four_eyes};
 pub use client_calls::Ran;
 pub use confirm::{ChatAnswer, Reply};
+pub use decision_links::{DecisionLinks, IssuedLink, sees_approval};
+pub use notifications::{Notifications, SlackSent};
 pub use reclassify::Reclassified;
 
 /// Failed attempts at driving a task (since its last model step) before the turn fails.

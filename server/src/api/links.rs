@@ -11,9 +11,7 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use domain::ApprovalId;
-use domain::AuditKind;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{access, extract::ApiJson};
@@ -21,9 +19,9 @@ use crate::{
     EngineError,
     auth::CurrentUser,
     links::{self, IssuedLinks},
-    orchestrator::{Actor, EmailNotice},
+    orchestrator::{Actor, sees_approval},
     state::AppState,
-    store::{WriteScope, outbox, users},
+    store::users,
 };
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -97,7 +95,8 @@ struct SentLinks {
 }
 
 /// Queues an email with `decider`'s own links (made when it is sent, for them alone), if they
-/// may decide the approval now and have an address the server can send to.
+/// may decide the approval now and have an address the server can send to. The engine checks
+/// again inside its write that they still may (engine/src/orchestrator/decision_links.rs).
 async fn send(state: &AppState, id: &ApprovalId, decider: &Actor, by: &CurrentUser) -> Result<SentLinks, ApiError> {
     let refused = |why: String| ApiError::invalid("decider", why);
     let approval = match state.decisions.may_decide_now(id, decider).await {
@@ -108,7 +107,7 @@ async fn send(state: &AppState, id: &ApprovalId, decider: &Actor, by: &CurrentUs
         Err(EngineError::NotAllowed(why)) => return Err(refused(format!("{} may not decide it: {why}", decider.name))),
         Err(other) => return Err(other.into()),
     };
-    if !links::sees_it(state, &approval, decider).await? {
+    if !sees_approval(&state.store, &approval, decider).await? {
         return Err(refused(format!("{} may not decide it: not theirs, not named to decide it", decider.name)));
     }
     if state.config.smtp_url.is_none() {
@@ -123,15 +122,11 @@ async fn send(state: &AppState, id: &ApprovalId, decider: &Actor, by: &CurrentUs
             decider.name
         ))
     })?;
-    let notice = EmailNotice { approval_id: approval.id.clone(), person: decider.name.clone(), reminder: 0 };
-    let mut w = state.store.write(WriteScope::Approval(id)).await?;
-    outbox::queue(&mut w.tx, outbox::Message::Email { address: &address, notice: &notice }).await?;
-    w.audit(
-        AuditKind::LinkIssued,
-        &by.user.username,
-        json!({ "approval_id": approval.id, "decider": decider.name, "sent_by": "email", "ip": by.ip }),
-    );
-    w.commit().await?;
+    match state.decision_links.send_by_email(&approval.id, decider, &address, &access::actor(by)).await {
+        // No longer theirs to decide since the checks above (a decided one is a 409 as above).
+        Err(EngineError::NotAllowed(why)) => return Err(refused(format!("{} may not decide it: {why}", decider.name))),
+        other => other?,
+    }
     Ok(SentLinks { decider: decider.name.clone(), sent_by: "email" })
 }
 
@@ -148,21 +143,7 @@ async fn send(state: &AppState, id: &ApprovalId, decider: &Actor, by: &CurrentUs
     ),
 )]
 async fn revoke(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
-    use crate::store::decision_links;
-    let link = decision_links::get(&state.store, &id)
-        .await?
-        .filter(|l| user.user.is_admin() || l.decider.eq_ignore_ascii_case(&user.user.username))
-        .ok_or_else(|| ApiError::NotFound(format!("no decision links {id} of yours")))?;
-    let approval_id = ApprovalId::from(link.approval_id.clone());
-    let mut w = state.store.write(WriteScope::Approval(&approval_id)).await?;
-    if !decision_links::revoke(&mut w.tx, &id, &user.user.username).await? {
-        return Err(ApiError::Conflict(format!("decision links {id} are already revoked")));
-    }
-    w.audit(
-        AuditKind::LinkRevoked,
-        &user.user.username,
-        json!({ "link_id": id, "approval_id": link.approval_id, "decider": link.decider, "ip": user.ip }),
-    );
-    w.commit().await?;
+    // Not theirs (nor an admin's to revoke): 404; revoked already: 409.
+    state.decision_links.revoke(&id, &access::actor(&user)).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -6,12 +6,11 @@
 
 use std::time::Duration;
 
-use domain::{ApprovalState, AuditKind};
+use domain::ApprovalState;
 use lettre::{
     AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor,
     message::{Mailbox, MultiPart, SinglePart, header::ContentTransferEncoding, header::ContentType},
 };
-use serde_json::json;
 
 use engine::delivery::{Channel, Sent};
 
@@ -21,7 +20,6 @@ use crate::{
     orchestrator::{Actor, EmailNotice},
     state::AppState,
     store::{
-        WriteScope,
         approvals::{self, ApprovalRow},
         outbox::{self, Delivery},
         time::rfc3339,
@@ -126,16 +124,7 @@ async fn send_one(state: &AppState, mailer: &Mailer, notice: &EmailNotice, addre
         .multipart(MultiPart::alternative().singlepart(part(ContentType::TEXT_PLAIN, text)).singlepart(part(ContentType::TEXT_HTML, html)))
         .map_err(|e| Sent::GiveUp(format!("could not build the message: {e}")))?;
     mailer.transport.send(message).await.map_err(|e| Sent::Retry(format!("SMTP: {e}")))?;
-    let mut w = state.store.write(WriteScope::Approval(&approval.id)).await.map_err(internal)?;
-    w.audit(
-        AuditKind::NotificationSent,
-        crate::orchestrator::SYSTEM,
-        json!({
-            "channel": "email", "to": notice.person, "address": address, "approval_id": approval.id,
-            "reminder": notice.reminder, "state": approval.state.as_str(), "subject": subject,
-        }),
-    );
-    w.commit().await.map_err(|e| internal(e.into()))?;
+    state.notifications.email_sent(notice, address, approval.state, &subject).await.map_err(|e| internal(e.into()))?;
     Ok(())
 }
 

@@ -16,7 +16,7 @@ use axum::{
     response::{IntoResponse, Response},
     routing::post,
 };
-use domain::{ApprovalId, ApprovalState, AuditKind};
+use domain::{ApprovalId, ApprovalState};
 use hmac::{Hmac, Mac};
 use serde_json::{Value, json};
 use sha2::Sha256;
@@ -27,10 +27,9 @@ use crate::{
     EngineError,
     agents::SlackConfig,
     channels::neutral,
-    orchestrator::{Actor, Decision, SYSTEM},
+    orchestrator::{Actor, Decision, SlackSent},
     state::AppState,
     store::{
-        WriteScope,
         approvals::{self, ApprovalRow},
         outbox::{self, Delivery, SlackAction},
         slack,
@@ -175,24 +174,14 @@ async fn send_one(state: &AppState, slack: &Slack, action: SlackAction, approval
         (SlackAction::Post, _) => ("chat.postMessage", message(&approval, &slack.config.channel), slack.config.channel.clone()),
     };
     let answer = slack.call(method, &body).await.map_err(Sent::Retry)?;
-    let mut w = state.store.write(WriteScope::Approval(approval_id)).await.map_err(internal)?;
-    if method == "chat.postMessage" {
-        let ts = answer["ts"].as_str().unwrap_or_default();
-        let channel = answer["channel"].as_str().unwrap_or(&channel).to_owned();
-        slack::record(&mut *w.tx, approval_id, &channel, ts).await.map_err(internal)?;
-        // Decided while it was being posted: the decision found no message to update, so update it now.
-        let now = approvals::get(&mut *w.tx, approval_id).await.map_err(internal)?;
-        if approval.state == ApprovalState::Pending && now.is_some_and(|a| a.state != ApprovalState::Pending) {
-            let update = outbox::Message::Slack { action: SlackAction::Update, approval_id };
-            outbox::queue(&mut w.tx, update).await.map_err(internal)?;
-        }
-    }
-    w.audit(
-        AuditKind::NotificationSent,
-        SYSTEM,
-        json!({ "channel": "slack", "method": method, "to": channel, "approval_id": approval_id, "state": approval.state.as_str() }),
-    );
-    w.commit().await.map_err(|e| internal(e.into()))?;
+    // A new message's place, as Slack answered, to update it once the approval is decided (the
+    // engine queues that update at once if it was decided while this was being posted).
+    let posted = match method {
+        "chat.postMessage" => Some((answer["channel"].as_str().unwrap_or(&channel), answer["ts"].as_str().unwrap_or_default())),
+        _ => None,
+    };
+    let sent = SlackSent { approval_id, method, to: &channel, showed: approval.state, posted };
+    state.notifications.slack_sent(sent).await.map_err(|e| internal(e.into()))?;
     Ok(())
 }
 
@@ -261,7 +250,7 @@ async fn interaction(State(state): State<AppState>, headers: HeaderMap, body: By
         Ok(Some(approval)) => approval,
         _ => return reply(StatusCode::OK, "That approval does not exist."),
     };
-    if !crate::links::sees_it(&state, &approval, &actor).await.unwrap_or(false) {
+    if !crate::orchestrator::sees_approval(&state.store, &approval, &actor).await.unwrap_or(false) {
         return reply(StatusCode::OK, &format!("{username} may not decide this approval: nothing was decided."));
     }
     // A button carries no reason, and one written on the decider's behalf would defeat the gate's

@@ -7,18 +7,9 @@
 pub mod page;
 pub mod token;
 
-use domain::{ApprovalId, AuditKind};
-use serde_json::json;
+use domain::ApprovalId;
 
-use crate::{
-    EngineError,
-    orchestrator::Actor,
-    state::AppState,
-    store::{
-        WriteScope,
-        time::{new_id, now_ms, rfc3339},
-    },
-};
+use crate::{EngineError, orchestrator::Actor, state::AppState, store::time::rfc3339};
 use token::{Claims, LinkAction, LinkKey, args_hash};
 
 /// Text as HTML text or attribute value (the link pages and the emails are written by hand).
@@ -51,20 +42,6 @@ pub async fn key(config: &crate::config::Config, store: &crate::store::Store) ->
     })
 }
 
-/// May this person see the approval, as the API would let them: its owner, an admin, one its
-/// gate's approvers or an escalation name, or someone standing in for one. A link is never made
-/// for, nor used by, anyone else.
-pub async fn sees_it(state: &AppState, approval: &crate::store::approvals::ApprovalRow, person: &Actor) -> anyhow::Result<bool> {
-    if person.role == Some(domain::Role::Admin)
-        || approval.owner.as_deref().is_some_and(|o| o.eq_ignore_ascii_case(&person.name))
-        || approval.decided_by_user(&person.name)
-    {
-        return Ok(true);
-    }
-    let principals = crate::store::delegations::delegators_of(&state.store, &person.name, now_ms()).await?;
-    Ok(principals.iter().any(|p| approval.decided_by_user(p)))
-}
-
 /// An approval's pair of links for one person.
 #[derive(Clone, Debug, serde::Serialize, utoipa::ToSchema)]
 pub struct IssuedLinks {
@@ -78,8 +55,9 @@ pub struct IssuedLinks {
 }
 
 /// Makes the approve and reject links of a pending approval for `decider` (who must be able to
-/// decide it now), valid for `ttl_secs` or until its deadline, whichever comes first; audited
-/// (`link.issued`) as done by `by`.
+/// decide it now and see it), valid for `ttl_secs` or until its deadline, whichever comes first;
+/// the engine records them, audited (`link.issued`) as done by `by`, and checks who may have them
+/// inside that write (engine/src/orchestrator/decision_links.rs); they are signed here.
 /// `base`: what the links start with (a URL for messages; empty for paths).
 pub async fn issue(
     state: &AppState,
@@ -89,49 +67,26 @@ pub async fn issue(
     by: &str,
     base: &str,
 ) -> Result<IssuedLinks, EngineError> {
-    let (approval, as_decider) = state.decisions.may_decide_now(approval_id, decider).await?;
-    // An approve link the person could not use (four-eyes) is not made: the refusal is said now.
-    crate::orchestrator::four_eyes(&as_decider, &approval)?;
-    if !sees_it(state, &approval, decider).await? {
-        return Err(EngineError::NotAllowed(format!("{} does not see this approval (not theirs, not named to decide it)", decider.name)));
-    }
-    let expires_at = (now_ms() + ttl_secs.clamp(1, MAX_TTL_SECS) * 1000).min(approval.deadline);
-    let link_id: String = new_id();
+    let issued = state.decision_links.issue(approval_id, decider, ttl_secs.clamp(1, MAX_TTL_SECS), by).await?;
     let url = |action: LinkAction| {
         let claims = Claims {
-            approval_id: approval.id.to_string(),
+            approval_id: issued.approval.id.to_string(),
             decider: decider.name.clone(),
             action,
-            args_hash: args_hash(&approval.args),
-            expires_at,
-            link_id: link_id.clone(),
+            args_hash: args_hash(&issued.approval.args),
+            expires_at: issued.expires_at,
+            link_id: issued.link_id.clone(),
             key_id: String::new(),
         };
         format!("{base}/decide/{}", state.links.sign(&claims))
     };
-    let links = IssuedLinks {
-        link_id: link_id.clone(),
+    Ok(IssuedLinks {
+        link_id: issued.link_id.clone(),
         decider: decider.name.clone(),
         approve_url: url(LinkAction::Approve),
         reject_url: url(LinkAction::Reject),
-        expires_at: rfc3339(expires_at),
-    };
-    let mut w = state.store.write(WriteScope::Approval(approval_id)).await?;
-    let record = crate::store::decision_links::NewLink {
-        id: &link_id,
-        approval_id: approval.id.as_str(),
-        decider: &decider.name,
-        issued_by: by,
-        expires_at,
-    };
-    crate::store::decision_links::insert(&mut w.tx, record).await?;
-    w.audit(
-        AuditKind::LinkIssued,
-        by,
-        json!({ "approval_id": approval.id, "link_id": link_id, "decider": decider.name, "expires_at": links.expires_at }),
-    );
-    w.commit().await?;
-    Ok(links)
+        expires_at: rfc3339(issued.expires_at),
+    })
 }
 
 #[cfg(test)]

@@ -99,7 +99,7 @@ async fn check(state: &AppState, token: &str, ip: Option<String>, headers: &Head
         via: Some(format!("link {}", claims.link_id)),
         signed_in_at: None,
     };
-    if !super::sees_it(state, &approval, &actor).await.map_err(internal)? {
+    if !crate::orchestrator::sees_approval(&state.store, &approval, &actor).await.map_err(internal)? {
         return Err(said(StatusCode::FORBIDDEN, "This link no longer works", "The person it was made for no longer sees this approval."));
     }
     match state.decisions.may_decide_now(&approval.id, &actor).await {
