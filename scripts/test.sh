@@ -29,6 +29,7 @@ eval "$(bash scripts/pg.sh start)"
 # An absolute path: the trap may run after a later `cd end2end` (a failing e2e run).
 trap 'bash "$root/scripts/pg.sh" stop "$CS_PG_DIR"' EXIT
 cargo nextest run --no-fail-fast -p server --test api
+cargo nextest run --no-fail-fast -p engine --test use_cases
 
 echo "[test] API fuzzing from the OpenAPI document (schemathesis), on SQLite and on PostgreSQL"
 bash scripts/fuzz.sh "$CARGO_TARGET_DIR/debug/countersign"

@@ -83,8 +83,10 @@ async fn reads_waiting_together_are_recorded_together_and_a_failed_one_fails_alo
     let chat = engine.conversation("alice", "reader").await;
     let calls = ClientCalls::new(&engine.orchestrator);
 
-    // The writer is busy while eight reads run, so all eight wait for it together.
-    let busy = engine.store.write(WriteScope::People).await.expect("the writer");
+    // The writer is busy while eight reads run, so all eight wait for it together. (A write in
+    // the reads' conversation: on PostgreSQL it holds the conversation's row, which their write
+    // waits for; on SQLite any write holds the one writer.)
+    let busy = engine.store.write(WriteScope::Conversation(&chat.id)).await.expect("the writer");
     const KEYS: [&str; 8] = ["a", "b", "c", "poison", "d", "e", "f", "g"];
     let keys = KEYS;
     let reads: Vec<_> = keys

@@ -1,8 +1,19 @@
-//! Use cases driven through the engine alone (no HTTP): what a stopped call does across a
-//! restart of the process. The HTTP suites (`server/tests/api`) cover the doors.
+//! Use cases driven through the engine alone (no HTTP), on SQLite or, with
+//! `COUNTERSIGN_TEST_POSTGRES`, on PostgreSQL (`harness.rs`): here, what a stopped call does
+//! across a restart of the process; beside it, one file per use case (deciding, editing, grants,
+//! plans, escalation, timeouts, an outside client's calls, cancellation). The HTTP suites
+//! (`server/tests/api`) cover the doors.
 
+mod cancel;
+mod client_calls;
 mod client_reads;
+mod decide;
+mod edit;
+mod escalate;
+mod grants;
 mod harness;
+mod plans;
+mod time_out;
 
 use domain::{ApprovalState, EventBody, Role, TaskStatus};
 use engine::{Error, orchestrator::Decision};
@@ -119,13 +130,14 @@ async fn a_corrupt_stored_value_is_an_error_naming_the_row_and_nothing_is_decide
     let chat = engine.conversation("alice", "support").await;
     let task = engine.say(&chat, "refund $5 on order 1002").await;
     let approval = engine.pending(&task).await.pop().expect("the refund waits");
-    for (column, value) in [("args", "{not json"), ("require_reason", "7")] {
+    // Written as text and cast to the column's type (PostgreSQL's `require_reason` is a BIGINT).
+    for (column, value, sql_type) in [("args", "{not json", "TEXT"), ("require_reason", "7", "BIGINT")] {
         let restore = sqlx::query_scalar::<_, String>(&format!("SELECT CAST({column} AS TEXT) FROM approvals WHERE id = $1"))
             .bind(&approval.id)
             .fetch_one(engine.store.testing().writer().exec())
             .await
             .unwrap();
-        sqlx::query(&format!("UPDATE approvals SET {column} = $1 WHERE id = $2"))
+        sqlx::query(&format!("UPDATE approvals SET {column} = CAST($1 AS {sql_type}) WHERE id = $2"))
             .bind(value)
             .bind(&approval.id)
             .execute(engine.store.testing().writer().exec())
@@ -135,7 +147,7 @@ async fn a_corrupt_stored_value_is_an_error_naming_the_row_and_nothing_is_decide
         let Err(Error::Internal(err)) = refused else { panic!("{column}: a corrupt row is an error, got {refused:?}") };
         let said = format!("{err:#}");
         assert!(said.contains(approval.id.as_str()) && said.contains(column), "{column}: {said}");
-        sqlx::query(&format!("UPDATE approvals SET {column} = $1 WHERE id = $2"))
+        sqlx::query(&format!("UPDATE approvals SET {column} = CAST($1 AS {sql_type}) WHERE id = $2"))
             .bind(restore)
             .bind(&approval.id)
             .execute(engine.store.testing().writer().exec())
