@@ -21,7 +21,7 @@ use crate::{
 };
 
 /// The prefix of a draft's shadow hits' gate (`draft:big-refunds`, `draft:none`). A gate's name
-/// may not start with it (agents.rs), so a shadow gate's hits and a draft's never mix.
+/// may not start with it (agents/validate.rs), so a shadow gate's hits and a draft's never mix.
 pub const PREFIX: &str = "draft:";
 
 /// A draft's hit's gate as it is stored, `draft:big-refunds@9a0d3c5e2b44`: the table has no

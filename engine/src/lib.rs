@@ -4,6 +4,7 @@
 #![recursion_limit = "256"]
 
 pub mod agents;
+pub mod approver_names;
 pub mod background;
 pub mod bus;
 pub mod config;

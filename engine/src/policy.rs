@@ -626,7 +626,7 @@ mod tests {
     }
 
     /// A gate that asks in the chat cannot have four-eyes, approvers, a quorum or a fresh sign-in
-    /// (agents.rs refuses them); beside a gate that has them the call is asked on the card, so a
+    /// (agents/validate.rs refuses them); beside a gate that has them the call is asked on the card, so a
     /// requirement that asks in the chat never needs anyone but the requester's yes.
     #[test]
     fn a_call_is_asked_in_the_chat_only_when_every_gate_asks_there() {

@@ -22,7 +22,8 @@ pub use crate::store::{
     recorded::{Asked, Granted, RecordedCall, Then},
 };
 use crate::{
-    agents::{Agent, AgentsConfig, ApproverName, Gate, GateRule, parse_approver},
+    agents::{Agent, AgentsConfig, Gate, GateRule},
+    approver_names::{ApproverName, parse_approver},
     policy::{self, Requirement, RuleError, Spent, Verdict},
     store::time::rfc3339,
     tools::{self, Registry},
@@ -240,7 +241,7 @@ fn stands_for(names: &[String], people: &[String], admins: bool) -> String {
 /// What deciding a call requires, as the report compares it: `who` ([`who_decides`]), then each
 /// rule a decider must meet beyond that — four-eyes, a fresh sign-in, a reason to reject, no
 /// edits. A call asked in the chat is the requester's to answer there (such a gate names no
-/// approvers and no quorum, agents.rs).
+/// approvers and no quorum, agents/validate.rs).
 fn needs(who: String, rules: &DecisionRules, in_chat: bool) -> String {
     let mut parts = vec![if in_chat { "the requester, in the chat".to_owned() } else { who }];
     if rules.separate_requester {

@@ -120,7 +120,7 @@ impl Orchestrator {
     /// asking each call on its own stops is still asked (engine/src/grant_cover.rs).
     pub(super) async fn grant_plan(&self, w: &mut Write, call: &CallRow, steps: &[(&str, &Value)]) -> anyhow::Result<()> {
         // Only a person's approval of the plan grants its steps (a timeout's approval does not;
-        // agents.rs refuses `propose_plan` without its gate, so every plan is asked).
+        // agents/validate.rs refuses `propose_plan` without its gate, so every plan is asked).
         let decided = approvals::decider_of(&mut *w.tx, &call.id).await?;
         let (approver, gate, agent) = match decided {
             Some(approvals::Decided { decided_by: Some(by), gate, agent }) if by != super::authority::SYSTEM => (by, gate, agent),

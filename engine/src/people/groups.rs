@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::{People, resolve};
 use crate::{
-    agents::valid_target,
+    approver_names::valid_target,
     store::{Write, WriteScope, approvals, groups, users},
 };
 

@@ -9,7 +9,7 @@ use domain::Role;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::agents::valid_target;
+use crate::approver_names::valid_target;
 
 /// `[oidc]`: log in with an OpenID Connect provider (Okta, Entra ID, Google, Keycloak, …).
 #[derive(Clone, Debug, PartialEq, Deserialize)]

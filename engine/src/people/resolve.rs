@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use domain::rules::{Approvers, Share};
 
 use crate::{
-    agents::{ApproverName, parse_approver},
+    approver_names::{ApproverName, parse_approver},
     store::{Write, groups, users},
 };
 

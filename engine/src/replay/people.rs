@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use domain::rules::{Approvers, Share};
 
 use crate::{
-    agents::{ApproverName, parse_approver},
+    approver_names::{ApproverName, parse_approver},
     policy::Requirement,
 };
 

@@ -55,7 +55,7 @@ pub enum Which {
 
 /// The newest shadow hits of one kind, of one owner's conversations (`None`: everyone's).
 pub async fn list(db: impl Into<Db<'_>>, owner_id: Option<&UserId>, which: Which, limit: i64) -> anyhow::Result<Vec<ShadowHit>> {
-    // A gate's name may not start with the draft's prefix (agents.rs): it tells them apart.
+    // A gate's name may not start with the draft's prefix (agents/validate.rs): it tells them apart.
     let prefix = crate::draft::PREFIX;
     let kind = match which {
         Which::All => String::new(),
