@@ -3,7 +3,7 @@
 //! validated at start-up with errors that name the file, the agent and the key.
 //! Here: the runtime types and the paths other modules use. `file.rs`: the file's shapes (what
 //! the TOML looks like); `validate.rs`: reading them into these types and checking them;
-//! `rule_limits.rs`: a CEL rule's limits and its compilation.
+//! `rule_limits.rs`: a CEL rule's limits and its compilation; `oidc.rs`: the `[oidc]` section.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -19,12 +19,17 @@ use domain::rules::DecisionRules;
 use crate::tools::Registry;
 
 mod file;
+mod oidc;
 mod rule_limits;
 mod validate;
 
 /// The names a gate's `approvers`, `notify_to` and `escalation_target` use (kept here for the
 /// paths other modules and crates name them by).
 pub use crate::approver_names::{ApproverName, parse_approver, valid_target};
+
+/// `[oidc]`: signing in through the organisation's identity provider (the rules a person's claims
+/// are read by at sign-in).
+pub use oidc::{MAX_SESSION_SECS, OidcConfig, TokenEndpointAuth};
 
 /// The demo configuration used when no file is given.
 pub const DEMO_TOML: &str = include_str!("agents.demo.toml");
@@ -43,7 +48,7 @@ pub struct AgentsConfig {
     /// `[slack]`, when approvals are posted to a Slack-compatible workspace.
     pub slack: Option<SlackConfig>,
     /// `[oidc]`, when people log in through the organisation's identity provider.
-    pub oidc: Option<crate::people::identity::OidcConfig>,
+    pub oidc: Option<OidcConfig>,
     /// `[defaults] suggest_grant_after`: approvals of one tool and shape by one person in a
     /// conversation before its cards offer "always allow" (0: never).
     pub suggest_grant_after: u32,

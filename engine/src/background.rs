@@ -10,7 +10,7 @@ use futures::FutureExt;
 use parking_lot::Mutex;
 use tracing::Instrument;
 
-use crate::store::time::{now_ms, rfc3339};
+use crate::clock::{now_ms, rfc3339};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]

@@ -8,10 +8,10 @@ use std::{sync::Arc, time::Duration};
 
 use async_trait::async_trait;
 
+use crate::clock::now_ms;
 use crate::store::{
     Store,
     outbox::{self, Delivery, Kind},
-    time::now_ms,
 };
 
 /// How many due rows one pass leases, and for how long.

@@ -7,6 +7,7 @@ pub mod agents;
 pub mod approver_names;
 pub mod background;
 pub mod bus;
+pub mod clock;
 pub mod config;
 pub mod delivery;
 pub mod draft;

@@ -24,8 +24,8 @@ pub use crate::store::{
 use crate::{
     agents::{Agent, AgentsConfig, Gate, GateRule},
     approver_names::{ApproverName, parse_approver},
+    clock::rfc3339,
     policy::{self, Requirement, RuleError, Spent, Verdict},
-    store::time::rfc3339,
     tools::{self, Registry},
 };
 

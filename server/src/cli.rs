@@ -354,7 +354,7 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         }
         Command::Audit(AuditCommand::Prune { older_than_days }) => {
             let store = open_store(&config).await?;
-            let before = crate::store::time::now_ms() - i64::from(older_than_days) * 86_400_000;
+            let before = engine::clock::now_ms() - i64::from(older_than_days) * 86_400_000;
             let n = crate::store::audit_anchors::prune(&store, audit_key(&config)?, before).await?;
             println!("pruned {n} entries");
         }

@@ -9,6 +9,7 @@ use domain::{
     ApprovalState, ConversationId, Risk, UserId,
     wire::{Approval, Conversation, LivePolicy, Me, SignInOptions},
 };
+use engine::clock::now_ms;
 
 use crate::{
     auth::MaybeUser,
@@ -16,7 +17,6 @@ use crate::{
         Store,
         approvals::{self, StateFilter},
         conversations, snapshots,
-        time::now_ms,
         users::User,
     },
 };

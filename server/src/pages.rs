@@ -64,7 +64,7 @@ pub struct StandsInFor(pub Vec<String>);
 async fn with_delegations(axum::extract::State(state): axum::extract::State<AppState>, mut request: Request, next: Next) -> Response {
     let user = request.extensions().get::<crate::auth::MaybeUser>().and_then(|v| v.0.clone());
     if let Some(user) = user.filter(|u| !u.is_admin()) {
-        match crate::store::delegations::delegators_of(&state.store, &user.username, crate::store::time::now_ms()).await {
+        match crate::store::delegations::delegators_of(&state.store, &user.username, engine::clock::now_ms()).await {
             Ok(people) => {
                 request.extensions_mut().insert(StandsInFor(people));
             }

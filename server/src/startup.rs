@@ -140,7 +140,7 @@ impl Application {
         let oidc_config = agents.oidc.clone();
         let fresh_sign_in = engine::policy_warnings::asks_fresh_sign_in(&agents).then(|| agents.clone());
         // Before any call is put to the draft: its hits are counted from here (the Policy page).
-        let started_ms = crate::store::time::now_ms();
+        let started_ms = engine::clock::now_ms();
         let orchestrator = Orchestrator::new(store.clone(), models, tools, agents, draft, parts.before_commit, config.task_lease);
         background.start("task claims", |pulse| Arc::clone(&orchestrator).renew_claims(pulse));
         let decisions = Decisions::new(&orchestrator);

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use super::{ModelConfig, Price, SlackConfig, TimeoutAction};
+use super::{ModelConfig, OidcConfig, Price, SlackConfig, TimeoutAction};
 
 /// The whole file: `[defaults]`, `[[agents]]` and the other sections.
 #[derive(Deserialize)]
@@ -23,7 +23,7 @@ pub(super) struct FileConfig {
     #[serde(default)]
     pub(super) groups: Vec<FileGroup>,
     pub(super) slack: Option<SlackConfig>,
-    pub(super) oidc: Option<crate::people::identity::OidcConfig>,
+    pub(super) oidc: Option<OidcConfig>,
 }
 
 /// `[[groups]]`: a name and its members (user names).

@@ -12,10 +12,10 @@ use serde_json::Value;
 use super::Decisions;
 use crate::{
     Error,
+    clock::now_ms,
     store::{
         Write,
         approvals::{self, ApprovalRow},
-        time::now_ms,
     },
 };
 

@@ -21,6 +21,7 @@ use serde_json::Value;
 
 use super::{ClientCalls, Orchestrator};
 use crate::{
+    clock::new_call_id,
     model::{ModelReply, ProposedCall},
     policy,
     store::{
@@ -28,7 +29,6 @@ use crate::{
         calls::{self, CallRow, NewCall},
         client_calls::{self, ClientCall},
         tasks::{self, Lease, TaskRow},
-        time::new_call_id,
     },
     tools::{Description, Tool, ToolError, schema},
 };

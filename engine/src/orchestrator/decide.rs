@@ -16,12 +16,12 @@ use super::{
 };
 use crate::{
     Error,
+    clock::now_ms,
     store::{
         Write, WriteScope,
         approvals::{self, ApprovalRow},
         calls, delegations, outbox,
         tasks::{self, TaskRow},
-        time::now_ms,
     },
     tools::schema,
 };

@@ -13,12 +13,12 @@ use sqlx::AnyConnection;
 use super::authority::{Actor, decider_in, four_eyes, pending_approval};
 use crate::{
     Error,
+    clock::{new_id, now_ms, rfc3339},
     store::{
         Db, Store, WriteScope,
         approvals::ApprovalRow,
         decision_links, delegations,
         outbox::{self, EmailNotice},
-        time::{new_id, now_ms, rfc3339},
     },
 };
 

@@ -14,11 +14,11 @@ use super::{
     Decisions,
     authority::{Actor, pending_approval},
 };
+use crate::clock::now_ms;
 use crate::store::{
     Write, WriteScope,
     approvals::{self, ApprovalRow},
     tasks::TaskRow,
-    time::now_ms,
     users,
 };
 
@@ -135,7 +135,7 @@ impl Decisions {
                 approval_id: approval.id.clone(),
                 call_id: approval.call_id.clone(),
                 escalated_by: by.to_owned(),
-                deadline: crate::store::time::rfc3339(deadline),
+                deadline: crate::clock::rfc3339(deadline),
                 to: to.clone(),
                 deciders: deciders.clone(),
             },
@@ -143,7 +143,7 @@ impl Decisions {
         .await?;
         w.audit(AuditKind::ApprovalEscalated,
             by,
-            json!({ "approval_id": approval.id, "conversation_id": approval.conversation_id, "tool": approval.tool, "deadline": crate::store::time::rfc3339(deadline), "to": to, "deciders": deciders }));
+            json!({ "approval_id": approval.id, "conversation_id": approval.conversation_id, "tool": approval.tool, "deadline": crate::clock::rfc3339(deadline), "to": to, "deciders": deciders }));
         Ok(())
     }
 }

@@ -9,13 +9,13 @@ use sqlx::Connection;
 
 use super::Orchestrator;
 use crate::{
+    clock::now_ms,
     orchestrator::authority::SYSTEM,
     store::{
         Write,
         calls::{self, CallRow},
         client_calls,
         tasks::{self, Lease},
-        time::now_ms,
     },
     tools::{Tool, ToolError, answer, plan},
 };

@@ -14,13 +14,13 @@ use serde_json::json;
 
 use super::{Decisions, Orchestrator, authority::Actor};
 use crate::agents::Gate;
+use crate::clock::now_ms;
 use crate::store::{
     Write, WriteScope,
     approvals::{self, ApprovalRow},
     calls::CallRow,
     grants,
     tasks::TaskRow,
-    time::now_ms,
 };
 use serde_json::Value;
 
@@ -90,7 +90,7 @@ impl Decisions {
                 grant_id: id.clone(),
                 tool: approval.tool.clone(),
                 created_by: actor.name.clone(),
-                expires_at: expires_at.map(crate::store::time::rfc3339),
+                expires_at: expires_at.map(crate::clock::rfc3339),
                 max_uses,
                 args: None,
                 policy_version: Some(self.driver.agents.version.clone()),
@@ -104,7 +104,7 @@ impl Decisions {
             &actor.name,
             json!({
                 "grant_id": id, "conversation_id": approval.conversation_id, "tool": approval.tool, "gate": gate.name,
-                "agent": approval.agent, "bounds": bounds, "expires_at": expires_at.map(crate::store::time::rfc3339),
+                "agent": approval.agent, "bounds": bounds, "expires_at": expires_at.map(crate::clock::rfc3339),
                 "max_uses": max_uses, "role": actor.role_name(), "on_behalf_of": actor.on_behalf_of, "via": actor.via,
                 "policy_version": self.driver.agents.version,
             }),

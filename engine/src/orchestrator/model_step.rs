@@ -12,6 +12,7 @@ use sqlx::Connection;
 use super::{Drove, Orchestrator, step_outcome};
 use crate::{
     agents::{Agent, Gate},
+    clock::{new_call_id, new_id, now_ms},
     model::{ModelRequest, ProposedCall},
     policy::{self, Verdict},
     store::{
@@ -21,7 +22,6 @@ use crate::{
         client_calls::ClientCall,
         conversations, events, grants, outbox,
         tasks::{self, Lease, TaskRow},
-        time::{new_call_id, new_id, now_ms},
     },
     tools::{Description, answer, plan, schema},
 };
@@ -591,13 +591,15 @@ async fn ask(w: &mut Write, task: &TaskRow, agent: &Agent, gate: &Gate, proposal
         let post = outbox::Message::Slack { action: outbox::SlackAction::Post, approval_id: &approval_id };
         outbox::queue(&mut w.tx, post).await?;
     }
-    w.audit(AuditKind::ApprovalRequested,
-            &agent.name,
-            json!({
-                "approval_id": approval_id, "call_id": call.id, "conversation_id": cid, "task_id": task.id,
-                "tool": call.tool, "args": call.args, "gate": gate.name, "risk": risk.as_str(), "deadline": crate::store::time::rfc3339(deadline),
-                "why": why, "policy_version": policy_version,
-            }));
+    w.audit(
+        AuditKind::ApprovalRequested,
+        &agent.name,
+        json!({
+            "approval_id": approval_id, "call_id": call.id, "conversation_id": cid, "task_id": task.id,
+            "tool": call.tool, "args": call.args, "gate": gate.name, "risk": risk.as_str(), "deadline": crate::clock::rfc3339(deadline),
+            "why": why, "policy_version": policy_version,
+        }),
+    );
     w.append(
         cid,
         EventBody::ApprovalRequired {
@@ -609,7 +611,7 @@ async fn ask(w: &mut Write, task: &TaskRow, agent: &Agent, gate: &Gate, proposal
             gate: gate.name.clone(),
             summary: summary.to_owned(),
             risk,
-            deadline: crate::store::time::rfc3339(deadline),
+            deadline: crate::clock::rfc3339(deadline),
             in_chat: gate.in_chat,
             rules: gate.rules,
             assessment: assessment.cloned(),

@@ -5,7 +5,8 @@ use crate::Error;
 use std::{sync::Arc, time::Duration};
 
 use super::{Decisions, Orchestrator};
-use crate::store::{approvals, tasks, time::now_ms};
+use crate::clock::now_ms;
+use crate::store::{approvals, tasks};
 
 /// At start-up: resumes every task a crash or restart left mid-way, at once (on SQLite the
 /// previous process's leases are dropped first; on PostgreSQL a dead holder's leases are

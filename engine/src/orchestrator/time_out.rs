@@ -10,12 +10,13 @@ use super::{
     authority::{Actor, SYSTEM},
 };
 use crate::{
-    Error, policy,
+    Error,
+    clock::now_ms,
+    policy,
     store::{
         Write, WriteScope,
         approvals::{self, ApprovalRow},
         events,
-        time::now_ms,
     },
     tools::answer,
 };

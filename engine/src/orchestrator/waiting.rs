@@ -11,11 +11,11 @@ use super::{
     Decisions,
     authority::{SYSTEM, pending_approval},
 };
+use crate::clock::{now_ms, rfc3339};
 use crate::store::{
     Write, WriteScope,
     approvals::{self, ApprovalRow},
     tasks::TaskRow,
-    time::{now_ms, rfc3339},
 };
 
 impl Decisions {

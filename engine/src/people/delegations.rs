@@ -8,11 +8,11 @@ use domain::{AuditKind, Role, wire::NewDelegation};
 use serde_json::json;
 
 use super::People;
+use crate::clock::{now_ms, rfc3339};
 use crate::orchestrator::Actor;
 use crate::store::{
     WriteScope,
     delegations::{self, DelegationRow},
-    time::{now_ms, rfc3339},
     users,
 };
 

@@ -12,11 +12,8 @@ use super::{Directory, RecordedCall, Replay, Report, replay};
 use crate::{
     Error, Result,
     agents::AgentsConfig,
-    store::{
-        Store, grants, groups, recorded, shadow_hits,
-        time::{now_ms, rfc3339},
-        users,
-    },
+    clock::{now_ms, rfc3339},
+    store::{Store, grants, groups, recorded, shadow_hits, users},
     tools::Registry,
 };
 

@@ -9,10 +9,8 @@ use domain::{ApprovalState, Machine, Risk, TimeoutAction, rules::DecisionRules, 
 use serde_json::Value;
 use sqlx::AnyConnection;
 
-use super::{
-    strict_columns::{Bit, JsonText, NullableJsonText},
-    time::{now_ms, rfc3339},
-};
+use super::strict_columns::{Bit, JsonText, NullableJsonText};
+use crate::clock::{now_ms, rfc3339};
 
 #[derive(sqlx::FromRow, Clone, Debug)]
 pub struct ApprovalRow {

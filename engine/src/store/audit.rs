@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use sqlx::{AnyConnection, AnyExecutor};
 
-use super::time::{now_ms, rfc3339};
+use crate::clock::{now_ms, rfc3339};
 
 pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 

@@ -15,10 +15,8 @@ use hmac::{Hmac, Mac};
 use serde::Serialize;
 use sha2::Sha256;
 
-use super::{
-    Backend, Store,
-    time::{now_ms, rfc3339},
-};
+use super::{Backend, Store};
+use crate::clock::{now_ms, rfc3339};
 
 /// A transaction in which the chain does not move: SQLite's one writer, or PostgreSQL's chaining
 /// lock (`audit::chain_staged` takes the same one).

@@ -5,10 +5,8 @@ use anyhow::Context;
 use domain::wire::Conversation;
 use domain::{ConversationId, UserId};
 
-use super::{
-    time::{new_id, now_ms, rfc3339},
-    users::User,
-};
+use super::users::User;
+use crate::clock::{new_id, now_ms, rfc3339};
 
 #[derive(sqlx::FromRow)]
 struct Row {

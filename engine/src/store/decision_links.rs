@@ -5,7 +5,7 @@ use super::Db;
 use anyhow::Context;
 use sqlx::AnyConnection;
 
-use super::time::now_ms;
+use crate::clock::now_ms;
 
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct LinkRow {

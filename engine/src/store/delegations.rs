@@ -5,7 +5,7 @@ use super::Db;
 use anyhow::Context;
 use sqlx::AnyConnection;
 
-use super::time::{new_id, now_ms};
+use crate::clock::{new_id, now_ms};
 
 #[derive(sqlx::FromRow, Clone, Debug, PartialEq, Eq)]
 pub struct DelegationRow {

@@ -6,7 +6,7 @@ use domain::ConversationId;
 use domain::{Event, EventBody};
 use sqlx::AnyConnection;
 
-use super::time::{now_ms, rfc3339};
+use crate::clock::{now_ms, rfc3339};
 
 /// PostgreSQL: appends one event with the conversation's next sequence number, in one statement.
 /// Its CTE's UPDATE moves the counter on and holds the conversation's row until the commit, and it

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use super::time::now_ms;
+use crate::clock::now_ms;
 
 /// Counts one attempt under `key`. `Ok(None)`: allowed (the attempt is counted);
 /// `Ok(Some(wait))`: over `limit`, allowed again after `wait`.

@@ -30,7 +30,6 @@ pub mod snapshots;
 pub mod sqlite;
 mod strict_columns;
 pub mod tasks;
-pub mod time;
 pub mod users;
 
 use domain::{ApprovalId, ConversationId, GrantId, TaskId};
@@ -168,7 +167,7 @@ pub struct Store {
 }
 
 impl Store {
-    /// Measures how far the database's clock runs ahead of this host's and makes `time::now_ms`
+    /// Measures how far the database's clock runs ahead of this host's and makes `clock::now_ms`
     /// follow it (PostgreSQL; SQLite's clock is this host's). The reading is taken halfway
     /// through the round trip. The offset found, in ms.
     pub async fn follow_database_clock(&self) -> anyhow::Result<i64> {
@@ -176,11 +175,11 @@ impl Store {
             return Ok(0);
         }
         let sql = format!("SELECT {}", tasks::db_now_ms(Backend::Postgres));
-        let before = time::host_now_ms();
+        let before = crate::clock::host_now_ms();
         let database: i64 = sqlx::query_scalar(&sql).fetch_one(&self.pool).await.context("failed to read the database's clock")?;
-        let after = time::host_now_ms();
+        let after = crate::clock::host_now_ms();
         let ahead = database - (before + after) / 2;
-        time::follow_database_clock(ahead);
+        crate::clock::follow_database_clock(ahead);
         Ok(ahead)
     }
 

@@ -7,7 +7,8 @@ use anyhow::Context;
 use domain::ApprovalId;
 use sqlx::AnyConnection;
 
-use super::{Backend, time::now_ms};
+use super::Backend;
+use crate::clock::now_ms;
 
 /// Where committed events of some kinds are announced (from `[[webhooks]]`).
 #[derive(Clone, Debug)]

@@ -7,7 +7,7 @@ use anyhow::Context;
 use domain::{CallId, ConversationId, UserId, wire::ShadowHit};
 use sqlx::AnyConnection;
 
-use super::time::{now_ms, rfc3339};
+use crate::clock::{now_ms, rfc3339};
 
 pub async fn record(
     conn: &mut AnyConnection,

@@ -7,10 +7,8 @@ use domain::{CallId, ConversationId, TaskId};
 use domain::{EventBody, Machine, TaskStatus, wire::Task};
 use sqlx::AnyConnection;
 
-use super::{
-    Backend, Write,
-    time::{new_id, now_ms, rfc3339},
-};
+use super::{Backend, Write};
+use crate::clock::{new_id, now_ms, rfc3339};
 
 #[derive(sqlx::FromRow, Clone, Debug)]
 pub struct TaskRow {

@@ -12,6 +12,7 @@ use domain::{ApprovalId, CallId, Event, EventBody, Role, TaskId, TaskStatus, wir
 use engine::{
     agents::AgentsConfig,
     bus::Bus,
+    clock::now_ms,
     model::Models,
     orchestrator::{Actor, BeforeCommitHook, Decision, Decisions, Orchestrator, sweeper},
     store::{
@@ -20,9 +21,7 @@ use engine::{
         calls::{self, CallRow},
         conversations, events,
         orders::{self, OrderRow},
-        tasks,
-        time::now_ms,
-        users,
+        tasks, users,
     },
     tools::{Registry, Tool},
 };

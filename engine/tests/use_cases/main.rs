@@ -100,10 +100,10 @@ async fn a_default_timeout_action_applies_after_a_restart_and_the_call_runs_once
     let engine = engine.restart().await;
     engine.sweep().await;
     // Before its deadline nothing happens (the sweep may run early).
-    if engine.approval(&approval.id).await.deadline > engine::store::time::now_ms() {
+    if engine.approval(&approval.id).await.deadline > engine::clock::now_ms() {
         assert_eq!(engine.approval(&approval.id).await.state, ApprovalState::Pending);
     }
-    let wait = approval.deadline - engine::store::time::now_ms();
+    let wait = approval.deadline - engine::clock::now_ms();
     tokio::time::sleep(std::time::Duration::from_millis(wait.max(0) as u64 + 50)).await;
     engine.sweep().await;
     engine.sweep().await;

@@ -6,6 +6,7 @@ use domain::{
     ApprovalId, ConversationId,
     wire::{Conversation, RejectRequest},
 };
+use engine::clock::now_ms;
 
 use super::extract::ApiJson;
 use crate::{
@@ -17,7 +18,6 @@ use crate::{
         Store,
         approvals::{self, ApprovalRow},
         conversations, delegations,
-        time::now_ms,
     },
 };
 

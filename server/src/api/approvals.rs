@@ -12,6 +12,7 @@ use domain::{
         Approval, ApproveRequest, CallPreview, DecisionOutcome, DeferRequest, EscalateRequest, PreviewRequest, RejectRequest, Reversibility,
     },
 };
+use engine::clock::now_ms;
 use serde::Deserialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -23,10 +24,7 @@ use crate::{
     auth::CurrentUser,
     orchestrator::Decision,
     state::AppState,
-    store::{
-        approvals::{self, Filter, Order, StateFilter},
-        time::now_ms,
-    },
+    store::approvals::{self, Filter, Order, StateFilter},
 };
 
 pub fn router() -> OpenApiRouter<AppState> {

@@ -9,16 +9,14 @@ use axum::{
     http::StatusCode,
 };
 use domain::wire::{Delegation, NewDelegation};
+use engine::clock::{now_ms, rfc3339};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{access, extract::ApiJson};
 use crate::{
     auth::CurrentUser,
     state::AppState,
-    store::{
-        delegations::{self, DelegationRow},
-        time::{now_ms, rfc3339},
-    },
+    store::delegations::{self, DelegationRow},
 };
 
 pub fn router() -> OpenApiRouter<AppState> {

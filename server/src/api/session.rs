@@ -159,7 +159,7 @@ async fn login_form(
     ),
 )]
 async fn me(State(state): State<AppState>, user: CurrentUser) -> Result<Json<Me>, ApiError> {
-    let stands_in_for = crate::store::delegations::delegators_of(&state.store, &user.user.username, crate::store::time::now_ms()).await?;
+    let stands_in_for = crate::store::delegations::delegators_of(&state.store, &user.user.username, engine::clock::now_ms()).await?;
     Ok(Json(Me { stands_in_for, ..Me::from(&user.user) }))
 }
 

@@ -6,6 +6,7 @@ use axum::{
     extract::{Path, State},
     http::StatusCode,
 };
+use engine::clock::rfc3339;
 use serde::{Deserialize, Serialize};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -13,10 +14,7 @@ use super::extract::ApiJson;
 use crate::{
     auth::{ByToken, Credential, CurrentUser, scopes::Scopes, tokens},
     state::AppState,
-    store::{
-        time::rfc3339,
-        users::{self, TokenInfo},
-    },
+    store::users::{self, TokenInfo},
 };
 
 pub fn router() -> OpenApiRouter<AppState> {

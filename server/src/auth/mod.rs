@@ -117,7 +117,7 @@ pub async fn resolve(State(state): State<AppState>, mut req: Request, next: Next
                         .await
                         .ok()
                         .flatten()
-                        .is_some_and(|end| end <= crate::store::time::now_ms()) =>
+                        .is_some_and(|end| end <= engine::clock::now_ms()) =>
                 {
                     session.flush().await.map_err(|e| anyhow::anyhow!("session: {e}"))?;
                     None

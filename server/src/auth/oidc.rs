@@ -23,6 +23,7 @@ use axum::{
     routing::{get, post},
 };
 use base64::Engine as _;
+use engine::clock::now_ms;
 use openidconnect::{
     AccessToken, AuthType, AuthorizationCode, ClaimsVerificationError, ClientId, ClientSecret, CsrfToken, DiscoveryError,
     EmptyAdditionalClaims, ExtraTokenFields, HttpClientError, HttpRequest, HttpResponse, IssuerUrl, JsonWebKey, JwsSigningAlgorithm, Nonce,
@@ -43,9 +44,9 @@ use super::{
     signed_in::{self, SignedIn, start_session},
 };
 use crate::{
-    people::identity::{Identity, OidcConfig, TokenEndpointAuth},
+    agents::{OidcConfig, TokenEndpointAuth},
+    people::identity::Identity,
     state::AppState,
-    store::time::now_ms,
 };
 
 /// Session key: the sign-in under way (what the provider's answer must match).

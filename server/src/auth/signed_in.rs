@@ -4,10 +4,11 @@
 //! provider's ID token (sent back to it at logout). `auth::resolve` reads the first two on every
 //! request.
 
+use engine::clock::now_ms;
 use tower_sessions::{Expiry, Session};
 
 use super::SESSION_USER;
-use crate::{people::identity::MAX_SESSION_SECS, store::time::now_ms};
+use crate::agents::MAX_SESSION_SECS;
 
 /// Session key: when the person last proved who they are (ms).
 pub const SIGNED_IN_AT: &str = "signed_in_at";

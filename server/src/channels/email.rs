@@ -12,6 +12,7 @@ use lettre::{
     message::{Mailbox, MultiPart, SinglePart, header::ContentTransferEncoding, header::ContentType},
 };
 
+use engine::clock::rfc3339;
 use engine::delivery::{Channel, Sent};
 
 use crate::{
@@ -22,7 +23,6 @@ use crate::{
     store::{
         approvals::{self, ApprovalRow},
         outbox::{self, Delivery},
-        time::rfc3339,
         users,
     },
 };

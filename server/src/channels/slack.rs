@@ -21,6 +21,7 @@ use hmac::{Hmac, Mac};
 use serde_json::{Value, json};
 use sha2::Sha256;
 
+use engine::clock::{now_ms, rfc3339};
 use engine::delivery::{Channel, Sent};
 
 use crate::{
@@ -32,9 +33,7 @@ use crate::{
     store::{
         approvals::{self, ApprovalRow},
         outbox::{self, Delivery, SlackAction},
-        slack,
-        time::{now_ms, rfc3339},
-        users,
+        slack, users,
     },
 };
 

@@ -8,8 +8,9 @@ pub mod page;
 pub mod token;
 
 use domain::ApprovalId;
+use engine::clock::rfc3339;
 
-use crate::{EngineError, orchestrator::Actor, state::AppState, store::time::rfc3339};
+use crate::{EngineError, orchestrator::Actor, state::AppState};
 use token::{Claims, LinkAction, LinkKey, args_hash};
 
 /// Text as HTML text or attribute value (the link pages and the emails are written by hand).

@@ -7,6 +7,7 @@ use axum::{
     http::{HeaderMap, StatusCode, header},
     routing::get,
 };
+use engine::clock::{now_ms, rfc3339};
 use serde::Deserialize;
 
 use super::token::{Claims, LinkAction, TokenError, args_hash};
@@ -17,7 +18,6 @@ use crate::{
     state::AppState,
     store::{
         approvals::{self, ApprovalRow},
-        time::{now_ms, rfc3339},
         users,
     },
 };

@@ -23,6 +23,7 @@ use axum::{
     routing::post,
 };
 use domain::{ApprovalId, ConversationId, EventBody, TaskId, TaskStatus, wire::Conversation};
+use engine::clock::{now_ms, rfc3339};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -40,7 +41,6 @@ use crate::{
         approvals::{self, ApprovalRow},
         conversations, events,
         tasks::{self, TaskRow},
-        time::{now_ms, rfc3339},
         users::User,
     },
 };

@@ -203,7 +203,7 @@ async fn a_quorum_runs_the_call_after_enough_distinct_approvers_and_one_rejectio
 
 /// An RFC 3339 time `secs` from now.
 fn in_secs(secs: i64) -> String {
-    countersign::store::time::rfc3339(countersign::store::time::now_ms() + secs * 1000)
+    engine::clock::rfc3339(engine::clock::now_ms() + secs * 1000)
 }
 
 #[tokio::test]

@@ -54,10 +54,8 @@ use proptest::{
 };
 use serde_json::{Value, json};
 
-use countersign::{
-    bus::Bus,
-    store::{Store, time::now_ms},
-};
+use countersign::{bus::Bus, store::Store};
+use engine::clock::now_ms;
 
 use crate::{
     authority_matrix::{self, Ask, Pending, knock, snapshot},
@@ -974,7 +972,7 @@ async fn run(case: Case) -> Result<(), TestCaseError> {
             }
             Step::Delegate if model.delegated => continue,
             Step::Delegate => {
-                let ends_at = countersign::store::time::rfc3339(now_ms() + 3_600_000);
+                let ends_at = engine::clock::rfc3339(now_ms() + 3_600_000);
                 let bob = people.app(&app, "bob");
                 let (status, answer) = bob.post_json("/api/delegations", json!({ "to": "alice", "ends_at": ends_at })).await;
                 model.delegated = !model.bob_off;

@@ -4,6 +4,7 @@
 //! the call does not run.
 
 use countersign::{bus::Bus, store};
+use engine::clock;
 use serde_json::json;
 
 use crate::helpers::{Options, TestApp, error_code, spawn_app_with};
@@ -13,7 +14,7 @@ const AGENTS: &str = "[[agents]]\nname = \"support\"\ntools = [\"list_orders\", 
 
 /// An RFC 3339 time `secs` from now.
 fn in_secs(secs: i64) -> String {
-    store::time::rfc3339(store::time::now_ms() + secs * 1000)
+    clock::rfc3339(clock::now_ms() + secs * 1000)
 }
 
 /// Whom alice decides in place of now, as her session says.
@@ -65,7 +66,7 @@ async fn a_turned_off_persons_delegate_no_longer_decides_for_them_and_their_dele
     let url = crate::helpers::database_url(app.data_dir.path()).await;
     let other = store::Store::connect(&url, Bus::default()).await.unwrap();
     let mut conn = other.testing().pool().acquire().await.unwrap();
-    let now = store::time::now_ms();
+    let now = clock::now_ms();
     store::delegations::insert(&mut conn, "bob", "alice", now - 1000, now + 3_600_000, "bob").await.unwrap();
     assert!(stands_in_for(&app).await.is_empty());
     let (status, body) = app.post_json(&format!("/api/approvals/{id}/approve"), json!({})).await;

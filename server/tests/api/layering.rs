@@ -35,6 +35,16 @@ const RULES: &[Rule] = &[
         ],
     },
     Rule {
+        name: "the configuration names nothing of the people it configures",
+        files: &["agents.rs", "agents"],
+        forbidden: &["crate::people"],
+    },
+    Rule {
+        name: "the clock and the form of approvers' names stand below the rest of the engine",
+        files: &["clock.rs", "approver_names.rs"],
+        forbidden: &["crate::"],
+    },
+    Rule {
         name: "the bus is plain memory",
         files: &["bus.rs"],
         forbidden: &["crate::store", "crate::webhooks", "crate::orchestrator", "sqlx"],

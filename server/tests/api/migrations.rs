@@ -176,7 +176,7 @@ async fn an_upgrade_from_the_baseline_keeps_approvals_grants_audit_and_owed_deli
     assert!(second.terminate().await);
 
     let store = countersign::store::Store::connect(&url, countersign::bus::Bus::default()).await.unwrap();
-    let until = countersign::store::time::now_ms() + 60_000;
+    let until = engine::clock::now_ms() + 60_000;
     let owed =
         outbox::claim_due(&store, store.backend(), "upgrade-test", until, 10, &[Kind::Webhook, Kind::Email, Kind::Slack]).await.unwrap();
     let kinds: Vec<(Kind, &str)> = owed.iter().map(|d| (d.kind, d.target.as_str())).collect();

@@ -128,7 +128,7 @@ async fn two_replicas_racing_over_owed_deliveries_send_each_exactly_once() {
         while idle < 3 {
             let mut claimed = 0;
             for kinds in [&[outbox::Kind::Webhook][..], &[outbox::Kind::Email, outbox::Kind::Slack]] {
-                let until = countersign::store::time::now_ms() + 60_000;
+                let until = engine::clock::now_ms() + 60_000;
                 for delivery in outbox::claim_due(&store, store.backend(), &me, until, 7, kinds).await.unwrap() {
                     sent.lock().unwrap().push((delivery.id, me.clone()));
                     outbox::delivered(&store, delivery.id).await.unwrap();

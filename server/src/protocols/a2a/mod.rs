@@ -22,6 +22,7 @@ use axum::{
     routing::{get, post},
 };
 use domain::{ApprovalId, ConversationId, EventBody, TaskId, TaskStatus};
+use engine::clock::{now_ms, rfc3339};
 use serde_json::{Value, json};
 use wire::{Method, TaskView, Version, code};
 
@@ -36,7 +37,6 @@ use crate::{
     store::{
         approvals, conversations, events,
         tasks::{self, TaskRow},
-        time::{now_ms, rfc3339},
         users::User,
     },
 };

@@ -336,7 +336,7 @@ impl Gateway {
         progress: Option<rmcp::model::ProgressToken>,
     ) -> Result<CallToolResponse, McpError> {
         let state = &self.state;
-        let now = crate::store::time::now_ms();
+        let now = engine::clock::now_ms();
         let request = RequestState::open(&state.links, sealed, now, key, tool, args).map_err(|e| McpError::invalid_params(e, None))?;
         let answer = input_required::answer(responses).map_err(|e| McpError::invalid_params(e, None))?;
         let (approval, task) = (ApprovalId::from(request.approval), TaskId::from(request.task));

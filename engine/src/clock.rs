@@ -1,4 +1,6 @@
-//! Times are stored as Unix milliseconds and sent as RFC 3339 strings.
+//! The one clock of the engine and the store, and new ids. It is the database's clock: this
+//! host's, corrected by how far the database's runs ahead of it, as last measured (see
+//! [`follow_database_clock`]). Times are stored as Unix milliseconds and sent as RFC 3339 strings.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
