@@ -19,6 +19,7 @@ pub mod orchestrator;
 pub mod people;
 pub mod policy;
 pub mod policy_warnings;
+pub mod reads;
 pub mod replay;
 pub mod store;
 pub mod tools;

@@ -197,6 +197,7 @@ impl Application {
             leptos_options,
             streams,
             store: store.clone(),
+            reads: engine::reads::Reads::new(store.clone()),
             orchestrator: orchestrator.clone(),
             decisions: decisions.clone(),
             client_calls: ClientCalls::new(&orchestrator),

@@ -5,7 +5,16 @@ use std::sync::Arc;
 use axum::extract::FromRef;
 use leptos::prelude::LeptosOptions;
 
-use crate::{auth::limits::Limits, config::Config, orchestrator::Orchestrator, store::Store, streams::OpenStreams};
+use domain::UserId;
+use engine::reads::Reads;
+
+use crate::{
+    auth::limits::{LimitRefusal, Limits},
+    config::Config,
+    orchestrator::Orchestrator,
+    store::Store,
+    streams::OpenStreams,
+};
 
 /// Cloned for every request (axum's `State`), so it is one reference count: [`Shared`] behind an
 /// `Arc`, read through `Deref` (`state.store`).
@@ -38,9 +47,17 @@ impl FromRef<AppState> for Store {
     }
 }
 
+impl FromRef<AppState> for Reads {
+    fn from_ref(state: &AppState) -> Self {
+        state.reads.clone()
+    }
+}
+
 pub struct Shared {
     pub leptos_options: LeptosOptions,
     pub store: Store,
+    /// What the read-only routes ask the engine (engine/src/reads).
+    pub reads: Reads,
     /// Drives tasks (engine/src/orchestrator).
     pub orchestrator: Arc<Orchestrator>,
     /// What people, rules and deadlines decide about what waits: every door decides through it.
@@ -73,4 +90,11 @@ pub struct Shared {
     /// When this server started (Unix ms, on the database's clock): the draft in shadow's hits
     /// are counted from then (`GET /api/policy`, the Policy page).
     pub started_ms: i64,
+}
+
+impl Shared {
+    /// Counts a decision (or an abort) by `user_id` against their decision limit, or refuses it (429).
+    pub async fn count_decision(&self, user_id: &UserId) -> Result<(), LimitRefusal> {
+        self.limits.decision(&self.store, user_id).await
+    }
 }

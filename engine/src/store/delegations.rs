@@ -3,9 +3,10 @@
 
 use super::Db;
 use anyhow::Context;
+use domain::wire::Delegation;
 use sqlx::AnyConnection;
 
-use crate::clock::{new_id, now_ms};
+use crate::clock::{new_id, now_ms, rfc3339};
 
 #[derive(sqlx::FromRow, Clone, Debug, PartialEq, Eq)]
 pub struct DelegationRow {
@@ -23,6 +24,21 @@ pub struct DelegationRow {
 impl DelegationRow {
     pub fn active_at(&self, now: i64) -> bool {
         self.revoked_at.is_none() && self.starts_at <= now && now < self.ends_at
+    }
+
+    /// The delegation as the API shows it, `active` now.
+    pub fn to_wire(&self) -> Delegation {
+        Delegation {
+            active: self.active_at(now_ms()),
+            id: self.id.clone(),
+            from: self.from_user.clone(),
+            to: self.to_user.clone(),
+            starts_at: rfc3339(self.starts_at),
+            ends_at: rfc3339(self.ends_at),
+            created_by: self.created_by.clone(),
+            revoked_at: self.revoked_at.map(rfc3339),
+            revoked_by: self.revoked_by.clone(),
+        }
     }
 }
 

@@ -6,7 +6,7 @@ use domain::{
     ApprovalId, ConversationId,
     wire::{Conversation, RejectRequest},
 };
-use engine::clock::now_ms;
+use engine::{clock::now_ms, reads::Reads};
 
 use super::extract::ApiJson;
 use crate::{
@@ -23,8 +23,17 @@ use crate::{
 
 /// The conversation if it exists and `user` may see it; 404 otherwise (existence is not revealed).
 pub async fn visible_conversation(store: &Store, user: &CurrentUser, id: &ConversationId) -> Result<Conversation, ApiError> {
-    conversations::get(store, id)
-        .await?
+    seen_by(user, id, conversations::get(store, id).await?)
+}
+
+/// [`visible_conversation`], asked of the engine's read side (engine/src/reads).
+pub async fn readable_conversation(reads: &Reads, user: &CurrentUser, id: &ConversationId) -> Result<Conversation, ApiError> {
+    seen_by(user, id, reads.conversation(id).await?)
+}
+
+/// The conversation found under `id` if `user` may see it; 404 otherwise, as for none.
+fn seen_by(user: &CurrentUser, id: &ConversationId, conversation: Option<Conversation>) -> Result<Conversation, ApiError> {
+    conversation
         .filter(|c| user.can_see(c.owner_id.as_ref()))
         .ok_or_else(|| ApiError::NotFound(format!("conversation {id} does not exist")))
 }

@@ -2,17 +2,14 @@
 
 use crate::error::{ApiError, ReadErrors};
 use axum::{Json, extract::State, http::header, response::IntoResponse};
+use engine::reads::{ExternalAnchor, Verification};
 use serde::Deserialize;
 use serde::Serialize;
 use serde_json::Value;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::extract::ApiQuery;
-use crate::{
-    auth::Admin,
-    state::AppState,
-    store::audit::{self, Verification},
-};
+use crate::{auth::Admin, state::AppState};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list)).routes(routes!(export)).routes(routes!(verify))
@@ -57,11 +54,11 @@ async fn list(State(state): State<AppState>, _admin: Admin, ApiQuery(q): ApiQuer
     let (kind, actor) = (q.kind.as_deref(), q.actor.as_deref());
     let (rows, next) = match q.order.as_deref() {
         None | Some("oldest") => {
-            let rows = audit::page(&state.store, q.after.unwrap_or(0), kind, actor, limit).await?;
+            let rows = state.reads.audit_page(q.after.unwrap_or(0), kind, actor, limit).await?;
             let next = (rows.len() as i64 == limit).then(|| rows.last().map(|r| r.id)).flatten();
             (rows, next)
         }
-        Some("newest") if q.after.is_none() => (audit::newest(&state.store, kind, actor, limit).await?, None),
+        Some("newest") if q.after.is_none() => (state.reads.audit_newest(kind, actor, limit).await?, None),
         Some("newest") => return Err(ApiError::invalid("after", "after pages oldest first; it cannot be combined with order=newest")),
         Some(_) => return Err(ApiError::invalid("order", "order must be oldest or newest")),
     };
@@ -90,7 +87,7 @@ struct AuditPage {
     extensions(("x-admin-only" = json!(true))),
 )]
 async fn export(State(state): State<AppState>, _admin: Admin) -> Result<impl IntoResponse, ApiError> {
-    Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], audit::export_lines(&state.store).await?))
+    Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], state.reads.audit_export().await?))
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -115,6 +112,6 @@ struct VerifyQuery {
     extensions(("x-admin-only" = json!(true))),
 )]
 async fn verify(State(state): State<AppState>, _admin: Admin, ApiQuery(q): ApiQuery<VerifyQuery>) -> Result<Json<Verification>, ApiError> {
-    let anchor = q.anchor.map(|a| a.parse::<audit::ExternalAnchor>()).transpose().map_err(|e| ApiError::invalid("anchor", e))?;
-    Ok(Json(audit::verify(&state.store, state.config.audit_key.as_ref(), anchor.as_ref()).await?))
+    let anchor = q.anchor.map(|a| a.parse::<ExternalAnchor>()).transpose().map_err(|e| ApiError::invalid("anchor", e))?;
+    Ok(Json(state.reads.audit_verify(state.config.audit_key.as_ref(), anchor.as_ref()).await?))
 }

@@ -9,32 +9,13 @@ use axum::{
     http::StatusCode,
 };
 use domain::wire::{Delegation, NewDelegation};
-use engine::clock::{now_ms, rfc3339};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{access, extract::ApiJson};
-use crate::{
-    auth::CurrentUser,
-    state::AppState,
-    store::delegations::{self, DelegationRow},
-};
+use crate::{auth::CurrentUser, state::AppState};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list, create)).routes(routes!(revoke))
-}
-
-fn wire(row: DelegationRow) -> Delegation {
-    Delegation {
-        active: row.active_at(now_ms()),
-        id: row.id,
-        from: row.from_user,
-        to: row.to_user,
-        starts_at: rfc3339(row.starts_at),
-        ends_at: rfc3339(row.ends_at),
-        created_by: row.created_by,
-        revoked_at: row.revoked_at.map(rfc3339),
-        revoked_by: row.revoked_by,
-    }
 }
 
 #[utoipa::path(
@@ -50,7 +31,7 @@ fn wire(row: DelegationRow) -> Delegation {
 )]
 async fn list(State(state): State<AppState>, user: CurrentUser) -> Result<Json<Vec<Delegation>>, ApiError> {
     let whose = (!user.user.is_admin()).then_some(user.user.username.as_str());
-    Ok(Json(delegations::list(&state.store, whose).await?.into_iter().map(wire).collect()))
+    Ok(Json(state.reads.delegations(whose).await?))
 }
 
 #[utoipa::path(
@@ -71,7 +52,7 @@ async fn create(
     ApiJson(body): ApiJson<NewDelegation>,
 ) -> Result<(StatusCode, Json<Delegation>), ApiError> {
     let row = state.people.delegate_decisions(&body, &access::actor(&user)).await?;
-    Ok((StatusCode::CREATED, Json(wire(row))))
+    Ok((StatusCode::CREATED, Json(row.to_wire())))
 }
 
 #[utoipa::path(
@@ -87,5 +68,5 @@ async fn create(
     ),
 )]
 async fn revoke(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<Json<Delegation>, ApiError> {
-    Ok(Json(wire(state.people.revoke_delegation(&id, &access::actor(&user)).await?)))
+    Ok(Json(state.people.revoke_delegation(&id, &access::actor(&user)).await?.to_wire()))
 }

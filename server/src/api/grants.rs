@@ -10,7 +10,7 @@ use domain::GrantId;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::access;
-use crate::{auth::CurrentUser, state::AppState, store::grants};
+use crate::{auth::CurrentUser, state::AppState};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(revoke))
@@ -31,8 +31,8 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[tracing::instrument(skip(state, user))]
 async fn revoke(State(state): State<AppState>, user: CurrentUser, Path(id): Path<GrantId>) -> Result<StatusCode, ApiError> {
     let not_found = || ApiError::NotFound(format!("grant {id} does not exist"));
-    let grant = grants::get(&state.store, &id).await?.ok_or_else(not_found)?;
-    access::visible_conversation(&state.store, &user, &grant.conversation_id).await.map_err(|_| not_found())?;
+    let grant = state.reads.grant(&id).await?.ok_or_else(not_found)?;
+    access::readable_conversation(&state.reads, &user, &grant.conversation_id).await.map_err(|_| not_found())?;
     state.decisions.revoke_grant(&id, &access::actor(&user)).await?;
     Ok(StatusCode::NO_CONTENT)
 }

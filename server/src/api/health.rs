@@ -5,7 +5,9 @@ use axum::{Json, extract::State, http::StatusCode};
 use serde_json::{Value, json};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::{state::AppState, store::Store};
+use engine::reads::Reads;
+
+use crate::state::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(healthz))
@@ -25,8 +27,8 @@ pub fn router() -> OpenApiRouter<AppState> {
     security(()),
 )]
 #[tracing::instrument(skip_all)]
-async fn healthz(State(store): State<Store>) -> (StatusCode, Json<Value>) {
-    match store.ping().await {
+async fn healthz(State(reads): State<Reads>) -> (StatusCode, Json<Value>) {
+    match reads.ping().await {
         Ok(()) => (StatusCode::OK, Json(json!({ "status": "ok", "database": "ok", "version": env!("CARGO_PKG_VERSION") }))),
         Err(err) => {
             tracing::warn!(error = ?err, "health check failed");

@@ -31,7 +31,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     security(()),
 )]
 async fn metrics(State(state): State<AppState>) -> Result<impl IntoResponse, ApiError> {
-    let pending = crate::store::approvals::pending_by_gate(&state.store).await?;
+    let pending = state.reads.pending_by_gate().await?;
     let text = state.orchestrator.metrics().render(pending)?;
     Ok(([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], text))
 }
@@ -59,7 +59,7 @@ struct Readiness {
     security(()),
 )]
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
-    if let Err(err) = state.store.ping().await {
+    if let Err(err) = state.reads.ping().await {
         tracing::warn!(error = ?err, "readiness check failed");
         return (StatusCode::SERVICE_UNAVAILABLE, Json(error_body("unavailable", "the database does not answer", None)));
     }

@@ -8,7 +8,7 @@ use axum::{
 use domain::wire::Order;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::{auth::CurrentUser, state::AppState, store::orders};
+use crate::{auth::CurrentUser, state::AppState};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list)).routes(routes!(read))
@@ -26,7 +26,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     ),
 )]
 async fn list(State(state): State<AppState>, _user: CurrentUser) -> Result<Json<Vec<Order>>, ApiError> {
-    Ok(Json(orders::list(&state.store, None).await?.iter().map(|o| o.to_wire()).collect()))
+    Ok(Json(state.reads.orders().await?))
 }
 
 #[utoipa::path(
@@ -44,6 +44,5 @@ async fn list(State(state): State<AppState>, _user: CurrentUser) -> Result<Json<
 async fn read(State(state): State<AppState>, _user: CurrentUser, Path(id): Path<String>) -> Result<Json<Order>, ApiError> {
     let not_found = || ApiError::NotFound(format!("order {id} does not exist"));
     let number: i64 = id.parse().map_err(|_| not_found())?;
-    let order = orders::get(&state.store, number).await?.ok_or_else(not_found)?;
-    Ok(Json(order.to_wire()))
+    Ok(Json(state.reads.order(number).await?.ok_or_else(not_found)?))
 }

@@ -7,15 +7,12 @@
 use crate::error::{ApiError, ReadErrors};
 use axum::{Json, extract::State};
 use domain::wire::ShadowHit;
+use engine::reads::Which;
 use serde::Deserialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::extract::ApiQuery;
-use crate::{
-    auth::CurrentUser,
-    state::AppState,
-    store::shadow_hits::{self, Which},
-};
+use crate::{auth::CurrentUser, state::AppState};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list))
@@ -61,5 +58,5 @@ async fn list(
         (Some(false), _) | (None, false) => Which::Gates,
         (None, true) => Which::All,
     };
-    Ok(Json(shadow_hits::list(&state.store, user.owner_filter(), which, limit).await?))
+    Ok(Json(state.reads.shadow_hits(user.owner_filter(), which, limit).await?))
 }

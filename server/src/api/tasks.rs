@@ -7,6 +7,7 @@ use axum::{
 };
 use domain::TaskId;
 use domain::wire::{DecisionOutcome, RejectRequest, Task};
+use engine::reads::TaskRow;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{
@@ -20,10 +21,6 @@ use crate::{
     },
     orchestrator::Decision,
     state::AppState,
-    store::{
-        events,
-        tasks::{self, TaskRow},
-    },
 };
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -32,17 +29,14 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// The task with its summary, folded from its conversation's events by the chat's own fold.
 async fn with_summary(state: &AppState, task: &TaskRow) -> Result<Task, ApiError> {
-    let events = events::after(&state.store, &task.conversation_id, 0).await?;
-    let mut wire = task.to_wire();
-    wire.summary = domain::fold(&events).tasks.into_iter().find(|t| t.task_id == task.id).map(|t| t.summary);
-    Ok(wire)
+    Ok(state.reads.task_view(task).await?)
 }
 
 /// The task if it exists and `user` may see its conversation; 404 otherwise.
 async fn visible_task(state: &AppState, user: &CurrentUser, id: &TaskId) -> Result<TaskRow, ApiError> {
     let not_found = || ApiError::NotFound(format!("task {id} does not exist"));
-    let task = tasks::get(&state.store, id).await?.ok_or_else(not_found)?;
-    access::visible_conversation(&state.store, user, &task.conversation_id).await.map_err(|_| not_found())?;
+    let task = state.reads.task(id).await?.ok_or_else(not_found)?;
+    access::readable_conversation(&state.reads, user, &task.conversation_id).await.map_err(|_| not_found())?;
     Ok(task)
 }
 
@@ -116,7 +110,7 @@ pub(crate) async fn decide_all(
     id: &TaskId,
     decision: Decision,
 ) -> Result<Vec<domain::wire::DecisionOutcome>, ApiError> {
-    state.limits.decision(&state.store, &user.user.id).await?;
+    state.count_decision(&user.user.id).await?;
     visible_task(state, user, id).await?;
     Ok(state.decisions.decide_all(id, decision, &actor(user)).await?)
 }
@@ -147,7 +141,7 @@ async fn abort(
     }
     // Counted only once this credential may stop it: a token refused here uses up nothing of its
     // person's decision limit.
-    state.limits.decision(&state.store, &user.user.id).await?;
+    state.count_decision(&user.user.id).await?;
     state.decisions.abort(&id, &actor(&user)).await?;
     Ok(Json(with_summary(&state, &visible_task(&state, &user, &id).await?).await?))
 }
