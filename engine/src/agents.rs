@@ -27,6 +27,8 @@ mod validate;
 /// paths other modules and crates name them by).
 pub use crate::approver_names::{ApproverName, parse_approver, valid_target};
 
+#[cfg(test)]
+pub use oidc::example_config as example_oidc_config;
 /// `[oidc]`: signing in through the organisation's identity provider (the rules a person's claims
 /// are read by at sign-in).
 pub use oidc::{MAX_SESSION_SECS, OidcConfig, TokenEndpointAuth};

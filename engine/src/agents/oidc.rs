@@ -141,21 +141,27 @@ impl OidcConfig {
 /// The longest session a provider's sign-in may start (30 days).
 pub const MAX_SESSION_SECS: u64 = 30 * 24 * 3600;
 
+/// An `[oidc]` section for tests: admins by a group, a group prefix and one mapped group.
+#[cfg(test)]
+pub fn example_config() -> OidcConfig {
+    toml::from_str(
+        r#"
+        issuer = "https://idp.example.com"
+        client_id = "countersign"
+        admin_groups = ["countersign-admins"]
+        group_prefix = "cs-"
+        group_map = { "Finance Approvers" = "finance" }
+        "#,
+    )
+    .unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn config() -> OidcConfig {
-        toml::from_str(
-            r#"
-            issuer = "https://idp.example.com"
-            client_id = "countersign"
-            admin_groups = ["countersign-admins"]
-            group_prefix = "cs-"
-            group_map = { "Finance Approvers" = "finance" }
-            "#,
-        )
-        .unwrap()
+        example_config()
     }
 
     #[test]

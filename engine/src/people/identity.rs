@@ -118,16 +118,7 @@ mod tests {
     use super::*;
 
     fn config() -> OidcConfig {
-        toml::from_str(
-            r#"
-            issuer = "https://idp.example.com"
-            client_id = "countersign"
-            admin_groups = ["countersign-admins"]
-            group_prefix = "cs-"
-            group_map = { "Finance Approvers" = "finance" }
-            "#,
-        )
-        .unwrap()
+        crate::agents::example_oidc_config()
     }
 
     #[test]

@@ -6,25 +6,11 @@ use domain::{ApprovalOutcome, ApprovalState, CallState, EventBody, Role, TaskSta
 use engine::{Error, orchestrator::Decision};
 use serde_json::json;
 
-use crate::harness::{Engine, approve, decisions_of};
+use crate::harness::{Engine, SUPPORT, approve, decisions_of};
 
-/// A gate that gives a person a minute, then applies `action`.
+/// The support agent whose refunds gate gives a person a minute, then applies `action`.
 fn timing_out(action: &str) -> String {
-    format!(
-        r#"
-[[agents]]
-name = "support"
-description = "refunds"
-tools = ["get_order", "process_refund"]
-
-[[agents.gates]]
-name = "refunds"
-kind = "tools"
-tools = ["process_refund"]
-timeout_secs = 60
-timeout_action = "{action}"
-"#
-    )
+    format!("{SUPPORT}timeout_secs = 60\ntimeout_action = \"{action}\"\n")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
