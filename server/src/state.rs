@@ -41,12 +41,6 @@ impl FromRef<AppState> for LeptosOptions {
     }
 }
 
-impl FromRef<AppState> for Store {
-    fn from_ref(state: &AppState) -> Self {
-        state.store.clone()
-    }
-}
-
 impl FromRef<AppState> for Reads {
     fn from_ref(state: &AppState) -> Self {
         state.reads.clone()
