@@ -72,3 +72,71 @@ test("typing in the queue's editor keeps each key", async ({ page, browser, serv
   await expect.poll(async () => (await (await page.request.get(`${server.url}/api/orders/1004`)).json()).refunded).toBe(12);
   await adminContext.close();
 });
+
+test("typing in the queue while new approvals arrive: each editor keeps its text, its mode and the focus", async ({ page, browser, server }) => {
+  test.setTimeout(120_000);
+  const alice = page.context().request;
+  /** Alice asks for something in a new chat; returns once `total` approvals wait. */
+  const arrive = async (text: string, total: number) => {
+    const chat = await (await alice.post(`${server.url}/api/conversations`, { data: {} })).json();
+    expect((await alice.post(`${server.url}/api/conversations/${chat.id}/messages`, { data: { text } })).ok()).toBe(true);
+    await expect.poll(async () => (await (await alice.get(`${server.url}/api/approvals`)).json()).length).toBe(total);
+  };
+  await arrive("refund order 1004", 1);
+  await arrive("refund an order", 2);
+
+  const adminContext = await browser.newContext();
+  await logIn(adminContext, server, "root");
+  const admin = await adminContext.newPage();
+  await admin.goto(`${server.url}/approvals`);
+  await waitForHydration(admin);
+  const pending = admin.locator(".queue-count");
+  await expect(pending).toHaveText("2 pending");
+  await watchCards(admin);
+  const row = (text: string) => admin.locator(".queue-item").filter({ hasText: text });
+
+  // Half an edit as JSON, then a call arrives: the text, the mode and the focus stay.
+  const refund = row("order 1004");
+  await refund.locator(".queue-row > summary").click();
+  await refund.getByRole("button", { name: "Edit" }).click();
+  await refund.getByRole("button", { name: "Edit as JSON" }).click();
+  const json = refund.getByLabel("Arguments (JSON)");
+  await json.focus();
+  await admin.keyboard.press("ControlOrMeta+A");
+  await typeKeyByKey(admin, json, "", '{"order_id":1004,');
+  await arrive("cancel order 1003", 3);
+  await expect(pending).toHaveText("3 pending");
+  await typeKeyByKey(admin, json, '{"order_id":1004,', '"amount":7}');
+  await expect(refund.getByRole("button", { name: "Edit as a form" })).toBeVisible();
+
+  // Half an answer to the agent's question, then a call arrives.
+  const question = admin.locator(".queue-item").filter({ has: admin.locator(".question-card") });
+  await question.locator(".queue-row > summary").click();
+  const answer = question.getByLabel("Your answer");
+  await answer.focus();
+  await typeKeyByKey(admin, answer, "", "10");
+  await arrive("refund order 1001", 4);
+  await expect(pending).toHaveText("4 pending");
+  await typeKeyByKey(admin, answer, "10", "02");
+
+  // Half an amount in the tool's form, then a call arrives.
+  const other = row("order 1001");
+  await other.locator(".queue-row > summary").click();
+  await other.getByRole("button", { name: "Edit" }).click();
+  const amount = other.getByLabel(/amount/);
+  await amount.focus();
+  await typeKeyByKey(admin, amount, "", "1");
+  await arrive("cancel order 1002", 5);
+  await expect(pending).toHaveText("5 pending");
+  await typeKeyByKey(admin, amount, "1", "5");
+  expect(await cardsRemoved(admin), "no row was drawn again while typing").toBe(0);
+
+  // Each is sent as typed.
+  await refund.getByRole("button", { name: "Approve with these changes" }).click();
+  await expect.poll(async () => (await (await alice.get(`${server.url}/api/orders/1004`)).json()).refunded).toBe(7);
+  await question.getByRole("button", { name: "Send answer" }).click();
+  await expect(question).toHaveCount(0);
+  await other.getByRole("button", { name: "Approve with these changes" }).click();
+  await expect.poll(async () => (await (await alice.get(`${server.url}/api/orders/1001`)).json()).refunded).toBe(15);
+  await adminContext.close();
+});

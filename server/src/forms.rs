@@ -75,7 +75,7 @@ fn log_in_first(back: &str) -> Response {
 }
 
 /// A refusal as a page: what the API would have said, and the way back.
-fn refused(err: ApiError, back: &str) -> Response {
+pub(crate) fn refused(err: ApiError, back: &str) -> Response {
     let status = err.status();
     let title = match status {
         StatusCode::CONFLICT => "Not decided: something changed",

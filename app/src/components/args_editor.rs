@@ -46,7 +46,7 @@ pub fn EditForm(
         let id = schema_for.clone();
         async move { api::approval(&id).await.ok().and_then(|a| a.args_schema).and_then(|s| args_form::fields(&s)) }
     });
-    let as_json = RwSignal::new(false);
+    let as_json = draft.as_json;
     let parsed = Memo::new(move |_| text.with(|t| serde_json::from_str::<Value>(t).map_err(|e| e.to_string())));
     let parse_error = RwSignal::new(None::<String>);
     // What the edited call would do, asked of the server as the reviewer types (only for

@@ -32,6 +32,8 @@ pub struct CardDraft {
     pub reason: RwSignal<String>,
     /// The arguments being edited (JSON text); empty until Edit opens.
     pub edit: RwSignal<String>,
+    /// The edit is shown as JSON rather than as the tool's form.
+    pub as_json: RwSignal<bool>,
     /// This reviewer sent the draft and waits for the answer: a decision that arrives live
     /// meanwhile is theirs, not someone else's (no "decided while you were writing").
     pub sent: RwSignal<bool>,
@@ -51,6 +53,7 @@ impl CardDraft {
             mode: RwSignal::new(Mode::Idle),
             reason: RwSignal::new(String::new()),
             edit: RwSignal::new(String::new()),
+            as_json: RwSignal::new(false),
             sent: RwSignal::new(false),
             refocus: RwSignal::new(false),
             decided_first: RwSignal::new(None),
@@ -62,6 +65,7 @@ impl CardDraft {
         self.mode.set(Mode::Idle);
         self.reason.set(String::new());
         self.edit.set(String::new());
+        self.as_json.set(false);
         self.sent.set(false);
     }
 

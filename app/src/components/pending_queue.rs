@@ -6,7 +6,6 @@
 
 use crate::domain::{ApprovalId, ConversationId};
 use std::collections::{BTreeSet, HashMap};
-use std::sync::Arc;
 
 use leptos::{prelude::*, task::spawn_local};
 
@@ -28,8 +27,9 @@ use crate::{
 };
 
 /// What the reviewer is doing in the queue — ticked and opened rows, a decision over the
-/// selection in progress and its report. Owned by the page: the list is rendered again on every
-/// live change, and none of this may be lost then (a bulk decision changes the list itself).
+/// selection in progress and its report, what is typed on each card. Owned by the page; the list
+/// itself is keyed by approval (`PendingQueue`), so a live change draws only the rows that
+/// changed and a row being typed in keeps its fields, its focus and its mode.
 #[derive(Clone, Copy)]
 pub struct QueueUi {
     pub selected: RwSignal<BTreeSet<ApprovalId>>,
@@ -38,8 +38,8 @@ pub struct QueueUi {
     progress: RwSignal<String>,
     report: RwSignal<Option<String>>,
     reason: RwSignal<String>,
-    /// What is typed on each card (a reason, an edit), by approval id: a row is drawn again on
-    /// every live change of the list, its draft must not go with it.
+    /// What is typed on each card (a reason, an edit), by approval id: a row that is drawn again
+    /// (its approval changed) keeps its draft.
     drafts: StoredValue<HashMap<String, CardDraft>>,
     /// The page's owner: drafts are created under it, not under the row that is drawn again.
     owner: StoredValue<Option<Owner>>,
@@ -48,6 +48,10 @@ pub struct QueueUi {
     shown: StoredValue<Option<(QueueQuery, Vec<Approval>)>>,
     /// What became of each kept approval, by id: asked once, `None` until the answer arrives.
     fates: StoredValue<HashMap<String, RwSignal<Option<Approval>>>>,
+    /// The pending list on screen, as the server last sent it (`show` puts a newer one in).
+    live_list: StoredValue<Option<RwSignal<Vec<Approval>>>>,
+    /// How many times the list was asked for again: only the latest answer is shown.
+    reloads: StoredValue<u64>,
 }
 
 impl QueueUi {
@@ -63,6 +67,27 @@ impl QueueUi {
             owner: StoredValue::new(Owner::current()),
             shown: StoredValue::new(None),
             fates: StoredValue::new(HashMap::new()),
+            live_list: StoredValue::new(None),
+            reloads: StoredValue::new(0),
+        }
+    }
+
+    /// A new ask for the pending list: its number, for `is_latest`.
+    pub fn next_reload(&self) -> u64 {
+        self.reloads.update_value(|n| *n += 1);
+        self.reloads.get_value()
+    }
+
+    /// No later ask was made since `reload` (whose answer would be newer).
+    pub fn is_latest(&self, reload: u64) -> bool {
+        self.reloads.try_get_value() == Some(reload)
+    }
+
+    /// Puts a newer pending list on screen: the rows whose approval changed are drawn again,
+    /// the others stay as they are (a field being typed in keeps its text and its focus).
+    pub fn show(&self, list: Vec<Approval>) {
+        if let Some(Some(live)) = self.live_list.try_get_value() {
+            let _ = live.try_set(list);
         }
     }
 
@@ -144,31 +169,16 @@ impl Default for QueueUi {
     }
 }
 
-/// The approvals of one chat, in queue order.
-#[derive(Clone, Debug)]
-pub struct ChatGroup {
-    pub conversation_id: ConversationId,
-    pub title: String,
-    pub owner: Option<String>,
-    pub approvals: Vec<Approval>,
-}
-
-/// Groups by chat, the groups in the order their first approval has in `list` (so "oldest first"
-/// puts the chat that has waited longest first).
-pub fn group_by_chat(list: Vec<Approval>) -> Vec<ChatGroup> {
-    let mut groups: Vec<ChatGroup> = Vec::new();
+/// The chats of `list`, each once, in the order their first approval has in it (so "oldest
+/// first" puts the chat that has waited longest first).
+pub fn chat_order(list: &[Approval]) -> Vec<ConversationId> {
+    let mut chats: Vec<ConversationId> = Vec::new();
     for approval in list {
-        match groups.iter_mut().find(|g| g.conversation_id == approval.conversation_id) {
-            Some(group) => group.approvals.push(approval),
-            None => groups.push(ChatGroup {
-                conversation_id: approval.conversation_id.clone(),
-                title: approval.conversation_title.clone(),
-                owner: approval.owner.clone(),
-                approvals: vec![approval],
-            }),
+        if !chats.contains(&approval.conversation_id) {
+            chats.push(approval.conversation_id.clone());
         }
     }
-    groups
+    chats
 }
 
 /// What a decision over the selection did: "Approved 3." plus one line per approval it could
@@ -181,101 +191,105 @@ pub fn bulk_report(verb: &str, done: usize, failed: &[(String, String)]) -> Stri
     report
 }
 
-/// The pending approvals, grouped by chat, with a selection that is decided together. `kept`:
-/// approvals of `list` someone else decided while this reviewer wrote on them
-/// ([`QueueUi::keep_unsent`]), drawn as kept rows, neither counted nor selectable.
+/// The list as drawn: the pending approvals and those of them kept because someone else decided
+/// them while this reviewer wrote on them ([`QueueUi::keep_unsent`]).
+type Drawn = Memo<(Vec<Approval>, BTreeSet<ApprovalId>)>;
+
+/// The pending approvals, grouped by chat, with a selection that is decided together. `list`:
+/// as the server sent it for `query`; newer lists arrive through [`QueueUi::show`]. Kept rows
+/// are neither counted nor selectable. Groups and rows are keyed, so a newer list draws again
+/// only the rows whose approval changed.
 #[component]
-pub fn PendingQueue(
-    list: Vec<Approval>,
-    #[prop(optional)] kept: BTreeSet<ApprovalId>,
-    now: RwSignal<i64>,
-    viewer: Option<Viewer>,
-    ui: QueueUi,
-) -> impl IntoView {
+pub fn PendingQueue(list: Vec<Approval>, query: QueueQuery, now: RwSignal<i64>, viewer: Option<Viewer>, ui: QueueUi) -> impl IntoView {
     let QueueUi { selected, .. } = ui;
-    let waiting: Vec<&Approval> = list.iter().filter(|a| !kept.contains(&a.id)).collect();
-    let present: BTreeSet<ApprovalId> = waiting.iter().map(|a| a.id.clone()).collect();
-    let summaries: Vec<(ApprovalId, String, Vec<String>)> =
-        waiting.iter().map(|a| (a.id.clone(), a.summary.clone(), a.assessment.warnings.clone())).collect();
-    let count = waiting.len();
+    let live = RwSignal::new(list);
+    ui.live_list.set_value(Some(live));
+    // Always "changed": an approval has no equality of its own, and the rows' keys say what did.
+    let drawn: Drawn = Memo::new_with_compare(move |_| ui.keep_unsent(&query, live.get()), |_, _| true);
+    let present =
+        Memo::new(move |_| drawn.with(|(list, kept)| list.iter().filter(|a| !kept.contains(&a.id)).map(|a| a.id.clone()).collect()));
+    let count = move || present.with(BTreeSet::len);
     // Only what is still in the list counts: an approval decided elsewhere drops out of the selection.
-    let chosen = Chosen { selected, present: Arc::new(present.clone()) };
-    let all_chosen = {
-        let chosen = chosen.clone();
-        move || chosen.len() == count
-    };
+    let chosen = Chosen { selected, present };
+    let all_chosen = move || chosen.len() == count();
     let toggle_all = {
-        let present = present.clone();
-        let all_chosen = all_chosen.clone();
         move |_| {
             let everything = all_chosen();
-            selected.update(|s| if everything { s.clear() } else { s.extend(present.iter().cloned()) });
+            let present = present.get_untracked();
+            selected.update(|s| if everything { s.clear() } else { s.extend(present) });
         }
     };
-    // Nothing pending but kept rows: once they are dismissed, the queue is empty.
-    let toolbar = if count > 0 {
-        view! {
+    // Nothing pending and no kept row with text: the queue is empty.
+    let empty = move || drawn.with(|(_, kept)| kept.iter().all(|id| ui.draft(id).mode.get() == Mode::Idle));
+    let chats = Memo::new(move |_| drawn.with(|(list, _)| chat_order(list)));
+    view! {
+        <Show
+            when=move || { count() > 0 }
+            fallback=move || empty().then(|| view! { <p class="muted empty-queue">"Nothing here."</p> })
+        >
             <div class="queue-toolbar">
-                <p class="queue-count">{format!("{count} pending")}</p>
+                <p class="queue-count">{move || format!("{} pending", count())}</p>
                 <label class="select-all">
                     <input type="checkbox" prop:checked=all_chosen on:change=toggle_all />
                     "Select all"
                 </label>
             </div>
-        }
-        .into_any()
-    } else {
-        let kept_drafts: Vec<CardDraft> = kept.iter().map(|id| ui.draft(id)).collect();
-        view! {
-            <Show when=move || kept_drafts.iter().all(|d| d.mode.get() == Mode::Idle)>
-                <p class="muted empty-queue">"Nothing here."</p>
-            </Show>
-        }
-        .into_any()
-    };
-    let kept = Arc::new(kept);
-    view! {
-        {toolbar}
-        <BulkBar chosen summaries ui />
-        {group_by_chat(list)
-            .into_iter()
-            .map(|group| view! { <ChatGroupView group kept=kept.clone() now viewer=viewer.clone() ui /> })
-            .collect_view()}
+        </Show>
+        <BulkBar chosen drawn ui />
+        <For each=move || chats.get() key=ConversationId::clone let:conversation_id>
+            <ChatGroupView conversation_id drawn now viewer=viewer.clone() ui />
+        </For>
     }
 }
 
+/// The key of a row: its approval as it reads now, but for its age (which the row counts on
+/// itself), and whether it is kept. A row is drawn again only when this changes.
+fn row_key(approval: &Approval, kept: bool) -> String {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut ageless = approval.clone();
+    ageless.age_seconds = 0;
+    let mut hasher = DefaultHasher::new();
+    serde_json::to_string(&ageless).unwrap_or_default().hash(&mut hasher);
+    format!("{}:{kept}:{:x}", approval.id, hasher.finish())
+}
+
+/// The approvals of one chat (the groups in the order their first approval has in the queue:
+/// "oldest first" puts the chat that has waited longest first).
 #[component]
-fn ChatGroupView(
-    group: ChatGroup,
-    kept: Arc<BTreeSet<ApprovalId>>,
-    now: RwSignal<i64>,
-    viewer: Option<Viewer>,
-    ui: QueueUi,
-) -> impl IntoView {
-    let heading = format!("{} · {}", group.owner.clone().unwrap_or_else(|| "—".into()), group.title);
-    let label = heading.clone();
-    let waiting = group.approvals.iter().filter(|a| !kept.contains(&a.id)).count();
+fn ChatGroupView(conversation_id: ConversationId, drawn: Drawn, now: RwSignal<i64>, viewer: Option<Viewer>, ui: QueueUi) -> impl IntoView {
+    let link = format!("/c/{conversation_id}");
+    let rows = Memo::new_with_compare(
+        move |_| {
+            drawn.with(|(list, kept)| {
+                list.iter().filter(|a| a.conversation_id == conversation_id).map(|a| (a.clone(), kept.contains(&a.id))).collect::<Vec<_>>()
+            })
+        },
+        |_, _| true,
+    );
+    let heading = move || {
+        rows.with(|rows| {
+            rows.first()
+                .map(|(a, _)| format!("{} · {}", a.owner.clone().unwrap_or_else(|| "—".into()), a.conversation_title))
+                .unwrap_or_default()
+        })
+    };
+    let waiting = move || rows.with(|rows| rows.iter().filter(|(_, kept)| !kept).count());
     // A chat whose only rows are kept ones goes when they are dismissed.
-    let kept_drafts: Vec<CardDraft> = group.approvals.iter().filter(|a| kept.contains(&a.id)).map(|a| ui.draft(&a.id)).collect();
-    let shown = move || waiting > 0 || kept_drafts.iter().any(|d| d.mode.get() != Mode::Idle);
+    let shown = move || waiting() > 0 || rows.with(|rows| rows.iter().any(|(a, kept)| *kept && ui.draft(&a.id).mode.get() != Mode::Idle));
     view! {
-        <section class="queue-group" aria-label=label hidden=move || !shown()>
+        <section class="queue-group" aria-label=heading hidden=move || !shown()>
             <h2 class="queue-group-title">
-                <a href=format!("/c/{}", group.conversation_id)>{heading}</a>
-                <span class="pending-count" aria-label=format!("{waiting} waiting")>{waiting}</span>
+                <a href=link>{heading}</a>
+                <span class="pending-count" aria-label=move || format!("{} waiting", waiting())>{waiting}</span>
             </h2>
             <ul class="queue-list">
-                {group
-                    .approvals
-                    .into_iter()
-                    .map(|a| {
-                        if kept.contains(&a.id) {
-                            view! { <KeptRow approval=a ui /> }.into_any()
-                        } else {
-                            view! { <QueueRow approval=a now viewer=viewer.clone() ui /> }.into_any()
-                        }
-                    })
-                    .collect_view()}
+                <For each=move || rows.get() key=|(a, kept)| row_key(a, *kept) let:((approval, kept))>
+                    {if kept {
+                        view! { <KeptRow approval ui /> }.into_any()
+                    } else {
+                        view! { <QueueRow approval now viewer=viewer.clone() ui /> }.into_any()
+                    }}
+                </For>
             </ul>
         </section>
     }
@@ -332,6 +346,9 @@ fn QueueRow(approval: Approval, now: RwSignal<i64>, viewer: Option<Viewer>, ui: 
     let reminded = (approval.reminders_sent > 0)
         .then(|| view! { <span class="badge reminded">{format!("Reminder {}", approval.reminders_sent)}</span> });
     let row_class = if reminded.is_some() { "queue-item reminded" } else { "queue-item" };
+    // Its age as the server counted it, going on by the page's clock: the row is not drawn again for it.
+    let (age_then, drawn_at) = (approval.age_seconds, now.get_untracked());
+    let age_now = move || age(age_then + (now.get() - drawn_at).max(0) / 1000);
     view! {
         <li class=row_class data-approval-id=id.to_string()>
             <input type="checkbox" class="queue-select" aria-label=format!("Select: {}", approval.summary) prop:checked=checked on:change=move |_| toggle() />
@@ -347,7 +364,7 @@ fn QueueRow(approval: Approval, now: RwSignal<i64>, viewer: Option<Viewer>, ui: 
                     {warning}
                     {held}
                     {reminded}
-                    <span class="queue-age">{age(approval.age_seconds)}</span>
+                    <span class="queue-age">{age_now}</span>
                 </summary>
                 {context}
                 <ToolCard card now draft viewer_is_admin=viewer_is_admin.unwrap_or_default() viewer_requested viewer_name=viewer_name.unwrap_or_default() stands_in_for in_queue=true />
@@ -430,33 +447,35 @@ enum Bulk {
     Working,
 }
 
-/// The ticked approvals that are still in the list. Plain data beside the page's selection (no
-/// memo of the list's own): a bulk decision re-renders the list while its bar still reads this.
-#[derive(Clone)]
+/// The ticked approvals that are still in the list.
+#[derive(Clone, Copy)]
 struct Chosen {
     selected: RwSignal<BTreeSet<ApprovalId>>,
-    present: Arc<BTreeSet<ApprovalId>>,
+    present: Memo<BTreeSet<ApprovalId>>,
 }
 
 impl Chosen {
     fn len(&self) -> usize {
-        self.selected.try_with(|s| s.intersection(&self.present).count()).unwrap_or(0)
+        self.present.try_with(|present| self.selected.try_with(|s| s.intersection(present).count())).flatten().unwrap_or(0)
     }
 
     fn ids_untracked(&self) -> Vec<ApprovalId> {
-        self.selected.try_with_untracked(|s| s.intersection(&self.present).cloned().collect()).unwrap_or_default()
+        self.present
+            .try_with_untracked(|present| self.selected.try_with_untracked(|s| s.intersection(present).cloned().collect()))
+            .flatten()
+            .unwrap_or_default()
     }
 }
 
 /// Approve or reject every selected approval, one decision each, with progress and a report.
 #[component]
-fn BulkBar(chosen: Chosen, summaries: Vec<(ApprovalId, String, Vec<String>)>, ui: QueueUi) -> impl IntoView {
+fn BulkBar(chosen: Chosen, drawn: Drawn, ui: QueueUi) -> impl IntoView {
     let QueueUi { selected, state, progress, report, reason, .. } = ui;
-    let to_decide = chosen.clone();
     let run = Callback::new(move |approve: bool| {
-        // Taken now: the list (and `chosen` with it) is rendered again after each decision.
-        let ids = to_decide.ids_untracked();
-        let summaries = summaries.clone();
+        // Taken now: the list (and `chosen` with it) changes after each decision.
+        let ids = chosen.ids_untracked();
+        let summaries: Vec<(ApprovalId, String, Vec<String>)> = drawn
+            .with_untracked(|(list, _)| list.iter().map(|a| (a.id.clone(), a.summary.clone(), a.assessment.warnings.clone())).collect());
         let reason_text = reason.get_untracked().trim().to_owned();
         state.set(Bulk::Working);
         report.set(None);
@@ -491,16 +510,13 @@ fn BulkBar(chosen: Chosen, summaries: Vec<(ApprovalId, String, Vec<String>)>, ui
         });
     });
     view! {
-        <Show when={
-            let chosen = chosen.clone();
-            move || chosen.len() > 0 || state.get() == Bulk::Working
-        }>
+        <Show when=move || { chosen.len() > 0 || state.get() == Bulk::Working }>
             <div class="bulk-bar" role="group" aria-label="Decide the selected approvals">
-                {let chosen = chosen.clone(); move || match state.get() {
+                {move || match state.get() {
                     Bulk::Working => view! { <span role="status" aria-live="polite">{move || progress.get()}</span> }.into_any(),
                     Bulk::Idle => {
                         view! {
-                            <span>{let chosen = chosen.clone(); move || format!("{} selected", chosen.len())}</span>
+                            <span>{move || format!("{} selected", chosen.len())}</span>
                             <button type="button" class="btn btn-approve" on:click=move |_| run.run(true)>"Approve selected"</button>
                             <button type="button" class="btn btn-reject" on:click=move |_| state.set(Bulk::Rejecting)>"Reject selected…"</button>
                             <button type="button" class="btn btn-link-plain" on:click=move |_| selected.update(BTreeSet::clear)>"Clear"</button>
@@ -509,7 +525,7 @@ fn BulkBar(chosen: Chosen, summaries: Vec<(ApprovalId, String, Vec<String>)>, ui
                     Bulk::Rejecting => {
                         view! {
                             <label class="bulk-reason">
-                                {let chosen = chosen.clone(); move || format!("Reason for rejecting {} (goes back to each agent)", chosen.len())}
+                                {move || format!("Reason for rejecting {} (goes back to each agent)", chosen.len())}
                                 <input type="text" bind:value=reason placeholder="optional" />
                             </label>
                             <button type="button" class="btn btn-reject" on:click=move |_| run.run(false)>"Confirm reject"</button>
@@ -569,13 +585,24 @@ mod tests {
     }
 
     #[test]
-    fn groups_keep_the_queue_order_of_their_first_approval() {
-        let groups = group_by_chat(vec![approval("a1", "A"), approval("b1", "B"), approval("a2", "A"), approval("c1", "C")]);
-        let shape: Vec<(&str, Vec<&str>)> =
-            groups.iter().map(|g| (g.conversation_id.as_str(), g.approvals.iter().map(|a| a.id.as_str()).collect())).collect();
-        assert_eq!(shape, [("A", vec!["a1", "a2"]), ("B", vec!["b1"]), ("C", vec!["c1"])]);
-        assert_eq!(groups[0].title, "chat A");
-        assert!(group_by_chat(Vec::new()).is_empty());
+    fn chats_keep_the_queue_order_of_their_first_approval() {
+        let list = [approval("a1", "A"), approval("b1", "B"), approval("a2", "A"), approval("c1", "C")];
+        let order: Vec<String> = chat_order(&list).iter().map(|c| c.to_string()).collect();
+        assert_eq!(order, ["A", "B", "C"]);
+        assert!(chat_order(&[]).is_empty());
+    }
+
+    #[test]
+    fn a_row_is_drawn_again_when_its_approval_changes_not_when_it_ages() {
+        let first = approval("a1", "A");
+        let mut older = first.clone();
+        older.age_seconds += 30;
+        assert_eq!(row_key(&first, false), row_key(&older, false));
+        let mut reminded = first.clone();
+        reminded.reminders_sent = 1;
+        assert_ne!(row_key(&first, false), row_key(&reminded, false));
+        assert_ne!(row_key(&first, false), row_key(&first, true), "a row kept after someone else decided is another row");
+        assert_ne!(row_key(&first, false), row_key(&approval("a2", "A"), false));
     }
 
     #[test]

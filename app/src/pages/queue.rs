@@ -38,9 +38,29 @@ pub fn QueuePage() -> impl IntoView {
     let approvals = Resource::new(move || filter.get(), load);
     let load_me = me_loader();
     let me = Resource::new(|| (), move |_| load_me());
-    // Ticked and open rows and a bulk decision: kept by the page, so a live refetch keeps them.
+    // Ticked and open rows, a bulk decision, what is typed on each card: kept by the page.
     let ui = QueueUi::new();
-    live::on_queue_change(move || approvals.refetch());
+    // The pending list's counts for the tab title, set where the list is awaited: reading the
+    // resource itself outside <Transition> would not wait for it when hydrating.
+    let counts = RwSignal::new(None::<(usize, usize)>);
+    live::on_queue_change(move || {
+        let query = filter.get_untracked();
+        if query.status != "pending" {
+            approvals.refetch();
+            return;
+        }
+        // The pending list is put in place row by row (`QueueUi::show`), not drawn again, so
+        // a change elsewhere never takes a field that is being typed in away.
+        let asked = ui.next_reload();
+        leptos::task::spawn_local(async move {
+            let Ok(list) = crate::api::approvals(&query).await else { return };
+            if !ui.is_latest(asked) || filter.try_get_untracked().as_ref() != Some(&query) {
+                return;
+            }
+            let _ = counts.try_set(Some(tally(&list)));
+            ui.show(list);
+        });
+    });
     let now = RwSignal::new(now_ms());
     #[cfg(feature = "hydrate")]
     if let Ok(handle) = set_interval_with_handle(move || now.set(now_ms()), Duration::from_secs(1)) {
@@ -49,9 +69,6 @@ pub fn QueuePage() -> impl IntoView {
     #[cfg(not(feature = "hydrate"))]
     let _ = Duration::from_secs(1);
 
-    // The pending list's counts for the tab title, set where the list is awaited: reading the
-    // resource itself outside <Transition> would not wait for it when hydrating.
-    let counts = RwSignal::new(None::<(usize, usize)>);
     let decided = move || filter.get().status == "decided";
     // Part of the Decided tab: calls shadow gates would have stopped.
     let shadow = move || query.read().get("status").as_deref() == Some("shadow");
@@ -122,7 +139,7 @@ pub fn QueuePage() -> impl IntoView {
                     let viewer = me.await.ok().flatten().map(|me| Viewer { is_admin: me.role == Role::Admin, name: me.username, stands_in_for: me.stands_in_for });
                     let approvals = approvals.await;
                     if let Ok(list) = &approvals {
-                        counts.set(Some((list.len(), list.iter().filter(|a| a.reminders_sent > 0).count())));
+                        counts.set(Some(tally(list)));
                     }
                     let nothing = || view! { <p class="muted empty-queue">"Nothing here."</p> }.into_any();
                     match approvals {
@@ -135,17 +152,19 @@ pub fn QueuePage() -> impl IntoView {
                             ui.forget_shown();
                             if list.is_empty() { nothing() } else { view! { <DecidedTable list /> }.into_any() }
                         }
-                        Ok(list) => {
-                            // A row someone else decided while a reason was being written on it
-                            // stays (with the text and who decided) until it is dismissed.
-                            let (list, kept) = ui.keep_unsent(&filter.get_untracked(), list);
-                            if list.is_empty() { nothing() } else { view! { <PendingQueue list kept now viewer ui /> }.into_any() }
-                        }
+                        // "Nothing here." included: a row someone else decided while a reason was
+                        // being written on it stays (with the text and who decided) until dismissed.
+                        Ok(list) => view! { <PendingQueue list query=filter.get_untracked() now viewer ui /> }.into_any(),
                     }
                 })}
             </Transition>
         </section>
     }
+}
+
+/// How many approvals wait, and how many of them were reminded of (the tab title's counts).
+fn tally(list: &[Approval]) -> (usize, usize) {
+    (list.len(), list.iter().filter(|a| a.reminders_sent > 0).count())
 }
 
 /// The decided approvals, newest decision first (as the API lists them). On a phone each row is a

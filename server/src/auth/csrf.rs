@@ -7,19 +7,22 @@ use axum::{
     extract::Request,
     http::{HeaderMap, Method, header},
     middleware::Next,
-    response::Response,
+    response::{IntoResponse, Response},
 };
 
 use crate::error::ApiError;
 
-pub async fn same_origin_only(req: Request, next: Next) -> Result<Response, ApiError> {
+/// Refuses a cross-site state change: in the API's words, or as a page for the HTML forms
+/// (docs/api.md, "Deciding without JavaScript"), whose senders are browsers.
+pub async fn same_origin_only(req: Request, next: Next) -> Response {
     if !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS)
         && req.extensions().get::<super::ByToken>().is_none()
         && is_cross_site(req.headers())
     {
-        return Err(ApiError::Forbidden("cross-site requests are refused".into()));
+        let refusal = ApiError::Forbidden("cross-site requests are refused".into());
+        return if req.uri().path().starts_with("/forms/") { crate::forms::refused(refusal, "/") } else { refusal.into_response() };
     }
-    Ok(next.run(req).await)
+    next.run(req).await
 }
 
 fn is_cross_site(headers: &HeaderMap) -> bool {

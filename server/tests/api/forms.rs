@@ -4,7 +4,10 @@
 //! changes nothing.
 
 use domain::{ApprovalState, TaskStatus};
-use reqwest::{Client, StatusCode, header::LOCATION};
+use reqwest::{
+    Client, StatusCode,
+    header::{CONTENT_TYPE, LOCATION},
+};
 use serde_json::json;
 
 use crate::helpers::{PASSWORD, TestApp, spawn_app, test_client};
@@ -45,6 +48,9 @@ async fn a_browser_without_javascript_decides_with_forms_under_the_same_rules() 
     // token that may only call, and no one logged in (sent to log in, then back).
     let cross = alice.post(app.url(&form)).header("sec-fetch-site", "cross-site").form(&approve).send().await.unwrap();
     assert_eq!(cross.status(), 403);
+    assert!(cross.headers()[CONTENT_TYPE].to_str().unwrap().starts_with("text/html"), "a browser's refusal is a page");
+    let page = cross.text().await.unwrap();
+    assert!(page.contains("cross-site requests are refused") && page.contains("<a href=\"/\">Back</a>"), "{page}");
     let (status, _, page) = post(&app, &bob, &form, &approve).await;
     assert_eq!(status, 404, "{page}");
     assert!(page.contains("<a href=\"/c/"), "the refusal leads back: {page}");
