@@ -13,6 +13,7 @@ pub mod delivery;
 pub mod draft;
 mod error;
 pub mod grant_cover;
+pub mod limits;
 pub mod metrics;
 pub mod model;
 pub mod orchestrator;

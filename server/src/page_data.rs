@@ -9,22 +9,22 @@ use domain::{
     ApprovalState, ConversationId, Risk, UserId,
     wire::{Approval, Conversation, LivePolicy, Me, SignInOptions},
 };
-use engine::clock::now_ms;
+use engine::{clock::now_ms, reads::Reads};
 
 use crate::{
     auth::MaybeUser,
+    people::User,
     store::{
         Store,
         approvals::{self, StateFilter},
         conversations, snapshots,
-        users::User,
     },
 };
 
 /// The store, the chat's page size, the agent configuration's version, the sign-in options, the
-/// configuration in force (the Policy page's, with the draft in shadow if any) and when the server
-/// started (the draft's hits are counted from then).
-struct StorePages(Store, usize, String, SignInOptions, LivePolicy, i64);
+/// configuration in force (the Policy page's, with the draft in shadow if any), when the server
+/// started (the draft's hits are counted from then) and the engine's read side (engine/src/reads).
+struct StorePages(Store, usize, String, SignInOptions, LivePolicy, i64, Reads);
 
 fn unavailable(err: anyhow::Error) -> String {
     tracing::error!(error = ?err, "page data failed");
@@ -83,11 +83,11 @@ impl PageData for StorePages {
     }
 
     fn approvals(&self, parts: &Parts, query: QueueQuery) -> BoxFuture<Loaded<Vec<Approval>>> {
-        let (store, user) = (self.0.clone(), viewer(parts));
+        let (store, reads, user) = (self.0.clone(), self.6.clone(), viewer(parts));
         Box::pin(async move {
             let user = user.ok_or("log in first")?;
             let stand_in_for = match user.is_admin() {
-                false => crate::store::delegations::delegators_of(&store, &user.username, now_ms()).await.map_err(unavailable)?,
+                false => reads.stands_in_for(&user.username).await.map_err(unavailable)?,
                 true => Vec::new(),
             };
             let filter = approvals::Filter {
@@ -117,6 +117,7 @@ pub fn data_source(
     sign_in: SignInOptions,
     policy: LivePolicy,
     started_ms: i64,
+    reads: Reads,
 ) -> DataSource {
-    DataSource(std::sync::Arc::new(StorePages(store, page_items, policy_version, sign_in, policy, started_ms)))
+    DataSource(std::sync::Arc::new(StorePages(store, page_items, policy_version, sign_in, policy, started_ms, reads)))
 }

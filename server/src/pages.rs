@@ -40,6 +40,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         crate::auth::oidc::options(state.oidc.as_deref()),
         crate::api::policy::live_policy(state),
         state.started_ms,
+        state.reads.clone(),
     );
     let options = state.leptos_options.clone();
     Router::new()
@@ -64,7 +65,7 @@ pub struct StandsInFor(pub Vec<String>);
 async fn with_delegations(axum::extract::State(state): axum::extract::State<AppState>, mut request: Request, next: Next) -> Response {
     let user = request.extensions().get::<crate::auth::MaybeUser>().and_then(|v| v.0.clone());
     if let Some(user) = user.filter(|u| !u.is_admin()) {
-        match crate::store::delegations::delegators_of(&state.store, &user.username, engine::clock::now_ms()).await {
+        match state.reads.stands_in_for(&user.username).await {
             Ok(people) => {
                 request.extensions_mut().insert(StandsInFor(people));
             }

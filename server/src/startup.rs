@@ -26,7 +26,7 @@ use crate::{
     bus::Bus,
     config::Config,
     model::{Model, Models},
-    orchestrator::{BeforeCommitHook, ClientCalls, DecisionLinks, Decisions, Notifications, Orchestrator, sweeper},
+    orchestrator::{BeforeCommitHook, ClientCalls, Conversations, DecisionLinks, Decisions, Notifications, Orchestrator, sweeper},
     state::AppState,
     store::{Backend, Store},
     tools::Registry,
@@ -161,12 +161,13 @@ impl Application {
         let body_limit = config.body_limit;
         let secure_cookies = config.secure_cookies;
         let trusted_proxies = auth::client_ip::TrustedProxies(Arc::new(config.trusted_proxies.clone()));
-        let limits = Arc::new(Limits {
-            login_per_name: Rule { limit: config.login_failures_per_name, window: config.login_window },
-            login_per_address: Rule { limit: config.login_failures_per_address, window: config.login_window },
-            decisions_per_user: Rule { limit: config.decisions_per_minute, window: Duration::from_secs(60) },
-        });
-        background.start("rate limits", |_| limits.clone().forget_old_counters(store.clone()));
+        let limits = Arc::new(Limits::new(
+            store.clone(),
+            Rule { limit: config.login_failures_per_name, window: config.login_window },
+            Rule { limit: config.login_failures_per_address, window: config.login_window },
+            Rule { limit: config.decisions_per_minute, window: Duration::from_secs(60) },
+        ));
+        background.start("rate limits", |_| limits.clone().forget_old_counters());
         if let Some(key) = config.audit_key.clone() {
             let (every, retention) = (config.audit_checkpoint_every, config.audit_retention);
             background
@@ -201,9 +202,11 @@ impl Application {
             orchestrator: orchestrator.clone(),
             decisions: decisions.clone(),
             client_calls: ClientCalls::new(&orchestrator),
+            conversations: Conversations::new(store.clone()),
             decision_links: DecisionLinks::new(store.clone()),
             notifications: Notifications::new(store.clone()),
             people: people.clone(),
+            accounts: crate::people::Accounts::new(store.clone()),
             background: background.clone(),
             config: Arc::new(config),
             limits: limits.clone(),

@@ -58,6 +58,8 @@ pub struct Shared {
     pub decisions: engine::orchestrator::Decisions,
     /// Calls an outside client proposes (the MCP gateway).
     pub client_calls: engine::orchestrator::ClientCalls,
+    /// The conversations the protocol gateways open (server/src/protocols).
+    pub conversations: engine::orchestrator::Conversations,
     /// Signed decision links as recorded: issued, emailed to their person, revoked (the server
     /// signs them: server/src/links).
     pub decision_links: engine::orchestrator::DecisionLinks,
@@ -65,6 +67,9 @@ pub struct Shared {
     pub notifications: engine::orchestrator::Notifications,
     /// Groups and delegations: who may decide (engine/src/people).
     pub people: Arc<crate::people::People>,
+    /// A person's API tokens made and revoked, and logouts told to every replica
+    /// (engine/src/people/credentials.rs).
+    pub accounts: crate::people::Accounts,
     pub config: Arc<Config>,
     pub limits: Arc<Limits>,
     pub streams: OpenStreams,
@@ -89,6 +94,6 @@ pub struct Shared {
 impl Shared {
     /// Counts a decision (or an abort) by `user_id` against their decision limit, or refuses it (429).
     pub async fn count_decision(&self, user_id: &UserId) -> Result<(), LimitRefusal> {
-        self.limits.decision(&self.store, user_id).await
+        self.limits.decision(user_id).await
     }
 }

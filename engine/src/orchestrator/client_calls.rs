@@ -16,7 +16,7 @@
 //! (docs/performance-notes.md, "The MCP gateway").
 
 use anyhow::Context;
-use domain::{CallState, ConversationId, EventBody, TaskId, TaskStatus, wire::Conversation};
+use domain::{CallState, ConversationId, EventBody, TaskId, TaskStatus, UserId, wire::Conversation};
 use serde_json::Value;
 
 use super::{ClientCalls, Orchestrator};
@@ -368,6 +368,26 @@ impl ClientCalls {
         };
         self.driver.metrics.tool_ran(&tool.spec().name, started.elapsed().as_secs_f64());
         outcome
+    }
+}
+
+/// What the gateway records about its clients while their calls wait: each one write of its own.
+impl ClientCalls {
+    /// The client still waits (a heartbeat), or has gone (`gone`): `store::client_calls::mark`.
+    /// An approved call runs only while its client waits.
+    pub async fn mark(&self, task_id: &TaskId, gone: bool) -> anyhow::Result<()> {
+        client_calls::mark(&self.driver.store, task_id, gone).await
+    }
+
+    /// The client was answered "input required" and comes back with its answer: it counts as
+    /// waiting until `until` (the approval's deadline).
+    pub async fn expect_back(&self, task_id: &TaskId, until: i64) -> anyhow::Result<()> {
+        client_calls::expect_back(&self.driver.store, task_id, until).await
+    }
+
+    /// Keeps the name a client calls itself (MCP's `clientInfo.name`) for its credential.
+    pub async fn name_client(&self, user: &UserId, client_key: &str, name: &str) -> anyhow::Result<()> {
+        client_calls::name_client(&self.driver.store, user, client_key, name).await
     }
 }
 

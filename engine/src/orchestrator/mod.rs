@@ -1,4 +1,4 @@
-//! The use cases that move tasks on, in three parts, and two beside them.
+//! The use cases that move tasks on, in three parts, and three beside them.
 //!
 //! - [`Orchestrator`] drives tasks from the event log (docs/architecture.md, decision 2): it runs
 //!   approved calls, asks the model for the next step when nothing is pending, and stops when a
@@ -10,6 +10,8 @@
 //! - [`DecisionLinks`] issue, email and revoke signed decision links (`decision_links.rs`), and
 //!   [`Notifications`] record what the notification channels sent (`notifications.rs`): writes
 //!   about what waits that decide nothing.
+//! - [`Conversations`] open the conversations the protocol gateways' turns and calls go to
+//!   (`conversations.rs`).
 //!
 //! Nothing waits in memory for a decision: a decision is a database write followed by the
 //! driver's `trigger`, and a restart resumes every task that was working.
@@ -19,6 +21,7 @@ mod approval_emails;
 mod authority;
 mod client_calls;
 mod confirm;
+mod conversations;
 mod decide;
 mod decision_links;
 mod delegate;
@@ -57,6 +60,7 @@ pub use crate::store::outbox::EmailNotice;
 pub use authority::{Actor, Decision, SYSTEM, four_eyes};
 pub use client_calls::Ran;
 pub use confirm::{ChatAnswer, Reply};
+pub use conversations::{Conversations, IdFrom, gateway_id};
 pub use decision_links::{DecisionLinks, IssuedLink, sees_approval};
 pub use notifications::{Notifications, SlackSent};
 pub use reclassify::Reclassified;

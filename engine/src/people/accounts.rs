@@ -9,22 +9,18 @@
 use domain::AuditKind;
 use serde_json::json;
 
-use super::People;
+use super::{People, credentials};
 use crate::{
     Error,
     people::resolve,
     store::{WriteScope, approvals, delegations, groups, users},
 };
 
-/// What turning an account off ended: the tokens revoked, and the account (its event streams,
-/// by token or by session, close).
-pub struct Disabled {
-    pub revoked_tokens: Vec<String>,
-    pub user_id: domain::UserId,
-}
-
 impl People {
-    pub async fn disable_user(&self, name: &str, by: &str) -> Result<Disabled, Error> {
+    /// Turns `name`'s account off (see above), then tells every replica that its tokens and the
+    /// account ended, so the event streams it opened, by token or by session, close
+    /// (`credentials.rs`).
+    pub async fn disable_user(&self, name: &str, by: &str) -> Result<(), Error> {
         if name.eq_ignore_ascii_case(by) {
             return Err(Error::WrongState("you cannot turn off your own account".into()));
         }
@@ -65,7 +61,8 @@ impl People {
             }),
         );
         w.commit().await?;
-        Ok(Disabled { revoked_tokens, user_id })
+        credentials::account_ended(&self.store, &user_id, &revoked_tokens).await?;
+        Ok(())
     }
 
     pub async fn enable_user(&self, name: &str, by: &str) -> Result<(), Error> {

@@ -2,8 +2,11 @@
 //! the accounts and groups the identity provider names at each sign-in.
 //! It changes who may decide; deciding a call is the orchestrator's, which asks `resolve` who the
 //! approvers are when a call stops. Every change here is one audited write.
+//! Beside them, [`Accounts`] make and revoke a person's API tokens and tell every replica when a
+//! credential ended (`credentials.rs`).
 
 mod accounts;
+mod credentials;
 pub mod delegations;
 pub mod groups;
 pub mod identity;
@@ -12,7 +15,9 @@ mod sign_in;
 
 use std::collections::BTreeMap;
 
-pub use accounts::Disabled;
+// Who is acting and the account types, as the server names them without the store (engine/src/store/users.rs).
+pub use crate::store::users::{Credentials, TokenInfo, User};
+pub use credentials::{Accounts, account_key, token_key};
 pub use groups::Group;
 
 use crate::{agents::AgentsConfig, store::Store};

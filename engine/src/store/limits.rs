@@ -1,5 +1,5 @@
 //! Attempt counters in fixed windows, kept in the database so every replica counts against the
-//! same limit (logins per user name and per client address, decisions per user: `auth::limits`).
+//! same limit (logins per user name and per client address, decisions per user: `crate::limits`).
 //!
 //! A window starts at the first attempt after the previous one ended; attempts over the limit are
 //! refused until it ends, and refused attempts do not extend it.

@@ -6,7 +6,7 @@ use domain::{
     ApprovalId, ConversationId,
     wire::{Conversation, RejectRequest},
 };
-use engine::{clock::now_ms, reads::Reads};
+use engine::reads::Reads;
 
 use super::extract::ApiJson;
 use crate::{
@@ -17,7 +17,7 @@ use crate::{
     store::{
         Store,
         approvals::{self, ApprovalRow},
-        conversations, delegations,
+        conversations,
     },
 };
 
@@ -56,7 +56,7 @@ pub async fn visible_approval(state: &AppState, user: &CurrentUser, id: &Approva
     if user.can_see(approval.owner_id.as_ref()) || approval.decided_by_user(&user.user.username) {
         return Ok(approval);
     }
-    let principals = delegations::delegators_of(&state.store, &user.user.username, now_ms()).await?;
+    let principals = state.reads.stands_in_for(&user.user.username).await?;
     principals.iter().any(|p| approval.decided_by_user(p)).then_some(approval).ok_or_else(missing)
 }
 

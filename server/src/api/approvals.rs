@@ -84,7 +84,7 @@ async fn escalate(
     Path(id): Path<ApprovalId>,
     body: Option<ApiJson<EscalateRequest>>,
 ) -> Result<Json<Approval>, ApiError> {
-    state.limits.decision(&state.store, &user.user.id).await?;
+    state.limits.decision(&user.user.id).await?;
     access::visible_approval(&state, &user, &id).await?;
     let to = body.and_then(|ApiJson(b)| b.to).map(|t| t.trim().to_owned()).filter(|t| !t.is_empty());
     state.decisions.escalate(&id, &access::actor(&user), to.as_deref()).await?;
@@ -136,7 +136,7 @@ async fn list(
         })?),
     };
     let stand_in_for = match user.owner_filter() {
-        Some(_) => crate::store::delegations::delegators_of(&state.store, &user.user.username, now_ms()).await?,
+        Some(_) => state.reads.stands_in_for(&user.user.username).await?,
         None => Vec::new(),
     };
     let filter = Filter {
@@ -289,7 +289,7 @@ pub(crate) async fn decide(
     id: &ApprovalId,
     decision: Decision,
 ) -> Result<Json<DecisionOutcome>, ApiError> {
-    state.limits.decision(&state.store, &user.user.id).await?;
+    state.limits.decision(&user.user.id).await?;
     access::visible_approval(state, user, id).await?;
     Ok(Json(state.decisions.decide(id, decision, &access::actor(user)).await?))
 }

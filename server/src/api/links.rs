@@ -21,7 +21,6 @@ use crate::{
     links::{self, IssuedLinks},
     orchestrator::{Actor, sees_approval},
     state::AppState,
-    store::users,
 };
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -72,9 +71,8 @@ async fn issue(
         if !user.user.is_admin() {
             return Err(ApiError::Forbidden("only an admin may have links sent to someone else".into()));
         }
-        let account = users::credentials(&state.store, name)
-            .await?
-            .ok_or_else(|| ApiError::invalid("decider", format!("no user is named {name:?}")))?;
+        let account =
+            state.reads.credentials(name).await?.ok_or_else(|| ApiError::invalid("decider", format!("no user is named {name:?}")))?;
         decider = crate::orchestrator::Actor { name: account.user.username, role: Some(account.user.role), ..decider };
         return send(&state, &id, &decider, &user).await.map(|sent| (StatusCode::ACCEPTED, Json(sent)).into_response());
     }
@@ -116,7 +114,7 @@ async fn send(state: &AppState, id: &ApprovalId, decider: &Actor, by: &CurrentUs
             decider.name
         )));
     }
-    let address = users::email_of(&state.store, &decider.name).await?.ok_or_else(|| {
+    let address = state.reads.email_of(&decider.name).await?.ok_or_else(|| {
         refused(format!(
             "links decide as {0}, so only {0} may receive them, and {0} has no email address (countersign user email {0} ADDRESS)",
             decider.name

@@ -17,8 +17,8 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use super::extract::{ApiJson, ApiQuery};
 use crate::{
     auth::{Credential, CurrentUser, client_ip::ClientIp, oidc, password, signed_in},
+    people::User,
     state::AppState,
-    store::users::{self, User},
 };
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -32,8 +32,8 @@ async fn authenticate(state: &AppState, session: &Session, ip: Option<&str>, log
     if login.username.contains('\0') {
         return Err(ApiError::Unauthorized("wrong user name or password".into()));
     }
-    let attempt = state.limits.login(&state.store, &login.username, ip).await?;
-    let credentials = users::credentials(&state.store, login.username.trim()).await?;
+    let attempt = state.limits.login(&login.username, ip).await?;
+    let credentials = state.reads.credentials(login.username.trim()).await?;
     let (user, hash) = match credentials {
         Some(c) => (Some(c.user), c.password_hash),
         None => (None, None),
@@ -51,7 +51,7 @@ async fn authenticate(state: &AppState, session: &Session, ip: Option<&str>, log
     {
         return Err(ApiError::Unauthorized("wrong user name or password".into()));
     }
-    attempt.succeeded(&state.store).await?;
+    attempt.succeeded().await?;
     signed_in::start_session(session, &user.id, signed_in::SignedIn::Password).await?;
     Ok(user)
 }
@@ -159,7 +159,7 @@ async fn login_form(
     ),
 )]
 async fn me(State(state): State<AppState>, user: CurrentUser) -> Result<Json<Me>, ApiError> {
-    let stands_in_for = crate::store::delegations::delegators_of(&state.store, &user.user.username, engine::clock::now_ms()).await?;
+    let stands_in_for = state.reads.stands_in_for(&user.user.username).await?;
     Ok(Json(Me { stands_in_for, ..Me::from(&user.user) }))
 }
 
@@ -179,7 +179,7 @@ async fn logout(State(state): State<AppState>, session: Session) -> Result<Statu
     let credential = Credential::of_session(&session);
     session.flush().await.map_err(|e| anyhow::anyhow!("session: {e}"))?;
     if let Some(Credential(key)) = credential {
-        crate::store::replicas::publish_revoked(&state.store, &key).await?;
+        state.accounts.signed_out(&key).await?;
     }
     Ok(StatusCode::NO_CONTENT)
 }

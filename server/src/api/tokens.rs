@@ -12,9 +12,9 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::extract::ApiJson;
 use crate::{
-    auth::{ByToken, Credential, CurrentUser, scopes::Scopes, tokens},
+    auth::{ByToken, CurrentUser, scopes::Scopes, tokens},
+    people::TokenInfo,
     state::AppState,
-    store::users::{self, TokenInfo},
 };
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -82,7 +82,7 @@ async fn create(
         Some(names) => Scopes::parse(&names.join(" ")).map_err(|why| ApiError::invalid("scopes", why))?,
     };
     let token = tokens::generate();
-    let id = users::insert_token(&state.store, &user.user.id, &name, &tokens::digest(&token), &scopes.to_string()).await?;
+    let id = state.accounts.create_token(&user.user.id, &name, &tokens::digest(&token), &scopes.to_string()).await?;
     Ok((StatusCode::CREATED, Json(CreatedToken { id, name, scopes: scopes.names(), token })))
 }
 
@@ -98,7 +98,7 @@ async fn create(
     ),
 )]
 async fn list(State(state): State<AppState>, user: CurrentUser) -> Result<Json<Vec<TokenView>>, ApiError> {
-    let tokens = users::tokens_of(&state.store, &user.user.id).await?;
+    let tokens = state.reads.tokens_of(&user.user.id).await?;
     Ok(Json(tokens.into_iter().map(|info| TokenView { created_at: rfc3339(info.created_at_ms), info }).collect()))
 }
 
@@ -115,9 +115,9 @@ async fn list(State(state): State<AppState>, user: CurrentUser) -> Result<Json<V
     ),
 )]
 async fn revoke(State(state): State<AppState>, user: CurrentUser, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
-    if users::revoke_token(&state.store, &user.user.id, &id).await? {
-        // Requests check the token each time; open event streams learn it here.
-        crate::store::replicas::publish_revoked(&state.store, &Credential::of_token(&id).0).await?;
+    // Requests check the token each time; open event streams learn it from the engine's revocation,
+    // on every replica.
+    if state.accounts.revoke_token(&user.user.id, &id).await? {
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(ApiError::NotFound(format!("no live token {id}")))

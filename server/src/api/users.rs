@@ -8,11 +8,7 @@ use axum::{
 };
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::{
-    auth::Admin,
-    state::AppState,
-    store::users::{self, User},
-};
+use crate::{auth::Admin, people::User, state::AppState};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list)).routes(routes!(disable)).routes(routes!(enable))
@@ -31,7 +27,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     extensions(("x-admin-only" = json!(true))),
 )]
 async fn list(State(state): State<AppState>, _admin: Admin) -> Result<Json<Vec<User>>, ApiError> {
-    Ok(Json(users::list(&state.store).await?))
+    Ok(Json(state.reads.users().await?))
 }
 
 #[utoipa::path(
@@ -48,12 +44,9 @@ async fn list(State(state): State<AppState>, _admin: Admin) -> Result<Json<Vec<U
     extensions(("x-admin-only" = json!(true))),
 )]
 async fn disable(State(state): State<AppState>, Admin(admin): Admin, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
-    let disabled = state.people.disable_user(&name, &admin.user.username).await?;
-    // Its event streams close on every replica, by token or by session, as at a token's revocation.
-    for token in disabled.revoked_tokens {
-        crate::store::replicas::publish_revoked(&state.store, &crate::auth::Credential::of_token(&token).0).await?;
-    }
-    crate::store::replicas::publish_revoked(&state.store, &crate::auth::Credential::of_user(&disabled.user_id).0).await?;
+    // The engine also closes its event streams on every replica, by token or by session, as at a
+    // token's revocation (engine/src/people/accounts.rs).
+    state.people.disable_user(&name, &admin.user.username).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

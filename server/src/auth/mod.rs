@@ -29,11 +29,7 @@ use domain::UserId;
 use tower_sessions::Session;
 
 use self::scopes::Scopes;
-use crate::{
-    error::ApiError,
-    state::AppState,
-    store::users::{self, User},
-};
+use crate::{error::ApiError, people::User, state::AppState};
 
 /// Session key holding the logged-in user's id.
 pub const SESSION_USER: &str = "user_id";
@@ -48,20 +44,20 @@ pub struct MaybeUser(pub Option<User>);
 pub struct ByToken;
 
 /// What authenticated a request, as a key that names it without revealing it: `token:<id>` or
-/// `session:<digest of the session id>`. Logout and token revocation publish the key
-/// (`store::replicas::publish_revoked`) and the event streams it opened close (`streams`).
+/// `session:<digest of the session id>`. Logout and token revocation tell every replica the key
+/// (engine/src/people/credentials.rs) and the event streams it opened close (`streams`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Credential(pub String);
 
 impl Credential {
     pub fn of_token(token_id: &str) -> Self {
-        Self(format!("token:{token_id}"))
+        Self(crate::people::token_key(token_id))
     }
 
     /// Not a credential anyone presents: its revocation ends everything of the account (it was
     /// turned off), whichever token or session it came with.
     pub fn of_user(user: &domain::UserId) -> Self {
-        Self(format!("user:{user}"))
+        Self(crate::people::account_key(user))
     }
 
     pub fn of_session(session: &Session) -> Option<Self> {
@@ -81,7 +77,7 @@ pub struct BadToken;
 /// Middleware: finds the user behind a bearer token or the session cookie.
 pub async fn resolve(State(state): State<AppState>, mut req: Request, next: Next) -> Result<Response, ApiError> {
     let user = match bearer(req.headers()) {
-        Some(token) => match users::user_for_token(&state.store, &tokens::digest(token)).await? {
+        Some(token) => match state.reads.user_for_token(&tokens::digest(token)).await? {
             Some((user, token_id, scopes)) => {
                 // A stored scope list that does not parse allows nothing (fail closed).
                 let scopes = Scopes::parse(&scopes).unwrap_or(Scopes::NONE);
@@ -131,7 +127,7 @@ pub async fn resolve(State(state): State<AppState>, mut req: Request, next: Next
                     // A session from before sign-in times were kept counts as an old sign-in.
                     let at = session.get::<i64>(signed_in::SIGNED_IN_AT).await.ok().flatten().unwrap_or(0);
                     req.extensions_mut().insert(SignedInAt(at));
-                    users::get(&state.store, &id).await?
+                    state.reads.user(&id).await?
                 }
                 None => None,
             },

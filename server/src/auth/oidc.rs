@@ -831,7 +831,7 @@ async fn logout(State(state): State<AppState>, session: Session) -> Response {
         tracing::error!(error = %err, "cannot end a session");
     }
     if let Some(Credential(key)) = credential
-        && let Err(err) = crate::store::replicas::publish_revoked(&state.store, &key).await
+        && let Err(err) = state.accounts.signed_out(&key).await
     {
         tracing::error!(error = %err, "cannot close the session's event streams");
     }

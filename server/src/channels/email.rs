@@ -23,7 +23,6 @@ use crate::{
     store::{
         approvals::{self, ApprovalRow},
         outbox::{self, Delivery},
-        users,
     },
 };
 
@@ -85,7 +84,9 @@ async fn send_one(state: &AppState, mailer: &Mailer, notice: &EmailNotice, addre
         format!("{} <{address}>", notice.person).parse().map_err(|e| Sent::GiveUp(format!("bad address {address:?}: {e}")))?;
     let (subject, text, html) = match approval.state {
         ApprovalState::Pending => {
-            let account = users::credentials(&state.store, &notice.person)
+            let account = state
+                .reads
+                .credentials(&notice.person)
                 .await
                 .map_err(internal)?
                 .ok_or_else(|| Sent::GiveUp(format!("{} has no account any more", notice.person)))?;

@@ -33,7 +33,7 @@ use crate::{
     store::{
         approvals::{self, ApprovalRow},
         outbox::{self, Delivery, SlackAction},
-        slack, users,
+        slack,
     },
 };
 
@@ -218,10 +218,10 @@ async fn interaction(State(state): State<AppState>, headers: HeaderMap, body: By
     };
     // Linked by user name, or else by email address: the one account that has it (the identity
     // provider's email claim sets it at each sign-in). A user name may hold an @ too.
-    let account = match users::credentials(&state.store, linked).await {
+    let account = match state.reads.credentials(linked).await {
         Ok(Some(account)) => account,
-        Ok(None) if linked.contains('@') => match users::by_email(&state.store, linked).await {
-            Ok(Some(name)) => match users::credentials(&state.store, &name).await {
+        Ok(None) if linked.contains('@') => match state.reads.user_by_email(linked).await {
+            Ok(Some(name)) => match state.reads.credentials(&name).await {
                 Ok(Some(account)) => account,
                 _ => return reply(StatusCode::OK, &format!("{name} has no Countersign account: nothing was decided.")),
             },
@@ -264,7 +264,7 @@ async fn interaction(State(state): State<AppState>, headers: HeaderMap, body: By
         );
     }
     // The same per-user decision limit as the API's.
-    if state.limits.decision(&state.store, &account.user.id).await.is_err() {
+    if state.limits.decision(&account.user.id).await.is_err() {
         return reply(StatusCode::OK, "Too many decisions in the last minute: wait a moment and click again.");
     }
     let decision = if reject {

@@ -16,10 +16,7 @@ use crate::{
     auth::client_ip::ClientIp,
     orchestrator::{Actor, Decision},
     state::AppState,
-    store::{
-        approvals::{self, ApprovalRow},
-        users,
-    },
+    store::approvals::{self, ApprovalRow},
 };
 
 pub fn router() -> Router<AppState> {
@@ -76,7 +73,7 @@ async fn check(state: &AppState, token: &str, ip: Option<String>, headers: &Head
             &format!("{by} revoked it. Nothing was changed. Open the approval queue to decide."),
         ));
     }
-    let Some(account) = users::credentials(&state.store, &claims.decider).await.map_err(internal)? else {
+    let Some(account) = state.reads.credentials(&claims.decider).await.map_err(internal)? else {
         return Err(said(StatusCode::FORBIDDEN, "This link no longer works", "The person it was made for has no account any more."));
     };
     let approval = approvals::get(&state.store, &claims.approval_id.clone().into())
@@ -184,8 +181,8 @@ async fn decide(
         Ok(checked) => checked,
         Err(page) => return page,
     };
-    if let Some(user) = users::credentials(&state.store, &actor.name).await.ok().flatten()
-        && state.limits.decision(&state.store, &user.user.id).await.is_err()
+    if let Some(user) = state.reads.credentials(&actor.name).await.ok().flatten()
+        && state.limits.decision(&user.user.id).await.is_err()
     {
         return said(
             StatusCode::TOO_MANY_REQUESTS,

@@ -23,7 +23,10 @@ use axum::{
     routing::post,
 };
 use domain::{ApprovalId, ConversationId, EventBody, TaskId, TaskStatus, wire::Conversation};
-use engine::clock::{now_ms, rfc3339};
+use engine::{
+    clock::{now_ms, rfc3339},
+    reads::{ApprovalRow, TaskRow},
+};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -35,14 +38,9 @@ use crate::{
     },
     channels::neutral,
     error::ApiError,
-    orchestrator::{Actor, Decision},
+    orchestrator::{Actor, Decision, IdFrom},
+    people::User,
     state::AppState,
-    store::{
-        approvals::{self, ApprovalRow},
-        conversations, events,
-        tasks::{self, TaskRow},
-        users::User,
-    },
 };
 
 pub fn router() -> Router<AppState> {
@@ -142,8 +140,8 @@ async fn drive(
     let id = ConversationId::from(thread.to_owned());
     // Someone else's thread, and one of the MCP gateway's ids (which no client may choose), get
     // the same answer, and nothing is written.
-    let from = conversations::IdFrom::Client;
-    let Some(conversation) = conversations::open_or_create(&state.store, &id, from, &title_of(input), agent, user, key).await? else {
+    let from = IdFrom::Client;
+    let Some(conversation) = state.conversations.open_or_create(&id, from, &title_of(input), agent, user, key).await? else {
         return Err(RunError("THREAD_NOT_FOUND", format!("thread {thread} is not one of yours with agent {agent}")));
     };
     let since = conversation.last_seq;
@@ -180,7 +178,7 @@ async fn drive(
 /// interrupts (`agent.pendingInterrupts`) only from a `RUN_FINISHED` whose outcome is
 /// `interrupt`, never from state: the thread's are said that way (docs/ag-ui.md).
 async fn reloaded(state: &AppState, conversation: &ConversationId) -> Result<Value, RunError> {
-    if let Some(waiting) = approvals::pending_in(&state.store, conversation).await?.first() {
+    if let Some(waiting) = state.reads.pending_in(conversation).await?.first() {
         return Ok(json!({ "type": "interrupt", "interrupts": interrupts(state, &waiting.task_id).await? }));
     }
     Err(RunError("NO_INPUT", "the run has no user message to answer".into()))
@@ -200,7 +198,7 @@ async fn start(state: &AppState, conversation: &Conversation, input: &Value, tex
 
 /// Where the task's user message was stored: the run's snapshot ends there, its events follow.
 async fn message_seq(state: &AppState, conversation: &ConversationId, task: &TaskId) -> anyhow::Result<Option<i64>> {
-    let stored = events::of_task(&state.store, conversation, task).await?;
+    let stored = state.reads.events_of_task(conversation, task).await?;
     Ok(stored.iter().find(|e| matches!(e.body, EventBody::UserMessage { .. })).map(|e| e.seq))
 }
 
@@ -225,7 +223,7 @@ async fn send_snapshots(
 }
 
 fn title_of(input: &Value) -> String {
-    let text = last_user_text(input).unwrap_or_else(|| conversations::DEFAULT_TITLE.into());
+    let text = last_user_text(input).unwrap_or_else(|| domain::naming::DEFAULT_TITLE.into());
     text.chars().take(60).collect()
 }
 
@@ -257,14 +255,16 @@ fn last_user_text(input: &Value) -> Option<String> {
 async fn resume_with(state: &AppState, user: &User, conversation: &ConversationId, entries: &[Value]) -> Result<TaskId, RunError> {
     let actor = actor(user);
     // The same per-user decision limit as the API's.
-    if state.limits.decision(&state.store, &user.id).await.is_err() {
+    if state.limits.decision(&user.id).await.is_err() {
         return Err(RunError("TOO_MANY_DECISIONS", "too many decisions in the last minute: wait a moment".into()));
     }
     let mut decisions: Vec<(ApprovalRow, Decision)> = Vec::new();
     for entry in entries {
         let id =
             entry["interruptId"].as_str().ok_or_else(|| RunError("INVALID_RESUME", "each resume entry names its interruptId".into()))?;
-        let approval = approvals::get(&state.store, &ApprovalId::from(id.to_owned()))
+        let approval = state
+            .reads
+            .approval(&ApprovalId::from(id.to_owned()))
             .await?
             .filter(|a| &a.conversation_id == conversation)
             .ok_or_else(|| RunError("UNKNOWN_INTERRUPT", format!("interrupt {id} is not one of this thread's")))?;
@@ -328,7 +328,7 @@ async fn resume_with(state: &AppState, user: &User, conversation: &ConversationI
         decisions.push((approval, decision));
     }
     let task = decisions[0].0.task_id.clone();
-    let open: Vec<ApprovalId> = approvals::pending_for_task(&state.store, &task).await?.into_iter().map(|a| a.id).collect();
+    let open: Vec<ApprovalId> = state.reads.pending_for_task(&task).await?.into_iter().map(|a| a.id).collect();
     if let Some(missing) = open.iter().find(|id| !decisions.iter().any(|(a, _)| &&a.id == id)) {
         return Err(RunError("INVALID_RESUME", format!("the resume leaves interrupt {missing} unanswered: answer every open interrupt")));
     }
@@ -356,8 +356,8 @@ async fn stream_until_settled(
 ) -> Result<Value, RunError> {
     let deadline = tokio::time::Instant::now() + RUN_LIMIT;
     loop {
-        let row: TaskRow = tasks::get(&state.store, task).await?.ok_or_else(|| RunError("INTERNAL", "the task vanished".into()))?;
-        for event in events::after(&state.store, conversation, since).await? {
+        let row: TaskRow = state.reads.task(task).await?.ok_or_else(|| RunError("INTERNAL", "the task vanished".into()))?;
+        for event in state.reads.events_after(conversation, since).await? {
             since = event.seq;
             if event.body.task_id() != task {
                 continue;
@@ -387,7 +387,9 @@ async fn stream_until_settled(
 
 /// The pending approvals of the task, as interrupts.
 async fn interrupts(state: &AppState, task: &TaskId) -> anyhow::Result<Vec<Value>> {
-    Ok(approvals::pending_for_task(&state.store, task)
+    Ok(state
+        .reads
+        .pending_for_task(task)
         .await?
         .into_iter()
         .map(|a| {
@@ -412,9 +414,11 @@ async fn interrupts(state: &AppState, task: &TaskId) -> anyhow::Result<Vec<Value
 /// message by the id its client gave it, so a client that has them merges rather than repeats),
 /// and its open interrupts as state.
 async fn snapshots(state: &AppState, conversation: &ConversationId, until: i64) -> anyhow::Result<[Value; 2]> {
-    let history = events::about_after(&state.store, conversation, 0, until).await?;
+    let history = state.reads.events_about_after(conversation, 0, until).await?;
     let messages: Vec<Value> = history.iter().filter(|e| e.seq <= until).filter_map(|e| message_of(e.seq, &e.body)).collect();
-    let open: Vec<Value> = approvals::pending_in(&state.store, conversation)
+    let open: Vec<Value> = state
+        .reads
+        .pending_in(conversation)
         .await?
         .into_iter()
         .map(|a| {

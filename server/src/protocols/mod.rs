@@ -4,7 +4,7 @@
 
 use domain::wire::FieldProblem;
 
-use crate::{EngineError, orchestrator::Actor, store::users::User};
+use crate::{EngineError, orchestrator::Actor, people::User};
 
 pub mod a2a;
 pub mod ag_ui;

@@ -18,7 +18,19 @@ struct Rule {
 const RULES: &[Rule] = &[
     Rule {
         name: "the engine names nothing of the web layer, not even in a path",
-        files: &["orchestrator", "reads", "tools", "model", "policy.rs", "metrics.rs", "webhooks.rs", "agents.rs", "agents", "config.rs"],
+        files: &[
+            "orchestrator",
+            "reads",
+            "tools",
+            "model",
+            "policy.rs",
+            "metrics.rs",
+            "webhooks.rs",
+            "agents.rs",
+            "agents",
+            "config.rs",
+            "limits.rs",
+        ],
         forbidden: &["axum", "tower_sessions", "server::", "leptos"],
     },
     Rule {

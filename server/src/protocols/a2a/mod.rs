@@ -22,7 +22,10 @@ use axum::{
     routing::{get, post},
 };
 use domain::{ApprovalId, ConversationId, EventBody, TaskId, TaskStatus};
-use engine::clock::{now_ms, rfc3339};
+use engine::{
+    clock::{now_ms, rfc3339},
+    reads::TaskRow,
+};
 use serde_json::{Value, json};
 use wire::{Method, TaskView, Version, code};
 
@@ -33,12 +36,8 @@ use crate::{
         scopes::{MAY_NOT_STOP, Scope, Scopes, may_stop},
     },
     orchestrator::{Actor, Decision},
+    people::User,
     state::AppState,
-    store::{
-        approvals, conversations, events,
-        tasks::{self, TaskRow},
-        users::User,
-    },
 };
 
 pub fn router() -> Router<AppState> {
@@ -149,8 +148,8 @@ fn actor(user: &User) -> Actor {
 /// The task if it exists and is in a conversation the user sees.
 async fn visible_task(state: &AppState, user: &User, id: &str) -> Result<TaskRow, RpcError> {
     let not_found = || RpcError::new(code::TASK_NOT_FOUND, format!("task {id} does not exist"));
-    let task = tasks::get(&state.store, &TaskId::from(id.to_owned())).await?.ok_or_else(not_found)?;
-    let conversation = conversations::get(&state.store, &task.conversation_id).await?.ok_or_else(not_found)?;
+    let task = state.reads.task(&TaskId::from(id.to_owned())).await?.ok_or_else(not_found)?;
+    let conversation = state.reads.conversation(&task.conversation_id).await?.ok_or_else(not_found)?;
     if !(user.is_admin() || conversation.owner_id.as_ref() == Some(&user.id)) {
         return Err(not_found());
     }
@@ -181,7 +180,7 @@ async fn stream_message(
         }
     };
     let mut frames = Vec::new();
-    let first = match tasks::get(&state.store, &started).await {
+    let first = match state.reads.task(&started).await {
         Ok(Some(task)) => task_view(&state, &task).await.ok(),
         _ => None,
     };
@@ -274,7 +273,7 @@ async fn start(
     // A contextId that is not the caller's own with this agent (someone else's, or none) starts a
     // new context, as an unknown one does: another person's conversation is never used.
     let existing = match context {
-        Some(id) => conversations::owned(&state.store, &ConversationId::from(id.to_owned()), &user.id, Some(agent)).await?,
+        Some(id) => state.reads.owned_conversation(&ConversationId::from(id.to_owned()), &user.id, Some(agent)).await?,
         None => None,
     };
     let key = credential.map(|Credential(key)| key.as_str());
@@ -282,7 +281,7 @@ async fn start(
         Some(conversation) => conversation,
         None => {
             let title: String = text.chars().take(60).collect();
-            conversations::create(&state.store, &title, agent, user, key).await?
+            state.conversations.create(&title, agent, user, key).await?
         }
     };
     match state.orchestrator.start_turn(&conversation, text, key).await {
@@ -348,20 +347,20 @@ async fn decide(state: &AppState, user: &User, task_id: &str, data: &Value) -> R
     let task = visible_task(state, user, task_id).await?;
     let answer = answer(data)?;
     // The same per-user decision limit as the API's.
-    if state.limits.decision(&state.store, &user.id).await.is_err() {
+    if state.limits.decision(&user.id).await.is_err() {
         return Err(RpcError::new(code::INVALID_REQUEST, "too many decisions in the last minute: wait a moment".into()));
     }
     let actor = actor(user);
     match answer {
         ApprovalAnswer::One { approval: Some(approval), decision } => {
-            let row = approvals::get(&state.store, &approval).await?;
+            let row = state.reads.approval(&approval).await?;
             if row.is_none_or(|a| a.task_id != task.id) {
                 return Err(RpcError::new(code::INVALID_PARAMS, format!("approval {approval} is not one of task {task_id}'s")));
             }
             state.decisions.decide(&approval, decision, &actor).await?;
         }
         ApprovalAnswer::One { approval: None, decision } => {
-            let pending = approvals::pending_for_task(&state.store, &task.id).await?;
+            let pending = state.reads.pending_for_task(&task.id).await?;
             match (&decision, pending.as_slice()) {
                 // Edited arguments belong to one call: decide that one.
                 (Decision::Approve { args: Some(_), .. }, [only]) => {
@@ -381,7 +380,7 @@ async fn decide(state: &AppState, user: &User, task_id: &str, data: &Value) -> R
         ApprovalAnswer::Batch(batch) => {
             // Each id names a pending call of this task, by approval id or call id; the engine then
             // decides all of them in one write, or none.
-            let pending = approvals::pending_for_task(&state.store, &task.id).await?;
+            let pending = state.reads.pending_for_task(&task.id).await?;
             let mut by_approval = HashMap::new();
             for (id, decision) in batch {
                 let Some(approval) = pending.iter().find(|a| *a.id == id || *a.call_id == id) else {
@@ -416,7 +415,7 @@ async fn cancel(
         Ok(()) | Err(EngineError::WrongState(_)) => {}
         Err(other) => return Err(other.into()),
     }
-    let task = tasks::get(&state.store, &task.id).await?.unwrap_or(task);
+    let task = state.reads.task(&task.id).await?.unwrap_or(task);
     task_view(state, &task).await
 }
 
@@ -424,8 +423,7 @@ async fn cancel(
 async fn settled(state: &AppState, id: &TaskId) -> Result<TaskRow, RpcError> {
     let deadline = tokio::time::Instant::now() + SETTLE;
     loop {
-        let task =
-            tasks::get(&state.store, id).await?.ok_or_else(|| RpcError::new(code::TASK_NOT_FOUND, format!("task {id} does not exist")))?;
+        let task = state.reads.task(id).await?.ok_or_else(|| RpcError::new(code::TASK_NOT_FOUND, format!("task {id} does not exist")))?;
         if task.status() != TaskStatus::Working || tokio::time::Instant::now() >= deadline {
             return Ok(task);
         }
@@ -438,7 +436,9 @@ async fn settled(state: &AppState, id: &TaskId) -> Result<TaskRow, RpcError> {
 async fn task_view(state: &AppState, task: &TaskRow) -> Result<TaskView, RpcError> {
     let now = now_ms();
     let approvals = match task.status() {
-        TaskStatus::InputRequired => approvals::pending_for_task(&state.store, &task.id)
+        TaskStatus::InputRequired => state
+            .reads
+            .pending_for_task(&task.id)
             .await?
             .iter()
             .map(|a| {
@@ -469,7 +469,7 @@ async fn task_view(state: &AppState, task: &TaskRow) -> Result<TaskView, RpcErro
 
 /// The agent's last message in the task, if it wrote one.
 async fn answer_of(state: &AppState, task: &TaskRow) -> anyhow::Result<Option<String>> {
-    let events = events::after(&state.store, &task.conversation_id, 0).await?;
+    let events = state.reads.events_after(&task.conversation_id, 0).await?;
     Ok(events.into_iter().rev().find_map(|e| match e.body {
         EventBody::AssistantMessage { task_id, text, agent: None } if task_id == task.id => Some(text),
         _ => None,

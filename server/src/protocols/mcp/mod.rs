@@ -45,9 +45,9 @@ use crate::{
         ByToken, Credential, MaybeUser,
         scopes::{Scope, Scopes, may_stop},
     },
-    orchestrator::Actor,
+    orchestrator::{self, Actor},
+    people::User,
     state::AppState,
-    store::{approvals, client_calls, conversations, tasks, users::User},
     tools::{answer, ask, plan},
 };
 
@@ -171,7 +171,7 @@ impl ServerHandler for Gateway {
         let (user, key) = caller(&context)?;
         let name = clean_name(&request.client_info.name);
         if !name.is_empty() {
-            client_calls::name_client(&self.state.store, &user.id, &key, &name).await.map_err(internal)?;
+            self.state.client_calls.name_client(&user.id, &key, &name).await.map_err(internal)?;
             self.known.name(&user.id, &key, Some(name));
         }
         context.peer.set_peer_info(request.clone());
@@ -241,7 +241,7 @@ impl ServerHandler for Gateway {
             return wait::tool_result(Some(result), None, false).map(Into::into).map_err(internal);
         }
         // The same per-user limit as decisions: a runaway client cannot flood the queue.
-        if state.limits.decision(&state.store, &user.id).await.is_err() {
+        if state.limits.decision(&user.id).await.is_err() {
             return Err(McpError::invalid_request("too many calls in the last minute: wait a moment", None));
         }
         let request = request_key(&key, &self.agent, &context.id.to_string());
@@ -256,12 +256,10 @@ impl ServerHandler for Gateway {
         match wait::wait(state, &context, &task, &conversation.id, &key, progress, asking).await? {
             Waited::Settled => wait::outcome(state, &conversation.id, &task).await.map(Into::into).map_err(internal),
             Waited::Ask(approval) => {
-                let row = approvals::get(&state.store, &approval)
-                    .await
-                    .map_err(internal)?
-                    .ok_or_else(|| internal(anyhow::anyhow!("approval gone")))?;
+                let row =
+                    state.reads.approval(&approval).await.map_err(internal)?.ok_or_else(|| internal(anyhow::anyhow!("approval gone")))?;
                 // The client comes back with its answer: it counts as waiting until the deadline.
-                client_calls::expect_back(&state.store, &task, row.deadline).await.map_err(internal)?;
+                state.client_calls.expect_back(&task, row.deadline).await.map_err(internal)?;
                 let sealed = RequestState::new(&approval, &task, &key, tool, &args, row.deadline).seal(&state.links);
                 let result = input_required::result(&row.summary, row.risk.as_str(), row.needs().as_deref(), sealed);
                 let result: InputRequiredResult = serde_json::from_value(result).map_err(|e| internal(e.into()))?;
@@ -310,8 +308,8 @@ async fn cancel_request(state: &AppState, credential: &Credential, scopes: Scope
 /// lets it stop those.
 async fn stoppable(state: &AppState, credential: &Credential, scopes: Scopes, request: &str) -> anyhow::Result<Vec<TaskId>> {
     let mut stoppable = Vec::new();
-    for task in client_calls::by_request(&state.store, request).await? {
-        if let Some(row) = tasks::get(&state.store, &task).await?
+    for task in state.reads.client_calls_by_request(request).await? {
+        if let Some(row) = state.reads.task(&task).await?
             && may_stop(Some(credential), scopes, &row)
         {
             stoppable.push(task);
@@ -346,10 +344,8 @@ impl Gateway {
             }
             if let Err(refused) = state.decisions.decide(&approval, decision, &actor(user)).await {
                 // Decided by someone else meanwhile: that decision stands, and its outcome is the answer.
-                let still_pending = approvals::get(&state.store, &approval)
-                    .await
-                    .map_err(internal)?
-                    .is_some_and(|a| a.state == domain::ApprovalState::Pending);
+                let still_pending =
+                    state.reads.approval(&approval).await.map_err(internal)?.is_some_and(|a| a.state == domain::ApprovalState::Pending);
                 if still_pending {
                     return Err(match refused {
                         EngineError::Internal(e) => internal(e),
@@ -358,11 +354,13 @@ impl Gateway {
                 }
             }
         }
-        let row = tasks::get(&state.store, &task)
+        let row = state
+            .reads
+            .task(&task)
             .await
             .map_err(internal)?
             .ok_or_else(|| McpError::invalid_params("the call's task no longer exists", None))?;
-        client_calls::mark(&state.store, &task, false).await.map_err(internal)?;
+        state.client_calls.mark(&task, false).await.map_err(internal)?;
         wait::wait(state, context, &task, &row.conversation_id, key, progress, None).await?;
         wait::outcome(state, &row.conversation_id, &task).await.map(Into::into).map_err(internal)
     }
@@ -454,7 +452,7 @@ async fn client_conversation(
         None => match known.name_of(&user.id, key) {
             Some(kept) => kept,
             None => {
-                let name = client_calls::client_name(&state.store, &user.id, key).await?;
+                let name = state.reads.client_name(&user.id, key).await?;
                 known.name(&user.id, key, name.clone());
                 name
             }
@@ -462,13 +460,12 @@ async fn client_conversation(
     };
     // The id is derived from who asks, so two first calls at once (on any replicas) make one
     // conversation; its prefix is one no client may choose (an AG-UI threadId).
-    let id = conversations::gateway_id(&user.id, key, agent);
+    let id = orchestrator::gateway_id(&user.id, key, agent);
     if let Some((conversation, token_name)) = known.get(&id) {
         return Ok(Some((conversation, label(given.as_deref().unwrap_or(&token_name)))));
     }
-    let pool = &state.store;
     let token_name = match key.strip_prefix("token:") {
-        Some(id) => crate::store::users::tokens_of(pool, &user.id).await?.into_iter().find(|t| t.id == id).map(|t| t.name),
+        Some(id) => state.reads.token_name(&user.id, id).await?,
         None => None,
     };
     let token_name = token_name.unwrap_or_else(|| "unnamed".into());
@@ -479,8 +476,8 @@ async fn client_conversation(
     };
     // Adopted only when it is the caller's own: a conversation with this id that someone else
     // made is never where this client's calls go (nor whose owner they are recorded as).
-    let from = conversations::IdFrom::Gateway;
-    let Some(conversation) = conversations::open_or_create(pool, &id, from, &title, agent, user, Some(key)).await? else {
+    let from = orchestrator::IdFrom::Gateway;
+    let Some(conversation) = state.conversations.open_or_create(&id, from, &title, agent, user, Some(key)).await? else {
         tracing::warn!(conversation = %id, user = %user.username, "an MCP client's conversation id is someone else's conversation");
         return Ok(None);
     };

@@ -15,11 +15,7 @@ use rmcp::{
 use serde_json::{Value, json};
 
 use super::internal;
-use crate::{
-    orchestrator::Actor,
-    state::AppState,
-    store::{approvals, client_calls, events, tasks},
-};
+use crate::{orchestrator::Actor, state::AppState};
 
 /// How often a waiting call tells its client it still waits.
 const PROGRESS_EVERY: Duration = Duration::from_secs(2);
@@ -54,18 +50,18 @@ pub async fn wait(
 ) -> Result<Waited, McpError> {
     // Subscribed before the first look, so no change of the task (and no revocation of the
     // token that asked) is missed.
-    let mut changes = state.store.bus().subscribe();
-    let mut revocations = state.store.bus().subscribe_revoked();
+    let mut changes = state.reads.bus().subscribe();
+    let mut revocations = state.reads.bus().subscribe_revoked();
     let mut waiting = Waiting { state: state.clone(), task: task.clone(), done: false };
     let started = tokio::time::Instant::now();
     let (mut next_progress, mut next_heartbeat) = (started + PROGRESS_EVERY, started + HEARTBEAT_EVERY);
     let (mut ended_at, mut asked) = (None, asking.is_none());
     loop {
-        let row = tasks::get(&state.store, task).await.map_err(internal)?.ok_or_else(|| internal(anyhow::anyhow!("task gone")))?;
+        let row = state.reads.task(task).await.map_err(internal)?.ok_or_else(|| internal(anyhow::anyhow!("task gone")))?;
         if row.status().is_final() {
             // A task stopped while its tool ran still gets the tool's result: wait for it a while.
             let ended = *ended_at.get_or_insert_with(tokio::time::Instant::now);
-            let running = running(&events::of_task(&state.store, &row.conversation_id, task).await.map_err(internal)?);
+            let running = running(&state.reads.events_of_task(&row.conversation_id, task).await.map_err(internal)?);
             if !running || ended.elapsed() >= RESULT_GRACE {
                 waiting.done = true;
                 return Ok(Waited::Settled);
@@ -94,7 +90,7 @@ pub async fn wait(
         let now = tokio::time::Instant::now();
         if now >= next_heartbeat {
             next_heartbeat += HEARTBEAT_EVERY;
-            if let Err(err) = client_calls::mark(&state.store, task, false).await {
+            if let Err(err) = state.client_calls.mark(task, false).await {
                 tracing::warn!(%task, error = ?err, "recording that the MCP client waits failed");
             }
         }
@@ -104,9 +100,7 @@ pub async fn wait(
             next_progress += PROGRESS_EVERY;
             let mut note = ProgressNotificationParam::new(token, started.elapsed().as_secs_f64().floor());
             let needs = match row.status() {
-                TaskStatus::InputRequired => {
-                    approvals::pending_for_task(&state.store, task).await.map_err(internal)?.first().and_then(|a| a.needs())
-                }
+                TaskStatus::InputRequired => state.reads.pending_for_task(task).await.map_err(internal)?.first().and_then(|a| a.needs()),
                 _ => None,
             };
             note.message = Some(waiting_for(row.status(), needs.as_deref()));
@@ -120,7 +114,7 @@ pub async fn wait(
 /// The task's pending approval if `actor` may decide it now, as a decision would check it
 /// (approvers, escalation, the deadline, and four-eyes for an approval).
 async fn decidable_by(state: &AppState, task: &TaskId, actor: &Actor) -> Result<Option<ApprovalId>, McpError> {
-    let pending = approvals::pending_for_task(&state.store, task).await.map_err(internal)?;
+    let pending = state.reads.pending_for_task(task).await.map_err(internal)?;
     let [approval] = pending.as_slice() else { return Ok(None) };
     Ok(match state.decisions.may_decide_now(&approval.id, actor).await {
         Ok((row, as_actor)) => crate::orchestrator::four_eyes(&as_actor, &row).is_ok().then(|| approval.id.clone()),
@@ -218,11 +212,11 @@ impl Stopped {
 pub async fn client_stopped(state: &AppState, task: &TaskId, why: Stopped) {
     let (state, task) = (state.clone(), task.clone());
     let stop = async move {
-        if let Err(err) = client_calls::mark(&state.store, &task, true).await {
+        if let Err(err) = state.client_calls.mark(&task, true).await {
             // The heartbeat stops too: the call counts as unattended after a short silence.
             tracing::warn!(%task, error = ?err, "recording that the MCP client went away failed");
         }
-        let client = match client_calls::get(&state.store, &task).await {
+        let client = match state.reads.client_call(&task).await {
             Ok(Some(call)) => call.client,
             _ => "the MCP client".to_owned(),
         };
@@ -241,7 +235,7 @@ pub async fn client_stopped(state: &AppState, task: &TaskId, why: Stopped) {
 /// saying why not (rejected with the reason, expired, not run). Its `resultType` is 2026-07-28's
 /// (rmcp strips it for a client of an older revision).
 pub async fn outcome(state: &AppState, conversation: &ConversationId, task: &TaskId) -> anyhow::Result<rmcp::model::CallToolResult> {
-    let history = events::of_task(&state.store, conversation, task).await?;
+    let history = state.reads.events_of_task(conversation, task).await?;
     let result = history.iter().find_map(|e| match &e.body {
         EventBody::ToolResult { ok, output, .. } => Some((*ok, output.clone())),
         _ => None,
