@@ -130,7 +130,8 @@ pub fn card(call_id: String) {
     let _ = call_id;
 }
 
-/// Gives the first field of `form` keyboard focus once it is drawn (a form that just opened).
+/// Gives the first field of `form` keyboard focus once it is drawn (a form that just opened),
+/// as [`opened_field`] does.
 #[cfg(feature = "hydrate")]
 pub fn first_field(form: web_sys::HtmlFormElement) {
     after_paint(move || {
@@ -138,9 +139,27 @@ pub fn first_field(form: web_sys::HtmlFormElement) {
         if let Ok(Some(field)) = form.query_selector("input, textarea, select")
             && let Ok(field) = field.dyn_into::<web_sys::HtmlElement>()
         {
-            let _ = field.focus();
+            opened_field(&field);
         }
     });
+}
+
+/// Gives a field of a form that just opened keyboard focus, taken from the button that opened it
+/// (gone with it) or from its own card (a shortcut), never from a field elsewhere: a form drawn
+/// again while the reader types on another card (the queue, as approvals change) leaves them be.
+/// True when it took focus.
+#[cfg(feature = "hydrate")]
+pub fn opened_field(field: &web_sys::HtmlElement) -> bool {
+    let document = leptos::prelude::document();
+    let card_of = |el: &web_sys::Element| el.closest(".tool-card").ok().flatten();
+    let free = match document.active_element() {
+        None => true,
+        Some(active) => active.tag_name() == "BODY" || card_of(&active) == card_of(field),
+    };
+    if free {
+        let _ = field.focus();
+    }
+    free
 }
 
 /// Scrolls a form that just opened into view whole (its `scroll-margin`, style/main.css, keeps its

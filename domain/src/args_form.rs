@@ -79,6 +79,11 @@ pub fn shown(args: &Value, field: &Field) -> String {
     match args.get(&field.name) {
         None | Some(Value::Null) => String::new(),
         Some(Value::String(s)) => s.clone(),
+        // A whole number typed as "12" is stored as 12.0: shown again as typed, not as "12.0"
+        // (a field drawn again would otherwise turn the next key into "12.03").
+        Some(Value::Number(n)) if n.as_f64().is_some_and(|f| f.fract() == 0.0 && f.abs() < 1e15) && !n.is_i64() && !n.is_u64() => {
+            format!("{}", n.as_f64().unwrap_or_default() as i64)
+        }
         Some(other) => other.to_string(),
     }
 }
@@ -219,6 +224,9 @@ mod tests {
         assert_eq!(shown(&json!({"amount": 0.5, "note": "hi"}), &field("amount")), "0.5");
         assert_eq!(shown(&json!({"amount": 0.5, "note": "hi"}), &field("note")), "hi");
         assert_eq!(shown(&json!({}), &field("note")), "");
+        assert_eq!(shown(&json!({"amount": 12.0}), &field("amount")), "12", "a whole number is shown as typed");
+        assert_eq!(shown(&json!({"amount": -3.0}), &field("amount")), "-3");
+        assert_eq!(shown(&json!({"amount": 12}), &field("amount")), "12");
     }
 
     #[test]

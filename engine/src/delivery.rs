@@ -9,10 +9,11 @@ use std::{sync::Arc, time::Duration};
 use async_trait::async_trait;
 
 use crate::clock::now_ms;
-use crate::store::{
-    Store,
-    outbox::{self, Delivery, Kind},
-};
+use crate::store::{Store, outbox};
+
+/// What a channel is handed and reads from it: a due row, the channel it is for, and what a Slack
+/// row asks (post or update).
+pub use crate::store::outbox::{Delivery, Kind, SlackAction};
 
 /// How many due rows one pass leases, and for how long.
 const BATCH: i64 = 50;

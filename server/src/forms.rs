@@ -21,15 +21,8 @@ use domain::{ApprovalId, TaskId, wire::GrantRequest};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::{
-    auth::CurrentUser,
-    error::ApiError,
-    links::escape_html,
-    orchestrator::Decision,
-    plain_page::page,
-    state::AppState,
-    store::approvals::{self, ApprovalRow},
-};
+use crate::{auth::CurrentUser, error::ApiError, links::escape_html, orchestrator::Decision, plain_page::page, state::AppState};
+use engine::reads::ApprovalRow;
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/forms/approvals/{id}", get(write_text).post(decide_one)).route("/forms/tasks/{id}", post(decide_all))
@@ -130,7 +123,7 @@ async fn answered(state: &AppState, id: &ApprovalId, answer: String) -> Result<V
     if answer.is_empty() || answer.chars().count() > 4000 {
         return Err(ApiError::invalid("answer", "an answer has 1 to 4000 characters"));
     }
-    let approval = approvals::get(&state.store, id).await?.ok_or_else(|| ApiError::NotFound(format!("approval {id} does not exist")))?;
+    let approval = state.reads.approval(id).await?.ok_or_else(|| ApiError::NotFound(format!("approval {id} does not exist")))?;
     // Only the agent's question takes an answer; any other call is approved as proposed or edited
     // on the card.
     let mut args = approval.args();

@@ -1,5 +1,5 @@
-//! What server-side rendering reads: the same store queries and visibility rules as the API,
-//! behind the `PageData` trait the app crate defines.
+//! What server-side rendering reads: the same engine reads (engine/src/reads) and visibility rules
+//! as the API, behind the `PageData` trait the app crate defines.
 
 use app::data::{
     BoxFuture, ChatData, Loaded, QueueQuery,
@@ -9,22 +9,18 @@ use domain::{
     ApprovalState, ConversationId, Risk, UserId,
     wire::{Approval, Conversation, LivePolicy, Me, SignInOptions},
 };
-use engine::{clock::now_ms, reads::Reads};
-
-use crate::{
-    auth::MaybeUser,
-    people::User,
-    store::{
-        Store,
-        approvals::{self, StateFilter},
-        conversations, snapshots,
-    },
+use engine::{
+    clock::now_ms,
+    reads::{Filter, Order, Reads, StateFilter},
 };
 
-/// The store, the chat's page size, the agent configuration's version, the sign-in options, the
+use crate::{auth::MaybeUser, people::User};
+
+/// The chat's page size, the agent configuration's version, the sign-in options, the
 /// configuration in force (the Policy page's, with the draft in shadow if any), when the server
-/// started (the draft's hits are counted from then) and the engine's read side (engine/src/reads).
-struct StorePages(Store, usize, String, SignInOptions, LivePolicy, i64, Reads);
+/// started (the draft's hits are counted from then) and the engine's read side, which every page
+/// reads through.
+struct Pages(usize, String, SignInOptions, LivePolicy, i64, Reads);
 
 fn unavailable(err: anyhow::Error) -> String {
     tracing::error!(error = ?err, "page data failed");
@@ -39,9 +35,9 @@ fn sees(user: &User, owner_id: Option<&UserId>) -> bool {
     user.is_admin() || owner_id == Some(&user.id)
 }
 
-impl PageData for StorePages {
+impl PageData for Pages {
     fn sign_in_options(&self) -> SignInOptions {
-        self.3.clone()
+        self.2.clone()
     }
 
     fn me(&self, parts: &Parts) -> Option<Me> {
@@ -50,31 +46,31 @@ impl PageData for StorePages {
     }
 
     fn policy(&self, parts: &Parts) -> BoxFuture<Loaded<Option<LivePolicy>>> {
-        let (store, policy, started_ms) = (self.0.clone(), viewer(parts).filter(User::is_admin).map(|_| self.4.clone()), self.5);
+        let (reads, policy, started_ms) = (self.5.clone(), viewer(parts).filter(User::is_admin).map(|_| self.3.clone()), self.4);
         Box::pin(async move {
             let Some(policy) = policy else { return Ok(None) };
             // The draft in shadow's hits as they are now, as `GET /api/policy` counts them.
-            crate::replay::count_draft_hits(&store, policy, started_ms).await.map(Some).map_err(unavailable)
+            reads.count_draft_hits(policy, started_ms).await.map(Some).map_err(unavailable)
         })
     }
 
     fn conversations(&self, parts: &Parts) -> BoxFuture<Loaded<Vec<Conversation>>> {
-        let (store, user) = (self.0.clone(), viewer(parts));
+        let (reads, user) = (self.5.clone(), viewer(parts));
         Box::pin(async move {
             let user = user.ok_or("log in first")?;
             let owner = (!user.is_admin()).then_some(&user.id);
-            conversations::list(&store, owner, 200).await.map_err(unavailable)
+            reads.conversations(owner, 200).await.map_err(unavailable)
         })
     }
 
     fn chat(&self, parts: &Parts, id: ConversationId) -> BoxFuture<Loaded<Option<ChatData>>> {
-        let (store, user, page_items, policy_version) = (self.0.clone(), viewer(parts), self.1, self.2.clone());
+        let (reads, user, page_items, policy_version) = (self.5.clone(), viewer(parts), self.0, self.1.clone());
         let stands_in_for = parts.extensions.get::<crate::pages::StandsInFor>().map(|s| s.0.clone()).unwrap_or_default();
         Box::pin(async move {
             let user = user.ok_or("log in first")?;
-            let conversation = conversations::get(&store, &id).await.map_err(unavailable)?;
+            let conversation = reads.conversation(&id).await.map_err(unavailable)?;
             let Some(conversation) = conversation.filter(|c| sees(&user, c.owner_id.as_ref())) else { return Ok(None) };
-            let view = snapshots::page(&store, &id, page_items).await.map_err(unavailable)?;
+            let view = reads.view_page(&id, page_items).await.map_err(unavailable)?;
             let viewer_is_owner = conversation.owner_id.as_ref() == Some(&user.id);
             let viewer_name = user.username.clone();
             let viewer_is_admin = user.is_admin();
@@ -83,14 +79,14 @@ impl PageData for StorePages {
     }
 
     fn approvals(&self, parts: &Parts, query: QueueQuery) -> BoxFuture<Loaded<Vec<Approval>>> {
-        let (store, reads, user) = (self.0.clone(), self.6.clone(), viewer(parts));
+        let (reads, user) = (self.5.clone(), viewer(parts));
         Box::pin(async move {
             let user = user.ok_or("log in first")?;
             let stand_in_for = match user.is_admin() {
                 false => reads.stands_in_for(&user.username).await.map_err(unavailable)?,
                 true => Vec::new(),
             };
-            let filter = approvals::Filter {
+            let filter = Filter {
                 state: if query.status == "decided" { StateFilter::Decided } else { StateFilter::Only(ApprovalState::Pending) },
                 owner_id: (!user.is_admin()).then_some(&user.id),
                 decider: (!user.is_admin()).then_some(user.username.as_str()),
@@ -100,10 +96,10 @@ impl PageData for StorePages {
                 // The page offers only known risks; anything else filters nothing out.
                 risk: query.risk.as_deref().and_then(|r| Risk::parse(r).ok()),
                 reversibility: query.reversibility.as_deref().and_then(domain::wire::Reversibility::parse),
-                order: query.order.as_deref().and_then(approvals::Order::parse).unwrap_or_default(),
+                order: query.order.as_deref().and_then(Order::parse).unwrap_or_default(),
                 limit: 200,
             };
-            let rows = approvals::list(&store, &filter).await.map_err(unavailable)?;
+            let rows = reads.approvals(&filter).await.map_err(unavailable)?;
             let now = now_ms();
             Ok(rows.iter().map(|r| r.to_wire(now)).collect())
         })
@@ -111,7 +107,6 @@ impl PageData for StorePages {
 }
 
 pub fn data_source(
-    store: Store,
     page_items: usize,
     policy_version: String,
     sign_in: SignInOptions,
@@ -119,5 +114,5 @@ pub fn data_source(
     started_ms: i64,
     reads: Reads,
 ) -> DataSource {
-    DataSource(std::sync::Arc::new(StorePages(store, page_items, policy_version, sign_in, policy, started_ms, reads)))
+    DataSource(std::sync::Arc::new(Pages(page_items, policy_version, sign_in, policy, started_ms, reads)))
 }

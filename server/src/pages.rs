@@ -34,7 +34,6 @@ fn routes() -> Vec<AxumRouteListing> {
 /// The page routes with their data source, behind the render deadline.
 pub fn router(state: &AppState) -> Router<AppState> {
     let data = crate::page_data::data_source(
-        state.store.clone(),
         state.config.page_items,
         state.orchestrator.agents().version.clone(),
         crate::auth::oidc::options(state.oidc.as_deref()),

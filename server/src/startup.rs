@@ -174,7 +174,7 @@ impl Application {
                 .start("audit anchors", |pulse| crate::store::audit_anchors::keep_anchoring(store.clone(), key, every, retention, pulse));
         }
         let streams = crate::streams::OpenStreams::new(config.streams_per_user, config.stream_lifetime);
-        let links = Arc::new(crate::links::key(&config, &store).await?);
+        let links = Arc::new(crate::links::key(&config, &DecisionLinks::new(store.clone())).await?);
         let base_url: Arc<str> = config.public_url.clone().unwrap_or_else(|| format!("http://{addr}")).into();
         let oidc = crate::auth::oidc::configured(oidc_config, &base_url)?.map(Arc::new);
         // A gate that asks for a fresh sign-in needs the provider's auth_time: said once its

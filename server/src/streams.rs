@@ -1,7 +1,7 @@
 //! What every long-lived event stream goes through. A stream checks its caller only when it opens,
 //! so it also ends:
-//! - when the credential that opened it ends (logout, token revoked — on any replica, through
-//!   `store::replicas::publish_revoked`);
+//! - when the credential that opened it ends (logout, token revoked — on any replica, told by the
+//!   engine's `Accounts`, engine/src/people/credentials.rs);
 //! - after `COUNTERSIGN_STREAM_LIFETIME_MS`, so the client reconnects and is checked again
 //!   (browsers' EventSource reconnects by itself and resumes with `Last-Event-ID`);
 //!

@@ -33,12 +33,13 @@ pub fn ReasonForm(
     let text = draft.reason;
     let input = NodeRef::<html::Input>::new();
     let form = NodeRef::<html::Form>::new();
+    // Scrolled into view whole only when it takes focus (not when drawn again elsewhere).
     Effect::new(move |_| {
-        if let Some(el) = input.get() {
-            let _ = el.focus();
-        }
         #[cfg(feature = "hydrate")]
-        if let Some(form) = form.get() {
+        if let Some(el) = input.get()
+            && crate::focus::opened_field(&el)
+            && let Some(form) = form.get()
+        {
             crate::focus::whole_form(form);
         }
     });

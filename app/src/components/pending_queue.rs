@@ -206,12 +206,24 @@ pub fn PendingQueue(list: Vec<Approval>, query: QueueQuery, now: RwSignal<i64>, 
     ui.live_list.set_value(Some(live));
     // Always "changed": an approval has no equality of its own, and the rows' keys say what did.
     let drawn: Drawn = Memo::new_with_compare(move |_| ui.keep_unsent(&query, live.get()), |_, _| true);
-    let present =
-        Memo::new(move |_| drawn.with(|(list, kept)| list.iter().filter(|a| !kept.contains(&a.id)).map(|a| a.id.clone()).collect()));
-    let count = move || present.with(BTreeSet::len);
+    let waiting = Memo::new(move |_| drawn.with(|(list, kept)| list.iter().filter(|a| !kept.contains(&a.id)).count()));
+    let count = move || waiting.get();
+    // What can be ticked: a question is answered on its own, never approved in a batch.
+    let present = Memo::new(move |_| {
+        drawn.with(|(list, kept)| {
+            list.iter().filter(|a| !kept.contains(&a.id) && a.tool != naming::ASK_USER).map(|a| a.id.clone()).collect()
+        })
+    });
     // Only what is still in the list counts: an approval decided elsewhere drops out of the selection.
     let chosen = Chosen { selected, present };
-    let all_chosen = move || chosen.len() == count();
+    let all_chosen = move || {
+        let n = chosen.len();
+        n > 0 && n == present.with(BTreeSet::len)
+    };
+    let some_chosen = move || {
+        let n = chosen.len();
+        n > 0 && n < present.with(BTreeSet::len)
+    };
     let toggle_all = {
         move |_| {
             let everything = all_chosen();
@@ -230,7 +242,7 @@ pub fn PendingQueue(list: Vec<Approval>, query: QueueQuery, now: RwSignal<i64>, 
             <div class="queue-toolbar">
                 <p class="queue-count">{move || format!("{} pending", count())}</p>
                 <label class="select-all">
-                    <input type="checkbox" prop:checked=all_chosen on:change=toggle_all />
+                    <input type="checkbox" prop:checked=all_chosen prop:indeterminate=some_chosen on:change=toggle_all />
                     "Select all"
                 </label>
             </div>
@@ -242,12 +254,14 @@ pub fn PendingQueue(list: Vec<Approval>, query: QueueQuery, now: RwSignal<i64>, 
     }
 }
 
-/// The key of a row: its approval as it reads now, but for its age (which the row counts on
-/// itself), and whether it is kept. A row is drawn again only when this changes.
+/// The key of a row: its approval as it reads now, but for its age and its reminders (which the
+/// row shows on its own), and whether it is kept. A row is drawn again only when this changes,
+/// which moves the caret of a field being typed in to its end: rare changes only.
 fn row_key(approval: &Approval, kept: bool) -> String {
     use std::hash::{DefaultHasher, Hash, Hasher};
     let mut ageless = approval.clone();
     ageless.age_seconds = 0;
+    ageless.reminders_sent = 0;
     let mut hasher = DefaultHasher::new();
     serde_json::to_string(&ageless).unwrap_or_default().hash(&mut hasher);
     format!("{}:{kept}:{:x}", approval.id, hasher.finish())
@@ -287,7 +301,7 @@ fn ChatGroupView(conversation_id: ConversationId, drawn: Drawn, now: RwSignal<i6
                     {if kept {
                         view! { <KeptRow approval ui /> }.into_any()
                     } else {
-                        view! { <QueueRow approval now viewer=viewer.clone() ui /> }.into_any()
+                        view! { <QueueRow approval drawn now viewer=viewer.clone() ui /> }.into_any()
                     }}
                 </For>
             </ul>
@@ -297,7 +311,7 @@ fn ChatGroupView(conversation_id: ConversationId, drawn: Drawn, now: RwSignal<i6
 
 /// One approval: a checkbox and a one-line summary that opens to the full card.
 #[component]
-fn QueueRow(approval: Approval, now: RwSignal<i64>, viewer: Option<Viewer>, ui: QueueUi) -> impl IntoView {
+fn QueueRow(approval: Approval, drawn: Drawn, now: RwSignal<i64>, viewer: Option<Viewer>, ui: QueueUi) -> impl IntoView {
     let QueueUi { selected, expanded, .. } = ui;
     // Four-eyes gates keep the requester from approving: the queue knows who asked.
     let viewer_requested = viewer.as_ref().is_some_and(|v| approval.owner.as_deref().is_some_and(|o| o.eq_ignore_ascii_case(&v.name)));
@@ -342,16 +356,28 @@ fn QueueRow(approval: Approval, now: RwSignal<i64>, viewer: Option<Viewer>, ui: 
             </dl>
         }
     });
-    // Reminded: its deciders were nudged, so the row stands out (style/main.css `.reminded`).
-    let reminded = (approval.reminders_sent > 0)
-        .then(|| view! { <span class="badge reminded">{format!("Reminder {}", approval.reminders_sent)}</span> });
-    let row_class = if reminded.is_some() { "queue-item reminded" } else { "queue-item" };
+    // Reminded: its deciders were nudged, so the row stands out (style/main.css `.reminded`). Read
+    // from the list as it is now: a reminder does not draw the row again (`row_key`).
+    let reminders = {
+        let (id, first) = (approval.id.clone(), approval.reminders_sent);
+        Memo::new(move |_| drawn.with(|(list, _)| list.iter().find(|a| a.id == id).map_or(first, |a| a.reminders_sent)))
+    };
+    let reminded = move || {
+        let n = reminders.get();
+        (n > 0).then(|| view! { <span class="badge reminded">{format!("Reminder {n}")}</span> })
+    };
+    let row_class = move || if reminders.get() > 0 { "queue-item reminded" } else { "queue-item" };
     // Its age as the server counted it, going on by the page's clock: the row is not drawn again for it.
     let (age_then, drawn_at) = (approval.age_seconds, now.get_untracked());
     let age_now = move || age(age_then + (now.get() - drawn_at).max(0) / 1000);
     view! {
         <li class=row_class data-approval-id=id.to_string()>
-            <input type="checkbox" class="queue-select" aria-label=format!("Select: {}", approval.summary) prop:checked=checked on:change=move |_| toggle() />
+            {if approval.tool == naming::ASK_USER {
+                // Answered on its own: nothing to tick (the column stays).
+                view! { <span class="queue-select" aria-hidden="true"></span> }.into_any()
+            } else {
+                view! { <input type="checkbox" class="queue-select" aria-label=format!("Select: {}", approval.summary) prop:checked=checked on:change=move |_| toggle() /> }.into_any()
+            }}
             <details class="queue-row" open=open>
                 <summary on:click=move |ev| {
                     ev.prevent_default();
@@ -471,6 +497,17 @@ impl Chosen {
 #[component]
 fn BulkBar(chosen: Chosen, drawn: Drawn, ui: QueueUi) -> impl IntoView {
     let QueueUi { selected, state, progress, report, reason, .. } = ui;
+    // Everything ticked was decided elsewhere while a reason was written for it: the bar closes
+    // (the next rows ticked are not rejected with it) and says so, with the reason not sent.
+    Effect::new(move |_| {
+        if chosen.len() == 0 && state.get_untracked() == Bulk::Rejecting {
+            state.set(Bulk::Idle);
+            let written = reason.get_untracked().trim().to_owned();
+            reason.set(String::new());
+            let kept = if written.is_empty() { String::new() } else { format!(" Your reason, not sent: “{written}”.") };
+            report.set(Some(format!("The approvals you were rejecting were decided elsewhere.{kept}")));
+        }
+    });
     let run = Callback::new(move |approve: bool| {
         // Taken now: the list (and `chosen` with it) changes after each decision.
         let ids = chosen.ids_untracked();
@@ -490,6 +527,11 @@ fn BulkBar(chosen: Chosen, drawn: Drawn, ui: QueueUi) -> impl IntoView {
                 let warned = summaries.iter().find(|(s_id, ..)| s_id == id).and_then(|(.., w)| w.first().cloned());
                 if let Some(warning) = warned.filter(|_| approve) {
                     failed.push((summary_of(id), format!("{warning}; open it to decide it on its own")));
+                    continue;
+                }
+                // What the reviewer is writing on a row is theirs to send or discard, not the batch's.
+                if ui.has_unsent(id) {
+                    failed.push((summary_of(id), "you have an unsent edit or reason on it; send or discard it first".to_owned()));
                     continue;
                 }
                 let answer = if approve {
@@ -593,14 +635,15 @@ mod tests {
     }
 
     #[test]
-    fn a_row_is_drawn_again_when_its_approval_changes_not_when_it_ages() {
+    fn a_row_is_drawn_again_when_its_approval_changes_not_when_it_ages_or_is_reminded() {
         let first = approval("a1", "A");
         let mut older = first.clone();
         older.age_seconds += 30;
+        older.reminders_sent = 2;
         assert_eq!(row_key(&first, false), row_key(&older, false));
-        let mut reminded = first.clone();
-        reminded.reminders_sent = 1;
-        assert_ne!(row_key(&first, false), row_key(&reminded, false));
+        let mut handed = first.clone();
+        handed.escalated_by = Some("bob".into());
+        assert_ne!(row_key(&first, false), row_key(&handed, false));
         assert_ne!(row_key(&first, false), row_key(&first, true), "a row kept after someone else decided is another row");
         assert_ne!(row_key(&first, false), row_key(&approval("a2", "A"), false));
     }

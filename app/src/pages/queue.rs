@@ -100,33 +100,31 @@ pub fn QueuePage() -> impl IntoView {
             // Folded unless a filter is set, so the first approval is near the top on a phone.
             <details class="filters-fold" open=filtered>
             <summary>"Filter and sort"</summary>
+            // Values as attributes too: the server's page (and a browser without JavaScript) shows
+            // the filter in force and sends it again, the Decided tab's status with it.
             <form class="filters" method="get" action="/approvals">
-                <input type="hidden" name="status" prop:value=move || filter.get().status />
-                <label>"Tool" <input type="text" name="tool" prop:value=value("tool") placeholder="any" /></label>
-                <label>"User" <input type="text" name="user" prop:value=value("user") placeholder="any" /></label>
+                <input type="hidden" name="status" value=move || filter.get().status prop:value=move || filter.get().status />
+                <label>"Tool" <input type="text" name="tool" value=value("tool") prop:value=value("tool") placeholder="any" /></label>
+                <label>"User" <input type="text" name="user" value=value("user") prop:value=value("user") placeholder="any" /></label>
                 <label>"Risk"
                     <select name="risk" prop:value=value("risk")>
-                        <option value="">"any"</option>
-                        <option value="high">"high"</option>
-                        <option value="medium">"medium"</option>
-                        <option value="low">"low"</option>
+                        {choices(value("risk"), &[("", "any"), ("high", "high"), ("medium", "medium"), ("low", "low")])}
                     </select>
                 </label>
                 <label>"Can be undone"
                     <select name="reversibility" prop:value=value("reversibility")>
-                        <option value="">"any"</option>
-                        <option value="irreversible">"no (irreversible only)"</option>
-                        <option value="partially">"partly"</option>
-                        <option value="fully">"yes"</option>
+                        {choices(value("reversibility"), &[("", "any"), ("irreversible", "no (irreversible only)"), ("partially", "partly"), ("fully", "yes")])}
                     </select>
                 </label>
                 <label>"Order"
                     <select name="order" prop:value=value("order")>
-                        <option value="">"newest first"</option>
-                        <option value="oldest">"oldest first"</option>
-                        <option value="risk">"highest risk first"</option>
-                        <option value="deadline">"soonest deadline first"</option>
-                        <option value="reversibility">"hardest to undo first"</option>
+                        {choices(value("order"), &[
+                            ("", "newest first"),
+                            ("oldest", "oldest first"),
+                            ("risk", "highest risk first"),
+                            ("deadline", "soonest deadline first"),
+                            ("reversibility", "hardest to undo first"),
+                        ])}
                     </select>
                 </label>
                 <button type="submit" class="btn">"Filter"</button>
@@ -160,6 +158,11 @@ pub fn QueuePage() -> impl IntoView {
             </Transition>
         </section>
     }
+}
+
+/// A filter's options, the one in force marked `selected` (what the server's page shows).
+fn choices(current: impl Fn() -> String + Copy + Send + Sync + 'static, options: &'static [(&'static str, &'static str)]) -> impl IntoView {
+    options.iter().map(|&(value, label)| view! { <option value=value selected=move || current() == value>{label}</option> }).collect_view()
 }
 
 /// How many approvals wait, and how many of them were reminded of (the tab title's counts).

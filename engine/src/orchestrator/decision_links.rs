@@ -5,6 +5,8 @@
 //! it, so no link is recorded on what a decision or a change of who may decide just ended. The
 //! token, its signature and the URLs are the server's (server/src/links); following a link
 //! decides through [`Decisions::decide`](super::Decisions::decide), which checks it all again.
+//! The key they are signed with, when none is configured, is kept here too (made once, shared by
+//! every replica).
 
 use domain::{ApprovalId, AuditKind, Role};
 use serde_json::json;
@@ -19,11 +21,12 @@ use crate::{
         approvals::ApprovalRow,
         decision_links, delegations,
         outbox::{self, EmailNotice},
+        secrets,
     },
 };
 
-/// Issuing, emailing and revoking decision links: the only writes of `decision_links` rows and
-/// of the emails an admin has sent with someone's links.
+/// Issuing, emailing and revoking decision links: the only writes of `decision_links` rows, of
+/// the emails an admin has sent with someone's links, and of the stored link key.
 #[derive(Clone)]
 pub struct DecisionLinks {
     store: Store,
@@ -41,6 +44,13 @@ pub struct IssuedLink {
 impl DecisionLinks {
     pub fn new(store: Store) -> Self {
         Self { store }
+    }
+
+    /// The secret links are signed with when none is configured: the one stored, or `fresh`
+    /// stored now (the first replica to store one wins, so every replica signs and checks with
+    /// the same one; store/secrets.rs).
+    pub async fn signing_key(&self, fresh: String) -> anyhow::Result<String> {
+        secrets::get_or_create(&self.store, "link_key", fresh).await
     }
 
     /// Records a pair of links for `decider` on a pending approval they may decide now (an

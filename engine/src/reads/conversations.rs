@@ -21,4 +21,9 @@ impl Reads {
     ) -> anyhow::Result<Option<Conversation>> {
         conversations::owned(&self.store, id, owner, agent).await
     }
+
+    /// The newest `limit` conversations of `owner` (`None`: everyone's, for an admin), newest first.
+    pub async fn conversations(&self, owner: Option<&UserId>, limit: i64) -> anyhow::Result<Vec<Conversation>> {
+        conversations::list(&self.store, owner, limit).await
+    }
 }

@@ -6,34 +6,16 @@ use domain::{
     ApprovalId, ConversationId,
     wire::{Conversation, RejectRequest},
 };
-use engine::reads::Reads;
+use engine::reads::{ApprovalRow, Reads};
 
 use super::extract::ApiJson;
-use crate::{
-    auth::CurrentUser,
-    error::ApiError,
-    orchestrator::Actor,
-    state::AppState,
-    store::{
-        Store,
-        approvals::{self, ApprovalRow},
-        conversations,
-    },
-};
+use crate::{auth::CurrentUser, error::ApiError, orchestrator::Actor, state::AppState};
 
 /// The conversation if it exists and `user` may see it; 404 otherwise (existence is not revealed).
-pub async fn visible_conversation(store: &Store, user: &CurrentUser, id: &ConversationId) -> Result<Conversation, ApiError> {
-    seen_by(user, id, conversations::get(store, id).await?)
-}
-
-/// [`visible_conversation`], asked of the engine's read side (engine/src/reads).
-pub async fn readable_conversation(reads: &Reads, user: &CurrentUser, id: &ConversationId) -> Result<Conversation, ApiError> {
-    seen_by(user, id, reads.conversation(id).await?)
-}
-
-/// The conversation found under `id` if `user` may see it; 404 otherwise, as for none.
-fn seen_by(user: &CurrentUser, id: &ConversationId, conversation: Option<Conversation>) -> Result<Conversation, ApiError> {
-    conversation
+pub async fn visible_conversation(reads: &Reads, user: &CurrentUser, id: &ConversationId) -> Result<Conversation, ApiError> {
+    reads
+        .conversation(id)
+        .await?
         .filter(|c| user.can_see(c.owner_id.as_ref()))
         .ok_or_else(|| ApiError::NotFound(format!("conversation {id} does not exist")))
 }
@@ -41,16 +23,14 @@ fn seen_by(user: &CurrentUser, id: &ConversationId, conversation: Option<Convers
 /// The conversation if it is `user`'s own; 404 otherwise, as for one that does not exist. Writing
 /// in a chat (a message, which starts a turn whose calls are its owner's) is its owner's alone,
 /// an admin's too: a conversation belongs to one person on every door.
-pub async fn own_conversation(store: &Store, user: &CurrentUser, id: &ConversationId) -> Result<Conversation, ApiError> {
-    conversations::owned(store, id, &user.user.id, None)
-        .await?
-        .ok_or_else(|| ApiError::NotFound(format!("conversation {id} does not exist")))
+pub async fn own_conversation(reads: &Reads, user: &CurrentUser, id: &ConversationId) -> Result<Conversation, ApiError> {
+    reads.owned_conversation(id, &user.user.id, None).await?.ok_or_else(|| ApiError::NotFound(format!("conversation {id} does not exist")))
 }
 
 /// The approval if it exists and `user` may see it; 404 otherwise.
 pub async fn visible_approval(state: &AppState, user: &CurrentUser, id: &ApprovalId) -> Result<ApprovalRow, ApiError> {
     let missing = || ApiError::NotFound(format!("approval {id} does not exist"));
-    let approval = approvals::get(&state.store, id).await?.ok_or_else(missing)?;
+    let approval = state.reads.approval(id).await?.ok_or_else(missing)?;
     // The people an escalation or the gate's approvers named see it too (they decide it), and
     // so do those who stand in for them (a delegation).
     if user.can_see(approval.owner_id.as_ref()) || approval.decided_by_user(&user.user.username) {

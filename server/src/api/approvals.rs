@@ -20,12 +20,8 @@ use super::{
     access,
     extract::{ApiJson, ApiQuery},
 };
-use crate::{
-    auth::CurrentUser,
-    orchestrator::Decision,
-    state::AppState,
-    store::approvals::{self, Filter, Order, StateFilter},
-};
+use crate::{auth::CurrentUser, orchestrator::Decision, state::AppState};
+use engine::reads::{Filter, Order, StateFilter};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -151,7 +147,7 @@ async fn list(
         order,
         limit,
     };
-    let rows = approvals::list(&state.store, &filter).await?;
+    let rows = state.reads.approvals(&filter).await?;
     let now = now_ms();
     Ok(Json(rows.iter().map(|r| r.to_wire(now)).collect()))
 }

@@ -33,8 +33,8 @@ use crate::{
     bus::{self, Published},
     orchestrator::ChatAnswer,
     state::AppState,
-    store::{Store, approvals, conversations, events, snapshots},
 };
+use engine::reads::Reads;
 
 const MAX_MESSAGE_CHARS: usize = 8_000;
 const MAX_TITLE_CHARS: usize = 200;
@@ -72,14 +72,14 @@ async fn create(
         None => agents.default_agent(),
         Some(name) => agents.get(name).ok_or_else(|| ApiError::invalid("agent", format!("unknown agent {name:?}")))?,
     };
-    let title = body.title.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty()).unwrap_or_else(|| conversations::DEFAULT_TITLE.into());
+    let title = body.title.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty()).unwrap_or_else(|| domain::naming::DEFAULT_TITLE.into());
     if title.chars().count() > MAX_TITLE_CHARS {
         return Err(ApiError::invalid("title", format!("the title is longer than {MAX_TITLE_CHARS} characters")));
     }
     // Who opened it, kept with the conversation. (Who may stop a turn is who started it, kept
     // with the turn: docs/security.md, "Tokens".)
     let opened_by = credential.as_ref().map(|Extension(Credential(key))| key.as_str());
-    let conversation = conversations::create(&state.store, &title, &agent.name, &user.user, opened_by).await?;
+    let conversation = state.conversations.create(&title, &agent.name, &user.user, opened_by).await?;
     Ok((StatusCode::CREATED, Json(conversation)))
 }
 
@@ -96,7 +96,7 @@ async fn create(
 )]
 #[tracing::instrument(skip(state, user))]
 async fn list(State(state): State<AppState>, user: CurrentUser) -> Result<Json<Vec<Conversation>>, ApiError> {
-    Ok(Json(conversations::list(&state.store, user.owner_filter(), 200).await?))
+    Ok(Json(state.reads.conversations(user.owner_filter(), 200).await?))
 }
 
 #[utoipa::path(
@@ -123,21 +123,17 @@ async fn read(
         Some("all") => true,
         Some(other) => return Err(ApiError::invalid("items", format!("unknown items {other:?}; expected page or all"))),
     };
-    let conversation = access::visible_conversation(&state.store, &user, &id).await?;
+    let conversation = access::visible_conversation(&state.reads, &user, &id).await?;
     match query.events.as_deref() {
         // The whole log, and the view folded from exactly it.
         Some("all") => {
-            let events = events::after(&state.store, &id, 0).await?;
+            let events = state.reads.events_after(&id, 0).await?;
             let view = fold(&events);
             Ok(Json(ConversationDetail { conversation, events, view, policy_version: state.orchestrator.agents().version.clone() }))
         }
         // The view (or its page) from its snapshot and the events after it: a reload reads what changed lately.
         None | Some("none") => {
-            let view = if whole {
-                snapshots::view(&state.store, &id).await?
-            } else {
-                snapshots::page(&state.store, &id, state.config.page_items).await?
-            };
+            let view = if whole { state.reads.view(&id).await? } else { state.reads.view_page(&id, state.config.page_items).await? };
             Ok(Json(ConversationDetail {
                 conversation,
                 events: Vec::new(),
@@ -175,9 +171,9 @@ async fn earlier(
     if !(1..=MAX_EARLIER_ITEMS).contains(&limit) {
         return Err(ApiError::invalid("limit", format!("limit must be between 1 and {MAX_EARLIER_ITEMS}")));
     }
-    access::visible_conversation(&state.store, &user, &id).await?;
+    access::visible_conversation(&state.reads, &user, &id).await?;
     // Rare and reading backwards: from the whole view (its snapshot and tail), not a page.
-    let view = snapshots::view(&state.store, &id).await?;
+    let view = state.reads.view(&id).await?;
     Ok(Json(view.earlier_items(query.before, limit as usize)))
 }
 
@@ -244,7 +240,7 @@ async fn post_message(
     ApiJson(body): ApiJson<NewMessage>,
 ) -> Result<(StatusCode, Json<MessageAccepted>), ApiError> {
     // Only its owner writes in a chat (an admin reads it, and decides its calls on their cards).
-    let conversation = access::own_conversation(&state.store, &user, &id).await?;
+    let conversation = access::own_conversation(&state.reads, &user, &id).await?;
     let text = body.text.trim();
     if text.is_empty() {
         return Err(ApiError::invalid("text", "the message is empty"));
@@ -256,7 +252,7 @@ async fn post_message(
     // a decision like any other: it counts against the user's decision rate limit. Without one,
     // no write transaction is opened to look again (a confirmation asked meanwhile makes the
     // turn below a conflict, as it would a moment later).
-    if approvals::pending_in_chat(&state.store, &conversation.id).await?.is_some() {
+    if state.reads.pending_in_chat(&conversation.id).await?.is_some() {
         // The answer decides a call: a token that may only call (an agent's own) cannot give it.
         if !scopes.allows(Scope::Decide) {
             return Err(ApiError::Forbidden(
@@ -310,14 +306,14 @@ async fn stream(
     headers: HeaderMap,
     ApiQuery(query): ApiQuery<ResumeQuery>,
 ) -> Result<Response, ApiError> {
-    let conversation = access::visible_conversation(&state.store, &user, &id).await?;
+    let conversation = access::visible_conversation(&state.reads, &user, &id).await?;
     let after = resume_point(&headers, &query);
     // Subscribe before reading the backlog so nothing committed in between is missed.
-    let wake = state.store.bus().subscribe();
-    let deltas = state.store.bus().subscribe_deltas();
+    let wake = state.reads.bus().subscribe();
+    let deltas = state.reads.bus().subscribe_deltas();
     let client = state.orchestrator.metrics().sse_client();
     let cursor = Cursor {
-        store: state.store.clone(),
+        reads: state.reads.clone(),
         conversation_id: id,
         last: after,
         // What the first read should return, as the conversation was read just now.
@@ -340,7 +336,7 @@ async fn stream(
         };
         Some((frame, cursor))
     });
-    let stream = state.streams.bound(state.store.bus(), &user, credential.map(|c| c.0), stream)?;
+    let stream = state.streams.bound(state.reads.bus(), &user, credential.map(|c| c.0), stream)?;
     Ok(event_stream::response(stream))
 }
 
@@ -353,7 +349,7 @@ enum Live {
 }
 
 struct Cursor {
-    store: Store,
+    reads: Reads,
     conversation_id: ConversationId,
     last: i64,
     /// About how many events a read of the store returns next (it picks the reader by it).
@@ -382,7 +378,7 @@ impl Cursor {
             if !self.caught_up {
                 self.client.reads_store();
                 let behind = std::mem::take(&mut self.behind);
-                match events::about_after(&self.store, &self.conversation_id, self.last, behind).await {
+                match self.reads.events_about_after(&self.conversation_id, self.last, behind).await {
                     Ok(events) if !events.is_empty() => {
                         self.backlog.extend(events);
                         continue;

@@ -32,7 +32,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 async fn revoke(State(state): State<AppState>, user: CurrentUser, Path(id): Path<GrantId>) -> Result<StatusCode, ApiError> {
     let not_found = || ApiError::NotFound(format!("grant {id} does not exist"));
     let grant = state.reads.grant(&id).await?.ok_or_else(not_found)?;
-    access::readable_conversation(&state.reads, &user, &grant.conversation_id).await.map_err(|_| not_found())?;
+    access::visible_conversation(&state.reads, &user, &grant.conversation_id).await.map_err(|_| not_found())?;
     state.decisions.revoke_grant(&id, &access::actor(&user)).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -41,12 +41,12 @@ pub fn router() -> OpenApiRouter<AppState> {
     extensions(("x-admin-only" = json!(true))),
 )]
 async fn in_force(State(state): State<AppState>, _admin: Admin) -> Result<Json<LivePolicy>, ApiError> {
-    Ok(Json(crate::replay::count_draft_hits(&state.store, live_policy(&state), state.started_ms).await?))
+    Ok(Json(state.reads.count_draft_hits(live_policy(&state), state.started_ms).await?))
 }
 
 /// The configuration in force and the draft in shadow (`COUNTERSIGN_AGENTS_DRAFT`), if the server
 /// runs with one, as `GET /api/policy` and the Policy page give them: the draft's hits are not
-/// counted yet ([`crate::replay::count_draft_hits`] counts them, as each asks).
+/// counted yet ([`engine::reads::Reads::count_draft_hits`] counts them, as each asks).
 pub fn live_policy(state: &AppState) -> LivePolicy {
     let mut live = crate::replay::in_force(state.orchestrator.agents(), state.config.agents_path.as_deref());
     live.draft_in_shadow = state
@@ -85,7 +85,7 @@ async fn replay(
     }
     let agent = body.agent.as_deref().map(str::trim).filter(|a| !a.is_empty());
     let live = state.orchestrator.agents();
-    let report = crate::replay::run(&state.store, &body.draft, "the draft", live, i64::from(days) * DAY_MS, agent).await?;
+    let report = state.reads.replay(&body.draft, "the draft", live, i64::from(days) * DAY_MS, agent).await?;
     Ok(if wants_html(&headers) { Html(app::replay_report_html(report)).into_response() } else { Json(report).into_response() })
 }
 

@@ -22,8 +22,8 @@ use tokio::sync::broadcast::{self, error::RecvError};
 use crate::{
     auth::{Credential, CurrentUser},
     state::AppState,
-    store::{Store, approvals, conversations},
 };
+use engine::reads::Reads;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(stream))
@@ -45,7 +45,7 @@ async fn stream(
     user: CurrentUser,
     credential: Option<Extension<Credential>>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    let rx = state.store.bus().subscribe();
+    let rx = state.reads.bus().subscribe();
     // Approvals already handed to this user (or to someone they stand in for, as the stream
     // starts): their decisions change the queue too.
     let mut deciders = vec![user.user.username.clone()];
@@ -53,25 +53,25 @@ async fn stream(
     if !user.user.is_admin() {
         deciders.extend(state.reads.stands_in_for(&user.user.username).await?);
         for person in &deciders {
-            handed_to_me.extend(approvals::escalated_to(&state.store, person).await?);
+            handed_to_me.extend(state.reads.escalated_to(person).await?);
         }
     }
     let client = state.orchestrator.metrics().sse_client();
     let watcher =
-        Watcher { rx, store: state.store.clone(), user: user.clone(), deciders, owners: HashMap::new(), handed_to_me, _client: client };
+        Watcher { rx, reads: state.reads.clone(), user: user.clone(), deciders, owners: HashMap::new(), handed_to_me, _client: client };
     let stream = futures::stream::unfold(watcher, |mut watcher| async move {
         let approval_id = watcher.next_change().await?;
         let event = Event::default().event("queue-changed").data(json!({ "approval_id": approval_id }).to_string());
         Some((Ok(event), watcher))
     });
-    let stream = state.streams.bound(state.store.bus(), &user, credential.map(|c| c.0), stream)?;
+    let stream = state.streams.bound(state.reads.bus(), &user, credential.map(|c| c.0), stream)?;
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }
 
 /// One queue stream's view of the bus.
 struct Watcher {
     rx: broadcast::Receiver<std::sync::Arc<crate::bus::Published>>,
-    store: Store,
+    reads: Reads,
     user: CurrentUser,
     /// The user and whoever they stand in for (delegations in force when the stream opened).
     deciders: Vec<String>,
@@ -129,7 +129,7 @@ impl Watcher {
             if self.owners.len() >= MAX_OWNERS {
                 self.owners.clear();
             }
-            let owner = conversations::get(&self.store, conversation_id).await.ok().flatten().and_then(|c| c.owner_id);
+            let owner = self.reads.conversation(conversation_id).await.ok().flatten().and_then(|c| c.owner_id);
             self.owners.insert(conversation_id.clone(), owner);
         }
         self.user.can_see(self.owners[conversation_id].as_ref())

@@ -36,7 +36,7 @@ async fn with_summary(state: &AppState, task: &TaskRow) -> Result<Task, ApiError
 async fn visible_task(state: &AppState, user: &CurrentUser, id: &TaskId) -> Result<TaskRow, ApiError> {
     let not_found = || ApiError::NotFound(format!("task {id} does not exist"));
     let task = state.reads.task(id).await?.ok_or_else(not_found)?;
-    access::readable_conversation(&state.reads, user, &task.conversation_id).await.map_err(|_| not_found())?;
+    access::visible_conversation(&state.reads, user, &task.conversation_id).await.map_err(|_| not_found())?;
     Ok(task)
 }
 

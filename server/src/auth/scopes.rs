@@ -12,8 +12,9 @@ use axum::{
     http::{Method, request::Parts},
 };
 
+use engine::reads::TaskRow;
+
 use super::Credential;
-use crate::store::tasks::TaskRow;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scope {

@@ -13,17 +13,14 @@ use lettre::{
 };
 
 use engine::clock::rfc3339;
-use engine::delivery::{Channel, Sent};
+use engine::delivery::{Channel, Delivery, Kind, Sent};
+use engine::reads::ApprovalRow;
 
 use crate::{
     EngineError,
     channels::neutral,
     orchestrator::{Actor, EmailNotice},
     state::AppState,
-    store::{
-        approvals::{self, ApprovalRow},
-        outbox::{self, Delivery},
-    },
 };
 
 /// Attempts per message before it is given up (backing off from 1 s).
@@ -56,8 +53,8 @@ pub struct Emails {
 
 #[async_trait::async_trait]
 impl Channel for Emails {
-    fn kind(&self) -> outbox::Kind {
-        outbox::Kind::Email
+    fn kind(&self) -> Kind {
+        Kind::Email
     }
 
     fn retry_after(&self, failed: u32) -> Option<Duration> {
@@ -76,7 +73,9 @@ impl Channel for Emails {
 /// Sent, or why not (`Sent::Retry` / `Sent::GiveUp`).
 async fn send_one(state: &AppState, mailer: &Mailer, notice: &EmailNotice, address: &str) -> Result<(), Sent> {
     let internal = |e: anyhow::Error| Sent::Retry(format!("{e:#}"));
-    let approval = approvals::get(&state.store, &notice.approval_id)
+    let approval = state
+        .reads
+        .approval(&notice.approval_id)
         .await
         .map_err(internal)?
         .ok_or_else(|| Sent::GiveUp("the approval does not exist".into()))?;

@@ -22,7 +22,8 @@ use serde_json::{Value, json};
 use sha2::Sha256;
 
 use engine::clock::{now_ms, rfc3339};
-use engine::delivery::{Channel, Sent};
+use engine::delivery::{Channel, Delivery, Kind, Sent, SlackAction};
+use engine::reads::ApprovalRow;
 
 use crate::{
     EngineError,
@@ -30,11 +31,6 @@ use crate::{
     channels::neutral,
     orchestrator::{Actor, Decision, SlackSent},
     state::AppState,
-    store::{
-        approvals::{self, ApprovalRow},
-        outbox::{self, Delivery, SlackAction},
-        slack,
-    },
 };
 
 /// How old a signed request may be (Slack's own advice), in seconds.
@@ -142,8 +138,8 @@ pub struct SlackMessages {
 
 #[async_trait::async_trait]
 impl Channel for SlackMessages {
-    fn kind(&self) -> outbox::Kind {
-        outbox::Kind::Slack
+    fn kind(&self) -> Kind {
+        Kind::Slack
     }
 
     fn retry_after(&self, failed: u32) -> Option<Duration> {
@@ -162,8 +158,8 @@ impl Channel for SlackMessages {
 /// One post or update; why not as `Sent::Retry` / `Sent::GiveUp`.
 async fn send_one(state: &AppState, slack: &Slack, action: SlackAction, approval_id: &ApprovalId) -> Result<(), Sent> {
     let internal = |e: anyhow::Error| Sent::Retry(format!("{e:#}"));
-    let approval = approvals::get(&state.store, approval_id).await.map_err(internal)?.ok_or(Sent::GiveUp("no such approval".to_owned()))?;
-    let (method, body, channel) = match (action, slack::message_of(&state.store, approval_id).await.map_err(internal)?) {
+    let approval = state.reads.approval(approval_id).await.map_err(internal)?.ok_or(Sent::GiveUp("no such approval".to_owned()))?;
+    let (method, body, channel) = match (action, state.reads.slack_message(approval_id).await.map_err(internal)?) {
         (SlackAction::Update, Some((channel, ts))) => {
             let mut body = message(&approval, &channel);
             body["ts"] = json!(ts);
@@ -245,11 +241,11 @@ async fn interaction(State(state): State<AppState>, headers: HeaderMap, body: By
         signed_in_at: None,
     };
     // Someone who could not see it in Countersign cannot decide it from Slack either.
-    let approval = match approvals::get(&state.store, &approval_id.into()).await {
+    let approval = match state.reads.approval(&approval_id.into()).await {
         Ok(Some(approval)) => approval,
         _ => return reply(StatusCode::OK, "That approval does not exist."),
     };
-    if !crate::orchestrator::sees_approval(&state.store, &approval, &actor).await.unwrap_or(false) {
+    if !state.reads.sees_approval(&approval, &actor).await.unwrap_or(false) {
         return reply(StatusCode::OK, &format!("{username} may not decide this approval: nothing was decided."));
     }
     // A button carries no reason, and one written on the decider's behalf would defeat the gate's

@@ -10,7 +10,11 @@ pub mod token;
 use domain::ApprovalId;
 use engine::clock::rfc3339;
 
-use crate::{EngineError, orchestrator::Actor, state::AppState};
+use crate::{
+    EngineError,
+    orchestrator::{Actor, DecisionLinks},
+    state::AppState,
+};
 use token::{Claims, LinkAction, LinkKey, args_hash};
 
 /// Text as HTML text or attribute value (the link pages and the emails are written by hand).
@@ -27,15 +31,12 @@ pub fn loggable_path(path: &str) -> &str {
 /// The longest a link lives (never past its approval's deadline).
 pub const MAX_TTL_SECS: i64 = 7 * 24 * 3600;
 
-/// The link key: `COUNTERSIGN_LINK_KEY`, else one the server made once and keeps in the database
-/// (so every replica signs and checks with the same one).
-pub async fn key(config: &crate::config::Config, store: &crate::store::Store) -> anyhow::Result<LinkKey> {
+/// The link key: `COUNTERSIGN_LINK_KEY`, else one the server made once and the engine keeps in
+/// the database (so every replica signs and checks with the same one).
+pub async fn key(config: &crate::config::Config, links: &DecisionLinks) -> anyhow::Result<LinkKey> {
     let secret = match &config.link_key {
         Some(key) => key.clone(),
-        None => {
-            let fresh = hex::encode(rand::random::<[u8; 32]>());
-            crate::store::secrets::get_or_create(store, "link_key", fresh).await?
-        }
+        None => links.signing_key(hex::encode(rand::random::<[u8; 32]>())).await?,
     };
     Ok(match &config.link_key_previous {
         Some(previous) => LinkKey::new(&secret).with_previous(previous),

@@ -8,6 +8,7 @@ use axum::{
     routing::get,
 };
 use engine::clock::{now_ms, rfc3339};
+use engine::reads::ApprovalRow;
 use serde::Deserialize;
 
 use super::token::{Claims, LinkAction, TokenError, args_hash};
@@ -16,7 +17,6 @@ use crate::{
     auth::client_ip::ClientIp,
     orchestrator::{Actor, Decision},
     state::AppState,
-    store::approvals::{self, ApprovalRow},
 };
 
 pub fn router() -> Router<AppState> {
@@ -63,7 +63,7 @@ async fn check(state: &AppState, token: &str, ip: Option<String>, headers: &Head
         said(StatusCode::INTERNAL_SERVER_ERROR, "Something went wrong", "The server could not read its database. Try again in a moment.")
     };
     // A link revoked before it expired (links from before links were recorded have no row).
-    if let Some(link) = crate::store::decision_links::get(&state.store, &claims.link_id).await.map_err(internal)?
+    if let Some(link) = state.reads.decision_link(&claims.link_id).await.map_err(internal)?
         && link.revoked_at.is_some()
     {
         let by = link.revoked_by.as_deref().unwrap_or("someone");
@@ -76,7 +76,9 @@ async fn check(state: &AppState, token: &str, ip: Option<String>, headers: &Head
     let Some(account) = state.reads.credentials(&claims.decider).await.map_err(internal)? else {
         return Err(said(StatusCode::FORBIDDEN, "This link no longer works", "The person it was made for has no account any more."));
     };
-    let approval = approvals::get(&state.store, &claims.approval_id.clone().into())
+    let approval = state
+        .reads
+        .approval(&claims.approval_id.clone().into())
         .await
         .map_err(internal)?
         .ok_or_else(|| said(StatusCode::NOT_FOUND, "No such approval", "The approval this link was made for does not exist."))?;
@@ -96,7 +98,7 @@ async fn check(state: &AppState, token: &str, ip: Option<String>, headers: &Head
         via: Some(format!("link {}", claims.link_id)),
         signed_in_at: None,
     };
-    if !crate::orchestrator::sees_approval(&state.store, &approval, &actor).await.map_err(internal)? {
+    if !state.reads.sees_approval(&approval, &actor).await.map_err(internal)? {
         return Err(said(StatusCode::FORBIDDEN, "This link no longer works", "The person it was made for no longer sees this approval."));
     }
     match state.decisions.may_decide_now(&approval.id, &actor).await {
@@ -212,7 +214,7 @@ async fn decide(
         Ok(outcome) => said(StatusCode::OK, "Rejected", &format!("{}: {}. The agent is told.", approval.summary, outcome.outcome)),
         // Decided by someone first, or refused while still pending (the same person again
         // toward a quorum, the deadline passed): say which.
-        Err(EngineError::WrongState(why)) => match approvals::get(&state.store, &approval.id).await {
+        Err(EngineError::WrongState(why)) => match state.reads.approval(&approval.id).await {
             Ok(Some(now)) if now.state != domain::ApprovalState::Pending => already(&now),
             _ => said(StatusCode::CONFLICT, "Not decided", &format!("{why}. Nothing was changed.")),
         },
