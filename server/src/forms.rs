@@ -68,15 +68,20 @@ fn log_in_first(back: &str) -> Response {
 }
 
 /// A refusal as a page: what the API would have said, and the way back.
-pub(crate) fn refused(err: ApiError, back: &str) -> Response {
-    let status = err.status();
-    let title = match status {
+fn refused(err: ApiError, back: &str) -> Response {
+    let title = match err.status() {
         StatusCode::CONFLICT => "Not decided: something changed",
         StatusCode::FORBIDDEN => "Not yours to decide",
         StatusCode::NOT_FOUND => "No such call",
         StatusCode::TOO_MANY_REQUESTS => "Too many decisions",
         _ => "Not decided",
     };
+    refused_as(title, err, back)
+}
+
+/// A refusal as a page titled `title` (a form another site sent: server/src/auth/csrf.rs).
+pub(crate) fn refused_as(title: &str, err: ApiError, back: &str) -> Response {
+    let status = err.status();
     let body =
         format!("<p class=\"error\" role=\"alert\">{}</p><p><a href=\"{}\">Back</a></p>", escape_html(&err.to_string()), escape_html(back));
     page(status, title, body).into_response()

@@ -19,7 +19,7 @@ use crate::{
     EngineError,
     auth::CurrentUser,
     links::{self, IssuedLinks},
-    orchestrator::{Actor, sees_approval},
+    orchestrator::Actor,
     state::AppState,
 };
 
@@ -105,7 +105,7 @@ async fn send(state: &AppState, id: &ApprovalId, decider: &Actor, by: &CurrentUs
         Err(EngineError::NotAllowed(why)) => return Err(refused(format!("{} may not decide it: {why}", decider.name))),
         Err(other) => return Err(other.into()),
     };
-    if !sees_approval(&state.store, &approval, decider).await? {
+    if !state.reads.sees_approval(&approval, decider).await? {
         return Err(refused(format!("{} may not decide it: not theirs, not named to decide it", decider.name)));
     }
     if state.config.smtp_url.is_none() {

@@ -20,7 +20,11 @@ pub async fn same_origin_only(req: Request, next: Next) -> Response {
         && is_cross_site(req.headers())
     {
         let refusal = ApiError::Forbidden("cross-site requests are refused".into());
-        return if req.uri().path().starts_with("/forms/") { crate::forms::refused(refusal, "/") } else { refusal.into_response() };
+        return if req.uri().path().starts_with("/forms/") {
+            crate::forms::refused_as("Not decided: sent from another site", refusal, "/")
+        } else {
+            refusal.into_response()
+        };
     }
     next.run(req).await
 }

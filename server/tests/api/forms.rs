@@ -51,6 +51,7 @@ async fn a_browser_without_javascript_decides_with_forms_under_the_same_rules() 
     assert!(cross.headers()[CONTENT_TYPE].to_str().unwrap().starts_with("text/html"), "a browser's refusal is a page");
     let page = cross.text().await.unwrap();
     assert!(page.contains("cross-site requests are refused") && page.contains("<a href=\"/\">Back</a>"), "{page}");
+    assert!(page.contains("sent from another site") && !page.contains("Not yours to decide"), "{page}");
     let (status, _, page) = post(&app, &bob, &form, &approve).await;
     assert_eq!(status, 404, "{page}");
     assert!(page.contains("<a href=\"/c/"), "the refusal leads back: {page}");
