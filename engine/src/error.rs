@@ -4,6 +4,8 @@
 
 use domain::{TaskId, wire::FieldProblem};
 
+use crate::limits::LimitRefusal;
+
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// No such approval, task, grant, group or delegation.
@@ -26,6 +28,10 @@ pub enum Error {
     /// task): the write was dropped and nothing of it was stored.
     #[error("the lease on task {0} is no longer held by this driver; its write was dropped")]
     LeaseLost(TaskId),
+    /// The person used up their decisions for now (`crate::limits`): the doors answer 429 with
+    /// `Retry-After`, or their protocol's own refusal.
+    #[error("{message}")]
+    Limited { message: String, retry_after_secs: u64 },
     /// The store or a tool failed: nothing the caller can fix.
     #[error(transparent)]
     Internal(anyhow::Error),
@@ -45,6 +51,16 @@ impl Error {
 impl From<anyhow::Error> for Error {
     fn from(err: anyhow::Error) -> Self {
         err.downcast::<Error>().unwrap_or_else(Error::Internal)
+    }
+}
+
+/// Over the limit is `Limited`; counters that could not be read are internal.
+impl From<LimitRefusal> for Error {
+    fn from(refusal: LimitRefusal) -> Self {
+        match refusal {
+            LimitRefusal::Limited { message, retry_after_secs } => Self::Limited { message, retry_after_secs },
+            LimitRefusal::Failed(err) => Self::Internal(err),
+        }
     }
 }
 

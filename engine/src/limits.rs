@@ -76,7 +76,8 @@ impl Limits {
     }
 
     /// Counts a decision (or an abort) by `user_id`, or refuses it when they have used this
-    /// window's.
+    /// window's. The decision use cases call it, each before its write
+    /// (`Decisions::count_attempt`, engine/src/orchestrator/authority.rs).
     pub async fn decision(&self, user_id: &UserId) -> Result<(), LimitRefusal> {
         take(&self.store, &format!("decide:{user_id}"), self.decisions_per_user, "too many decisions").await
     }

@@ -196,6 +196,7 @@ impl From<crate::EngineError> for ApiError {
             E::WrongState(m) => Self::Conflict(m),
             err @ E::TurnUnfinished(_) => Self::Conflict(err.to_string()),
             E::Invalid { message, details } => Self::Unprocessable { message, details },
+            E::Limited { message, retry_after_secs } => Self::TooManyRequests { message, retry_after_secs },
             // Only a task's driver writes under a lease, never a request.
             err @ E::LeaseLost(_) => Self::Internal(err.into()),
             E::Internal(e) => Self::Internal(e),

@@ -143,7 +143,6 @@ impl Application {
         let started_ms = engine::clock::now_ms();
         let orchestrator = Orchestrator::new(store.clone(), models, tools, agents, draft, parts.before_commit, config.task_lease);
         background.start("task claims", |pulse| Arc::clone(&orchestrator).renew_claims(pulse));
-        let decisions = Decisions::new(&orchestrator);
 
         let listener = TcpListener::bind(config.addr).await.with_context(|| format!("failed to listen on {}", config.addr))?;
         let addr = listener.local_addr()?;
@@ -168,6 +167,8 @@ impl Application {
             Rule { limit: config.decisions_per_minute, window: Duration::from_secs(60) },
         ));
         background.start("rate limits", |_| limits.clone().forget_old_counters());
+        // A person's decisions are counted where they are made (engine/src/orchestrator/authority.rs).
+        let decisions = Decisions::new(&orchestrator, limits.clone());
         if let Some(key) = config.audit_key.clone() {
             let (every, retention) = (config.audit_checkpoint_every, config.audit_retention);
             background

@@ -5,16 +5,9 @@ use std::sync::Arc;
 use axum::extract::FromRef;
 use leptos::prelude::LeptosOptions;
 
-use domain::UserId;
 use engine::reads::Reads;
 
-use crate::{
-    auth::limits::{LimitRefusal, Limits},
-    config::Config,
-    orchestrator::Orchestrator,
-    store::Store,
-    streams::OpenStreams,
-};
+use crate::{auth::limits::Limits, config::Config, orchestrator::Orchestrator, store::Store, streams::OpenStreams};
 
 /// Cloned for every request (axum's `State`), so it is one reference count: [`Shared`] behind an
 /// `Arc`, read through `Deref` (`state.store`).
@@ -71,6 +64,8 @@ pub struct Shared {
     /// (engine/src/people/credentials.rs).
     pub accounts: crate::people::Accounts,
     pub config: Arc<Config>,
+    /// Logins and the MCP gateway's proposed calls count here; a person's decisions are counted
+    /// by `decisions`, with the same limits.
     pub limits: Arc<Limits>,
     pub streams: OpenStreams,
     /// The key signed decision links are signed with (server/src/links).
@@ -89,11 +84,4 @@ pub struct Shared {
     /// When this server started (Unix ms, on the database's clock): the draft in shadow's hits
     /// are counted from then (`GET /api/policy`, the Policy page).
     pub started_ms: i64,
-}
-
-impl Shared {
-    /// Counts a decision (or an abort) by `user_id` against their decision limit, or refuses it (429).
-    pub async fn count_decision(&self, user_id: &UserId) -> Result<(), LimitRefusal> {
-        self.limits.decision(user_id).await
-    }
 }

@@ -19,8 +19,10 @@ use crate::store::{
 };
 
 impl Decisions {
-    /// Stops a task: pending approvals and approved-but-unrun calls are canceled.
+    /// Stops a task: pending approvals and approved-but-unrun calls are canceled. A person's abort
+    /// counts against their decision limit first ([`Self::count_attempt`]); the server's does not.
     pub async fn abort(&self, task_id: &TaskId, actor: &Actor) -> Result<(), Error> {
+        self.count_attempt(actor).await?;
         let mut w = self.driver.store.write(WriteScope::Task(task_id)).await?;
         let task = tasks::get(&mut *w.tx, task_id).await?.ok_or_else(|| Error::Unknown(format!("task {task_id} does not exist")))?;
         if task.status().is_final() {

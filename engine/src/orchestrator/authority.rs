@@ -3,7 +3,7 @@
 //! (docs/architecture.md, decision 8).
 
 use domain::{
-    ApprovalId, ApprovalState, Role,
+    ApprovalId, ApprovalState, Role, UserId,
     rules::{self, Refusal},
     wire::{FieldProblem, GrantRequest},
 };
@@ -23,6 +23,9 @@ use crate::{
 #[derive(Clone, Debug)]
 pub struct Actor {
     pub name: String,
+    /// The person's account, whose decision limit each attempt counts against
+    /// ([`Decisions::count_attempt`]); `None` for the server itself.
+    pub user_id: Option<UserId>,
     /// `None`: the server itself, applying a timeout action.
     pub role: Option<Role>,
     pub ip: Option<String>,
@@ -40,7 +43,16 @@ pub struct Actor {
 impl Actor {
     /// The server applying a timeout action (the only decisions it makes itself).
     pub fn system() -> Self {
-        Self { name: SYSTEM.into(), role: None, ip: None, user_agent: None, on_behalf_of: None, via: None, signed_in_at: None }
+        Self {
+            name: SYSTEM.into(),
+            user_id: None,
+            role: None,
+            ip: None,
+            user_agent: None,
+            on_behalf_of: None,
+            via: None,
+            signed_in_at: None,
+        }
     }
 
     /// Whose decision it counts as: the person the actor stands in for, else the actor.
@@ -124,6 +136,19 @@ pub fn four_eyes(actor: &Actor, approval: &ApprovalRow) -> Result<(), Error> {
 }
 
 impl Decisions {
+    /// Counts a person's attempt against their decision limit (engine/src/limits.rs), or refuses
+    /// it (`Limited`) when they used this minute's. Each entry point a person decides, answers,
+    /// escalates or aborts through calls it first, in a write of its own before the decision's:
+    /// a decision refused afterwards still counts. The server (deadlines, rules, the sweeper)
+    /// never counts. A door calls it itself only for an attempt it refuses before reaching an
+    /// entry point (the API's 404 for a hidden approval), so that probing costs the same.
+    pub async fn count_attempt(&self, actor: &Actor) -> Result<(), Error> {
+        match (&actor.user_id, actor.role) {
+            (Some(user_id), Some(_)) => Ok(self.limits.decision(user_id).await?),
+            _ => Ok(()),
+        }
+    }
+
     /// Who the actor decides as: themselves when the rule allows them, else the first person who
     /// delegated to them (in force now) whom it allows — the refusal stands otherwise.
     pub(super) async fn decider(&self, w: &mut Write, actor: &Actor, approval: &ApprovalRow) -> Result<Actor, Error> {

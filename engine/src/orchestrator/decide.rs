@@ -35,8 +35,28 @@ pub(super) enum Approved {
 }
 
 impl Decisions {
-    /// Approves or rejects one approval, then lets the task go on.
+    /// Approves or rejects one approval, then lets the task go on. Counted against the person's
+    /// decision limit first ([`Self::count_attempt`]).
     pub async fn decide(&self, approval_id: &ApprovalId, decision: Decision, actor: &Actor) -> Result<DecisionOutcome, Error> {
+        self.count_attempt(actor).await?;
+        self.decide_counted(approval_id, decision, actor).await
+    }
+
+    /// Several approvals, each decided as [`Self::decide`] in a write of its own, one after
+    /// another (a refusal stops the rest; those before it stay decided), counted as one attempt:
+    /// a request that answers several (an AG-UI resume) uses one decision of the limit, as
+    /// Approve All does.
+    pub async fn decide_several(&self, decisions: Vec<(ApprovalId, Decision)>, actor: &Actor) -> Result<Vec<DecisionOutcome>, Error> {
+        self.count_attempt(actor).await?;
+        let mut outcomes = Vec::with_capacity(decisions.len());
+        for (approval_id, decision) in decisions {
+            outcomes.push(self.decide_counted(&approval_id, decision, actor).await?);
+        }
+        Ok(outcomes)
+    }
+
+    /// [`Self::decide`], the attempt counted.
+    async fn decide_counted(&self, approval_id: &ApprovalId, decision: Decision, actor: &Actor) -> Result<DecisionOutcome, Error> {
         let mut w = self.driver.store.write(WriteScope::Approval(approval_id)).await?;
         w.hold_authority().await?;
         let approval = pending_approval(&mut w.tx, approval_id).await?;
@@ -77,12 +97,14 @@ impl Decisions {
     /// some approved, some rejected). Every rule is checked for every approval before anything is
     /// recorded, so a batch is decided whole or not at all; an approval `choose` has no decision
     /// for fails it (`Invalid`), and so does an approved question (it needs an answer on its card).
+    /// The batch is one attempt against the person's decision limit.
     pub async fn decide_each(
         &self,
         task_id: &TaskId,
         actor: &Actor,
         choose: impl Fn(&ApprovalRow) -> Option<Decision>,
     ) -> Result<Vec<DecisionOutcome>, Error> {
+        self.count_attempt(actor).await?;
         let mut w = self.driver.store.write(WriteScope::Task(task_id)).await?;
         w.hold_authority().await?;
         let task = self.waiting_task(&mut w, task_id).await?;

@@ -37,7 +37,9 @@ pub(super) type Target = Option<(String, Vec<String>)>;
 impl Decisions {
     /// A user hands a pending approval over (on demand): to `to` (a user or group name), or
     /// without one to the gate's target or the admins. An unknown `to` is a 422 that changes nothing.
+    /// Counted against the person's decision limit first ([`Self::count_attempt`]).
     pub async fn escalate(&self, approval_id: &ApprovalId, actor: &Actor, to: Option<&str>) -> Result<(), Error> {
+        self.count_attempt(actor).await?;
         let mut w = self.driver.store.write(WriteScope::Approval(approval_id)).await?;
         w.hold_authority().await?;
         let approval = pending_approval(&mut w.tx, approval_id).await?;

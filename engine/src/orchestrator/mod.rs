@@ -47,6 +47,7 @@ use domain::TaskStatus;
 use self::drivers::{Drivers, Round};
 use crate::{
     agents::AgentsConfig,
+    limits::Limits,
     metrics::Metrics,
     model::Models,
     store::{
@@ -108,11 +109,14 @@ pub struct Orchestrator {
 pub struct Decisions {
     /// The store, configuration and tools are the driver's.
     driver: Arc<Orchestrator>,
+    /// Each person's decisions per minute, counted by every entry point a person decides through
+    /// ([`Decisions::count_attempt`]).
+    limits: Arc<Limits>,
 }
 
 impl Decisions {
-    pub fn new(driver: &Arc<Orchestrator>) -> Self {
-        Self { driver: Arc::clone(driver) }
+    pub fn new(driver: &Arc<Orchestrator>, limits: Arc<Limits>) -> Self {
+        Self { driver: Arc::clone(driver), limits }
     }
 
     /// The driver the tasks decided here go on in.

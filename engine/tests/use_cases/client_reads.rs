@@ -78,7 +78,7 @@ async fn reads_waiting_together_are_recorded_together_and_a_failed_one_fails_alo
             false => Ok(()),
         }
     });
-    let extra = Extra { tools: vec![Arc::clone(&lookup) as Arc<dyn Tool>], before_commit: Some(hook) };
+    let extra = Extra { tools: vec![Arc::clone(&lookup) as Arc<dyn Tool>], before_commit: Some(hook), ..Extra::default() };
     let engine = Engine::start_with(READER, extra).await;
     let chat = engine.conversation("alice", "reader").await;
     let calls = ClientCalls::new(&engine.orchestrator);

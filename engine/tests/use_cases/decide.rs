@@ -6,7 +6,7 @@ use domain::{ApprovalOutcome, ApprovalState, CallState, EventBody, Role, TaskSta
 use engine::{Error, orchestrator::Decision};
 use serde_json::json;
 
-use crate::harness::{Engine, SUPPORT, approve, decisions_of, last_answer, proposed};
+use crate::harness::{Engine, Extra, SUPPORT, approve, decisions_of, last_answer, proposed};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approved_call_runs_exactly_once_with_the_call_id_it_was_proposed_with() {
@@ -98,4 +98,28 @@ async fn a_second_decision_on_a_decided_approval_is_refused_and_changes_nothing(
     assert_eq!(engine.status(&task).await, TaskStatus::Completed);
     assert_eq!(engine.runs(&chat, &approval.call_id).await, 1, "the call ran once, not again");
     assert_eq!(engine.order(1002).await.refunded_cents, 500);
+}
+
+/// A person's decision counts against their limit before its write, a refused one too; over the
+/// limit it is refused (`Limited`) and changes nothing, and another person has their own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_the_decision_limit_a_person_is_refused_and_nothing_changes() {
+    let engine = Engine::start_with(SUPPORT, Extra { decisions_per_minute: Some(1), ..Extra::default() }).await;
+    let chat = engine.conversation("alice", "support").await;
+    engine.user("bob", Role::User).await;
+    let (task, approval) = engine.ask(&chat, "refund $5 on order 1002").await;
+    let log = engine.log(&chat).await.len();
+
+    let refused = engine.decide(&"no-such-approval".into(), approve(), "alice", Role::User).await;
+    assert!(matches!(refused, Err(Error::Unknown(_))), "no such approval, got {refused:?}");
+    let limited = engine.decide(&approval.id, approve(), "alice", Role::User).await;
+    assert!(
+        matches!(&limited, Err(Error::Limited { message, retry_after_secs: 1..=60 }) if message.starts_with("too many decisions")),
+        "alice's refused decision used up her one, got {limited:?}"
+    );
+    assert_eq!(engine.approval(&approval.id).await.state, ApprovalState::Pending);
+    assert_eq!(engine.log(&chat).await.len(), log, "nothing was written");
+
+    engine.decide(&approval.id, approve(), "bob", Role::User).await.expect("bob has his own");
+    assert_eq!(engine.settle(&task).await, TaskStatus::Completed);
 }

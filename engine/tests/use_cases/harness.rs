@@ -8,11 +8,12 @@
 
 use std::{sync::Arc, time::Duration};
 
-use domain::{ApprovalId, CallId, Event, EventBody, Role, TaskId, TaskStatus, wire::Conversation};
+use domain::{ApprovalId, CallId, Event, EventBody, Role, TaskId, TaskStatus, UserId, wire::Conversation};
 use engine::{
     agents::AgentsConfig,
     bus::Bus,
     clock::now_ms,
+    limits::{Limits, Rule},
     model::Models,
     orchestrator::{Actor, BeforeCommitHook, Decision, Decisions, Orchestrator, sweeper},
     store::{
@@ -50,9 +51,19 @@ async fn database_url(dir: &std::path::Path) -> String {
     url
 }
 
-/// A person, as the doors name one to the engine (no address, no session).
+/// A person, as the doors name one to the engine (no address, no session); their decisions are
+/// counted under their name (any key of theirs will do).
 pub fn actor(name: &str, role: Role) -> Actor {
-    Actor { name: name.into(), role: Some(role), ip: None, user_agent: None, on_behalf_of: None, via: None, signed_in_at: None }
+    Actor {
+        name: name.into(),
+        user_id: Some(UserId::new(name)),
+        role: Some(role),
+        ip: None,
+        user_agent: None,
+        on_behalf_of: None,
+        via: None,
+        signed_in_at: None,
+    }
 }
 
 /// Approving a call as proposed.
@@ -72,11 +83,13 @@ pub struct Engine {
     pub decisions: Decisions,
 }
 
-/// Tools beside the built-in ones, and the test hook before commits.
+/// Tools beside the built-in ones, the test hook before commits, and each person's decisions a
+/// minute (none: as many as they like).
 #[derive(Clone, Default)]
 pub struct Extra {
     pub tools: Vec<Arc<dyn Tool>>,
     pub before_commit: Option<BeforeCommitHook>,
+    pub decisions_per_minute: Option<u32>,
 }
 
 impl Engine {
@@ -103,7 +116,8 @@ impl Engine {
         let hook = extra.before_commit.clone();
         let orchestrator = Orchestrator::new(store.clone(), models, Arc::new(registry), agents, None, hook, Duration::from_secs(30));
         sweeper::resume_at_start_up(&orchestrator).await.expect("resuming at start-up");
-        let decisions = Decisions::new(&orchestrator);
+        let rule = Rule { limit: extra.decisions_per_minute.unwrap_or(u32::MAX), window: Duration::from_secs(60) };
+        let decisions = Decisions::new(&orchestrator, Arc::new(Limits::new(store.clone(), rule, rule, rule)));
         Self { dir, agents_toml, extra, store, orchestrator, decisions }
     }
 

@@ -40,10 +40,21 @@ pub async fn visible_approval(state: &AppState, user: &CurrentUser, id: &Approva
     principals.iter().any(|p| approval.decided_by_user(p)).then_some(approval).ok_or_else(missing)
 }
 
+/// `found`, the approval or task a decision is for; its 404 counts against the person's
+/// decision limit, as the engine counts the decisions it is asked for (`Decisions::count_attempt`):
+/// probing hidden ids costs the same, and over the limit the answer is a 429.
+pub async fn count_if_hidden<T>(state: &AppState, user: &CurrentUser, found: Result<T, ApiError>) -> Result<T, ApiError> {
+    if found.is_err() {
+        state.decisions.count_attempt(&actor(user)).await?;
+    }
+    found
+}
+
 /// The decision's actor as the audit trail records it.
 pub fn actor(user: &CurrentUser) -> Actor {
     Actor {
         name: user.user.username.clone(),
+        user_id: Some(user.user.id.clone()),
         role: Some(user.user.role),
         ip: user.ip.clone(),
         user_agent: user.user_agent.clone(),

@@ -80,8 +80,7 @@ async fn escalate(
     Path(id): Path<ApprovalId>,
     body: Option<ApiJson<EscalateRequest>>,
 ) -> Result<Json<Approval>, ApiError> {
-    state.limits.decision(&user.user.id).await?;
-    access::visible_approval(&state, &user, &id).await?;
+    access::count_if_hidden(&state, &user, access::visible_approval(&state, &user, &id).await).await?;
     let to = body.and_then(|ApiJson(b)| b.to).map(|t| t.trim().to_owned()).filter(|t| !t.is_empty());
     state.decisions.escalate(&id, &access::actor(&user), to.as_deref()).await?;
     Ok(Json(access::visible_approval(&state, &user, &id).await?.to_wire(now_ms())))
@@ -276,16 +275,15 @@ async fn defer(
 }
 
 /// Approve, reject and defer take one path, from the API and from the page's forms
-/// (server/src/forms.rs): the decision limit, the approval's visibility to this user, then the
-/// decision itself, where whether this user may decide it now is checked in the same transaction
-/// as the write (`rules::may_decide`).
+/// (server/src/forms.rs): the approval's visibility to this user, then the decision itself,
+/// counted against the decision limit, where whether this user may decide it now is checked in
+/// the same transaction as the write (`rules::may_decide`).
 pub(crate) async fn decide(
     state: &AppState,
     user: &CurrentUser,
     id: &ApprovalId,
     decision: Decision,
 ) -> Result<Json<DecisionOutcome>, ApiError> {
-    state.limits.decision(&user.user.id).await?;
-    access::visible_approval(state, user, id).await?;
+    access::count_if_hidden(state, user, access::visible_approval(state, user, id).await).await?;
     Ok(Json(state.decisions.decide(id, decision, &access::actor(user)).await?))
 }

@@ -259,7 +259,6 @@ async fn post_message(
                 "this chat waits for a yes or no, which decides a call: that needs a token with the decide scope".into(),
             ));
         }
-        state.limits.decision(&user.user.id).await?;
         if let Some(reply) = state.decisions.answer_in_chat(&conversation.id, text, &access::actor(&user)).await? {
             let answer = match reply.answer {
                 ChatAnswer::Yes if reply.counted => "counted",

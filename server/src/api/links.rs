@@ -73,7 +73,12 @@ async fn issue(
         }
         let account =
             state.reads.credentials(name).await?.ok_or_else(|| ApiError::invalid("decider", format!("no user is named {name:?}")))?;
-        decider = crate::orchestrator::Actor { name: account.user.username, role: Some(account.user.role), ..decider };
+        decider = crate::orchestrator::Actor {
+            name: account.user.username,
+            user_id: Some(account.user.id),
+            role: Some(account.user.role),
+            ..decider
+        };
         return send(&state, &id, &decider, &user).await.map(|sent| (StatusCode::ACCEPTED, Json(sent)).into_response());
     }
     let base = state.config.public_url.clone().unwrap_or_default();

@@ -102,16 +102,16 @@ async fn reject_all(
 }
 
 /// Approve All and Reject All take one path, from the API and from the page's forms
-/// (server/src/forms.rs): the decision limit, the task's visibility to this user, then each
-/// decision, where the authority rules are asked in the same transaction as its write.
+/// (server/src/forms.rs): the task's visibility to this user, then the decisions, counted as one
+/// against the decision limit, where the authority rules are asked in the same transaction as
+/// their write.
 pub(crate) async fn decide_all(
     state: &AppState,
     user: &CurrentUser,
     id: &TaskId,
     decision: Decision,
 ) -> Result<Vec<domain::wire::DecisionOutcome>, ApiError> {
-    state.count_decision(&user.user.id).await?;
-    visible_task(state, user, id).await?;
+    access::count_if_hidden(state, user, visible_task(state, user, id).await).await?;
     Ok(state.decisions.decide_all(id, decision, &actor(user)).await?)
 }
 
@@ -139,9 +139,8 @@ async fn abort(
     if !scopes::may_stop(credential.as_deref(), scopes, &task) {
         return Err(ApiError::Forbidden(scopes::MAY_NOT_STOP.into()));
     }
-    // Counted only once this credential may stop it: a token refused here uses up nothing of its
-    // person's decision limit.
-    state.count_decision(&user.user.id).await?;
+    // The abort counts against the decision limit (in the engine) only once this credential may
+    // stop it: a token refused here uses up nothing of its person's.
     state.decisions.abort(&id, &actor(&user)).await?;
     Ok(Json(with_summary(&state, &visible_task(&state, &user, &id).await?).await?))
 }

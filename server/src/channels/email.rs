@@ -91,6 +91,7 @@ async fn send_one(state: &AppState, mailer: &Mailer, notice: &EmailNotice, addre
                 .ok_or_else(|| Sent::GiveUp(format!("{} has no account any more", notice.person)))?;
             let person = Actor {
                 name: account.user.username,
+                user_id: Some(account.user.id),
                 role: Some(account.user.role),
                 ip: None,
                 user_agent: None,

@@ -233,6 +233,7 @@ async fn interaction(State(state): State<AppState>, headers: HeaderMap, body: By
     };
     let actor = Actor {
         name: account.user.username.clone(),
+        user_id: Some(account.user.id.clone()),
         role: Some(account.user.role),
         ip: None,
         user_agent: Some("Slack".into()),
@@ -259,10 +260,6 @@ async fn interaction(State(state): State<AppState>, headers: HeaderMap, body: By
             ),
         );
     }
-    // The same per-user decision limit as the API's.
-    if state.limits.decision(&account.user.id).await.is_err() {
-        return reply(StatusCode::OK, "Too many decisions in the last minute: wait a moment and click again.");
-    }
     let decision = if reject {
         Decision::Reject { reason: Some(format!("rejected in Slack by {username}")) }
     } else {
@@ -276,6 +273,8 @@ async fn interaction(State(state): State<AppState>, headers: HeaderMap, body: By
         Err(EngineError::WrongState(why) | EngineError::NotAllowed(why) | EngineError::Invalid { message: why, .. }) => {
             reply(StatusCode::OK, &format!("Not decided: {}", neutral::slack(&why)))
         }
+        // The same per-user decision limit as the API's (counted by the engine).
+        Err(EngineError::Limited { .. }) => reply(StatusCode::OK, "Too many decisions in the last minute: wait a moment and click again."),
         Err(other) => {
             tracing::error!(error = %other, "Slack decision");
             reply(StatusCode::OK, "Not decided: the server could not record it; try again.")

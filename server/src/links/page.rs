@@ -91,6 +91,7 @@ async fn check(state: &AppState, token: &str, ip: Option<String>, headers: &Head
     let user_agent = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).map(str::to_owned);
     let actor = Actor {
         name: account.user.username,
+        user_id: Some(account.user.id),
         role: Some(account.user.role),
         ip,
         user_agent,
@@ -183,15 +184,6 @@ async fn decide(
         Ok(checked) => checked,
         Err(page) => return page,
     };
-    if let Some(user) = state.reads.credentials(&actor.name).await.ok().flatten()
-        && state.limits.decision(&user.user.id).await.is_err()
-    {
-        return said(
-            StatusCode::TOO_MANY_REQUESTS,
-            "Too many decisions",
-            "Too many decisions in the last minute: wait a moment and reload.",
-        );
-    }
     let reason = form_body.ok().and_then(|Form(f)| f.reason).map(|r| r.trim().to_owned()).filter(|r| !r.is_empty());
     let decision = match claims.action {
         LinkAction::Approve => Decision::Approve { args: None, grant: None },
@@ -224,6 +216,9 @@ async fn decide(
             format!("{}{}", call_details(&approval), form(&claims, &approval, Some(&message))),
         ),
         Err(EngineError::NotAllowed(why)) => said(StatusCode::FORBIDDEN, "This link no longer works", &why),
+        Err(EngineError::Limited { .. }) => {
+            said(StatusCode::TOO_MANY_REQUESTS, "Too many decisions", "Too many decisions in the last minute: wait a moment and reload.")
+        }
         Err(other) => {
             tracing::error!(error = %other, "decision link");
             said(StatusCode::INTERNAL_SERVER_ERROR, "Something went wrong", "The decision was not recorded. Try again in a moment.")

@@ -254,10 +254,6 @@ fn last_user_text(input: &Value) -> Option<String> {
 /// decides them all; the task they belong to.
 async fn resume_with(state: &AppState, user: &User, conversation: &ConversationId, entries: &[Value]) -> Result<TaskId, RunError> {
     let actor = actor(user);
-    // The same per-user decision limit as the API's.
-    if state.limits.decision(&user.id).await.is_err() {
-        return Err(RunError("TOO_MANY_DECISIONS", "too many decisions in the last minute: wait a moment".into()));
-    }
     let mut decisions: Vec<(ApprovalRow, Decision)> = Vec::new();
     for entry in entries {
         let id =
@@ -332,9 +328,13 @@ async fn resume_with(state: &AppState, user: &User, conversation: &ConversationI
     if let Some(missing) = open.iter().find(|id| !decisions.iter().any(|(a, _)| &&a.id == id)) {
         return Err(RunError("INVALID_RESUME", format!("the resume leaves interrupt {missing} unanswered: answer every open interrupt")));
     }
-    for (approval, decision) in decisions {
-        state.decisions.decide(&approval.id, decision, &actor).await.map_err(|e| RunError("DECISION_REFUSED", super::said(&e)))?;
-    }
+    // One resume is one attempt against the per-user decision limit (the API's), however many
+    // interrupts it answers: over it, none is decided.
+    let decisions = decisions.into_iter().map(|(approval, decision)| (approval.id, decision)).collect();
+    state.decisions.decide_several(decisions, &actor).await.map_err(|e| match e {
+        EngineError::Limited { .. } => RunError("TOO_MANY_DECISIONS", "too many decisions in the last minute: wait a moment".into()),
+        e => RunError("DECISION_REFUSED", super::said(&e)),
+    })?;
     Ok(task)
 }
 

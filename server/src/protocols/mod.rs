@@ -15,6 +15,7 @@ pub mod mcp;
 fn actor(user: &User, agent: &str, via: &str) -> Actor {
     Actor {
         name: user.username.clone(),
+        user_id: Some(user.id.clone()),
         role: Some(user.role),
         ip: None,
         user_agent: Some(agent.into()),

@@ -85,6 +85,8 @@ impl From<EngineError> for RpcError {
         match err {
             EngineError::Unknown(m) => Self::new(code::TASK_NOT_FOUND, m),
             EngineError::Internal(e) => e.into(),
+            // The same per-user decision limit as the API's (counted by the engine).
+            EngineError::Limited { .. } => Self::new(code::INVALID_REQUEST, "too many decisions in the last minute: wait a moment".into()),
             // Each field's problem, as the API's 422 lists them, so a client can fix what it sent.
             EngineError::Invalid { message, details } => Self {
                 code: code::INVALID_PARAMS,
@@ -346,10 +348,6 @@ fn answer(data: &Value) -> Result<ApprovalAnswer, RpcError> {
 async fn decide(state: &AppState, user: &User, task_id: &str, data: &Value) -> Result<TaskId, RpcError> {
     let task = visible_task(state, user, task_id).await?;
     let answer = answer(data)?;
-    // The same per-user decision limit as the API's.
-    if state.limits.decision(&user.id).await.is_err() {
-        return Err(RpcError::new(code::INVALID_REQUEST, "too many decisions in the last minute: wait a moment".into()));
-    }
     let actor = actor(user);
     match answer {
         ApprovalAnswer::One { approval: Some(approval), decision } => {
