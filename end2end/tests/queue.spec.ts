@@ -126,3 +126,40 @@ test("a call that would fail says so on its closed queue row, and approving a se
   }).toPass({ timeout: 10_000 });
   await adminContext.close();
 });
+
+test("approving a selection leaves a row with unsent text and never a question; the selection says when only part is ticked", async ({ page, browser, server }) => {
+  const alice = page.context().request;
+  await chatWaiting(alice, server, "refund order 1004", 1);
+  await chatWaiting(alice, server, "cancel order 1003", 2);
+  await chatWaiting(alice, server, "refund an order", 3);
+  const adminContext = await browser.newContext();
+  await logIn(adminContext, server, "root");
+  const admin = await adminContext.newPage();
+  await admin.goto(`${server.url}/approvals`);
+  await waitForHydration(admin);
+  // A question is answered on its own: nothing to tick, and Select all leaves it.
+  const question = admin.locator(".queue-item").filter({ has: admin.locator(".question-card") });
+  await expect(question.locator("input.queue-select")).toHaveCount(0);
+  const all = admin.getByLabel("Select all");
+  await all.check();
+  await expect(admin.locator("input.queue-select:checked")).toHaveCount(2);
+  const refund = admin.locator(".queue-item").filter({ hasText: "order 1004" });
+  await refund.locator("input.queue-select").uncheck();
+  expect(await all.evaluate((box) => (box as HTMLInputElement).indeterminate), "one of two ticked").toBe(true);
+  await refund.locator("input.queue-select").check();
+  expect(await all.evaluate((box) => (box as HTMLInputElement).indeterminate)).toBe(false);
+  // An edit is being written on the refund: the batch leaves it to be sent on its own.
+  await refund.locator(".queue-row > summary").click();
+  await refund.getByRole("button", { name: "Edit" }).click();
+  await refund.getByLabel(/amount/).pressSequentially("5");
+  await admin.getByRole("group", { name: "Decide the selected approvals" }).getByRole("button", { name: "Approve selected" }).click();
+  await expect(admin.locator(".bulk-report")).toHaveText(
+    /^Approved 1\. Not “Refund .* on order 1004 .*”: you have an unsent edit or reason on it; send or discard it first\.$/,
+  );
+  const states = async () => (await (await alice.get(`${server.url}/api/approvals?status=all`)).json()).map((a: { summary: string; state: string }) => a.state).sort();
+  await expect.poll(states).toEqual(["approved", "pending", "pending"]);
+  await expect(refund.getByLabel(/amount/)).toHaveValue("5");
+  await refund.getByRole("button", { name: "Approve with these changes" }).click();
+  await expect.poll(async () => (await (await alice.get(`${server.url}/api/orders/1004`)).json()).refunded).toBe(5);
+  await adminContext.close();
+});

@@ -1,5 +1,5 @@
 import { expect } from "@playwright/test";
-import { logIn, say, cards, waitForHydration, test, testWithAgents, newChat, REFUNDS_GATE, allowConsole } from "./fixtures";
+import { logIn, say, cards, waitForHydration, test, testWithAgents, newChat, REFUNDS_GATE, allowConsole, watchCards, cardsRemoved, typeKeyByKey } from "./fixtures";
 
 /** The support agent with one gate on refunds, and `rules` (TOML lines) for that gate. */
 const refundsGate = (rules: string) => `${REFUNDS_GATE}${rules}`;
@@ -81,6 +81,45 @@ testWithAgents(REMINDING)("a waiting card says when its deciders were reminded, 
   await page.reload();
   await expect(cards(page).first().locator(".reminder")).toHaveText("Reminder 1 of 1: still waiting for a decision");
   await expect(page).toHaveTitle("(1) Reminder · Countersign");
+});
+
+// Refunds remind two seconds after they are asked, once.
+const REMINDING_LATER = refundsGate(`
+reminder_interval_secs = 2
+max_reminders = 1
+`);
+
+testWithAgents(REMINDING_LATER)("in the queue, a reminder changes neither a number nor a reason being typed, nor where the keys go", async ({ page }) => {
+  test.setTimeout(60_000);
+  const queue = await page.context().newPage();
+  await queue.goto("/approvals");
+  await waitForHydration(queue);
+  const alice = page.context().request;
+  for (const [order, total] of [[1001, 1], [1002, 2]]) {
+    const chat = await (await alice.post("/api/conversations", { data: {} })).json();
+    await alice.post(`/api/conversations/${chat.id}/messages`, { data: { text: `refund order ${order}` } });
+    await expect.poll(async () => (await (await alice.get("/api/approvals")).json()).length).toBe(total);
+  }
+  const row = (order: number) => queue.locator(".queue-item").filter({ hasText: `order ${order}` });
+  await row(1001).locator(".queue-row > summary").click();
+  await row(1001).getByRole("button", { name: "Edit" }).click();
+  const amount = row(1001).getByLabel(/amount/);
+  await amount.focus();
+  await typeKeyByKey(queue, amount, "", "12");
+  await row(1002).locator(".queue-row > summary").click();
+  await row(1002).getByRole("button", { name: "Reject", exact: true }).click();
+  const reason = row(1002).getByLabel(/^Reason/);
+  await expect(reason).toBeFocused();
+  await watchCards(queue);
+  await typeKeyByKey(queue, reason, "", "not");
+  // Both are reminded while the reason is half written.
+  for (const order of [1001, 1002]) await expect(row(order).locator(".badge.reminded")).toHaveText("Reminder 1", { timeout: 10_000 });
+  await typeKeyByKey(queue, reason, "not", " now");
+  expect(await cardsRemoved(queue), "no row was drawn again for its reminder").toBe(0);
+  await amount.focus();
+  await queue.keyboard.press("End");
+  await typeKeyByKey(queue, amount, "12", "3");
+  await expect(row(1001).locator(".key-changes")).toContainText("123");
 });
 
 // Four-eyes: refunds need someone other than the person who asked for them.
