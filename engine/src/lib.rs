@@ -9,6 +9,7 @@ pub mod background;
 pub mod bus;
 pub mod clock;
 pub mod config;
+pub mod database;
 pub mod delivery;
 pub mod draft;
 mod error;

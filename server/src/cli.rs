@@ -5,17 +5,17 @@ use std::io::{BufRead, IsTerminal};
 
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
+use engine::{
+    database::{AuditKey, Database},
+    reads::{ExternalAnchor, Reads},
+};
 use serde_json::json;
 
 use crate::{
     auth::{password, scopes::Scopes, tokens},
-    bus::Bus,
     config::Config,
+    people::{Accounts, Role, User},
     remote::{Remote, remote},
-    store::{
-        Store, audit,
-        users::{self, Role},
-    },
 };
 
 #[derive(Parser)]
@@ -154,7 +154,7 @@ pub enum AuditCommand {
         /// A checkpoint kept outside the database (`ENTRY_ID:HASH`, from the server's
         /// "audit checkpoint" log line): the chain must still hold that entry with that hash.
         #[arg(long)]
-        anchor: Option<audit::ExternalAnchor>,
+        anchor: Option<ExternalAnchor>,
     },
     /// Sign the chain's head now (the server does it every minute when a key is configured).
     Checkpoint,
@@ -167,12 +167,14 @@ pub enum AuditCommand {
     Export,
 }
 
-fn audit_key(config: &Config) -> anyhow::Result<&crate::store::audit_anchors::AuditKey> {
+fn audit_key(config: &Config) -> anyhow::Result<&AuditKey> {
     config.audit_key.as_ref().context("set COUNTERSIGN_AUDIT_KEY (the key anchors are signed with) first")
 }
 
-async fn open_store(config: &Config) -> anyhow::Result<Store> {
-    Store::connect(&config.database_url, Bus::default()).await
+/// The configured database, migrated as the server would (without its webhooks: the command line
+/// appends no events).
+async fn open_database(config: &Config) -> anyhow::Result<Database> {
+    Database::open(&config.database_url, &[]).await
 }
 
 fn read_password(name: &str) -> anyhow::Result<String> {
@@ -196,13 +198,13 @@ fn read_password(name: &str) -> anyhow::Result<String> {
 }
 
 /// Creates a user; the one place accounts are made (CLI, demo seeding, tests).
-pub async fn add_user(store: &Store, name: &str, password_text: String, role: Role) -> anyhow::Result<users::User> {
+pub async fn add_user(accounts: &Accounts, name: &str, password_text: String, role: Role) -> anyhow::Result<User> {
     let name = name.trim();
     if name.is_empty() || name.len() > 64 || !name.chars().all(|c| c.is_alphanumeric() || "-_.@".contains(c)) {
         bail!("a user name has 1 to 64 letters, digits or - _ . @");
     }
     let hash = password::hash(password_text).await?;
-    users::insert(store, name, &hash, role).await?.with_context(|| format!("user {name} already exists"))
+    accounts.add_user(name, &hash, role).await?.with_context(|| format!("user {name} already exists"))
 }
 
 /// An email address as notifications need it: something@somewhere, no spaces or angle brackets.
@@ -216,8 +218,8 @@ fn checked_email(address: &str) -> anyhow::Result<String> {
     Ok(address.to_owned())
 }
 
-async fn user_named(store: &Store, name: &str) -> anyhow::Result<users::User> {
-    let credentials = users::credentials(store, name).await?.with_context(|| format!("no user {name}"))?;
+async fn user_named(reads: &Reads, name: &str) -> anyhow::Result<User> {
+    let credentials = reads.credentials(name).await?.with_context(|| format!("no user {name}"))?;
     Ok(credentials.user)
 }
 
@@ -254,17 +256,17 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         Command::User(UserCommand::Add { name, admin, email }) => {
             let email = email.map(|e| checked_email(&e)).transpose()?;
             let password = read_password(&name)?;
-            let store = open_store(&config).await?;
-            let user = add_user(&store, &name, password, if admin { Role::Admin } else { Role::User }).await?;
+            let accounts = open_database(&config).await?.accounts();
+            let user = add_user(&accounts, &name, password, if admin { Role::Admin } else { Role::User }).await?;
             if let Some(email) = &email {
-                users::set_email(&store, &user.username, Some(email)).await?;
+                accounts.set_email(&user.username, Some(email)).await?;
             }
             println!("created {} {}", user.role.as_str(), user.username);
         }
         Command::User(UserCommand::Email { name, address }) => {
             let address = address.map(|e| checked_email(&e)).transpose()?;
-            let store = open_store(&config).await?;
-            if !users::set_email(&store, &name, address.as_deref()).await? {
+            let accounts = open_database(&config).await?.accounts();
+            if !accounts.set_email(&name, address.as_deref()).await? {
                 bail!("no user {name}");
             }
             match address {
@@ -273,7 +275,7 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
             }
         }
         Command::User(UserCommand::List) => {
-            for user in users::list(&open_store(&config).await?).await? {
+            for user in open_database(&config).await?.reads().users().await? {
                 println!("{}\t{}\t{}", user.username, user.role.as_str(), user.created_at);
             }
         }
@@ -283,17 +285,19 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
                 (Some(names), false) => Scopes::parse(&names).map_err(|e| anyhow::anyhow!("--scopes: {e}"))?,
                 (None, false) => Scopes::ALL,
             };
-            let store = open_store(&config).await?;
-            let user = user_named(&store, &user).await?;
+            let database = open_database(&config).await?;
+            let user = user_named(&database.reads(), &user).await?;
             let token = tokens::generate();
-            let id = users::insert_token(&store, &user.id, &name, &tokens::digest(&token), &scopes.to_string()).await?;
+            let id = database.accounts().create_token(&user.id, &name, &tokens::digest(&token), &scopes.to_string()).await?;
             eprintln!("token {id} for {} (shown once; it may {}):", user.username, scopes.said().trim_start_matches("only "));
             println!("{token}");
         }
         Command::Token(TokenCommand::Revoke { user, id }) => {
-            let store = open_store(&config).await?;
-            let user = user_named(&store, &user).await?;
-            if !users::revoke_token(&store, &user.id, &id).await? {
+            let database = open_database(&config).await?;
+            let user = user_named(&database.reads(), &user).await?;
+            // On PostgreSQL the running servers are told too, so the event streams it opened close
+            // (engine/src/people/credentials.rs).
+            if !database.accounts().revoke_token(&user.id, &id).await? {
                 bail!("{} has no live token {id}", user.username);
             }
             println!("revoked {id}");
@@ -321,7 +325,7 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         }
         Command::Approvals(ApprovalsCommand::Watch { remote: r }) => crate::console::watch(&r).await?,
         Command::Audit(AuditCommand::Verify { anchor }) => {
-            let report = audit::verify(&open_store(&config).await?, config.audit_key.as_ref(), anchor.as_ref()).await?;
+            let report = open_database(&config).await?.reads().audit_verify(config.audit_key.as_ref(), anchor.as_ref()).await?;
             if !report.ok {
                 bail!(
                     "audit chain broken at entry {}: {} ({} entries read)",
@@ -346,16 +350,16 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
             }
         }
         Command::Audit(AuditCommand::Checkpoint) => {
-            let store = open_store(&config).await?;
-            match crate::store::audit_anchors::checkpoint(&store, audit_key(&config)?).await? {
+            let database = open_database(&config).await?;
+            match database.audit_checkpoint(audit_key(&config)?).await? {
                 Some(a) => println!("{}:{}", a.entry_id, a.hash),
                 None => println!("nothing new to sign"),
             }
         }
         Command::Audit(AuditCommand::Prune { older_than_days }) => {
-            let store = open_store(&config).await?;
+            let database = open_database(&config).await?;
             let before = engine::clock::now_ms() - i64::from(older_than_days) * 86_400_000;
-            let n = crate::store::audit_anchors::prune(&store, audit_key(&config)?, before).await?;
+            let n = database.audit_prune(audit_key(&config)?, before).await?;
             println!("pruned {n} entries");
         }
         Command::Policy(PolicyCommand::Check { file }) => {
@@ -389,30 +393,29 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
                 None => crate::agents::AgentsConfig::demo(&registry)?,
             };
             // Read-only: a mistyped path is said, not created, and another build's database is not migrated.
-            let store = Store::connect_read_only(&config.database_url, Bus::default()).await?;
-            store.follow_database_clock().await?;
+            let database = Database::open_read_only(&config.database_url).await?;
+            database.follow_database_clock().await?;
             // The same path as the Policy page's (engine/src/replay/service.rs); an invalid draft is
             // said as `policy check` says it.
-            let report =
-                crate::replay::run(&store, &draft, &file.display().to_string(), &live, window, agent.as_deref()).await.map_err(|err| {
-                    match err {
-                        crate::EngineError::Invalid { details, .. } => {
-                            anyhow::anyhow!("{}", details.into_iter().map(|d| d.message).collect::<Vec<_>>().join("; "))
-                        }
-                        other => anyhow::Error::from(other),
+            let report = database.reads().replay(&draft, &file.display().to_string(), &live, window, agent.as_deref()).await.map_err(
+                |err| match err {
+                    crate::EngineError::Invalid { details, .. } => {
+                        anyhow::anyhow!("{}", details.into_iter().map(|d| d.message).collect::<Vec<_>>().join("; "))
                     }
-                })?;
+                    other => anyhow::Error::from(other),
+                },
+            )?;
             match json {
                 true => println!("{}", serde_json::to_string_pretty(&report).context("failed to write the report as JSON")?),
                 false => print!("{}", crate::replay::render_table(&report)),
             }
         }
         Command::Backup { file } => {
-            let bytes = crate::store::backup::to_file(&open_store(&config).await?, &file).await?;
+            let bytes = open_database(&config).await?.backup_to(&file).await?;
             println!("backed up to {} ({} KiB)", file.display(), bytes.div_ceil(1024));
         }
         Command::Audit(AuditCommand::Export) => {
-            print!("{}", crate::store::audit::export_lines(&open_store(&config).await?).await?);
+            print!("{}", open_database(&config).await?.reads().audit_export().await?);
         }
     }
     Ok(())

@@ -1,11 +1,12 @@
 //! Countersign server: the web layer (HTTP API, SSE, sessions, server-side rendering) over the
-//! `engine` crate (the durable approval engine and its store).
+//! `engine` crate (the durable approval engine and its store). It opens the engine through
+//! `engine::database::Database` and never holds the store itself (server/tests/api/layering.rs).
 #![recursion_limit = "256"]
 
-// The engine's modules under their usual names (`crate::store`, `countersign::orchestrator`…).
+// The engine's modules under their usual names (`crate::orchestrator`, `countersign::people`…);
+// not the store.
 pub use engine::{
-    Error as EngineError, agents, bus, config, metrics, model, orchestrator, people, policy, policy_warnings, replay, store, tools,
-    webhooks,
+    Error as EngineError, agents, bus, config, metrics, model, orchestrator, people, policy, policy_warnings, replay, tools, webhooks,
 };
 
 pub mod api;

@@ -5,7 +5,12 @@ use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use anyhow::Context;
 use axum::{Router, extract::DefaultBodyLimit, middleware, serve::ListenerExt};
-use engine::background::Background;
+use engine::{
+    background::Background,
+    database::{Database, Upkeep},
+    people::Accounts,
+    reads::Reads,
+};
 use leptos::prelude::LeptosOptions;
 use tokio::net::TcpListener;
 use tower_http::{
@@ -19,16 +24,12 @@ use tower_sessions::{ExpiredDeletion, Expiry, SessionManagerLayer, cookie::SameS
 use crate::{
     agents::AgentsConfig,
     api,
-    auth::{
-        self,
-        limits::{Limits, Rule},
-    },
-    bus::Bus,
+    auth::{self, limits::Rule},
     config::Config,
     model::{Model, Models},
-    orchestrator::{BeforeCommitHook, ClientCalls, Conversations, DecisionLinks, Decisions, Notifications, Orchestrator, sweeper},
+    orchestrator::{BeforeCommitHook, ClientCalls, Decisions, sweeper},
+    people::Role,
     state::AppState,
-    store::{Backend, Store},
     tools::Registry,
 };
 
@@ -49,7 +50,8 @@ pub struct Application {
     /// Where the outbox's deliveries go (engine/src/delivery.rs).
     channels: Vec<Arc<dyn engine::delivery::Channel>>,
     background: Background,
-    store: Store,
+    /// The deliveries start on it once the server runs.
+    database: Database,
 }
 
 impl Application {
@@ -97,32 +99,28 @@ impl Application {
         }
         let tools = Arc::new(registry);
         let webhooks = agents.webhooks.iter().map(crate::webhooks::Webhook::from_config).collect::<anyhow::Result<Vec<_>>>()?;
-        let targets = webhooks.iter().map(|h| crate::store::outbox::Target { url: h.url.clone(), events: h.events.clone() }).collect();
-        let store = Store::connect(&config.database_url, Bus::default()).await?.with_webhooks(targets);
+        let database = Database::open(&config.database_url, &webhooks).await?;
+        let reads = database.reads();
+        let accounts = database.accounts();
         if config.demo_accounts {
-            seed_demo_accounts(&store).await?;
+            seed_demo_accounts(&reads, &accounts).await?;
         }
-        let sessions = crate::auth::session_store::Sessions::open(store.native()).await.context("failed to create the session table")?;
+        let sessions =
+            crate::auth::session_store::Sessions::open(database.session_pool()).await.context("failed to create the session table")?;
         // Deadlines, reminders, escalations and outbox leases are on the database's clock.
-        let ahead = store.follow_database_clock().await?;
+        let ahead = database.follow_database_clock().await?;
         if ahead.abs() > 1000 {
             tracing::warn!(ahead_ms = ahead, "this host's clock differs from the database's; following the database's");
         }
         let background = Background::default();
-        background.start("database clock", |pulse| store.clone().keep_following_database_clock(Duration::from_secs(30), pulse));
-        if store.backend() == Backend::Sqlite {
-            background.start("checkpoints", |pulse| {
-                crate::store::sqlite::checkpoint::keep_checkpointing(store.clone(), Duration::from_millis(500), pulse)
-            });
-        }
-        // So that those checkpoints find little left to sync (store/sqlite/writeback.rs).
-        crate::store::sqlite::writeback::keep_writing_back(&store, Duration::from_millis(20))
-            .context("cannot start the write-back thread")?;
-        // Other replicas' events, and the audit entries staged by commits (PostgreSQL only; no-ops on SQLite).
-        if store.backend() == Backend::Postgres {
-            background.start("replica events", |pulse| crate::store::replicas::listen(store.clone(), pulse));
-            background.start("audit chain", |pulse| crate::store::audit::keep_chaining(store.clone(), pulse));
-        }
+        // The database's clock, SQLite's checkpoints and write-back, and on PostgreSQL other
+        // replicas' events and the audit chain (engine/src/database.rs).
+        let upkeep = Upkeep {
+            clock_every: Duration::from_secs(30),
+            checkpoint_every: Duration::from_millis(500),
+            write_back_every: Duration::from_millis(20),
+        };
+        database.start_upkeep(&background, upkeep)?;
         // Expired sessions are deleted hourly so the table does not grow without bound.
         let expired = sessions.clone();
         background.start("expired sessions", |_| async move {
@@ -136,12 +134,12 @@ impl Application {
         }
         let slack = agents.slack.clone().map(crate::channels::slack::Slack::new).transpose()?.map(Arc::new);
         let models = Models::build(&agents, parts.model)?;
-        let people = Arc::new(crate::people::People::new(store.clone(), &agents));
+        let people = Arc::new(database.people(&agents));
         let oidc_config = agents.oidc.clone();
         let fresh_sign_in = engine::policy_warnings::asks_fresh_sign_in(&agents).then(|| agents.clone());
         // Before any call is put to the draft: its hits are counted from here (the Policy page).
         let started_ms = engine::clock::now_ms();
-        let orchestrator = Orchestrator::new(store.clone(), models, tools, agents, draft, parts.before_commit, config.task_lease);
+        let orchestrator = database.orchestrator(models, tools, agents, draft, parts.before_commit, config.task_lease);
         background.start("task claims", |pulse| Arc::clone(&orchestrator).renew_claims(pulse));
 
         let listener = TcpListener::bind(config.addr).await.with_context(|| format!("failed to listen on {}", config.addr))?;
@@ -160,8 +158,7 @@ impl Application {
         let body_limit = config.body_limit;
         let secure_cookies = config.secure_cookies;
         let trusted_proxies = auth::client_ip::TrustedProxies(Arc::new(config.trusted_proxies.clone()));
-        let limits = Arc::new(Limits::new(
-            store.clone(),
+        let limits = Arc::new(database.limits(
             Rule { limit: config.login_failures_per_name, window: config.login_window },
             Rule { limit: config.login_failures_per_address, window: config.login_window },
             Rule { limit: config.decisions_per_minute, window: Duration::from_secs(60) },
@@ -170,12 +167,10 @@ impl Application {
         // A person's decisions are counted where they are made (engine/src/orchestrator/authority.rs).
         let decisions = Decisions::new(&orchestrator, limits.clone());
         if let Some(key) = config.audit_key.clone() {
-            let (every, retention) = (config.audit_checkpoint_every, config.audit_retention);
-            background
-                .start("audit anchors", |pulse| crate::store::audit_anchors::keep_anchoring(store.clone(), key, every, retention, pulse));
+            database.start_audit_anchors(&background, key, config.audit_checkpoint_every, config.audit_retention);
         }
         let streams = crate::streams::OpenStreams::new(config.streams_per_user, config.stream_lifetime);
-        let links = Arc::new(crate::links::key(&config, &DecisionLinks::new(store.clone())).await?);
+        let links = Arc::new(crate::links::key(&config, &database.decision_links()).await?);
         let base_url: Arc<str> = config.public_url.clone().unwrap_or_else(|| format!("http://{addr}")).into();
         let oidc = crate::auth::oidc::configured(oidc_config, &base_url)?.map(Arc::new);
         // A gate that asks for a fresh sign-in needs the provider's auth_time: said once its
@@ -198,16 +193,15 @@ impl Application {
             build_id,
             leptos_options,
             streams,
-            store: store.clone(),
-            reads: engine::reads::Reads::new(store.clone()),
+            reads,
             orchestrator: orchestrator.clone(),
             decisions: decisions.clone(),
             client_calls: ClientCalls::new(&orchestrator),
-            conversations: Conversations::new(store.clone()),
-            decision_links: DecisionLinks::new(store.clone()),
-            notifications: Notifications::new(store.clone()),
+            conversations: database.conversations(),
+            decision_links: database.decision_links(),
+            notifications: database.notifications(),
             people: people.clone(),
-            accounts: crate::people::Accounts::new(store.clone()),
+            accounts,
             background: background.clone(),
             config: Arc::new(config),
             limits: limits.clone(),
@@ -271,7 +265,7 @@ impl Application {
             .layer(PropagateRequestIdLayer::x_request_id())
             .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
             .with_state(state);
-        Ok(Self { listener, router, decisions, people, sweep_interval, write_stall_limit, channels, store, background })
+        Ok(Self { listener, router, decisions, people, sweep_interval, write_stall_limit, channels, background, database })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -309,8 +303,7 @@ impl Application {
         let (decisions, every) = (self.decisions.clone(), self.sweep_interval);
         self.background.start("sweeper", |pulse| sweeper::run(decisions, every, pulse));
         if !self.channels.is_empty() {
-            let (store, channels) = (self.store.clone(), self.channels.clone());
-            self.background.start("deliveries", |pulse| engine::delivery::run(store, channels, pulse));
+            self.database.start_deliveries(&self.background, self.channels.clone());
         }
         // Printed on stdout (not only logged) so scripts and tests can find the chosen port.
         println!("Countersign listening on http://{}", self.local_addr());
@@ -346,14 +339,13 @@ impl Application {
 }
 
 /// The accounts the README documents for trying the demo: `demo` (user) and `admin`.
-async fn seed_demo_accounts(store: &Store) -> anyhow::Result<()> {
-    use crate::store::users::{self, Role};
+async fn seed_demo_accounts(reads: &Reads, accounts: &Accounts) -> anyhow::Result<()> {
     for (name, password, role) in [("demo", "demo-password", Role::User), ("admin", "admin-password", Role::Admin)] {
-        if users::credentials(store, name).await?.is_none() {
-            match crate::cli::add_user(store, name, password.to_owned(), role).await {
+        if reads.credentials(name).await?.is_none() {
+            match crate::cli::add_user(accounts, name, password.to_owned(), role).await {
                 Ok(_) => tracing::info!(user = name, "created demo account"),
                 // Another replica starting at the same moment created it first.
-                Err(_) if users::credentials(store, name).await?.is_some() => {}
+                Err(_) if reads.credentials(name).await?.is_some() => {}
                 Err(err) => return Err(err),
             }
         }

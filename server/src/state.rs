@@ -7,10 +7,10 @@ use leptos::prelude::LeptosOptions;
 
 use engine::reads::Reads;
 
-use crate::{auth::limits::Limits, config::Config, orchestrator::Orchestrator, store::Store, streams::OpenStreams};
+use crate::{auth::limits::Limits, config::Config, orchestrator::Orchestrator, streams::OpenStreams};
 
 /// Cloned for every request (axum's `State`), so it is one reference count: [`Shared`] behind an
-/// `Arc`, read through `Deref` (`state.store`).
+/// `Arc`, read through `Deref` (`state.reads`).
 #[derive(Clone)]
 pub struct AppState(Arc<Shared>);
 
@@ -42,7 +42,6 @@ impl FromRef<AppState> for Reads {
 
 pub struct Shared {
     pub leptos_options: LeptosOptions,
-    pub store: Store,
     /// What the read-only routes ask the engine (engine/src/reads).
     pub reads: Reads,
     /// Drives tasks (engine/src/orchestrator).

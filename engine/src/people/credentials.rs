@@ -1,15 +1,20 @@
-//! What people sign in and call with, made and ended: a person's API tokens made and revoked, and
-//! a session that logged out. A credential that ends is told to every replica (`store/replicas.rs`,
+//! What people sign in and call with, made and ended: accounts with a password made (and their
+//! email addresses set) by the command line, a person's API tokens made and revoked, and a session
+//! that logged out. A credential that ends is told to every replica (`store/replicas.rs`,
 //! a NOTIFY on PostgreSQL) in the same call, so the event streams it opened close wherever they
 //! are (server/src/streams.rs) and no caller can forget to say so. Turning an account off ends
 //! its tokens and the account the same way (`accounts.rs`).
 
-use domain::UserId;
+use domain::{Role, UserId};
 
-use crate::store::{Store, replicas, users};
+use crate::store::{
+    Store, replicas,
+    users::{self, User},
+};
 
 /// A person's own API tokens, made and revoked, and the ends of their sessions (an account turned
-/// off is `People::disable_user`'s; the command line makes and revokes tokens too: server/src/cli.rs).
+/// off is `People::disable_user`'s); the command line makes accounts and tokens through it too
+/// (server/src/cli.rs).
 #[derive(Clone)]
 pub struct Accounts {
     store: Store,
@@ -30,6 +35,18 @@ pub fn account_key(user_id: &UserId) -> String {
 impl Accounts {
     pub fn new(store: Store) -> Self {
         Self { store }
+    }
+
+    /// Makes the account `name` with this password hash (server/src/auth/password.rs) and role;
+    /// `None` when the name is taken. The command line checks the name first (server/src/cli.rs).
+    pub async fn add_user(&self, name: &str, password_hash: &str, role: Role) -> anyhow::Result<Option<User>> {
+        users::insert(&self.store, name, password_hash, role).await
+    }
+
+    /// Sets (or with `None` clears) where `name`'s email notifications go; false when there is no
+    /// such user.
+    pub async fn set_email(&self, name: &str, email: Option<&str>) -> anyhow::Result<bool> {
+        users::set_email(&self.store, name, email).await
     }
 
     /// Stores a new API token of `user_id` by the digest of its secret (server/src/auth/tokens.rs)

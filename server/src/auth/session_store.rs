@@ -9,7 +9,7 @@ use tower_sessions::{
 };
 use tower_sessions_sqlx_store::{PostgresStore, SqliteStore};
 
-use crate::store::NativePool;
+use engine::database::SessionPool;
 
 #[derive(Clone, Debug)]
 pub enum Sessions {
@@ -18,18 +18,18 @@ pub enum Sessions {
 }
 
 impl Sessions {
-    /// The store for `pool`, with its table created if needed.
-    pub async fn open(pool: &NativePool) -> anyhow::Result<Self> {
+    /// The sessions kept in `pool`, with their table created if needed.
+    pub async fn open(pool: &SessionPool) -> anyhow::Result<Self> {
         let sessions = match pool {
-            NativePool::Sqlite(pool) => {
-                let store = SqliteStore::new(pool.clone());
-                store.migrate().await?;
-                Self::Sqlite(store)
+            SessionPool::Sqlite(pool) => {
+                let table = SqliteStore::new(pool.clone());
+                table.migrate().await?;
+                Self::Sqlite(table)
             }
-            NativePool::Postgres(pool) => {
-                let store = PostgresStore::new(pool.clone());
-                store.migrate().await?;
-                Self::Postgres(store)
+            SessionPool::Postgres(pool) => {
+                let table = PostgresStore::new(pool.clone());
+                table.migrate().await?;
+                Self::Postgres(table)
             }
         };
         Ok(sessions)

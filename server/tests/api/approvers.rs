@@ -364,7 +364,8 @@ async fn a_delegates_approval_stops_counting_when_the_delegation_ends() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_decision_waits_for_a_change_of_who_may_decide_and_is_judged_by_it() {
-    use countersign::{bus::Bus, store};
+    use countersign::bus::Bus;
+    use engine::store;
     let app = app_with("approvers = [\"group:ops\"]\n").await;
     let root = app.as_user("root");
     let (status, _) = root.post_json("/api/groups", json!({ "name": "ops", "members": ["bob"] })).await;

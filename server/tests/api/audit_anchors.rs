@@ -106,7 +106,7 @@ async fn a_recomputed_chain_or_a_forged_checkpoint_is_found() {
             entry = entry.replacen("\"actor\":\"", "\"actor\":\"mallory-", 1);
             assert!(entry.contains("mallory"), "{entry}");
         }
-        let hash = countersign::store::audit::chain_hash(&prev, &entry);
+        let hash = engine::store::audit::chain_hash(&prev, &entry);
         sqlx::query("UPDATE audit_log SET entry = $1, prev_hash = $2, hash = $3 WHERE id = $4")
             .bind(&entry)
             .bind(&prev)

@@ -54,8 +54,9 @@ use proptest::{
 };
 use serde_json::{Value, json};
 
-use countersign::{bus::Bus, store::Store};
+use countersign::bus::Bus;
 use engine::clock::now_ms;
+use engine::store::Store;
 
 use crate::{
     authority_matrix::{self, Ask, Pending, knock, snapshot},

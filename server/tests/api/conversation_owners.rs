@@ -4,12 +4,9 @@
 //! someone else made: the call is refused and does not run. REST and A2A treat another person's
 //! conversation (an admin's too, for writing) as one that does not exist. Refusals change nothing.
 
-use countersign::{
-    auth::tokens,
-    bus::Bus,
-    store::{self, conversations},
-};
+use countersign::{auth::tokens, bus::Bus};
 use domain::UserId;
+use engine::store::{self, conversations};
 use serde_json::{Value, json};
 
 use crate::helpers::{Options, TestApp, error_code, spawn_app_with};

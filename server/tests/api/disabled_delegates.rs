@@ -3,8 +3,9 @@
 //! found for a turned-off account gives its delegate nothing. A refused decision changes nothing:
 //! the call does not run.
 
-use countersign::{bus::Bus, store};
+use countersign::bus::Bus;
 use engine::clock;
+use engine::store;
 use serde_json::json;
 
 use crate::helpers::{Options, TestApp, error_code, spawn_app_with};

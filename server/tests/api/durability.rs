@@ -350,7 +350,7 @@ async fn a_task_cut_off_mid_step_resumes_at_once_after_a_restart_not_after_the_l
 /// it whole and the next writes start it over, reusing the file instead of growing it.
 #[tokio::test]
 async fn a_write_ahead_log_past_its_limit_is_started_over() {
-    use countersign::store::{Store, sqlite::checkpoint};
+    use engine::store::{Store, sqlite::checkpoint};
     if !crate::helpers::sqlite_only("a_write_ahead_log_past_its_limit_is_started_over") {
         return;
     }
@@ -389,7 +389,7 @@ async fn a_write_ahead_log_past_its_limit_is_started_over() {
 /// theirs. Its transactions still commit, and still roll back when dropped uncommitted.
 #[tokio::test]
 async fn the_sqlite_writer_and_quick_readers_run_on_the_calling_task_and_transactions_hold() {
-    use countersign::store::{NativePool, Store, WriteScope};
+    use engine::store::{NativePool, Store, WriteScope};
     if !crate::helpers::sqlite_only("the_sqlite_writer_and_quick_readers_run_on_the_calling_task_and_transactions_hold") {
         return;
     }
@@ -434,7 +434,7 @@ async fn the_sqlite_writer_and_quick_readers_run_on_the_calling_task_and_transac
 /// the yield that follows the COMMIT while another write waits (a client that hung up just then).
 #[tokio::test(flavor = "current_thread")]
 async fn a_commit_dropped_at_its_yield_after_the_commit_still_publishes_its_events() {
-    use countersign::store::{Store, WriteScope, conversations, tasks, users};
+    use engine::store::{Store, WriteScope, conversations, tasks, users};
     if !crate::helpers::sqlite_only("a_commit_dropped_at_its_yield_after_the_commit_still_publishes_its_events") {
         return;
     }
@@ -477,7 +477,7 @@ async fn a_commit_dropped_at_its_yield_after_the_commit_still_publishes_its_even
 /// still happens.
 #[tokio::test(flavor = "current_thread")]
 async fn a_connection_goes_back_to_its_pool_in_its_drop_when_nothing_has_to_wait() {
-    use countersign::store::{Connections, Store};
+    use engine::store::{Connections, Store};
     let dir = tempfile::tempdir().unwrap();
     let url = crate::helpers::database_url(dir.path()).await;
     let store = Store::connect(&url, Default::default()).await.unwrap();
@@ -498,7 +498,7 @@ async fn a_connection_goes_back_to_its_pool_in_its_drop_when_nothing_has_to_wait
             .unwrap_or_else(|_| panic!("{name}: the connection went back to the pool"));
         }
     }
-    let mut write = store.write(countersign::store::WriteScope::People).await.unwrap();
+    let mut write = store.write(engine::store::WriteScope::People).await.unwrap();
     sqlx::query("SELECT 1").execute(&mut *write.tx).await.unwrap();
     write.commit().await.unwrap();
     if url.starts_with("sqlite:") {
@@ -597,7 +597,7 @@ async fn a_write_lock_held_elsewhere_makes_writes_wait_without_stopping_reads() 
 /// and the statement runs once the lock is gone.
 #[tokio::test(flavor = "current_thread")]
 async fn a_statement_on_the_stores_own_connections_waits_for_a_lock_without_holding_the_runtime() {
-    use countersign::store::Store;
+    use engine::store::Store;
     use sqlx::Connection;
     if !crate::helpers::sqlite_only("a_statement_on_the_stores_own_connections_waits_for_a_lock_without_holding_the_runtime") {
         return;

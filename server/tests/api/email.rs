@@ -7,8 +7,9 @@
 
 use std::time::Duration;
 
-use countersign::{bus::Bus, store::Store};
+use countersign::bus::Bus;
 use domain::TaskStatus;
+use engine::store::Store;
 
 use crate::helpers::{Options, TestApp, database_url, eventually, spawn_app_with};
 
@@ -94,7 +95,7 @@ async fn app_with(smtpd: &Smtpd, gate_extra: &str) -> TestApp {
     );
     let app = spawn_app_with(Options { agents_toml: Some(toml), smtp_url: Some(smtpd.url()), ..Default::default() }).await;
     let store = Store::connect(&database_url(app.data_dir.path()).await, Bus::default()).await.unwrap();
-    countersign::store::users::set_email(store.testing().pool(), "bob", Some("bob@example.com")).await.unwrap();
+    engine::store::users::set_email(store.testing().pool(), "bob", Some("bob@example.com")).await.unwrap();
     app
 }
 
@@ -173,7 +174,7 @@ async fn notify_to_routes_the_email_to_the_people_it_names_not_the_approvers() {
     smtpd.start().await;
     let app = app_with(&smtpd, "notify_to = [\"user:root\"]\n").await;
     let store = Store::connect(&database_url(app.data_dir.path()).await, Bus::default()).await.unwrap();
-    countersign::store::users::set_email(store.testing().pool(), "root", Some("root@example.com")).await.unwrap();
+    engine::store::users::set_email(store.testing().pool(), "root", Some("root@example.com")).await.unwrap();
     let c = app.create_conversation().await;
     app.pending_turn(&c, "refund order 1001", 1).await;
     let message = smtpd.message(1).await;

@@ -47,19 +47,16 @@ pub fn client_with_token(token: &str) -> reqwest::Client {
 
 /// Creates alice, bob (users) and root (admin), each with a token.
 async fn create_users(database_url: &str) -> std::collections::HashMap<String, String> {
-    use countersign::{
-        auth::tokens,
-        bus::Bus,
-        cli::add_user,
-        store::{
-            Store,
-            users::{self, Role},
-        },
+    use countersign::{auth::tokens, bus::Bus, cli::add_user, people::Accounts};
+    use engine::store::{
+        Store,
+        users::{self, Role},
     };
     let store = Store::connect(database_url, Bus::default()).await.expect("store");
+    let accounts = Accounts::new(store.clone());
     let mut map = std::collections::HashMap::new();
     for (name, role) in [("alice", Role::User), ("bob", Role::User), ("root", Role::Admin)] {
-        let user = add_user(&store, name, PASSWORD.to_owned(), role).await.expect("user");
+        let user = add_user(&accounts, name, PASSWORD.to_owned(), role).await.expect("user");
         let token = tokens::generate();
         users::insert_token(store.testing().pool(), &user.id, "tests", &tokens::digest(&token), "read decide call").await.expect("token");
         map.insert(name.to_owned(), token);

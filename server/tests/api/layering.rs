@@ -2,7 +2,8 @@
 //! {UI (`app`), engine (orchestrator, policy, tools, models) → store → bus} → `domain`. That the
 //! engine uses nothing of the web layer or the UI is a compile error (no axum, Leptos, app or
 //! server among its dependencies: checked below on `cargo tree`); inside the engine, these rules keep the store from reaching up into
-//! what uses it and the bus plain memory; and a handler file uses the shared helpers of `api`
+//! what uses it and the bus plain memory; the server names no store, only the engine's use cases
+//! (opened through engine/src/database.rs); and a handler file uses the shared helpers of `api`
 //! (`access`, `extract`, `resume`, `event_stream`), never another handler's
 //! (docs/architecture.md, "Crates" and "Modules").
 
@@ -30,6 +31,7 @@ const RULES: &[Rule] = &[
             "agents",
             "config.rs",
             "limits.rs",
+            "database.rs",
         ],
         forbidden: &["axum", "tower_sessions", "server::", "leptos"],
     },
@@ -150,6 +152,88 @@ fn handlers_share_only_the_api_helpers() {
     );
 }
 
+/// The code (neither comments nor string literals) of `line`: a `"no-store"` header value or a
+/// comment about the store names no store. A string is taken to end on its line.
+fn code_of(line: &str) -> String {
+    let mut code = String::new();
+    let mut chars = line.chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        if in_string {
+            match c {
+                '\\' => {
+                    chars.next();
+                }
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_string = true;
+                code.push_str("\"\"");
+            }
+            // A character literal such as '"' or '\'' is no string's start.
+            '\'' => {
+                let rest: String = chars.clone().take(3).collect();
+                let skip = if rest.starts_with('\\') {
+                    3
+                } else if rest.chars().nth(1) == Some('\'') {
+                    2
+                } else {
+                    0
+                };
+                for _ in 0..skip {
+                    chars.next();
+                }
+                code.push_str("' '");
+            }
+            '/' if chars.peek() == Some(&'/') => break,
+            _ => code.push(c),
+        }
+    }
+    code
+}
+
+/// Whether `code` names `store` as a word of its own (`store::…`, `engine::store`, `.store`, a
+/// variable `store`); `session_store` or `SqliteStore` are other words.
+fn names_store(code: &str) -> bool {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    code.match_indices("store").any(|(at, _)| {
+        let before = code[..at].chars().next_back();
+        let after = code[at + "store".len()..].chars().next();
+        !before.is_some_and(word) && !after.is_some_and(word)
+    })
+}
+
+/// Lines of the Rust files under `root` whose code names the store.
+fn store_mentions(root: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(root, &mut files);
+    let mut found = Vec::new();
+    for file in &files {
+        for (n, line) in std::fs::read_to_string(file).unwrap().lines().enumerate() {
+            if names_store(&code_of(line)) {
+                found.push(format!("{}:{}: {}", file.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_server_names_no_store() {
+    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let found = store_mentions(&server);
+    assert!(
+        found.is_empty(),
+        "the server names the engine's store; it holds none and opens the engine through engine/src/database.rs, \
+         whose use cases it calls (docs/architecture.md, \"Crates\"):\n{}",
+        found.join("\n")
+    );
+}
+
 #[test]
 fn the_dependency_arrows_go_one_way() {
     let engine = Path::new(env!("CARGO_MANIFEST_DIR")).join("../engine/src");
@@ -200,8 +284,21 @@ fn a_wrong_arrow_is_found() {
         "use super::{\n    ApiError,\n    access::{self, actor},\n    approvals::reason_of,\n};\nuse super::conversations;\n",
     )
     .unwrap();
+    std::fs::create_dir_all(dir.join("server")).unwrap();
+    std::fs::write(
+        dir.join("server/state.rs"),
+        "use engine::store::Store;\n\
+         // the store, in a comment\n\
+         let s = state.store.clone(); // store\n\
+         headers.insert(CACHE_CONTROL, \"no-store\");\n\
+         let sessions = session_store::Sessions::open(pool, SqliteStore::new(p), '\"', \"a \\\" store\");\n\
+         let store = 1;\n",
+    )
+    .unwrap();
     let bus = Rule { name: "bus", files: &["bus.rs"], forbidden: &["crate::store"] };
     assert_eq!(offenders(&dir, &bus).len(), 1);
     assert_eq!(siblings_used(&dir.join("api/tasks.rs")), ["ApiError", "access", "approvals", "conversations"]);
+    let lines: Vec<String> = store_mentions(&dir.join("server")).iter().map(|l| l.split_once(": ").unwrap().1.to_owned()).collect();
+    assert_eq!(lines, ["use engine::store::Store;", "let s = state.store.clone(); // store", "let store = 1;"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -1,12 +1,10 @@
 //! Fenced task leases (docs/architecture.md, decision 7): each claim has its own token, times come from the
 //! database's clock, and a driver that lost its lease can change nothing.
 
-use countersign::{
-    bus::Bus,
-    store::{Store, tasks},
-};
+use countersign::bus::Bus;
 use domain::{ConversationId, TaskId};
 use domain::{EventBody, TaskStatus};
+use engine::store::{Store, tasks};
 
 use crate::helpers::{TestApp, database_url, spawn_app};
 
@@ -78,7 +76,7 @@ async fn on_postgresql_a_lease_whose_holder_has_no_connections_left_is_claimable
     assert!(held.is_some());
     assert!(tasks::claim(pool, backend, &task, store.bus().instance(), 60_000).await.unwrap().is_none(), "a live holder keeps it");
     holder.testing().pool().close().await;
-    if let countersign::store::NativePool::Postgres(native) = holder.native() {
+    if let engine::store::NativePool::Postgres(native) = holder.native() {
         native.close().await;
     }
     drop(holder);

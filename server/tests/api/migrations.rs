@@ -129,7 +129,7 @@ const REWIND_TO_BASELINE: &[&str] = &[
 #[tokio::test]
 async fn an_upgrade_from_the_baseline_keeps_approvals_grants_audit_and_owed_deliveries() {
     use crate::helpers::{BinaryServer, cli};
-    use countersign::store::outbox::{self, Kind, SlackAction};
+    use engine::store::outbox::{self, Kind, SlackAction};
     use sqlx::Connection;
     use std::sync::Arc;
 
@@ -175,7 +175,7 @@ async fn an_upgrade_from_the_baseline_keeps_approvals_grants_audit_and_owed_deli
     assert_eq!(app.order(1001).await.refunded, 249.0);
     assert!(second.terminate().await);
 
-    let store = countersign::store::Store::connect(&url, countersign::bus::Bus::default()).await.unwrap();
+    let store = engine::store::Store::connect(&url, countersign::bus::Bus::default()).await.unwrap();
     let until = engine::clock::now_ms() + 60_000;
     let owed =
         outbox::claim_due(&store, store.backend(), "upgrade-test", until, 10, &[Kind::Webhook, Kind::Email, Kind::Slack]).await.unwrap();

@@ -213,11 +213,10 @@ async fn a_first_sign_in_makes_the_account_and_each_one_brings_role_and_groups_u
     assert_eq!((finance["members"].clone(), finance["from_idp"].clone()), (json!(["dana"]), json!(true)));
     let (_, approval) = app.as_user("root").get_json(&format!("/api/approvals/{refund}")).await;
     assert_eq!(approval["approvers"]["people"], json!(["dana"]), "the waiting approval is dana's to decide now");
-    let store =
-        countersign::store::Store::connect(&crate::helpers::database_url(app.data_dir.path()).await, countersign::bus::Bus::default())
-            .await
-            .unwrap();
-    let email = countersign::store::users::email_of(store.testing().pool(), "dana").await.unwrap();
+    let store = engine::store::Store::connect(&crate::helpers::database_url(app.data_dir.path()).await, countersign::bus::Bus::default())
+        .await
+        .unwrap();
+    let email = engine::store::users::email_of(store.testing().pool(), "dana").await.unwrap();
     assert_eq!(email.as_deref(), Some("dana@example.com"), "the email claim is the address notifications and Slack use");
     let entries = app.as_user("root").audit_entries("user.signed_in", 1).await;
     assert_eq!((entries[0]["actor"].as_str(), entries[0]["data"]["created"].as_bool()), (Some("dana"), Some(true)), "{entries:?}");
@@ -566,15 +565,15 @@ async fn an_account_turned_off_decides_nothing_and_signs_in_no_more() {
 /// The email address kept for `username` (notifications and Slack find people by it).
 async fn stored_email(app: &TestApp, username: &str) -> Option<String> {
     let url = crate::helpers::database_url(app.data_dir.path()).await;
-    let store = countersign::store::Store::connect(&url, countersign::bus::Bus::default()).await.unwrap();
-    countersign::store::users::email_of(store.testing().pool(), username).await.unwrap()
+    let store = engine::store::Store::connect(&url, countersign::bus::Bus::default()).await.unwrap();
+    engine::store::users::email_of(store.testing().pool(), username).await.unwrap()
 }
 
 /// The user names of every account in `app`'s database.
 async fn usernames(app: &TestApp) -> Vec<String> {
     let url = crate::helpers::database_url(app.data_dir.path()).await;
-    let store = countersign::store::Store::connect(&url, countersign::bus::Bus::default()).await.unwrap();
-    countersign::store::users::list(store.testing().pool()).await.unwrap().into_iter().map(|u| u.username).collect()
+    let store = engine::store::Store::connect(&url, countersign::bus::Bus::default()).await.unwrap();
+    engine::store::users::list(store.testing().pool()).await.unwrap().into_iter().map(|u| u.username).collect()
 }
 
 /// Claims the library leaves unchecked, as a broken or hostile provider sends them in a correctly

@@ -83,11 +83,10 @@ async fn an_approval_posted_to_slack_is_decided_by_a_signed_click_and_its_messag
     );
     let app = spawn_app_with(Options { agents_toml: Some(toml), ..Default::default() }).await;
     // bob is linked by his email address (as an identity provider's email claim sets it).
-    let store =
-        countersign::store::Store::connect(&crate::helpers::database_url(app.data_dir.path()).await, countersign::bus::Bus::default())
-            .await
-            .unwrap();
-    countersign::store::users::set_email(store.testing().pool(), "bob", Some("Bob@example.com")).await.unwrap();
+    let store = engine::store::Store::connect(&crate::helpers::database_url(app.data_dir.path()).await, countersign::bus::Bus::default())
+        .await
+        .unwrap();
+    engine::store::users::set_email(store.testing().pool(), "bob", Some("Bob@example.com")).await.unwrap();
     // The requester names the chat: its title must ping, mention, link or add a line to nothing.
     let title = "<!channel> <@U123> <http://evil|click> & ```\nRisk: *low*";
     let (status, body) = app.post_json("/api/conversations", json!({ "title": title })).await;

@@ -4,8 +4,9 @@
 //! snapshot of another fold version (or one that does not parse) is rebuilt, not trusted. By
 //! default the answer is a page of it (domain/src/page.rs), kept and read the same way.
 
-use countersign::{bus::Bus, store::Store};
+use countersign::bus::Bus;
 use domain::{ConversationView, TaskStatus, fold::FOLD_VERSION, page::EarlierItems};
+use engine::store::Store;
 use serde_json::json;
 
 use crate::helpers::{Options, TestApp, database_url, eventually, spawn_app, spawn_app_with};
@@ -29,7 +30,7 @@ async fn a_read_answers_from_the_snapshot_and_the_tail_and_a_stale_or_foreign_sn
     }
     let (view, whole) = both(&app, &c).await;
     assert_eq!(view, whole);
-    assert!(whole.last_seq as usize >= countersign::store::snapshots::REFRESH_AFTER, "{}", whole.last_seq);
+    assert!(whole.last_seq as usize >= engine::store::snapshots::REFRESH_AFTER, "{}", whole.last_seq);
 
     // That read stored a snapshot of everything so far.
     let store = Store::connect(&database_url(app.data_dir.path()).await, Bus::default()).await.unwrap();

@@ -101,11 +101,9 @@ async fn a_delivery_still_owed_when_the_server_is_killed_is_made_after_the_resta
 /// its leases: each is claimed, and so sent, exactly once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_replicas_racing_over_owed_deliveries_send_each_exactly_once() {
-    use countersign::{
-        bus::Bus,
-        store::{Store, WriteScope, outbox},
-    };
+    use countersign::bus::Bus;
     use domain::ApprovalId;
+    use engine::store::{Store, WriteScope, outbox};
     let dir = tempfile::tempdir().unwrap();
     let url = crate::helpers::database_url(dir.path()).await;
     let (a, b) = (Store::connect(&url, Bus::default()).await.unwrap(), Store::connect(&url, Bus::default()).await.unwrap());
