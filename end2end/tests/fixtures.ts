@@ -1,6 +1,6 @@
 // A Countersign server per test: the real binary, a fresh SQLite file in a temporary
 // directory, a free port chosen by the OS. Stopped (and its data removed) when the worker ends.
-import { test as playwrightTest, expect, Browser, BrowserContext, Locator, Page } from "@playwright/test";
+import { test as playwrightTest, expect, APIRequestContext, Browser, BrowserContext, Locator, Page } from "@playwright/test";
 import AxeBuilder from "@axe-core/playwright";
 import { spawn, spawnSync, ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -112,6 +112,15 @@ export class Server {
 }
 
 /** Logs a browser context in through the JSON API; its pages share the session cookie. */
+/** Starts a chat as the API caller `api` with `text`, and waits until `total` approvals wait
+ * (all the caller may see); the chat's id. */
+export async function chatWaiting(api: APIRequestContext, server: Server, text: string, total: number): Promise<string> {
+  const conversation = await (await api.post(`${server.url}/api/conversations`, { data: {} })).json();
+  expect((await api.post(`${server.url}/api/conversations/${conversation.id}/messages`, { data: { text } })).ok()).toBe(true);
+  await expect.poll(async () => (await (await api.get(`${server.url}/api/approvals`)).json()).length).toBe(total);
+  return conversation.id;
+}
+
 export async function logIn(context: BrowserContext, server: Server, username: string): Promise<void> {
   const response = await context.request.post(`${server.url}/api/session`, { data: { username, password: PASSWORD } });
   if (!response.ok()) throw new Error(`login ${username}: ${response.status()}`);

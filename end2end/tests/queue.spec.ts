@@ -1,13 +1,4 @@
-import { test, expect, waitForHydration, logIn, Server } from "./fixtures";
-import type { APIRequestContext } from "@playwright/test";
-
-/** Starts a chat as the API caller and waits until its calls wait in the queue. */
-async function chatWaiting(api: APIRequestContext, server: Server, text: string, total: number): Promise<string> {
-  const conversation = await (await api.post(`${server.url}/api/conversations`, { data: {} })).json();
-  await api.post(`${server.url}/api/conversations/${conversation.id}/messages`, { data: { text } });
-  await expect.poll(async () => (await (await api.get(`${server.url}/api/approvals`)).json()).length).toBe(total);
-  return conversation.id;
-}
+import { test, expect, waitForHydration, logIn, chatWaiting } from "./fixtures";
 
 test("the queue at volume: rows grouped by chat that open to the card, several decided together, the count in the tab title", async ({ page, browser, server }) => {
   const alice = page.context().request;

@@ -1,5 +1,5 @@
 import { expect } from "@playwright/test";
-import { logIn, say, cards, waitForHydration, test, testWithAgents, newChat, REFUNDS_GATE, allowConsole, watchCards, cardsRemoved, typeKeyByKey } from "./fixtures";
+import { logIn, say, cards, waitForHydration, test, testWithAgents, newChat, REFUNDS_GATE, allowConsole, watchCards, cardsRemoved, typeKeyByKey, chatWaiting } from "./fixtures";
 
 /** The support agent with one gate on refunds, and `rules` (TOML lines) for that gate. */
 const refundsGate = (rules: string) => `${REFUNDS_GATE}${rules}`;
@@ -89,17 +89,14 @@ reminder_interval_secs = 2
 max_reminders = 1
 `);
 
-testWithAgents(REMINDING_LATER)("in the queue, a reminder changes neither a number nor a reason being typed, nor where the keys go", async ({ page }) => {
+testWithAgents(REMINDING_LATER)("in the queue, a reminder changes neither a number nor a reason being typed, nor where the keys go", async ({ page, server }) => {
   test.setTimeout(60_000);
   const queue = await page.context().newPage();
   await queue.goto("/approvals");
   await waitForHydration(queue);
   const alice = page.context().request;
-  for (const [order, total] of [[1001, 1], [1002, 2]]) {
-    const chat = await (await alice.post("/api/conversations", { data: {} })).json();
-    await alice.post(`/api/conversations/${chat.id}/messages`, { data: { text: `refund order ${order}` } });
-    await expect.poll(async () => (await (await alice.get("/api/approvals")).json()).length).toBe(total);
-  }
+  await chatWaiting(alice, server, "refund order 1001", 1);
+  await chatWaiting(alice, server, "refund order 1002", 2);
   const row = (order: number) => queue.locator(".queue-item").filter({ hasText: `order ${order}` });
   await row(1001).locator(".queue-row > summary").click();
   await row(1001).getByRole("button", { name: "Edit" }).click();

@@ -2,18 +2,9 @@
 // someone else decides, a decision after the session ended on a phone, the signed link's times,
 // the Decided tab's order and its fit on a phone, how the agent words a rejection's reason, the
 // reject form under the composer, and Escape on the chat drawer.
-import type { APIRequestContext } from "@playwright/test";
-import { test, expect, waitForHydration, logIn, newChat, say, cards, allowConsole, PASSWORD, Server } from "./fixtures";
+import { test, expect, waitForHydration, logIn, newChat, say, cards, allowConsole, PASSWORD, chatWaiting } from "./fixtures";
 
 const PHONE = { width: 390, height: 844 };
-
-/** Starts a chat as the API caller and waits until `total` calls wait in the queue. */
-async function chatWaiting(api: APIRequestContext, server: Server, text: string, total: number): Promise<string> {
-  const conversation = await (await api.post(`${server.url}/api/conversations`, { data: {} })).json();
-  await api.post(`${server.url}/api/conversations/${conversation.id}/messages`, { data: { text } });
-  await expect.poll(async () => (await (await api.get(`${server.url}/api/approvals`)).json()).length).toBe(total);
-  return conversation.id;
-}
 
 test("a reason being written in the queue stays with its row, saying who decided, until it is dismissed", async ({ page, browser, server }) => {
   const alice = page.context().request;

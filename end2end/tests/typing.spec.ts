@@ -1,6 +1,6 @@
 // Typing as a person does, key by key, in every editor on a card: after each key the field
 // keeps the focus, shows what was typed, the page does not scroll, and no card leaves the page.
-import { test, expect, newChat, say, cards, waitForHydration, logIn, watchCards, cardsRemoved, typeKeyByKey } from "./fixtures";
+import { test, expect, newChat, say, cards, waitForHydration, logIn, watchCards, cardsRemoved, typeKeyByKey, chatWaiting } from "./fixtures";
 
 test("typing in the card's editors: each key stays in the field, which stays in place on a long chat, and no card is drawn again", async ({ page, server }) => {
   test.setTimeout(90_000);
@@ -76,12 +76,7 @@ test("typing in the queue's editor keeps each key", async ({ page, browser, serv
 test("typing in the queue while new approvals arrive: each editor keeps its text, its mode and the focus", async ({ page, browser, server }) => {
   test.setTimeout(120_000);
   const alice = page.context().request;
-  /** Alice asks for something in a new chat; returns once `total` approvals wait. */
-  const arrive = async (text: string, total: number) => {
-    const chat = await (await alice.post(`${server.url}/api/conversations`, { data: {} })).json();
-    expect((await alice.post(`${server.url}/api/conversations/${chat.id}/messages`, { data: { text } })).ok()).toBe(true);
-    await expect.poll(async () => (await (await alice.get(`${server.url}/api/approvals`)).json()).length).toBe(total);
-  };
+  const arrive = (text: string, total: number) => chatWaiting(alice, server, text, total);
   await arrive("refund order 1004", 1);
   await arrive("refund an order", 2);
 
