@@ -144,6 +144,76 @@ pub fn first_field(form: web_sys::HtmlFormElement) {
     });
 }
 
+/// Where the keyboard was inside one queue row (its approval, the focused element's place among
+/// the row's focusable elements, the caret), to put back when that row is drawn again.
+pub struct RowFocus {
+    #[cfg(feature = "hydrate")]
+    approval_id: String,
+    #[cfg(feature = "hydrate")]
+    index: u32,
+    #[cfg(feature = "hydrate")]
+    caret: Option<(u32, u32)>,
+}
+
+/// What `RowFocus` counts: the elements of a row that take focus, in document order.
+#[cfg(feature = "hydrate")]
+const FOCUSABLE: &str = "button, input, textarea, select, [tabindex]";
+
+/// Where the keyboard is, if inside a row of the queue (`.queue-item[data-approval-id]`).
+pub fn remember_row_focus() -> Option<RowFocus> {
+    #[cfg(feature = "hydrate")]
+    {
+        use leptos::wasm_bindgen::JsCast;
+        let active = leptos::prelude::document().active_element()?;
+        let row = active.closest(".queue-item[data-approval-id]").ok()??;
+        let approval_id = row.get_attribute("data-approval-id")?;
+        let all = row.query_selector_all(FOCUSABLE).ok()?;
+        let index = (0..all.length()).find(|&i| all.item(i).is_some_and(|node| node.is_same_node(Some(&active))))?;
+        let caret = if let Some(input) = active.dyn_ref::<web_sys::HtmlInputElement>() {
+            input.selection_start().ok().flatten().zip(input.selection_end().ok().flatten())
+        } else if let Some(text) = active.dyn_ref::<web_sys::HtmlTextAreaElement>() {
+            text.selection_start().ok().flatten().zip(text.selection_end().ok().flatten())
+        } else {
+            None
+        };
+        Some(RowFocus { approval_id, index, caret })
+    }
+    #[cfg(not(feature = "hydrate"))]
+    None
+}
+
+/// Puts the keyboard back where `remember_row_focus` found it, once the row is drawn again, if
+/// focus fell to the page with the old row or stayed in the row (a form that opened again takes
+/// it first: `opened_field`); focus the reader moved elsewhere is left alone.
+pub fn restore_row_focus(place: Option<RowFocus>) {
+    #[cfg(feature = "hydrate")]
+    if let Some(place) = place {
+        after_paint(move || {
+            use leptos::wasm_bindgen::JsCast;
+            let document = leptos::prelude::document();
+            let quoted = place.approval_id.replace('\\', "\\\\").replace('"', "\\\"");
+            let Ok(Some(row)) = document.query_selector(&format!(".queue-item[data-approval-id=\"{quoted}\"]")) else { return };
+            // Fell to the page, or to a field of the same row that opened again: put back.
+            let in_row = document.active_element().is_some_and(|active| row.contains(Some(active.as_ref())));
+            if !focus_dropped(&document) && !in_row {
+                return;
+            }
+            let Some(element) = row.query_selector_all(FOCUSABLE).ok().and_then(|all| all.item(place.index)) else { return };
+            let Ok(element) = element.dyn_into::<web_sys::HtmlElement>() else { return };
+            let _ = element.focus();
+            if let Some((start, end)) = place.caret {
+                if let Some(input) = element.dyn_ref::<web_sys::HtmlInputElement>() {
+                    let _ = input.set_selection_range(start, end);
+                } else if let Some(text) = element.dyn_ref::<web_sys::HtmlTextAreaElement>() {
+                    let _ = text.set_selection_range(start, end);
+                }
+            }
+        });
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = place;
+}
+
 /// Gives a field of a form that just opened keyboard focus, taken from the button that opened it
 /// (gone with it) or from its own card (a shortcut), never from a field elsewhere: a form drawn
 /// again while the reader types on another card (the queue, as approvals change) leaves them be.

@@ -135,3 +135,28 @@ test("typing in the queue while new approvals arrive: each editor keeps its text
   await expect.poll(async () => (await (await alice.get(`${server.url}/api/orders/1001`)).json()).refunded).toBe(15);
   await adminContext.close();
 });
+
+test("a queue row drawn again while its reason is typed (the call was handed over) keeps the focus and the caret", async ({ page, browser, server }) => {
+  const alice = page.context().request;
+  await chatWaiting(alice, server, "cancel order 1003", 1);
+  const adminContext = await browser.newContext();
+  await logIn(adminContext, server, "root");
+  const admin = await adminContext.newPage();
+  await admin.goto(`${server.url}/approvals`);
+  await waitForHydration(admin);
+  const row = admin.locator(".queue-item").first();
+  await row.locator(".queue-row > summary").click();
+  await row.getByRole("button", { name: "Reject", exact: true }).click();
+  const reason = row.getByLabel(/^Reason/);
+  await expect(reason).toBeFocused();
+  await typeKeyByKey(admin, reason, "", "kept");
+  await admin.keyboard.press("Home");
+  // Alice hands the call to the admins: the row changes (it says so) and is drawn again.
+  const [pending] = await (await alice.get(`${server.url}/api/approvals`)).json();
+  expect((await alice.post(`${server.url}/api/approvals/${pending.id}/escalate`, { data: {} })).status()).toBe(200);
+  await expect(row.locator(".badge.held")).toContainText("with the admins");
+  await expect(reason).toBeFocused();
+  await admin.keyboard.type("still ");
+  await expect(reason).toHaveValue("still kept");
+  await adminContext.close();
+});

@@ -84,10 +84,13 @@ impl QueueUi {
     }
 
     /// Puts a newer pending list on screen: the rows whose approval changed are drawn again,
-    /// the others stay as they are (a field being typed in keeps its text and its focus).
+    /// the others stay as they are (a field being typed in keeps its text and its focus). In a
+    /// row drawn again, the keyboard goes back where it was, caret included.
     pub fn show(&self, list: Vec<Approval>) {
         if let Some(Some(live)) = self.live_list.try_get_value() {
+            let place = crate::focus::remember_row_focus();
             let _ = live.try_set(list);
+            crate::focus::restore_row_focus(place);
         }
     }
 
