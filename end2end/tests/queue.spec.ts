@@ -152,5 +152,11 @@ test("approving a selection leaves a row with unsent text and never a question; 
   await expect(refund.getByLabel(/amount/)).toHaveValue("5");
   await refund.getByRole("button", { name: "Approve with these changes" }).click();
   await expect.poll(async () => (await (await alice.get(`${server.url}/api/orders/1004`)).json()).refunded).toBe(5);
+  // Only the question waits now: nothing to select.
+  await expect(admin.locator(".queue-count")).toHaveText("1 pending");
+  await expect(admin.getByLabel("Select all")).toHaveCount(0);
+  // The filters are the approvals': the Shadow hits tab, which lists every hit, has none.
+  await admin.getByRole("link", { name: "Shadow hits" }).click();
+  await expect(admin.locator(".filters-fold")).toBeHidden();
   await adminContext.close();
 });

@@ -244,10 +244,13 @@ pub fn PendingQueue(list: Vec<Approval>, query: QueueQuery, now: RwSignal<i64>, 
         >
             <div class="queue-toolbar">
                 <p class="queue-count">{move || format!("{} pending", count())}</p>
-                <label class="select-all">
-                    <input type="checkbox" prop:checked=all_chosen prop:indeterminate=some_chosen on:change=toggle_all />
-                    "Select all"
-                </label>
+                // Only questions wait: nothing to tick.
+                <Show when=move || !present.with(BTreeSet::is_empty)>
+                    <label class="select-all">
+                        <input type="checkbox" prop:checked=all_chosen prop:indeterminate=some_chosen on:change=toggle_all />
+                        "Select all"
+                    </label>
+                </Show>
             </div>
         </Show>
         <BulkBar chosen drawn ui />
@@ -257,16 +260,17 @@ pub fn PendingQueue(list: Vec<Approval>, query: QueueQuery, now: RwSignal<i64>, 
     }
 }
 
-/// The key of a row: its approval as it reads now, but for its age and its reminders (which the
-/// row shows on its own), and whether it is kept. A row is drawn again only when this changes,
-/// which moves the caret of a field being typed in to its end: rare changes only.
+/// The key of a row: what its approval says that can change while it waits, but for its age and
+/// its reminders (which the row shows on its own), and whether it is kept. A row is drawn again
+/// only when this changes (`QueueUi::show` then puts the keyboard back where it was).
 fn row_key(approval: &Approval, kept: bool) -> String {
     use std::hash::{DefaultHasher, Hash, Hasher};
-    let mut ageless = approval.clone();
-    ageless.age_seconds = 0;
-    ageless.reminders_sent = 0;
+    // What a pending call's row shows that can change while it waits (hashed by hand: deriving a
+    // serializer for the whole approval would grow the browser's bundle for a key).
     let mut hasher = DefaultHasher::new();
-    serde_json::to_string(&ageless).unwrap_or_default().hash(&mut hasher);
+    (&approval.summary, approval.args.to_string(), approval.state.as_str(), &approval.deadline).hash(&mut hasher);
+    (&approval.escalated_by, &approval.escalated_to, &approval.deciders, &approval.approved_by).hash(&mut hasher);
+    (approval.approvers.is_some(), &approval.assessment.warnings, &approval.reason).hash(&mut hasher);
     format!("{}:{kept}:{:x}", approval.id, hasher.finish())
 }
 

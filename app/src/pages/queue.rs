@@ -97,8 +97,9 @@ pub fn QueuePage() -> impl IntoView {
                 <a href="/approvals?status=decided" aria-current=move || (decided() && !shadow()).then_some("page")>"Decided"</a>
                 <a href="/approvals?status=shadow" aria-current=move || shadow().then_some("page") title="Calls shadow gates would have stopped; they ran unasked">"Shadow hits"</a>
             </nav>
-            // Folded unless a filter is set, so the first approval is near the top on a phone.
-            <details class="filters-fold" open=filtered>
+            // Folded unless a filter is set, so the first approval is near the top on a phone. Not
+            // on the Shadow hits tab, which lists every hit (the filters are the approvals').
+            <details class="filters-fold" open=filtered hidden=shadow>
             <summary>"Filter and sort"</summary>
             // Values as attributes too: the server's page (and a browser without JavaScript) shows
             // the filter in force and sends it again, the Decided tab's status with it.
