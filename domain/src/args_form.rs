@@ -122,7 +122,7 @@ pub fn problem(args: &Value, field: &Field) -> Option<String> {
                 return Some("Must be a whole number.".into());
             }
             let out = |bound: Option<f64>, bad: fn(f64, f64) -> bool, words: &str| {
-                bound.filter(|b| bad(n, *b)).map(|b| format!("Must be {words} {b}."))
+                bound.filter(|b| bad(n, *b)).map(|b| format!("Must be {words} {}.", crate::wording::number(b)))
             };
             out(field.minimum, |n, b| n < b, "at least")
                 .or_else(|| out(field.exclusive_minimum, |n, b| n <= b, "more than"))

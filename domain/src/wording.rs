@@ -114,7 +114,7 @@ pub fn spend_line(spend: &super::wire::Spend) -> String {
 
 /// "The agent is 40% sure of this call".
 pub fn confidence_line(confidence: f64) -> String {
-    format!("The agent is {:.0}% sure of this call", (confidence * 100.0).clamp(0.0, 100.0))
+    format!("The agent is {}% sure of this call", (confidence * 100.0).clamp(0.0, 100.0).round() as u32)
 }
 
 fn thousands(n: u64) -> String {
@@ -131,7 +131,27 @@ fn thousands(n: u64) -> String {
 
 /// Dollars to the cent, or to four significant places below a cent.
 fn dollars(amount: f64) -> String {
-    if amount >= 0.01 || amount == 0.0 { format!("{amount:.2}") } else { format!("{amount:.4}") }
+    if amount >= 0.01 || amount == 0.0 { fixed(amount, 2) } else { fixed(amount, 4) }
+}
+
+/// `value` with `places` decimals, rounded half away from zero. Written with integers: the
+/// browser's bundle then carries no float formatting (docs/benchmarks.md, section 7).
+pub fn fixed(value: f64, places: u32) -> String {
+    let scale = 10u64.pow(places);
+    let units = (value.abs() * scale as f64).round() as u64;
+    let sign = if value < 0.0 && units > 0 { "-" } else { "" };
+    if places == 0 {
+        return format!("{sign}{units}");
+    }
+    format!("{sign}{}.{:0width$}", units / scale, units % scale, width = places as usize)
+}
+
+/// A number as a person writes it: a whole number without ".0", else its shortest decimals.
+pub fn number(value: f64) -> String {
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        return (value as i64).to_string();
+    }
+    serde_json::Number::from_f64(value).map(|n| n.to_string()).unwrap_or_else(|| "not a number".into())
 }
 
 /// "Reminder 2 of 3: still waiting for a decision", once a pending approval was reminded.
@@ -356,6 +376,22 @@ mod tests {
         assert_eq!(spend_line(&conversation), "Spent so far in this conversation: 1 token, over its budget of 0 tokens");
         assert_eq!(confidence_line(0.4), "The agent is 40% sure of this call");
         assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(confidence_line(0.996), "The agent is 100% sure of this call");
+        assert_eq!(confidence_line(-1.0), "The agent is 0% sure of this call");
+    }
+
+    #[test]
+    fn numbers_are_written_without_float_formatting() {
+        assert_eq!(fixed(0.0123, 2), "0.01");
+        assert_eq!(fixed(12.346, 2), "12.35");
+        assert_eq!(fixed(0.00042, 4), "0.0004");
+        assert_eq!(fixed(-3.5, 1), "-3.5");
+        assert_eq!(fixed(-0.001, 2), "0.00");
+        assert_eq!(fixed(7.0, 0), "7");
+        assert_eq!(number(5.0), "5");
+        assert_eq!(number(-12.0), "-12");
+        assert_eq!(number(0.5), "0.5");
+        assert_eq!(number(1e20), "1e+20", "beyond whole numbers a person types, serde_json's form");
     }
 
     fn decision(outcome: ApprovalOutcome, by: &str, reason: Option<&str>) -> CardDecision {

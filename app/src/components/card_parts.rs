@@ -24,7 +24,7 @@ pub fn Assessment(approval: CardApproval, warnings: Vec<String>) -> impl IntoVie
         view! {
             <div class="assessment">
                 <p class="consequences">
-                    <strong class="reversibility" data-reversibility=format!("{:?}", a.reversibility).to_lowercase()>{wording::reversibility(a.reversibility)}</strong>
+                    <strong class="reversibility" data-reversibility=format!("{:?}", a.reversibility).to_ascii_lowercase()>{wording::reversibility(a.reversibility)}</strong>
                     ": " {a.consequences}
                 </p>
                 {(!factors.is_empty()).then(|| view! { <p class="factors">"Why it is risky: " {factors.join("; ")}</p> })}
@@ -88,7 +88,7 @@ pub fn nothing_written(mode: Mode, text: &str, proposed: Option<&Value>) -> bool
 /// "While you were writing, bob rejected this call. …": said on a card (and a queue row) someone
 /// else decided while this reviewer had its form open.
 pub fn while_writing(outcome: ApprovalOutcome, decided_by: &str) -> String {
-    let verb = wording::verb(outcome).to_lowercase();
+    let verb = wording::verb(outcome).to_ascii_lowercase();
     let who = if decided_by == wording::SYSTEM { "the timeout" } else { decided_by };
     format!("While you were writing, {who} {verb} this call. Your unsent text is kept below.")
 }

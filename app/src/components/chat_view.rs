@@ -207,7 +207,7 @@ pub fn ChatView(
         <header class="chat-header">
             <h1>{chat_title}</h1>
             <span class="agent-name">"Agent: " {conversation.agent.clone()}</span>
-            <span class="link-state" data-state=move || format!("{:?}", link.get()).to_lowercase() role="status">
+            <span class="link-state" data-state=move || format!("{:?}", link.get()).to_ascii_lowercase() role="status">
                 {move || (link.get() == LinkState::Reconnecting && !session_ended.get()).then_some("Reconnecting…")}
             </span>
         </header>

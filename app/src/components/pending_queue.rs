@@ -209,8 +209,7 @@ pub fn PendingQueue(list: Vec<Approval>, query: QueueQuery, now: RwSignal<i64>, 
     ui.live_list.set_value(Some(live));
     // Always "changed": an approval has no equality of its own, and the rows' keys say what did.
     let drawn: Drawn = Memo::new_with_compare(move |_| ui.keep_unsent(&query, live.get()), |_, _| true);
-    let waiting = Memo::new(move |_| drawn.with(|(list, kept)| list.iter().filter(|a| !kept.contains(&a.id)).count()));
-    let count = move || waiting.get();
+    let count = move || drawn.with(|(list, kept)| list.iter().filter(|a| !kept.contains(&a.id)).count());
     // What can be ticked: a question is answered on its own, never approved in a batch.
     let present = Memo::new(move |_| {
         drawn.with(|(list, kept)| {
@@ -236,7 +235,7 @@ pub fn PendingQueue(list: Vec<Approval>, query: QueueQuery, now: RwSignal<i64>, 
     };
     // Nothing pending and no kept row with text: the queue is empty.
     let empty = move || drawn.with(|(_, kept)| kept.iter().all(|id| ui.draft(id).mode.get() == Mode::Idle));
-    let chats = Memo::new(move |_| drawn.with(|(list, _)| chat_order(list)));
+    let chats = move || drawn.with(|(list, _)| chat_order(list));
     view! {
         <Show
             when=move || { count() > 0 }
@@ -254,7 +253,7 @@ pub fn PendingQueue(list: Vec<Approval>, query: QueueQuery, now: RwSignal<i64>, 
             </div>
         </Show>
         <BulkBar chosen drawn ui />
-        <For each=move || chats.get() key=ConversationId::clone let:conversation_id>
+        <For each=chats key=ConversationId::clone let:conversation_id>
             <ChatGroupView conversation_id drawn now viewer=viewer.clone() ui />
         </For>
     }
@@ -367,13 +366,16 @@ fn QueueRow(approval: Approval, drawn: Drawn, now: RwSignal<i64>, viewer: Option
     // from the list as it is now: a reminder does not draw the row again (`row_key`).
     let reminders = {
         let (id, first) = (approval.id.clone(), approval.reminders_sent);
-        Memo::new(move |_| drawn.with(|(list, _)| list.iter().find(|a| a.id == id).map_or(first, |a| a.reminders_sent)))
+        move || drawn.with(|(list, _)| list.iter().find(|a| a.id == id).map_or(first, |a| a.reminders_sent))
+    };
+    let row_class = {
+        let reminders = reminders.clone();
+        move || if reminders() > 0 { "queue-item reminded" } else { "queue-item" }
     };
     let reminded = move || {
-        let n = reminders.get();
+        let n = reminders();
         (n > 0).then(|| view! { <span class="badge reminded">{format!("Reminder {n}")}</span> })
     };
-    let row_class = move || if reminders.get() > 0 { "queue-item reminded" } else { "queue-item" };
     // Its age as the server counted it, going on by the page's clock: the row is not drawn again for it.
     let (age_then, drawn_at) = (approval.age_seconds, now.get_untracked());
     let age_now = move || age(age_then + (now.get() - drawn_at).max(0) / 1000);
