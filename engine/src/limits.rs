@@ -9,7 +9,7 @@
 use domain::UserId;
 use std::{sync::Arc, time::Duration};
 
-use crate::store::{Store, limits as counters};
+use crate::store::{Db, Store, limits as counters};
 
 /// Why an attempt was not let through: over a limit (the web layer answers 429 with
 /// `Retry-After`), or the counters could not be read.
@@ -82,6 +82,11 @@ impl Limits {
         take(&self.store, &format!("decide:{user_id}"), self.decisions_per_user, "too many decisions").await
     }
 
+    /// [`Self::decision`] on the connection of a write in progress (the decision's own).
+    pub async fn decision_in(&self, conn: &mut sqlx::AnyConnection, user_id: &UserId) -> Result<(), LimitRefusal> {
+        take(conn, &format!("decide:{user_id}"), self.decisions_per_user, "too many decisions").await
+    }
+
     /// Counts a login attempt for `name` from `address`, or refuses it (429) when either has used
     /// its failures for this window.
     pub async fn login(&self, name: &str, address: Option<&str>) -> Result<LoginAttempt, LimitRefusal> {
@@ -107,8 +112,8 @@ impl LoginAttempt {
     }
 }
 
-async fn take(store: &Store, key: &str, rule: Rule, what: &str) -> Result<(), LimitRefusal> {
-    match counters::take(store, key, rule.limit, rule.window).await? {
+async fn take(db: impl Into<Db<'_>>, key: &str, rule: Rule, what: &str) -> Result<(), LimitRefusal> {
+    match counters::take(db, key, rule.limit, rule.window).await? {
         None => Ok(()),
         Some(wait) => {
             // Never longer than the window: the database's clock may run a little ahead of ours.

@@ -99,7 +99,7 @@ async fn decide_one(
     let text = |t: &Option<String>| t.as_deref().map(str::trim).map(str::to_owned);
     let decision = match (form.decision.as_deref(), text(&form.answer)) {
         // A question's answer (typed, or one of its options).
-        (None | Some("answer"), Some(answer)) => match answered(&state, &id, answer).await {
+        (None | Some("answer"), Some(answer)) => match answered(&state, &user, &id, answer).await {
             Ok(args) => Decision::Approve { args: Some(args), grant: None },
             Err(err) => return refused(err, &back),
         },
@@ -124,11 +124,13 @@ async fn decide_one(
 }
 
 /// The question's arguments with `answer` added, as the card's answer box sends them.
-async fn answered(state: &AppState, id: &ApprovalId, answer: String) -> Result<Value, ApiError> {
+async fn answered(state: &AppState, user: &CurrentUser, id: &ApprovalId, answer: String) -> Result<Value, ApiError> {
     if answer.is_empty() || answer.chars().count() > 4000 {
         return Err(ApiError::invalid("answer", "an answer has 1 to 4000 characters"));
     }
-    let approval = state.reads.approval(id).await?.ok_or_else(|| ApiError::NotFound(format!("approval {id} does not exist")))?;
+    // Hidden is missing (and counts as an attempt), as the decision itself would say.
+    let access = crate::api::access::visible_approval(state, user, id).await;
+    let approval = crate::api::access::count_if_hidden(state, user, access).await?;
     // Only the agent's question takes an answer; any other call is approved as proposed or edited
     // on the card.
     let mut args = approval.args();

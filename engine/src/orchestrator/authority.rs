@@ -149,6 +149,15 @@ impl Decisions {
         }
     }
 
+    /// [`Self::count_attempt`] inside the decision's own write: one write for an allowed decision.
+    /// If the decision is then refused, its write is dropped and the attempt counted on its own.
+    pub(super) async fn count_in(&self, w: &mut Write, actor: &Actor) -> Result<(), Error> {
+        match (&actor.user_id, actor.role) {
+            (Some(user_id), Some(_)) => Ok(self.limits.decision_in(&mut w.tx, user_id).await?),
+            _ => Ok(()),
+        }
+    }
+
     /// Who the actor decides as: themselves when the rule allows them, else the first person who
     /// delegated to them (in force now) whom it allows — the refusal stands otherwise.
     pub(super) async fn decider(&self, w: &mut Write, actor: &Actor, approval: &ApprovalRow) -> Result<Actor, Error> {
@@ -181,6 +190,24 @@ pub(super) async fn decider_in(conn: &mut sqlx::AnyConnection, actor: &Actor, ap
         }
         Err(refusal)
     }
+}
+
+/// The approval if it exists for `actor` (404 otherwise: one they may not see is not revealed,
+/// `sees_approval`) and is still pending (409). The server itself sees every approval.
+pub(super) async fn visible_pending_approval(
+    conn: &mut sqlx::AnyConnection,
+    approval_id: &ApprovalId,
+    actor: &Actor,
+) -> Result<ApprovalRow, Error> {
+    let missing = || Error::Unknown(format!("approval {approval_id} does not exist"));
+    let approval = approvals::get(&mut *conn, approval_id).await?.ok_or_else(missing)?;
+    if actor.role.is_some() && !super::sees_approval(&mut *conn, &approval, actor).await? {
+        return Err(missing());
+    }
+    if approval.state != ApprovalState::Pending {
+        return Err(Error::WrongState(format!("approval {approval_id} is already {}", approval.state)));
+    }
+    Ok(approval)
 }
 
 /// The approval if it exists (404) and is still pending (409), on any connection.

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::{
     Decisions,
-    authority::{Actor, Decision, breached, check_answer, four_eyes, pending_approval},
+    authority::{Actor, Decision, breached, check_answer, four_eyes, pending_approval, visible_pending_approval},
 };
 use crate::{
     Error,
@@ -35,11 +35,12 @@ pub(super) enum Approved {
 }
 
 impl Decisions {
-    /// Approves or rejects one approval, then lets the task go on. Counted against the person's
-    /// decision limit first ([`Self::count_attempt`]).
+    /// Approves or rejects one approval, then lets the task go on. One write: the attempt counted
+    /// against the person's decision limit, the approval read once and checked (it exists for
+    /// them, it is pending, they may decide it), the decision recorded. A refused decision keeps
+    /// nothing but its count ([`Self::count_attempt`]): probing ids, hidden or not, costs the same.
     pub async fn decide(&self, approval_id: &ApprovalId, decision: Decision, actor: &Actor) -> Result<DecisionOutcome, Error> {
-        self.count_attempt(actor).await?;
-        self.decide_counted(approval_id, decision, actor).await
+        self.decide_one(approval_id, decision, actor, true).await
     }
 
     /// Several approvals, each decided as [`Self::decide`] in a write of its own, one after
@@ -50,42 +51,67 @@ impl Decisions {
         self.count_attempt(actor).await?;
         let mut outcomes = Vec::with_capacity(decisions.len());
         for (approval_id, decision) in decisions {
-            outcomes.push(self.decide_counted(&approval_id, decision, actor).await?);
+            outcomes.push(self.decide_one(&approval_id, decision, actor, false).await?);
         }
         Ok(outcomes)
     }
 
-    /// [`Self::decide`], the attempt counted.
-    async fn decide_counted(&self, approval_id: &ApprovalId, decision: Decision, actor: &Actor) -> Result<DecisionOutcome, Error> {
+    /// [`Self::decide`]; `count`: the attempt is counted in its write (else the caller counted it).
+    async fn decide_one(&self, approval_id: &ApprovalId, decision: Decision, actor: &Actor, count: bool) -> Result<DecisionOutcome, Error> {
         let mut w = self.driver.store.write(WriteScope::Approval(approval_id)).await?;
+        if count {
+            self.count_in(&mut w, actor).await?;
+        }
+        let (outcome, go_on) = match self.decide_in(&mut w, approval_id, decision, actor).await {
+            Ok(decided) => decided,
+            Err(refused) => {
+                // Nothing of the refused decision is kept, but the attempt still counts.
+                drop(w);
+                if count {
+                    self.count_attempt(actor).await?;
+                }
+                return Err(refused);
+            }
+        };
+        let Some(task_id) = go_on else {
+            w.commit().await?;
+            return Ok(outcome);
+        };
+        // The task's driver starts with the lease this write claims (none if a driver holds it).
+        let lease = self.driver.claim_in(&mut w, &task_id).await?;
+        w.commit().await?;
+        self.driver.drive_with(&task_id, lease);
+        Ok(outcome)
+    }
+
+    /// The decision inside its write: the outcome, and the task to go on with (`None`: counted
+    /// toward a quorum, the call still waits).
+    async fn decide_in(
+        &self,
+        w: &mut Write,
+        approval_id: &ApprovalId,
+        decision: Decision,
+        actor: &Actor,
+    ) -> Result<(DecisionOutcome, Option<TaskId>), Error> {
         w.hold_authority().await?;
-        let approval = pending_approval(&mut w.tx, approval_id).await?;
-        let actor = &self.decider(&mut w, actor, &approval).await?;
-        let task = self.waiting_task(&mut w, &approval.task_id).await?;
+        let approval = visible_pending_approval(&mut w.tx, approval_id, actor).await?;
+        let actor = &self.decider(w, actor, &approval).await?;
+        let task = self.waiting_task(w, &approval.task_id).await?;
         let outcome = match decision {
             Decision::Approve { args, grant } => {
                 let edited = self.vet_approval(&approval, actor, args, grant.is_some())?;
-                match self.approve_checked(&mut w, &task, &approval, actor, edited, grant).await? {
-                    Approved::Counted(counted) => {
-                        w.commit().await?;
-                        return Ok(counted);
-                    }
+                match self.approve_checked(w, &task, &approval, actor, edited, grant).await? {
+                    Approved::Counted(counted) => return Ok((counted, None)),
                     Approved::Decided(outcome) => outcome,
                 }
             }
             Decision::Reject { reason } => {
                 approval.rules().check_rejection(reason.as_deref()).map_err(breached)?;
-                self.apply(&mut w, &task, &approval, ApprovalOutcome::Rejected, actor, reason, None).await?
+                self.apply(w, &task, &approval, ApprovalOutcome::Rejected, actor, reason, None).await?
             }
-            Decision::Defer { guidance } => {
-                self.apply(&mut w, &task, &approval, ApprovalOutcome::Deferred, actor, Some(guidance), None).await?
-            }
+            Decision::Defer { guidance } => self.apply(w, &task, &approval, ApprovalOutcome::Deferred, actor, Some(guidance), None).await?,
         };
-        // The task's driver starts with the lease this write claims (none if a driver holds it).
-        let lease = self.driver.claim_in(&mut w, &task.id).await?;
-        w.commit().await?;
-        self.driver.drive_with(&task.id, lease);
-        Ok(outcome)
+        Ok((outcome, Some(task.id)))
     }
 
     /// Decides every pending approval of a task the same way (Approve All / Reject All).

@@ -100,13 +100,14 @@ async fn a_second_decision_on_a_decided_approval_is_refused_and_changes_nothing(
     assert_eq!(engine.order(1002).await.refunded_cents, 500);
 }
 
-/// A person's decision counts against their limit before its write, a refused one too; over the
-/// limit it is refused (`Limited`) and changes nothing, and another person has their own.
+/// A person's decision counts against their limit in its own write, a refused one too (on its
+/// own, the refused write dropped); over the limit it is refused (`Limited`) and changes nothing,
+/// and another person has their own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_the_decision_limit_a_person_is_refused_and_nothing_changes() {
     let engine = Engine::start_with(SUPPORT, Extra { decisions_per_minute: Some(1), ..Extra::default() }).await;
     let chat = engine.conversation("alice", "support").await;
-    engine.user("bob", Role::User).await;
+    engine.user("bob", Role::Admin).await;
     let (task, approval) = engine.ask(&chat, "refund $5 on order 1002").await;
     let log = engine.log(&chat).await.len();
 
@@ -120,6 +121,6 @@ async fn over_the_decision_limit_a_person_is_refused_and_nothing_changes() {
     assert_eq!(engine.approval(&approval.id).await.state, ApprovalState::Pending);
     assert_eq!(engine.log(&chat).await.len(), log, "nothing was written");
 
-    engine.decide(&approval.id, approve(), "bob", Role::User).await.expect("bob has his own");
+    engine.decide(&approval.id, approve(), "bob", Role::Admin).await.expect("bob has his own");
     assert_eq!(engine.settle(&task).await, TaskStatus::Completed);
 }

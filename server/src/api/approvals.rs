@@ -275,15 +275,14 @@ async fn defer(
 }
 
 /// Approve, reject and defer take one path, from the API and from the page's forms
-/// (server/src/forms.rs): the approval's visibility to this user, then the decision itself,
-/// counted against the decision limit, where whether this user may decide it now is checked in
-/// the same transaction as the write (`rules::may_decide`).
+/// (server/src/forms.rs): the engine's decision, one write in which the attempt is counted
+/// against the decision limit, the approval is read once, and whether this user sees it (a 404
+/// if not) and may decide it now (`rules::may_decide`) is checked.
 pub(crate) async fn decide(
     state: &AppState,
     user: &CurrentUser,
     id: &ApprovalId,
     decision: Decision,
 ) -> Result<Json<DecisionOutcome>, ApiError> {
-    access::count_if_hidden(state, user, access::visible_approval(state, user, id).await).await?;
     Ok(Json(state.decisions.decide(id, decision, &access::actor(user)).await?))
 }
