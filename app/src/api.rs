@@ -10,13 +10,13 @@ use serde_json::{Value, json};
 
 use crate::{
     client::{self, ApiFailure},
-    data::QueueQuery,
     domain::page::EarlierItems,
     domain::wire::{
         AgentInfo, Approval, ApproveRequest, CallPreview, Conversation, ConversationDetail, DecisionOutcome, DeferRequest, Delegation,
         Group, GroupMembers, LivePolicy, Login, Me, NewConversation, NewDelegation, NewGroup, NewMessage, PreviewRequest, RejectRequest,
         ReplayRequest, SignInOptions, Task,
     },
+    queue_query::QueueQuery,
 };
 
 pub type Answer<T> = Result<T, ApiFailure>;

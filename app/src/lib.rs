@@ -11,6 +11,7 @@ pub mod live;
 pub mod notify;
 pub mod pages;
 pub mod paths;
+pub mod queue_query;
 pub mod session;
 
 #[cfg(feature = "ssr")]

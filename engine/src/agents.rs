@@ -239,7 +239,7 @@ pub enum GateRule {
     Confidence(f64),
     /// The agent's plans (`plan`): calls of `propose_plan`, which the agent gets with the gate.
     Plan,
-    /// The agent's final answer of a turn (`final_response`): matches no call; the orchestrator
+    /// The agent's final answer of a turn (`final_response`): matches no call; the task driver
     /// asks it for the answer (`tools/answer.rs`).
     FinalResponse,
     /// Turns approvals off for the agent: nothing is gated.

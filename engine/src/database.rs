@@ -12,9 +12,9 @@ use crate::{
     background::Background,
     bus::Bus,
     delivery::Channel,
-    limits::{Limits, Rule},
+    limits::{Limits, Rate},
     model::Models,
-    orchestrator::{BeforeCommitHook, Conversations, DecisionLinks, Notifications, Orchestrator},
+    orchestrator::{BeforeCommitHook, Conversations, DecisionLinks, Notifications, TaskDriver},
     people::{Accounts, People},
     reads::Reads,
     store::{Backend, Store, audit, audit_anchors, backup, outbox, replicas, sqlite},
@@ -146,8 +146,8 @@ impl Database {
         Notifications::new(self.store.clone())
     }
 
-    /// The orchestrator, which drives tasks holding each one's lease for `task_lease`.
-    pub fn orchestrator(
+    /// The task driver, which drives tasks holding each one's lease for `task_lease`.
+    pub fn task_driver(
         &self,
         models: Models,
         tools: Arc<Registry>,
@@ -155,12 +155,12 @@ impl Database {
         draft: Option<Arc<AgentsConfig>>,
         before_commit: Option<BeforeCommitHook>,
         task_lease: Duration,
-    ) -> Arc<Orchestrator> {
-        Orchestrator::new(self.store.clone(), models, tools, agents, draft, before_commit, task_lease)
+    ) -> Arc<TaskDriver> {
+        TaskDriver::new(self.store.clone(), models, tools, agents, draft, before_commit, task_lease)
     }
 
     /// The attempt limits, counted in the database so replicas share them (limits.rs).
-    pub fn limits(&self, login_per_name: Rule, login_per_address: Rule, decisions_per_user: Rule) -> Limits {
+    pub fn limits(&self, login_per_name: Rate, login_per_address: Rate, decisions_per_user: Rate) -> Limits {
         Limits::new(self.store.clone(), login_per_name, login_per_address, decisions_per_user)
     }
 }

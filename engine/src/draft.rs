@@ -1,9 +1,9 @@
 //! Shadow for a whole draft (`COUNTERSIGN_AGENTS_DRAFT`, docs/config.md, "The policy's life"):
 //! every proposed call the live configuration judges is also put to a draft configuration, with
-//! the same engine functions ([`policy::check`], as the orchestrator and `policy replay` do), and
+//! the same engine functions ([`policy::check`], as the task driver and `policy replay` do), and
 //! where the draft would do otherwise the difference is recorded as a shadow hit. The draft only
-//! watches: what happens to the call is the live configuration's alone. Pure: the orchestrator
-//! records the hit (orchestrator/model_step.rs).
+//! watches: what happens to the call is the live configuration's alone. Pure: the task driver
+//! records the hit (orchestrator/task_driver/model_step.rs).
 //!
 //! What is compared is what each configuration requires of the call — whether a gate stops it,
 //! which gates, who must decide and what they must meet (a quorum, four-eyes, a fresh sign-in, a

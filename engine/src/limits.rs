@@ -27,7 +27,7 @@ impl From<anyhow::Error> for LimitRefusal {
 
 /// At most `limit` attempts in each `window`.
 #[derive(Clone, Copy, Debug)]
-pub struct Rule {
+pub struct Rate {
     pub limit: u32,
     pub window: Duration,
 }
@@ -36,9 +36,9 @@ pub struct Rule {
 #[derive(Clone, Debug)]
 pub struct Limits {
     store: Store,
-    pub login_per_name: Rule,
-    pub login_per_address: Rule,
-    pub decisions_per_user: Rule,
+    pub login_per_name: Rate,
+    pub login_per_address: Rate,
+    pub decisions_per_user: Rate,
 }
 
 /// A user name is compared as typed but trimmed and case-folded, and only its start is kept: the
@@ -55,7 +55,7 @@ pub struct LoginAttempt {
 }
 
 impl Limits {
-    pub fn new(store: Store, login_per_name: Rule, login_per_address: Rule, decisions_per_user: Rule) -> Self {
+    pub fn new(store: Store, login_per_name: Rate, login_per_address: Rate, decisions_per_user: Rate) -> Self {
         Self { store, login_per_name, login_per_address, decisions_per_user }
     }
 
@@ -77,7 +77,7 @@ impl Limits {
 
     /// Counts a decision (or an abort) by `user_id`, or refuses it when they have used this
     /// window's. The decision use cases call it, each before its write
-    /// (`Decisions::count_attempt`, engine/src/orchestrator/authority.rs).
+    /// (`Decisions::count_attempt`, engine/src/orchestrator/decisions/authority.rs).
     pub async fn decision(&self, user_id: &UserId) -> Result<(), LimitRefusal> {
         take(&self.store, &format!("decide:{user_id}"), self.decisions_per_user, "too many decisions").await
     }
@@ -112,7 +112,7 @@ impl LoginAttempt {
     }
 }
 
-async fn take(db: impl Into<Db<'_>>, key: &str, rule: Rule, what: &str) -> Result<(), LimitRefusal> {
+async fn take(db: impl Into<Db<'_>>, key: &str, rule: Rate, what: &str) -> Result<(), LimitRefusal> {
     match counters::take(db, key, rule.limit, rule.window).await? {
         None => Ok(()),
         Some(wait) => {

@@ -1,7 +1,8 @@
 //! What happens to a proposed call: what it requires — every gate that matches it, combined
 //! ([`check`], [`Requirement`]) — and the verdict over everything known about the call
-//! ([`classify`]). Pure: no I/O, no clock — the orchestrator gathers the facts, asks, and
-//! records the verdict (`orchestrator/model_step.rs`). How gates combine: docs/security.md.
+//! ([`classify`]). Pure: no I/O, no clock — the task driver gathers the facts, asks, and
+//! records the verdict (`orchestrator/task_driver/model_step.rs`). How gates combine:
+//! docs/security.md.
 
 use domain::CallState;
 use domain::GrantId;
@@ -104,7 +105,7 @@ pub struct Facts<'a> {
 
 impl Facts<'_> {
     /// Whether earlier refusals and standing grants can change the verdict: only for a valid call
-    /// that a gate stops. (The orchestrator reads them from the database only then.)
+    /// that a gate stops. (The task driver reads them from the database only then.)
     pub fn history_matters(&self) -> bool {
         self.known_tool && self.violations.is_empty() && self.gate.is_some()
     }
@@ -320,7 +321,7 @@ fn matches(rule: &GateRule, agent: &Agent, call: &Call<'_>, errors: &mut Vec<Str
         // A call the model gives no confidence for counts as unsure (fail-closed).
         GateRule::Confidence(threshold) => call.confidence.is_none_or(|c| c < *threshold),
         GateRule::Plan => call.tool.name == crate::tools::plan::NAME,
-        // Holds answers, not calls (the orchestrator asks it directly).
+        // Holds answers, not calls (the task driver asks it directly).
         GateRule::Disabled | GateRule::FinalResponse => false,
     }
 }

@@ -1,11 +1,12 @@
 //! Trying a policy on the past (`countersign policy replay DRAFT.toml`, docs/config.md, "The
 //! policy's life"): every call recorded in a window is put to the draft configuration with the
 //! engine's own functions — [`policy::check`] for what the call requires and [`policy::classify`]
-//! for the verdict, as the orchestrator does (orchestrator/model_step.rs) — and compared with what
-//! happened: whether a human was asked, who decided, who could have. Pure: the calls come loaded
-//! (store/recorded.rs), no model is asked, no tool runs, nothing is written, and the window's
-//! times are the caller's. Its two doors, `countersign policy replay` and the admins' Policy page
-//! (`POST /api/policy/replay`), both go through [`run`] (replay/service.rs), which reads them.
+//! for the verdict, as the task driver does (orchestrator/task_driver/model_step.rs) — and compared
+//! with what happened: whether a human was asked, who decided, who could have. Pure: the calls come
+//! loaded (store/recorded.rs), no model is asked, no tool runs, nothing is written, and the
+//! window's times are the caller's. Its two doors, `countersign policy replay` and the admins'
+//! Policy page (`POST /api/policy/replay`), both go through [`run`] (replay/service.rs), which
+//! reads them.
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -93,12 +94,12 @@ enum Now<'a> {
 }
 
 /// The agent that drives a call under `config`: its own, or the default one for a conversation
-/// whose agent the configuration does not have (as the orchestrator does).
+/// whose agent the configuration does not have (as the task driver does).
 fn agent_of<'a>(config: &'a AgentsConfig, name: &str) -> &'a Agent {
     config.get(name).unwrap_or_else(|| config.default_agent())
 }
 
-/// A plan's steps must be tools of its agent too (orchestrator/model_step.rs).
+/// A plan's steps must be tools of its agent too (orchestrator/task_driver/model_step.rs).
 fn violations(agent: &Agent, registry: &Registry, call: &RecordedCall, schema: &[FieldProblem]) -> Vec<FieldProblem> {
     let mut violations = schema.to_vec();
     if call.tool == tools::plan::NAME {
@@ -107,11 +108,12 @@ fn violations(agent: &Agent, registry: &Registry, call: &RecordedCall, schema: &
     violations
 }
 
-/// What `config` does with `call`, by the orchestrator's steps (orchestrator/model_step.rs) less
-/// the grants: each configuration version has its own. `schema`: how the arguments break their
-/// tool's schema (the same under every configuration). With it, the enforcing gates' rules that
-/// could not be evaluated for the call, which `policy::check` has already treated as the engine
-/// does (fail-closed: the gate stops the call; a `fail_open` agent lets it run).
+/// What `config` does with `call`, by the task driver's steps
+/// (orchestrator/task_driver/model_step.rs) less the grants: each configuration version has its
+/// own. `schema`: how the arguments break their tool's schema (the same under every configuration).
+/// With it, the enforcing gates' rules that could not be evaluated for the call, which
+/// `policy::check` has already treated as the engine does (fail-closed: the gate stops the call; a
+/// `fail_open` agent lets it run).
 fn judge<'a>(config: &'a AgentsConfig, registry: &Registry, call: &RecordedCall, schema: &[FieldProblem]) -> (Now<'a>, Vec<RuleError<'a>>) {
     let agent = agent_of(config, &call.agent);
     // An answer is a call only while a final_response gate holds it; otherwise it is shown as written.

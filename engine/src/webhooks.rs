@@ -3,7 +3,7 @@
 //! are POSTed as JSON to configured URLs, signed with HMAC-SHA256 over the body
 //! (`X-Countersign-Signature: sha256=<hex>`), retried with backoff. Each delivery is an outbox
 //! row written in the transaction that appended the event, so none is lost to a restart; the
-//! delivery worker (`delivery.rs`) sends them beside the orchestrator, so a slow receiver never
+//! delivery worker (`delivery.rs`) sends them beside the task driver, so a slow receiver never
 //! delays a decision.
 
 use std::time::Duration;

@@ -1,9 +1,12 @@
 //! What server-side rendering reads: the same engine reads (engine/src/reads) and visibility rules
 //! as the API, behind the `PageData` trait the app crate defines.
 
-use app::data::{
-    BoxFuture, ChatData, Loaded, QueueQuery,
-    ssr::{DataSource, PageData, Parts},
+use app::{
+    data::{
+        BoxFuture, ChatData, Loaded,
+        ssr::{DataSource, PageData, Parts},
+    },
+    queue_query::QueueQuery,
 };
 use domain::{
     ApprovalState, ConversationId, Risk, UserId,
@@ -11,10 +14,15 @@ use domain::{
 };
 use engine::{
     clock::now_ms,
-    reads::{Filter, Order, Reads, StateFilter},
+    reads::{Filter, QueueOrder, Reads, StateFilter},
 };
 
 use crate::{auth::MaybeUser, people::User};
+
+/// The people the page's viewer decides in place of (delegations in force), for their cards'
+/// buttons: read once per page (server/src/pages.rs), handed to the page data here.
+#[derive(Clone, Debug, Default)]
+pub struct StandsInFor(pub Vec<String>);
 
 /// The chat's page size, the agent configuration's version, the sign-in options, the
 /// configuration in force (the Policy page's, with the draft in shadow if any), when the server
@@ -41,7 +49,7 @@ impl PageData for Pages {
     }
 
     fn me(&self, parts: &Parts) -> Option<Me> {
-        let stands_in_for = parts.extensions.get::<crate::pages::StandsInFor>().map(|s| s.0.clone()).unwrap_or_default();
+        let stands_in_for = parts.extensions.get::<StandsInFor>().map(|s| s.0.clone()).unwrap_or_default();
         viewer(parts).as_ref().map(|user| Me { stands_in_for, ..Me::from(user) })
     }
 
@@ -65,7 +73,7 @@ impl PageData for Pages {
 
     fn chat(&self, parts: &Parts, id: ConversationId) -> BoxFuture<Loaded<Option<ChatData>>> {
         let (reads, user, page_items, policy_version) = (self.5.clone(), viewer(parts), self.0, self.1.clone());
-        let stands_in_for = parts.extensions.get::<crate::pages::StandsInFor>().map(|s| s.0.clone()).unwrap_or_default();
+        let stands_in_for = parts.extensions.get::<StandsInFor>().map(|s| s.0.clone()).unwrap_or_default();
         Box::pin(async move {
             let user = user.ok_or("log in first")?;
             let conversation = reads.conversation(&id).await.map_err(unavailable)?;
@@ -96,7 +104,7 @@ impl PageData for Pages {
                 // The page offers only known risks; anything else filters nothing out.
                 risk: query.risk.as_deref().and_then(|r| Risk::parse(r).ok()),
                 reversibility: query.reversibility.as_deref().and_then(domain::wire::Reversibility::parse),
-                order: query.order.as_deref().and_then(Order::parse).unwrap_or_default(),
+                order: query.order.as_deref().and_then(QueueOrder::parse).unwrap_or_default(),
                 limit: 200,
             };
             let rows = reads.approvals(&filter).await.map_err(unavailable)?;

@@ -35,7 +35,7 @@ fn routes() -> Vec<AxumRouteListing> {
 pub fn router(state: &AppState) -> Router<AppState> {
     let data = crate::page_data::data_source(
         state.config.page_items,
-        state.orchestrator.agents().version.clone(),
+        state.task_driver.agents().version.clone(),
         crate::auth::oidc::options(state.oidc.as_deref()),
         crate::api::policy::live_policy(state),
         state.started_ms,
@@ -56,17 +56,12 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .layer(middleware::from_fn_with_state(state.clone(), with_delegations))
 }
 
-/// The people the page's viewer decides in place of (delegations in force), for their cards'
-/// buttons: read once per page, handed to the page data (server/src/page_data.rs).
-#[derive(Clone, Debug, Default)]
-pub struct StandsInFor(pub Vec<String>);
-
 async fn with_delegations(axum::extract::State(state): axum::extract::State<AppState>, mut request: Request, next: Next) -> Response {
     let user = request.extensions().get::<crate::auth::MaybeUser>().and_then(|v| v.0.clone());
     if let Some(user) = user.filter(|u| !u.is_admin()) {
         match state.reads.stands_in_for(&user.username).await {
             Ok(people) => {
-                request.extensions_mut().insert(StandsInFor(people));
+                request.extensions_mut().insert(crate::page_data::StandsInFor(people));
             }
             // The page still renders; the server checks every decision anyway.
             Err(err) => tracing::warn!(error = ?err, "could not read delegations for a page"),

@@ -1,4 +1,4 @@
-//! Builds the application (database, agents, orchestrator, router, Leptos SSR) and serves it
+//! Builds the application (database, agents, task driver, router, Leptos SSR) and serves it
 //! with its background sweeper beside it.
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
@@ -24,7 +24,7 @@ use tower_sessions::{ExpiredDeletion, Expiry, SessionManagerLayer, cookie::SameS
 use crate::{
     agents::AgentsConfig,
     api,
-    auth::{self, limits::Rule},
+    auth::{self, limits::Rate},
     config::Config,
     model::{Model, Models},
     orchestrator::{BeforeCommitHook, ClientCalls, Decisions, sweeper},
@@ -139,8 +139,8 @@ impl Application {
         let fresh_sign_in = engine::policy_warnings::asks_fresh_sign_in(&agents).then(|| agents.clone());
         // Before any call is put to the draft: its hits are counted from here (the Policy page).
         let started_ms = engine::clock::now_ms();
-        let orchestrator = database.orchestrator(models, tools, agents, draft, parts.before_commit, config.task_lease);
-        background.start("task claims", |pulse| Arc::clone(&orchestrator).renew_claims(pulse));
+        let task_driver = database.task_driver(models, tools, agents, draft, parts.before_commit, config.task_lease);
+        background.start("task claims", |pulse| Arc::clone(&task_driver).renew_claims(pulse));
 
         let listener = TcpListener::bind(config.addr).await.with_context(|| format!("failed to listen on {}", config.addr))?;
         let addr = listener.local_addr()?;
@@ -159,13 +159,14 @@ impl Application {
         let secure_cookies = config.secure_cookies;
         let trusted_proxies = auth::client_ip::TrustedProxies(Arc::new(config.trusted_proxies.clone()));
         let limits = Arc::new(database.limits(
-            Rule { limit: config.login_failures_per_name, window: config.login_window },
-            Rule { limit: config.login_failures_per_address, window: config.login_window },
-            Rule { limit: config.decisions_per_minute, window: Duration::from_secs(60) },
+            Rate { limit: config.login_failures_per_name, window: config.login_window },
+            Rate { limit: config.login_failures_per_address, window: config.login_window },
+            Rate { limit: config.decisions_per_minute, window: Duration::from_secs(60) },
         ));
         background.start("rate limits", |_| limits.clone().forget_old_counters());
-        // A person's decisions are counted where they are made (engine/src/orchestrator/authority.rs).
-        let decisions = Decisions::new(&orchestrator, limits.clone());
+        // A person's decisions are counted where they are made
+        // (engine/src/orchestrator/decisions/authority.rs).
+        let decisions = Decisions::new(&task_driver, limits.clone());
         if let Some(key) = config.audit_key.clone() {
             database.start_audit_anchors(&background, key, config.audit_checkpoint_every, config.audit_retention);
         }
@@ -194,9 +195,9 @@ impl Application {
             leptos_options,
             streams,
             reads,
-            orchestrator: orchestrator.clone(),
+            task_driver: task_driver.clone(),
             decisions: decisions.clone(),
-            client_calls: ClientCalls::new(&orchestrator),
+            client_calls: ClientCalls::new(&task_driver),
             conversations: database.conversations(),
             decision_links: database.decision_links(),
             notifications: database.notifications(),
@@ -256,7 +257,7 @@ impl Application {
             // which is served precompressed (server/src/assets.rs), nor tiny answers.
             .layer(CompressionLayer::new().br(true).gzip(true).quality(CompressionLevel::Precise(4)))
             // Every request gets an id (or keeps the caller's `x-request-id`); its span carries the
-            // id into the logs of everything it starts, the orchestrator's drivers included.
+            // id into the logs of everything it starts, a task's driver included.
             .layer(TraceLayer::new_for_http().make_span_with(|request: &axum::http::Request<_>| {
                 let id = request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or_default();
                 let uri = crate::links::loggable_path(request.uri().path());

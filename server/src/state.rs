@@ -7,7 +7,7 @@ use leptos::prelude::LeptosOptions;
 
 use engine::reads::Reads;
 
-use crate::{auth::limits::Limits, config::Config, orchestrator::Orchestrator, streams::OpenStreams};
+use crate::{auth::limits::Limits, config::Config, orchestrator::TaskDriver, streams::OpenStreams};
 
 /// Cloned for every request (axum's `State`), so it is one reference count: [`Shared`] behind an
 /// `Arc`, read through `Deref` (`state.reads`).
@@ -45,7 +45,7 @@ pub struct Shared {
     /// What the read-only routes ask the engine (engine/src/reads).
     pub reads: Reads,
     /// Drives tasks (engine/src/orchestrator).
-    pub orchestrator: Arc<Orchestrator>,
+    pub task_driver: Arc<TaskDriver>,
     /// What people, rules and deadlines decide about what waits: every door decides through it.
     pub decisions: engine::orchestrator::Decisions,
     /// Calls an outside client proposes (the MCP gateway).

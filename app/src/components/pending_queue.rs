@@ -17,12 +17,12 @@ use super::{
 };
 use crate::{
     api,
-    data::QueueQuery,
     domain::{
         ApprovalOutcome, ApprovalState, naming,
         rules::Viewer,
         wire::{Approval, ApproveRequest, RejectRequest},
     },
+    queue_query::QueueQuery,
     time::age,
 };
 

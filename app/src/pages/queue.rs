@@ -11,9 +11,10 @@ use crate::{
         pending_queue::{BulkReport, PendingQueue, QueueUi},
         status_badge::approval_label,
     },
-    data::{QueueQuery, approvals_loader, me_loader},
+    data::{approvals_loader, me_loader},
     domain::{Role, rules::Viewer, wire::Approval, wording},
     live,
+    queue_query::QueueQuery,
     time::{ago, now_ms},
 };
 

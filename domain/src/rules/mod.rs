@@ -1,7 +1,7 @@
 //! Who may decide a pending approval, and until when: one rule for the server's decision (checked
-//! inside its transaction, engine/src/orchestrator/authority.rs), the abort of a turn, and the card's
-//! buttons (`offer`, in rules/offer.rs). Seeing an approval is a separate, simpler rule: its
-//! owner and the admins (server/src/auth/mod.rs `can_see`).
+//! inside its transaction, engine/src/orchestrator/decisions/authority.rs), the abort of a turn,
+//! and the card's buttons (`offer`, in rules/offer.rs). Seeing an approval is a separate, simpler
+//! rule: its owner and the admins (server/src/auth/mod.rs `can_see`).
 
 mod offer;
 

@@ -71,7 +71,7 @@ pub type TextSink = dyn Fn(usize, &str) + Send + Sync;
 pub struct ModelReply {
     pub text: Option<String>,
     pub calls: Vec<ProposedCall>,
-    /// Tokens in and out, when the provider reports them (no cost: the orchestrator prices them).
+    /// Tokens in and out, when the provider reports them (no cost: the task driver prices them).
     pub usage: Option<domain::wire::Usage>,
 }
 

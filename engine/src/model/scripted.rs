@@ -431,7 +431,8 @@ mod tests {
             describe("process_refund", false, &with_period, None),
             "The reviewer rejected process_refund (reason: testing reject all)."
         );
-        // Rejected without a reason: none is said (none is made up either, orchestrator/decide.rs).
+        // Rejected without a reason: none is said (none is made up either,
+        // orchestrator/decisions/decide.rs).
         let without = serde_json::json!({ "status": "rejected" });
         assert_eq!(describe("process_refund", false, &without, None), "The reviewer rejected process_refund.");
     }

@@ -19,7 +19,7 @@ use anyhow::Context;
 use domain::{CallState, ConversationId, EventBody, TaskId, TaskStatus, UserId, wire::Conversation};
 use serde_json::Value;
 
-use super::{ClientCalls, Orchestrator};
+use super::{ClientCalls, TaskDriver};
 use crate::{
     clock::new_call_id,
     model::{ModelReply, ProposedCall},
@@ -100,12 +100,12 @@ impl ClientCalls {
         request: Option<&str>,
         started_by: Option<&str>,
     ) -> crate::Result<TaskId> {
-        let agent = self.driver.agents.get(&conversation.agent).ok_or_else(|| anyhow::anyhow!("no agent {:?}", conversation.agent))?;
+        let agent = self.ctx.agents.get(&conversation.agent).ok_or_else(|| anyhow::anyhow!("no agent {:?}", conversation.agent))?;
         if !agent.tools.iter().any(|t| t == tool) {
             return Err(anyhow::anyhow!("agent {} has no tool {tool:?}", agent.name).into());
         }
         let cid = &conversation.id;
-        let mut w = self.driver.store.write(WriteScope::Conversation(cid)).await?;
+        let mut w = self.ctx.store.write(WriteScope::Conversation(cid)).await?;
         let task_id = tasks::insert(&mut w.tx, cid, 0, started_by).await?.id;
         let call = ClientCall::new(&task_id, cid, client, tool, args);
         client_calls::insert(&mut w.tx, &call).await?;
@@ -126,11 +126,11 @@ impl ClientCalls {
     /// agent, arguments that fit its schema, and no gate (enforcing or shadow) that matches or
     /// fails to evaluate, nor a draft (`COUNTERSIGN_AGENTS_DRAFT`) that would stop or refuse it.
     /// A call a shadow gate or the draft would stop runs unasked too, but the driven way, which
-    /// records its shadow hit (model_step.rs). A client's conversation has no model usage, so
-    /// budget gates read none.
+    /// records its shadow hit (task_driver/model_step.rs). A client's conversation has no model
+    /// usage, so budget gates read none.
     pub fn runs_unasked(&self, conversation: &Conversation, tool: &str, args: &Value) -> bool {
-        let Some(agent) = self.driver.agents.get(&conversation.agent) else { return false };
-        let Some(t) = self.driver.tools.get(tool).filter(|_| agent.tools.iter().any(|a| a == tool)) else { return false };
+        let Some(agent) = self.ctx.agents.get(&conversation.agent) else { return false };
+        let Some(t) = self.ctx.tools.get(tool).filter(|_| agent.tools.iter().any(|a| a == tool)) else { return false };
         if t.delegate().is_some() || !schema::violations(&t.spec().input_schema, args).is_empty() {
             return false;
         }
@@ -141,7 +141,7 @@ impl ClientCalls {
         if gating.requirement.is_some() || !gating.shadows.is_empty() || !gating.rule_errors.is_empty() {
             return false;
         }
-        let draft = self.driver.draft.as_deref().and_then(|d| crate::draft::judge(d, &self.driver.tools, &agent.name, &call, false));
+        let draft = self.ctx.draft.as_deref().and_then(|d| crate::draft::judge(d, &self.ctx.tools, &agent.name, &call, false));
         draft.is_none_or(|judged| matches!(judged, crate::draft::Judged::Runs))
     }
 
@@ -173,7 +173,7 @@ impl ClientCalls {
         args: &Value,
         started_by: Option<String>,
     ) -> crate::Result<Ran> {
-        let tool = self.driver.tools.get(tool_name).cloned().ok_or_else(|| anyhow::anyhow!("no tool {tool_name:?}"))?;
+        let tool = self.ctx.tools.get(tool_name).cloned().ok_or_else(|| anyhow::anyhow!("no tool {tool_name:?}"))?;
         let external = tool.is_external();
         // An outside tool that only reads (`readOnlyHint`) has no effect to guard: it runs first,
         // and the call is recorded with its result in one write. A crash in between leaves
@@ -184,12 +184,12 @@ impl ClientCalls {
                 RanRead { conversation: conversation.clone(), client: client.to_owned(), started_by, tool, args: args.clone(), outcome };
             return self.record_ran(ran).await;
         }
-        let mut w = self.driver.store.write(WriteScope::Conversation(&conversation.id)).await?;
+        let mut w = self.ctx.store.write(WriteScope::Conversation(&conversation.id)).await?;
         let (task, call) = self.record_start(&mut w, conversation, client, started_by.as_deref(), tool.as_ref(), args).await?;
         let (mut w, outcome, fenced) = match external {
             // A built-in tool's effect is part of the same write.
             false => {
-                let outcome = self.driver.run_in_savepoint(&mut w, tool.as_ref(), args).await?;
+                let outcome = self.ctx.run_in_savepoint(&mut w, tool.as_ref(), args).await?;
                 (w, outcome, false)
             }
             // An effect outside: the start is committed first (a crash now leaves the call
@@ -199,10 +199,10 @@ impl ClientCalls {
                 let lease = self.driver.claim_in(&mut w, &call.task_id).await?.context("BUG: a new task is free to claim")?;
                 w.commit().await?;
                 let outcome = self.call_external(tool.as_ref(), args).await;
-                (self.driver.store.write_as(&lease).await?, outcome, true)
+                (self.ctx.store.write_as(&lease).await?, outcome, true)
             }
         };
-        self.driver.record_result(&mut w, &call, outcome.clone()).await?;
+        self.ctx.record_result(&mut w, &call, outcome.clone()).await?;
         // The driven way's second model step: the client says nothing more.
         tasks::transition(&mut w, &task, &[TaskStatus::Working], TaskStatus::Completed, None).await?;
         if fenced {
@@ -231,7 +231,7 @@ impl ClientCalls {
     /// Leads the recording of the reads of `cid` that joined: takes the writer, then all that
     /// joined by then (later ones lead a write of their own).
     async fn record_joined(&self, cid: &ConversationId) {
-        let w = self.driver.store.write(WriteScope::Conversation(cid)).await;
+        let w = self.ctx.store.write(WriteScope::Conversation(cid)).await;
         let mut joined = self.waiting.take(cid);
         let failed: crate::Error = match w {
             Ok(mut w) => match self.record_all(&mut w, &joined).await {
@@ -269,7 +269,7 @@ impl ClientCalls {
     }
 
     async fn record_alone(&self, ran: &RanRead) -> crate::Result<TaskId> {
-        let mut w = self.driver.store.write(WriteScope::Conversation(&ran.conversation.id)).await?;
+        let mut w = self.ctx.store.write(WriteScope::Conversation(&ran.conversation.id)).await?;
         let task = self.record_in(&mut w, ran).await?;
         w.commit().await?;
         Ok(task)
@@ -279,9 +279,9 @@ impl ClientCalls {
     async fn record_in(&self, w: &mut Write, ran: &RanRead) -> crate::Result<TaskId> {
         let (task, call) =
             self.record_start(w, &ran.conversation, &ran.client, ran.started_by.as_deref(), ran.tool.as_ref(), &ran.args).await?;
-        self.driver.record_result(w, &call, ran.outcome.clone()).await?;
+        self.ctx.record_result(w, &call, ran.outcome.clone()).await?;
         tasks::transition(w, &task, &[TaskStatus::Working], TaskStatus::Completed, None).await?;
-        if let Some(hook) = &self.driver.before_commit {
+        if let Some(hook) = &self.ctx.before_commit {
             hook(&format!("read:{} {}", call.tool, ran.args))?;
         }
         Ok(call.task_id)
@@ -299,7 +299,7 @@ impl ClientCalls {
         tool: &dyn Tool,
         args: &Value,
     ) -> crate::Result<(TaskRow, CallRow)> {
-        let agent = self.driver.agents.get(&conversation.agent).ok_or_else(|| anyhow::anyhow!("no agent {:?}", conversation.agent))?;
+        let agent = self.ctx.agents.get(&conversation.agent).ok_or_else(|| anyhow::anyhow!("no agent {:?}", conversation.agent))?;
         let (cid, tool_name) = (&conversation.id, tool.spec().name.clone());
         // Its one step, the call, is taken as it is made: the driven way's `take_step` on a
         // row this write just made could only succeed.
@@ -366,7 +366,7 @@ impl ClientCalls {
             Err(ToolError::Failed(failure)) => Err(failure.0),
             Err(ToolError::Internal(err)) => Err(format!("{err:#}")),
         };
-        self.driver.metrics.tool_ran(&tool.spec().name, started.elapsed().as_secs_f64());
+        self.ctx.metrics.tool_ran(&tool.spec().name, started.elapsed().as_secs_f64());
         outcome
     }
 }
@@ -376,26 +376,26 @@ impl ClientCalls {
     /// The client still waits (a heartbeat), or has gone (`gone`): `store::client_calls::mark`.
     /// An approved call runs only while its client waits.
     pub async fn mark(&self, task_id: &TaskId, gone: bool) -> anyhow::Result<()> {
-        client_calls::mark(&self.driver.store, task_id, gone).await
+        client_calls::mark(&self.ctx.store, task_id, gone).await
     }
 
     /// The client was answered "input required" and comes back with its answer: it counts as
     /// waiting until `until` (the approval's deadline).
     pub async fn expect_back(&self, task_id: &TaskId, until: i64) -> anyhow::Result<()> {
-        client_calls::expect_back(&self.driver.store, task_id, until).await
+        client_calls::expect_back(&self.ctx.store, task_id, until).await
     }
 
     /// Keeps the name a client calls itself (MCP's `clientInfo.name`) for its credential.
     pub async fn name_client(&self, user: &UserId, client_key: &str, name: &str) -> anyhow::Result<()> {
-        client_calls::name_client(&self.driver.store, user, client_key, name).await
+        client_calls::name_client(&self.ctx.store, user, client_key, name).await
     }
 }
 
 /// Run by the driver of a gated call once it was approved.
-impl Orchestrator {
+impl TaskDriver {
     /// An approved call whose client stopped waiting: recorded as not run, never run.
     pub(super) async fn client_gone(&self, call: &CallRow, client: &ClientCall, lease: &Lease) -> crate::Result<()> {
-        let mut w = self.store.write_as(lease).await?;
+        let mut w = self.ctx.store.write_as(lease).await?;
         if !calls::transition(&mut w.tx, &call.id, CallState::Approved, CallState::Executing, None).await? {
             return Ok(()); // someone else ran or canceled it
         }
@@ -403,7 +403,7 @@ impl Orchestrator {
             "Not run: {} stopped waiting for the decision, so the approved call was not made (it would have answered no one)",
             client.client
         );
-        self.record_result(&mut w, call, Err(message)).await?;
+        self.ctx.record_result(&mut w, call, Err(message)).await?;
         w.commit().await?;
         Ok(())
     }

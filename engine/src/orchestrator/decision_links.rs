@@ -12,7 +12,11 @@ use domain::{ApprovalId, AuditKind, Role};
 use serde_json::json;
 use sqlx::AnyConnection;
 
-use super::authority::{Actor, decider_in, four_eyes, pending_approval};
+use super::{
+    Actor,
+    decisions::{decider_in, pending_approval},
+    four_eyes,
+};
 use crate::{
     Error,
     clock::{new_id, now_ms, rfc3339},

@@ -1,12 +1,15 @@
 //! The use cases that move tasks on, in three parts, and three beside them.
 //!
-//! - [`Orchestrator`] drives tasks from the event log (docs/architecture.md, decision 2): it runs
+//! - [`TaskDriver`] drives tasks from the event log (docs/architecture.md, decision 2): it runs
 //!   approved calls, asks the model for the next step when nothing is pending, and stops when a
-//!   gate asks for a human (`start_turn.rs`, `step.rs`, `model_step.rs`, `execute.rs`,
-//!   `delegate.rs`).
+//!   gate asks for a human (`task_driver/`).
 //! - [`ClientCalls`] are the calls an outside client proposes (`client_calls.rs`).
-//! - [`Decisions`] are what people, rules and deadlines decide about what waits (`decide.rs` and
-//!   the files it names).
+//! - [`Decisions`] are what people, rules and deadlines decide about what waits (`decisions/`).
+//!
+//! The three share one `Context` (`context.rs`): the store, the configuration, the models and
+//! tools, the metrics. Decisions and client calls hold the task driver as well, only to hand it
+//! the tasks that may go on (`trigger`, or a lease claimed in their write).
+//!
 //! - [`DecisionLinks`] issue, email and revoke signed decision links (`decision_links.rs`), and
 //!   [`Notifications`] record what the notification channels sent (`notifications.rs`): writes
 //!   about what waits that decide nothing.
@@ -16,304 +19,45 @@
 //! Nothing waits in memory for a decision: a decision is a database write followed by the
 //! driver's `trigger`, and a restart resumes every task that was working.
 
-mod abort;
-mod approval_emails;
-mod authority;
 mod client_calls;
-mod confirm;
+mod context;
 mod conversations;
-mod decide;
 mod decision_links;
-mod delegate;
-mod drivers;
-mod escalate;
-mod execute;
-mod grants;
-mod model_step;
+mod decisions;
 mod notifications;
-mod reclassify;
-mod start_turn;
-mod step;
-mod step_outcome;
 pub mod sweeper;
-mod time_out;
-mod waiting;
+mod task_driver;
 
-use domain::TaskId;
-use std::{sync::Arc, time::Duration};
+use std::sync::Arc;
 
-use domain::TaskStatus;
-
-use self::drivers::{Drivers, Round};
-use crate::{
-    agents::AgentsConfig,
-    limits::Limits,
-    metrics::Metrics,
-    model::Models,
-    store::{
-        Store, Write,
-        tasks::{self, Lease},
-    },
-    tools::Registry,
-};
+use self::context::Context;
 
 pub use crate::store::outbox::EmailNotice;
-pub use authority::{Actor, Decision, SYSTEM, four_eyes};
 pub use client_calls::Ran;
-pub use confirm::{ChatAnswer, Reply};
 pub use conversations::{Conversations, IdFrom, gateway_id};
 pub use decision_links::{DecisionLinks, IssuedLink, sees_approval};
+pub use decisions::{Actor, ChatAnswer, Decision, Decisions, Reclassified, Reply, SYSTEM, four_eyes};
 pub use notifications::{Notifications, SlackSent};
-pub use reclassify::Reclassified;
-
-/// Failed attempts at driving a task (since its last model step) before the turn fails.
-pub const MAX_FAILED_ATTEMPTS: i64 = 3;
+pub use task_driver::{MAX_FAILED_ATTEMPTS, TaskDriver};
 
 /// Test hook run just before a transaction commits: with the call id after a built-in tool
 /// applied its effect, with `step:<task id>` after a model step was recorded, with
 /// `read:<tool> <args>` after a client's read that ran was recorded (perhaps with others).
 pub type BeforeCommitHook = Arc<dyn Fn(&str) -> anyhow::Result<()> + Send + Sync>;
 
-/// How a drive ended: still holding the task's lease, or its last write released it.
-#[derive(Debug, PartialEq, Eq)]
-pub(super) enum Drove {
-    Holding,
-    Released,
-}
-
-/// The driver of tasks: one per process, holding which tasks it drives and their leases.
-pub struct Orchestrator {
-    store: Store,
-    models: Models,
-    tools: Arc<Registry>,
-    agents: Arc<AgentsConfig>,
-    /// A draft configuration (`COUNTERSIGN_AGENTS_DRAFT`) every proposed call is also put to: where
-    /// it would do otherwise, a shadow hit says so (engine/src/draft.rs). It decides nothing.
-    draft: Option<Arc<AgentsConfig>>,
-    /// Tasks being driven in this process. Guards against two drivers for one task, not a wait
-    /// for a human.
-    drivers: Drivers,
-    before_commit: Option<BeforeCommitHook>,
-    metrics: Arc<Metrics>,
-    /// How long a claim on a task lasts without renewal (a crashed process's claims run out).
-    lease: Duration,
-}
-
-/// What people, rules and deadlines decide about the calls and tasks that wait: approve or reject
-/// (`decide.rs`), answer in chat (`confirm.rs`), escalate (`escalate.rs`), time out
-/// (`time_out.rs`), remind (`waiting.rs`), revoke a grant (`grants.rs`), abort (`abort.rs`), and
-/// look again at what waits when the rules changed (`reclassify.rs`). Each is one write under the
-/// authority rules (`authority.rs`); a task that may go on is then handed to its driver, the
-/// [`Orchestrator`].
-#[derive(Clone)]
-pub struct Decisions {
-    /// The store, configuration and tools are the driver's.
-    driver: Arc<Orchestrator>,
-    /// Each person's decisions per minute, counted by every entry point a person decides through
-    /// ([`Decisions::count_attempt`]).
-    limits: Arc<Limits>,
-}
-
-impl Decisions {
-    pub fn new(driver: &Arc<Orchestrator>, limits: Arc<Limits>) -> Self {
-        Self { driver: Arc::clone(driver), limits }
-    }
-
-    /// The driver the tasks decided here go on in.
-    pub fn driver(&self) -> &Arc<Orchestrator> {
-        &self.driver
-    }
-}
-
 /// Calls an outside client (the MCP gateway) proposes (`client_calls.rs`): one that no gate stops
-/// runs at once, without a driver; any other becomes a task for the [`Orchestrator`] to drive.
+/// runs at once, without a driver; any other becomes a task for the [`TaskDriver`] to drive.
 #[derive(Clone)]
 pub struct ClientCalls {
-    /// The store, configuration and tools are the driver's.
-    driver: Arc<Orchestrator>,
+    /// The store, configuration and tools, shared with the task driver.
+    ctx: Arc<Context>,
+    /// Where a gated call's task is driven.
+    driver: Arc<TaskDriver>,
     waiting: Arc<client_calls::Waiting>,
 }
 
 impl ClientCalls {
-    pub fn new(driver: &Arc<Orchestrator>) -> Self {
-        Self { driver: Arc::clone(driver), waiting: Arc::default() }
-    }
-}
-
-impl Orchestrator {
-    pub fn new(
-        store: Store,
-        models: Models,
-        tools: Arc<Registry>,
-        agents: Arc<AgentsConfig>,
-        draft: Option<Arc<AgentsConfig>>,
-        before_commit: Option<BeforeCommitHook>,
-        lease: Duration,
-    ) -> Arc<Self> {
-        let metrics = Arc::new(Metrics::default());
-        Arc::new(Self { store, models, tools, agents, draft, drivers: Drivers::default(), before_commit, metrics, lease })
-    }
-
-    pub fn agents(&self) -> &AgentsConfig {
-        &self.agents
-    }
-
-    /// The draft configuration calls are also put to, if one is loaded.
-    pub fn draft(&self) -> Option<&AgentsConfig> {
-        self.draft.as_deref()
-    }
-
-    /// The input schema of a tool, if the tool is (still) available.
-    pub fn input_schema(&self, tool: &str) -> Option<serde_json::Value> {
-        self.tools.get(tool).map(|t| t.spec().input_schema.clone())
-    }
-
-    pub fn metrics(&self) -> &Arc<Metrics> {
-        &self.metrics
-    }
-
-    pub fn tools(&self) -> &Registry {
-        &self.tools
-    }
-
-    /// Makes sure the task gets driven: starts a driver, or tells the running one to look again.
-    pub fn trigger(self: &Arc<Self>, task_id: &TaskId) {
-        self.drive_with(task_id, None);
-    }
-
-    /// Claims the task inside the write that starts or resumes it, so that its driver needs no
-    /// commit of its own to begin: pass the lease to [`Self::drive_with`] once `w` committed. `None`
-    /// when a driver (here or in another process) holds the task: it will look again.
-    pub(super) async fn claim_in(&self, w: &mut Write, task_id: &TaskId) -> anyhow::Result<Option<Lease>> {
-        let owner = self.store.bus().instance();
-        tasks::claim(&mut *w.tx, self.store.backend(), task_id, owner, self.lease.as_millis() as i64).await
-    }
-
-    /// Like [`Self::trigger`], with the lease a committed write claimed for the task, if any
-    /// (handed to the task's driver if one still runs here: [`drivers`]).
-    pub(super) fn drive_with(self: &Arc<Self>, task_id: &TaskId, lease: Option<Lease>) {
-        let Some(lease) = self.drivers.enter(task_id, lease) else { return };
-        let this = Arc::clone(self);
-        let task_id = task_id.to_owned();
-        // A child of whatever started it (a request's span carries its request id into the logs).
-        let span = tracing::info_span!("drive", task_id = %task_id);
-        tokio::spawn(tracing::Instrument::instrument(this.driver(task_id, lease), span));
-    }
-
-    /// One driver of a task in this process: drives it while it holds the task's lease, and leaves
-    /// when nothing more is asked of it.
-    async fn driver(self: Arc<Self>, task_id: TaskId, mut next: Option<Lease>) {
-        loop {
-            let lease = match next.take() {
-                Some(lease) => lease,
-                None => match self.claim(&task_id).await {
-                    Some(lease) => lease,
-                    // Another driver (here or in another process) holds the task: then it is theirs,
-                    // unless a write handed this driver a lease meanwhile.
-                    None => match self.drivers.next_round(&task_id, Round::Blocked) {
-                        Some(Some(handed)) => handed,
-                        _ => return,
-                    },
-                },
-            };
-            let held = match self.drive(&lease).await {
-                Ok(Drove::Holding) => true,
-                // Its last write gave the task up: no commit of its own for the release.
-                Ok(Drove::Released) => false,
-                Err(err @ crate::Error::LeaseLost(_)) => {
-                    // Someone else drives it now; this driver's last write was dropped.
-                    tracing::warn!(%task_id, error = %err, "lost the task's lease");
-                    false
-                }
-                Err(err) => {
-                    // Left as is in the database; the sweeper retries working tasks, a few times.
-                    tracing::error!(%task_id, error = ?err, "driving the task failed");
-                    self.count_failed_attempt(&lease).await;
-                    true
-                }
-            };
-            // A trigger that arrived meanwhile: look again, with the lease if still held.
-            // (A lease handed over means this driver's own ran out: the claim replaced it.)
-            if let Some(handed) = self.drivers.next_round(&task_id, Round::Working) {
-                next = handed.or(held.then_some(lease));
-                continue;
-            }
-            // Released while still listed as running, so a trigger that arrives meanwhile sets
-            // "again" (or hands over a lease) here instead of starting a driver that finds it held.
-            if held {
-                self.release(&lease).await;
-            }
-            match self.drivers.next_round(&task_id, Round::Leaving) {
-                Some(handed) => next = handed,
-                None => return,
-            }
-        }
-    }
-
-    async fn release(&self, lease: &Lease) {
-        if let Err(err) = tasks::release(&self.store, lease).await {
-            tracing::warn!(task_id = %lease.task_id, error = ?err, "releasing the task failed; its lease will run out");
-        }
-    }
-
-    /// A fresh lease on the task for one driver of this process, timed by the database's clock.
-    async fn claim(&self, task_id: &TaskId) -> Option<Lease> {
-        let owner = self.store.bus().instance();
-        match tasks::claim(&self.store, self.store.backend(), task_id, owner, self.lease.as_millis() as i64).await {
-            Ok(lease) => lease,
-            Err(err) => {
-                tracing::error!(%task_id, error = ?err, "claiming the task failed");
-                None
-            }
-        }
-    }
-
-    /// Keeps this process's claims alive while it runs (a third of the lease between renewals).
-    pub async fn renew_claims(self: Arc<Self>, pulse: crate::background::Pulse) {
-        loop {
-            tokio::time::sleep(self.lease / 3).await;
-            let lease_ms = self.lease.as_millis() as i64;
-            match tasks::renew(&self.store, self.store.backend(), self.store.bus().instance(), lease_ms).await {
-                Ok(()) => pulse.ok(),
-                Err(err) => {
-                    tracing::warn!(error = ?err, "renewing task claims failed");
-                    pulse.failed(err);
-                }
-            }
-        }
-    }
-
-    /// Counts a failed attempt at driving the task; after [`MAX_FAILED_ATTEMPTS`] since its last
-    /// model step the turn fails with a message the chat shows, instead of being retried forever.
-    async fn count_failed_attempt(&self, lease: &Lease) {
-        let task_id = &lease.task_id;
-        let result = async {
-            let mut w = self.store.write_as(lease).await?;
-            let attempts = tasks::count_failed_attempt(&mut w, task_id).await?;
-            if attempts >= MAX_FAILED_ATTEMPTS
-                && let Some(task) = tasks::get(&mut *w.tx, task_id).await?
-            {
-                let message = format!(
-                    "Countersign could not record the agent's next step ({attempts} attempts failed), so this turn was stopped. \
-                     Nothing else was changed; send your message again to retry."
-                );
-                tasks::transition(&mut w, &task, &[TaskStatus::Working, TaskStatus::InputRequired], TaskStatus::Failed, Some(message))
-                    .await?;
-            }
-            w.commit().await
-        };
-        let result: crate::Result<_> = result.await;
-        match result {
-            Ok(_) => {}
-            // The driver froze or was cut off and another took the task over: nothing to count.
-            Err(crate::Error::LeaseLost(_)) => {
-                tracing::info!(%task_id, "a failed attempt was not counted: this driver no longer holds the task");
-            }
-            Err(err) => tracing::error!(%task_id, error = ?err, "counting a failed attempt failed"),
-        }
-    }
-
-    pub fn is_running(&self, task_id: &TaskId) -> bool {
-        self.drivers.contains(task_id)
+    pub fn new(driver: &Arc<TaskDriver>) -> Self {
+        Self { ctx: Arc::clone(&driver.ctx), driver: Arc::clone(driver), waiting: Arc::default() }
     }
 }

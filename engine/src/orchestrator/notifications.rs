@@ -1,13 +1,14 @@
 //! What the notification channels (server/src/channels: email, Slack) sent, recorded after each
 //! message went out: audited as `notification.sent`, and a new Slack message's place kept so it
 //! can be updated once the approval is decided. The messages were queued by the write that caused
-//! them (`model_step.rs` with `approval_emails.rs`, `waiting.rs`, `decide.rs`; `store/outbox.rs`); the
-//! delivery worker hands them to their channel (`crate::delivery`).
+//! them (`task_driver/model_step.rs` with `approval_emails.rs`, `decisions/waiting.rs`,
+//! `decisions/decide.rs`; `store/outbox.rs`); the delivery worker hands them to their channel
+//! (`crate::delivery`).
 
 use domain::{ApprovalId, ApprovalState, AuditKind};
 use serde_json::json;
 
-use super::authority::SYSTEM;
+use super::SYSTEM;
 use crate::{
     Error,
     store::{

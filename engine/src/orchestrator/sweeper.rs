@@ -4,30 +4,30 @@
 use crate::Error;
 use std::{sync::Arc, time::Duration};
 
-use super::{Decisions, Orchestrator};
+use super::{Decisions, TaskDriver};
 use crate::clock::now_ms;
 use crate::store::{approvals, tasks};
 
 /// At start-up: resumes every task a crash or restart left mid-way, at once (on SQLite the
 /// previous process's leases are dropped first; on PostgreSQL a dead holder's leases are
 /// claimable as soon as its connections are gone).
-pub async fn resume_at_start_up(orchestrator: &Arc<Orchestrator>) -> anyhow::Result<usize> {
-    if orchestrator.store.backend() == crate::store::Backend::Sqlite {
-        let dropped = tasks::forget_leases_at_start_up(&orchestrator.store).await?
-            + crate::store::outbox::forget_leases_at_start_up(&orchestrator.store).await?;
+pub async fn resume_at_start_up(driver: &Arc<TaskDriver>) -> anyhow::Result<usize> {
+    if driver.ctx.store.backend() == crate::store::Backend::Sqlite {
+        let dropped = tasks::forget_leases_at_start_up(&driver.ctx.store).await?
+            + crate::store::outbox::forget_leases_at_start_up(&driver.ctx.store).await?;
         if dropped > 0 {
             tracing::info!(dropped, "dropped the task and webhook leases of the previous run");
         }
     }
-    resume_all(orchestrator).await
+    resume_all(driver).await
 }
 
 /// Resumes every task a crash or restart left mid-way.
-pub async fn resume_all(orchestrator: &Arc<Orchestrator>) -> anyhow::Result<usize> {
-    let ids = tasks::needing_work(&orchestrator.store).await?;
+pub async fn resume_all(driver: &Arc<TaskDriver>) -> anyhow::Result<usize> {
+    let ids = tasks::needing_work(&driver.ctx.store).await?;
     for id in &ids {
-        if !orchestrator.is_running(id) {
-            orchestrator.trigger(id);
+        if !driver.is_running(id) {
+            driver.trigger(id);
         }
     }
     Ok(ids.len())
@@ -36,7 +36,7 @@ pub async fn resume_all(orchestrator: &Arc<Orchestrator>) -> anyhow::Result<usiz
 /// Escalation timeouts and reminders that are due (both stored, so a restart misses none).
 async fn sweep_escalations_and_reminders(decisions: &Decisions) {
     let now = now_ms();
-    match approvals::due_escalations(&decisions.driver.store, decisions.driver.store.backend(), now).await {
+    match approvals::due_escalations(&decisions.ctx.store, decisions.ctx.store.backend(), now).await {
         Ok(ids) => {
             for id in ids {
                 match decisions.escalate_when_due(&id).await {
@@ -47,7 +47,7 @@ async fn sweep_escalations_and_reminders(decisions: &Decisions) {
         }
         Err(err) => tracing::error!(error = ?err, "escalation sweep failed"),
     }
-    match approvals::due_reminders(&decisions.driver.store, decisions.driver.store.backend(), now).await {
+    match approvals::due_reminders(&decisions.ctx.store, decisions.ctx.store.backend(), now).await {
         Ok(ids) => {
             for id in ids {
                 match decisions.remind_when_due(&id).await {
@@ -72,9 +72,9 @@ pub async fn run(decisions: Decisions, interval: Duration, pulse: crate::backgro
         }
         // PostgreSQL: chain audit entries a replica staged but could not chain (it died or
         // another replica was chaining); about once a second.
-        if decisions.driver.store.backend() == crate::store::Backend::Postgres
+        if decisions.ctx.store.backend() == crate::store::Backend::Postgres
             && ticks.is_multiple_of((1000 / interval.as_millis().max(1) as u64).max(1))
-            && let Err(err) = crate::store::audit::settle(&decisions.driver.store).await
+            && let Err(err) = crate::store::audit::settle(&decisions.ctx.store).await
         {
             tracing::error!(error = ?err, "chaining staged audit entries failed");
         }
@@ -90,7 +90,7 @@ pub async fn run(decisions: Decisions, interval: Duration, pulse: crate::backgro
 /// Each approval's failure is logged and the pass goes on; the first is returned.
 pub async fn sweep(decisions: &Decisions) -> Result<(), String> {
     let mut failed = Vec::new();
-    match approvals::overdue(&decisions.driver.store, decisions.driver.store.backend(), now_ms()).await {
+    match approvals::overdue(&decisions.ctx.store, decisions.ctx.store.backend(), now_ms()).await {
         Ok(ids) => {
             for id in ids {
                 match decisions.time_out(&id).await {

@@ -1,7 +1,8 @@
 //! People administration: the approver groups admins manage, the delegations people set up, and
 //! the accounts and groups the identity provider names at each sign-in.
-//! It changes who may decide; deciding a call is the orchestrator's, which asks `resolve` who the
-//! approvers are when a call stops. Every change here is one audited write.
+//! It changes who may decide; deciding a call is `Decisions`' (engine/src/orchestrator), and the
+//! task driver asks `resolve` who the approvers are when a call stops. Every change here is one
+//! audited write.
 //! Beside them, [`Accounts`] make and revoke a person's API tokens and tell every replica when a
 //! credential ended (`credentials.rs`).
 

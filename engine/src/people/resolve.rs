@@ -1,4 +1,4 @@
-//! Who a gate's `approvers` and a group name stand for, now: the rule the orchestrator asks with
+//! Who a gate's `approvers` and a group name stand for, now: the rule the task driver asks with
 //! when a call stops, and that people administration re-asks when a group changes. Groups come
 //! from the configuration file (`[[groups]]`) first, then from the database.
 

@@ -6,7 +6,7 @@ use domain::{ApprovalId, ConversationId, TaskId};
 use super::Reads;
 use crate::store::approvals;
 
-pub use crate::store::approvals::{ApprovalRow, Filter, Order, StateFilter};
+pub use crate::store::approvals::{ApprovalRow, Filter, QueueOrder, StateFilter};
 
 impl Reads {
     /// The approval with this id, if there is one (whoever may see it: the caller checks).
@@ -32,7 +32,7 @@ impl Reads {
 
     /// The conversation's oldest pending approval that waits for a yes or no in the chat, if any:
     /// a message posted there answers it. A look before the write, which asks again in its
-    /// transaction (orchestrator/confirm.rs).
+    /// transaction (orchestrator/decisions/confirm.rs).
     pub async fn pending_in_chat(&self, conversation_id: &ConversationId) -> anyhow::Result<Option<ApprovalRow>> {
         approvals::pending_in_chat(&self.store, conversation_id).await
     }

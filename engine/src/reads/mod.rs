@@ -46,7 +46,7 @@ mod views;
 
 use crate::{bus::Bus, store::Store};
 
-pub use approvals::{ApprovalRow, Filter, Order, StateFilter};
+pub use approvals::{ApprovalRow, Filter, QueueOrder, StateFilter};
 pub use audit::{ExternalAnchor, Verification};
 pub use client_calls::ClientCall;
 pub use decision_links::LinkRow;

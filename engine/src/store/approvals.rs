@@ -481,13 +481,13 @@ pub struct Filter<'a> {
     pub risk: Option<Risk>,
     /// Only calls this reversible (from their risk assessment).
     pub reversibility: Option<wire::Reversibility>,
-    pub order: Order,
+    pub order: QueueOrder,
     pub limit: i64,
 }
 
 /// How the queue is sorted (ties: oldest first).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Order {
+pub enum QueueOrder {
     #[default]
     Newest,
     Oldest,
@@ -499,7 +499,7 @@ pub enum Order {
     Reversibility,
 }
 
-impl Order {
+impl QueueOrder {
     pub const NAMES: [&'static str; 5] = ["newest", "oldest", "risk", "deadline", "reversibility"];
 
     pub fn parse(name: &str) -> Option<Self> {
@@ -542,8 +542,8 @@ pub async fn list(db: impl Into<Db<'_>>, f: &Filter<'_>) -> anyhow::Result<Vec<A
         StateFilter::Only(state) => state != ApprovalState::Pending,
     };
     let order = match f.order {
-        Order::Newest if decided_only => "COALESCE(a.decided_at, a.created_at) DESC, a.id DESC",
-        Order::Oldest if decided_only => "COALESCE(a.decided_at, a.created_at) ASC, a.id ASC",
+        QueueOrder::Newest if decided_only => "COALESCE(a.decided_at, a.created_at) DESC, a.id DESC",
+        QueueOrder::Oldest if decided_only => "COALESCE(a.decided_at, a.created_at) ASC, a.id ASC",
         other => other.sql(),
     };
     let stand_ins: String = (9..9 + f.stand_in_for.len())

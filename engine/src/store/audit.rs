@@ -236,34 +236,34 @@ pub async fn page(
     limit: i64,
 ) -> anyhow::Result<Vec<AuditRow>> {
     settle(store).await?;
-    select(store.pool(), Order::Oldest, after_id, kind, actor, limit).await
+    select(store.pool(), Direction::Oldest, after_id, kind, actor, limit).await
 }
 
 /// The newest `limit` entries, newest first, optionally of one kind or actor (the audit page).
 pub async fn newest(store: &super::Store, kind: Option<&str>, actor: Option<&str>, limit: i64) -> anyhow::Result<Vec<AuditRow>> {
     settle(store).await?;
-    select(store.pool(), Order::Newest, 0, kind, actor, limit).await
+    select(store.pool(), Direction::Newest, 0, kind, actor, limit).await
 }
 
-enum Order {
+enum Direction {
     Oldest,
     Newest,
 }
 
 async fn select(
     db: impl AnyExecutor<'_>,
-    order: Order,
+    order: Direction,
     after_id: i64,
     kind: Option<&str>,
     actor: Option<&str>,
     limit: i64,
 ) -> anyhow::Result<Vec<AuditRow>> {
     let sql = match order {
-        Order::Oldest => {
+        Direction::Oldest => {
             "SELECT id, at, kind, actor, entry, prev_hash, hash FROM audit_log
              WHERE id > $1 AND ($2 IS NULL OR kind = $2) AND ($3 IS NULL OR actor = $3) ORDER BY id LIMIT $4"
         }
-        Order::Newest => {
+        Direction::Newest => {
             "SELECT id, at, kind, actor, entry, prev_hash, hash FROM audit_log
              WHERE id > $1 AND ($2 IS NULL OR kind = $2) AND ($3 IS NULL OR actor = $3) ORDER BY id DESC LIMIT $4"
         }
@@ -277,7 +277,7 @@ pub async fn export_lines(store: &super::Store) -> anyhow::Result<String> {
     let mut out = String::new();
     let mut after = 0;
     loop {
-        let rows = select(store.pool(), Order::Oldest, after, None, None, 1000).await?;
+        let rows = select(store.pool(), Direction::Oldest, after, None, None, 1000).await?;
         let Some(last) = rows.last() else { return Ok(out) };
         after = last.id;
         for row in &rows {
@@ -381,7 +381,7 @@ pub async fn verify(
     let mut after = pruned.map_or(0, |a| a.entry_id);
     let mut last_id = after;
     loop {
-        let rows = select(pool, Order::Oldest, after, None, None, 1000).await?;
+        let rows = select(pool, Direction::Oldest, after, None, None, 1000).await?;
         if rows.is_empty() {
             break;
         }

@@ -10,7 +10,7 @@ use crate::clock::{new_id, now_ms, rfc3339};
 
 pub use domain::Role;
 
-/// Who is acting: what handlers and the orchestrator see of a user.
+/// Who is acting: what handlers and the engine's use cases see of a user.
 #[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
 #[schema(as = Account)]
 pub struct User {

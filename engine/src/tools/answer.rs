@@ -1,7 +1,7 @@
 //! `final_answer`: an agent's final answer of a turn, held for approval by a `final_response`
 //! gate (docs/config.md, "Final answers"). The model never calls it: when the agent's reply has
-//! text and no calls, the orchestrator records the text as a call of this tool and asks. Approving
-//! it (with the text edited or not) runs it: the orchestrator sends the text as the agent's answer
+//! text and no calls, the task driver records the text as a call of this tool and asks. Approving
+//! it (with the text edited or not) runs it: the task driver sends the text as the agent's answer
 //! and ends the turn. Rejecting it sends the reason back to the model for another attempt.
 
 use async_trait::async_trait;
@@ -73,7 +73,7 @@ impl Tool for FinalAnswer {
         }
     }
 
-    /// The orchestrator sends the text; running the call only checks there is one.
+    /// The task driver sends the text; running the call only checks there is one.
     async fn run(&self, _conn: &mut AnyConnection, args: &Value) -> Result<Value, ToolError> {
         match text_of(args) {
             Some(text) => Ok(json!({ "status": "sent", "message": "Answer sent to the user", "text": text })),

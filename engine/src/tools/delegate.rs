@@ -1,5 +1,5 @@
 //! `ask_<worker>`: the tool through which a supervisor agent delegates to a worker agent
-//! (supervisor → worker). It has no effect of its own: the orchestrator runs the
+//! (supervisor → worker). It has no effect of its own: the task driver runs the
 //! worker as a task in the same conversation and returns the worker's answer as the result.
 
 use async_trait::async_trait;
@@ -54,6 +54,6 @@ impl Tool for DelegateTool {
     }
 
     async fn run(&self, _conn: &mut AnyConnection, _args: &Value) -> Result<Value, ToolError> {
-        Err(ToolError::Internal(anyhow::anyhow!("BUG: {} is run by the orchestrator as a worker task", self.spec.name)))
+        Err(ToolError::Internal(anyhow::anyhow!("BUG: {} is run by the task driver as a worker task", self.spec.name)))
     }
 }

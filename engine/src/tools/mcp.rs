@@ -1,6 +1,6 @@
 //! MCP tool servers (stdio child processes or streamable HTTP) through the official Rust SDK,
 //! `rmcp`. Their tools join the registry with their JSON schemas and annotations
-//! (`destructiveHint`, `readOnlyHint`). MCP calls are external effects: the orchestrator marks
+//! (`destructiveHint`, `readOnlyHint`). MCP calls are external effects: the task driver marks
 //! them executing before calling and never re-runs one a crash interrupted (docs/architecture.md, decision 4).
 
 use std::{collections::BTreeSet, sync::Arc};

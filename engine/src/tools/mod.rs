@@ -84,7 +84,7 @@ pub trait Tool: Send + Sync {
     /// commits together with its result or not at all (docs/architecture.md, decision 4).
     async fn run(&self, conn: &mut AnyConnection, args: &Value) -> Result<Value, ToolError>;
 
-    /// External tools (MCP) act outside the database: the orchestrator marks the call executing
+    /// External tools (MCP) act outside the database: the task driver marks the call executing
     /// and commits before `call`, so a crash can never make it run twice.
     fn is_external(&self) -> bool {
         false

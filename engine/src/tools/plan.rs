@@ -125,7 +125,8 @@ impl Tool for ProposePlan {
         }
     }
 
-    /// Approving is the effect: the orchestrator grants each step (`orchestrator/grants.rs`).
+    /// Approving is the effect: the task driver grants each step
+    /// (`orchestrator/task_driver/grants.rs`).
     async fn run(&self, _conn: &mut AnyConnection, args: &Value) -> Result<Value, ToolError> {
         let steps: Vec<Value> = steps(args).into_iter().map(|(tool, args)| json!({ "tool": tool, "args": args })).collect();
         if steps.is_empty() {

@@ -14,7 +14,7 @@ const CLIENT: &str = "MCP client \u{201c}test\u{201d}";
 async fn a_gated_call_from_an_outside_client_waits_and_runs_once_when_approved() {
     let engine = Engine::start(SUPPORT).await;
     let chat = engine.conversation("alice", "support").await;
-    let calls = ClientCalls::new(&engine.orchestrator);
+    let calls = ClientCalls::new(&engine.task_driver);
     let args = json!({ "order_id": 1002, "amount": 5.0 });
     assert!(!calls.runs_unasked(&chat, "process_refund", &args), "the refunds gate stops it");
 
@@ -52,7 +52,7 @@ async fn a_gated_call_from_an_outside_client_waits_and_runs_once_when_approved()
 async fn an_approved_client_call_whose_client_has_gone_is_recorded_as_not_run() {
     let engine = Engine::start(SUPPORT).await;
     let chat = engine.conversation("alice", "support").await;
-    let calls = ClientCalls::new(&engine.orchestrator);
+    let calls = ClientCalls::new(&engine.task_driver);
     let args = json!({ "order_id": 1002, "amount": 5.0 });
     let task = calls.propose_call(&chat, CLIENT, "process_refund", &args, None, None).await.expect("proposed");
     assert_eq!(engine.settle(&task).await, TaskStatus::InputRequired);

@@ -81,7 +81,7 @@ async fn reads_waiting_together_are_recorded_together_and_a_failed_one_fails_alo
     let extra = Extra { tools: vec![Arc::clone(&lookup) as Arc<dyn Tool>], before_commit: Some(hook), ..Extra::default() };
     let engine = Engine::start_with(READER, extra).await;
     let chat = engine.conversation("alice", "reader").await;
-    let calls = ClientCalls::new(&engine.orchestrator);
+    let calls = ClientCalls::new(&engine.task_driver);
 
     // The writer is busy while eight reads run, so all eight wait for it together. (A write in
     // the reads' conversation: on PostgreSQL it holds the conversation's row, which their write

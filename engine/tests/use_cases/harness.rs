@@ -1,4 +1,4 @@
-//! The engine without HTTP: a real database, the orchestrator over it with the scripted model,
+//! The engine without HTTP: a real database, the task driver over it with the scripted model,
 //! and a restart that drops the process's part (drivers, pools) and opens the same database
 //! again, as a new server would. The database is a SQLite file in a temporary directory, or, when
 //! `COUNTERSIGN_TEST_POSTGRES` names a PostgreSQL server (scripts/test.sh starts one with
@@ -13,9 +13,9 @@ use engine::{
     agents::AgentsConfig,
     bus::Bus,
     clock::now_ms,
-    limits::{Limits, Rule},
+    limits::{Limits, Rate},
     model::Models,
-    orchestrator::{Actor, BeforeCommitHook, Decision, Decisions, Orchestrator, sweeper},
+    orchestrator::{Actor, BeforeCommitHook, Decision, Decisions, TaskDriver, sweeper},
     store::{
         NativePool, Store,
         approvals::{self, ApprovalRow},
@@ -79,7 +79,7 @@ pub struct Engine {
     agents_toml: String,
     extra: Extra,
     pub store: Store,
-    pub orchestrator: Arc<Orchestrator>,
+    pub task_driver: Arc<TaskDriver>,
     pub decisions: Decisions,
 }
 
@@ -114,17 +114,17 @@ impl Engine {
         let agents = Arc::new(AgentsConfig::parse(&agents_toml, "test", &registry).expect("the agents parse"));
         let models = Models::build(&agents, None).expect("the models build");
         let hook = extra.before_commit.clone();
-        let orchestrator = Orchestrator::new(store.clone(), models, Arc::new(registry), agents, None, hook, Duration::from_secs(30));
-        sweeper::resume_at_start_up(&orchestrator).await.expect("resuming at start-up");
-        let rule = Rule { limit: extra.decisions_per_minute.unwrap_or(u32::MAX), window: Duration::from_secs(60) };
-        let decisions = Decisions::new(&orchestrator, Arc::new(Limits::new(store.clone(), rule, rule, rule)));
-        Self { dir, agents_toml, extra, store, orchestrator, decisions }
+        let task_driver = TaskDriver::new(store.clone(), models, Arc::new(registry), agents, None, hook, Duration::from_secs(30));
+        sweeper::resume_at_start_up(&task_driver).await.expect("resuming at start-up");
+        let rule = Rate { limit: extra.decisions_per_minute.unwrap_or(u32::MAX), window: Duration::from_secs(60) };
+        let decisions = Decisions::new(&task_driver, Arc::new(Limits::new(store.clone(), rule, rule, rule)));
+        Self { dir, agents_toml, extra, store, task_driver, decisions }
     }
 
     /// Stops this process's part and starts a new one on the same database.
     pub async fn restart(self) -> Self {
-        let Self { dir, agents_toml, extra, store, orchestrator, decisions } = self;
-        drop((orchestrator, decisions));
+        let Self { dir, agents_toml, extra, store, task_driver, decisions } = self;
+        drop((task_driver, decisions));
         store.testing().writer().close().await;
         // PostgreSQL: the pool is the writer (closed above); the migrations' own pool goes too,
         // so nothing of this process is left connected when the next one starts.
@@ -160,7 +160,7 @@ impl Engine {
 
     /// Starts a turn with `text` and waits until it settles.
     pub async fn say(&self, conversation: &Conversation, text: &str) -> TaskId {
-        let task = self.orchestrator.start_turn(conversation, text, None).await.expect("the turn starts");
+        let task = self.task_driver.start_turn(conversation, text, None).await.expect("the turn starts");
         self.settle(&task).await;
         task
     }
@@ -170,7 +170,7 @@ impl Engine {
         let settled = async {
             loop {
                 let row = tasks::get(self.store.testing().pool(), task).await.expect("reading the task").expect("the task exists");
-                if row.status() != TaskStatus::Working && !self.orchestrator.is_running(task) {
+                if row.status() != TaskStatus::Working && !self.task_driver.is_running(task) {
                     return row.status();
                 }
                 tokio::time::sleep(Duration::from_millis(10)).await;

@@ -23,6 +23,6 @@ pub fn router() -> OpenApiRouter<AppState> {
     ),
 )]
 async fn list(State(state): State<AppState>, _user: CurrentUser) -> Json<Vec<AgentInfo>> {
-    let agents = state.orchestrator.agents().agents.iter();
+    let agents = state.task_driver.agents().agents.iter();
     Json(agents.map(|a| AgentInfo { name: a.name.clone(), description: a.description.clone(), delegates: a.delegates.clone() }).collect())
 }

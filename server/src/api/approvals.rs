@@ -21,7 +21,7 @@ use super::{
     extract::{ApiJson, ApiQuery},
 };
 use crate::{auth::CurrentUser, orchestrator::Decision, state::AppState};
-use engine::reads::{Filter, Order, StateFilter};
+use engine::reads::{Filter, QueueOrder, StateFilter};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -120,9 +120,10 @@ async fn list(
         .transpose()
         .map_err(|unknown| ApiError::invalid("risk", format!("unknown risk {:?}; expected low, medium or high", unknown.name)))?;
     let order = match query.order.as_deref() {
-        None => Order::Newest,
-        Some(name) => Order::parse(name)
-            .ok_or_else(|| ApiError::invalid("order", format!("unknown order {name:?}; expected one of {}", Order::NAMES.join(", "))))?,
+        None => QueueOrder::Newest,
+        Some(name) => QueueOrder::parse(name).ok_or_else(|| {
+            ApiError::invalid("order", format!("unknown order {name:?}; expected one of {}", QueueOrder::NAMES.join(", ")))
+        })?,
     };
     let reversibility = match query.reversibility.as_deref() {
         None => None,
@@ -168,7 +169,7 @@ async fn list(
 async fn read(State(state): State<AppState>, user: CurrentUser, Path(id): Path<ApprovalId>) -> Result<Json<Approval>, ApiError> {
     let row = access::visible_approval(&state, &user, &id).await?;
     let mut approval = row.to_wire(now_ms());
-    approval.args_schema = state.orchestrator.input_schema(&row.tool);
+    approval.args_schema = state.task_driver.input_schema(&row.tool);
     Ok(Json(approval))
 }
 

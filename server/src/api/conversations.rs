@@ -67,7 +67,7 @@ async fn create(
     credential: Option<Extension<Credential>>,
     ApiJson(body): ApiJson<NewConversation>,
 ) -> Result<(StatusCode, Json<Conversation>), ApiError> {
-    let agents = state.orchestrator.agents();
+    let agents = state.task_driver.agents();
     let agent = match body.agent.as_deref() {
         None => agents.default_agent(),
         Some(name) => agents.get(name).ok_or_else(|| ApiError::invalid("agent", format!("unknown agent {name:?}")))?,
@@ -129,7 +129,7 @@ async fn read(
         Some("all") => {
             let events = state.reads.events_after(&id, 0).await?;
             let view = fold(&events);
-            Ok(Json(ConversationDetail { conversation, events, view, policy_version: state.orchestrator.agents().version.clone() }))
+            Ok(Json(ConversationDetail { conversation, events, view, policy_version: state.task_driver.agents().version.clone() }))
         }
         // The view (or its page) from its snapshot and the events after it: a reload reads what changed lately.
         None | Some("none") => {
@@ -138,7 +138,7 @@ async fn read(
                 conversation,
                 events: Vec::new(),
                 view,
-                policy_version: state.orchestrator.agents().version.clone(),
+                policy_version: state.task_driver.agents().version.clone(),
             }))
         }
         Some(other) => Err(ApiError::invalid("events", format!("unknown events {other:?}; expected all or none"))),
@@ -275,7 +275,7 @@ async fn post_message(
     // Who started it: a token that may only call stops the turns it started and no others
     // (docs/security.md, "Tokens").
     let started_by = credential.as_ref().map(|Extension(Credential(key))| key.as_str());
-    match state.orchestrator.start_turn(&conversation, text, started_by).await {
+    match state.task_driver.start_turn(&conversation, text, started_by).await {
         Ok(task_id) => Ok((StatusCode::ACCEPTED, Json(MessageAccepted { task_id, approval_id: None, confirmation: None }))),
         Err(err) => Err(err.into()),
     }
@@ -310,7 +310,7 @@ async fn stream(
     // Subscribe before reading the backlog so nothing committed in between is missed.
     let wake = state.reads.bus().subscribe();
     let deltas = state.reads.bus().subscribe_deltas();
-    let client = state.orchestrator.metrics().sse_client();
+    let client = state.task_driver.metrics().sse_client();
     let cursor = Cursor {
         reads: state.reads.clone(),
         conversation_id: id,

@@ -32,7 +32,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 )]
 async fn metrics(State(state): State<AppState>) -> Result<impl IntoResponse, ApiError> {
     let pending = state.reads.pending_by_gate().await?;
-    let text = state.orchestrator.metrics().render(pending)?;
+    let text = state.task_driver.metrics().render(pending)?;
     Ok(([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], text))
 }
 

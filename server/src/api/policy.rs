@@ -48,9 +48,9 @@ async fn in_force(State(state): State<AppState>, _admin: Admin) -> Result<Json<L
 /// runs with one, as `GET /api/policy` and the Policy page give them: the draft's hits are not
 /// counted yet ([`engine::reads::Reads::count_draft_hits`] counts them, as each asks).
 pub fn live_policy(state: &AppState) -> LivePolicy {
-    let mut live = crate::replay::in_force(state.orchestrator.agents(), state.config.agents_path.as_deref());
+    let mut live = crate::replay::in_force(state.task_driver.agents(), state.config.agents_path.as_deref());
     live.draft_in_shadow = state
-        .orchestrator
+        .task_driver
         .draft()
         .zip(state.config.agents_draft_path.as_deref())
         .map(|(draft, path)| crate::replay::draft_in_shadow(draft, path, state.started_ms));
@@ -84,7 +84,7 @@ async fn replay(
         return Err(ApiError::invalid("since_days", format!("since_days must be between 1 and {MAX_DAYS}")));
     }
     let agent = body.agent.as_deref().map(str::trim).filter(|a| !a.is_empty());
-    let live = state.orchestrator.agents();
+    let live = state.task_driver.agents();
     let report = state.reads.replay(&body.draft, "the draft", live, i64::from(days) * DAY_MS, agent).await?;
     Ok(if wants_html(&headers) { Html(app::replay_report_html(report)).into_response() } else { Json(report).into_response() })
 }

@@ -56,7 +56,7 @@ async fn stream(
             handed_to_me.extend(state.reads.escalated_to(person).await?);
         }
     }
-    let client = state.orchestrator.metrics().sse_client();
+    let client = state.task_driver.metrics().sse_client();
     let watcher =
         Watcher { rx, reads: state.reads.clone(), user: user.clone(), deciders, owners: HashMap::new(), handed_to_me, _client: client };
     let stream = futures::stream::unfold(watcher, |mut watcher| async move {

@@ -1,7 +1,7 @@
 //! The attempt limits are the engine's (engine/src/limits.rs); here, how a refusal is answered:
 //! 429 with `Retry-After`, or 500 when the counters could not be read.
 
-pub use engine::limits::{LimitRefusal, Limits, LoginAttempt, Rule};
+pub use engine::limits::{LimitRefusal, Limits, LoginAttempt, Rate};
 
 use crate::error::ApiError;
 

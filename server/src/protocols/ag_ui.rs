@@ -94,7 +94,7 @@ async fn run(
         let message = "send a Countersign API token as Authorization: Bearer <token>";
         return ApiError::Unauthorized(message.to_owned()).into_response();
     };
-    if state.orchestrator.agents().get(&agent).is_none() {
+    if state.task_driver.agents().get(&agent).is_none() {
         return ApiError::NotFound(format!("no agent named {agent:?}")).into_response();
     }
     let Ok(input) = serde_json::from_slice::<Value>(&body) else { return bad_request("the body is not a JSON RunAgentInput") };
@@ -187,7 +187,7 @@ async fn reloaded(state: &AppState, conversation: &ConversationId) -> Result<Val
 /// Starts the turn the run's new message asks for, the message stored under the client's id.
 async fn start(state: &AppState, conversation: &Conversation, input: &Value, text: &str, key: Option<&str>) -> Result<TaskId, RunError> {
     let client_id = last_user_message(input).and_then(client_message_id);
-    match state.orchestrator.start_turn_with_message_id(conversation, text, client_id, key).await {
+    match state.task_driver.start_turn_with_message_id(conversation, text, client_id, key).await {
         Ok(task) => Ok(task),
         Err(EngineError::TurnUnfinished(_)) => {
             Err(RunError("INTERRUPTED", "the thread waits for its interrupts: answer them with resume".into()))
@@ -308,7 +308,7 @@ async fn resume_with(state: &AppState, user: &User, conversation: &ConversationI
         let breach = match &decision {
             Decision::Approve { args, .. } => {
                 // The edit read as the decision will read it (`1001.0` is `1001`, no edit).
-                let args = args.clone().map(|a| state.orchestrator.tools().exact_args(&approval.tool, a));
+                let args = args.clone().map(|a| state.task_driver.tools().exact_args(&approval.tool, a));
                 rules
                     .check_approver(&actor.name, approval.owner.as_deref())
                     .err()

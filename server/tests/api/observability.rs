@@ -1,5 +1,5 @@
 //! `/metrics`, `/readyz`, request ids, and JSON logs that carry the request id into the
-//! orchestrator's spans.
+//! task driver's spans.
 
 use std::time::Duration;
 
@@ -58,7 +58,7 @@ async fn readyz_answers_when_the_database_does_and_every_response_has_a_request_
 }
 
 #[tokio::test]
-async fn json_logs_carry_the_request_id_into_the_orchestrators_spans() {
+async fn json_logs_carry_the_request_id_into_the_task_drivers_spans() {
     let data_dir = tempfile::tempdir().unwrap();
     let token = crate::helpers::cli_token(data_dir.path()).await;
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_countersign"))

@@ -14,7 +14,7 @@ use serde_json::json;
 use crate::{error::ApiError, state::AppState};
 
 pub async fn card(State(state): State<AppState>, Path(agent): Path<String>) -> Response {
-    let Some(agent) = state.orchestrator.agents().get(&agent) else {
+    let Some(agent) = state.task_driver.agents().get(&agent) else {
         return ApiError::NotFound(format!("no agent named {agent:?}")).into_response();
     };
     let description = if agent.description.is_empty() {

@@ -124,7 +124,7 @@ async fn rpc(
         Ok(chosen) => chosen,
         Err((code, message)) => return Json(rpc_error(&id, RpcError::new(code, message))).into_response(),
     };
-    if state.orchestrator.agents().get(&agent).is_none() {
+    if state.task_driver.agents().get(&agent).is_none() {
         return Json(rpc_error(&id, RpcError::new(code::INVALID_REQUEST, format!("no agent named {agent:?}")))).into_response();
     }
     let params = &request["params"];
@@ -286,7 +286,7 @@ async fn start(
             state.conversations.create(&title, agent, user, key).await?
         }
     };
-    match state.orchestrator.start_turn(&conversation, text, key).await {
+    match state.task_driver.start_turn(&conversation, text, key).await {
         Ok(task) => Ok(task),
         Err(EngineError::TurnUnfinished(open)) => {
             Err(RpcError::new(code::INVALID_PARAMS, format!("this context's task {open} has not finished")))

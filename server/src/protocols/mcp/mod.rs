@@ -55,7 +55,7 @@ use crate::{
 pub fn router(state: &AppState) -> Router<AppState> {
     let mut router = Router::new();
     let known = Known::default();
-    for agent in &state.orchestrator.agents().agents {
+    for agent in &state.task_driver.agents().agents {
         let gateway = Gateway { state: state.clone(), agent: agent.name.clone(), known: known.clone() };
         // Hosts are not checked by rmcp here: a request gets in only with a bearer token, which
         // a page on a rebinding domain does not have.
@@ -132,7 +132,7 @@ struct Gateway {
 
 /// Tools a model uses to talk to its user or its workers: not offered to outside clients.
 fn offered(state: &AppState, name: &str) -> bool {
-    ![answer::NAME, ask::NAME, plan::NAME].contains(&name) && state.orchestrator.tools().get(name).is_some_and(|t| t.delegate().is_none())
+    ![answer::NAME, ask::NAME, plan::NAME].contains(&name) && state.task_driver.tools().get(name).is_some_and(|t| t.delegate().is_none())
 }
 
 /// The request's user and a key for the client (its token).
@@ -184,12 +184,12 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         caller(&context)?;
-        let agent = self.state.orchestrator.agents().get(&self.agent).ok_or_else(|| internal(anyhow::anyhow!("agent gone")))?;
+        let agent = self.state.task_driver.agents().get(&self.agent).ok_or_else(|| internal(anyhow::anyhow!("agent gone")))?;
         let tools: Vec<Value> = agent
             .tools
             .iter()
             .filter(|name| offered(&self.state, name))
-            .filter_map(|name| self.state.orchestrator.tools().get(name))
+            .filter_map(|name| self.state.task_driver.tools().get(name))
             .map(|tool| {
                 let spec = tool.spec();
                 json!({
@@ -207,7 +207,7 @@ impl ServerHandler for Gateway {
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
         let (user, key) = caller(&context)?;
         let state = &self.state;
-        let agent = state.orchestrator.agents().get(&self.agent).ok_or_else(|| internal(anyhow::anyhow!("agent gone")))?;
+        let agent = state.task_driver.agents().get(&self.agent).ok_or_else(|| internal(anyhow::anyhow!("agent gone")))?;
         let tool = request.name.as_ref();
         if !(agent.tools.iter().any(|t| t == tool) && offered(state, tool)) {
             let names: Vec<&str> = agent.tools.iter().map(String::as_str).filter(|t| offered(state, t)).collect();
@@ -215,7 +215,7 @@ impl ServerHandler for Gateway {
         }
         // Numbers as the tool's schema types them, for the short way and the asked way alike
         // (`Registry::exact_args`), and for the sealed state a resumed call is compared with.
-        let args = state.orchestrator.tools().exact_args(tool, Value::Object(request.arguments.clone().unwrap_or_default()));
+        let args = state.task_driver.tools().exact_args(tool, Value::Object(request.arguments.clone().unwrap_or_default()));
         let progress = context.meta.get_progress_token().or_else(|| request.meta.as_ref().and_then(|m| m.get_progress_token()));
         if let Some(sealed) = request.request_state.as_deref() {
             return self.answered(&context, &user, &key, tool, &args, sealed, request.input_responses.as_ref(), progress).await;

@@ -3,14 +3,14 @@
 
 use domain::rules::Approvers;
 
-use super::Orchestrator;
+use super::TaskDriver;
 use crate::store::{
     Write,
     outbox::{self, EmailNotice},
     users,
 };
 
-impl Orchestrator {
+impl TaskDriver {
     /// Whom a gate's `notify = ["email"]` emails, with their addresses: `notify_to`, else the
     /// approvers, else the admins. People without an address are left out (said in the log).
     pub(super) async fn email_recipients(
@@ -25,7 +25,7 @@ impl Orchestrator {
         let resolved;
         let who = match (gate.notify_to.is_empty(), approvers) {
             (false, _) => {
-                resolved = crate::people::resolve::resolve_approvers(&self.agents.groups, w, &gate.notify_to).await?;
+                resolved = crate::people::resolve::resolve_approvers(&self.ctx.agents.groups, w, &gate.notify_to).await?;
                 &resolved
             }
             (true, Some(approvers)) => approvers,
@@ -53,7 +53,7 @@ impl Orchestrator {
 }
 
 /// Queues an email about `approval_id` to each recipient, with the caller's transaction.
-pub(super) async fn queue_emails(
+pub(in crate::orchestrator) async fn queue_emails(
     w: &mut Write,
     approval_id: &domain::ApprovalId,
     recipients: &[(String, String)],

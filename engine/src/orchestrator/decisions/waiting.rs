@@ -59,12 +59,12 @@ impl Decisions {
 
     /// Reminds the deciders of a pending approval when its next reminder is due.
     pub async fn remind_when_due(&self, approval_id: &ApprovalId) -> Result<(), Error> {
-        let mut w = self.driver.store.write(WriteScope::Approval(approval_id)).await?;
+        let mut w = self.ctx.store.write(WriteScope::Approval(approval_id)).await?;
         let approval = pending_approval(&mut w.tx, approval_id).await?;
         let Some((reminder, of)) = approvals::take_reminder(&mut w.tx, approval_id, now_ms()).await? else { return Ok(()) };
         let (reminder, of) = (u32::try_from(reminder).unwrap_or(u32::MAX), u32::try_from(of).unwrap_or(u32::MAX));
         // The people its gate emails get the reminder too.
-        super::approval_emails::queue_emails(&mut w, &approval.id, &approval.notify(), reminder).await?;
+        crate::orchestrator::task_driver::queue_emails(&mut w, &approval.id, &approval.notify(), reminder).await?;
         w.append(
             &approval.conversation_id,
             EventBody::ApprovalReminder {

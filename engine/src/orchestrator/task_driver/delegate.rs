@@ -11,7 +11,7 @@ use anyhow::Context;
 use domain::{CallState, Event, EventBody, TaskStatus};
 use serde_json::json;
 
-use super::Orchestrator;
+use super::TaskDriver;
 use crate::{
     model::{ChatMessage, transcript},
     store::{
@@ -29,10 +29,10 @@ pub(super) enum Delegation {
     Done,
 }
 
-impl Orchestrator {
+impl TaskDriver {
     /// `approved → executing` and the worker's task, in one transaction.
     pub(super) async fn start_worker(self: &Arc<Self>, call: &CallRow, worker: &str, lease: &Lease) -> crate::Result<()> {
-        let mut w = self.store.write_as(lease).await?;
+        let mut w = self.ctx.store.write_as(lease).await?;
         if !calls::transition(&mut w.tx, &call.id, CallState::Approved, CallState::Executing, None).await? {
             return Ok(());
         }
@@ -45,7 +45,7 @@ impl Orchestrator {
 
     /// For a delegating call found `executing`: wait for its worker, or take the worker's answer.
     pub(super) async fn follow_worker(self: &Arc<Self>, call: &CallRow, lease: &Lease) -> crate::Result<Delegation> {
-        let worker = tasks::worker_for_call(&self.store, &call.id).await?.context("BUG: a delegating call executes with its worker")?;
+        let worker = tasks::worker_for_call(&self.ctx.store, &call.id).await?.context("BUG: a delegating call executes with its worker")?;
         if !worker.status().is_final() {
             self.trigger(&worker.id);
             return Ok(Delegation::Waiting);
@@ -59,7 +59,7 @@ impl Orchestrator {
     pub(super) async fn finish_worker(self: &Arc<Self>, worker: &TaskRow, lease: &Lease) -> crate::Result<()> {
         let Some(parent_call_id) = &worker.parent_call_id else { return Ok(()) };
         let agent = worker.agent.clone().unwrap_or_default();
-        let history = events::after(&self.store, &worker.conversation_id, 0).await?;
+        let history = events::after(&self.ctx.store, &worker.conversation_id, 0).await?;
         let answer = history.iter().rev().find_map(|e| match &e.body {
             EventBody::AssistantMessage { task_id, text, .. } if task_id == &worker.id => Some(text.clone()),
             _ => None,
@@ -75,12 +75,12 @@ impl Orchestrator {
             ),
             _ => Err(format!("the {agent} agent {}: {}", status.as_str(), message.as_deref().unwrap_or("no answer"))),
         };
-        let mut w = self.store.write_as(lease).await?;
+        let mut w = self.ctx.store.write_as(lease).await?;
         let Some(call) = calls::get(&mut *w.tx, parent_call_id).await? else { return Ok(()) };
         if call.state != CallState::Executing {
             return Ok(()); // recorded already (or the supervisor's task was aborted)
         }
-        self.record_result(&mut w, &call, outcome).await?;
+        self.ctx.record_result(&mut w, &call, outcome).await?;
         w.commit().await?;
         self.trigger(&call.task_id);
         Ok(())
@@ -90,7 +90,7 @@ impl Orchestrator {
     /// and only its own steps; a supervisor sees everything but its workers' steps.
     pub(super) async fn transcript_for(&self, task: &TaskRow, history: &[Event]) -> crate::Result<Vec<ChatMessage>> {
         if let Some(parent_call_id) = &task.parent_call_id {
-            let call = calls::get(&self.store, parent_call_id).await?.context("BUG: a worker's delegating call exists")?;
+            let call = calls::get(&self.ctx.store, parent_call_id).await?.context("BUG: a worker's delegating call exists")?;
             let request = call.args()["task"].as_str().unwrap_or_default().to_owned();
             let own: Vec<Event> = history.iter().filter(|e| *e.body.task_id() == task.id).cloned().collect();
             let mut messages = vec![ChatMessage::User { text: request }];

@@ -167,7 +167,7 @@ impl Decisions {
     /// Whether `actor` may decide the approval now, as [`Self::decide`] would check it (without
     /// deciding): the approval while it is pending and theirs to decide, and who they decide as.
     pub async fn may_decide_now(&self, approval_id: &ApprovalId, actor: &Actor) -> Result<(ApprovalRow, Actor), Error> {
-        let mut conn = self.driver.store.connection().await?;
+        let mut conn = self.ctx.store.connection().await?;
         let approval = pending_approval(&mut conn, approval_id).await?;
         let as_actor = decider_in(&mut conn, actor, &approval).await?;
         Ok((approval, as_actor))
@@ -175,7 +175,11 @@ impl Decisions {
 }
 
 /// [`Decisions::decider`] on any connection.
-pub(super) async fn decider_in(conn: &mut sqlx::AnyConnection, actor: &Actor, approval: &ApprovalRow) -> Result<Actor, Error> {
+pub(in crate::orchestrator) async fn decider_in(
+    conn: &mut sqlx::AnyConnection,
+    actor: &Actor,
+    approval: &ApprovalRow,
+) -> Result<Actor, Error> {
     {
         let refusal = match may_decide(actor, approval, now_ms()) {
             Ok(()) => return Ok(actor.clone()),
@@ -201,7 +205,7 @@ pub(super) async fn visible_pending_approval(
 ) -> Result<ApprovalRow, Error> {
     let missing = || Error::Unknown(format!("approval {approval_id} does not exist"));
     let approval = approvals::get(&mut *conn, approval_id).await?.ok_or_else(missing)?;
-    if actor.role.is_some() && !super::sees_approval(&mut *conn, &approval, actor).await? {
+    if actor.role.is_some() && !crate::orchestrator::sees_approval(&mut *conn, &approval, actor).await? {
         return Err(missing());
     }
     if approval.state != ApprovalState::Pending {
@@ -211,7 +215,10 @@ pub(super) async fn visible_pending_approval(
 }
 
 /// The approval if it exists (404) and is still pending (409), on any connection.
-pub(super) async fn pending_approval(conn: &mut sqlx::AnyConnection, approval_id: &ApprovalId) -> Result<ApprovalRow, Error> {
+pub(in crate::orchestrator) async fn pending_approval(
+    conn: &mut sqlx::AnyConnection,
+    approval_id: &ApprovalId,
+) -> Result<ApprovalRow, Error> {
     let approval =
         approvals::get(&mut *conn, approval_id).await?.ok_or_else(|| Error::Unknown(format!("approval {approval_id} does not exist")))?;
     if approval.state != ApprovalState::Pending {

@@ -32,7 +32,7 @@ pub(super) enum Deadline {
 }
 
 /// A named target and the people who may decide for it.
-pub(super) type Target = Option<(String, Vec<String>)>;
+pub(super) type HandedTo = Option<(String, Vec<String>)>;
 
 impl Decisions {
     /// A user hands a pending approval over (on demand): to `to` (a user or group name), or
@@ -40,7 +40,7 @@ impl Decisions {
     /// Counted against the person's decision limit first ([`Self::count_attempt`]).
     pub async fn escalate(&self, approval_id: &ApprovalId, actor: &Actor, to: Option<&str>) -> Result<(), Error> {
         self.count_attempt(actor).await?;
-        let mut w = self.driver.store.write(WriteScope::Approval(approval_id)).await?;
+        let mut w = self.ctx.store.write(WriteScope::Approval(approval_id)).await?;
         w.hold_authority().await?;
         let approval = pending_approval(&mut w.tx, approval_id).await?;
         let is_admin = actor.role == Some(domain::Role::Admin);
@@ -77,7 +77,7 @@ impl Decisions {
     /// The gate's escalation timeout passed and no one decided: the gate's target (or the admins)
     /// gets it, and the deadline stays (the timeout action still applies then).
     pub async fn escalate_when_due(&self, approval_id: &ApprovalId) -> Result<(), Error> {
-        let mut w = self.driver.store.write(WriteScope::Approval(approval_id)).await?;
+        let mut w = self.ctx.store.write(WriteScope::Approval(approval_id)).await?;
         let approval = pending_approval(&mut w.tx, approval_id).await?;
         if approval.escalated_at.is_some() || approval.escalate_at.is_none_or(|at| at > now_ms()) {
             return Ok(());
@@ -92,7 +92,7 @@ impl Decisions {
     /// The people a name stands for — a group's members (`group_people`), or the user of that
     /// name — as their user names are stored.
     async fn people_of(&self, w: &mut Write, name: &str) -> anyhow::Result<Option<Vec<String>>> {
-        if let Some(people) = crate::people::resolve::group_people(&self.driver.agents.groups, w, name).await? {
+        if let Some(people) = crate::people::resolve::group_people(&self.ctx.agents.groups, w, name).await? {
             return Ok((!people.is_empty()).then_some(people));
         }
         Ok(users::credentials(&mut *w.tx, name).await?.map(|c| vec![c.user.username]))
@@ -100,7 +100,7 @@ impl Decisions {
 
     /// The gate's `escalation_target` as it was when the approval was asked; the admins when it
     /// has none or it names no one (said in the log, so the file can be fixed).
-    pub(super) async fn gate_target(&self, w: &mut Write, approval: &ApprovalRow) -> anyhow::Result<Target> {
+    pub(super) async fn gate_target(&self, w: &mut Write, approval: &ApprovalRow) -> anyhow::Result<HandedTo> {
         let Some(name) = &approval.escalation_target else { return Ok(None) };
         match self.people_of(w, name).await? {
             Some(people) => Ok(Some((name.clone(), people))),
@@ -118,7 +118,7 @@ impl Decisions {
         approval: &ApprovalRow,
         by: &str,
         deadline: Deadline,
-        target: Target,
+        target: HandedTo,
     ) -> Result<(), Error> {
         let deadline = match deadline {
             // They get as long as the gate originally gave.

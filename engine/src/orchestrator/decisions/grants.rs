@@ -1,7 +1,8 @@
 //! Grants ("always allow"): a standing permission for the calls one gate stops for one agent in
 //! one conversation, given with an approval by someone who may decide it, and revoked by its
 //! owner or an admin. Which calls it covers: engine/src/grant_cover.rs; using one is
-//! `policy::classify`'s `Run { grant }`.
+//! `policy::classify`'s `Run { grant }`. An approved plan's grants are the task driver's
+//! (task_driver/grants.rs).
 
 use crate::Error;
 use domain::{GrantId, TaskId};
@@ -12,16 +13,10 @@ use domain::{
 };
 use serde_json::json;
 
-use super::{Decisions, Orchestrator, authority::Actor};
+use super::{Decisions, authority::Actor};
 use crate::agents::Gate;
 use crate::clock::now_ms;
-use crate::store::{
-    Write, WriteScope,
-    approvals::{self, ApprovalRow},
-    calls::CallRow,
-    grants,
-    tasks::TaskRow,
-};
+use crate::store::{Write, WriteScope, approvals::ApprovalRow, grants, tasks::TaskRow};
 use serde_json::Value;
 
 impl Decisions {
@@ -33,7 +28,7 @@ impl Decisions {
         }
         // An approval asked under several gates names them all ("a + b"): each must still be
         // configured, and the grant is given under their combination.
-        let agent = self.driver.agents.get(&approval.agent);
+        let agent = self.ctx.agents.get(&approval.agent);
         let gates: Option<Vec<&Gate>> =
             approval.gate.split(" + ").map(|name| agent.and_then(|a| a.gates.iter().find(|g| g.name == name))).collect();
         let gate = gates.and_then(|gates| crate::policy::combine(&gates)).ok_or_else(|| {
@@ -77,7 +72,7 @@ impl Decisions {
             expires_at,
             max_uses,
             exact: None,
-            policy_version: &self.driver.agents.version,
+            policy_version: &self.ctx.agents.version,
             gate: &gate.name,
             agent: &approval.agent,
             bounds: bounds.as_ref(),
@@ -93,7 +88,7 @@ impl Decisions {
                 expires_at: expires_at.map(crate::clock::rfc3339),
                 max_uses,
                 args: None,
-                policy_version: Some(self.driver.agents.version.clone()),
+                policy_version: Some(self.ctx.agents.version.clone()),
                 gate: Some(gate.name.clone()),
                 bounds: bounds.clone(),
             },
@@ -106,73 +101,15 @@ impl Decisions {
                 "grant_id": id, "conversation_id": approval.conversation_id, "tool": approval.tool, "gate": gate.name,
                 "agent": approval.agent, "bounds": bounds, "expires_at": expires_at.map(crate::clock::rfc3339),
                 "max_uses": max_uses, "role": actor.role_name(), "on_behalf_of": actor.on_behalf_of, "via": actor.via,
-                "policy_version": self.driver.agents.version,
+                "policy_version": self.ctx.agents.version,
             }),
         );
         Ok(())
     }
-}
 
-/// Run by the task's driver when an approved plan runs.
-impl Orchestrator {
-    /// An approved plan: one grant per step, for exactly that call in this task by the same
-    /// agent, once, under the plan's gate; given by whoever approved the plan. A step that a gate
-    /// asking each call on its own stops is still asked (engine/src/grant_cover.rs).
-    pub(super) async fn grant_plan(&self, w: &mut Write, call: &CallRow, steps: &[(&str, &Value)]) -> anyhow::Result<()> {
-        // Only a person's approval of the plan grants its steps (a timeout's approval does not;
-        // agents/validate.rs refuses `propose_plan` without its gate, so every plan is asked).
-        let decided = approvals::decider_of(&mut *w.tx, &call.id).await?;
-        let (approver, gate, agent) = match decided {
-            Some(approvals::Decided { decided_by: Some(by), gate, agent }) if by != super::authority::SYSTEM => (by, gate, agent),
-            _ => {
-                tracing::warn!(call_id = %call.id, "a plan ran without a person's approval; no steps granted");
-                return Ok(());
-            }
-        };
-        for (tool, args) in steps {
-            let new_grant = grants::NewGrant {
-                conversation_id: &call.conversation_id,
-                tool,
-                created_by: &approver,
-                expires_at: None,
-                max_uses: Some(1),
-                exact: Some((&call.task_id, args)),
-                policy_version: &self.agents.version,
-                gate: &gate,
-                agent: &agent,
-                bounds: None,
-            };
-            let id = grants::insert(&mut w.tx, new_grant).await?;
-            w.append(
-                &call.conversation_id,
-                EventBody::GrantCreated {
-                    task_id: call.task_id.clone(),
-                    grant_id: id.clone(),
-                    tool: (*tool).to_owned(),
-                    created_by: approver.clone(),
-                    expires_at: None,
-                    max_uses: Some(1),
-                    args: Some((*args).clone()),
-                    policy_version: Some(self.agents.version.clone()),
-                    gate: Some(gate.clone()),
-                    bounds: None,
-                },
-            )
-            .await?;
-            w.audit(
-                AuditKind::GrantCreated,
-                &approver,
-                json!({ "grant_id": id, "conversation_id": call.conversation_id, "task_id": call.task_id, "tool": tool, "args": args, "max_uses": 1, "plan_call_id": call.id }),
-            );
-        }
-        Ok(())
-    }
-}
-
-impl Decisions {
     /// Revokes a grant; later calls of its tool ask again.
     pub async fn revoke_grant(&self, grant_id: &GrantId, actor: &Actor) -> Result<(), Error> {
-        let mut w = self.driver.store.write(WriteScope::Grant(grant_id)).await?;
+        let mut w = self.ctx.store.write(WriteScope::Grant(grant_id)).await?;
         let grant = grants::get(&mut *w.tx, grant_id).await?.ok_or_else(|| Error::Unknown(format!("grant {grant_id} does not exist")))?;
         if !grants::revoke(&mut w.tx, grant_id, &actor.name).await? {
             return Err(Error::WrongState(format!("grant {grant_id} is already revoked")));

@@ -24,7 +24,7 @@ use crate::{
 impl Decisions {
     /// Applies an approval's timeout action; a no-op when a human decided first.
     pub async fn time_out(&self, approval_id: &ApprovalId) -> Result<(), Error> {
-        let mut w = self.driver.store.write(WriteScope::Approval(approval_id)).await?;
+        let mut w = self.ctx.store.write(WriteScope::Approval(approval_id)).await?;
         let Some(approval) = approvals::get(&mut *w.tx, approval_id).await? else { return Ok(()) };
         if approval.state != ApprovalState::Pending || approval.deadline > now_ms() {
             return Ok(());
@@ -56,7 +56,7 @@ impl Decisions {
                     SYSTEM,
                     json!({
                         "approval_id": approval.id, "tool": approval.tool, "outcome": "timeout does not approve", "action": action.as_str(),
-                        "why": why, "policy_version": self.driver.agents.version,
+                        "why": why, "policy_version": self.ctx.agents.version,
                     }),
                 );
             }
@@ -66,7 +66,7 @@ impl Decisions {
             Some(why) => Some(format!("{reason}: {why}")),
             None => Some(reason),
         };
-        self.driver.metrics.timed_out(action.as_str());
+        self.ctx.metrics.timed_out(action.as_str());
         match action {
             TimeoutAction::Abort => {
                 drop(w);
@@ -111,14 +111,14 @@ impl Decisions {
     async fn timeout_action_now(&self, w: &mut Write, approval: &ApprovalRow) -> Result<Option<(TimeoutAction, String)>, Error> {
         let unsure =
             |why: String| -> Result<_, Error> { Ok(Some((TimeoutAction::Reject, format!("under the configuration in force now, {why}")))) };
-        let Some(agent) = self.driver.agents.get(&approval.agent) else {
+        let Some(agent) = self.ctx.agents.get(&approval.agent) else {
             return unsure(format!("agent {} is no longer configured", approval.agent));
         };
         let timeout_action = if approval.tool == answer::NAME {
             // An answer held for review belongs to the agent's final-answer gate, as when it was asked.
             agent.final_response_gate().map(|gate| (gate.name.clone(), gate.timeout_action))
         } else {
-            let tool = self.driver.tools.get(&approval.tool).filter(|_| agent.tools.iter().any(|t| t == &approval.tool));
+            let tool = self.ctx.tools.get(&approval.tool).filter(|_| agent.tools.iter().any(|t| t == &approval.tool));
             let Some(tool) = tool else {
                 return unsure(format!("{} is no longer one of {}'s tools", approval.tool, agent.name));
             };

@@ -23,7 +23,7 @@ impl Decisions {
     /// counts against their decision limit first ([`Self::count_attempt`]); the server's does not.
     pub async fn abort(&self, task_id: &TaskId, actor: &Actor) -> Result<(), Error> {
         self.count_attempt(actor).await?;
-        let mut w = self.driver.store.write(WriteScope::Task(task_id)).await?;
+        let mut w = self.ctx.store.write(WriteScope::Task(task_id)).await?;
         let task = tasks::get(&mut *w.tx, task_id).await?.ok_or_else(|| Error::Unknown(format!("task {task_id} does not exist")))?;
         if task.status().is_final() {
             return Err(Error::WrongState(format!("task {task_id} is already {}", task.status().as_str())));

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use domain::{CallState, TaskStatus};
 
-use super::{Drove, Orchestrator, delegate::Delegation};
+use super::{Drove, TaskDriver, delegate::Delegation};
 use crate::store::{
     calls, client_calls,
     tasks::{self, Lease, TaskRow},
@@ -14,21 +14,21 @@ use crate::store::{
 /// A bound on model steps per task, against a model that never stops calling tools.
 const MAX_STEPS: i64 = 16;
 
-impl Orchestrator {
+impl TaskDriver {
     /// Advances the task as far as it can go without a human.
     /// Every write it makes is fenced by `lease`: once the lease is lost, nothing more is stored.
     pub(super) async fn drive(self: &Arc<Self>, lease: &Lease) -> crate::Result<Drove> {
         let task_id = &lease.task_id;
         // Whether an outside client proposed this task's call (the MCP gateway): read once a drive,
         // with the task.
-        let Some((first, client)) = client_calls::task_with_call(&self.store, task_id).await? else {
+        let Some((first, client)) = client_calls::task_with_call(&self.ctx.store, task_id).await? else {
             return Ok(Drove::Holding);
         };
         let mut read = Some(first);
         loop {
             let task = match read.take() {
                 Some(task) => task,
-                None => match tasks::get(&self.store, task_id).await? {
+                None => match tasks::get(&self.ctx.store, task_id).await? {
                     Some(task) => task,
                     None => return Ok(Drove::Holding),
                 },
@@ -38,13 +38,13 @@ impl Orchestrator {
                 self.finish_worker(&task, lease).await?;
                 return Ok(Drove::Holding);
             }
-            let calls = calls::for_step(&self.store, task_id, task.steps).await?;
+            let calls = calls::for_step(&self.ctx.store, task_id, task.steps).await?;
             if let Some(call) = calls.iter().find(|c| c.state == CallState::Approved) {
                 self.execute(call, client.is_some(), lease).await?;
                 continue;
             }
             if let Some(call) = calls.iter().find(|c| c.state == CallState::Executing) {
-                if self.tools.get(&call.tool).is_some_and(|t| t.delegate().is_some()) {
+                if self.ctx.tools.get(&call.tool).is_some_and(|t| t.delegate().is_some()) {
                     match self.follow_worker(call, lease).await? {
                         Delegation::Waiting => return Ok(Drove::Holding),
                         Delegation::Done => continue,
@@ -58,7 +58,7 @@ impl Orchestrator {
             }
             if task.status() == TaskStatus::InputRequired {
                 // Every approval was decided; the decision normally flips this already.
-                let mut w = self.store.write_as(lease).await?;
+                let mut w = self.ctx.store.write_as(lease).await?;
                 tasks::transition(&mut w, &task, &[TaskStatus::InputRequired], TaskStatus::Working, None).await?;
                 w.commit().await?;
                 continue;
@@ -74,7 +74,7 @@ impl Orchestrator {
     }
 
     pub(super) async fn fail(&self, task: &TaskRow, message: String, lease: &Lease) -> crate::Result<()> {
-        let mut w = self.store.write_as(lease).await?;
+        let mut w = self.ctx.store.write_as(lease).await?;
         tasks::transition(&mut w, task, &[TaskStatus::Working, TaskStatus::InputRequired], TaskStatus::Failed, Some(message)).await?;
         w.commit().await?;
         Ok(())

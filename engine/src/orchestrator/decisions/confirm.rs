@@ -90,11 +90,11 @@ impl Decisions {
     /// A message that answers is a decision: counted against the person's decision limit
     /// ([`Self::count_attempt`]) before the write, an unclear one too; one that starts a turn is not.
     pub async fn answer_in_chat(&self, conversation_id: &ConversationId, text: &str, actor: &Actor) -> Result<Option<Reply>, Error> {
-        if approvals::pending_in_chat(&self.driver.store, conversation_id).await?.is_none() {
+        if approvals::pending_in_chat(&self.ctx.store, conversation_id).await?.is_none() {
             return Ok(None);
         }
         self.count_attempt(actor).await?;
-        let mut w = self.driver.store.write(WriteScope::Conversation(conversation_id)).await?;
+        let mut w = self.ctx.store.write(WriteScope::Conversation(conversation_id)).await?;
         w.hold_authority().await?;
         let Some(approval) = approvals::pending_in_chat(&mut *w.tx, conversation_id).await? else { return Ok(None) };
         let conflict = |err: Error| match err {

@@ -58,7 +58,7 @@ impl Decisions {
 
     /// [`Self::decide`]; `count`: the attempt is counted in its write (else the caller counted it).
     async fn decide_one(&self, approval_id: &ApprovalId, decision: Decision, actor: &Actor, count: bool) -> Result<DecisionOutcome, Error> {
-        let mut w = self.driver.store.write(WriteScope::Approval(approval_id)).await?;
+        let mut w = self.ctx.store.write(WriteScope::Approval(approval_id)).await?;
         if count {
             self.count_in(&mut w, actor).await?;
         }
@@ -131,7 +131,7 @@ impl Decisions {
         choose: impl Fn(&ApprovalRow) -> Option<Decision>,
     ) -> Result<Vec<DecisionOutcome>, Error> {
         self.count_attempt(actor).await?;
-        let mut w = self.driver.store.write(WriteScope::Task(task_id)).await?;
+        let mut w = self.ctx.store.write(WriteScope::Task(task_id)).await?;
         w.hold_authority().await?;
         let task = self.waiting_task(&mut w, task_id).await?;
         let pending = approvals::pending_for_task(&mut *w.tx, task_id).await?;
@@ -196,7 +196,7 @@ impl Decisions {
     ) -> Result<Option<Value>, Error> {
         // Numbers as the tool's schema types them, before any rule or check reads the
         // edit: `1003.0` is `1003`, the same call (docs/api.md, `POST /api/approvals/{id}/approve`).
-        let args = args.map(|args| self.driver.tools.exact_args(&approval.tool, args));
+        let args = args.map(|args| self.ctx.tools.exact_args(&approval.tool, args));
         if approval.tool == crate::tools::ask::NAME {
             check_answer(approval, args.as_ref(), grant)?;
         }
@@ -246,15 +246,15 @@ impl Decisions {
 
     fn validated(&self, approval: &ApprovalRow, args: Value) -> Result<Value, Error> {
         let tool = self
-            .driver
+            .ctx
             .tools
             .get(&approval.tool)
             .ok_or_else(|| Error::WrongState(format!("tool {} is no longer available", approval.tool)))?;
         let mut details = schema::violations(&tool.spec().input_schema, &args);
         if approval.tool == crate::tools::plan::NAME {
             // An edited plan may only drop or change steps into calls the agent can make.
-            let agent_tools = self.driver.agents.get(&approval.agent).map(|a| a.tools.as_slice()).unwrap_or_default();
-            details.extend(crate::tools::plan::step_violations(&args, agent_tools, &self.driver.tools));
+            let agent_tools = self.ctx.agents.get(&approval.agent).map(|a| a.tools.as_slice()).unwrap_or_default();
+            details.extend(crate::tools::plan::step_violations(&args, agent_tools, &self.ctx.tools));
         }
         if !details.is_empty() {
             return Err(Error::Invalid { message: format!("the edited arguments do not match the schema of {}", approval.tool), details });
@@ -266,18 +266,18 @@ impl Decisions {
     /// or the refusal it would get for breaking the schema, each field named: a door that decides
     /// several calls at once checks every edit before it decides any.
     pub fn checked_args(&self, approval: &ApprovalRow, args: Value) -> Result<Value, Error> {
-        self.validated(approval, self.driver.tools.exact_args(&approval.tool, args))
+        self.validated(approval, self.ctx.tools.exact_args(&approval.tool, args))
     }
 
     /// What the pending call would do with `args` instead, read against the data now: a
     /// reviewer editing arguments sees the new summary and what would make it fail before they
     /// approve. Refused like the approval would be when `args` break the tool's schema.
     pub async fn preview(&self, approval_id: &ApprovalId, args: Value) -> Result<crate::tools::Description, Error> {
-        let mut conn = self.driver.store.connection().await?;
+        let mut conn = self.ctx.store.connection().await?;
         let approval = pending_approval(&mut conn, approval_id).await?;
         let args = self.checked_args(&approval, args)?;
         let tool = self
-            .driver
+            .ctx
             .tools
             .get(&approval.tool)
             .ok_or_else(|| Error::WrongState(format!("tool {} is no longer available", approval.tool)))?;
@@ -303,7 +303,7 @@ impl Decisions {
             &actor.name,
             reason.as_deref(),
             edited.as_ref(),
-            &self.driver.agents.version,
+            &self.ctx.agents.version,
         )
         .await?;
         if !decided {
@@ -312,7 +312,7 @@ impl Decisions {
         }
         calls::transition(&mut w.tx, &approval.call_id, CallState::PendingApproval, outcome.into(), edited.as_ref()).await?;
         // After an edit the card and the queue say what runs now, and what was proposed.
-        let summary = match (&edited, self.driver.tools.get(&approval.tool)) {
+        let summary = match (&edited, self.ctx.tools.get(&approval.tool)) {
             (Some(args), Some(tool)) if outcome == ApprovalOutcome::Approved => {
                 let now = tool.describe(&mut w.tx, args, "").await?.summary;
                 let summary = format!("{now} (edited from: {})", approval.summary);
@@ -321,7 +321,7 @@ impl Decisions {
             }
             _ => None,
         };
-        self.driver.metrics.decided(outcome.as_str(), (now_ms() - approval.created_at) as f64 / 1000.0);
+        self.ctx.metrics.decided(outcome.as_str(), (now_ms() - approval.created_at) as f64 / 1000.0);
         // Posted to Slack: the message is updated to say how it was decided (with this commit).
         if crate::store::slack::message_of(&mut *w.tx, &approval.id).await?.is_some() {
             let update = outbox::Message::Slack { action: outbox::SlackAction::Update, approval_id: &approval.id };
@@ -362,7 +362,7 @@ impl Decisions {
                 "user_agent": actor.user_agent,
                 "on_behalf_of": actor.on_behalf_of,
                 "via": actor.via,
-                "policy_version": self.driver.agents.version,
+                "policy_version": self.ctx.agents.version,
                 "seconds_to_decide": (now_ms() - approval.created_at) / 1000,
                 "original_args": approval.args(),
                 "edited_args": edited,

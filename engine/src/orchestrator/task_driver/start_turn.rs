@@ -4,10 +4,10 @@ use std::sync::Arc;
 
 use domain::{EventBody, TaskId, TaskStatus, wire::Conversation};
 
-use super::Orchestrator;
+use super::TaskDriver;
 use crate::store::{WriteScope, conversations, tasks};
 
-impl Orchestrator {
+impl TaskDriver {
     /// Records the user's message as a new task and starts driving it. `started_by`: the
     /// credential that sends it, kept with the task (`tasks::TaskRow::started_by`: a token that may
     /// only call stops only the tasks it started).
@@ -24,7 +24,7 @@ impl Orchestrator {
         client_id: Option<String>,
         started_by: Option<&str>,
     ) -> crate::Result<TaskId> {
-        let mut w = self.store.write(WriteScope::Conversation(&conversation.id)).await?;
+        let mut w = self.ctx.store.write(WriteScope::Conversation(&conversation.id)).await?;
         if let Some(open) = tasks::open_in_conversation(&mut *w.tx, &conversation.id).await? {
             return Err(crate::Error::TurnUnfinished(open.id));
         }

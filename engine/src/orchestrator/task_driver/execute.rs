@@ -4,23 +4,22 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use domain::{AuditKind, CallState, EventBody, TaskStatus};
-use serde_json::{Value, json};
-use sqlx::Connection;
+use serde_json::json;
 
-use super::Orchestrator;
+use super::TaskDriver;
 use crate::{
     clock::now_ms,
-    orchestrator::authority::SYSTEM,
+    orchestrator::SYSTEM,
     store::{
         Write,
         calls::{self, CallRow},
         client_calls,
         tasks::{self, Lease},
     },
-    tools::{Tool, ToolError, answer, plan},
+    tools::{ToolError, answer, plan},
 };
 
-impl Orchestrator {
+impl TaskDriver {
     /// Runs one approved call. A built-in tool's effect, the call's new state and its result
     /// are one transaction: all of it commits or none of it (docs/architecture.md, decision 4). An external
     /// tool is marked executing (committed) first, then called, then its result recorded.
@@ -28,17 +27,17 @@ impl Orchestrator {
     /// (read afresh here: the client may have left while the call waited for a person).
     pub(super) async fn execute(self: &Arc<Self>, call: &CallRow, for_client: bool, lease: &Lease) -> crate::Result<()> {
         if for_client
-            && let Some(client) = client_calls::get(&self.store, &call.task_id).await?
+            && let Some(client) = client_calls::get(&self.ctx.store, &call.task_id).await?
             && client.client_gone(now_ms())
         {
             return self.client_gone(call, &client, lease).await;
         }
-        let tool = self.tools.get(&call.tool).cloned();
+        let tool = self.ctx.tools.get(&call.tool).cloned();
         if let Some(worker) = tool.as_ref().and_then(|t| t.delegate()) {
             return self.start_worker(call, worker, lease).await;
         }
         if let Some(tool) = tool.as_ref().filter(|t| t.is_external()) {
-            let mut w = self.store.write_as(lease).await?;
+            let mut w = self.ctx.store.write_as(lease).await?;
             if !calls::transition(&mut w.tx, &call.id, CallState::Approved, CallState::Executing, None).await? {
                 return Ok(());
             }
@@ -46,18 +45,18 @@ impl Orchestrator {
             w.commit().await?;
             let started = std::time::Instant::now();
             let result = tool.call(&call.args()).await;
-            self.metrics.tool_ran(&call.tool, started.elapsed().as_secs_f64());
+            self.ctx.metrics.tool_ran(&call.tool, started.elapsed().as_secs_f64());
             let outcome = match result {
                 Ok(output) => Ok(output),
                 Err(ToolError::Failed(failure)) => Err(failure.0),
                 Err(ToolError::Internal(err)) => Err(format!("{err:#}")),
             };
-            let mut w = self.store.write_as(lease).await?;
-            self.record_result(&mut w, call, outcome).await?;
+            let mut w = self.ctx.store.write_as(lease).await?;
+            self.ctx.record_result(&mut w, call, outcome).await?;
             w.commit().await?;
             return Ok(());
         }
-        let mut w = self.store.write_as(lease).await?;
+        let mut w = self.ctx.store.write_as(lease).await?;
         if !calls::transition(&mut w.tx, &call.id, CallState::Approved, CallState::Executing, None).await? {
             return Ok(()); // someone else ran or canceled it
         }
@@ -65,11 +64,11 @@ impl Orchestrator {
         w.append(&call.conversation_id, EventBody::ToolStarted { task_id: call.task_id.clone(), call_id: call.id.clone() }).await?;
         let outcome = match tool {
             None => Err(format!("unknown tool {}", call.tool)),
-            Some(tool) => self.run_in_savepoint(&mut w, tool.as_ref(), &call.args()).await?,
+            Some(tool) => self.ctx.run_in_savepoint(&mut w, tool.as_ref(), &call.args()).await?,
         };
         let approved_answer = answer.filter(|_| outcome.is_ok());
         let approved_plan = call.tool == plan::NAME && outcome.is_ok();
-        self.record_result(&mut w, call, outcome).await?;
+        self.ctx.record_result(&mut w, call, outcome).await?;
         if let Some(text) = approved_answer {
             self.send_answer(&mut w, call, text).await?;
         }
@@ -77,35 +76,15 @@ impl Orchestrator {
             let args = call.args();
             self.grant_plan(&mut w, call, &plan::steps(&args)).await?;
         }
-        if let Some(hook) = &self.before_commit {
+        if let Some(hook) = &self.ctx.before_commit {
             hook(&call.id)?;
         }
         w.commit().await?;
         Ok(())
     }
 
-    /// A built-in tool run inside the write, in a savepoint: a failure leaves no partial effect but
-    /// is the call's result; an internal error is no result at all (nothing of the write is kept).
-    pub(super) async fn run_in_savepoint(&self, w: &mut Write, tool: &dyn Tool, args: &Value) -> crate::Result<Result<Value, String>> {
-        let mut savepoint = w.tx.begin().await.context("failed to open a savepoint")?;
-        let started = std::time::Instant::now();
-        let result = tool.run(&mut savepoint, args).await;
-        self.metrics.tool_ran(&tool.spec().name, started.elapsed().as_secs_f64());
-        Ok(match result {
-            Ok(output) => {
-                savepoint.commit().await.context("failed to release savepoint")?;
-                Ok(output)
-            }
-            Err(ToolError::Failed(failure)) => {
-                savepoint.rollback().await.context("failed to roll back savepoint")?;
-                Err(failure.0)
-            }
-            Err(ToolError::Internal(err)) => return Err(err.into()),
-        })
-    }
-
     /// An approved final answer: the agent's message, and the turn is done.
-    pub(super) async fn send_answer(&self, w: &mut Write, call: &CallRow, text: String) -> crate::Result<()> {
+    async fn send_answer(&self, w: &mut Write, call: &CallRow, text: String) -> crate::Result<()> {
         let load = async |w: &mut Write| tasks::get(&mut *w.tx, &call.task_id).await?.context("BUG: a call's task exists");
         let mut task = load(w).await?;
         let worker = task.parent_call_id.as_ref().and(task.agent.clone());
@@ -119,32 +98,9 @@ impl Orchestrator {
         Ok(())
     }
 
-    /// `executing → succeeded | failed`, audited, with the `tool-result` event.
-    pub(super) async fn record_result(
-        &self,
-        w: &mut crate::store::Write,
-        call: &CallRow,
-        outcome: Result<serde_json::Value, String>,
-    ) -> crate::Result<()> {
-        let (state, ok, output) = match outcome {
-            Ok(output) => (CallState::Succeeded, true, output),
-            Err(error) => (CallState::Failed, false, json!({ "error": error, "message": error })),
-        };
-        if !calls::transition(&mut w.tx, &call.id, CallState::Executing, state, None).await? {
-            // Someone else recorded this call's outcome: never a second `tool-result`.
-            return Err(anyhow::anyhow!("call {} was no longer executing when its result came; the result was dropped", call.id).into());
-        }
-        w.audit(AuditKind::ToolOutcome,
-            SYSTEM,
-            json!({ "call_id": call.id, "conversation_id": call.conversation_id, "tool": call.tool, "args": call.args(), "ok": ok, "output": output }));
-        w.append(&call.conversation_id, EventBody::ToolResult { task_id: call.task_id.clone(), call_id: call.id.clone(), ok, output })
-            .await?;
-        Ok(())
-    }
-
     /// A call found `executing` by a driver was cut off by a crash: it is never re-run silently.
     pub(super) async fn interrupted(&self, call: &CallRow, lease: &Lease) -> crate::Result<()> {
-        let mut w = self.store.write_as(lease).await?;
+        let mut w = self.ctx.store.write_as(lease).await?;
         if calls::transition(&mut w.tx, &call.id, CallState::Executing, CallState::Failed, None).await? {
             let output = json!({ "status": "interrupted", "error": "interrupted — not retried", "message": "interrupted — not retried" });
             w.audit(

@@ -9,7 +9,7 @@ use domain::{
 use serde_json::json;
 use sqlx::Connection;
 
-use super::{Drove, Orchestrator, step_outcome};
+use super::{Drove, TaskDriver, step_outcome};
 use crate::{
     agents::{Agent, Gate},
     clock::{new_call_id, new_id, now_ms},
@@ -26,33 +26,34 @@ use crate::{
     tools::{Description, answer, plan, schema},
 };
 
-impl Orchestrator {
+impl TaskDriver {
     /// Calls the model once and records its reply: text, calls, approvals, the task's new status.
     /// A client's call (`client`) is recorded the same way, without asking a model.
     /// When the reply leaves the driver nothing more to do (the task waits for a human, or it
     /// ended and has no supervisor), the same write releases the lease: `Drove::Released`.
     pub(super) async fn model_step(&self, task: &TaskRow, client: Option<&ClientCall>, lease: &Lease) -> crate::Result<Drove> {
-        let conversation = conversations::get(&self.store, &task.conversation_id).await?.context("BUG: a task's conversation exists")?;
+        let conversation =
+            conversations::get(&self.ctx.store, &task.conversation_id).await?.context("BUG: a task's conversation exists")?;
         // A worker's task is driven by the worker agent, not the conversation's.
         let agent_name = task.agent.as_deref().unwrap_or(&conversation.agent);
-        let agent = self.agents.get(agent_name).unwrap_or_else(|| self.agents.default_agent());
+        let agent = self.ctx.agents.get(agent_name).unwrap_or_else(|| self.ctx.agents.default_agent());
         // A client's call needs only its own task's events (no transcript: no model is asked).
         // Its conversation holds every call the client made, so reading all of it would grow
         // with each one; a client's conversation has no model usage for budgets to count.
         let history = match client {
-            Some(_) => events::of_task(&self.store, &conversation.id, &task.id).await?,
-            None => events::about_after(&self.store, &conversation.id, 0, conversation.last_seq).await?,
+            Some(_) => events::of_task(&self.ctx.store, &conversation.id, &task.id).await?,
+            None => events::about_after(&self.ctx.store, &conversation.id, 0, conversation.last_seq).await?,
         };
         let asked = request_of(task, &history);
         // An answer a reviewer must approve first is not shown while it is written.
         let held = agent.final_response_gate();
         let reply = match client {
             // An outside client's call: its one step is the call, then the task ends.
-            Some(call) => super::client_calls::reply(call, task.steps),
+            Some(call) => crate::orchestrator::client_calls::reply(call, task.steps),
             None => {
                 let messages = self.transcript_for(task, &history).await?;
                 // Reply text streams to the chat as unstored deltas while the model writes it.
-                let bus = self.store.bus().clone();
+                let bus = self.ctx.store.bus().clone();
                 let (conversation_id, task_id) = (conversation.id.clone(), task.id.clone());
                 let after_seq = history.last().map_or(0, |e| e.seq);
                 let on_text = move |offset: usize, text: &str| {
@@ -61,11 +62,11 @@ impl Orchestrator {
                 };
                 let request = ModelRequest {
                     agent,
-                    tools: agent.tools.iter().filter_map(|name| self.tools.get(name)).map(|t| t.spec()).collect(),
+                    tools: agent.tools.iter().filter_map(|name| self.ctx.tools.get(name)).map(|t| t.spec()).collect(),
                     messages,
                     on_text: if held.is_some() { None } else { Some(&on_text) },
                 };
-                let model = self.models.for_agent(&agent.name).context("BUG: every configured agent has a model")?;
+                let model = self.ctx.models.for_agent(&agent.name).context("BUG: every configured agent has a model")?;
                 match model.respond(&request).await {
                     Ok(reply) => reply,
                     Err(err) => {
@@ -77,7 +78,7 @@ impl Orchestrator {
             }
         };
         tracing::debug!(task_id = %task.id, agent = agent.name, calls = reply.calls.len(), "model replied");
-        let mut w = self.store.write_as(lease).await?;
+        let mut w = self.ctx.store.write_as(lease).await?;
         // Counting the step only while the task is working makes an abort win over a late reply,
         // and only from the step read before asking the model makes a reply to a step someone
         // else already took be dropped.
@@ -106,11 +107,11 @@ impl Orchestrator {
         let proposed: Vec<ProposedCall> = shaped
             .calls
             .into_iter()
-            .map(|c| ProposedCall { id: new_call_id(), args: self.tools.exact_args(&c.tool, c.args), ..c })
+            .map(|c| ProposedCall { id: new_call_id(), args: self.ctx.tools.exact_args(&c.tool, c.args), ..c })
             .collect();
         for (position, call) in proposed.iter().enumerate() {
             let held_answer = held.filter(|_| call.tool == answer::NAME);
-            let tool = self.tools.get(&call.tool).filter(|_| agent.tools.contains(&call.tool) || held_answer.is_some());
+            let tool = self.ctx.tools.get(&call.tool).filter(|_| agent.tools.contains(&call.tool) || held_answer.is_some());
             let (Description { mut summary, warnings }, risk, assessment) = match tool {
                 Some(t) => {
                     let mut described = t.describe(&mut w.tx, &call.args, &asked).await?;
@@ -120,7 +121,7 @@ impl Orchestrator {
                         // A plan reads as its steps, each as its own tool describes it.
                         let mut parts = Vec::new();
                         for (tool, args) in plan::steps(&call.args) {
-                            parts.push(match self.tools.get(tool) {
+                            parts.push(match self.ctx.tools.get(tool) {
                                 Some(t) => {
                                     let step = t.describe(&mut w.tx, args, &asked).await?;
                                     let step_reversibility = t.assess(args, &step).reversibility;
@@ -174,7 +175,7 @@ impl Orchestrator {
                     .map(|t| {
                         let mut violations = schema::violations(&t.spec().input_schema, &call.args);
                         if call.tool == plan::NAME {
-                            violations.extend(plan::step_violations(&call.args, &agent.tools, &self.tools));
+                            violations.extend(plan::step_violations(&call.args, &agent.tools, &self.ctx.tools));
                         }
                         violations
                     })
@@ -195,14 +196,14 @@ impl Orchestrator {
                     let asking = crate::grant_cover::Asking {
                         gate,
                         agent: &agent.name,
-                        policy_version: &self.agents.version,
+                        policy_version: &self.ctx.agents.version,
                         task: task.id.as_str(),
                         args: &call.args,
                     };
                     let requirement = requirement.as_ref().expect("BUG: a gate without its requirement");
                     let requester = Some(user).filter(|u| !u.is_empty());
                     (facts.grant, uncovered) =
-                        covering_grant(&mut w, &self.agents.groups, cid, &call.tool, asking, requirement, requester).await?;
+                        covering_grant(&mut w, &self.ctx.agents.groups, cid, &call.tool, asking, requirement, requester).await?;
                 }
             }
             let mut verdict = policy::classify(facts);
@@ -246,18 +247,18 @@ impl Orchestrator {
                     &agent.name,
                     json!({ "gate": gate.name, "call_id": call.id, "conversation_id": cid, "tool": call.tool, "args": call.args }),
                 );
-                self.metrics.shadow_hit(&gate.name);
+                self.ctx.metrics.shadow_hit(&gate.name);
                 crate::store::shadow_hits::record(&mut w.tx, cid, &call.id, &gate.name, &call.tool, &summary).await?;
             }
             // The card's badge names them all, as an approval asked under several gates is named.
             let shadow_gate = (!shadowed.is_empty()).then(|| shadowed.iter().map(|g| g.name.as_str()).collect::<Vec<_>>().join(" + "));
             // The draft (COUNTERSIGN_AGENTS_DRAFT) is put to the same call: where it would do
             // otherwise, a shadow hit says so. What happens to the call is the live policy's alone.
-            if let (Some(draft), Some(t)) = (self.draft.as_deref(), tool)
+            if let (Some(draft), Some(t)) = (self.ctx.draft.as_deref(), tool)
                 && !matches!(verdict, Verdict::Invalid { .. })
             {
                 let draft_call = policy::Call { tool: t.spec(), args: &call.args, user, confidence: call.confidence, spent: &spent };
-                if let Some(judged) = crate::draft::judge(draft, &self.tools, &agent.name, &draft_call, held_answer.is_some())
+                if let Some(judged) = crate::draft::judge(draft, &self.ctx.tools, &agent.name, &draft_call, held_answer.is_some())
                     && let Some(difference) = crate::draft::difference(requirement.as_ref(), &judged)
                 {
                     let hit = DraftHit { cid, call, summary: &summary, agent: &agent.name, version: &draft.version };
@@ -319,13 +320,13 @@ impl Orchestrator {
                         true => None,
                         false => {
                             let shares = requirement.as_ref().map(|r| r.shares()).unwrap_or_default();
-                            let groups = &self.agents.groups;
+                            let groups = &self.ctx.agents.groups;
                             Some(crate::people::resolve::resolve_requirement(groups, &mut w, &gate.approvers, &shares).await?)
                         }
                     };
                     let notify = self.email_recipients(&mut w, gate, approvers.as_ref()).await?;
                     let suggestion = match gate.rules.grantable && domain::naming::grantable(&call.tool) {
-                        true => grant_suggestion(&mut w, cid, call, self.agents.suggest_grant_after).await?,
+                        true => grant_suggestion(&mut w, cid, call, self.ctx.agents.suggest_grant_after).await?,
                         false => None,
                     };
                     let proposal = Proposal {
@@ -338,7 +339,7 @@ impl Orchestrator {
                         notify,
                         suggestion,
                         why: why.clone(),
-                        policy_version: &self.agents.version,
+                        policy_version: &self.ctx.agents.version,
                     };
                     ask(&mut w, task, agent, gate, proposal).await?;
                 }
@@ -349,7 +350,7 @@ impl Orchestrator {
         if let Some(status) = outcome.status {
             tasks::transition(&mut w, task, &[TaskStatus::Working], status, None).await?;
         }
-        if let Some(hook) = &self.before_commit {
+        if let Some(hook) = &self.ctx.before_commit {
             hook(&format!("step:{}", task.id))?;
         }
         if outcome.release {
@@ -362,7 +363,7 @@ impl Orchestrator {
     /// Records a model step's usage, priced from `[prices]`, and returns the spend so far
     /// including it: the task's and the conversation's (folded from `history`, which is
     /// everything before this step).
-    pub(super) async fn record_usage(
+    async fn record_usage(
         &self,
         w: &mut Write,
         task: &TaskRow,
@@ -373,7 +374,7 @@ impl Orchestrator {
         let mut spent = policy::Spent::of(history, &task.id);
         if let Some(mut usage) = usage {
             let model = agent.model_name();
-            usage.cost_usd = self.agents.prices.get(model).map(|p| p.cost(&usage));
+            usage.cost_usd = self.ctx.agents.prices.get(model).map(|p| p.cost(&usage));
             spent.task.add(&usage);
             spent.conversation.add(&usage);
             w.append(&task.conversation_id, EventBody::ModelUsage { task_id: task.id.clone(), model: model.to_owned(), usage }).await?;
@@ -395,7 +396,7 @@ impl Orchestrator {
                 "call_id": call.id, "conversation_id": cid, "tool": call.tool, "args": call.args,
             }),
         );
-        self.metrics.shadow_hit(&difference.gate);
+        self.ctx.metrics.shadow_hit(&difference.gate);
         let summary = format!("{summary} — {}", difference.what);
         // The row has no column for the draft's version: its gate carries it, so that hits of
         // different drafts stay apart.
@@ -623,7 +624,7 @@ async fn ask(w: &mut Write, task: &TaskRow, agent: &Agent, gate: &Gate, proposal
     )
     .await?;
     if gate.in_chat {
-        let question = super::confirm::question(summary, false);
+        let question = crate::orchestrator::decisions::question(summary, false);
         w.append(cid, EventBody::ConfirmationAsked { task_id: task.id.clone(), approval_id, call_id: call.id.clone(), question }).await?;
     }
     Ok(())

@@ -34,9 +34,9 @@ pub struct Reclassified {
 
 impl Decisions {
     pub async fn reclassify_at_start_up(&self) -> anyhow::Result<Reclassified> {
-        let version = self.driver.agents.version.clone();
+        let version = self.ctx.agents.version.clone();
         let mut done = Reclassified::default();
-        for approval in approvals::pending_under_other_policy(&self.driver.store, &version).await? {
+        for approval in approvals::pending_under_other_policy(&self.ctx.store, &version).await? {
             match self.reclassify(&approval).await {
                 Ok(Some(task)) => {
                     done.canceled += 1;
@@ -48,8 +48,8 @@ impl Decisions {
                 }
             }
         }
-        if self.driver.agents.grants_lapse_on_policy_change {
-            for grant in grants::standing_under_other_policy(&self.driver.store, &version).await? {
+        if self.ctx.agents.grants_lapse_on_policy_change {
+            for grant in grants::standing_under_other_policy(&self.ctx.store, &version).await? {
                 if self.end_grant(&grant).await? {
                     done.grants_ended += 1;
                 }
@@ -64,10 +64,10 @@ impl Decisions {
         if !domain::naming::grantable(&approval.tool) {
             return None;
         }
-        let Some(agent) = self.driver.agents.get(&approval.agent) else {
+        let Some(agent) = self.ctx.agents.get(&approval.agent) else {
             return Some(format!("the configuration changed: agent {} is no longer configured", approval.agent));
         };
-        let tool = self.driver.tools.get(&approval.tool).filter(|_| agent.tools.iter().any(|t| t == &approval.tool));
+        let tool = self.ctx.tools.get(&approval.tool).filter(|_| agent.tools.iter().any(|t| t == &approval.tool));
         let Some(tool) = tool else {
             return Some(format!("the configuration changed: {} is no longer one of {}'s tools", approval.tool, agent.name));
         };
@@ -78,10 +78,10 @@ impl Decisions {
 
     /// Keeps (`None`) or cancels (the task to go on) one pending approval.
     async fn reclassify(&self, approval: &ApprovalRow) -> Result<Option<TaskId>, Error> {
-        let mut w = self.driver.store.write(WriteScope::Approval(&approval.id)).await?;
+        let mut w = self.ctx.store.write(WriteScope::Approval(&approval.id)).await?;
         // Decided meanwhile (by another replica): nothing to do.
         let Ok(approval) = pending_approval(&mut w.tx, &approval.id).await else { return Ok(None) };
-        let (from, to) = (approval.policy_version.clone(), self.driver.agents.version.clone());
+        let (from, to) = (approval.policy_version.clone(), self.ctx.agents.version.clone());
         let Some(why) = self.no_longer_fits(&approval) else {
             approvals::set_policy_version(&mut w.tx, &approval.id, &to).await?;
             w.audit(
@@ -110,7 +110,7 @@ impl Decisions {
 
     /// Ends a standing grant made under an earlier configuration; false if it ended meanwhile.
     async fn end_grant(&self, grant: &grants::GrantRow) -> anyhow::Result<bool> {
-        let mut w = self.driver.store.write(WriteScope::Grant(&grant.id)).await?;
+        let mut w = self.ctx.store.write(WriteScope::Grant(&grant.id)).await?;
         let by = "system (the configuration changed)";
         if !grants::revoke(&mut w.tx, &grant.id, by).await? {
             return Ok(false);
@@ -123,7 +123,7 @@ impl Decisions {
         w.audit(
             AuditKind::PolicyReclassified,
             SYSTEM,
-            json!({ "grant_id": grant.id, "conversation_id": grant.conversation_id, "tool": grant.tool, "outcome": "grant ended", "to": self.driver.agents.version }),
+            json!({ "grant_id": grant.id, "conversation_id": grant.conversation_id, "tool": grant.tool, "outcome": "grant ended", "to": self.ctx.agents.version }),
         );
         w.commit().await?;
         Ok(true)
