@@ -123,20 +123,20 @@ pub enum EventBody {
         rules: DecisionRules,
         /// Why the call is risky (older events: none).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        assessment: Option<super::wire::RiskAssessment>,
+        assessment: Option<super::call_facts::RiskAssessment>,
         /// 0 for the first request; n when nobody decided in time and the approval is asked again
         /// (the `retry` timeout action) for the n-th time, with the new `deadline`.
         #[serde(default, skip_serializing_if = "is_zero")]
         resent: u32,
         /// A budget gate asked: what was spent so far and its limits.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        spend: Option<super::wire::Spend>,
+        spend: Option<super::call_facts::Spend>,
         /// Only these may decide (the gate's `approvers`, as people when it was asked).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         approvers: Option<Box<super::rules::Approvers>>,
         /// "Always allow" offered to someone who approved calls like it before.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        suggestion: Option<Box<super::wire::GrantSuggestion>>,
+        suggestion: Option<Box<super::call_facts::GrantSuggestion>>,
     },
     /// The agent asks in the chat whether to run a call (again, after an unclear answer).
     ConfirmationAsked {
@@ -212,7 +212,7 @@ pub enum EventBody {
         task_id: TaskId,
         model: String,
         #[serde(flatten)]
-        usage: super::wire::Usage,
+        usage: super::call_facts::Usage,
     },
     TaskStatus {
         task_id: TaskId,

@@ -6,10 +6,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
+    call_facts::{AssistantDelta, GrantSuggestion, RiskAssessment, Spend, Usage},
     event::{ApprovalOutcome, Event, EventBody, Risk, TaskStatus},
     ids::{ApprovalId, CallId, GrantId, TaskId},
     rules::DecisionRules,
-    wire::{AssistantDelta, Spend, Usage},
 };
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -247,7 +247,7 @@ pub struct CardApproval {
     pub resent: u32,
     /// Why the call is risky, when it was assessed.
     #[serde(default)]
-    pub assessment: Option<super::wire::RiskAssessment>,
+    pub assessment: Option<RiskAssessment>,
     /// A budget gate asked: what was spent so far and its limits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spend: Option<Spend>,
@@ -259,7 +259,7 @@ pub struct CardApproval {
     pub approved_by: Vec<String>,
     /// "Always allow" offered to someone who approved calls like it before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub suggestion: Option<super::wire::GrantSuggestion>,
+    pub suggestion: Option<GrantSuggestion>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -642,51 +642,6 @@ impl ConversationView {
 
     pub fn task(&self, task_id: &str) -> Option<&TaskView> {
         self.tasks.iter().find(|t| t.task_id == task_id)
-    }
-}
-
-impl super::wire::Approval {
-    /// The approval as its pending card, so the queue shows it as the chat does.
-    pub fn as_pending_card(&self) -> Card {
-        let a = self;
-        Card {
-            seq: 0,
-            call_id: a.call_id.clone(),
-            task_id: a.task_id.clone(),
-            tool: a.tool.clone(),
-            agent: a.agent.clone(),
-            summary: a.summary.clone(),
-            args: a.args.clone(),
-            risk: a.risk,
-            status: CardStatus::PendingApproval,
-            approval: Some(CardApproval {
-                approval_id: a.id.clone(),
-                gate: a.gate.clone(),
-                requested_at: a.created_at.clone(),
-                deadline: a.deadline.clone(),
-                escalated_by: a.escalated_by.clone(),
-                escalated_to: a.escalated_to.clone(),
-                deciders: a.deciders.clone(),
-                // Admins decide with the buttons even when the user was asked in the chat.
-                in_chat: false,
-                rules: a.rules,
-                reminded: a.reminders_sent,
-                reminders: 0,
-                resent: 0,
-                assessment: Some(a.assessment.clone()),
-                spend: a.context.spend.clone(),
-                approvers: a.approvers.clone(),
-                approved_by: a.approved_by.clone(),
-                suggestion: None,
-            }),
-            decision: None,
-            result: None,
-            warnings: a.assessment.warnings.clone(),
-            shadow_gate: None,
-            why: None,
-            granted_by: None,
-            planned: false,
-        }
     }
 }
 

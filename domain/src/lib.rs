@@ -4,6 +4,7 @@
 //! `sqlx` and `openapi` add the row and schema derives the server side needs.
 
 pub mod args_form;
+pub mod call_facts;
 pub mod event;
 pub mod fold;
 pub mod ids;

@@ -82,6 +82,27 @@ pub fn countdown(remaining_ms: i64) -> String {
     if secs >= 3600 { format!("{}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60) } else { format!("{}:{:02}", secs / 60, secs % 60) }
 }
 
+/// "5 minutes", "1 minute", "90 seconds", "2 hours", "1 hour 30 minutes".
+pub fn duration_words(ms: i64) -> String {
+    let plural = |n: i64, unit: &str| if n == 1 { format!("1 {unit}") } else { format!("{n} {unit}s") };
+    if ms < 500 {
+        return "less than a second".into();
+    }
+    let seconds = (ms + 500) / 1000;
+    match seconds {
+        s if s < 120 && s % 60 != 0 => plural(s, "second"),
+        s if s < 3600 => plural((s + 30) / 60, "minute"),
+        s => {
+            let (hours, minutes) = (s / 3600, (s % 3600 + 30) / 60);
+            if minutes == 0 || minutes == 60 {
+                plural(hours + minutes / 60, "hour")
+            } else {
+                format!("{} {}", plural(hours, "hour"), plural(minutes, "minute"))
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

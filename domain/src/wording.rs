@@ -5,31 +5,11 @@ use super::{
     ApprovalOutcome,
     fold::{CardApproval, CardDecision, TaskSummary},
 };
+pub use crate::time::duration_words;
 use crate::time::parse_rfc3339_ms;
 
 /// The name the server records for decisions no person made (timeouts).
 pub const SYSTEM: &str = "system";
-
-/// "5 minutes", "1 minute", "90 seconds", "2 hours", "1 hour 30 minutes".
-pub fn duration_words(ms: i64) -> String {
-    let plural = |n: i64, unit: &str| if n == 1 { format!("1 {unit}") } else { format!("{n} {unit}s") };
-    if ms < 500 {
-        return "less than a second".into();
-    }
-    let seconds = (ms + 500) / 1000;
-    match seconds {
-        s if s < 120 && s % 60 != 0 => plural(s, "second"),
-        s if s < 3600 => plural((s + 30) / 60, "minute"),
-        s => {
-            let (hours, minutes) = (s / 3600, (s % 3600 + 30) / 60);
-            if minutes == 0 || minutes == 60 {
-                plural(hours + minutes / 60, "hour")
-            } else {
-                format!("{} {}", plural(hours, "hour"), plural(minutes, "minute"))
-            }
-        }
-    }
-}
 
 /// The decision line of a decided card.
 pub fn decision_line(decision: &CardDecision, approval: Option<&CardApproval>) -> String {

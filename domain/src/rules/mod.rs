@@ -417,7 +417,7 @@ impl DecisionRules {
             Some(at) if at <= now.saturating_add(CLOCK_SKEW_MS) && now.saturating_sub(at) <= i64::from(within) * 1000 => Ok(()),
             Some(_) => Err(format!(
                 "this gate asks for a fresh sign-in: sign in again (within the last {}) to decide it",
-                crate::wording::duration_words(i64::from(within) * 1000)
+                crate::time::duration_words(i64::from(within) * 1000)
             )),
             None => {
                 Err("this gate asks for a fresh sign-in: decide it in Countersign after signing in, not with a token, link or chat app"
