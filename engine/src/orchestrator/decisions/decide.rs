@@ -35,9 +35,9 @@ pub(super) enum Approved {
 }
 
 impl Decisions {
-    /// Approves or rejects one approval, then lets the task go on. One write: the attempt counted
-    /// against the person's decision limit, the approval read once and checked (it exists for
-    /// them, it is pending, they may decide it), the decision recorded. A refused decision keeps
+    /// Approves or rejects one approval, then lets the task go on. One write: the approval read
+    /// once and checked (it exists for them, it is pending, they may decide it), the decision
+    /// recorded, the attempt counted against the person's decision limit. A refused decision keeps
     /// nothing but its count ([`Self::count_attempt`]): probing ids, hidden or not, costs the same.
     pub async fn decide(&self, approval_id: &ApprovalId, decision: Decision, actor: &Actor) -> Result<DecisionOutcome, Error> {
         self.decide_one(approval_id, decision, actor, true).await
@@ -59,9 +59,6 @@ impl Decisions {
     /// [`Self::decide`]; `count`: the attempt is counted in its write (else the caller counted it).
     async fn decide_one(&self, approval_id: &ApprovalId, decision: Decision, actor: &Actor, count: bool) -> Result<DecisionOutcome, Error> {
         let mut w = self.ctx.store.write(WriteScope::Approval(approval_id)).await?;
-        if count {
-            self.count_in(&mut w, actor).await?;
-        }
         let (outcome, go_on) = match self.decide_in(&mut w, approval_id, decision, actor).await {
             Ok(decided) => decided,
             Err(refused) => {
@@ -73,6 +70,12 @@ impl Decisions {
                 return Err(refused);
             }
         };
+        // Counted last, so that on PostgreSQL the person's counter row is locked only while this
+        // write commits: their decisions in other conversations do not wait for this one's. Over
+        // the limit, the write is dropped and nothing of the decision is kept.
+        if count {
+            self.count_in(&mut w, actor).await?;
+        }
         let Some(task_id) = go_on else {
             w.commit().await?;
             return Ok(outcome);
