@@ -12,7 +12,7 @@ bash scripts/install-tools.sh --with-browser
 
 echo "[test] formatting (cargo fmt --check) and lints (clippy, warnings are errors)"
 cargo fmt --all --check
-cargo clippy -q -p app -p bench -p domain -p engine -p server --all-targets -- -D warnings
+cargo clippy -q -p app -p bench -p clock -p domain -p engine -p server -p store --all-targets -- -D warnings
 cargo clippy -q -p frontend --target wasm32-unknown-unknown --target-dir "$CARGO_TARGET_DIR/front" -- -D warnings
 
 # The email tests send to a real SMTP server (aiosmtpd) and the A2A tests drive a2a-sdk's client
@@ -22,7 +22,7 @@ COUNTERSIGN_TEST_PYTHON_A2A_03="$(bash scripts/python-tools.sh --a2a-0.3)"
 export COUNTERSIGN_TEST_PYTHON COUNTERSIGN_TEST_PYTHON_A2A_03
 
 echo "[test] unit and integration tests"
-cargo nextest run --no-fail-fast -p app -p domain -p engine -p server
+cargo nextest run --no-fail-fast -p app -p clock -p domain -p engine -p server -p store
 
 echo "[test] the integration suite again on PostgreSQL (a throwaway cluster from Debian's packages)"
 eval "$(bash scripts/pg.sh start)"

@@ -312,7 +312,7 @@ impl CardStatus {
 
 /// The version of what [`ConversationView::apply`] makes of events. Bump it whenever the same
 /// events would fold to a different view (a new field filled, a rule changed): stored snapshots
-/// of another version are then rebuilt from the events (engine/src/store/snapshots.rs).
+/// of another version are then rebuilt from the events (store/src/snapshots.rs).
 pub const FOLD_VERSION: i64 = 4;
 
 /// Folds a whole event log.

@@ -215,7 +215,7 @@ fn well_formed(events: Vec<Event>) -> Vec<Event> {
 }
 
 proptest! {
-    /// What engine/src/store/snapshots.rs relies on to keep only a page: the page of a prefix, with
+    /// What store/src/snapshots.rs relies on to keep only a page: the page of a prefix, with
     /// the tail applied, pages to exactly the page of everything; and the earlier items of the
     /// whole view, put before the page, give the whole chat back.
     #[test]
@@ -267,7 +267,7 @@ proptest! {
 
     #[test]
     fn a_stored_snapshot_of_any_prefix_plus_the_tail_equals_the_whole_fold(events in log(), split in any::<prop::sample::Index>()) {
-        // What engine/src/store/snapshots.rs does: the view of a prefix goes through its JSON,
+        // What store/src/snapshots.rs does: the view of a prefix goes through its JSON,
         // and the events after it are applied.
         let k = split.index(events.len() + 1);
         let stored = serde_json::to_string(&fold(&events[..k])).unwrap();

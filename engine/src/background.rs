@@ -50,6 +50,16 @@ struct Status {
 #[derive(Clone, Default)]
 pub struct Pulse(Arc<Mutex<Status>>);
 
+impl store::Heartbeat for Pulse {
+    fn ok(&self) {
+        Pulse::ok(self);
+    }
+
+    fn failed(&self, err: anyhow::Error) {
+        Pulse::failed(self, err);
+    }
+}
+
 impl Pulse {
     /// A pass went well.
     pub fn ok(&self) {

@@ -17,28 +17,9 @@ use crate::{
     agents::AgentsConfig,
     policy::{self, Requirement},
     replay,
+    store::shadow_hits::DRAFT_PREFIX,
     tools::{self, Registry},
 };
-
-/// The prefix of a draft's shadow hits' gate (`draft:big-refunds`, `draft:none`). A gate's name
-/// may not start with it (agents/validate.rs), so a shadow gate's hits and a draft's never mix.
-pub const PREFIX: &str = "draft:";
-
-/// A draft's hit's gate as it is stored, `draft:big-refunds@9a0d3c5e2b44`: the table has no
-/// column for the draft's version, and hits of drafts run one after another must stay apart.
-pub fn stored_gate(gate: &str, version: &str) -> String {
-    format!("{gate}@{version}")
-}
-
-/// A stored hit's gate and, for a draft's, the draft's version ([`stored_gate`]); `None`: a
-/// shadow gate's hit, or a draft's stored before versions were kept.
-pub fn split_version(stored: &str) -> (&str, Option<&str>) {
-    let is_version = |v: &str| v.len() == 12 && v.bytes().all(|b| b.is_ascii_hexdigit());
-    match stored.rsplit_once('@') {
-        Some((gate, version)) if stored.starts_with(PREFIX) && is_version(version) => (gate, Some(version)),
-        _ => (stored, None),
-    }
-}
 
 /// What the draft does with a call.
 #[derive(Debug)]
@@ -100,14 +81,14 @@ pub fn difference(live: Option<&Requirement<'_>>, draft: &Judged<'_>) -> Option<
         None => "live lets it run unasked".to_owned(),
         Some(r) => format!("live requires {}", requires(r)),
     };
-    let none = format!("{PREFIX}none");
+    let none = format!("{DRAFT_PREFIX}none");
     let (gate, what) = match (live, draft) {
         (None, Judged::Runs) => return None,
         (Some(l), Judged::Asks(d)) if l.gate.name == d.gate.name && replay::decides(l) == replay::decides(d.as_ref()) => return None,
         (_, Judged::Refuses(why)) => (none, format!("draft would refuse it ({why})")),
         (Some(_), Judged::Runs) => (none, "draft would run it unasked".to_owned()),
-        (None, Judged::Asks(d)) => (format!("{PREFIX}{}", d.gate.name), format!("draft would ask: {}", requires(d.as_ref()))),
-        (Some(_), Judged::Asks(d)) => (format!("{PREFIX}{}", d.gate.name), format!("draft would require {}", requires(d.as_ref()))),
+        (None, Judged::Asks(d)) => (format!("{DRAFT_PREFIX}{}", d.gate.name), format!("draft would ask: {}", requires(d.as_ref()))),
+        (Some(_), Judged::Asks(d)) => (format!("{DRAFT_PREFIX}{}", d.gate.name), format!("draft would require {}", requires(d.as_ref()))),
     };
     Some(Difference { gate, what: format!("{what}; {live_does}") })
 }
@@ -187,15 +168,6 @@ mod tests {
             "draft would require cancellations (deciders: anyone); live requires cancellations (deciders: the requester, in the chat)"
         );
         assert_eq!(compare(&four_eyes, &four_eyes, "cancel_order", json!({ "order_id": 1003 })), None, "the same rules");
-    }
-
-    #[test]
-    fn a_hits_stored_gate_carries_the_drafts_version() {
-        let stored = stored_gate("draft:big-refunds", "9a0d3c5e2b44");
-        assert_eq!(stored, "draft:big-refunds@9a0d3c5e2b44");
-        assert_eq!(split_version(&stored), ("draft:big-refunds", Some("9a0d3c5e2b44")));
-        assert_eq!(split_version("draft:none"), ("draft:none", None), "stored before versions were kept");
-        assert_eq!(split_version("ops@example"), ("ops@example", None), "a shadow gate's name");
     }
 
     #[test]

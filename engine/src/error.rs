@@ -46,11 +46,17 @@ impl Error {
     }
 }
 
-/// Keeps an engine error's variant when it passed through code that speaks `anyhow` (a lost
-/// lease stays a lost lease); anything else is internal.
+/// Keeps an engine error's variant when it passed through code that speaks `anyhow`, and says the
+/// store's lost lease as `LeaseLost`; anything else is internal.
 impl From<anyhow::Error> for Error {
     fn from(err: anyhow::Error) -> Self {
-        err.downcast::<Error>().unwrap_or_else(Error::Internal)
+        match err.downcast::<Error>() {
+            Ok(err) => err,
+            Err(err) => match err.downcast::<store::LeaseLost>() {
+                Ok(store::LeaseLost(task)) => Error::LeaseLost(task),
+                Err(err) => Error::Internal(err),
+            },
+        }
     }
 }
 
@@ -78,6 +84,8 @@ mod tests {
     fn a_lost_lease_stays_one_through_anyhow() {
         let lost: anyhow::Error = Error::LeaseLost(TaskId::new("t1")).into();
         assert!(matches!(Error::from(lost), Error::LeaseLost(id) if id.as_str() == "t1"));
+        let from_the_store = anyhow::Error::from(store::LeaseLost(TaskId::new("t2"))).context("failed to commit");
+        assert!(matches!(Error::from(from_the_store), Error::LeaseLost(id) if id.as_str() == "t2"));
         let other = Error::from(anyhow::anyhow!("disk full"));
         assert!(matches!(other, Error::Internal(e) if e.to_string() == "disk full"));
     }

@@ -2,7 +2,7 @@
 //! what the gate that asked for it allowed. A standing grant covers a call only when the same
 //! gate, for the same agent, under the same configuration version stops it, within the bounds on
 //! the arguments it was given with; a plan's step only the exact call that was approved. Pure:
-//! the task driver reads the grants (engine/src/store/grants.rs) and asks.
+//! the task driver reads the grants (store/src/grants.rs) and asks.
 
 use std::fmt;
 

@@ -219,8 +219,8 @@ fn read_gate(mut gate: FileGate, defaults: &FileDefaults, agent_tools: &[String]
         bail!("{gat}: a gate's name may not contain \" + \" (it joins the names of gates that apply together)");
     }
     // A draft's shadow hits are named `draft:<gates>` (engine/src/draft.rs).
-    if gate.name.starts_with(crate::draft::PREFIX) {
-        bail!("{gat}: a gate's name may not start with \"{}\" (it names a draft's shadow hits)", crate::draft::PREFIX);
+    if gate.name.starts_with(crate::store::shadow_hits::DRAFT_PREFIX) {
+        bail!("{gat}: a gate's name may not start with \"{}\" (it names a draft's shadow hits)", crate::store::shadow_hits::DRAFT_PREFIX);
     }
     let (name, timeout_secs) = (gate.name.clone(), gate.timeout_secs);
     let (timeout_action, max_retries) = gate_timeout_action(&gate, defaults, &gat)?;

@@ -242,7 +242,7 @@ impl ClientCalls {
                         }
                         return;
                     }
-                    Err(err) => err,
+                    Err(err) => err.into(),
                 },
                 // The write goes here (rolled back), before any read takes the writer alone.
                 Err(err) => err,

@@ -16,7 +16,7 @@ mod sign_in;
 
 use std::collections::BTreeMap;
 
-// Who is acting and the account types, as the server names them without the store (engine/src/store/users.rs).
+// Who is acting and the account types, as the server names them without the store (store/src/users.rs).
 pub use crate::store::users::{Credentials, Role, TokenInfo, User};
 pub use credentials::{Accounts, account_key, token_key};
 pub use groups::Group;

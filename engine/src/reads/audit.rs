@@ -4,9 +4,10 @@ use super::Reads;
 use crate::store::{
     audit::{self, AuditRow},
     audit_anchors::AuditKey,
+    audit_verify,
 };
 
-pub use crate::store::audit::{ExternalAnchor, Verification};
+pub use crate::store::audit_verify::{ExternalAnchor, Verification};
 
 impl Reads {
     /// Entries after `after_id`, oldest first, optionally of one kind or actor: at most `limit`.
@@ -27,6 +28,6 @@ impl Reads {
     /// Whether the hash chain and its checkpoints check out (signatures with `key`, and `external`
     /// when given).
     pub async fn audit_verify(&self, key: Option<&AuditKey>, external: Option<&ExternalAnchor>) -> anyhow::Result<Verification> {
-        audit::verify(&self.store, key, external).await
+        audit_verify::verify(&self.store, key, external).await
     }
 }

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use domain::EventBody;
 use engine::{
     orchestrator::ClientCalls,
-    store::{WriteScope, audit},
+    store::{WriteScope, audit_verify},
     tools::{Tool, ToolError, ToolSpec},
 };
 use serde_json::{Value, json};
@@ -136,7 +136,7 @@ async fn reads_waiting_together_are_recorded_together_and_a_failed_one_fails_alo
     for kinds in by_task.values() {
         assert_eq!(kinds, &["user-message", "task-status", "tool-call", "tool-started", "tool-result", "task-status"]);
     }
-    let verified = audit::verify(&engine.store, None, None).await.expect("the audit trail reads");
+    let verified = audit_verify::verify(&engine.store, None, None).await.expect("the audit trail reads");
     assert!(verified.ok, "{verified:?}");
     assert_eq!(verified.entries, 7, "one outcome per recorded read");
 }

@@ -42,7 +42,7 @@ async fn a_driver_that_lost_its_lease_writes_nothing_and_cannot_release_the_new_
     let late = EventBody::AssistantMessage { task_id: task.clone(), text: "late answer from A".into(), agent: None };
     w.append(&c, late).await.unwrap();
     let err = w.commit().await.expect_err("a write under a lost lease fails");
-    assert!(matches!(&err, countersign::EngineError::LeaseLost(id) if *id == task), "{err:#}");
+    assert!(matches!(err.downcast_ref(), Some(engine::store::LeaseLost(id)) if *id == task), "{err:#}");
     assert_eq!(app.detail(&c).await.events.len(), events_before, "nothing of A's write was stored");
 
     // A's release and A's heartbeat leave B's lease alone; B still writes.

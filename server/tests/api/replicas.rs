@@ -153,7 +153,7 @@ async fn a_replica_frozen_while_chaining_the_audit_trail_holds_up_no_decision() 
     let url = std::fs::read_to_string(app.data_dir.path().join("database-url")).unwrap();
     let mut frozen = sqlx::PgConnection::connect(&url).await.unwrap();
     sqlx::query("BEGIN").execute(&mut frozen).await.unwrap();
-    // The chain's lock (`CHAIN_LOCK` in engine/src/store/audit.rs).
+    // The chain's lock (`CHAIN_LOCK` in store/src/audit.rs).
     sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(0x0043_6f75_6e74_6572_i64).execute(&mut frozen).await.unwrap();
 
     let c = app.create_conversation().await;

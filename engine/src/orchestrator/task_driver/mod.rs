@@ -215,7 +215,7 @@ impl TaskDriver {
                 tasks::transition(&mut w, &task, &[TaskStatus::Working, TaskStatus::InputRequired], TaskStatus::Failed, Some(message))
                     .await?;
             }
-            w.commit().await
+            Ok(w.commit().await?)
         };
         let result: crate::Result<_> = result.await;
         match result {

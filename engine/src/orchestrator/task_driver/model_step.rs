@@ -400,7 +400,7 @@ impl TaskDriver {
         let summary = format!("{summary} — {}", difference.what);
         // The row has no column for the draft's version: its gate carries it, so that hits of
         // different drafts stay apart.
-        let gate = crate::draft::stored_gate(&difference.gate, version);
+        let gate = crate::store::shadow_hits::stored_gate(&difference.gate, version);
         if let Err(err) = record_apart(w, cid, call, &gate, &summary).await {
             tracing::warn!(call_id = %call.id, gate = %difference.gate, error = ?err, "the draft's shadow hit was not recorded; the call goes on");
         }

@@ -8,7 +8,7 @@ use serde_json::Value;
 use sqlx::AnyConnection;
 
 use super::tasks::TaskRow;
-use crate::clock::now_ms;
+use clock::now_ms;
 
 /// A client that said nothing for this long (no heartbeat from the request that waits) is gone:
 /// its replica crashed or its connection dropped without a word.

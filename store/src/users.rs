@@ -6,7 +6,7 @@ use anyhow::Context;
 use domain::UserId;
 use serde::Serialize;
 
-use crate::clock::{new_id, now_ms, rfc3339};
+use clock::{new_id, now_ms, rfc3339};
 
 pub use domain::Role;
 

@@ -5,7 +5,7 @@ use super::Db;
 use anyhow::Context;
 use sqlx::AnyConnection;
 
-use crate::clock::now_ms;
+use clock::now_ms;
 
 /// A stored group's members (user names as their accounts spell them), by group name; `None` if
 /// no such group is stored. Names match ignoring case.

@@ -6,7 +6,7 @@ use domain::wire::Conversation;
 use domain::{ConversationId, UserId};
 
 use super::users::User;
-use crate::clock::{new_id, now_ms, rfc3339};
+use clock::{new_id, now_ms, rfc3339};
 
 #[derive(sqlx::FromRow)]
 struct Row {

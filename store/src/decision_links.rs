@@ -5,7 +5,7 @@ use super::Db;
 use anyhow::Context;
 use sqlx::AnyConnection;
 
-use crate::clock::now_ms;
+use clock::now_ms;
 
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct LinkRow {

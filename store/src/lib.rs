@@ -1,11 +1,14 @@
 //! Persistence: one portable pool (SQLite by default, PostgreSQL to scale out), migrations, and
-//! one module of queries per table.
+//! one module of queries per table, and the bus committed events are published on
+//! (docs/architecture.md, "Crates"). It knows nothing of what uses it: the engine above it.
 //! A state change and the event that records it are written in one transaction (`Write`).
 
 pub mod approvals;
 pub mod audit;
 pub mod audit_anchors;
+pub mod audit_verify;
 pub mod backup;
+pub mod bus;
 pub mod calls;
 pub mod client_calls;
 mod connections;
@@ -22,6 +25,7 @@ pub mod orders;
 pub mod outbox;
 mod read_only;
 pub mod recorded;
+mod replica_notice;
 pub mod replicas;
 pub mod secrets;
 pub mod shadow_hits;
@@ -47,6 +51,29 @@ use sqlx::{
 pub use self::connections::{Connections, Tx};
 pub use self::db::{Db, Exec};
 use crate::bus::Bus;
+
+/// A driver's write found its task's lease gone (it ran out, or another driver claimed the task):
+/// the write was dropped and nothing of it was stored. Carried in the `anyhow::Error` a fenced
+/// write returns; the engine says it as its own `Error::LeaseLost`.
+#[derive(Debug)]
+pub struct LeaseLost(pub TaskId);
+
+impl std::fmt::Display for LeaseLost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the lease on task {} is no longer held by this driver; its write was dropped", self.0)
+    }
+}
+
+impl std::error::Error for LeaseLost {}
+
+/// How a loop the store runs in the background (the audit chain, checkpoints, the database's
+/// clock, the replicas' relay) says how its last pass went: the caller's health handle.
+pub trait Heartbeat: Send + Sync + 'static {
+    /// A pass went well.
+    fn ok(&self);
+    /// A pass failed (the loop retries by itself).
+    fn failed(&self, err: anyhow::Error);
+}
 
 /// This build's migrations, per backend (embedded when it is built).
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");
@@ -175,16 +202,16 @@ impl Store {
             return Ok(0);
         }
         let sql = format!("SELECT {}", tasks::db_now_ms(Backend::Postgres));
-        let before = crate::clock::host_now_ms();
+        let before = clock::host_now_ms();
         let database: i64 = sqlx::query_scalar(&sql).fetch_one(&self.pool).await.context("failed to read the database's clock")?;
-        let after = crate::clock::host_now_ms();
+        let after = clock::host_now_ms();
         let ahead = database - (before + after) / 2;
-        crate::clock::follow_database_clock(ahead);
+        clock::follow_database_clock(ahead);
         Ok(ahead)
     }
 
     /// Keeps following the database's clock (a host's clock may be stepped while it runs).
-    pub async fn keep_following_database_clock(self, every: Duration, pulse: crate::background::Pulse) {
+    pub async fn keep_following_database_clock(self, every: Duration, pulse: impl crate::Heartbeat) {
         loop {
             tokio::time::sleep(every).await;
             match self.follow_database_clock().await {
@@ -251,7 +278,7 @@ impl Store {
     }
 
     /// For reads (and, on PostgreSQL, anything).
-    pub(in crate::store) fn pool(&self) -> &AnyPool {
+    pub(crate) fn pool(&self) -> &AnyPool {
         &self.pool
     }
 
@@ -267,7 +294,7 @@ impl Store {
     /// every page again from the file; the writer's cache holds what it wrote. Under concurrent
     /// writes the reads keep off it, since a write would wait for them there
     /// (docs/performance-notes.md, "Quick reads").
-    pub(in crate::store) fn quick(&self) -> &Connections {
+    pub(crate) fn quick(&self) -> &Connections {
         if self.backend() == Backend::Sqlite && self.writer.num_idle() > 0 && !self.load.contended() {
             return &self.writer;
         }
@@ -276,7 +303,7 @@ impl Store {
 
     /// For a read of about `rows` rows, known before it is made (a conversation's events after a
     /// cursor, from its `last_seq`): [`Self::quick`] when that is a few, `pool` otherwise.
-    pub(in crate::store) fn reader_for(&self, rows: i64) -> Exec<'_> {
+    pub(crate) fn reader_for(&self, rows: i64) -> Exec<'_> {
         if rows <= QUICK_READ_ROWS { self.quick().exec() } else { Exec::Pool(&self.pool) }
     }
 
@@ -293,7 +320,7 @@ impl Store {
     }
 
     /// For writes outside a [`Write`] (single statements such as lease claims).
-    pub(in crate::store) fn writer(&self) -> &Connections {
+    pub(crate) fn writer(&self) -> &Connections {
         &self.writer
     }
 
@@ -474,7 +501,7 @@ impl Write {
         Ok(*next - 1)
     }
 
-    pub async fn commit(mut self) -> crate::Result<Vec<Event>> {
+    pub async fn commit(mut self) -> anyhow::Result<Vec<Event>> {
         events::insert_all(&mut self.tx, &std::mem::take(&mut self.unwritten)).await?;
         if let Some(lease) = &self.fence {
             // On failure `self` is dropped here, which rolls the transaction back.

@@ -1,5 +1,5 @@
 //! Attempt counters in fixed windows, kept in the database so every replica counts against the
-//! same limit (logins per user name and per client address, decisions per user: `crate::limits`).
+//! same limit (logins per user name and per client address, decisions per user: the engine's `limits` says which).
 //!
 //! A window starts at the first attempt after the previous one ended; attempts over the limit are
 //! refused until it ends, and refused attempts do not extend it.
@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use crate::clock::now_ms;
+use clock::now_ms;
 
 /// Counts one attempt under `key`. `Ok(None)`: allowed (the attempt is counted);
 /// `Ok(Some(wait))`: over `limit`, allowed again after `wait`.

@@ -8,7 +8,7 @@ use domain::ApprovalId;
 use sqlx::AnyConnection;
 
 use super::Backend;
-use crate::clock::now_ms;
+use clock::now_ms;
 
 /// Where committed events of some kinds are announced (from `[[webhooks]]`).
 #[derive(Clone, Debug)]

@@ -6,15 +6,15 @@ use domain::ConversationId;
 use domain::{Event, EventBody};
 use sqlx::AnyConnection;
 
-use crate::clock::{now_ms, rfc3339};
+use clock::{now_ms, rfc3339};
 
 /// PostgreSQL: appends one event with the conversation's next sequence number, in one statement.
 /// Its CTE's UPDATE moves the counter on and holds the conversation's row until the commit, and it
 /// queues the NOTIFY that tells the other replicas (`instance` is this process's name; see
-/// `replicas.rs`) in the same statement: no round trip of its own per event. SQLite's events are
+/// `replica_notice.rs`) in the same statement: no round trip of its own per event. SQLite's events are
 /// numbered by the write and inserted together at its commit ([`last_seq`], [`insert_all`]).
 pub async fn append(conn: &mut AnyConnection, instance: &str, conversation_id: &ConversationId, body: EventBody) -> anyhow::Result<Event> {
-    // The notification's payload is `$7 || seq || $8` (`replicas::notice`); its `::text` is there
+    // The notification's payload is `$7 || seq || $8` (`replica_notice::notice`); its `::text` is there
     // because the Any driver cannot decode `void`.
     const SQL: &str = "WITH next AS (UPDATE conversations SET last_seq = last_seq + 1 WHERE id = $1 RETURNING id, last_seq), \
          added AS (INSERT INTO events (conversation_id, seq, task_id, kind, body, created_at) \
@@ -23,14 +23,14 @@ pub async fn append(conn: &mut AnyConnection, instance: &str, conversation_id: &
     let now = now_ms();
     let json = serde_json::to_string(&body).context("failed to encode event")?;
     let mut event = Event { seq: 0, conversation_id: conversation_id.to_owned(), at: rfc3339(now), body };
-    let (before, after) = super::replicas::notice(instance, &event)?;
+    let (before, after) = super::replica_notice::notice(instance, &event)?;
     let (seq,) = sqlx::query_as::<_, (i64,)>(SQL)
         .bind(conversation_id)
         .bind(event.body.task_id())
         .bind(event.body.name())
         .bind(json)
         .bind(now)
-        .bind(super::replicas::CHANNEL)
+        .bind(super::replica_notice::CHANNEL)
         .bind(before)
         .bind(after)
         .fetch_optional(&mut *conn)

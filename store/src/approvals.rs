@@ -10,7 +10,7 @@ use serde_json::Value;
 use sqlx::AnyConnection;
 
 use super::strict_columns::{Bit, JsonText, NullableJsonText};
-use crate::clock::{now_ms, rfc3339};
+use clock::{now_ms, rfc3339};
 
 #[derive(sqlx::FromRow, Clone, Debug)]
 pub struct ApprovalRow {

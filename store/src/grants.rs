@@ -8,7 +8,7 @@ use domain::{ConversationId, GrantId, TaskId};
 use serde_json::Value;
 use sqlx::AnyConnection;
 
-use crate::clock::{new_id, now_ms};
+use clock::{new_id, now_ms};
 
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct GrantRow {

@@ -6,7 +6,7 @@ use anyhow::Context;
 use domain::wire::Delegation;
 use sqlx::AnyConnection;
 
-use crate::clock::{new_id, now_ms, rfc3339};
+use clock::{new_id, now_ms, rfc3339};
 
 #[derive(sqlx::FromRow, Clone, Debug, PartialEq, Eq)]
 pub struct DelegationRow {

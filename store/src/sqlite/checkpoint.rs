@@ -21,7 +21,7 @@ use std::time::Duration;
 use anyhow::Context;
 use sqlx::Acquire;
 
-use crate::store::{Backend, Store};
+use crate::{Backend, Store};
 
 /// About 32 MiB of 4 KiB pages.
 pub const LOG_LIMIT_FRAMES: i64 = 8192;
@@ -31,7 +31,7 @@ pub const LOG_LIMIT_FRAMES: i64 = 8192;
 const RESTART_WAIT_MS: u32 = 200;
 
 /// Checkpoints the log every `every` while the process runs.
-pub async fn keep_checkpointing(store: Store, every: Duration, pulse: crate::background::Pulse) {
+pub async fn keep_checkpointing(store: Store, every: Duration, pulse: impl crate::Heartbeat) {
     if store.backend() != Backend::Sqlite {
         return;
     }

@@ -16,7 +16,7 @@ use serde::Serialize;
 use sha2::Sha256;
 
 use super::{Backend, Store};
-use crate::clock::{now_ms, rfc3339};
+use clock::{now_ms, rfc3339};
 
 /// A transaction in which the chain does not move: SQLite's one writer, or PostgreSQL's chaining
 /// lock (`audit::chain_staged` takes the same one).
@@ -189,7 +189,7 @@ pub async fn keep_anchoring(
     key: AuditKey,
     every: std::time::Duration,
     retention: Option<std::time::Duration>,
-    pulse: crate::background::Pulse,
+    pulse: impl crate::Heartbeat,
 ) {
     let mut tick = tokio::time::interval(every);
     loop {

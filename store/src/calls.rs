@@ -7,7 +7,7 @@ use domain::{CallState, Machine};
 use serde_json::Value;
 use sqlx::AnyConnection;
 
-use crate::clock::now_ms;
+use clock::now_ms;
 
 #[derive(sqlx::FromRow, Clone, Debug)]
 pub struct CallRow {

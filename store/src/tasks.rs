@@ -8,7 +8,7 @@ use domain::{EventBody, Machine, TaskStatus, wire::Task};
 use sqlx::AnyConnection;
 
 use super::{Backend, Write};
-use crate::clock::{new_id, now_ms, rfc3339};
+use clock::{new_id, now_ms, rfc3339};
 
 #[derive(sqlx::FromRow, Clone, Debug)]
 pub struct TaskRow {
@@ -321,7 +321,7 @@ pub async fn renew(db: impl Into<Db<'_>>, backend: Backend, owner: &str, lease_m
 /// Like [`check_held`], and gives the lease up in the same statement: the check and the release
 /// of a driver's last write. The row stays locked until the commit on PostgreSQL, as with
 /// `check_held`'s `FOR SHARE`.
-pub async fn release_held(conn: &mut AnyConnection, backend: Backend, lease: &Lease) -> crate::Result<()> {
+pub async fn release_held(conn: &mut AnyConnection, backend: Backend, lease: &Lease) -> anyhow::Result<()> {
     let now = db_now_ms(backend);
     let released = sqlx::query(&format!(
         "UPDATE tasks SET lease_owner = NULL, lease_token = NULL, lease_until = NULL
@@ -334,14 +334,14 @@ pub async fn release_held(conn: &mut AnyConnection, backend: Backend, lease: &Le
     .context("failed to release a task lease")?;
     match released.rows_affected() {
         1 => Ok(()),
-        _ => Err(crate::Error::LeaseLost(lease.task_id.clone())),
+        _ => Err(crate::LeaseLost(lease.task_id.clone()).into()),
     }
 }
 
 /// Fails with [`crate::Error::LeaseLost`] unless `lease` is still live and this driver's, inside the write
 /// transaction that is about to commit. It stays so until the commit: SQLite has one writer, and
 /// on PostgreSQL the row lock taken here makes a concurrent claim wait for the commit.
-pub async fn check_held(conn: &mut AnyConnection, backend: Backend, lease: &Lease) -> crate::Result<()> {
+pub async fn check_held(conn: &mut AnyConnection, backend: Backend, lease: &Lease) -> anyhow::Result<()> {
     let now = db_now_ms(backend);
     let lock = match backend {
         Backend::Postgres => "FOR SHARE",
@@ -356,6 +356,6 @@ pub async fn check_held(conn: &mut AnyConnection, backend: Backend, lease: &Leas
             .context("failed to check a task lease")?;
     match held {
         Some(_) => Ok(()),
-        None => Err(crate::Error::LeaseLost(lease.task_id.clone())),
+        None => Err(crate::LeaseLost(lease.task_id.clone()).into()),
     }
 }

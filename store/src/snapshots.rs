@@ -11,7 +11,7 @@ use anyhow::Context;
 use domain::{ConversationId, ConversationView, fold::FOLD_VERSION};
 
 use super::{Store, db::Db, events};
-use crate::clock::now_ms;
+use clock::now_ms;
 
 /// How many events may follow a snapshot before a read stores a newer one.
 pub const REFRESH_AFTER: usize = 64;

@@ -23,7 +23,7 @@ use std::{
     time::Duration,
 };
 
-use crate::store::{NativePool, Store};
+use crate::{NativePool, Store};
 
 /// Starts the write-back of the database's write-ahead log every `every`, on a thread of its own,
 /// until the database file is gone. A no-op on PostgreSQL and off Linux.
