@@ -21,7 +21,13 @@ use domain::{ApprovalId, TaskId, wire::GrantRequest};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::{auth::CurrentUser, error::ApiError, links::escape_html, orchestrator::Decision, plain_page::page, state::AppState};
+use crate::{
+    auth::CurrentUser,
+    error::ApiError,
+    orchestrator::Decision,
+    plain_page::{escape_html, page},
+    state::AppState,
+};
 use engine::reads::ApprovalRow;
 
 pub fn router() -> Router<AppState> {

@@ -16,6 +16,12 @@ pub fn use_build(build: &str) {
     let _ = BUILD.set(build.to_owned());
 }
 
+/// Text as HTML text or attribute value (these pages, the emails and the provider's logout page
+/// are written by hand).
+pub fn escape_html(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
+}
+
 /// A page: its status and its HTML.
 pub struct Page(pub StatusCode, pub String);
 
@@ -36,7 +42,7 @@ pub fn page(status: StatusCode, title: &str, body: String) -> Page {
             "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
              <link rel=\"icon\" href=\"data:,\"><title>{title} · Countersign</title><link rel=\"stylesheet\" href=\"/pkg/{build}/{css}.css\"></head>\
              <body><main><section class=\"card decide-link\" data-status=\"{code}\"><h1>{title}</h1>{body}</section></main></body></html>",
-            title = crate::links::escape_html(title),
+            title = escape_html(title),
             css = app::OUTPUT_NAME,
             build = BUILD.get().map_or("", String::as_str),
             code = status.as_u16(),

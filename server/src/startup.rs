@@ -132,7 +132,7 @@ impl Application {
         if agents.sends_email() && config.smtp_url.is_none() {
             anyhow::bail!("a gate has notify = [\"email\"]: set COUNTERSIGN_SMTP_URL (e.g. smtp://127.0.0.1:25) so it can be sent");
         }
-        let slack = agents.slack.clone().map(crate::channels::slack::Slack::new).transpose()?.map(Arc::new);
+        let slack = agents.slack.clone().map(crate::channels::slack_workspace::Slack::new).transpose()?.map(Arc::new);
         let models = Models::build(&agents, parts.model)?;
         let people = Arc::new(database.people(&agents));
         let oidc_config = agents.oidc.clone();
@@ -173,7 +173,7 @@ impl Application {
         let streams = crate::streams::OpenStreams::new(config.streams_per_user, config.stream_lifetime);
         let links = Arc::new(crate::links::key(&config, &database.decision_links()).await?);
         let base_url: Arc<str> = config.public_url.clone().unwrap_or_else(|| format!("http://{addr}")).into();
-        let oidc = crate::auth::oidc::configured(oidc_config, &base_url)?.map(Arc::new);
+        let oidc = crate::auth::oidc::provider::configured(oidc_config, &base_url)?.map(Arc::new);
         // A gate that asks for a fresh sign-in needs the provider's auth_time: said once its
         // discovery is read, in the background so that a provider that is down holds nothing up
         // (docs/sign-in.md, "Signing in again for risky gates").

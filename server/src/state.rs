@@ -73,9 +73,9 @@ pub struct Shared {
     /// for links in messages.
     pub base_url: std::sync::Arc<str>,
     /// The organisation's identity provider (`[oidc]`), when people log in through it.
-    pub oidc: Option<std::sync::Arc<crate::auth::oidc::Oidc>>,
+    pub oidc: Option<std::sync::Arc<crate::auth::oidc::provider::Oidc>>,
     /// The Slack-compatible workspace approvals are posted to (`[slack]`), if any.
-    pub slack: Option<std::sync::Arc<crate::channels::slack::Slack>>,
+    pub slack: Option<std::sync::Arc<crate::channels::slack_workspace::Slack>>,
     /// A hash of the browser bundle this server serves (server/src/assets.rs).
     pub build_id: std::sync::Arc<str>,
     /// The work beside the requests, and its health (`/readyz`).

@@ -9,7 +9,7 @@ use crate::{
 };
 
 /// What a failed sign-in through the identity provider says (`?sign_in_error=`, set by
-/// server/src/auth/oidc.rs; the details are in the server's log).
+/// server/src/auth/oidc/; the details are in the server's log).
 fn sign_in_error(code: &str) -> &'static str {
     match code {
         "unreachable" => "The identity provider could not be reached. Try again in a moment; if it stays so, tell an admin.",

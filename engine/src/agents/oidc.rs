@@ -1,7 +1,7 @@
 //! `[oidc]`: the configuration file's section for signing in through the organisation's OpenID
 //! Connect provider, as serde reads it, and the checks that need no provider (docs/sign-in.md).
-//! people/identity.rs reads a person's claims by these rules; server/src/auth/oidc.rs talks to
-//! the provider.
+//! people/identity.rs reads a person's claims by these rules; server/src/auth/oidc/provider.rs
+//! talks to the provider.
 
 use std::collections::BTreeMap;
 

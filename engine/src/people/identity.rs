@@ -1,7 +1,7 @@
 //! Who a person who signed in through the organisation's identity provider is here: their user
 //! name, email, role and approver groups, read from the ID token's (and userinfo's) claims by
 //! the rules of `[oidc]` (`agents::OidcConfig`, read with the configuration; docs/sign-in.md).
-//! Pure: server/src/auth/oidc.rs verifies the token, `sign_in.rs` records what this says.
+//! Pure: server/src/auth/oidc/ verifies the token, `sign_in.rs` records what this says.
 
 use domain::Role;
 use serde_json::Value;

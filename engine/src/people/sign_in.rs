@@ -1,4 +1,4 @@
-//! A person signed in through the identity provider (server/src/auth/oidc.rs verified the token,
+//! A person signed in through the identity provider (server/src/auth/oidc/ verified the token,
 //! `identity.rs` read it). Their account is made at the first sign-in; at every one their role,
 //! email and provider groups are set as the provider says, in one audited write that also
 //! re-resolves the pending approvals of each group they joined or left — so a person the

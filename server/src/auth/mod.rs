@@ -29,7 +29,7 @@ use domain::UserId;
 use tower_sessions::Session;
 
 use self::scopes::Scopes;
-use crate::{error::ApiError, people::User, state::AppState};
+use crate::{error::ApiError, people::User};
 
 /// Session key holding the logged-in user's id.
 pub const SESSION_USER: &str = "user_id";
@@ -74,10 +74,11 @@ pub struct SignedInAt(pub i64);
 #[derive(Clone, Copy, Debug)]
 pub struct BadToken;
 
-/// Middleware: finds the user behind a bearer token or the session cookie.
-pub async fn resolve(State(state): State<AppState>, mut req: Request, next: Next) -> Result<Response, ApiError> {
+/// Middleware: finds the user behind a bearer token or the session cookie. It needs only the
+/// engine's reads (taken from the app's state), so this module does not name `AppState`.
+pub async fn resolve(State(reads): State<engine::reads::Reads>, mut req: Request, next: Next) -> Result<Response, ApiError> {
     let user = match bearer(req.headers()) {
-        Some(token) => match state.reads.user_for_token(&tokens::digest(token)).await? {
+        Some(token) => match reads.user_for_token(&tokens::digest(token)).await? {
             Some((user, token_id, scopes)) => {
                 // A stored scope list that does not parse allows nothing (fail closed).
                 let scopes = Scopes::parse(&scopes).unwrap_or(Scopes::NONE);
@@ -127,7 +128,7 @@ pub async fn resolve(State(state): State<AppState>, mut req: Request, next: Next
                     // A session from before sign-in times were kept counts as an old sign-in.
                     let at = session.get::<i64>(signed_in::SIGNED_IN_AT).await.ok().flatten().unwrap_or(0);
                     req.extensions_mut().insert(SignedInAt(at));
-                    state.reads.user(&id).await?
+                    reads.user(&id).await?
                 }
                 None => None,
             },

@@ -11,7 +11,7 @@ use super::MaybeUser;
 
 /// `/decide/`: a signed decision link is its own credential (server/src/links).
 /// `/a2a/`, `/mcp/`: agent cards, JSON-RPC and MCP, for other agents (server/src/protocols).
-/// `/auth/`: signing in through the identity provider (server/src/auth/oidc.rs).
+/// `/auth/`: signing in through the identity provider (server/src/auth/oidc/).
 const PUBLIC: [&str; 10] = ["/api/", "/pkg/", "/healthz", "/readyz", "/metrics", "/login", "/decide/", "/a2a/", "/mcp/", "/auth/"];
 
 pub async fn require_login(req: Request, next: Next) -> Response {

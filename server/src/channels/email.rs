@@ -20,6 +20,7 @@ use crate::{
     EngineError,
     channels::neutral,
     orchestrator::{Actor, EmailNotice},
+    plain_page::escape_html,
     state::AppState,
 };
 
@@ -166,15 +167,15 @@ pub fn compose_pending(
         Ok((approve, reject)) => format!(
             "<p><a href=\"{}\" style=\"background:#1a7f4b;color:#fff;padding:8px 16px;border-radius:6px;text-decoration:none\">Approve</a> \
              <a href=\"{}\" style=\"background:#b42318;color:#fff;padding:8px 16px;border-radius:6px;text-decoration:none\">Reject</a></p><p>Or open",
-            crate::links::escape_html(approve),
-            crate::links::escape_html(reject)
+            escape_html(approve),
+            escape_html(reject)
         ),
-        Err(why) => format!("<p>You are told, not asked: {}.</p><p>Open", crate::links::escape_html(&neutral::line(why))),
+        Err(why) => format!("<p>You are told, not asked: {}.</p><p>Open", escape_html(&neutral::line(why))),
     };
     // The whole requirement: who must approve (every gate's share), four-eyes, a fresh sign-in.
     let needs = approval.needs();
     let needs_text = needs.as_deref().map(|n| format!("{n}.\n")).unwrap_or_default();
-    let needs_html = needs.as_deref().map(|n| format!("<p>{}.</p>", crate::links::escape_html(n))).unwrap_or_default();
+    let needs_html = needs.as_deref().map(|n| format!("<p>{}.</p>", escape_html(n))).unwrap_or_default();
     let text = format!(
         "{owner}'s agent {agent} wants to run {tool} in the chat \"{title}\".\n\n{summary}\nRisk: {risk}. {consequences}\n\nArguments:\n{args}\n\n\
          {needs_text}Decide before {deadline}.\n\n{decide_text} the approval queue: {base_url}/approvals\n",
@@ -184,15 +185,15 @@ pub fn compose_pending(
         "<p>{owner}'s agent <b>{agent}</b> wants to run <code>{tool}</code> in the chat “{title}”.</p>\
          <p style=\"font-size:1.1em\"><b>{summary}</b></p><p>Risk: <b>{risk}</b>. {consequences}</p><pre>{args}</pre>\
          {needs_html}<p>Decide before {deadline}.</p>{decide_html} the <a href=\"{queue}\">approval queue</a>.</p>",
-        owner = crate::links::escape_html(&owner),
-        agent = crate::links::escape_html(&agent),
-        tool = crate::links::escape_html(&tool),
-        title = crate::links::escape_html(&title),
-        summary = crate::links::escape_html(&summary),
+        owner = escape_html(&owner),
+        agent = escape_html(&agent),
+        tool = escape_html(&tool),
+        title = escape_html(&title),
+        summary = escape_html(&summary),
         risk = approval.risk.as_str(),
-        consequences = crate::links::escape_html(&consequences),
-        args = crate::links::escape_html(&args),
-        queue = crate::links::escape_html(&format!("{base_url}/approvals")),
+        consequences = escape_html(&consequences),
+        args = escape_html(&args),
+        queue = escape_html(&format!("{base_url}/approvals")),
     );
     (subject, text, html)
 }
@@ -204,6 +205,6 @@ pub fn compose_decided(approval: &ApprovalRow, base_url: &str) -> (String, Strin
     let line = format!("{summary} was already {} by {by}. Nothing to do.", approval.state);
     let subject = format!("Decided: {summary}");
     let text = format!("{line}\n\nThe approval queue: {base_url}/approvals\n");
-    let html = format!("<p>{}</p>", crate::links::escape_html(&line));
+    let html = format!("<p>{}</p>", escape_html(&line));
     (subject, text, html)
 }

@@ -1,10 +1,11 @@
 //! A Slack-compatible channel: approvals of gates with `notify = ["slack"]` are posted as
 //! interactive messages (Block Kit) with Approve / Reject buttons; a click arrives at
 //! `POST /slack/interactions`, is checked with Slack's signing scheme (`v0:` + timestamp + body,
-//! HMAC-SHA256 with the signing secret, five-minute window) and decides as the Countersign user
-//! the clicking Slack user is (`[slack.users]`), except a reject of a call whose gate requires a
-//! reason (a button gives none: the reply sends them to Countersign); once an approval is decided
-//! anywhere its message is updated to say how. Posts and updates wait in the outbox like emails.
+//! HMAC-SHA256 with the signing secret, five-minute window; `slack_workspace.rs`) and decides as
+//! the Countersign user the clicking Slack user is (`[slack.users]`), except a reject of a call
+//! whose gate requires a reason (a button gives none: the reply sends them to Countersign); once
+//! an approval is decided anywhere its message is updated to say how. Posts and updates wait in
+//! the outbox like emails.
 
 use std::time::Duration;
 
@@ -17,9 +18,7 @@ use axum::{
     routing::post,
 };
 use domain::{ApprovalId, ApprovalState};
-use hmac::{Hmac, Mac};
 use serde_json::{Value, json};
-use sha2::Sha256;
 
 use engine::clock::{now_ms, rfc3339};
 use engine::delivery::{Channel, Delivery, Kind, Sent, SlackAction};
@@ -27,64 +26,12 @@ use engine::reads::ApprovalRow;
 
 use crate::{
     EngineError,
-    agents::SlackConfig,
-    channels::neutral,
+    channels::{neutral, slack_workspace::Slack},
     orchestrator::{Actor, Decision, SlackSent},
     state::AppState,
 };
 
-/// How old a signed request may be (Slack's own advice), in seconds.
-const WINDOW_SECS: i64 = 5 * 60;
 const ATTEMPTS: u32 = 6;
-
-/// The workspace's settings with its secrets read from the environment at start-up.
-#[derive(Clone)]
-pub struct Slack {
-    pub config: SlackConfig,
-    token: String,
-    signing_secret: String,
-    client: reqwest::Client,
-}
-
-impl Slack {
-    pub fn new(config: SlackConfig) -> anyhow::Result<Self> {
-        let read = |var: &str, what: &str| {
-            std::env::var(var).ok().filter(|v| !v.is_empty()).ok_or_else(|| anyhow::anyhow!("slack: {what} names {var}, which is not set"))
-        };
-        let token = read(&config.bot_token_env, "bot_token_env")?;
-        let signing_secret = read(&config.signing_secret_env, "signing_secret_env")?;
-        let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build()?;
-        Ok(Self { config, token, signing_secret, client })
-    }
-
-    /// Calls a Web API method; Slack answers 200 with `ok: false` and an `error` when it refuses.
-    async fn call(&self, method: &str, body: &Value) -> Result<Value, String> {
-        let url = format!("{}/{method}", self.config.api_base_url.trim_end_matches('/'));
-        let response = self.client.post(&url).bearer_auth(&self.token).json(body).send().await.map_err(|e| format!("{method}: {e}"))?;
-        let status = response.status();
-        let answer: Value = response.json().await.map_err(|e| format!("{method} answered {status}: {e}"))?;
-        if answer["ok"] != true {
-            return Err(format!("{method}: {}", answer["error"].as_str().unwrap_or("not ok")));
-        }
-        Ok(answer)
-    }
-
-    /// Is this request signed by the workspace, within the window? (Slack's documented scheme.)
-    pub fn verify(&self, headers: &HeaderMap, body: &[u8], now_secs: i64) -> Result<(), &'static str> {
-        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-        let timestamp = header("x-slack-request-timestamp").ok_or("no X-Slack-Request-Timestamp")?;
-        let signature = header("x-slack-signature").ok_or("no X-Slack-Signature")?;
-        let at: i64 = timestamp.parse().map_err(|_| "a bad timestamp")?;
-        if now_secs.checked_sub(at).is_none_or(|d| d.unsigned_abs() > WINDOW_SECS as u64) {
-            return Err("a stale timestamp (more than five minutes off)");
-        }
-        let expected = signature.strip_prefix("v0=").and_then(|h| hex::decode(h).ok()).ok_or("a malformed signature")?;
-        let mut mac = Hmac::<Sha256>::new_from_slice(self.signing_secret.as_bytes()).expect("BUG: HMAC takes keys of any length");
-        mac.update(format!("v0:{timestamp}:").as_bytes());
-        mac.update(body);
-        mac.verify_slice(&expected).map_err(|_| "a signature that does not match")
-    }
-}
 
 /// A mrkdwn text object shown as written: `verbatim` keeps Slack from turning bare URLs, channel
 /// names and mentions in it into links (requester text is escaped too, [`neutral::slack`]).
@@ -279,36 +226,5 @@ async fn interaction(State(state): State<AppState>, headers: HeaderMap, body: By
             tracing::error!(error = %other, "Slack decision");
             reply(StatusCode::OK, "Not decided: the server could not record it; try again.")
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn slack() -> Slack {
-        let config = SlackConfig {
-            api_base_url: "http://127.0.0.1:9".into(),
-            bot_token_env: String::new(),
-            signing_secret_env: String::new(),
-            channel: "C1".into(),
-            users: Default::default(),
-        };
-        // Slack's documentation example of the signing scheme.
-        Slack { config, token: String::new(), signing_secret: "8f742231b10e8888abcd99yyyzzz85a5".into(), client: reqwest::Client::new() }
-    }
-
-    #[test]
-    fn a_request_signed_as_slack_documents_verifies_and_a_changed_or_stale_one_does_not() {
-        let body = b"token=xyzz0WbapA4vBCDEFasx0q6G&team_id=T1DC2JH3J&team_domain=testteamnow&channel_id=G8PSS9T3V&channel_name=foobar&user_id=U2CERLKJA&user_name=roadrunner&command=%2Fwebhook-collect&text=&response_url=https%3A%2F%2Fhooks.slack.com%2Fcommands%2FT1DC2JH3J%2F397700885554%2F96rGlfmibIGlgcZRskXaIFfN&trigger_id=398738663015.47445629121.803a0bc887a14d10d2c447fce8b6703c";
-        let mut headers = HeaderMap::new();
-        headers.insert("x-slack-request-timestamp", "1531420618".parse().unwrap());
-        headers.insert("x-slack-signature", "v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503".parse().unwrap());
-        assert_eq!(slack().verify(&headers, body, 1_531_420_618 + 60), Ok(()));
-        assert!(slack().verify(&headers, body, 1_531_420_618 + 301).is_err(), "stale");
-        assert!(slack().verify(&headers, &body[1..], 1_531_420_618).is_err(), "changed body");
-        assert!(slack().verify(&headers, body, i64::MIN).is_err(), "no overflow on absurd clocks");
-        headers.remove("x-slack-signature");
-        assert!(slack().verify(&headers, body, 1_531_420_618).is_err(), "unsigned");
     }
 }

@@ -17,11 +17,6 @@ use crate::{
 };
 use token::{Claims, LinkAction, LinkKey, args_hash};
 
-/// Text as HTML text or attribute value (the link pages and the emails are written by hand).
-pub fn escape_html(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
-}
-
 /// A request path as logs and spans may show it: a decision link's token is a credential, so
 /// `/decide/<token>` is written `/decide/…`.
 pub fn loggable_path(path: &str) -> &str {

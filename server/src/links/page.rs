@@ -23,7 +23,7 @@ pub fn router() -> Router<AppState> {
     Router::new().route("/decide/{token}", get(show).post(decide))
 }
 
-use crate::plain_page::Page;
+use crate::plain_page::{Page, escape_html};
 
 /// A link's page: the plain page, with the way to the queue (a link's reader may not be logged in).
 fn page(status: StatusCode, title: &str, body: String) -> Page {
@@ -35,7 +35,7 @@ fn page(status: StatusCode, title: &str, body: String) -> Page {
 }
 
 fn said(status: StatusCode, title: &str, line: &str) -> Page {
-    page(status, title, format!("<p class=\"reason\" role=\"status\">{}</p>", crate::links::escape_html(line)))
+    page(status, title, format!("<p class=\"reason\" role=\"status\">{}</p>", escape_html(line)))
 }
 
 /// Who decided it and how, for "someone was first".
@@ -116,22 +116,22 @@ pub(crate) fn call_details(approval: &ApprovalRow) -> String {
     let args = serde_json::to_string_pretty(&approval.args()).unwrap_or_default();
     let asked_by = approval.owner.as_deref().unwrap_or("someone");
     // The whole requirement: who must approve (every gate's share), four-eyes, a fresh sign-in.
-    let needs = approval.needs().map(|n| format!("<p class=\"needs\">{}.</p>", crate::links::escape_html(&n))).unwrap_or_default();
+    let needs = approval.needs().map(|n| format!("<p class=\"needs\">{}.</p>", escape_html(&n))).unwrap_or_default();
     format!(
         "<p class=\"summary\">{summary}</p><p><code>{tool}</code> · <span class=\"badge risk-{risk}\">{risk} risk</span> · asked in {asked_by}'s chat “{title}”</p>\
          <pre class=\"json\">{args}</pre>{needs}<p class=\"countdown\">Decide before {deadline}.</p>",
-        summary = crate::links::escape_html(&approval.summary),
-        tool = crate::links::escape_html(&approval.tool),
+        summary = escape_html(&approval.summary),
+        tool = escape_html(&approval.tool),
         risk = approval.risk.as_str(),
-        asked_by = crate::links::escape_html(asked_by),
-        title = crate::links::escape_html(&approval.conversation_title),
-        args = crate::links::escape_html(&args),
+        asked_by = escape_html(asked_by),
+        title = escape_html(&approval.conversation_title),
+        args = escape_html(&args),
         deadline = utc_minute(approval.deadline),
     )
 }
 
 fn form(claims: &Claims, approval: &ApprovalRow, problem: Option<&str>) -> String {
-    let problem = problem.map(|p| format!("<p class=\"error\" role=\"alert\">{}</p>", crate::links::escape_html(p))).unwrap_or_default();
+    let problem = problem.map(|p| format!("<p class=\"error\" role=\"alert\">{}</p>", escape_html(p))).unwrap_or_default();
     match claims.action {
         LinkAction::Approve => {
             format!("{problem}<form method=\"post\"><button type=\"submit\" class=\"btn btn-approve\">Approve</button></form>")
@@ -158,9 +158,9 @@ async fn show(State(state): State<AppState>, ClientIp(ip): ClientIp, headers: He
     };
     let as_whom = match &actor.on_behalf_of {
         Some(principal) => {
-            format!("You decide as {} (in place of {}).", crate::links::escape_html(&actor.name), crate::links::escape_html(principal))
+            format!("You decide as {} (in place of {}).", escape_html(&actor.name), escape_html(principal))
         }
-        None => format!("You decide as {}.", crate::links::escape_html(&actor.name)),
+        None => format!("You decide as {}.", escape_html(&actor.name)),
     };
     let body = format!("{}<p class=\"muted\">{as_whom}</p>{}", call_details(&approval), form(&claims, &approval, None));
     page(StatusCode::OK, &format!("{verb} this call?"), body)
