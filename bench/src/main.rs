@@ -9,14 +9,15 @@
 //! `--gateway-only` the MCP gateway one (with the baseline's first; `--gateway-sizes R,C,E,G`: R reads
 //! at one client, C clients × E reads, G gated cycles, for a build too slow for the full sizes),
 //! `--memory-only [--paused N]` the paused-task memory one, `--postgres-only` the PostgreSQL ones
-//! (needs `--postgres`), `--replay-only` the policy replay one (in this process: no server).
+//! (needs `--postgres`), `--frozen-only` the frozen replica one alone (needs `--postgres`; prints
+//! replica A's cycles second by second), `--replay-only` the policy replay one (in this process: no server).
 //! `--baseline-server` also measures an older build's cycles in the same run, in three rounds with
 //! the builds taking turns (ratios of the median rates, and each round's); `--postgres`
 //! (a server URL, databases are created in it) adds cycles on one and two replicas and a frozen
 //! replica. Quick mode uses tiny sizes and is a smoke test in `./x test`; its numbers mean little.
 
 const USAGE: &str =
-    "bench [--quick] [--cycles-only | --reload-only | --fanout-only | --gateway-only | --memory-only [--paused N] | --postgres-only | --replay-only]
+    "bench [--quick] [--cycles-only | --reload-only | --fanout-only | --gateway-only | --memory-only [--paused N] | --postgres-only | --frozen-only | --replay-only]
       [--server PATH] [--baseline-server PATH] [--gateway-sizes R,C,E,G] [--site-root DIR] [--postgres URL] [--write docs/benchmarks.md]
 Measures the countersign binary at --server (default: next to this one) over HTTP; see the header
 of bench/src/main.rs for what each flag does.";
@@ -788,6 +789,10 @@ async fn frozen_replica(bin: &Path, postgres: &str, sizes: &Sizes, report: &mut 
         ("B frozen", steady, steady + frozen),
         ("after B thawed", steady + frozen, steady * 2 + frozen),
     ];
+    // Replica A's cycles second by second: a stall shows as a run of zeros.
+    let per_second: Vec<usize> =
+        (0..(steady * 2 + frozen).as_secs()).map(|s| done.iter().filter(|(r, at)| *r == 0 && at.as_secs() == s).count()).collect();
+    println!("replica A's cycles in each second: {per_second:?}");
     let rows = phases
         .iter()
         .map(|(name, from, to)| {
@@ -1119,7 +1124,7 @@ fn bundle(site_root: &Path, report: &mut Report) -> anyhow::Result<()> {
 async fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     // Flags, and the flags that take a value; anything else is a mistake, not a full run.
-    const FLAGS: [&str; 10] = [
+    const FLAGS: [&str; 11] = [
         "--quick",
         "--cycles-only",
         "--reload-only",
@@ -1127,6 +1132,7 @@ async fn main() -> anyhow::Result<()> {
         "--gateway-only",
         "--memory-only",
         "--postgres-only",
+        "--frozen-only",
         "--replay-only",
         "--help",
         "-h",
@@ -1205,6 +1211,10 @@ async fn main() -> anyhow::Result<()> {
         let postgres = value("--postgres").context("--postgres-only needs --postgres URL")?;
         postgres_replicas(&builds, &postgres, &sizes, None, &mut report).await?;
         postgres_replicas(&builds, &postgres, &sizes, Some(REPLICA_SHARE), &mut report).await?;
+        return frozen_replica(&bin, &postgres, &sizes, &mut report).await;
+    }
+    if args.iter().any(|a| a == "--frozen-only") {
+        let postgres = value("--postgres").context("--frozen-only needs --postgres URL")?;
         return frozen_replica(&bin, &postgres, &sizes, &mut report).await;
     }
     throughput(&builds, &sizes, &mut report).await?;
