@@ -82,11 +82,6 @@ impl Limits {
         take(&self.store, &format!("decide:{user_id}"), self.decisions_per_user, "too many decisions").await
     }
 
-    /// [`Self::decision`] on the connection of a write in progress (the decision's own).
-    pub async fn decision_in(&self, conn: &mut sqlx::AnyConnection, user_id: &UserId) -> Result<(), LimitRefusal> {
-        take(conn, &format!("decide:{user_id}"), self.decisions_per_user, "too many decisions").await
-    }
-
     /// Counts a login attempt for `name` from `address`, or refuses it (429) when either has used
     /// its failures for this window.
     pub async fn login(&self, name: &str, address: Option<&str>) -> Result<LoginAttempt, LimitRefusal> {

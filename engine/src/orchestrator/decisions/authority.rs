@@ -139,21 +139,15 @@ impl Decisions {
     /// Counts a person's attempt against their decision limit (engine/src/limits.rs), or refuses
     /// it (`Limited`) when they used this minute's. Each entry point a person decides, answers,
     /// escalates or aborts through calls it first, in a write of its own before the decision's:
-    /// a decision refused afterwards still counts. The server (deadlines, rules, the sweeper)
+    /// a decision refused afterwards still counts. The count is one statement, so the person's
+    /// counter row is locked only while it runs: inside the decision's transaction, a replica
+    /// frozen mid-write would hold it and stall that person's decisions on every replica
+    /// (docs/reliability.md, "A frozen replica"). The server (deadlines, rules, the sweeper)
     /// never counts. A door calls it itself only for an attempt it refuses before reaching an
     /// entry point (the API's 404 for a hidden approval), so that probing costs the same.
     pub async fn count_attempt(&self, actor: &Actor) -> Result<(), Error> {
         match (&actor.user_id, actor.role) {
             (Some(user_id), Some(_)) => Ok(self.limits.decision(user_id).await?),
-            _ => Ok(()),
-        }
-    }
-
-    /// [`Self::count_attempt`] inside the decision's own write: one write for an allowed decision.
-    /// If the decision is then refused, its write is dropped and the attempt counted on its own.
-    pub(super) async fn count_in(&self, w: &mut Write, actor: &Actor) -> Result<(), Error> {
-        match (&actor.user_id, actor.role) {
-            (Some(user_id), Some(_)) => Ok(self.limits.decision_in(&mut w.tx, user_id).await?),
             _ => Ok(()),
         }
     }

@@ -35,12 +35,13 @@ pub(super) enum Approved {
 }
 
 impl Decisions {
-    /// Approves or rejects one approval, then lets the task go on. One write: the approval read
-    /// once and checked (it exists for them, it is pending, they may decide it), the decision
-    /// recorded, the attempt counted against the person's decision limit. A refused decision keeps
-    /// nothing but its count ([`Self::count_attempt`]): probing ids, hidden or not, costs the same.
+    /// Approves or rejects one approval, then lets the task go on. The attempt is counted against
+    /// the person's decision limit first; then one write: the approval read once and checked (it
+    /// exists for them, it is pending, they may decide it) and the decision recorded. A refused
+    /// decision keeps nothing but its count: probing ids, hidden or not, costs the same.
     pub async fn decide(&self, approval_id: &ApprovalId, decision: Decision, actor: &Actor) -> Result<DecisionOutcome, Error> {
-        self.decide_one(approval_id, decision, actor, true).await
+        self.count_attempt(actor).await?;
+        self.decide_one(approval_id, decision, actor).await
     }
 
     /// Several approvals, each decided as [`Self::decide`] in a write of its own, one after
@@ -51,31 +52,16 @@ impl Decisions {
         self.count_attempt(actor).await?;
         let mut outcomes = Vec::with_capacity(decisions.len());
         for (approval_id, decision) in decisions {
-            outcomes.push(self.decide_one(&approval_id, decision, actor, false).await?);
+            outcomes.push(self.decide_one(&approval_id, decision, actor).await?);
         }
         Ok(outcomes)
     }
 
-    /// [`Self::decide`]; `count`: the attempt is counted in its write (else the caller counted it).
-    async fn decide_one(&self, approval_id: &ApprovalId, decision: Decision, actor: &Actor, count: bool) -> Result<DecisionOutcome, Error> {
+    /// [`Self::decide`] once its attempt is counted.
+    async fn decide_one(&self, approval_id: &ApprovalId, decision: Decision, actor: &Actor) -> Result<DecisionOutcome, Error> {
         let mut w = self.ctx.store.write(WriteScope::Approval(approval_id)).await?;
-        let (outcome, go_on) = match self.decide_in(&mut w, approval_id, decision, actor).await {
-            Ok(decided) => decided,
-            Err(refused) => {
-                // Nothing of the refused decision is kept, but the attempt still counts.
-                drop(w);
-                if count {
-                    self.count_attempt(actor).await?;
-                }
-                return Err(refused);
-            }
-        };
-        // Counted last, so that on PostgreSQL the person's counter row is locked only while this
-        // write commits: their decisions in other conversations do not wait for this one's. Over
-        // the limit, the write is dropped and nothing of the decision is kept.
-        if count {
-            self.count_in(&mut w, actor).await?;
-        }
+        // Refused: the write is dropped and nothing of the decision is kept.
+        let (outcome, go_on) = self.decide_in(&mut w, approval_id, decision, actor).await?;
         let Some(task_id) = go_on else {
             w.commit().await?;
             return Ok(outcome);
